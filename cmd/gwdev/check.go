@@ -1,0 +1,149 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/watch"
+)
+
+// checkOptions are the flags of `gwdev check`.
+type checkOptions struct {
+	output  string
+	files   []string
+	classes []string
+	strict  bool
+	color   bool
+}
+
+func newCheckCmd() *cobra.Command {
+	o := &checkOptions{}
+	cmd := &cobra.Command{
+		Use:   "check [DIR]",
+		Short: "Load and translate manifests once; print problems and computed status",
+		Long: `check loads every manifest under DIR (default: the current directory), translates them
+like a conformant controller and prints a summary, problems first, each with file:line.
+With -o yaml|json it prints every loaded object with its computed status instead.
+
+Exit status: 0 when every object is accepted and resolved, 1 when any object has a
+False condition or failed to load, 2 on usage errors.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.run(cmd, args)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.output, "output", "o", "summary", "output format: summary, yaml or json")
+	f.StringArrayVarP(&o.files, "filename", "f", nil, "manifest file or directory to read (repeatable; - reads stdin)")
+	f.StringSliceVar(&o.classes, "class", nil, "manage only these GatewayClass names (default: every class the Gateways name)")
+	f.BoolVar(&o.strict, "strict", false, "exit 1 on warnings too")
+	return cmd
+}
+
+func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
+	switch o.output {
+	case "summary", "yaml", "json":
+	default:
+		return fmt.Errorf("unknown output format %q (want summary, yaml or json)", o.output)
+	}
+	if len(args) > 0 && len(o.files) > 0 {
+		return fmt.Errorf("give either DIR or -f, not both")
+	}
+	sources := o.files
+	if len(args) > 0 {
+		sources = args
+	}
+	if len(sources) == 0 {
+		sources = []string{"."}
+	}
+	start := time.Now()
+	loader, err := watch.NewLoader()
+	if err != nil {
+		return err
+	}
+	var results []*watch.LoadResult
+	for _, src := range sources {
+		if src == "-" {
+			data, err := io.ReadAll(cmd.InOrStdin())
+			if err != nil {
+				return fmt.Errorf("reading stdin: %w", err)
+			}
+			results = append(results, loader.LoadBytes("<stdin>", data))
+			continue
+		}
+		results = append(results, loader.LoadDir(src))
+	}
+	lr := watch.Merge(results...)
+	loaded := time.Since(start)
+	res := engine.Translate(lr.Snapshot, engine.Options{Classes: o.classes, Now: metav1.NewTime(time.Now().UTC().Truncate(time.Second))})
+	total := time.Since(start)
+
+	out := cmd.OutOrStdout()
+	switch o.output {
+	case "yaml":
+		b, err := res.ObjectsYAML()
+		if err != nil {
+			return err
+		}
+		if _, err := out.Write(b); err != nil {
+			return err
+		}
+		printLoadProblems(cmd.ErrOrStderr(), lr)
+	case "json":
+		b, err := objectsJSON(res)
+		if err != nil {
+			return err
+		}
+		if _, err := out.Write(b); err != nil {
+			return err
+		}
+		printLoadProblems(cmd.ErrOrStderr(), lr)
+	default:
+		printSummary(out, lr, res, loaded, total)
+	}
+	if len(lr.Problems) > 0 || res.HasErrors() || (o.strict && hasWarnings(res)) {
+		return exitError{exitProblems}
+	}
+	return nil
+}
+
+func hasWarnings(res *engine.Result) bool {
+	for _, f := range res.Findings {
+		if f.Severity == engine.SeverityWarning {
+			return true
+		}
+	}
+	return false
+}
+
+// objectsJSON renders the objects as a kubectl-style v1 List.
+func objectsJSON(res *engine.Result) ([]byte, error) {
+	list := struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Items      []any  `json:"items"`
+	}{APIVersion: "v1", Kind: "List", Items: []any{}}
+	y, err := res.ObjectsJSONItems()
+	if err != nil {
+		return nil, err
+	}
+	list.Items = y
+	b, err := json.MarshalIndent(list, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// printLoadProblems writes load problems to w, one per line.
+func printLoadProblems(w io.Writer, lr *watch.LoadResult) {
+	for _, p := range lr.Problems {
+		fmt.Fprintln(w, "error:", p.String())
+	}
+}

@@ -1,0 +1,130 @@
+package engine
+
+import (
+	"fmt"
+	"net"
+	"sort"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// resolveBackendRef resolves one backendRef of a route: kind, ReferenceGrant,
+// Service and port, then the target in the documented order (user mapping,
+// EndpointSlices, ExternalName, echo). An invalid ref yields a Backend with
+// Invalid set, and a failure for the route's ResolvedRefs condition.
+func (t *translator) resolveBackendRef(r *routeState, name string, ref gwv1.BackendObjectReference, weight *int32) (*Backend, *routeFailure) {
+	group, kind := "", "Service"
+	if ref.Group != nil {
+		group = string(*ref.Group)
+	}
+	if ref.Kind != nil {
+		kind = string(*ref.Kind)
+	}
+	ns := r.key.Namespace
+	if ref.Namespace != nil && *ref.Namespace != "" {
+		ns = string(*ref.Namespace)
+	}
+	w := int32(1)
+	if weight != nil {
+		w = *weight
+	}
+	b := &Backend{Name: name, Service: ObjectKey{Kind: kind, Namespace: ns, Name: string(ref.Name)}, Weight: w}
+	if ref.Port != nil {
+		b.Port = int32(*ref.Port)
+	}
+	fail := func(reason gwv1.RouteConditionReason, msg string) (*Backend, *routeFailure) {
+		b.Invalid = msg
+		return b, &routeFailure{reason, msg}
+	}
+	display := groupKind(group, kind) + " " + ns + "/" + string(ref.Name)
+	if group != "" || kind != "Service" {
+		return fail(gwv1.RouteReasonInvalidKind, fmt.Sprintf("backendRef %s: kind %s is not supported (only core Service)", display, groupKind(group, kind)))
+	}
+	if !t.refPermitted(reference{Group, r.kind, r.key.Namespace, "", "Service", ns, string(ref.Name)}) {
+		return fail(gwv1.RouteReasonRefNotPermitted,
+			fmt.Sprintf("backendRef %s is in another namespace and no ReferenceGrant in %s allows %s from %s", display, ns, r.kind, r.key.Namespace))
+	}
+	svc := t.services[nsName{ns, string(ref.Name)}]
+	if svc == nil {
+		return fail(gwv1.RouteReasonBackendNotFound, "backendRef "+display+" not found")
+	}
+	if ref.Port == nil {
+		return fail(gwv1.RouteReasonUnsupportedValue, "backendRef "+display+": port is required for a Service")
+	}
+	var sp *corev1.ServicePort
+	for i := range svc.Spec.Ports {
+		if svc.Spec.Ports[i].Port == int32(*ref.Port) {
+			sp = &svc.Spec.Ports[i]
+		}
+	}
+	if sp == nil && svc.Spec.Type != corev1.ServiceTypeExternalName {
+		return fail(gwv1.RouteReasonBackendNotFound, fmt.Sprintf("backendRef %s: the Service has no port %d", display, *ref.Port))
+	}
+	if sp != nil && sp.AppProtocol != nil {
+		b.AppProtocol = *sp.AppProtocol
+	}
+	b.Target = t.backendTarget(svc, sp, int32(*ref.Port))
+	return b, nil
+}
+
+// backendTarget picks where traffic for a Service port goes.
+func (t *translator) backendTarget(svc *corev1.Service, sp *corev1.ServicePort, port int32) *Target {
+	key := fmt.Sprintf("%s/%s:%d", svc.Namespace, svc.Name, port)
+	if addr, ok := t.opts.BackendMappings[key]; ok {
+		return &Target{Kind: TargetMapped, Addresses: []string{addr}, Why: "mapped by the user (" + key + "=" + addr + ")"}
+	}
+	if slices := t.endpointSlices[nsName{svc.Namespace, svc.Name}]; len(slices) > 0 && sp != nil {
+		addrs, pods := endpointAddresses(slices, sp)
+		if len(addrs) > 0 {
+			return &Target{Kind: TargetEndpointSlice, Addresses: addrs, Pods: pods,
+				Why: fmt.Sprintf("%d ready endpoint(s) from EndpointSlices of Service %s/%s", len(addrs), svc.Namespace, svc.Name)}
+		}
+	}
+	if svc.Spec.Type == corev1.ServiceTypeExternalName && svc.Spec.ExternalName != "" {
+		addr := net.JoinHostPort(svc.Spec.ExternalName, strconv.Itoa(int(port)))
+		return &Target{Kind: TargetExternalName, Addresses: []string{addr}, Why: "ExternalName Service " + svc.Namespace + "/" + svc.Name}
+	}
+	return &Target{Kind: TargetEcho, Why: "no mapping, EndpointSlice or ExternalName for " + key + ": gwdev's echo backend answers"}
+}
+
+// endpointAddresses lists ready endpoint addresses (ip:port) for a Service
+// port, sorted, with the pods they belong to.
+func endpointAddresses(slices []*discoveryv1.EndpointSlice, sp *corev1.ServicePort) ([]string, []string) {
+	var addrs, pods []string
+	for _, es := range slices {
+		port := int32(0)
+		for _, p := range es.Ports {
+			name := ""
+			if p.Name != nil {
+				name = *p.Name
+			}
+			if name == sp.Name && p.Port != nil {
+				port = *p.Port
+			}
+		}
+		if port == 0 {
+			if sp.TargetPort.IntVal != 0 {
+				port = sp.TargetPort.IntVal
+			} else {
+				continue
+			}
+		}
+		for _, ep := range es.Endpoints {
+			if ep.Conditions.Ready != nil && !*ep.Conditions.Ready {
+				continue
+			}
+			for _, a := range ep.Addresses {
+				addrs = append(addrs, net.JoinHostPort(a, strconv.Itoa(int(port))))
+				if ep.TargetRef != nil && ep.TargetRef.Kind == "Pod" {
+					pods = append(pods, ep.TargetRef.Name)
+				}
+			}
+		}
+	}
+	sort.Strings(addrs)
+	sort.Strings(pods)
+	return addrs, pods
+}

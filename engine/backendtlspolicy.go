@@ -1,0 +1,181 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// policyState is a BackendTLSPolicy during translation.
+type policyState struct {
+	obj  *gwv1.BackendTLSPolicy
+	key  ObjectKey
+	cond *conditionSet // applies to every ancestor
+	tls  *BackendTLS
+	// invalid is why backends using the policy must fail ("" : usable).
+	invalid string
+	// ancestors are the Gateways whose routes use a targeted Service.
+	ancestors []*gatewayState
+	// lost records targets where an older policy won.
+	lost []string
+}
+
+// policyTarget is a Service, optionally narrowed to one port name.
+type policyTarget struct {
+	ns, service, section string
+}
+
+// processBackendTLSPolicies resolves every policy, decides conflicts (older
+// first, then namespace/name) and attaches the winning policy's TLS settings
+// to every backend of a targeted Service port.
+func (t *translator) processBackendTLSPolicies() {
+	pols := make([]*policyState, 0, len(t.out.BackendTLSPolicies))
+	for _, p := range t.out.BackendTLSPolicies {
+		ps := &policyState{obj: p, key: ObjectKey{Kind: "BackendTLSPolicy", Namespace: p.Namespace, Name: p.Name},
+			cond: newConditionSet(p.Generation, t.opts.Now)}
+		t.resolvePolicy(ps)
+		pols = append(pols, ps)
+	}
+	sort.SliceStable(pols, func(i, j int) bool { return olderFirst(pols[i].obj, pols[j].obj) })
+	winners := map[policyTarget]*policyState{}
+	for _, ps := range pols {
+		for _, tr := range ps.obj.Spec.TargetRefs {
+			if tr.Group != "" || tr.Kind != "Service" {
+				ps.cond.fail(string(gwv1.PolicyConditionAccepted), string(gwv1.PolicyReasonInvalid),
+					fmt.Sprintf("targetRef %s %s: only core Services can be targeted", groupKind(string(tr.Group), string(tr.Kind)), tr.Name))
+				continue
+			}
+			pt := policyTarget{ns: ps.obj.Namespace, service: string(tr.Name)}
+			if tr.SectionName != nil {
+				pt.section = string(*tr.SectionName)
+			}
+			if w := winners[pt]; w != nil {
+				ps.lost = append(ps.lost, fmt.Sprintf("Service %s/%s (BackendTLSPolicy %s/%s is older or sorts first)", pt.ns, pt.service, w.key.Namespace, w.key.Name))
+				continue
+			}
+			winners[pt] = ps
+			if t.services[nsName{pt.ns, pt.service}] == nil {
+				t.note(SeverityWarning, ps.key, "targetRefs", "target Service "+pt.ns+"/"+pt.service+" not found")
+			}
+		}
+	}
+	for _, ps := range pols {
+		if len(ps.lost) > 0 && len(ps.lost) == len(ps.obj.Spec.TargetRefs) {
+			ps.cond.fail(string(gwv1.PolicyConditionAccepted), string(gwv1.PolicyReasonConflicted),
+				"conflicts with another policy for "+ps.lost[0])
+		}
+	}
+	for _, r := range t.routes {
+		for _, b := range r.backends() {
+			t.applyPolicy(b, winners)
+		}
+	}
+	t.policies = pols
+}
+
+// applyPolicy attaches the policy for the backend's Service port, if any.
+func (t *translator) applyPolicy(b *Backend, winners map[policyTarget]*policyState) {
+	if b.Invalid != "" || b.Service.Kind != "Service" {
+		return
+	}
+	section := ""
+	if svc := t.services[nsName{b.Service.Namespace, b.Service.Name}]; svc != nil {
+		for _, sp := range svc.Spec.Ports {
+			if sp.Port == b.Port {
+				section = sp.Name
+			}
+		}
+	}
+	ps := winners[policyTarget{b.Service.Namespace, b.Service.Name, section}]
+	if ps == nil {
+		ps = winners[policyTarget{b.Service.Namespace, b.Service.Name, ""}]
+	}
+	if ps == nil {
+		return
+	}
+	if ps.invalid != "" {
+		b.Invalid = "BackendTLSPolicy " + ps.key.Namespace + "/" + ps.key.Name + ": " + ps.invalid
+		b.Target = nil
+		return
+	}
+	if !ps.cond.isFalse(string(gwv1.PolicyConditionAccepted)) {
+		b.TLS = ps.tls
+	}
+}
+
+// resolvePolicy checks the CA references and builds the TLS settings.
+func (t *translator) resolvePolicy(ps *policyState) {
+	v := ps.obj.Spec.Validation
+	tls := &BackendTLS{Policy: ps.key.Namespace + "/" + ps.key.Name, SNI: string(v.Hostname), SubjectAltNames: v.SubjectAltNames}
+	ps.tls = tls
+	acc, res := string(gwv1.PolicyConditionAccepted), string(gwv1.BackendTLSPolicyConditionResolvedRefs)
+	if v.WellKnownCACertificates != nil {
+		if *v.WellKnownCACertificates == gwv1.WellKnownCACertificatesSystem {
+			tls.System = true
+		} else {
+			ps.cond.fail(acc, string(gwv1.PolicyReasonInvalid), "wellKnownCACertificates "+string(*v.WellKnownCACertificates)+" is not supported")
+			ps.invalid = "unsupported wellKnownCACertificates"
+		}
+	}
+	valid := 0
+	for i, ref := range v.CACertificateRefs {
+		data, reason, msg := t.policyCA(ps.obj.Namespace, ref)
+		if data == nil {
+			ps.cond.fail(res, reason, fmt.Sprintf("caCertificateRefs[%d]: %s", i, msg))
+			continue
+		}
+		valid++
+		tls.CACertificates = append(tls.CACertificates, data...)
+		tls.CARefs = append(tls.CARefs, string(ref.Kind)+" "+ps.obj.Namespace+"/"+string(ref.Name))
+	}
+	if len(v.CACertificateRefs) > 0 && valid == 0 {
+		ps.cond.fail(acc, string(gwv1.BackendTLSPolicyReasonNoValidCACertificate), "no caCertificateRef is valid")
+		ps.invalid = "no valid CA certificate"
+	}
+	ps.cond.setDefault(res, metav1.ConditionTrue, string(gwv1.BackendTLSPolicyReasonResolvedRefs), "all references are resolved")
+}
+
+// policyCA loads ca.crt from a ConfigMap or Secret in the policy's namespace.
+func (t *translator) policyCA(ns string, ref gwv1.LocalObjectReference) ([]byte, string, string) {
+	name := ns + "/" + string(ref.Name)
+	var data []byte
+	switch {
+	case ref.Group == "" && ref.Kind == "ConfigMap":
+		cm := t.configMaps[nsName{ns, string(ref.Name)}]
+		if cm == nil {
+			return nil, string(gwv1.BackendTLSPolicyReasonInvalidCACertificateRef), "ConfigMap " + name + " not found"
+		}
+		data = []byte(cm.Data["ca.crt"])
+	case ref.Group == "" && ref.Kind == "Secret":
+		s := t.secrets[nsName{ns, string(ref.Name)}]
+		if s == nil {
+			return nil, string(gwv1.BackendTLSPolicyReasonInvalidCACertificateRef), "Secret " + name + " not found"
+		}
+		data = s.Data["ca.crt"]
+	default:
+		return nil, string(gwv1.BackendTLSPolicyReasonInvalidKind),
+			fmt.Sprintf("%s %s: only ConfigMap and Secret are supported", groupKind(string(ref.Group), string(ref.Kind)), name)
+	}
+	if err := checkCABundle(data); err != nil {
+		return nil, string(gwv1.BackendTLSPolicyReasonInvalidCACertificateRef), string(ref.Kind) + " " + name + ": " + err.Error()
+	}
+	return data, "", ""
+}
+
+// policyAncestors lists the Gateways using any Service the policy targets.
+func (t *translator) policyAncestors(ps *policyState) []*gatewayState {
+	var out []*gatewayState
+	seen := map[*gatewayState]bool{}
+	for _, tr := range ps.obj.Spec.TargetRefs {
+		for _, g := range t.backendUses[nsName{ps.obj.Namespace, string(tr.Name)}] {
+			if !seen[g] {
+				seen[g] = true
+				out = append(out, g)
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].key.String() < out[j].key.String() })
+	return out
+}

@@ -1,0 +1,154 @@
+package engine
+
+import (
+	"sort"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// buildTable assembles the routing table from programmed listeners and the
+// routes attached to them.
+func (t *translator) buildTable() *Table {
+	tab := &Table{Gateways: []*GatewayTable{}}
+	for _, g := range t.gateways {
+		if g.addr == "" || !g.accepted() || g.cond.isFalse(string(gwv1.GatewayConditionProgrammed)) {
+			continue
+		}
+		gt := &GatewayTable{Name: "gateway/" + g.key.Namespace + "/" + g.key.Name, Gateway: g.key,
+			Source: t.source(g.key), Address: g.addr, Ports: []*PortTable{}}
+		ports := map[string]*PortTable{}
+		for _, l := range g.merged {
+			if !l.programmed() {
+				continue
+			}
+			tr := transportOf(l.protocol)
+			pk := tr + "/" + itoa(int(l.port))
+			pt := ports[pk]
+			if pt == nil {
+				pt = &PortTable{Port: l.port, Transport: tr}
+				ports[pk] = pt
+				gt.Ports = append(gt.Ports, pt)
+			}
+			pt.Listeners = append(pt.Listeners, t.listenerTable(l))
+		}
+		sort.SliceStable(gt.Ports, func(i, j int) bool {
+			if gt.Ports[i].Port != gt.Ports[j].Port {
+				return gt.Ports[i].Port < gt.Ports[j].Port
+			}
+			return gt.Ports[i].Transport < gt.Ports[j].Transport
+		})
+		for _, pt := range gt.Ports {
+			sort.SliceStable(pt.Listeners, func(i, j int) bool { return hostnameLess(pt.Listeners[i].Hostname, pt.Listeners[j].Hostname) })
+		}
+		tab.Gateways = append(tab.Gateways, gt)
+	}
+	return tab
+}
+
+// listenerTable builds one listener's table entry.
+func (t *translator) listenerTable(l *listenerState) *ListenerTable {
+	owner := l.ownerKey()
+	lt := &ListenerTable{Name: l.tableName(), Owner: owner, SectionName: l.name, Source: t.source(owner),
+		Protocol: l.protocol, Hostname: l.hostname, TLS: l.tlsTable}
+	switch l.protocol {
+	case gwv1.HTTPProtocolType, gwv1.HTTPSProtocolType:
+		lt.VirtualHosts = t.virtualHosts(lt.Name, l)
+	case gwv1.TLSProtocolType:
+		lt.TLSRoutes = t.sniRoutes(l)
+	case gwv1.TCPProtocolType, gwv1.UDPProtocolType:
+		lt.StreamRoutes = t.streamRoutes(l)
+	}
+	return lt
+}
+
+// virtualHosts groups the rules of attached HTTP and gRPC routes by the
+// hostname they serve on this listener, most specific hostname first.
+func (t *translator) virtualHosts(listener string, l *listenerState) []*VirtualHost {
+	byHost := map[string][]rulePosition{}
+	for _, a := range l.attachments {
+		if a.route.kind != "HTTPRoute" && a.route.kind != "GRPCRoute" {
+			continue
+		}
+		for _, h := range a.hosts {
+			for i, rr := range a.route.rules {
+				byHost[h] = append(byHost[h], rulePosition{rule: rr, route: a.route, order: i})
+			}
+		}
+	}
+	hosts := make([]string, 0, len(byHost))
+	for h := range byHost {
+		hosts = append(hosts, h)
+	}
+	sort.Slice(hosts, func(i, j int) bool { return hostnameLess(hosts[i], hosts[j]) })
+	var out []*VirtualHost
+	for _, h := range hosts {
+		rs := byHost[h]
+		sortRules(rs)
+		vh := &VirtualHost{Name: listener + "/vhost/" + displayVHost(h), Hostname: h}
+		for _, p := range rs {
+			vh.Rules = append(vh.Rules, p.rule)
+		}
+		out = append(out, vh)
+	}
+	return out
+}
+
+func displayVHost(h string) string {
+	if h == "" {
+		return "*"
+	}
+	return h
+}
+
+// sniRoutes lists TLSRoute rules for a TLS listener, most specific hostname
+// first, then oldest route.
+func (t *translator) sniRoutes(l *listenerState) []*SNIRoute {
+	type entry struct {
+		r     *SNIRoute
+		route *routeState
+		best  string
+	}
+	var es []entry
+	for _, a := range l.attachments {
+		if a.route.kind != "TLSRoute" {
+			continue
+		}
+		hosts := append([]string(nil), a.hosts...)
+		sort.Slice(hosts, func(i, j int) bool { return hostnameLess(hosts[i], hosts[j]) })
+		for _, s := range a.route.sni {
+			c := *s
+			c.Hostnames = hosts
+			es = append(es, entry{&c, a.route, hosts[0]})
+		}
+	}
+	sort.SliceStable(es, func(i, j int) bool {
+		if es[i].best != es[j].best {
+			return hostnameLess(es[i].best, es[j].best)
+		}
+		return es[i].route != es[j].route && olderFirst(es[i].route.obj, es[j].route.obj)
+	})
+	out := make([]*SNIRoute, 0, len(es))
+	for _, e := range es {
+		out = append(out, e.r)
+	}
+	return out
+}
+
+// streamRoutes lists TCPRoute/UDPRoute rules, oldest route first.
+func (t *translator) streamRoutes(l *listenerState) []*StreamRoute {
+	var rs []*routeState
+	for _, a := range l.attachments {
+		if a.route.kind == "TCPRoute" || a.route.kind == "UDPRoute" {
+			rs = append(rs, a.route)
+		}
+	}
+	sort.SliceStable(rs, func(i, j int) bool { return olderFirst(rs[i].obj, rs[j].obj) })
+	var out []*StreamRoute
+	for _, r := range rs {
+		if (r.kind == "UDPRoute") != (l.protocol == gwv1.UDPProtocolType) {
+			continue
+		}
+		out = append(out, r.stream...)
+	}
+	return out
+}

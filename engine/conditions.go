@@ -1,0 +1,120 @@
+package engine
+
+import (
+	"sort"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// conditionSet accumulates conditions for one status block. Negative
+// conditions are recorded first; positive ones are set last and only where no
+// negative one of the same type exists (see setDefault).
+type conditionSet struct {
+	gen   int64
+	now   metav1.Time
+	conds []metav1.Condition
+}
+
+func newConditionSet(gen int64, now metav1.Time) *conditionSet {
+	return &conditionSet{gen: gen, now: now}
+}
+
+// set records a condition, replacing an earlier one of the same type only if
+// the earlier one is True (the first failure of a type wins).
+func (c *conditionSet) set(typ string, status metav1.ConditionStatus, reason, msg string) {
+	for i := range c.conds {
+		if c.conds[i].Type != typ {
+			continue
+		}
+		if c.conds[i].Status == metav1.ConditionTrue && status != metav1.ConditionTrue {
+			c.conds[i] = c.make(typ, status, reason, msg)
+		}
+		return
+	}
+	c.conds = append(c.conds, c.make(typ, status, reason, msg))
+}
+
+// fail records a False condition.
+func (c *conditionSet) fail(typ, reason, msg string) {
+	c.set(typ, metav1.ConditionFalse, reason, msg)
+}
+
+// setDefault records a condition only if none of that type exists.
+func (c *conditionSet) setDefault(typ string, status metav1.ConditionStatus, reason, msg string) {
+	if c.has(typ) {
+		return
+	}
+	c.conds = append(c.conds, c.make(typ, status, reason, msg))
+}
+
+func (c *conditionSet) has(typ string) bool {
+	return c.get(typ) != nil
+}
+
+func (c *conditionSet) get(typ string) *metav1.Condition {
+	for i := range c.conds {
+		if c.conds[i].Type == typ {
+			return &c.conds[i]
+		}
+	}
+	return nil
+}
+
+// isFalse reports whether the condition of that type is present and False.
+func (c *conditionSet) isFalse(typ string) bool {
+	cond := c.get(typ)
+	return cond != nil && cond.Status == metav1.ConditionFalse
+}
+
+// isTrue reports whether the condition of that type is present and True.
+func (c *conditionSet) isTrue(typ string) bool {
+	cond := c.get(typ)
+	return cond != nil && cond.Status == metav1.ConditionTrue
+}
+
+func (c *conditionSet) make(typ string, status metav1.ConditionStatus, reason, msg string) metav1.Condition {
+	return metav1.Condition{
+		Type:               typ,
+		Status:             status,
+		ObservedGeneration: c.gen,
+		LastTransitionTime: c.now,
+		Reason:             reason,
+		Message:            msg,
+	}
+}
+
+// conditionRank orders condition types in status: the summary conditions
+// first, then the rest alphabetically.
+func conditionRank(typ string) int {
+	switch typ {
+	case "Accepted":
+		return 1
+	case "Programmed":
+		return 2
+	case "ResolvedRefs":
+		return 3
+	case "Conflicted":
+		return 4
+	case "OverlappingTLSConfig":
+		return 5
+	case "PartiallyInvalid":
+		return 6
+	case "SupportedVersion":
+		return 7
+	}
+	return 100
+}
+
+// list returns the conditions in a stable order (see conditionRank).
+func (c *conditionSet) list() []metav1.Condition {
+	out := make([]metav1.Condition, len(c.conds))
+	copy(out, c.conds)
+	sort.SliceStable(out, func(i, j int) bool {
+		ri, rj := conditionRank(out[i].Type), conditionRank(out[j].Type)
+		if ri != rj {
+			return ri < rj
+		}
+		return out[i].Type < out[j].Type
+	})
+	return out
+}

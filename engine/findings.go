@@ -1,0 +1,113 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// collectFindings derives findings from the written status and adds gwdev's
+// own notes, most severe first, then by source file and line.
+func (t *translator) collectFindings() []Finding {
+	var fs []Finding
+	add := func(k ObjectKey, scope string, conds []metav1.Condition) {
+		for _, c := range problemConditions(conds) {
+			sev := SeverityError
+			if c.Type == string(gwv1.ListenerConditionOverlappingTLSConfig) || c.Status == metav1.ConditionUnknown ||
+				(c.Type == "Accepted" && c.Status == metav1.ConditionTrue) {
+				sev = SeverityWarning
+			}
+			fs = append(fs, Finding{Severity: sev, Object: k, Source: t.source(k), Scope: scope,
+				Condition: c.Type + "=" + string(c.Status), Reason: c.Reason, Message: c.Message})
+		}
+	}
+	for _, gc := range t.out.GatewayClasses {
+		add(ObjectKey{Kind: "GatewayClass", Name: gc.Name}, "", gc.Status.Conditions)
+	}
+	for _, g := range t.gateways {
+		add(g.key, "", g.obj.Status.Conditions)
+		for _, l := range g.obj.Status.Listeners {
+			add(g.key, "listener "+quote(string(l.Name)), l.Conditions)
+		}
+	}
+	for _, s := range t.listenerSets {
+		add(s.key, "", s.obj.Status.Conditions)
+		for _, l := range s.obj.Status.Listeners {
+			add(s.key, "listener "+quote(string(l.Name)), l.Conditions)
+		}
+	}
+	for _, r := range t.routes {
+		for i, p := range r.parents {
+			ns := r.key.Namespace
+			if p.ref.Namespace != nil {
+				ns = string(*p.ref.Namespace)
+			}
+			add(r.key, fmt.Sprintf("parent %d: %s", i, parentDisplay(string(*p.ref.Kind), ns, string(p.ref.Name), p.ref)), p.cond.list())
+		}
+		if len(r.parentRefs) == 0 {
+			t.note(SeverityWarning, r.key, "", "the route has no parentRefs and attaches to nothing")
+		}
+	}
+	for _, p := range t.policies {
+		add(p.key, "", p.cond.list())
+	}
+	fs = append(fs, t.notes...)
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		if severityRank(a.Severity) != severityRank(b.Severity) {
+			return severityRank(a.Severity) < severityRank(b.Severity)
+		}
+		if a.Source.File != b.Source.File {
+			return a.Source.File < b.Source.File
+		}
+		if a.Source.Line != b.Source.Line {
+			return a.Source.Line < b.Source.Line
+		}
+		return a.Object.String() < b.Object.String()
+	})
+	return fs
+}
+
+func severityRank(s Severity) int {
+	switch s {
+	case SeverityError:
+		return 0
+	case SeverityWarning:
+		return 1
+	}
+	return 2
+}
+
+// problemConditions picks the conditions worth reporting: False positive
+// conditions, True negative ones (Conflicted, OverlappingTLSConfig,
+// PartiallyInvalid, InsecureFrontendValidationMode), Accepted=True with a
+// ListenersNotValid reason, and Unknown summaries. A False Programmed next to
+// a False Accepted says nothing new and is left out.
+func problemConditions(conds []metav1.Condition) []metav1.Condition {
+	acceptedFalse := false
+	for _, c := range conds {
+		if c.Type == "Accepted" && c.Status == metav1.ConditionFalse {
+			acceptedFalse = true
+		}
+	}
+	var out []metav1.Condition
+	for _, c := range conds {
+		switch c.Type {
+		case "Conflicted", "OverlappingTLSConfig", "PartiallyInvalid", "InsecureFrontendValidationMode":
+			if c.Status == metav1.ConditionTrue {
+				out = append(out, c)
+			}
+			continue
+		}
+		switch {
+		case c.Type == "Programmed" && c.Status == metav1.ConditionFalse && acceptedFalse:
+		case c.Status == metav1.ConditionFalse, c.Status == metav1.ConditionUnknown:
+			out = append(out, c)
+		case c.Type == "Accepted" && c.Reason == "ListenersNotValid":
+			out = append(out, c)
+		}
+	}
+	return out
+}

@@ -1,0 +1,33 @@
+package engine_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gwdev/gwdev/engine"
+)
+
+// FuzzTranslate feeds arbitrary manifests through the loader and the engine:
+// nothing may panic, and every table must validate.
+func FuzzTranslate(f *testing.F) {
+	ins, _ := filepath.Glob("testdata/*.in.yaml")
+	for _, in := range ins {
+		data, err := os.ReadFile(in)
+		if err == nil {
+			f.Add(data)
+		}
+	}
+	f.Add([]byte("kind: Gateway\napiVersion: gateway.networking.k8s.io/v1\n"))
+	l := testLoader(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		lr := l.LoadBytes("fuzz.yaml", data)
+		res := engine.Translate(lr.Snapshot, engine.Options{Now: goldenNow})
+		if err := res.Table.Validate(); err != nil {
+			t.Fatalf("invalid table: %v", err)
+		}
+		if _, err := res.MarshalYAML(); err != nil {
+			t.Fatalf("marshal: %v", err)
+		}
+	})
+}

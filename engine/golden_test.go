@@ -1,0 +1,98 @@
+package engine_test
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/watch"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.out.yaml from the current engine")
+
+// goldenNow is the fixed clock of every golden case.
+var goldenNow = metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+
+var (
+	loaderOnce sync.Once
+	loader     *watch.Loader
+	loaderErr  error
+)
+
+func testLoader(t testing.TB) *watch.Loader {
+	t.Helper()
+	loaderOnce.Do(func() { loader, loaderErr = watch.NewLoader() })
+	if loaderErr != nil {
+		t.Fatal(loaderErr)
+	}
+	return loader
+}
+
+// translateFile loads one manifest file and translates it. Load problems
+// are an error: golden inputs must be valid manifests (invalid ones belong
+// in the watch package's tests).
+func translateFile(t testing.TB, path string) *engine.Result {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lr := testLoader(t).LoadBytes(filepath.Base(path), data)
+	for _, p := range lr.Problems {
+		t.Errorf("load problem: %s", p)
+	}
+	return engine.Translate(lr.Snapshot, engine.Options{Now: goldenNow})
+}
+
+// TestGolden translates every testdata/*.in.yaml and compares the result with
+// the matching *.out.yaml. Run `go test ./engine -update` to regenerate.
+func TestGolden(t *testing.T) {
+	ins, err := filepath.Glob("testdata/*.in.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ins) == 0 {
+		t.Fatal("no golden cases in testdata")
+	}
+	for _, in := range ins {
+		name := strings.TrimSuffix(filepath.Base(in), ".in.yaml")
+		t.Run(name, func(t *testing.T) {
+			res := translateFile(t, in)
+			if err := res.Table.Validate(); err != nil {
+				t.Errorf("table does not validate: %v", err)
+			}
+			got, err := res.MarshalYAML()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := strings.TrimSuffix(in, ".in.yaml") + ".out.yaml"
+			if *update {
+				if err := os.WriteFile(out, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatalf("%v (run go test ./engine -update)", err)
+			}
+			if d := cmp.Diff(string(want), string(got)); d != "" {
+				t.Errorf("%s differs (-want +got):\n%s", out, d)
+			}
+			// Translating twice gives the same bytes: the engine is deterministic.
+			again, _ := translateFile(t, in).MarshalYAML()
+			if !bytes.Equal(got, again) {
+				t.Error("second translation differs from the first")
+			}
+		})
+	}
+}

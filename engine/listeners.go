@@ -1,0 +1,307 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// listenerState is one listener of a Gateway or ListenerSet during
+// translation. Condition types and reasons are shared by Listener and
+// ListenerEntry status.
+type listenerState struct {
+	gateway  *gatewayState     // the Gateway it is merged into (nil: set not attached)
+	set      *listenerSetState // nil for the Gateway's own listeners
+	index    int
+	name     string
+	hostname string
+	port     int32
+	protocol gwv1.ProtocolType
+	tls      *gwv1.ListenerTLSConfig
+	allowed  *gwv1.AllowedRoutes
+
+	cond           *conditionSet
+	supportedKinds []gwv1.RouteGroupKind
+	conflicted     bool
+	attachedRoutes int32
+	attachments    []*attachment
+	tlsTable       *ListenerTLS
+	table          *ListenerTable
+}
+
+// ownerKey is the Gateway or ListenerSet that declares the listener.
+func (l *listenerState) ownerKey() ObjectKey {
+	if l.set != nil {
+		return l.set.key
+	}
+	return l.gateway.key
+}
+
+// tableName is the listener's stable name in the routing table.
+func (l *listenerState) tableName() string {
+	k := l.ownerKey()
+	return strings.ToLower(k.Kind) + "/" + k.Namespace + "/" + k.Name + "/listener/" + l.name
+}
+
+// valid reports whether the listener is accepted, resolved and not conflicted.
+func (l *listenerState) valid() bool {
+	return !l.conflicted && !l.cond.isFalse("Accepted") && !l.cond.isFalse("ResolvedRefs")
+}
+
+// programmed reports whether the listener will be served.
+func (l *listenerState) programmed() bool {
+	return !l.conflicted && !l.cond.isFalse("Accepted") && !l.cond.isFalse("Programmed")
+}
+
+// routeKindsFor lists the route kinds gwdev supports on a protocol.
+func routeKindsFor(p gwv1.ProtocolType) []string {
+	switch p {
+	case gwv1.HTTPProtocolType, gwv1.HTTPSProtocolType:
+		return []string{"HTTPRoute", "GRPCRoute"}
+	case gwv1.TLSProtocolType:
+		return []string{"TLSRoute"}
+	case gwv1.TCPProtocolType:
+		return []string{"TCPRoute"}
+	case gwv1.UDPProtocolType:
+		return []string{"UDPRoute"}
+	}
+	return nil
+}
+
+// protocolFamily groups protocols that can share a port when hostnames differ.
+func protocolFamily(p gwv1.ProtocolType) string {
+	switch p {
+	case gwv1.HTTPSProtocolType, gwv1.TLSProtocolType:
+		return "TLS"
+	}
+	return string(p)
+}
+
+// processListeners validates every managed Gateway's merged listener list:
+// protocol, route kinds, TLS references, conflicts and overlapping TLS.
+func (t *translator) processListeners() {
+	for _, g := range t.gateways {
+		for _, l := range g.merged {
+			t.validateListener(l)
+		}
+		t.detectConflicts(g.merged)
+		t.detectOverlappingTLS(g.merged)
+		t.applyFrontendValidation(g)
+		for _, l := range g.merged {
+			t.finishListener(l)
+		}
+	}
+}
+
+// validateListener checks the protocol, allowed route kinds and TLS config.
+func (t *translator) validateListener(l *listenerState) {
+	kinds := routeKindsFor(l.protocol)
+	if kinds == nil {
+		l.cond.fail("Accepted", string(gwv1.ListenerReasonUnsupportedProtocol),
+			fmt.Sprintf("protocol %q is not supported; gwdev supports HTTP, HTTPS, TLS, TCP and UDP", l.protocol))
+		l.cond.fail("Programmed", string(gwv1.ListenerReasonInvalid), "unsupported protocol")
+	}
+	t.resolveRouteKinds(l, kinds)
+	switch {
+	case l.protocol == gwv1.HTTPSProtocolType:
+		t.resolveListenerTLS(l, gwv1.TLSModeTerminate)
+	case l.protocol == gwv1.TLSProtocolType && l.tls != nil:
+		mode := gwv1.TLSModeTerminate
+		if l.tls.Mode != nil {
+			mode = *l.tls.Mode
+		}
+		t.resolveListenerTLS(l, mode)
+	}
+}
+
+// resolveRouteKinds computes supportedKinds from allowedRoutes.kinds.
+func (t *translator) resolveRouteKinds(l *listenerState, kinds []string) {
+	var want []gwv1.RouteGroupKind
+	if l.allowed != nil {
+		want = l.allowed.Kinds
+	}
+	if len(want) == 0 {
+		for _, k := range kinds {
+			g := gwv1.Group(Group)
+			l.supportedKinds = append(l.supportedKinds, gwv1.RouteGroupKind{Group: &g, Kind: gwv1.Kind(k)})
+		}
+		return
+	}
+	var invalid []string
+	for _, rk := range want {
+		group := Group
+		if rk.Group != nil {
+			group = string(*rk.Group)
+		}
+		ok := false
+		for _, k := range kinds {
+			if group == Group && string(rk.Kind) == k {
+				ok = true
+			}
+		}
+		if !ok {
+			invalid = append(invalid, group+"/"+string(rk.Kind))
+			continue
+		}
+		g := gwv1.Group(group)
+		l.supportedKinds = append(l.supportedKinds, gwv1.RouteGroupKind{Group: &g, Kind: rk.Kind})
+	}
+	if len(invalid) > 0 {
+		l.cond.fail("ResolvedRefs", string(gwv1.ListenerReasonInvalidRouteKinds),
+			fmt.Sprintf("route kinds %s are not supported on a %s listener (supported: %s)",
+				strings.Join(invalid, ", "), l.protocol, strings.Join(kinds, ", ")))
+	}
+}
+
+// listenerConflict is a reason with its explanation.
+type listenerConflict struct {
+	reason gwv1.ListenerConditionReason
+	msg    string
+}
+
+// detectConflicts applies the distinctness rules to listeners sharing a
+// port. Listeners of one owner that conflict are all marked; a listener from
+// a ListenerSet that conflicts with one of higher precedence (the Gateway's
+// own, or an older set's) is marked alone.
+func (t *translator) detectConflicts(ls []*listenerState) {
+	conflicts := map[*listenerState]*listenerConflict{}
+	mark := func(l *listenerState, c listenerConflict) {
+		prev := conflicts[l]
+		// ProtocolConflict outranks HostnameConflict.
+		if prev == nil || (prev.reason == gwv1.ListenerReasonHostnameConflict && c.reason == gwv1.ListenerReasonProtocolConflict) {
+			conflicts[l] = &c
+		}
+	}
+	for i, a := range ls {
+		if routeKindsFor(a.protocol) == nil {
+			continue
+		}
+		for _, b := range ls[i+1:] {
+			if b.port != a.port || transportOf(a.protocol) != transportOf(b.protocol) || routeKindsFor(b.protocol) == nil {
+				continue
+			}
+			var c listenerConflict
+			switch {
+			case protocolFamily(a.protocol) != protocolFamily(b.protocol):
+				c = listenerConflict{gwv1.ListenerReasonProtocolConflict, ""}
+			case a.protocol == gwv1.TCPProtocolType || a.protocol == gwv1.UDPProtocolType:
+				c = listenerConflict{gwv1.ListenerReasonProtocolConflict, ""}
+			case a.hostname == b.hostname:
+				c = listenerConflict{gwv1.ListenerReasonHostnameConflict, ""}
+			default:
+				continue
+			}
+			sameOwner := a.set == b.set
+			ca, cb := c, c
+			ca.msg = conflictMessage(a, b, c.reason)
+			cb.msg = conflictMessage(b, a, c.reason)
+			if sameOwner {
+				mark(a, ca)
+			}
+			mark(b, cb)
+		}
+	}
+	for _, l := range ls {
+		c := conflicts[l]
+		if c == nil {
+			l.cond.setDefault("Conflicted", metav1.ConditionFalse, string(gwv1.ListenerReasonNoConflicts), "no conflicts")
+			continue
+		}
+		l.conflicted = true
+		l.cond.set("Conflicted", metav1.ConditionTrue, string(c.reason), c.msg)
+		l.cond.fail("Accepted", string(c.reason), "listener is conflicted and not accepted: "+c.msg)
+		l.cond.fail("Programmed", string(gwv1.ListenerReasonInvalid), "conflicted listeners are not programmed")
+	}
+}
+
+// conflictMessage explains why self conflicts with other.
+func conflictMessage(self, other *listenerState, reason gwv1.ListenerConditionReason) string {
+	what := fmt.Sprintf("listener %q", other.name)
+	if other.set != nil {
+		what = fmt.Sprintf("listener %q of ListenerSet %s/%s", other.name, other.set.key.Namespace, other.set.key.Name)
+	}
+	if reason == gwv1.ListenerReasonProtocolConflict {
+		return fmt.Sprintf("port %d: protocol %s cannot share the port with %s (%s)", self.port, self.protocol, what, other.protocol)
+	}
+	return fmt.Sprintf("port %d: hostname %s is also used by %s", self.port, displayHost(self.hostname), what)
+}
+
+// detectOverlappingTLS marks terminating listeners on one port whose
+// hostnames overlap (one matches the other), as the spec requires.
+func (t *translator) detectOverlappingTLS(ls []*listenerState) {
+	overlap := map[*listenerState][]string{}
+	for i, a := range ls {
+		if !terminatesTLS(a) || a.conflicted {
+			continue
+		}
+		for _, b := range ls[i+1:] {
+			if !terminatesTLS(b) || b.conflicted || a.port != b.port {
+				continue
+			}
+			if hostnamesOverlap(a.hostname, b.hostname) {
+				overlap[a] = append(overlap[a], b.name)
+				overlap[b] = append(overlap[b], a.name)
+			}
+		}
+	}
+	for l, others := range overlap {
+		l.cond.set(string(gwv1.ListenerConditionOverlappingTLSConfig), metav1.ConditionTrue,
+			string(gwv1.ListenerReasonOverlappingHostnames),
+			fmt.Sprintf("hostname %s overlaps with listeners %s on port %d", displayHost(l.hostname), joinQuoted(others), l.port))
+	}
+}
+
+func terminatesTLS(l *listenerState) bool {
+	if l.protocol == gwv1.HTTPSProtocolType {
+		return true
+	}
+	return l.protocol == gwv1.TLSProtocolType && l.tls != nil && (l.tls.Mode == nil || *l.tls.Mode == gwv1.TLSModeTerminate)
+}
+
+// hostnamesOverlap reports whether some host could match both hostnames.
+func hostnamesOverlap(a, b string) bool {
+	_, ok := intersectHostname(a, b)
+	return ok
+}
+
+func displayHost(h string) string {
+	if h == "" {
+		return "(any)"
+	}
+	return h
+}
+
+func joinQuoted(names []string) string {
+	s := make([]string, len(names))
+	copy(s, names)
+	sort.Strings(s)
+	for i := range s {
+		s[i] = fmt.Sprintf("%q", s[i])
+	}
+	return strings.Join(s, ", ")
+}
+
+// finishListener sets the positive conditions where no negative one exists.
+func (t *translator) finishListener(l *listenerState) {
+	l.cond.setDefault("Accepted", metav1.ConditionTrue, string(gwv1.ListenerReasonAccepted), "listener is accepted")
+	l.cond.setDefault("ResolvedRefs", metav1.ConditionTrue, string(gwv1.ListenerReasonResolvedRefs), "all references are resolved")
+	if !l.gateway.accepted() {
+		l.cond.fail("Programmed", string(gwv1.ListenerReasonPending), "the Gateway is not accepted")
+	}
+	if l.gateway.addr == "" {
+		l.cond.fail("Programmed", string(gwv1.ListenerReasonPending), "the Gateway has no usable address")
+	}
+	l.cond.setDefault("Programmed", metav1.ConditionTrue, string(gwv1.ListenerReasonProgrammed),
+		fmt.Sprintf("served on %s:%d", l.gateway.addr, l.port))
+}
+
+// addrOrNone renders the Gateway's address for messages.
+func (g *gatewayState) addrOrNone() string {
+	if g.addr == "" {
+		return "no address"
+	}
+	return g.addr
+}

@@ -1,0 +1,30 @@
+package engine
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Redacted replaces every Secret value in output: gwdev never prints keys.
+const Redacted = "<redacted>"
+
+// redact returns o, or for a Secret a copy whose values are replaced by
+// their size.
+func redact(o metav1.Object) any {
+	s, ok := o.(*corev1.Secret)
+	if !ok {
+		return o
+	}
+	c := s.DeepCopy()
+	c.StringData = nil
+	data := map[string]string{}
+	for k, v := range s.Data {
+		data[k] = Redacted + " (" + itoa(len(v)) + " bytes)"
+	}
+	c.Data = nil
+	type redactedSecret struct {
+		corev1.Secret `json:",inline"`
+		Data          map[string]string `json:"data,omitempty"`
+	}
+	return redactedSecret{Secret: *c, Data: data}
+}

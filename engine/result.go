@@ -1,0 +1,88 @@
+package engine
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DefaultControllerName is the controllerName gwdev writes in route status.
+const DefaultControllerName = "gwdev.dev/gateway-controller"
+
+// Options tune a translation. The zero value is usable: gwdev acts as the
+// controller for every GatewayClass the Gateways name, no backend mappings,
+// and lastTransitionTime is the Unix epoch.
+type Options struct {
+	// ControllerName is written into route parent status and compared with
+	// GatewayClass.spec.controllerName when OnlyOwnClasses is set
+	// ("" means DefaultControllerName).
+	ControllerName string
+	// Classes, when non-empty, limits gwdev to these GatewayClass names;
+	// Gateways of other classes are left without status (nil: all classes).
+	Classes []string
+	// OnlyOwnClasses makes gwdev manage only GatewayClass manifests whose
+	// controllerName equals ControllerName (false: every class).
+	OnlyOwnClasses bool
+	// Now is written as lastTransitionTime of every condition and is used to
+	// warn about expired certificates (zero: epoch, and no expiry checks).
+	Now metav1.Time
+	// BackendMappings maps "namespace/service:port" to a "host:port" the
+	// user runs locally (gwdev.yaml or --backend). nil: none.
+	BackendMappings map[string]string
+	// Addresses overrides the address gwdev assigns a Gateway, keyed by
+	// "namespace/name" (nil: gwdev's default plan, see AssignAddresses).
+	Addresses map[string]string
+}
+
+func (o Options) controllerName() string {
+	if o.ControllerName == "" {
+		return DefaultControllerName
+	}
+	return o.ControllerName
+}
+
+// Severity grades a Finding.
+type Severity string
+
+const (
+	// SeverityError is a condition that makes gwdev check fail.
+	SeverityError Severity = "error"
+	// SeverityWarning is worth knowing but does not fail gwdev check.
+	SeverityWarning Severity = "warning"
+	// SeverityInfo is informational only.
+	SeverityInfo Severity = "info"
+)
+
+// Finding is one problem or note about an object, derived from its status
+// (every False positive-polarity condition, every True negative-polarity one)
+// or from gwdev's own checks.
+type Finding struct {
+	Severity Severity  `json:"severity"`
+	Object   ObjectKey `json:"object"`
+	Source   Source    `json:"source,omitzero"`
+	// Scope narrows the finding inside the object, e.g. `listener "https"` or
+	// `parentRef[0] gateway default/gw` ("" for the object as a whole).
+	Scope     string `json:"scope,omitempty"`
+	Condition string `json:"condition,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	Message   string `json:"message"`
+}
+
+// Result is the outcome of a translation: the input objects (deep copies)
+// with status filled in, the routing table, and findings.
+type Result struct {
+	// Objects holds copies of every input object with computed status.
+	Objects *Snapshot
+	// Table is what the emulator serves.
+	Table *Table
+	// Findings lists every problem, most severe first, then by source.
+	Findings []Finding
+}
+
+// HasErrors reports whether any finding is an error.
+func (r *Result) HasErrors() bool {
+	for _, f := range r.Findings {
+		if f.Severity == SeverityError {
+			return true
+		}
+	}
+	return false
+}

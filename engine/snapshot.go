@@ -1,0 +1,104 @@
+// Package engine is gwdev's Gateway API translation: a pure function from a
+// Snapshot of typed objects to a Result holding the same objects with their
+// computed status and the routing table the emulator serves. It performs no
+// I/O, starts no goroutines, reads no clock and keeps no globals.
+package engine
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// Source is where an object was read from. The zero value means unknown.
+type Source struct {
+	// File is the path of the manifest, as given to the loader.
+	File string `json:"file,omitempty"`
+	// Line is the 1-based line where the object's document starts (0: unknown).
+	Line int `json:"line,omitempty"`
+	// APIVersion is the apiVersion the object was written with, when it was
+	// converted on load (for example gateway.networking.k8s.io/v1beta1).
+	APIVersion string `json:"apiVersion,omitempty"`
+}
+
+// String renders the source as file:line, or "" when unknown.
+func (s Source) String() string {
+	if s.File == "" {
+		return ""
+	}
+	if s.Line == 0 {
+		return s.File
+	}
+	return s.File + ":" + itoa(s.Line)
+}
+
+// ObjectKey names one object: its Kind (as gwdev knows it, e.g. "HTTPRoute"),
+// namespace and name.
+type ObjectKey struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+}
+
+// String renders the key as Kind/namespace/name (Kind/name when cluster scoped).
+func (k ObjectKey) String() string {
+	if k.Namespace == "" {
+		return k.Kind + "/" + k.Name
+	}
+	return k.Kind + "/" + k.Namespace + "/" + k.Name
+}
+
+// Snapshot is every object gwdev knows at one moment, typed, converted to the
+// newest API version. Older apiVersions are converted by the loader. Objects
+// without a namespace are in "default" (the loader fills it in). The engine
+// never mutates a Snapshot.
+type Snapshot struct {
+	GatewayClasses     []*gwv1.GatewayClass
+	Gateways           []*gwv1.Gateway
+	ListenerSets       []*gwv1.ListenerSet
+	HTTPRoutes         []*gwv1.HTTPRoute
+	GRPCRoutes         []*gwv1.GRPCRoute
+	TLSRoutes          []*gwv1.TLSRoute
+	TCPRoutes          []*gwv1.TCPRoute
+	UDPRoutes          []*gwv1.UDPRoute
+	ReferenceGrants    []*gwv1.ReferenceGrant
+	BackendTLSPolicies []*gwv1.BackendTLSPolicy
+	Services           []*corev1.Service
+	Secrets            []*corev1.Secret
+	ConfigMaps         []*corev1.ConfigMap
+	Namespaces         []*corev1.Namespace
+	EndpointSlices     []*discoveryv1.EndpointSlice
+
+	// Sources maps each object to where it was read from (may be nil).
+	Sources map[ObjectKey]Source
+}
+
+// SourceOf returns where the object named by k was read from.
+func (s *Snapshot) SourceOf(k ObjectKey) Source {
+	if s == nil || s.Sources == nil {
+		return Source{}
+	}
+	return s.Sources[k]
+}
+
+func itoa(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	var b [20]byte
+	i := len(b)
+	for n > 0 {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}

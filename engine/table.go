@@ -1,0 +1,289 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// Table is the routing table: plain data, no behaviour. Gateways are sorted
+// by namespace/name; every element carries a stable Name that is also the key
+// used in traces and in the TUI.
+type Table struct {
+	Gateways []*GatewayTable `json:"gateways"`
+}
+
+// GatewayTable is one Gateway's data plane: the address it binds and its ports.
+type GatewayTable struct {
+	// Name is "gateway/<ns>/<name>".
+	Name    string    `json:"name"`
+	Gateway ObjectKey `json:"gateway"`
+	Source  Source    `json:"source,omitzero"`
+	// Address is the IP the Gateway binds ("" : none could be assigned).
+	Address string       `json:"address"`
+	Ports   []*PortTable `json:"ports"`
+}
+
+// PortTable is one bound port: every programmed listener sharing it, in
+// hostname precedence order (exact, longer wildcard, shorter wildcard, any).
+type PortTable struct {
+	Port int32 `json:"port"`
+	// Transport is "TCP" or "UDP".
+	Transport string           `json:"transport"`
+	Listeners []*ListenerTable `json:"listeners"`
+}
+
+// ListenerTable is one programmed listener with what is attached to it.
+type ListenerTable struct {
+	// Name is "gateway/<ns>/<gw>/listener/<section>" or
+	// "listenerset/<ns>/<ls>/listener/<section>".
+	Name string `json:"name"`
+	// Owner is the Gateway or ListenerSet that declares the listener.
+	Owner       ObjectKey         `json:"owner"`
+	SectionName string            `json:"sectionName"`
+	Source      Source            `json:"source,omitzero"`
+	Protocol    gwv1.ProtocolType `json:"protocol"`
+	// Hostname is the listener hostname ("" matches any host).
+	Hostname string `json:"hostname,omitempty"`
+	// TLS is set for HTTPS and TLS listeners.
+	TLS *ListenerTLS `json:"tls,omitempty"`
+	// VirtualHosts are set for HTTP and HTTPS listeners, most specific first.
+	VirtualHosts []*VirtualHost `json:"virtualHosts,omitempty"`
+	// TLSRoutes are set for TLS listeners, most specific hostname first.
+	TLSRoutes []*SNIRoute `json:"tlsRoutes,omitempty"`
+	// StreamRoutes are set for TCP and UDP listeners, in route precedence
+	// order; the first one serves connections.
+	StreamRoutes []*StreamRoute `json:"streamRoutes,omitempty"`
+}
+
+// ListenerTLS is a listener's TLS configuration with resolved material.
+type ListenerTLS struct {
+	Mode         gwv1.TLSModeType `json:"mode"`
+	Certificates []*Certificate   `json:"certificates,omitempty"`
+	// ClientCAs is the PEM bundle that client certificates must chain to
+	// (nil: no client validation).
+	ClientCAs []byte `json:"-"`
+	// ClientCARefs names where ClientCAs came from.
+	ClientCARefs []string `json:"clientCARefs,omitempty"`
+	// ClientValidationMode is AllowValidOnly or AllowInsecureFallback.
+	ClientValidationMode string `json:"clientValidationMode,omitempty"`
+	// Options are the listener's tls.options, passed through.
+	Options map[string]string `json:"options,omitempty"`
+}
+
+// Certificate is a parsed serving certificate from a Secret. The key material
+// is never serialised.
+type Certificate struct {
+	// Secret is "<ns>/<name>".
+	Secret string `json:"secret"`
+	// DNSNames are the certificate's SANs (or its CN when it has none).
+	DNSNames []string  `json:"dnsNames,omitempty"`
+	NotAfter time.Time `json:"notAfter,omitzero"`
+	CertPEM  []byte    `json:"-"`
+	KeyPEM   []byte    `json:"-"`
+}
+
+// VirtualHost is the set of rules a request with a matching Host reaches.
+type VirtualHost struct {
+	// Name is "<listener name>/vhost/<hostname>" ("*" for any).
+	Name string `json:"name"`
+	// Hostname is exact, a "*." wildcard, or "" for any host.
+	Hostname string `json:"hostname"`
+	// Rules are in match precedence order (HTTPRoute or GRPCRoute rules).
+	Rules []*RouteRule `json:"rules"`
+}
+
+// RouteRule is one match of one rule of an HTTPRoute or GRPCRoute, with what
+// a request that matches it gets.
+type RouteRule struct {
+	// Name is "<kind>/<ns>/<name>/rule/<i>/match/<j>".
+	Name   string    `json:"name"`
+	Route  ObjectKey `json:"route"`
+	Source Source    `json:"source,omitzero"`
+	// RuleName is the rule's spec name, if any.
+	RuleName string `json:"ruleName,omitempty"`
+	// HTTP is set for HTTPRoute rules (its path is always set).
+	HTTP *gwv1.HTTPRouteMatch `json:"http,omitempty"`
+	// GRPC is set for GRPCRoute rules.
+	GRPC *gwv1.GRPCRouteMatch `json:"grpc,omitempty"`
+	// Filters are applied in order before a backend is chosen. GRPCRoute
+	// filters are converted to their HTTPRoute equivalents.
+	Filters []gwv1.HTTPRouteFilter `json:"filters,omitempty"`
+	// Mirrors holds the resolved backend of each RequestMirror filter, in
+	// filter order.
+	Mirrors            []*Backend               `json:"mirrors,omitempty"`
+	Backends           []*Backend               `json:"backends,omitempty"`
+	Timeouts           *gwv1.HTTPRouteTimeouts  `json:"timeouts,omitempty"`
+	Retry              *gwv1.HTTPRouteRetry     `json:"retry,omitempty"`
+	SessionPersistence *gwv1.SessionPersistence `json:"sessionPersistence,omitempty"`
+	// DirectStatus, when non-zero, is answered instead of forwarding: the
+	// spec's 500 for a rule with no valid backend.
+	DirectStatus int `json:"directStatus,omitempty"`
+	// DirectReason explains DirectStatus for traces.
+	DirectReason string `json:"directReason,omitempty"`
+}
+
+// SNIRoute is a TLSRoute rule attached to a TLS listener.
+type SNIRoute struct {
+	// Name is "tlsroute/<ns>/<name>/rule/<i>".
+	Name   string    `json:"name"`
+	Route  ObjectKey `json:"route"`
+	Source Source    `json:"source,omitzero"`
+	// Hostnames are the route hostnames intersected with the listener's
+	// ("" in the list matches any SNI).
+	Hostnames []string   `json:"hostnames"`
+	Backends  []*Backend `json:"backends,omitempty"`
+}
+
+// StreamRoute is a TCPRoute or UDPRoute rule attached to a listener.
+type StreamRoute struct {
+	// Name is "tcproute/<ns>/<name>/rule/<i>" or "udproute/...".
+	Name     string     `json:"name"`
+	Route    ObjectKey  `json:"route"`
+	Source   Source     `json:"source,omitzero"`
+	Backends []*Backend `json:"backends,omitempty"`
+}
+
+// Backend is one weighted backendRef resolved to a target.
+type Backend struct {
+	// Name is "<rule name>/backend/<k>".
+	Name string `json:"name"`
+	// Service is the referenced Service ("Service/<ns>/<name>").
+	Service ObjectKey `json:"service"`
+	Port    int32     `json:"port,omitempty"`
+	Weight  int32     `json:"weight"`
+	// AppProtocol is the Service port's appProtocol ("" : none).
+	AppProtocol string `json:"appProtocol,omitempty"`
+	// Filters are the backendRef's own filters.
+	Filters []gwv1.HTTPRouteFilter `json:"filters,omitempty"`
+	// Target says where requests go; nil when the backend is invalid.
+	Target *Target `json:"target,omitempty"`
+	// Invalid, when set, is why this backend cannot be used: requests that
+	// pick it get a 500 (HTTP) or are refused (streams).
+	Invalid string `json:"invalid,omitempty"`
+	// TLS is set when a BackendTLSPolicy applies.
+	TLS *BackendTLS `json:"tls,omitempty"`
+}
+
+// Target kinds, in resolution order.
+const (
+	TargetMapped        = "mapped"
+	TargetEndpointSlice = "endpointslice"
+	TargetExternalName  = "externalname"
+	TargetEcho          = "echo"
+)
+
+// Target is what a backend resolved to.
+type Target struct {
+	// Kind is one of the Target* constants.
+	Kind string `json:"kind"`
+	// Addresses are host:port pairs (empty for echo).
+	Addresses []string `json:"addresses,omitempty"`
+	// Pods names the endpoints' target pods, if known (EndpointSlice).
+	Pods []string `json:"pods,omitempty"`
+	// Why explains the choice, for status messages, the TUI and traces.
+	Why string `json:"why"`
+}
+
+// BackendTLS is TLS from the gateway to a backend, from a BackendTLSPolicy.
+type BackendTLS struct {
+	// Policy is "<ns>/<name>" of the BackendTLSPolicy.
+	Policy string `json:"policy"`
+	// SNI is the hostname sent and verified.
+	SNI string `json:"sni"`
+	// CACertificates is the PEM bundle to trust (nil with System).
+	CACertificates []byte `json:"-"`
+	// CARefs names where CACertificates came from.
+	CARefs []string `json:"caRefs,omitempty"`
+	// System means the system trust store.
+	System bool `json:"system,omitempty"`
+	// SubjectAltNames, when set, replace SNI for verification.
+	SubjectAltNames []gwv1.SubjectAltName `json:"subjectAltNames,omitempty"`
+}
+
+// Validate checks the table's invariants: names unique and present, ports
+// in range, one transport per port entry, listeners of a port share a
+// protocol family, weights non-negative.
+func (t *Table) Validate() error {
+	if t == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	name := func(n string) error {
+		if n == "" {
+			return fmt.Errorf("element without a name")
+		}
+		if seen[n] {
+			return fmt.Errorf("duplicate name %q", n)
+		}
+		seen[n] = true
+		return nil
+	}
+	for _, g := range t.Gateways {
+		if err := name(g.Name); err != nil {
+			return err
+		}
+		ports := map[string]bool{}
+		for _, p := range g.Ports {
+			if p.Port < 1 || p.Port > 65535 {
+				return fmt.Errorf("%s: port %d out of range", g.Name, p.Port)
+			}
+			pk := p.Transport + "/" + itoa(int(p.Port))
+			if ports[pk] {
+				return fmt.Errorf("%s: port %s listed twice", g.Name, pk)
+			}
+			ports[pk] = true
+			for _, l := range p.Listeners {
+				if err := name(l.Name); err != nil {
+					return err
+				}
+				if transportOf(l.Protocol) != p.Transport {
+					return fmt.Errorf("%s: protocol %s on %s port", l.Name, l.Protocol, p.Transport)
+				}
+				if err := l.validate(name); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (l *ListenerTable) validate(name func(string) error) error {
+	var backends []*Backend
+	for _, vh := range l.VirtualHosts {
+		if err := name(vh.Name); err != nil {
+			return err
+		}
+		for _, r := range vh.Rules {
+			if (r.HTTP == nil) == (r.GRPC == nil) {
+				return fmt.Errorf("%s: rule %s needs exactly one of http/grpc match", vh.Name, r.Name)
+			}
+			backends = append(backends, r.Backends...)
+		}
+	}
+	for _, r := range l.TLSRoutes {
+		backends = append(backends, r.Backends...)
+	}
+	for _, r := range l.StreamRoutes {
+		backends = append(backends, r.Backends...)
+	}
+	for _, b := range backends {
+		if b.Weight < 0 {
+			return fmt.Errorf("%s: negative weight", b.Name)
+		}
+		if b.Target == nil && b.Invalid == "" {
+			return fmt.Errorf("%s: neither target nor reason", b.Name)
+		}
+	}
+	return nil
+}
+
+// transportOf maps a listener protocol to "TCP" or "UDP".
+func transportOf(p gwv1.ProtocolType) string {
+	if p == gwv1.UDPProtocolType {
+		return "UDP"
+	}
+	return "TCP"
+}

@@ -1,0 +1,236 @@
+package engine
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// resolveListenerTLS resolves a terminating or passthrough listener's TLS
+// configuration. Terminate needs at least one valid certificate: every
+// invalid reference sets ResolvedRefs=False (RefNotPermitted for a
+// cross-namespace reference without ReferenceGrant, InvalidCertificateRef
+// otherwise), and with no valid certificate the listener is not programmed.
+func (t *translator) resolveListenerTLS(l *listenerState, mode gwv1.TLSModeType) {
+	lt := &ListenerTLS{Mode: mode}
+	l.tlsTable = lt
+	if l.tls == nil {
+		l.cond.fail("ResolvedRefs", string(gwv1.ListenerReasonInvalidCertificateRef), "tls is required for protocol "+string(l.protocol))
+		l.cond.fail("Programmed", string(gwv1.ListenerReasonInvalid), "no TLS configuration")
+		return
+	}
+	if len(l.tls.Options) > 0 {
+		lt.Options = map[string]string{}
+		for k, v := range l.tls.Options {
+			lt.Options[string(k)] = string(v)
+		}
+	}
+	if mode == gwv1.TLSModePassthrough {
+		return
+	}
+	if len(l.tls.CertificateRefs) == 0 {
+		l.cond.fail("ResolvedRefs", string(gwv1.ListenerReasonInvalidCertificateRef),
+			"tls.certificateRefs is empty: a terminating listener needs a certificate")
+		l.cond.fail("Programmed", string(gwv1.ListenerReasonInvalid), "no valid certificate")
+		return
+	}
+	owner := l.ownerKey()
+	for i, ref := range l.tls.CertificateRefs {
+		cert, reason, msg := t.resolveCertificateRef(owner, ref)
+		if cert == nil {
+			l.cond.fail("ResolvedRefs", string(reason), fmt.Sprintf("tls.certificateRefs[%d]: %s", i, msg))
+			continue
+		}
+		if !t.opts.Now.IsZero() && cert.NotAfter.Before(t.opts.Now.Time) {
+			t.note(SeverityWarning, owner, "listener "+quote(l.name),
+				fmt.Sprintf("certificate in Secret %s expired at %s; clients will refuse it", cert.Secret, cert.NotAfter.UTC().Format("2006-01-02T15:04:05Z")))
+		}
+		lt.Certificates = append(lt.Certificates, cert)
+	}
+	if len(lt.Certificates) == 0 {
+		l.cond.fail("Programmed", string(gwv1.ListenerReasonInvalid), "no valid certificate")
+	}
+}
+
+// resolveCertificateRef loads and checks one certificateRef.
+func (t *translator) resolveCertificateRef(owner ObjectKey, ref gwv1.SecretObjectReference) (*Certificate, gwv1.ListenerConditionReason, string) {
+	group, kind := "", "Secret"
+	if ref.Group != nil {
+		group = string(*ref.Group)
+	}
+	if ref.Kind != nil {
+		kind = string(*ref.Kind)
+	}
+	ns := owner.Namespace
+	if ref.Namespace != nil && *ref.Namespace != "" {
+		ns = string(*ref.Namespace)
+	}
+	name := ns + "/" + string(ref.Name)
+	if group != "" || kind != "Secret" {
+		return nil, gwv1.ListenerReasonInvalidCertificateRef, fmt.Sprintf("%s %s: only core Secrets are supported", groupKind(group, kind), name)
+	}
+	if !t.refPermitted(reference{Group, owner.Kind, owner.Namespace, "", "Secret", ns, string(ref.Name)}) {
+		return nil, gwv1.ListenerReasonRefNotPermitted,
+			fmt.Sprintf("Secret %s is in another namespace and no ReferenceGrant in %s allows %s %s/%s to use it", name, ns, owner.Kind, owner.Namespace, owner.Name)
+	}
+	sec := t.secrets[nsName{ns, string(ref.Name)}]
+	if sec == nil {
+		return nil, gwv1.ListenerReasonInvalidCertificateRef, "Secret " + name + " not found"
+	}
+	cert, err := parseTLSSecret(sec)
+	if err != nil {
+		return nil, gwv1.ListenerReasonInvalidCertificateRef, "Secret " + name + ": " + err.Error()
+	}
+	return cert, "", ""
+}
+
+// parseTLSSecret checks a kubernetes.io/tls Secret: PEM certificate chain,
+// PEM private key (RSA, ECDSA or Ed25519), and that they belong together.
+func parseTLSSecret(sec *corev1.Secret) (*Certificate, error) {
+	crt, key := sec.Data[corev1.TLSCertKey], sec.Data[corev1.TLSPrivateKeyKey]
+	if len(crt) == 0 || len(key) == 0 {
+		return nil, fmt.Errorf("must have non-empty %s and %s", corev1.TLSCertKey, corev1.TLSPrivateKeyKey)
+	}
+	if b, _ := pem.Decode(crt); b == nil {
+		return nil, fmt.Errorf("%s is not PEM encoded", corev1.TLSCertKey)
+	}
+	if b, _ := pem.Decode(key); b == nil {
+		return nil, fmt.Errorf("%s is not PEM encoded", corev1.TLSPrivateKeyKey)
+	}
+	pair, err := tls.X509KeyPair(crt, key)
+	if err != nil {
+		return nil, fmt.Errorf("invalid certificate or key: %s", strings.TrimPrefix(err.Error(), "tls: "))
+	}
+	leaf, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		return nil, fmt.Errorf("invalid certificate: %w", err)
+	}
+	names := leaf.DNSNames
+	if len(names) == 0 && leaf.Subject.CommonName != "" {
+		names = []string{leaf.Subject.CommonName}
+	}
+	return &Certificate{Secret: sec.Namespace + "/" + sec.Name, DNSNames: names, NotAfter: leaf.NotAfter, CertPEM: crt, KeyPEM: key}, nil
+}
+
+// applyFrontendValidation resolves spec.tls.frontend client certificate
+// validation for the Gateway's terminating listeners (default, then perPort).
+func (t *translator) applyFrontendValidation(g *gatewayState) {
+	tlsCfg := g.obj.Spec.TLS
+	if tlsCfg == nil || tlsCfg.Frontend == nil {
+		return
+	}
+	for _, l := range g.merged {
+		if !terminatesTLS(l) || l.tlsTable == nil {
+			continue
+		}
+		v := tlsCfg.Frontend.Default.Validation
+		for _, pp := range tlsCfg.Frontend.PerPort {
+			if int32(pp.Port) == l.port {
+				v = pp.TLS.Validation
+			}
+		}
+		if v == nil {
+			continue
+		}
+		mode := gwv1.AllowValidOnly
+		if v.Mode != "" {
+			mode = v.Mode
+		}
+		l.tlsTable.ClientValidationMode = string(mode)
+		valid := 0
+		for i, ref := range v.CACertificateRefs {
+			pemData, name, reason, msg := t.resolveCARef(g.key, ref)
+			if pemData == nil {
+				l.cond.fail("ResolvedRefs", reason, fmt.Sprintf("spec.tls.frontend caCertificateRefs[%d]: %s", i, msg))
+				continue
+			}
+			valid++
+			l.tlsTable.ClientCAs = append(l.tlsTable.ClientCAs, pemData...)
+			l.tlsTable.ClientCARefs = append(l.tlsTable.ClientCARefs, name)
+		}
+		if valid == 0 {
+			l.cond.fail("Accepted", string(gwv1.ListenerReasonNoValidCACertificate), "no valid CA certificate for client validation")
+			l.cond.fail("Programmed", string(gwv1.ListenerReasonInvalid), "no valid CA certificate for client validation")
+		}
+	}
+	if tlsCfg.Frontend.Default.Validation != nil && tlsCfg.Frontend.Default.Validation.Mode == gwv1.AllowInsecureFallback {
+		g.cond.set(string(gwv1.GatewayConditionInsecureFrontendValidationMode), "True",
+			string(gwv1.GatewayReasonConfigurationChanged), "client certificate validation allows insecure fallback")
+	}
+}
+
+// resolveCARef loads a CA bundle from a ConfigMap or Secret key ca.crt.
+func (t *translator) resolveCARef(owner ObjectKey, ref gwv1.ObjectReference) ([]byte, string, string, string) {
+	ns := owner.Namespace
+	if ref.Namespace != nil && *ref.Namespace != "" {
+		ns = string(*ref.Namespace)
+	}
+	name := ns + "/" + string(ref.Name)
+	kind := string(ref.Kind)
+	if ref.Group != "" || (kind != "ConfigMap" && kind != "Secret") {
+		return nil, name, string(gwv1.ListenerReasonInvalidCACertificateKind),
+			fmt.Sprintf("%s %s: only ConfigMap and Secret are supported", groupKind(string(ref.Group), kind), name)
+	}
+	if !t.refPermitted(reference{Group, owner.Kind, owner.Namespace, "", kind, ns, string(ref.Name)}) {
+		return nil, name, string(gwv1.ListenerReasonRefNotPermitted),
+			fmt.Sprintf("%s %s is in another namespace and no ReferenceGrant allows it", kind, name)
+	}
+	var data []byte
+	if kind == "ConfigMap" {
+		cm := t.configMaps[nsName{ns, string(ref.Name)}]
+		if cm == nil {
+			return nil, name, string(gwv1.ListenerReasonInvalidCACertificateRef), "ConfigMap " + name + " not found"
+		}
+		data = []byte(cm.Data["ca.crt"])
+	} else {
+		sec := t.secrets[nsName{ns, string(ref.Name)}]
+		if sec == nil {
+			return nil, name, string(gwv1.ListenerReasonInvalidCACertificateRef), "Secret " + name + " not found"
+		}
+		data = sec.Data["ca.crt"]
+	}
+	if err := checkCABundle(data); err != nil {
+		return nil, name, string(gwv1.ListenerReasonInvalidCACertificateRef), kind + " " + name + ": " + err.Error()
+	}
+	return data, kind + " " + name, "", ""
+}
+
+// checkCABundle requires at least one parseable PEM certificate.
+func checkCABundle(data []byte) error {
+	if len(data) == 0 {
+		return fmt.Errorf("key ca.crt is missing or empty")
+	}
+	n := 0
+	for rest := data; ; {
+		var b *pem.Block
+		b, rest = pem.Decode(rest)
+		if b == nil {
+			break
+		}
+		if b.Type != "CERTIFICATE" {
+			continue
+		}
+		if _, err := x509.ParseCertificate(b.Bytes); err != nil {
+			return fmt.Errorf("ca.crt holds an invalid certificate: %w", err)
+		}
+		n++
+	}
+	if n == 0 {
+		return fmt.Errorf("ca.crt holds no PEM certificate")
+	}
+	return nil
+}
+
+func groupKind(group, kind string) string {
+	if group == "" {
+		return kind
+	}
+	return group + "/" + kind
+}
+
+func quote(s string) string { return fmt.Sprintf("%q", s) }

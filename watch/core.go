@@ -1,0 +1,71 @@
+package watch
+
+import (
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// loadCoreObject strictly decodes a core kind into its k8s.io/api type
+// (unknown and duplicate fields and type mismatches are errors, as with
+// kubectl's strict field validation), applies the apiserver defaults gwdev
+// relies on and checks the hand-written rules of core_rules.go.
+func loadCoreObject(u map[string]any, spec *kindSpec) (metav1.Object, []issue) {
+	_, issues := prepareMetadata(u, spec)
+	obj := spec.newObject()
+	issues = append(issues, strictDecode("", u, obj)...)
+	if len(issues) > 0 {
+		return nil, issues
+	}
+	var errs field.ErrorList
+	switch o := obj.(type) {
+	case *corev1.Service:
+		defaultService(o)
+		errs = validateService(o)
+	case *corev1.Secret:
+		defaultSecret(o)
+		errs = validateSecret(o)
+	case *corev1.ConfigMap:
+		errs = validateConfigMap(o)
+	case *corev1.Namespace:
+		defaultNamespace(o)
+	case *discoveryv1.EndpointSlice:
+		defaultEndpointSlice(o)
+		errs = validateEndpointSlice(o)
+	}
+	if len(errs) > 0 {
+		return nil, fieldIssues(errs)
+	}
+	setTypeMeta(obj, spec)
+	return obj, nil
+}
+
+// setTypeMeta writes the apiVersion and kind of spec into obj.
+func setTypeMeta(obj metav1.Object, spec *kindSpec) {
+	tm := metav1.TypeMeta{APIVersion: spec.apiVersion(), Kind: spec.kind}
+	switch o := obj.(type) {
+	case *corev1.Service:
+		o.TypeMeta = tm
+	case *corev1.Secret:
+		o.TypeMeta = tm
+	case *corev1.ConfigMap:
+		o.TypeMeta = tm
+	case *corev1.Namespace:
+		o.TypeMeta = tm
+	case *discoveryv1.EndpointSlice:
+		o.TypeMeta = tm
+	}
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

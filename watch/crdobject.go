@@ -1,0 +1,96 @@
+package watch
+
+import (
+	"context"
+	"fmt"
+
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
+	schemaobjectmeta "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	apivalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+)
+
+// loadCRDObject validates a Gateway API object the way the apiserver
+// handles a create of a custom resource, then converts it to the v1 type:
+//
+//  1. strict decoding: fields the schema does not know (pruning) are errors;
+//  2. structural defaulting;
+//  3. status is dropped (create cannot set status) and generation set to 1;
+//  4. ObjectMeta, OpenAPI schema and list-type validation;
+//  5. CEL rules (x-kubernetes-validations), unless step 4 found errors that
+//     make them meaningless, as the apiserver does.
+//
+// An object of an older version is validated against that version's schema
+// and then read as v1: the CRDs have no conversion webhook, so like the
+// apiserver gwdev only relabels the apiVersion, pruning and defaulting with
+// the v1 schema.
+func (l *Loader) loadCRDObject(u map[string]any, v *servedVersion) (metav1.Object, []issue) {
+	spec := v.spec
+	if v.asKind != "" {
+		u["apiVersion"], u["kind"] = v.asAPIVersion, v.asKind
+	}
+	_, issues := prepareMetadata(u, spec)
+
+	s, err := l.crds.schema(spec.crd, v.schemaVersion)
+	if err != nil {
+		return nil, append(issues, issue{msg: fmt.Sprintf("internal error: loading the %s schema: %v", spec.kind, err)})
+	}
+	for _, path := range pruning.PruneWithOptions(u, s.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}) {
+		issues = append(issues, issue{field: path, msg: fmt.Sprintf("unknown field %q", path)})
+	}
+	defaulting.Default(u, s.structural)
+	delete(u, "status")
+	u["metadata"].(map[string]any)["generation"] = int64(1)
+
+	var errs field.ErrorList
+	errs = append(errs, apivalidation.ValidateCustomResource(nil, u, s.validator)...)
+	errs = append(errs, schemaobjectmeta.Validate(nil, u, s.structural, false)...)
+	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.structural, u)...)
+	if s.cel != nil {
+		if blocking, note := hasBlockingErr(errs); blocking {
+			errs = append(errs, note)
+		} else {
+			celErrs, _ := s.cel.Validate(context.Background(), nil, s.structural, u, nil, celconfig.RuntimeCELCostBudget)
+			errs = append(errs, celErrs...)
+		}
+	}
+	issues = append(issues, fieldIssues(errs)...)
+	if len(issues) > 0 {
+		return nil, issues
+	}
+
+	if v.schemaVersion != spec.version {
+		hub, err := l.crds.schema(spec.crd, spec.version)
+		if err != nil {
+			return nil, []issue{{msg: fmt.Sprintf("internal error: loading the %s schema: %v", spec.kind, err)}}
+		}
+		u["apiVersion"] = spec.apiVersion()
+		pruning.Prune(u, hub.structural, true)
+		defaulting.Default(u, hub.structural)
+		delete(u, "status")
+	}
+	u["apiVersion"], u["kind"] = spec.apiVersion(), spec.kind
+	obj := spec.newObject()
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u, obj); err != nil {
+		return nil, []issue{{msg: fmt.Sprintf("internal error: converting to the %s type: %v", spec.kind, err)}}
+	}
+	return obj, nil
+}
+
+// hasBlockingErr mirrors the apiserver: CEL rules are not evaluated when the
+// object has errors of kinds that make rule evaluation unreliable.
+func hasBlockingErr(errs field.ErrorList) (bool, *field.Error) {
+	for _, err := range errs {
+		switch err.Type {
+		case field.ErrorTypeNotSupported, field.ErrorTypeRequired, field.ErrorTypeTooLong, field.ErrorTypeTooMany, field.ErrorTypeTypeInvalid:
+			return true, field.Invalid(nil, nil, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation")
+		}
+	}
+	return false, nil
+}

@@ -1,0 +1,248 @@
+package watch
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v4"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gwdev/gwdev/engine"
+)
+
+// docResult is what one document produced.
+type docResult struct {
+	objs     []loaded
+	problems []Problem
+	skipped  []Skipped
+}
+
+// docPos maps node positions of a chunk to positions in its file.
+type docPos struct {
+	file   string
+	offset int // lines before the chunk
+}
+
+func (d docPos) problem(n *yaml.Node, key engine.ObjectKey, is issue) Problem {
+	return Problem{File: d.file, Line: n.Line + d.offset, Column: n.Column, Object: key, Field: is.field, Message: is.msg}
+}
+
+// loadDocument parses one chunk (normally one YAML document) and loads the
+// objects in it. A syntax error ends the chunk; other chunks are unaffected.
+func (l *Loader) loadDocument(file string, c chunk) docResult {
+	var r docResult
+	pos := docPos{file: file, offset: c.line - 1}
+	dec, err := yaml.NewLoader(bytes.NewReader(c.data))
+	if err != nil {
+		r.problems = append(r.problems, Problem{File: file, Line: c.line, Message: "yaml: " + err.Error()})
+		return r
+	}
+	for {
+		var n yaml.Node
+		err := dec.Load(&n)
+		if errors.Is(err, io.EOF) {
+			return r
+		}
+		if err != nil {
+			r.problems = append(r.problems, syntaxProblem(pos, c, err))
+			return r
+		}
+		l.loadNode(&r, pos, &n)
+	}
+}
+
+// syntaxProblem places a YAML parser error.
+func syntaxProblem(pos docPos, c chunk, err error) Problem {
+	p := Problem{File: pos.file, Line: c.line, Message: "yaml: " + err.Error()}
+	var le *yaml.LoadError
+	if errors.As(err, &le) {
+		p.Message = "yaml: " + le.Message
+		if le.Mark.Line > 0 {
+			p.Line, p.Column = le.Mark.Line+pos.offset, le.Mark.Column
+		}
+	}
+	return p
+}
+
+// loadNode loads one parsed document.
+func (l *Loader) loadNode(r *docResult, pos docPos, n *yaml.Node) {
+	if n.Kind == yaml.DocumentNode && len(n.Content) == 0 {
+		return
+	}
+	root := deref(n)
+	if root.Kind == yaml.ScalarNode && scalarValue(root) == nil {
+		return // empty document
+	}
+	v, nerr := toUnstructured(root)
+	if nerr != nil {
+		r.problems = append(r.problems, pos.problem(nerr.node, keyFromNode(root), newIssue(nerr.path, nerr.msg)))
+		return
+	}
+	u, ok := v.(map[string]any)
+	if !ok {
+		r.problems = append(r.problems, pos.problem(root, engine.ObjectKey{},
+			issue{msg: fmt.Sprintf("a manifest must be an object with apiVersion and kind, found a %s", kindName(root))}))
+		return
+	}
+	l.loadObject(r, pos, root, u)
+}
+
+// loadObject loads one object (or the items of a List) from u, whose source
+// is node.
+func (l *Loader) loadObject(r *docResult, pos docPos, node *yaml.Node, u map[string]any) {
+	apiVersion, _ := u["apiVersion"].(string)
+	kind, _ := u["kind"].(string)
+	namespace, name := metaString(u, "namespace"), metaString(u, "name")
+	written := engine.ObjectKey{Kind: kind, Namespace: namespace, Name: name}
+
+	if items, isList := u["items"]; isList && strings.HasSuffix(kind, "List") {
+		l.loadList(r, pos, node, u, items)
+		return
+	}
+	var missing []issue
+	for _, f := range []string{"apiVersion", "kind"} {
+		switch val := u[f].(type) {
+		case string:
+			if val == "" {
+				missing = append(missing, newIssue(f, "Required value"))
+			}
+		case nil:
+			missing = append(missing, newIssue(f, "Required value"))
+		default:
+			missing = append(missing, newIssue(f, fmt.Sprintf("Invalid value: %v: must be a string", val)))
+		}
+	}
+	if len(missing) > 0 {
+		for _, is := range missing {
+			r.problems = append(r.problems, pos.problem(locate(node, is.field), written, is))
+		}
+		return
+	}
+
+	g := parseGVK(apiVersion, kind)
+	v, found := lookup(g)
+	switch found {
+	case lookupUnknownKind:
+		r.skipped = append(r.skipped, Skipped{File: pos.file, Line: node.Line + pos.offset,
+			APIVersion: apiVersion, Kind: kind, Namespace: namespace, Name: name})
+		return
+	case lookupUnknownVersion:
+		msg := fmt.Sprintf("no kind %q is registered for version %q", kind, apiVersion)
+		if known := knownVersions(g); len(known) > 0 {
+			msg += "; gwdev knows " + strings.Join(known, ", ")
+		}
+		r.problems = append(r.problems, pos.problem(locate(node, "apiVersion"), written, newIssue("apiVersion", msg)))
+		return
+	}
+
+	var (
+		obj    metav1.Object
+		issues []issue
+	)
+	if v.spec.crd != "" {
+		obj, issues = l.loadCRDObject(u, v)
+	} else {
+		obj, issues = loadCoreObject(u, v.spec)
+	}
+	key := objectKey(v.spec, metaString(u, "namespace"), name)
+	for _, is := range issues {
+		r.problems = append(r.problems, pos.problem(locate(node, is.field), key, is))
+	}
+	if len(issues) > 0 {
+		return
+	}
+	src := engine.Source{File: pos.file, Line: node.Line + pos.offset}
+	if v.converted(g) {
+		src.APIVersion = apiVersion
+	}
+	r.objs = append(r.objs, loaded{key: key, src: src, obj: obj})
+}
+
+// loadList loads the items of a List (kind: List, or HTTPRouteList and the
+// like). As with kubectl, items of a typed list may leave out apiVersion
+// and kind.
+func (l *Loader) loadList(r *docResult, pos docPos, node *yaml.Node, u map[string]any, items any) {
+	apiVersion, _ := u["apiVersion"].(string)
+	kind, _ := u["kind"].(string)
+	list, ok := items.([]any)
+	if items != nil && !ok {
+		r.problems = append(r.problems, pos.problem(locate(node, "items"), engine.ObjectKey{}, newIssue("items", "Invalid value: must be a list")))
+		return
+	}
+	var seq []*yaml.Node
+	if _, n := mappingField(node, "items"); n != nil && deref(n).Kind == yaml.SequenceNode {
+		seq = deref(n).Content
+	}
+	for i, item := range list {
+		itemNode := node
+		if i < len(seq) {
+			itemNode = deref(seq[i])
+		}
+		m, ok := item.(map[string]any)
+		if !ok {
+			r.problems = append(r.problems, pos.problem(itemNode, engine.ObjectKey{},
+				newIssue(fmt.Sprintf("items[%d]", i), "Invalid value: must be an object")))
+			continue
+		}
+		if kind != "List" {
+			if _, set := m["apiVersion"]; !set {
+				m["apiVersion"] = apiVersion
+			}
+			if _, set := m["kind"]; !set {
+				m["kind"] = strings.TrimSuffix(kind, "List")
+			}
+		}
+		l.loadObject(r, pos, itemNode, m)
+	}
+}
+
+// knownVersions lists the apiVersions gwdev accepts for g's kind.
+func knownVersions(g gvk) []string {
+	var out []string
+	for k := range registry {
+		if k.kind == g.kind {
+			out = append(out, parseGVKString(k))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func parseGVKString(g gvk) string {
+	if g.group == "" {
+		return g.version
+	}
+	return g.group + "/" + g.version
+}
+
+// metaString returns metadata.<field> of u when it is a string.
+func metaString(u map[string]any, field string) string {
+	m, _ := u["metadata"].(map[string]any)
+	s, _ := m[field].(string)
+	return s
+}
+
+// keyFromNode identifies a document that could not be converted, as far as
+// its nodes allow.
+func keyFromNode(root *yaml.Node) engine.ObjectKey {
+	if root.Kind != yaml.MappingNode {
+		return engine.ObjectKey{}
+	}
+	var key engine.ObjectKey
+	if _, k := mappingField(root, "kind"); k != nil {
+		key.Kind = k.Value
+	}
+	if _, m := mappingField(root, "metadata"); m != nil && m.Kind == yaml.MappingNode {
+		if _, n := mappingField(m, "name"); n != nil {
+			key.Name = n.Value
+		}
+		if _, ns := mappingField(m, "namespace"); ns != nil {
+			key.Namespace = ns.Value
+		}
+	}
+	return key
+}

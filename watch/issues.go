@@ -1,0 +1,44 @@
+package watch
+
+import (
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// issue is one reason an object is rejected, before it is placed in the
+// file.
+type issue struct {
+	// field is the JSON path of the offending field ("" for the object).
+	field string
+	// msg is the complete message, starting with field when there is one.
+	msg string
+}
+
+// newIssue builds an issue about path with the given message body.
+func newIssue(path, body string) issue {
+	if path == "" {
+		return issue{msg: body}
+	}
+	return issue{field: path, msg: path + ": " + body}
+}
+
+// fieldIssues converts apiserver validation errors, dropping the redundant
+// "<path> in body" that OpenAPI validation repeats in its details.
+func fieldIssues(errs field.ErrorList) []issue {
+	out := make([]issue, 0, len(errs))
+	for _, e := range errs {
+		out = append(out, fieldIssue(e))
+	}
+	return out
+}
+
+func fieldIssue(e *field.Error) issue {
+	path := e.Field
+	if path == "<nil>" {
+		path = ""
+	}
+	c := *e
+	c.Detail = strings.TrimPrefix(c.Detail, path+" in body ")
+	return newIssue(path, c.ErrorBody())
+}

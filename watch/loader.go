@@ -1,0 +1,119 @@
+package watch
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// Loader reads manifests and validates them. Build one per process with
+// NewLoader: the CRD validators it uses are compiled lazily, once per CRD
+// version, and shared. A Loader is safe for concurrent use.
+type Loader struct {
+	crds *crdSet
+}
+
+// NewLoader returns a Loader. It fails only if the embedded CRDs are
+// missing (a build problem: run go generate ./watch).
+func NewLoader() (*Loader, error) {
+	crds := processCRDs()
+	if err := crds.check(); err != nil {
+		return nil, err
+	}
+	return &Loader{crds: crds}, nil
+}
+
+// LoadDir loads every manifest under root, recursively: *.yaml, *.yml and
+// *.json files, skipping dotfiles, dot-directories and editor temporary
+// files, following symlinks but not into loops. When root is a file, only
+// that file is loaded, whatever its name. Problems reading files are in the
+// result like any other problem.
+func (l *Loader) LoadDir(root string) *LoadResult {
+	files, walkProblems := findManifests(root)
+	inputs := make([]fileInput, len(files))
+	parallel(len(files), func(i int) {
+		data, p := readManifest(files[i])
+		inputs[i] = fileInput{path: files[i].path, data: data, problem: p}
+	})
+	return l.load(inputs, walkProblems)
+}
+
+// LoadBytes loads the content of one file, named file in sources and
+// problems (use "-" for standard input). The watcher calls it for each
+// changed file and combines the per-file results with Merge.
+func (l *Loader) LoadBytes(file string, data []byte) *LoadResult {
+	return l.load([]fileInput{{path: file, data: data}}, nil)
+}
+
+// fileInput is the content of one manifest file, or why it could not be
+// read.
+type fileInput struct {
+	path    string
+	data    []byte
+	problem *Problem
+}
+
+// load splits every file into documents, loads the documents on a small
+// worker pool and assembles the result.
+func (l *Loader) load(inputs []fileInput, problems []Problem) *LoadResult {
+	type job struct {
+		file  string
+		chunk chunk
+	}
+	var jobs []job
+	for _, in := range inputs {
+		if in.problem != nil {
+			problems = append(problems, *in.problem)
+			continue
+		}
+		data, p := checkContent(in.path, in.data)
+		if p != nil {
+			problems = append(problems, *p)
+			continue
+		}
+		for _, c := range splitDocuments(data) {
+			jobs = append(jobs, job{file: in.path, chunk: c})
+		}
+	}
+	results := make([]docResult, len(jobs))
+	parallel(len(jobs), func(i int) {
+		results[i] = l.loadDocument(jobs[i].file, jobs[i].chunk)
+	})
+	var (
+		objs    []loaded
+		skipped []Skipped
+	)
+	for _, r := range results {
+		objs = append(objs, r.objs...)
+		problems = append(problems, r.problems...)
+		skipped = append(skipped, r.skipped...)
+	}
+	return assemble(len(inputs), objs, problems, skipped)
+}
+
+// parallel calls fn(0) … fn(n-1) on up to GOMAXPROCS goroutines.
+func parallel(n int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for i := range n {
+			fn(i)
+		}
+		return
+	}
+	var (
+		next atomic.Int64
+		wg   sync.WaitGroup
+	)
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		})
+	}
+	wg.Wait()
+}

@@ -1,0 +1,110 @@
+package watch
+
+import (
+	"encoding/json"
+	"strings"
+
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	sigsjson "sigs.k8s.io/json"
+)
+
+// nameRule returns how the apiserver validates metadata.name of a kind.
+func nameRule(spec *kindSpec) apimachineryvalidation.ValidateNameFunc {
+	switch spec {
+	case kindService:
+		return apimachineryvalidation.NameIsDNS1035Label
+	case kindNamespace:
+		return apimachineryvalidation.NameIsDNSLabel
+	}
+	return apimachineryvalidation.NameIsDNSSubdomain
+}
+
+// prepareMetadata strictly decodes metadata, fills in the namespace
+// ("default" for namespaced kinds, none for cluster-scoped ones, also in u)
+// and validates it like the apiserver's ValidateObjectMeta.
+func prepareMetadata(u map[string]any, spec *kindSpec) (metav1.ObjectMeta, []issue) {
+	var meta metav1.ObjectMeta
+	raw, present := u["metadata"]
+	m, ok := raw.(map[string]any)
+	if present && raw != nil && !ok {
+		return meta, []issue{newIssue("metadata", "Invalid value: must be an object")}
+	}
+	if m == nil {
+		m = map[string]any{}
+		u["metadata"] = m
+	}
+	var issues []issue
+	issues = append(issues, strictDecode("metadata", m, &meta)...)
+	if spec.namespaced {
+		if meta.Namespace == "" {
+			meta.Namespace = metav1.NamespaceDefault
+		}
+		m["namespace"] = meta.Namespace
+	} else {
+		meta.Namespace = ""
+		delete(m, "namespace")
+	}
+	errs := apimachineryvalidation.ValidateObjectMeta(&meta, spec.namespaced, nameRule(spec), field.NewPath("metadata"))
+	if meta.Name == "" && meta.GenerateName != "" {
+		errs = append(errs, field.Required(field.NewPath("metadata", "name"), "generateName is not supported by kubectl apply or gwdev"))
+	}
+	return meta, append(issues, fieldIssues(errs)...)
+}
+
+// strictDecode decodes v into out like the apiserver's strict JSON decoding:
+// unknown and duplicate fields and type mismatches are issues. prefix is
+// the path of v in the object ("" for the object itself).
+func strictDecode(prefix string, v any, out any) []issue {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return []issue{newIssue(prefix, "Invalid value: "+err.Error())}
+	}
+	strictErrs, err := sigsjson.UnmarshalStrict(data, out)
+	var issues []issue
+	if err != nil {
+		issues = append(issues, decodeIssue(prefix, err))
+	}
+	for _, e := range strictErrs {
+		issues = append(issues, strictIssue(prefix, e.Error()))
+	}
+	return issues
+}
+
+// strictIssue turns `unknown field "spec.foo"` into an issue about
+// prefix.spec.foo.
+func strictIssue(prefix, msg string) issue {
+	for _, kind := range []string{"unknown field ", "duplicate field "} {
+		if rest, ok := strings.CutPrefix(msg, kind); ok {
+			path := joinPath(prefix, strings.Trim(rest, `"`))
+			return issue{field: path, msg: kind + `"` + path + `"`}
+		}
+	}
+	return newIssue(prefix, msg)
+}
+
+// decodeIssue places an encoding/json type error (`json: cannot unmarshal
+// string into Go struct field ServicePort.spec.ports.port of type int32`).
+func decodeIssue(prefix string, err error) issue {
+	msg := err.Error()
+	path := prefix
+	if _, rest, ok := strings.Cut(msg, "Go struct field "); ok {
+		if f, _, ok := strings.Cut(rest, " of type"); ok {
+			if _, p, ok := strings.Cut(f, "."); ok {
+				path = joinPath(prefix, p)
+			}
+		}
+	}
+	return newIssue(path, msg)
+}
+
+func joinPath(prefix, path string) string {
+	switch {
+	case prefix == "":
+		return path
+	case path == "":
+		return prefix
+	}
+	return prefix + "." + path
+}

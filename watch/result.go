@@ -1,0 +1,118 @@
+package watch
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gwdev/gwdev/engine"
+)
+
+// LoadResult is what one load produced: the objects that passed validation,
+// the problems found and the objects gwdev does not know. Results of several
+// loads (for example one per file) combine with Merge.
+type LoadResult struct {
+	// Snapshot holds only the objects that passed validation, each slice
+	// sorted by namespace/name, with Sources filled for every object. It is
+	// never nil.
+	Snapshot *engine.Snapshot
+	// Problems are sorted by file, line and column; nil means none.
+	Problems []Problem
+	// Skipped lists objects of kinds gwdev does not know, sorted by file and
+	// line. They are not errors.
+	Skipped []Skipped
+	// Files is the number of manifest files read.
+	Files int
+}
+
+// OK reports whether the load found no problems.
+func (r *LoadResult) OK() bool { return len(r.Problems) == 0 }
+
+// Problem is one reason a file, document or object was not loaded.
+type Problem struct {
+	// File is the path as given to the loader ("" when not about a file).
+	File string
+	// Line and Column are 1-based and point at the offending field when it
+	// is known, else at the start of the document; 0 means unknown (for
+	// example a file that could not be read).
+	Line, Column int
+	// Object names the object; the zero value means the document could not
+	// be identified.
+	Object engine.ObjectKey
+	// Field is the JSON path of the offending field, such as
+	// spec.listeners[0].tls; "" when the problem is not about one field.
+	Field string
+	// Message is the complete human readable error, worded like the
+	// apiserver's and starting with Field when there is one, for example
+	// `spec.listeners[0].port: Invalid value: 0: should be greater than or
+	// equal to 1`.
+	Message string
+}
+
+// String renders the problem as "file:line:col: Kind/ns/name: message",
+// leaving out the parts that are unknown. Message already starts with the
+// field path.
+func (p Problem) String() string {
+	var b strings.Builder
+	if p.File != "" {
+		b.WriteString(p.File)
+		if p.Line > 0 {
+			b.WriteString(":" + strconv.Itoa(p.Line))
+			if p.Column > 0 {
+				b.WriteString(":" + strconv.Itoa(p.Column))
+			}
+		}
+		b.WriteString(": ")
+	}
+	if p.Object.Kind != "" || p.Object.Name != "" {
+		b.WriteString(p.Object.String())
+		b.WriteString(": ")
+	}
+	b.WriteString(p.Message)
+	return b.String()
+}
+
+// Skipped is an object of a kind gwdev does not load (a Deployment, a CRD of
+// another project). Listing it is informational only.
+type Skipped struct {
+	// File and Line say where the object's document starts.
+	File string
+	Line int
+	// APIVersion, Kind, Namespace and Name are as written in the manifest
+	// (Namespace is "" when not written).
+	APIVersion, Kind, Namespace, Name string
+}
+
+// String renders the entry as "file:line: apiVersion Kind name".
+func (s Skipped) String() string {
+	name := s.Name
+	if s.Namespace != "" {
+		name = s.Namespace + "/" + s.Name
+	}
+	return s.File + ":" + strconv.Itoa(s.Line) + ": " + s.APIVersion + " " + s.Kind + " " + name
+}
+
+// compareProblems orders problems by position, then by content, so that
+// output is stable.
+func compareProblems(a, b Problem) int {
+	return cmp.Or(
+		cmp.Compare(a.File, b.File),
+		cmp.Compare(a.Line, b.Line),
+		cmp.Compare(a.Column, b.Column),
+		cmp.Compare(a.Object.String(), b.Object.String()),
+		cmp.Compare(a.Field, b.Field),
+		cmp.Compare(a.Message, b.Message),
+	)
+}
+
+func compareSkipped(a, b Skipped) int {
+	return cmp.Or(
+		cmp.Compare(a.File, b.File),
+		cmp.Compare(a.Line, b.Line),
+		cmp.Compare(a.Kind, b.Kind),
+		cmp.Compare(a.Name, b.Name),
+	)
+}
+
+func sortProblems(ps []Problem) { slices.SortStableFunc(ps, compareProblems) }

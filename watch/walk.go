@@ -1,0 +1,152 @@
+package watch
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// manifestFile is a file found by the walk.
+type manifestFile struct {
+	path string
+	size int64
+}
+
+// IsManifestName reports whether a file of this base name is loaded when it
+// is found in a directory: *.yaml, *.yml and *.json files that are neither
+// dotfiles nor editor temporary files. The fsnotify watcher uses it to
+// ignore irrelevant events.
+func IsManifestName(name string) bool {
+	if skipName(name) {
+		return false
+	}
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
+}
+
+// skipName reports whether a directory entry is never looked at: dotfiles,
+// dot-directories and editor temporary files.
+func skipName(name string) bool {
+	switch {
+	case strings.HasPrefix(name, "."): // dotfiles, .git, emacs lock files .#x
+		return true
+	case strings.HasSuffix(name, "~"): // emacs, gedit backups
+		return true
+	case strings.HasSuffix(name, ".swp"), strings.HasSuffix(name, ".swx"): // vim swap files
+		return true
+	case strings.HasPrefix(name, "#") && strings.HasSuffix(name, "#"): // emacs autosave
+		return true
+	case name == "4913": // vim's write test file
+		return true
+	}
+	return false
+}
+
+// walker finds manifest files under a directory without following symlinked
+// directories into loops and without reading the same file twice.
+type walker struct {
+	files    []manifestFile
+	problems []Problem
+	seen     map[fileID]bool // directories and files already visited
+}
+
+// findManifests lists the manifest files under root (or root itself when it
+// is a file), in lexical order, with problems for what could not be read.
+func findManifests(root string) ([]manifestFile, []Problem) {
+	fi, err := os.Stat(root)
+	if err != nil {
+		return nil, []Problem{{File: root, Message: describeStatError(err)}}
+	}
+	if !fi.IsDir() {
+		return []manifestFile{{path: root, size: fi.Size()}}, nil
+	}
+	w := &walker{seen: map[fileID]bool{}}
+	w.walkDir(root, fi, map[fileID]string{})
+	return w.files, w.problems
+}
+
+// walkDir visits dir; ancestors maps the directories on the path from the
+// root (by identity) to their paths, to detect symlinks pointing back up.
+func (w *walker) walkDir(dir string, fi os.FileInfo, ancestors map[fileID]string) {
+	id, hasID := idOf(fi)
+	if hasID {
+		w.seen[id] = true
+		ancestors[id] = dir
+		defer delete(ancestors, id)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		w.problems = append(w.problems, Problem{File: dir, Message: fmt.Sprintf("reading directory: %v", unwrapPathError(err))})
+		return
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if skipName(name) {
+			continue
+		}
+		path := filepath.Join(dir, name)
+		info, err := e.Info()
+		if err != nil {
+			continue // removed while walking
+		}
+		if info.Mode()&fs.ModeSymlink != 0 {
+			target, err := os.Stat(path)
+			if err != nil {
+				if errors.Is(err, syscall.ELOOP) {
+					w.problems = append(w.problems, Problem{File: path, Message: "symlink loop: too many levels of symbolic links; not followed"})
+				} else if IsManifestName(name) {
+					w.problems = append(w.problems, Problem{File: path, Message: "broken symlink: " + describeStatError(err)})
+				}
+				continue
+			}
+			info = target
+		}
+		switch {
+		case info.IsDir():
+			if id, ok := idOf(info); ok {
+				if up, loop := ancestors[id]; loop {
+					w.problems = append(w.problems, Problem{File: path, Message: fmt.Sprintf("symlink loop: %s points back to %s; not followed", path, up)})
+					continue
+				}
+				if w.seen[id] {
+					continue // reached through another symlink already
+				}
+			}
+			w.walkDir(path, info, ancestors)
+		case info.Mode().IsRegular() && IsManifestName(name):
+			if id, ok := idOf(info); ok {
+				if w.seen[id] {
+					continue // the same file through a symlink
+				}
+				w.seen[id] = true
+			}
+			w.files = append(w.files, manifestFile{path: path, size: info.Size()})
+		}
+	}
+}
+
+// describeStatError words an os.Stat error without repeating the path.
+func describeStatError(err error) string {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "no such file or directory"
+	case errors.Is(err, syscall.ELOOP):
+		return "symlink loop: too many levels of symbolic links"
+	}
+	return unwrapPathError(err).Error()
+}
+
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

@@ -1,0 +1,265 @@
+package watch
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v4"
+)
+
+// maxNodes bounds the work converting one document, so that alias
+// expansion ("billion laughs") cannot hang the loader.
+const maxNodes = 10_000_000
+
+// nodeError is a problem found while converting a YAML node tree.
+type nodeError struct {
+	node *yaml.Node
+	path string
+	msg  string
+}
+
+// pathElem is a lazily rendered field path (rendered only on errors).
+type pathElem struct {
+	parent *pathElem
+	key    string
+	index  int
+}
+
+func (p *pathElem) String() string {
+	if p == nil {
+		return ""
+	}
+	parent := p.parent.String()
+	if p.key == "" {
+		return parent + "[" + strconv.Itoa(p.index) + "]"
+	}
+	if parent == "" {
+		return p.key
+	}
+	return parent + "." + p.key
+}
+
+// converter turns a yaml.Node tree into the JSON-like values the apiserver
+// works on (map[string]any, []any, string, int64, float64, bool, nil),
+// resolving plain scalars the way kubectl does (YAML 1.1 through
+// sigs.k8s.io/yaml: yes/no/on/off are booleans, 1.0 is the integer 1).
+type converter struct {
+	nodes int
+	err   *nodeError
+}
+
+// toUnstructured converts n; the error names the first offending node.
+func toUnstructured(n *yaml.Node) (any, *nodeError) {
+	c := &converter{}
+	v := c.value(n, nil, 0)
+	return v, c.err
+}
+
+func (c *converter) fail(n *yaml.Node, path *pathElem, format string, args ...any) {
+	if c.err == nil {
+		c.err = &nodeError{node: n, path: path.String(), msg: fmt.Sprintf(format, args...)}
+	}
+}
+
+func (c *converter) value(n *yaml.Node, path *pathElem, depth int) any {
+	c.nodes++
+	if c.err != nil {
+		return nil
+	}
+	if c.nodes > maxNodes || depth > 1000 {
+		c.fail(n, path, "document is too large or too deeply nested (alias expansion?)")
+		return nil
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) == 0 {
+			return nil
+		}
+		return c.value(n.Content[0], path, depth+1)
+	case yaml.AliasNode:
+		if n.Alias == nil {
+			c.fail(n, path, "unknown alias")
+			return nil
+		}
+		return c.value(n.Alias, path, depth+1)
+	case yaml.SequenceNode:
+		out := make([]any, len(n.Content))
+		for i, item := range n.Content {
+			out[i] = c.value(item, &pathElem{parent: path, index: i}, depth+1)
+		}
+		return out
+	case yaml.MappingNode:
+		return c.mapping(n, path, depth)
+	case yaml.ScalarNode:
+		return scalarValue(n)
+	}
+	return nil
+}
+
+func (c *converter) mapping(n *yaml.Node, path *pathElem, depth int) map[string]any {
+	out := make(map[string]any, len(n.Content)/2)
+	var merges []*yaml.Node
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind == yaml.AliasNode && k.Alias != nil {
+			k = k.Alias
+		}
+		if k.Kind != yaml.ScalarNode {
+			c.fail(k, path, "field names must be strings, not a %s", kindName(k))
+			return out
+		}
+		if k.Value == "<<" && k.Style == 0 && (k.Tag == "" || k.Tag == "!!merge" || k.Tag == "tag:yaml.org,2002:merge") {
+			merges = append(merges, v)
+			continue
+		}
+		child := &pathElem{parent: path, key: k.Value}
+		if _, dup := out[k.Value]; dup {
+			c.fail(k, child, "duplicate field %q", child.String())
+			return out
+		}
+		out[k.Value] = c.value(v, child, depth+1)
+	}
+	// Merge keys fill in fields not given explicitly, the first merged
+	// mapping winning, as in YAML 1.1.
+	for _, m := range merges {
+		sources := []*yaml.Node{m}
+		if m.Kind == yaml.SequenceNode {
+			sources = m.Content
+		}
+		for _, src := range sources {
+			v, ok := c.value(src, path, depth+1).(map[string]any)
+			if !ok {
+				c.fail(src, path, "merge key << needs a mapping or a list of mappings")
+				return out
+			}
+			for key, val := range v {
+				if _, set := out[key]; !set {
+					out[key] = val
+				}
+			}
+		}
+	}
+	return out
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.ScalarNode:
+		return "scalar"
+	}
+	return "node"
+}
+
+// quotedStyles are the scalar styles that always mean a string.
+const quotedStyles = yaml.DoubleQuotedStyle | yaml.SingleQuotedStyle | yaml.LiteralStyle | yaml.FoldedStyle
+
+// scalarValue resolves a scalar like go.yaml.in/yaml/v2 (which kubectl uses
+// through sigs.k8s.io/yaml) followed by a JSON round trip.
+func scalarValue(n *yaml.Node) any {
+	if n.Style&quotedStyles != 0 {
+		return n.Value
+	}
+	switch tag := explicitTag(n); tag {
+	case "":
+		return resolvePlain(n.Value)
+	case "!!str", "!!binary", "!!timestamp":
+		return n.Value
+	case "!!null":
+		return nil
+	case "!!bool", "!!int", "!!float":
+		if v := resolvePlain(n.Value); v != nil {
+			return v
+		}
+		return n.Value
+	default:
+		return n.Value
+	}
+}
+
+// explicitTag returns the tag the author wrote ("" when the scalar is plain
+// and untagged).
+func explicitTag(n *yaml.Node) string {
+	if n.Style&yaml.TaggedStyle == 0 {
+		return ""
+	}
+	if strings.HasPrefix(n.Tag, "tag:yaml.org,2002:") {
+		return "!!" + strings.TrimPrefix(n.Tag, "tag:yaml.org,2002:")
+	}
+	return n.Tag
+}
+
+// resolvePlain resolves an untagged plain scalar with YAML 1.1 rules.
+func resolvePlain(s string) any {
+	switch s {
+	case "", "~", "null", "Null", "NULL":
+		return nil
+	case "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON":
+		return true
+	case "n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF":
+		return false
+	}
+	c := s[0]
+	if c != '-' && c != '+' && c != '.' && (c < '0' || c > '9') {
+		return s
+	}
+	plain := strings.ReplaceAll(s, "_", "")
+	if i, err := strconv.ParseInt(plain, 0, 64); err == nil {
+		return i
+	}
+	if isYAMLFloat(plain) {
+		if f, err := strconv.ParseFloat(plain, 64); err == nil {
+			// kubectl sends JSON: an integral float is written without a
+			// fraction and read back by the apiserver as an integer.
+			if f == math.Trunc(f) && math.Abs(f) < 1<<63 {
+				return int64(f)
+			}
+			return f
+		}
+	}
+	return s
+}
+
+// isYAMLFloat matches YAML 1.1 floats: [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?
+func isYAMLFloat(s string) bool {
+	i := 0
+	if i < len(s) && (s[i] == '-' || s[i] == '+') {
+		i++
+	}
+	digits := func() int {
+		start := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		return i - start
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	} else {
+		if digits() == 0 {
+			return false
+		}
+		if i < len(s) && s[i] == '.' {
+			i++
+			digits()
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '-' || s[i] == '+') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(s)
+}

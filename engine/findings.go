@@ -84,12 +84,16 @@ func severityRank(s Severity) int {
 // conditions, True negative ones (Conflicted, OverlappingTLSConfig,
 // PartiallyInvalid, InsecureFrontendValidationMode), Accepted=True with a
 // ListenersNotValid reason, and Unknown summaries. A False Programmed next to
-// a False Accepted says nothing new and is left out.
+// a False Accepted, or a conflict-reason Accepted=False next to
+// Conflicted=True, says nothing new and is left out.
 func problemConditions(conds []metav1.Condition) []metav1.Condition {
-	acceptedFalse := false
+	acceptedFalse, conflicted := false, false
 	for _, c := range conds {
 		if c.Type == "Accepted" && c.Status == metav1.ConditionFalse {
 			acceptedFalse = true
+		}
+		if c.Type == "Conflicted" && c.Status == metav1.ConditionTrue {
+			conflicted = true
 		}
 	}
 	var out []metav1.Condition
@@ -103,6 +107,7 @@ func problemConditions(conds []metav1.Condition) []metav1.Condition {
 		}
 		switch {
 		case c.Type == "Programmed" && c.Status == metav1.ConditionFalse && acceptedFalse:
+		case c.Type == "Accepted" && conflicted && (c.Reason == "HostnameConflict" || c.Reason == "ProtocolConflict"):
 		case c.Status == metav1.ConditionFalse, c.Status == metav1.ConditionUnknown:
 			out = append(out, c)
 		case c.Type == "Accepted" && c.Reason == "ListenersNotValid":

@@ -8,9 +8,7 @@ import (
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	apivalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
-	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	"sigs.k8s.io/yaml"
 )
 
@@ -28,8 +26,14 @@ type crdSchema struct {
 	// validator checks the OpenAPI schema (types, required, patterns, enums,
 	// bounds, formats).
 	validator apivalidation.SchemaValidator
+	// quick checks the OpenAPI schema fast, deferring to validator when
+	// in doubt.
+	quick *quickSchema
+	// hasEmbedded is true when the schema has embedded resources (checked
+	// by objectmeta.Validate).
+	hasEmbedded bool
 	// cel evaluates x-kubernetes-validations; nil when there are none.
-	cel *cel.Validator
+	cel *celNode
 }
 
 // crdFile is one embedded CRD, decoded on first use.
@@ -142,9 +146,32 @@ func (v *crdVersion) compile() {
 		return
 	}
 	v.schema = &crdSchema{
-		structural: structural,
-		validator:  validator,
-		cel:        cel.NewValidator(structural, true, celconfig.PerCallLimit),
+		structural:  structural,
+		validator:   validator,
+		quick:       newQuickSchema(structural),
+		hasEmbedded: hasEmbeddedResource(structural),
+		cel:         compileCEL(structural),
 	}
 	v.props = nil // no longer needed
+}
+
+// hasEmbeddedResource reports whether any node below the root is an
+// x-kubernetes-embedded-resource.
+func hasEmbeddedResource(s *structuralschema.Structural) bool {
+	if s == nil {
+		return false
+	}
+	if s.Items != nil && (s.Items.XEmbeddedResource || hasEmbeddedResource(s.Items)) {
+		return true
+	}
+	for k := range s.Properties {
+		p := s.Properties[k]
+		if p.XEmbeddedResource || hasEmbeddedResource(&p) {
+			return true
+		}
+	}
+	if ap := s.AdditionalProperties; ap != nil && ap.Structural != nil {
+		return ap.Structural.XEmbeddedResource || hasEmbeddedResource(ap.Structural)
+	}
+	return false
 }

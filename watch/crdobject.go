@@ -1,7 +1,6 @@
 package watch
 
 import (
-	"context"
 	"fmt"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -13,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	celconfig "k8s.io/apiserver/pkg/apis/cel"
 )
 
 // loadCRDObject validates a Gateway API object the way the apiserver
@@ -44,20 +42,24 @@ func (l *Loader) loadCRDObject(u map[string]any, v *servedVersion) (metav1.Objec
 	for _, path := range pruning.PruneWithOptions(u, s.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}) {
 		issues = append(issues, issue{field: path, msg: fmt.Sprintf("unknown field %q", path)})
 	}
+	defaulting.PruneNonNullableNullsWithoutDefaults(u, s.structural)
 	defaulting.Default(u, s.structural)
 	delete(u, "status")
 	u["metadata"].(map[string]any)["generation"] = int64(1)
 
 	var errs field.ErrorList
-	errs = append(errs, apivalidation.ValidateCustomResource(nil, u, s.validator)...)
-	errs = append(errs, schemaobjectmeta.Validate(nil, u, s.structural, false)...)
+	if !s.quick.valid(u) {
+		errs = append(errs, apivalidation.ValidateCustomResource(nil, u, s.validator)...)
+	}
+	if s.hasEmbedded {
+		errs = append(errs, schemaobjectmeta.Validate(nil, u, s.structural, false)...)
+	}
 	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.structural, u)...)
 	if s.cel != nil {
 		if blocking, note := hasBlockingErr(errs); blocking {
 			errs = append(errs, note)
 		} else {
-			celErrs, _ := s.cel.Validate(context.Background(), nil, s.structural, u, nil, celconfig.RuntimeCELCostBudget)
-			errs = append(errs, celErrs...)
+			errs = s.cel.validate(nil, u, errs)
 		}
 	}
 	issues = append(issues, fieldIssues(errs)...)

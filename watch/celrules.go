@@ -1,0 +1,401 @@
+package watch
+
+import (
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	celgo "github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/interpreter"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	apiextensionscel "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	apiservercel "k8s.io/apiserver/pkg/cel"
+	"k8s.io/apiserver/pkg/cel/common"
+)
+
+// This file evaluates x-kubernetes-validations like the apiserver's
+// k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel.Validator, with
+// the same environment, the same rule semantics (create: no oldSelf) and the
+// same error wording, but two things changed for speed, because gwdev
+// validates thousands of objects on every start:
+//
+//   - programs are compiled without runtime cost tracking or cost limits
+//     (celenv.go; the rules come from the Gateway API CRDs, whose cost the
+//     apiserver already bounds when the CRD is installed);
+//   - the schema adapter caches Properties(): the upstream adapter builds a
+//     new map on every field access, which dominated the profile.
+
+// celNode holds the compiled rules of one schema node and the nodes below it
+// that have rules.
+type celNode struct {
+	schema     common.Schema // schema seen by the rules (cached adapter)
+	typ        string
+	rules      []celRule
+	properties map[string]*celNode
+	items      *celNode
+	additional *celNode
+	allOf      []*celNode
+}
+
+// celRule is one compiled x-kubernetes-validations rule.
+type celRule struct {
+	rule            apiextensionsv1.ValidationRule
+	program         celgo.Program
+	message         celgo.Program // messageExpression, or nil
+	fieldPath       string        // normalized fieldPath, or ""
+	usesOldSelf     bool
+	optionalOldSelf bool
+	compileErr      error
+}
+
+var selfTypeCounter atomic.Int64
+
+// compileCEL compiles every rule of a CRD version's schema; nil when there
+// are none.
+func compileCEL(s *structuralschema.Structural) *celNode {
+	return compileCELNode(s, s, true, model.SchemaDeclType(s, true))
+}
+
+func compileCELNode(validation, node *structuralschema.Structural, isRoot bool, declType *apiservercel.DeclType) *celNode {
+	n := &celNode{typ: node.Type}
+	if len(validation.XValidations) > 0 {
+		schema := node
+		if isRoot {
+			schema = model.WithTypeAndObjectMeta(node)
+		}
+		n.schema = newCachedSchema(&model.Structural{Structural: schema})
+		n.rules = compileRules(node, validation.XValidations, declType)
+	}
+	var elemType *apiservercel.DeclType
+	if declType != nil {
+		elemType = declType.ElemType
+	}
+	if validation.Items != nil && node.Items != nil {
+		n.items = compileCELNode(validation.Items, node.Items, node.Items.XEmbeddedResource, elemType)
+	}
+	for name, vp := range validation.Properties {
+		np, ok := node.Properties[name]
+		if !ok {
+			continue
+		}
+		var fieldType *apiservercel.DeclType
+		if escaped, ok := apiservercel.Escape(name); ok {
+			if declType == nil {
+				continue
+			}
+			f, ok := declType.Fields[escaped]
+			if !ok {
+				continue
+			}
+			fieldType = f.Type
+		} else {
+			fieldType = model.SchemaDeclType(&np, np.XEmbeddedResource)
+			if fieldType == nil {
+				continue
+			}
+		}
+		if child := compileCELNode(&vp, &np, np.XEmbeddedResource, fieldType); child != nil {
+			if n.properties == nil {
+				n.properties = map[string]*celNode{}
+			}
+			n.properties[name] = child
+		}
+	}
+	if validation.AdditionalProperties != nil && validation.AdditionalProperties.Structural != nil &&
+		node.AdditionalProperties != nil && node.AdditionalProperties.Structural != nil {
+		ap := node.AdditionalProperties.Structural
+		n.additional = compileCELNode(validation.AdditionalProperties.Structural, ap, ap.XEmbeddedResource, elemType)
+	}
+	if validation.ValueValidation != nil {
+		for i := range validation.ValueValidation.AllOf {
+			nested := nestedStructural(&validation.ValueValidation.AllOf[i])
+			if child := compileCELNode(nested, node, isRoot, declType); child != nil {
+				n.allOf = append(n.allOf, child)
+			}
+		}
+	}
+	if len(n.rules) == 0 && n.items == nil && n.additional == nil && len(n.properties) == 0 && len(n.allOf) == 0 {
+		return nil
+	}
+	return n
+}
+
+// nestedStructural turns an allOf entry into a Structural carrying only
+// what rule compilation looks at.
+func nestedStructural(nvv *structuralschema.NestedValueValidation) *structuralschema.Structural {
+	s := &structuralschema.Structural{ValueValidation: &nvv.ValueValidation, ValidationExtensions: nvv.ValidationExtensions}
+	if nvv.Items != nil {
+		s.Items = nestedStructural(nvv.Items)
+	}
+	if len(nvv.Properties) > 0 {
+		s.Properties = map[string]structuralschema.Structural{}
+		for k, v := range nvv.Properties {
+			s.Properties[k] = *nestedStructural(&v)
+		}
+	}
+	if nvv.AdditionalProperties != nil {
+		s.AdditionalProperties = &structuralschema.StructuralOrBool{Structural: nestedStructural(nvv.AdditionalProperties), Bool: true}
+	}
+	return s
+}
+
+func compileRules(s *structuralschema.Structural, rules apiextensionsv1.ValidationRules, declType *apiservercel.DeclType) []celRule {
+	out := make([]celRule, len(rules))
+	if declType == nil {
+		for i, r := range rules {
+			out[i] = celRule{rule: r, compileErr: fmt.Errorf("failed to convert to declType for CEL validation rules")}
+		}
+		return out
+	}
+	env, err := celRuleEnv(declType, fmt.Sprintf("selfType%d", selfTypeCounter.Add(1)))
+	for i, r := range rules {
+		out[i] = celRule{rule: r, optionalOldSelf: r.OptionalOldSelf != nil && *r.OptionalOldSelf}
+		if err != nil {
+			out[i].compileErr = err
+			continue
+		}
+		out[i].compile(s, env)
+	}
+	return out
+}
+
+func (r *celRule) compile(s *structuralschema.Structural, env *celgo.Env) {
+	if strings.TrimSpace(r.rule.Rule) == "" {
+		return
+	}
+	ast, issues := env.Compile(r.rule.Rule)
+	if issues != nil {
+		r.compileErr = fmt.Errorf("compilation failed: %s", issues.String())
+		return
+	}
+	if ast.OutputType() != celgo.BoolType {
+		r.compileErr = fmt.Errorf("cel expression must evaluate to a bool")
+		return
+	}
+	checked, err := celgo.AstToCheckedExpr(ast)
+	if err != nil {
+		r.compileErr = err
+		return
+	}
+	for _, ref := range checked.ReferenceMap {
+		if ref.Name == apiextensionscel.OldScopedVarName {
+			r.usesOldSelf = true
+		}
+	}
+	if r.program, err = env.Program(ast, celgo.EvalOptions(celgo.OptOptimize)); err != nil {
+		r.compileErr = fmt.Errorf("program instantiation failed: %w", err)
+		return
+	}
+	if r.rule.MessageExpression != "" {
+		if ast, issues := env.Compile(r.rule.MessageExpression); issues == nil && ast.OutputType() == celgo.StringType {
+			r.message, _ = env.Program(ast, celgo.EvalOptions(celgo.OptOptimize))
+		}
+	}
+	if r.rule.FieldPath != "" {
+		if p, _, err := apiextensionscel.ValidFieldPath(r.rule.FieldPath, s); err == nil {
+			r.fieldPath = p.String()
+		}
+	}
+}
+
+// validate evaluates the rules at and below n against obj (create
+// semantics: there is no old object).
+func (n *celNode) validate(path *field.Path, obj any, errs field.ErrorList) field.ErrorList {
+	if n == nil || obj == nil {
+		return errs
+	}
+	errs = n.validateRules(path, obj, errs)
+	for _, a := range n.allOf {
+		errs = a.validate(path, obj, errs)
+	}
+	switch obj := obj.(type) {
+	case []any:
+		if n.items != nil {
+			for i, v := range obj {
+				errs = n.items.validate(path.Index(i), v, errs)
+			}
+		}
+	case map[string]any:
+		if n.additional != nil {
+			for k, v := range obj {
+				errs = n.additional.validate(path.Key(k), v, errs)
+			}
+		}
+		for k, child := range n.properties {
+			if v, ok := obj[k]; ok {
+				errs = child.validate(path.Child(k), v, errs)
+			}
+		}
+	}
+	return errs
+}
+
+// celActivation resolves self (and oldSelf, which is never set on create).
+type celActivation struct {
+	self       ref.Val
+	hasOldSelf bool
+}
+
+func (a *celActivation) ResolveName(name string) (any, bool) {
+	switch name {
+	case apiextensionscel.ScopedVarName:
+		return a.self, true
+	case apiextensionscel.OldScopedVarName:
+		return types.OptionalNone, a.hasOldSelf
+	}
+	return nil, false
+}
+
+func (a *celActivation) Parent() interpreter.Activation { return nil }
+
+func (n *celNode) validateRules(path *field.Path, obj any, errs field.ErrorList) field.ErrorList {
+	if len(n.rules) == 0 {
+		return errs
+	}
+	self := common.UnstructuredToVal(obj, n.schema)
+	activation := &celActivation{self: self}
+	optional := &celActivation{self: self, hasOldSelf: true}
+	for i := range n.rules {
+		r := &n.rules[i]
+		if r.compileErr != nil {
+			errs = append(errs, field.Invalid(path, n.typ, fmt.Sprintf("rule compile error: %v", r.compileErr)))
+			continue
+		}
+		if r.program == nil || (r.usesOldSelf && !r.optionalOldSelf) {
+			continue // empty rule, or a transition rule: not evaluated on create
+		}
+		act := activation
+		if r.optionalOldSelf {
+			act = optional
+		}
+		result, _, err := r.program.Eval(act)
+		if err != nil {
+			if strings.HasPrefix(err.Error(), "no such overload") {
+				errs = append(errs, field.Invalid(path, n.typ, fmt.Sprintf("'%v': call arguments did not match a supported operator, function or macro signature for rule: %v", err, ruleErrorString(r.rule))))
+			} else {
+				errs = append(errs, field.Invalid(path, n.typ, fmt.Sprintf("%v evaluating rule: %v", err, ruleErrorString(r.rule))))
+			}
+			continue
+		}
+		if result == types.True {
+			continue
+		}
+		at := path
+		if r.fieldPath != "" {
+			at = at.Child(r.fieldPath)
+		}
+		detail := r.messageFor(activation)
+		var value any = obj
+		if n.typ == "object" || n.typ == "array" {
+			value = field.OmitValueType{}
+		}
+		errs = append(errs, fieldErrorForReason(at, value, detail, r.rule.Reason))
+	}
+	return errs
+}
+
+// messageFor evaluates messageExpression, falling back to message or the
+// rule itself as the apiserver does.
+func (r *celRule) messageFor(act interpreter.Activation) string {
+	if r.message != nil {
+		if v, _, err := r.message.Eval(act); err == nil {
+			if s, ok := v.Value().(string); ok {
+				if s = strings.TrimSpace(s); s != "" && !strings.Contains(s, "\n") {
+					return s
+				}
+			}
+		}
+	}
+	if r.rule.Message == "" {
+		return "failed rule: " + ruleErrorString(r.rule)
+	}
+	return strings.TrimSpace(r.rule.Message)
+}
+
+func ruleErrorString(rule apiextensionsv1.ValidationRule) string {
+	if rule.Message != "" {
+		return strings.TrimSpace(rule.Message)
+	}
+	return strings.TrimSpace(rule.Rule)
+}
+
+func fieldErrorForReason(path *field.Path, value any, detail string, reason *apiextensionsv1.FieldValueErrorReason) *field.Error {
+	if reason == nil {
+		return field.Invalid(path, value, detail)
+	}
+	switch *reason {
+	case apiextensionsv1.FieldValueForbidden:
+		return field.Forbidden(path, detail)
+	case apiextensionsv1.FieldValueRequired:
+		return field.Required(path, detail)
+	case apiextensionsv1.FieldValueDuplicate:
+		return field.Duplicate(path, value)
+	}
+	return field.Invalid(path, value, detail)
+}
+
+// cachedSchema adapts a schema for CEL values and remembers Properties,
+// Items and AdditionalProperties, which the upstream adapter rebuilds on
+// every call. The whole tree is wrapped once, at compile time.
+type cachedSchema struct {
+	common.Schema
+	properties map[string]common.Schema
+	items      common.Schema
+	additional common.SchemaOrBool
+	withMeta   common.Schema
+}
+
+func newCachedSchema(s common.Schema) *cachedSchema {
+	c := newCachedSchemaTree(s)
+	if s.IsXEmbeddedResource() {
+		c.withMeta = newCachedSchemaTree(s.WithTypeAndObjectMeta())
+	}
+	return c
+}
+
+func newCachedSchemaTree(s common.Schema) *cachedSchema {
+	c := &cachedSchema{Schema: s}
+	if props := s.Properties(); props != nil {
+		c.properties = make(map[string]common.Schema, len(props))
+		for k, v := range props {
+			c.properties[k] = newCachedSchema(v)
+		}
+	}
+	if items := s.Items(); items != nil {
+		c.items = newCachedSchema(items)
+	}
+	if ap := s.AdditionalProperties(); ap != nil {
+		var inner common.Schema
+		if ap.Schema() != nil {
+			inner = newCachedSchema(ap.Schema())
+		}
+		c.additional = &cachedSchemaOrBool{schema: inner, allows: ap.Allows()}
+	}
+	return c
+}
+
+func (c *cachedSchema) Properties() map[string]common.Schema      { return c.properties }
+func (c *cachedSchema) Items() common.Schema                      { return c.items }
+func (c *cachedSchema) AdditionalProperties() common.SchemaOrBool { return c.additional }
+
+// WithTypeAndObjectMeta is used for embedded resources (none in Gateway
+// API); it is computed up front so that the tree is read-only.
+func (c *cachedSchema) WithTypeAndObjectMeta() common.Schema {
+	if c.withMeta == nil {
+		return c.Schema.WithTypeAndObjectMeta()
+	}
+	return c.withMeta
+}
+
+type cachedSchemaOrBool struct {
+	schema common.Schema
+	allows bool
+}
+
+func (c *cachedSchemaOrBool) Schema() common.Schema { return c.schema }
+func (c *cachedSchemaOrBool) Allows() bool          { return c.allows }

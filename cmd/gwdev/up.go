@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gwdev/gwdev/emulator"
+	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/watch"
+)
+
+// upOptions are the flags of `gwdev up`.
+type upOptions struct {
+	portOffset int
+	address    string
+	accessLog  string
+	backends   []string
+	classes    []string
+	debounce   time.Duration
+}
+
+func newUpCmd() *cobra.Command {
+	o := &upOptions{}
+	cmd := &cobra.Command{
+		Use:   "up [DIR]",
+		Short: "Watch manifests, translate on every save and serve the routes on loopback",
+		Long: `up watches DIR (default: the current directory) recursively, translates the manifests on
+every change and serves the result on loopback: each Gateway gets 127.0.0.1, 127.0.0.2, …
+(or the loopback address in its spec.addresses) and its listeners' ports. A port that cannot
+be bound (privileged, or in use) is served on port+--port-offset instead (80→8080).
+
+Backends: a Service port resolves to a local address you give (gwdev.yaml "backends:" or
+--backend ns/name:port=host:port), else its EndpointSlices, else its ExternalName, else
+gwdev's built-in echo backend.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := "."
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return o.run(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), dir)
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&o.portOffset, "port-offset", emulator.DefaultPortOffset, "serve a port that cannot be bound on port+offset (0: no fallback)")
+	f.StringVar(&o.address, "address", "", "bind every Gateway on this address instead of its loopback address (careful: a non-loopback address exposes gwdev)")
+	f.StringVar(&o.accessLog, "access-log", "", "write one JSON line per request to this file (- for stderr)")
+	f.StringArrayVar(&o.backends, "backend", nil, "serve a Service port from a local address: namespace/service:port=host:port (repeatable)")
+	f.StringSliceVar(&o.classes, "class", nil, "manage only these GatewayClass names")
+	f.DurationVar(&o.debounce, "debounce", 50*time.Millisecond, "wait this long after the last file change before reloading")
+	return cmd
+}
+
+func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) error {
+	cfg, cfgPath, err := loadProjectConfig(dir)
+	if err != nil {
+		return err
+	}
+	mappings, err := backendMappings(cfg, o.backends)
+	if err != nil {
+		return err
+	}
+	var accessLog io.Writer
+	switch o.accessLog {
+	case "":
+	case "-":
+		accessLog = errOut
+	default:
+		f, err := os.OpenFile(o.accessLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return fmt.Errorf("--access-log: %w", err)
+		}
+		defer f.Close()
+		accessLog = f
+	}
+	loader, err := watch.NewLoader()
+	if err != nil {
+		return err
+	}
+	w, err := loader.Watch(ctx, dir, watch.WatchOptions{Debounce: o.debounce})
+	if err != nil {
+		return err
+	}
+	srv := emulator.New(emulator.Config{PortOffset: o.portOffset, BindOverride: o.address, AccessLog: accessLog})
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Close(sctx)
+	}()
+	if cfgPath != "" {
+		fmt.Fprintf(out, "gwdev: backends from %s\n", cfgPath)
+	}
+	rl := &reloader{out: out, srv: srv, opts: engine.Options{Classes: o.classes, BackendMappings: mappings}}
+	rl.apply(w.Current(), true)
+	fmt.Fprintf(out, "gwdev: watching %s (ctrl-c to stop)\n", dir)
+	for {
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(out, "gwdev: stopping")
+			return nil
+		case err := <-w.Errors():
+			fmt.Fprintln(errOut, "gwdev: watch:", err)
+		case u := <-w.Updates():
+			rl.apply(u, false)
+		}
+	}
+}
+
+// reloader translates each watch update and applies it to the data plane.
+type reloader struct {
+	out  io.Writer
+	srv  *emulator.Server
+	opts engine.Options
+	n    int
+	last map[string]string // port lines printed last time
+}
+
+func (r *reloader) apply(u *watch.Update, first bool) {
+	r.n++
+	start := time.Now()
+	r.opts.Now = metav1.NewTime(start.UTC().Truncate(time.Second))
+	res := engine.Translate(u.Result.Snapshot, r.opts)
+	translated := time.Since(start)
+	rep := r.srv.Apply(res.Table)
+	applied := time.Since(start) - translated
+	nerr := len(u.Result.Problems)
+	for _, f := range res.Findings {
+		if f.Severity == engine.SeverityError {
+			nerr++
+		}
+	}
+	what := "loaded"
+	if !first {
+		what = fmt.Sprintf("reload #%d (%s)", r.n-1, changedSummary(u.Changed))
+	}
+	fmt.Fprintf(r.out, "gwdev: %s: %d objects, %s; load %s, translate %s, apply %s\n", what,
+		res.Objects.Len(), plural(nerr, "problem"), roundDur(u.Took), roundDur(translated), roundDur(applied))
+	for _, p := range u.Result.Problems {
+		fmt.Fprintf(r.out, "  ✗ %s\n", p.String())
+	}
+	for _, s := range u.Stale {
+		fmt.Fprintf(r.out, "  ! %s: still serving the last good version from %s\n", s.Object, s.Source)
+	}
+	for _, f := range res.Findings {
+		if f.Severity != engine.SeverityError {
+			continue
+		}
+		scope := ""
+		if f.Scope != "" {
+			scope = " " + f.Scope
+		}
+		fmt.Fprintf(r.out, "  ✗ %s %s%s: %s %s: %s\n", f.Source, f.Object, scope, f.Condition, f.Reason, f.Message)
+	}
+	r.printPorts(rep)
+}
+
+// printPorts prints the serving addresses when they change.
+func (r *reloader) printPorts(rep *emulator.ApplyReport) {
+	lines := map[string]string{}
+	var order []string
+	for _, p := range rep.Ports {
+		key := fmt.Sprintf("%s %s/%d", p.Gateway, p.Transport, p.Port)
+		var line string
+		switch {
+		case p.Error != "":
+			line = fmt.Sprintf("  ✗ %s port %d (%s): not served: %s", p.Gateway, p.Port, p.Protocol, p.Error)
+		case p.NotServed != "":
+			line = fmt.Sprintf("  - %s port %d (%s): %s", p.Gateway, p.Port, p.Protocol, p.NotServed)
+		case p.Fallback:
+			line = fmt.Sprintf("  → %s port %d (%s) on %s (port %d could not be bound; --port-offset)", p.Gateway, p.Port, p.Protocol, p.Bound, p.Port)
+		default:
+			line = fmt.Sprintf("  → %s port %d (%s) on %s", p.Gateway, p.Port, p.Protocol, p.Bound)
+		}
+		lines[key] = line
+		order = append(order, key)
+	}
+	changed := len(lines) != len(r.last)
+	for k, v := range lines {
+		if r.last[k] != v {
+			changed = true
+		}
+	}
+	if !changed {
+		return
+	}
+	for _, k := range order {
+		fmt.Fprintln(r.out, lines[k])
+	}
+	r.last = lines
+}
+
+func changedSummary(files []string) string {
+	switch len(files) {
+	case 0:
+		return "no file changed"
+	case 1:
+		return files[0]
+	}
+	return fmt.Sprintf("%d files", len(files))
+}

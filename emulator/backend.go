@@ -1,0 +1,322 @@
+package emulator
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gwdev/gwdev/engine"
+)
+
+// upstreamPool keeps upstreams (and their pooled transports) and compiled
+// expressions across Applies, so a reload does not drop idle connections to
+// backends that are still in the table.
+type upstreamPool struct {
+	upstreams map[string]*upstream
+	regex     map[string]*regexp.Regexp
+	// echoLog returns the log buffer of an echo service (nil: no logging).
+	echoLog func(service string) *echoLog
+}
+
+func newUpstreamPool(echoLog func(string) *echoLog) *upstreamPool {
+	return &upstreamPool{upstreams: map[string]*upstream{}, regex: map[string]*regexp.Regexp{}, echoLog: echoLog}
+}
+
+// upstream is where a backend's requests go: endpoint addresses with pooled
+// transports (one for HTTP/1.1, one for HTTP/2), or the echo backend.
+type upstream struct {
+	key    string
+	kind   string
+	addrs  []string
+	scheme string
+	tls    *tls.Config
+	echo   *echoTarget
+	// tlsErr is why the BackendTLSPolicy could not be used.
+	tlsErr string
+
+	rr             atomic.Uint32
+	h1Once, h2Once sync.Once
+	h1, h2         *http.Transport
+}
+
+// upstream returns the (possibly reused) upstream of a valid backend.
+func (c *compiler) upstream(b *engine.Backend) *upstream {
+	key := upstreamKey(b)
+	if u, ok := c.next[key]; ok {
+		return u
+	}
+	u, ok := c.pool.upstreams[key]
+	if !ok {
+		u = newUpstream(key, b, c.pool.echoLog)
+	}
+	c.next[key] = u
+	return u
+}
+
+func upstreamKey(b *engine.Backend) string {
+	if b.Target.Kind == engine.TargetEcho {
+		return "echo|" + serviceName(b)
+	}
+	k := b.Target.Kind + "|" + strings.Join(b.Target.Addresses, ",")
+	if t := b.TLS; t != nil {
+		h := fnv.New64a()
+		h.Write(t.CACertificates)
+		for _, s := range t.SubjectAltNames {
+			fmt.Fprintf(h, "|%s=%s%s", s.Type, s.Hostname, s.URI)
+		}
+		k += fmt.Sprintf("|tls|%s|%s|%t|%x", t.Policy, t.SNI, t.System, h.Sum64())
+	}
+	return k
+}
+
+func newUpstream(key string, b *engine.Backend, echoLog func(string) *echoLog) *upstream {
+	u := &upstream{key: key, kind: b.Target.Kind, addrs: b.Target.Addresses, scheme: "http"}
+	if b.Target.Kind == engine.TargetEcho {
+		u.echo = newEchoTarget(b, echoLog)
+		return u
+	}
+	if b.TLS != nil {
+		u.scheme = "https"
+		conf, err := backendTLSConfig(b.TLS)
+		if err != nil {
+			u.tlsErr = err.Error()
+		}
+		u.tls = conf
+	}
+	return u
+}
+
+// backendTLSConfig builds the client TLS configuration of a BackendTLSPolicy:
+// trust the given CAs (or the system's), send SNI, verify the SNI name or,
+// when set, the subjectAltNames instead.
+func backendTLSConfig(t *engine.BackendTLS) (*tls.Config, error) {
+	conf := &tls.Config{ServerName: t.SNI, MinVersion: tls.VersionTLS12}
+	var roots *x509.CertPool
+	if !t.System {
+		roots = x509.NewCertPool()
+		if !roots.AppendCertsFromPEM(t.CACertificates) {
+			return conf, fmt.Errorf("BackendTLSPolicy %s: no usable CA certificate", t.Policy)
+		}
+		conf.RootCAs = roots
+	}
+	if len(t.SubjectAltNames) > 0 {
+		sans := t.SubjectAltNames
+		conf.InsecureSkipVerify = true // verified below against the SANs
+		conf.VerifyConnection = func(cs tls.ConnectionState) error {
+			return verifySANs(cs, roots, sans)
+		}
+	}
+	return conf, nil
+}
+
+func verifySANs(cs tls.ConnectionState, roots *x509.CertPool, sans []gwv1.SubjectAltName) error {
+	if len(cs.PeerCertificates) == 0 {
+		return errors.New("backend sent no certificate")
+	}
+	leaf := cs.PeerCertificates[0]
+	inter := x509.NewCertPool()
+	for _, c := range cs.PeerCertificates[1:] {
+		inter.AddCert(c)
+	}
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter}); err != nil {
+		return err
+	}
+	for _, s := range sans {
+		switch s.Type {
+		case gwv1.HostnameSubjectAltNameType:
+			if leaf.VerifyHostname(string(s.Hostname)) == nil {
+				return nil
+			}
+		case gwv1.URISubjectAltNameType:
+			for _, u := range leaf.URIs {
+				if u.String() == string(s.URI) {
+					return nil
+				}
+			}
+		}
+	}
+	return errors.New("backend certificate matches none of the subjectAltNames")
+}
+
+// transport returns the round tripper for this upstream; h2 selects HTTP/2
+// (h2c without TLS).
+func (u *upstream) transport(h2 bool) http.RoundTripper {
+	if u.echo != nil {
+		return u.echo
+	}
+	if h2 {
+		u.h2Once.Do(func() { u.h2 = newTransport(u.tls, true) })
+		return u.h2
+	}
+	u.h1Once.Do(func() { u.h1 = newTransport(u.tls, false) })
+	return u.h1
+}
+
+func newTransport(conf *tls.Config, h2 bool) *http.Transport {
+	t := &http.Transport{
+		Proxy:                 nil, // never the environment's proxy: backends are local
+		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:          512,
+		MaxIdleConnsPerHost:   64,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		DisableCompression:    true, // a proxy passes encodings through
+		TLSClientConfig:       conf,
+	}
+	if h2 {
+		t.Protocols = new(http.Protocols)
+		if conf != nil {
+			t.Protocols.SetHTTP2(true)
+		} else {
+			t.Protocols.SetUnencryptedHTTP2(true)
+		}
+	}
+	return t
+}
+
+// closeIdle drops idle connections (the upstream left the table).
+func (u *upstream) closeIdle() {
+	for _, t := range []*http.Transport{u.h1, u.h2} {
+		if t != nil {
+			t.CloseIdleConnections()
+		}
+	}
+}
+
+// nextAddr picks an endpoint round-robin.
+func (u *upstream) nextAddr() int {
+	if len(u.addrs) < 2 {
+		return 0
+	}
+	return int(u.rr.Add(1)-1) % len(u.addrs)
+}
+
+// pick chooses a backend by weight; nil when every weight is 0.
+func (rr *ruleRoutes) pick() *backendRoutes {
+	if rr.total <= 0 {
+		return nil
+	}
+	n := rand.Int32N(rr.total)
+	for i, c := range rr.cum {
+		if n < c {
+			return rr.backends[i]
+		}
+	}
+	return nil
+}
+
+// backendToken is the stable session token of a backend: a hash of its name.
+func backendToken(name string) string {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return strconv.FormatUint(h.Sum64(), 36)
+}
+
+// sessionPolicy is a compiled SessionPersistence.
+type sessionPolicy struct {
+	header    bool
+	name      string
+	timeout   time.Duration
+	permanent bool
+}
+
+// Default session names (SessionName is implementation-specific when unset).
+const (
+	defaultSessionCookie = "gwdev-session"
+	defaultSessionHeader = "X-Gwdev-Session"
+)
+
+func compileSession(sp *gwv1.SessionPersistence) *sessionPolicy {
+	if sp == nil {
+		return nil
+	}
+	p := &sessionPolicy{name: defaultSessionCookie, timeout: parseDuration(sp.AbsoluteTimeout)}
+	if sp.Type != nil && *sp.Type == gwv1.HeaderBasedSessionPersistence {
+		p.header, p.name = true, defaultSessionHeader
+	}
+	if sp.SessionName != nil && *sp.SessionName != "" {
+		p.name = *sp.SessionName
+	}
+	if sp.CookieConfig != nil && sp.CookieConfig.LifetimeType != nil {
+		p.permanent = *sp.CookieConfig.LifetimeType == gwv1.PermanentCookieLifetimeType
+	}
+	return p
+}
+
+// read returns the session value the client sent.
+func (p *sessionPolicy) read(r *http.Request) string {
+	if p.header {
+		return r.Header.Get(p.name)
+	}
+	c, err := r.Cookie(p.name)
+	if err != nil {
+		return ""
+	}
+	return c.Value
+}
+
+// resume finds the backend and endpoint a session value pins, if the
+// session is still valid.
+func (rr *ruleRoutes) resume(value string, now time.Time) (*backendRoutes, int, bool) {
+	tok, rest, ok := strings.Cut(value, ".")
+	if !ok {
+		return nil, 0, false
+	}
+	idxS, expS, _ := strings.Cut(rest, ".")
+	idx, err := strconv.Atoi(idxS)
+	if err != nil || idx < 0 {
+		return nil, 0, false
+	}
+	if expS != "" && expS != "0" {
+		exp, err := strconv.ParseInt(expS, 36, 64)
+		if err != nil || now.Unix() >= exp {
+			return nil, 0, false
+		}
+	}
+	for _, b := range rr.backends {
+		if b.token != tok {
+			continue
+		}
+		if b.up == nil || (len(b.up.addrs) > 0 && idx >= len(b.up.addrs)) {
+			return nil, 0, false
+		}
+		return b, idx, true
+	}
+	return nil, 0, false
+}
+
+// issue makes the session value for a backend and endpoint.
+func (p *sessionPolicy) issue(b *backendRoutes, idx int, now time.Time) string {
+	exp := "0"
+	if p.timeout > 0 {
+		exp = strconv.FormatInt(now.Add(p.timeout).Unix(), 36)
+	}
+	return b.token + "." + strconv.Itoa(idx) + "." + exp
+}
+
+// write sends a new session value to the client.
+func (p *sessionPolicy) write(h http.Header, value string) {
+	if p.header {
+		h.Set(p.name, value)
+		return
+	}
+	c := &http.Cookie{Name: p.name, Value: value, Path: "/", HttpOnly: true}
+	if p.permanent && p.timeout > 0 {
+		c.MaxAge = int(p.timeout / time.Second)
+	}
+	h.Add("Set-Cookie", c.String())
+}

@@ -1,0 +1,245 @@
+package emulator
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gwdev/gwdev/engine"
+)
+
+// echoTarget is the built-in echo backend of one Service port. It answers
+// like the Gateway API conformance echo server (echo-basic): a JSON
+// description of the request it received, /status/<code>, ?delay=<duration>
+// and X-Echo-Set-Header. It is an http.RoundTripper, so requests reach it
+// through the same proxy path (filters, retries, timeouts) as real backends.
+type echoTarget struct {
+	namespace, service string
+	port               int32
+	pod                string
+	log                *echoLog
+}
+
+var _ http.RoundTripper = (*echoTarget)(nil)
+
+func newEchoTarget(b *engine.Backend, logFor func(string) *echoLog) *echoTarget {
+	e := &echoTarget{namespace: b.Service.Namespace, service: b.Service.Name, port: b.Port}
+	key := e.namespace + "/" + e.service
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	sum := strconv.FormatUint(h.Sum64(), 36)
+	for len(sum) < 15 {
+		sum = "0" + sum
+	}
+	e.pod = e.service + "-" + sum[:10] + "-" + sum[10:15]
+	if logFor != nil {
+		e.log = logFor(key)
+	}
+	return e
+}
+
+// echoResponse is the conformance echo server's JSON.
+type echoResponse struct {
+	Path      string              `json:"path"`
+	Host      string              `json:"host"`
+	Method    string              `json:"method"`
+	Proto     string              `json:"proto"`
+	Headers   map[string][]string `json:"headers"`
+	HTTPPort  string              `json:"httpPort,omitempty"`
+	Namespace string              `json:"namespace"`
+	Ingress   string              `json:"ingress"`
+	Service   string              `json:"service"`
+	Pod       string              `json:"pod"`
+	TLS       *echoTLS            `json:"tls,omitempty"`
+}
+
+type echoTLS struct {
+	Version            string `json:"version"`
+	ServerName         string `json:"serverName"`
+	NegotiatedProtocol string `json:"negotiatedProtocol,omitempty"`
+	CipherSuite        string `json:"cipherSuite"`
+}
+
+// RoundTrip answers req in process.
+func (e *echoTarget) RoundTrip(req *http.Request) (*http.Response, error) {
+	uri := req.URL.RequestURI()
+	if e.log != nil {
+		client := req.Header.Get("X-Forwarded-For")
+		e.log.add(fmt.Sprintf("Echoing back request made to %s to client (%s)", uri, client))
+	}
+	if req.Body != nil {
+		_, _ = io.Copy(io.Discard, req.Body)
+		_ = req.Body.Close()
+	}
+	if isGRPC(req) {
+		return grpcUnimplementedResponse(req, "gwdev echo backend "+e.namespace+"/"+e.service+" does not implement "+req.URL.Path), nil
+	}
+	path := req.URL.Path
+	switch {
+	case path == "/health":
+		return echoReply(req, http.StatusOK, nil, []byte("OK")), nil
+	case strings.HasPrefix(path, "/status/"):
+		code, err := strconv.Atoi(strings.TrimPrefix(path, "/status/"))
+		if err != nil || code < 100 || code > 999 {
+			code = http.StatusBadRequest
+		}
+		return echoReply(req, code, nil, nil), nil
+	}
+	if d := req.URL.Query().Get("delay"); d != "" {
+		dur, err := time.ParseDuration(d)
+		if err != nil {
+			return echoError(req, err), nil
+		}
+		if err := sleepCtx(req.Context(), dur); err != nil {
+			return nil, err
+		}
+	}
+	ingress := ""
+	if ex := exchangeFrom(req.Context()); ex != nil && ex.port != nil {
+		ingress = ex.port.gateway.Gateway.Name
+	}
+	headers := req.Header.Clone()
+	if ua, ok := headers["User-Agent"]; ok && len(ua) == 1 && ua[0] == "" {
+		delete(headers, "User-Agent") // the proxy's placeholder, not the client's
+	}
+	body, err := json.MarshalIndent(echoResponse{
+		Path: uri, Host: req.Host, Method: req.Method, Proto: req.Proto, Headers: headers,
+		HTTPPort: strconv.Itoa(int(e.port)), Namespace: e.namespace, Ingress: ingress,
+		Service: e.service, Pod: e.pod, TLS: echoTLSState(req.TLS),
+	}, "", " ")
+	if err != nil {
+		return echoError(req, err), nil
+	}
+	h := http.Header{}
+	echoSetHeaders(h, req.Header["X-Echo-Set-Header"])
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	return echoReply(req, http.StatusOK, h, body), nil
+}
+
+// echoSetHeaders applies X-Echo-Set-Header values: comma-separated
+// "Name:value" pairs set on the response, names kept as written.
+func echoSetHeaders(h http.Header, values []string) {
+	for _, list := range values {
+		for _, kv := range strings.Split(list, ",") {
+			name, value, _ := strings.Cut(strings.TrimSpace(kv), ":")
+			if name == "" {
+				continue
+			}
+			if len(h[name]) == 0 {
+				h[name] = []string{value}
+			} else {
+				h[name][0] += "," + strings.TrimSpace(value)
+			}
+		}
+	}
+}
+
+func echoTLSState(cs *tls.ConnectionState) *echoTLS {
+	if cs == nil {
+		return nil
+	}
+	return &echoTLS{Version: tls.VersionName(cs.Version), ServerName: cs.ServerName,
+		NegotiatedProtocol: cs.NegotiatedProtocol, CipherSuite: tls.CipherSuiteName(cs.CipherSuite)}
+}
+
+func echoError(req *http.Request, err error) *http.Response {
+	body, _ := json.Marshal(struct {
+		Message string `json:"message"`
+	}{err.Error()})
+	h := http.Header{"Content-Type": {"application/json"}, "X-Content-Type-Options": {"nosniff"}}
+	return echoReply(req, http.StatusInternalServerError, h, body)
+}
+
+func echoReply(req *http.Request, code int, h http.Header, body []byte) *http.Response {
+	if h == nil {
+		h = http.Header{}
+	}
+	return &http.Response{
+		Status: strconv.Itoa(code) + " " + http.StatusText(code), StatusCode: code,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: h, Body: io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body)),
+		Request: req,
+	}
+}
+
+// gRPC status codes used by the gateway.
+const (
+	grpcDeadlineExceeded = 4
+	grpcUnimplemented    = 12
+	grpcInternal         = 13
+	grpcUnavailable      = 14
+)
+
+// grpcUnimplementedResponse answers a gRPC call with status UNIMPLEMENTED in the
+// trailers.
+func grpcUnimplementedResponse(req *http.Request, msg string) *http.Response {
+	return &http.Response{
+		Status: "200 OK", StatusCode: http.StatusOK, Proto: "HTTP/2.0", ProtoMajor: 2,
+		Header:  http.Header{"Content-Type": {"application/grpc"}},
+		Trailer: http.Header{"Grpc-Status": {strconv.Itoa(grpcUnimplemented)}, "Grpc-Message": {grpcEscape(msg)}},
+		Body:    http.NoBody, ContentLength: -1, Request: req,
+	}
+}
+
+// grpcEscape percent-encodes a grpc-message value.
+func grpcEscape(s string) string {
+	return strings.ReplaceAll(url.PathEscape(s), "%2F", "/")
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// echoLog is a bounded log of one echo service's lines.
+type echoLog struct {
+	mu    sync.Mutex
+	lines []string
+	next  int
+	full  bool
+}
+
+const echoLogSize = 500
+
+func (l *echoLog) add(line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lines == nil {
+		l.lines = make([]string, echoLogSize)
+	}
+	l.lines[l.next] = line
+	l.next++
+	if l.next == len(l.lines) {
+		l.next, l.full = 0, true
+	}
+}
+
+func (l *echoLog) snapshot() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.full {
+		return append([]string(nil), l.lines[:l.next]...)
+	}
+	out := append([]string(nil), l.lines[l.next:]...)
+	return append(out, l.lines[:l.next]...)
+}

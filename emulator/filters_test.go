@@ -1,0 +1,305 @@
+package emulator
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gwdev/gwdev/engine"
+)
+
+func headerFilter(typ gwv1.HTTPRouteFilterType, set, add map[string]string, remove ...string) gwv1.HTTPRouteFilter {
+	f := &gwv1.HTTPHeaderFilter{Remove: remove}
+	for k, v := range set {
+		f.Set = append(f.Set, gwv1.HTTPHeader{Name: gwv1.HTTPHeaderName(k), Value: v})
+	}
+	for k, v := range add {
+		f.Add = append(f.Add, gwv1.HTTPHeader{Name: gwv1.HTTPHeaderName(k), Value: v})
+	}
+	if typ == gwv1.HTTPRouteFilterRequestHeaderModifier {
+		return gwv1.HTTPRouteFilter{Type: typ, RequestHeaderModifier: f}
+	}
+	return gwv1.HTTPRouteFilter{Type: typ, ResponseHeaderModifier: f}
+}
+
+func TestHeaderModifiers(t *testing.T) {
+	h := serve(t, func(p int32) *engine.Table {
+		b := echo("main", 1)
+		b.Filters = []gwv1.HTTPRouteFilter{headerFilter(gwv1.HTTPRouteFilterRequestHeaderModifier, map[string]string{"X-Backend": "main"}, nil)}
+		r := rule("r", prefix("/"), b)
+		r.Filters = []gwv1.HTTPRouteFilter{
+			headerFilter(gwv1.HTTPRouteFilterRequestHeaderModifier,
+				map[string]string{"X-Env": "dev"}, map[string]string{"X-Trace": "1"}, "X-Internal"),
+			headerFilter(gwv1.HTTPRouteFilterResponseHeaderModifier,
+				map[string]string{"Cache-Control": "no-store"}, map[string]string{"X-Added": "yes"}, "X-Drop"),
+		}
+		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", r)))))
+	})
+	res, tr := h.traced(h.request("GET", "example.com", "/x",
+		"X-Env: prod", "X-Trace: 0", "X-Internal: secret", "X-Echo-Set-Header: X-Drop:1, X-Keep:2"))
+	e := res.echo(t)
+	for name, want := range map[string]string{"X-Env": "dev", "X-Trace": "0,1", "X-Backend": "main", "X-Internal": ""} {
+		if got := strings.Join(e.Headers[name], "|"); got != want {
+			t.Errorf("request header %s = %q, want %q", name, got, want)
+		}
+	}
+	for name, want := range map[string]string{"Cache-Control": "no-store", "X-Added": "yes", "X-Drop": "", "X-Keep": "2"} {
+		if got := res.header.Get(name); got != want {
+			t.Errorf("response header %s = %q, want %q", name, got, want)
+		}
+	}
+	if len(tr.Filters) != 3 {
+		t.Errorf("filters %q", tr.Filters)
+	}
+}
+
+func TestURLRewrite(t *testing.T) {
+	h := serve(t, func(p int32) *engine.Table {
+		pre := rule("pre", prefix("/api"), echo("pre", 1))
+		pre.Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterURLRewrite, URLRewrite: &gwv1.HTTPURLRewriteFilter{
+			Hostname: ptr(gwv1.PreciseHostname("internal.example.com")),
+			Path:     &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr("/v2")},
+		}}}
+		full := rule("full", prefix("/full"), echo("full", 1))
+		full.Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterURLRewrite, URLRewrite: &gwv1.HTTPURLRewriteFilter{
+			Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: ptr("/replaced")},
+		}}}
+		strip := rule("strip", prefix("/strip/"), echo("strip", 1))
+		strip.Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterURLRewrite, URLRewrite: &gwv1.HTTPURLRewriteFilter{
+			Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr("/")},
+		}}}
+		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", pre, full, strip)))))
+	})
+	for _, c := range []struct{ path, wantPath, wantHost string }{
+		{"/api/users?x=1", "/v2/users?x=1", "internal.example.com"},
+		{"/api", "/v2", "internal.example.com"},
+		{"/api/", "/v2/", "internal.example.com"},
+		{"/full/a/b?q=1", "/replaced?q=1", "example.com"},
+		{"/strip/a", "/a", "example.com"},
+		{"/strip", "/", "example.com"},
+	} {
+		e := h.get("example.com", c.path).echo(t)
+		if e.Path != c.wantPath || e.Host != c.wantHost {
+			t.Errorf("%s: backend saw %s %s, want %s %s", c.path, e.Host, e.Path, c.wantHost, c.wantPath)
+		}
+	}
+}
+
+func TestReplacePrefixTable(t *testing.T) {
+	// The table from the HTTPPathModifier documentation.
+	for _, c := range []struct{ path, prefix, repl, want string }{
+		{"/foo/bar", "/foo", "/xyz", "/xyz/bar"},
+		{"/foo/bar", "/foo", "/xyz/", "/xyz/bar"},
+		{"/foo/bar", "/foo/", "/xyz", "/xyz/bar"},
+		{"/foo/bar", "/foo/", "/xyz/", "/xyz/bar"},
+		{"/foo", "/foo", "/xyz", "/xyz"},
+		{"/foo/", "/foo", "/xyz", "/xyz/"},
+		{"/foo/bar", "/foo", "", "/bar"},
+		{"/foo/", "/foo", "", "/"},
+		{"/foo", "/foo", "", "/"},
+		{"/foo/", "/foo", "/", "/"},
+		{"/foo", "/foo", "/", "/"},
+	} {
+		if got := replacePrefix(c.path, normalizePrefix(c.prefix), c.repl); got != c.want {
+			t.Errorf("%s with prefix %s → %q: got %s, want %s", c.path, c.prefix, c.repl, got, c.want)
+		}
+	}
+}
+
+func redirectRule(name, path string, f gwv1.HTTPRequestRedirectFilter) *engine.RouteRule {
+	r := rule(name, prefix(path))
+	r.Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &f}}
+	return r
+}
+
+func TestRedirects(t *testing.T) {
+	h := serve(t, func(p int32) *engine.Table {
+		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
+			redirectRule("plain", "/plain", gwv1.HTTPRequestRedirectFilter{}),
+			redirectRule("https", "/https", gwv1.HTTPRequestRedirectFilter{Scheme: ptr("https")}),
+			redirectRule("http", "/http", gwv1.HTTPRequestRedirectFilter{Scheme: ptr("http")}),
+			redirectRule("full", "/full", gwv1.HTTPRequestRedirectFilter{
+				Hostname: ptr(gwv1.PreciseHostname("other.example.com")), Port: ptr(int32(8443)), StatusCode: ptr(301),
+				Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: ptr("/new")}}),
+			redirectRule("prefix", "/old", gwv1.HTTPRequestRedirectFilter{Scheme: ptr("https"), Port: ptr(int32(443)),
+				Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr("/new")}}),
+		)))))
+	})
+	ps := h.url("")[len("http://127.0.0.1:"):]
+	for _, c := range []struct {
+		path, loc string
+		code      int
+	}{
+		{"/plain/x?a=1", "http://redirect.example.com:" + ps + "/plain/x?a=1", 302},
+		{"/https", "https://redirect.example.com/https", 302},
+		{"/http", "http://redirect.example.com/http", 302},
+		{"/full/x", "http://other.example.com:8443/new", 301},
+		{"/old/a/b", "https://redirect.example.com/new/a/b", 302},
+	} {
+		req := h.request("GET", "redirect.example.com:"+ps, c.path)
+		res, tr := h.traced(req)
+		if res.status != c.code || res.header.Get("Location") != c.loc {
+			t.Errorf("%s: %d %s, want %d %s", c.path, res.status, res.header.Get("Location"), c.code, c.loc)
+		}
+		ex := h.explain(h.request("GET", "redirect.example.com:"+ps, c.path))
+		if ex.Status != c.code || ex.Location != c.loc || tr.Location != c.loc {
+			t.Errorf("%s: Explain %d %s, trace %s", c.path, ex.Status, ex.Location, tr.Location)
+		}
+	}
+}
+
+func corsRule(name, path string, f gwv1.HTTPCORSFilter) *engine.RouteRule {
+	r := rule(name, prefix(path), echo(name, 1))
+	r.Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterCORS, CORS: &f}}
+	return r
+}
+
+func TestCORS(t *testing.T) {
+	h := serve(t, func(p int32) *engine.Table {
+		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
+			corsRule("cors1", "/cors-1", gwv1.HTTPCORSFilter{
+				AllowOrigins:     []gwv1.CORSOrigin{"https://www.foo.com", "https://*.bar.com"},
+				AllowCredentials: ptr(true),
+				AllowMethods:     []gwv1.HTTPMethodWithWildcard{"GET", "OPTIONS"},
+				AllowHeaders:     []gwv1.HTTPHeaderName{"x-header-1", "x-header-2"},
+				ExposeHeaders:    []gwv1.HTTPHeaderName{"x-header-3", "x-header-4"},
+				MaxAge:           3600,
+			}),
+			corsRule("cors2", "/cors-2", gwv1.HTTPCORSFilter{
+				AllowOrigins: []gwv1.CORSOrigin{"*"},
+				AllowMethods: []gwv1.HTTPMethodWithWildcard{"*"},
+			}),
+		)))))
+	})
+	preflight := func(path, origin, method string) result {
+		return h.do(h.request("OPTIONS", "example.com", path, "Origin: "+origin,
+			"Access-Control-Request-Method: "+method, "Access-Control-Request-Headers: x-header-1, x-header-2"))
+	}
+	res := preflight("/cors-1", "https://www.foo.com", "GET")
+	for k, v := range map[string]string{
+		"Access-Control-Allow-Origin":      "https://www.foo.com",
+		"Access-Control-Allow-Methods":     "GET, OPTIONS",
+		"Access-Control-Allow-Headers":     "x-header-1, x-header-2",
+		"Access-Control-Expose-Headers":    "x-header-3, x-header-4",
+		"Access-Control-Max-Age":           "3600",
+		"Access-Control-Allow-Credentials": "true",
+	} {
+		if got := res.header.Get(k); got != v {
+			t.Errorf("preflight %s = %q, want %q", k, got, v)
+		}
+	}
+	if res.status != 200 || len(res.body) != 0 {
+		t.Errorf("preflight answered %d %q", res.status, res.body)
+	}
+	if res := preflight("/cors-1", "https://xpto.www.bar.com", "GET"); res.header.Get("Access-Control-Allow-Origin") != "https://xpto.www.bar.com" {
+		t.Errorf("wildcard origin not allowed: %v", res.header)
+	}
+	res = preflight("/cors-1", "https://foobar.com", "GET")
+	if res.status != http.StatusForbidden || res.header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("foreign origin: %d %v", res.status, res.header)
+	}
+	res = preflight("/cors-2", "https://foobar.com:12345", "PUT")
+	if res.header.Get("Access-Control-Allow-Origin") != "https://foobar.com:12345" ||
+		res.header.Get("Access-Control-Allow-Methods") != "PUT" || res.header.Get("Access-Control-Allow-Credentials") != "" ||
+		res.header.Get("Access-Control-Max-Age") != "5" {
+		t.Errorf("wildcard preflight: %v", res.header)
+	}
+	// Actual requests reach the backend and get the CORS headers.
+	res = h.get("example.com", "/cors-1", "Origin: https://www.foo.com")
+	if res.status != 200 || res.header.Get("Access-Control-Allow-Origin") != "https://www.foo.com" ||
+		res.header.Get("Access-Control-Expose-Headers") == "" {
+		t.Errorf("actual request: %d %v", res.status, res.header)
+	}
+	res = h.get("example.com", "/cors-1", "Origin: https://foobar.com")
+	if res.status != 200 || res.header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("actual request from a foreign origin: %d %v", res.status, res.header)
+	}
+	// Explain agrees on the preflight.
+	ex := h.explain(h.request("OPTIONS", "example.com", "/cors-1", "Origin: https://www.foo.com", "Access-Control-Request-Method: GET"))
+	if ex.Status != 200 {
+		t.Errorf("Explain preflight status %d", ex.Status)
+	}
+}
+
+func TestRequestMirror(t *testing.T) {
+	var mu sync.Mutex
+	var bodies []string
+	got := make(chan struct{}, 10)
+	shadow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, r.Method+" "+r.Host+" "+r.URL.Path+" "+string(b))
+		mu.Unlock()
+		got <- struct{}{}
+	}))
+	defer shadow.Close()
+	mirror := func(name string, frac *gwv1.Fraction) gwv1.HTTPRouteFilter {
+		return gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestMirror, RequestMirror: &gwv1.HTTPRequestMirrorFilter{
+			BackendRef: gwv1.BackendObjectReference{Name: gwv1.ObjectName(name)}, Fraction: frac}}
+	}
+	h := serve(t, func(p int32) *engine.Table {
+		r := rule("r", prefix("/m"), echo("main", 1))
+		r.Filters = []gwv1.HTTPRouteFilter{mirror("shadow-echo", nil), mirror("shadow-http", nil), mirror("never", &gwv1.Fraction{Numerator: 0})}
+		r.Mirrors = []*engine.Backend{echo("shadow-echo", 1), mapped("shadow-http", 1, shadow.Listener.Addr().String()), echo("never", 1)}
+		for i, m := range r.Mirrors {
+			m.Name = r.Name + "/filter/" + string(rune('0'+i)) + "/mirror"
+		}
+		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", r)))))
+	})
+	req := h.request("POST", "example.com", "/m/1")
+	req.Body = io.NopCloser(strings.NewReader("payload"))
+	res, tr := h.traced(req)
+	if res.status != 200 || res.echo(t).Service != "main" {
+		t.Fatalf("main answer %d %s", res.status, res.body)
+	}
+	select {
+	case <-got:
+	case <-time.After(3 * time.Second):
+		t.Fatal("mirror never arrived")
+	}
+	mu.Lock()
+	if len(bodies) != 1 || bodies[0] != "POST example.com /m/1 payload" {
+		t.Errorf("mirror saw %q", bodies)
+	}
+	mu.Unlock()
+	deadline := time.Now().Add(3 * time.Second)
+	for len(h.s.EchoLog("default/shadow-echo")) == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if l := h.s.EchoLog("default/shadow-echo"); len(l) != 1 || !strings.Contains(l[0], "Echoing back request made to /m/1 to client") {
+		t.Errorf("echo mirror log %q", l)
+	}
+	if l := h.s.EchoLog("default/never"); len(l) != 0 {
+		t.Errorf("a 0%% mirror was sent: %q", l)
+	}
+	if want := "RequestMirror: default/never:80 not sampled"; !strings.Contains(strings.Join(tr.Filters, "\n"), want) {
+		t.Errorf("filters %q", tr.Filters)
+	}
+}
+
+func TestDirectStatusAndUnsupportedFilters(t *testing.T) {
+	h := serve(t, func(p int32) *engine.Table {
+		direct := rule("direct", prefix("/direct"))
+		direct.DirectStatus, direct.DirectReason = 500, "the rule has no backendRefs"
+		b := echo("ext", 1)
+		b.Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterExtensionRef,
+			ExtensionRef: &gwv1.LocalObjectReference{Kind: "RateLimit", Name: "strict"}}}
+		ext := rule("ext", prefix("/ext"), b)
+		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", direct, ext)))))
+	})
+	for _, path := range []string{"/direct", "/ext"} {
+		res, tr := h.traced(h.request("GET", "example.com", path))
+		if res.status != 500 || tr.Reason == "" || tr.Status != 500 {
+			t.Errorf("%s: %d, trace %d %q", path, res.status, tr.Status, tr.Reason)
+		}
+		if ex := h.explain(h.request("GET", "example.com", path)); ex.Status != 500 || ex.Reason != tr.Reason {
+			t.Errorf("%s: Explain %d %q, trace %q", path, ex.Status, ex.Reason, tr.Reason)
+		}
+	}
+}

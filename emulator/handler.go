@@ -1,0 +1,475 @@
+package emulator
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// action is what the routing decision asks the data plane to do.
+type action int
+
+const (
+	actNotFound       action = iota // 404: no listener, virtual host or rule
+	actDirect                       // the rule's DirectStatus
+	actPreflight                    // a CORS preflight answered by the gateway
+	actRedirect                     // a RequestRedirect
+	actUnsupported                  // a filter gwdev cannot apply: 500
+	actInvalidBackend               // the chosen backend is invalid: 500
+	actNoEndpoints                  // the chosen backend has no endpoints: 503
+	actProxy                        // forward to the backend
+)
+
+// exchange is one request's state from routing to the trace.
+type exchange struct {
+	start time.Time
+	req   *http.Request
+	view  reqView
+	host  string
+	trace Trace
+
+	port     *portRoutes
+	listener *listenerRoutes
+	vhost    *vhostRoutes
+	rule     *ruleRoutes
+	backend  *backendRoutes
+
+	// status is the gateway's own answer (every action but actProxy).
+	status int
+	// location is the redirect target.
+	location string
+
+	reqMods     []*headerMod
+	respMods    []*headerMod
+	rewriteHost string
+	rewritePath string
+	cors        *corsPolicy
+	corsOrigin  string // set when the request's Origin is allowed
+	mirrors     []*backendRoutes
+
+	// pinAddr is the endpoint a session pins (-1: round robin).
+	pinAddr int
+	// sessionValue, when set, is sent to the client to start a session.
+	sessionValue string
+
+	upgrade       bool
+	upgraded      bool
+	attempts      int
+	upstreamAddr  string
+	upstreamStart time.Time
+	upstreamDur   time.Duration
+	clientGone    bool
+	body          *countingReader
+	// bodyBuf is the buffered request body (retries and mirrors), if any.
+	bodyBuf []byte
+}
+
+type exchangeKey struct{}
+
+// exchangeFrom returns the exchange a proxied request belongs to.
+func exchangeFrom(ctx context.Context) *exchange {
+	ex, _ := ctx.Value(exchangeKey{}).(*exchange)
+	return ex
+}
+
+func newExchange(r *http.Request, now time.Time) *exchange {
+	ex := &exchange{start: now, req: r, view: newReqView(r), host: requestHost(r.Host), pinAddr: -1}
+	ex.trace = Trace{Time: now, Proto: r.Proto, Host: ex.host, Method: r.Method,
+		Path: requestURI(r.URL), GRPC: ex.view.grpc}
+	ex.upgrade = r.Header.Get("Upgrade") != "" && r.ProtoMajor == 1
+	return ex
+}
+
+// decide runs the routing decision: listener, virtual host, rule, filters
+// and backend. It touches no network; Explain and the data plane share it.
+func (ex *exchange) decide(pr *portRoutes) action {
+	t := &ex.trace
+	if pr == nil {
+		t.Reason = "no Gateway serves this address and port"
+		ex.status = http.StatusNotFound
+		return actNotFound
+	}
+	ex.port = pr
+	t.Gateway, t.Port = pr.gateway.Name, pr.port.Port
+	l, vh, r, reason := pr.route(&ex.view, ex.host)
+	ex.listener, ex.vhost = l, vh
+	if l != nil {
+		t.Listener = l.l.Name
+	}
+	if vh != nil {
+		t.VirtualHost = vh.vh.Name
+	}
+	if r == nil {
+		t.Reason = reason
+		ex.status = http.StatusNotFound
+		return actNotFound
+	}
+	ex.rule = r
+	t.Rule, t.Route, t.Source = r.r.Name, r.r.Route.String(), r.source
+	if r.r.DirectStatus != 0 {
+		t.Reason = r.r.DirectReason
+		ex.status = r.r.DirectStatus
+		return actDirect
+	}
+	if a, done := ex.collect(r.filters, r.mirrors); done {
+		return a
+	}
+	b := ex.chooseBackend(r)
+	if b == nil {
+		t.Reason = "every backendRef of the rule has weight 0"
+		ex.status = http.StatusInternalServerError
+		return actInvalidBackend
+	}
+	ex.backend = b
+	t.Backend, t.Service = b.b.Name, b.service
+	if b.b.Target != nil {
+		t.Target, t.Why = b.b.Target.Kind, b.b.Target.Why
+	}
+	if ex.pinAddr >= 0 && r.session != nil {
+		if ex.sessionValue == "" {
+			t.Why += " (pinned by session)"
+		} else {
+			t.Why += " (new session)"
+		}
+	}
+	if b.b.Invalid != "" || b.up == nil {
+		t.Reason = "backend " + b.b.Name + " is invalid: " + b.b.Invalid
+		ex.status = http.StatusInternalServerError
+		return actInvalidBackend
+	}
+	if a, done := ex.collect(b.filters, b.mirrors); done {
+		return a
+	}
+	if b.up.tlsErr != "" {
+		t.Reason = b.up.tlsErr
+		ex.status = http.StatusInternalServerError
+		return actInvalidBackend
+	}
+	if b.up.echo == nil && len(b.up.addrs) == 0 {
+		t.Reason = "backend " + b.b.Name + " has no endpoints"
+		ex.status = http.StatusServiceUnavailable
+		return actNoEndpoints
+	}
+	return actProxy
+}
+
+// collect applies a list of filters (the rule's, then the chosen backend's)
+// to the exchange. done reports that the gateway answers by itself.
+func (ex *exchange) collect(fs []filterStep, mirrors []*backendRoutes) (action, bool) {
+	t := &ex.trace
+	var redirect bool
+	var cors *corsPolicy
+	for i := range fs {
+		f := &fs[i]
+		switch {
+		case f.unsupported != "":
+			t.Filters = append(t.Filters, string(f.typ)+": "+f.unsupported)
+			t.Reason = f.unsupported
+			ex.status = http.StatusInternalServerError
+			return actUnsupported, true
+		case f.reqHeaders != nil:
+			ex.reqMods = append(ex.reqMods, f.reqHeaders)
+			t.Filters = append(t.Filters, "RequestHeaderModifier: "+f.reqHeaders.describe())
+		case f.respHeaders != nil:
+			ex.respMods = append(ex.respMods, f.respHeaders)
+			t.Filters = append(t.Filters, "ResponseHeaderModifier: "+f.respHeaders.describe())
+		case f.rewrite != nil:
+			ex.applyRewrite(f.rewrite)
+		case f.redirect != nil:
+			if redirect || ex.location != "" {
+				continue
+			}
+			ex.location, ex.status = redirectLocation(f.redirect, ex.req, ex.host, ex.port.port.Port, ex.rule)
+			t.Location = ex.location
+			t.Filters = append(t.Filters, fmt.Sprintf("RequestRedirect: %d %s", ex.status, ex.location))
+			redirect = true
+		case f.typ == gwv1.HTTPRouteFilterRequestMirror:
+			ex.addMirror(f, mirrors)
+		case f.cors != nil:
+			cors = f.cors
+		}
+	}
+	if cors != nil {
+		ex.cors = cors
+		origin := ex.req.Header.Get("Origin")
+		allowed := cors.allows(origin)
+		if isPreflight(ex.req) {
+			if allowed {
+				ex.corsOrigin = origin
+				ex.status = http.StatusOK
+				t.Filters = append(t.Filters, "CORS: preflight from "+origin+" allowed")
+			} else {
+				ex.status = http.StatusForbidden
+				t.Filters = append(t.Filters, "CORS: preflight from "+origin+" not allowed")
+				t.Reason = "CORS preflight from an origin that is not allowed"
+			}
+			return actPreflight, true
+		}
+		switch {
+		case allowed:
+			ex.corsOrigin = origin
+			t.Filters = append(t.Filters, "CORS: origin "+origin+" allowed")
+		case origin != "":
+			t.Filters = append(t.Filters, "CORS: origin "+origin+" not allowed")
+		}
+	}
+	if redirect {
+		return actRedirect, true
+	}
+	return 0, false
+}
+
+func (ex *exchange) applyRewrite(f *gwv1.HTTPURLRewriteFilter) {
+	var parts []string
+	if f.Hostname != nil && *f.Hostname != "" {
+		ex.rewriteHost = string(*f.Hostname)
+		parts = append(parts, "hostname "+ex.rewriteHost)
+	}
+	if f.Path != nil {
+		cur := ex.view.path
+		if ex.rewritePath != "" {
+			cur = ex.rewritePath
+		}
+		ex.rewritePath = modifyPath(f.Path, cur, ex.rule)
+		parts = append(parts, "path "+ex.rewritePath)
+	}
+	ex.trace.Filters = append(ex.trace.Filters, "URLRewrite: "+strings.Join(parts, ", "))
+}
+
+func (ex *exchange) addMirror(f *filterStep, mirrors []*backendRoutes) {
+	t := &ex.trace
+	if f.mirror < 0 || f.mirror >= len(mirrors) {
+		t.Filters = append(t.Filters, "RequestMirror: skipped (the table resolves no backend for it)")
+		return
+	}
+	m := mirrors[f.mirror]
+	switch {
+	case m.b.Invalid != "" || m.up == nil:
+		t.Filters = append(t.Filters, "RequestMirror: skipped ("+m.service+" is invalid: "+m.b.Invalid+")")
+	case f.mirrorNum <= 0 || (f.mirrorNum < f.mirrorDen && rand.Int32N(f.mirrorDen) >= f.mirrorNum):
+		t.Filters = append(t.Filters, "RequestMirror: "+m.service+" not sampled")
+	default:
+		ex.mirrors = append(ex.mirrors, m)
+		t.Filters = append(t.Filters, "RequestMirror: "+m.service)
+	}
+}
+
+// chooseBackend resumes the client's session or picks a backend by weight
+// (and, with session persistence, pins an endpoint).
+func (ex *exchange) chooseBackend(r *ruleRoutes) *backendRoutes {
+	sp := r.session
+	if sp == nil {
+		return r.pick()
+	}
+	if v := sp.read(ex.req); v != "" {
+		if b, idx, ok := r.resume(v, ex.start); ok {
+			ex.pinAddr = idx
+			return b
+		}
+	}
+	b := r.pick()
+	if b == nil {
+		return nil
+	}
+	idx := 0
+	if b.up != nil {
+		idx = b.up.nextAddr()
+	}
+	ex.pinAddr = idx
+	ex.sessionValue = sp.issue(b, idx, ex.start)
+	return b
+}
+
+// beforeResponse sets what the gateway adds to every response of a matched
+// rule: response header modifications, CORS headers, a new session.
+func (ex *exchange) beforeResponse(h http.Header) {
+	for _, m := range ex.respMods {
+		m.apply(h, nil)
+	}
+	if ex.corsOrigin != "" && ex.cors != nil {
+		ex.cors.actualHeaders(h, ex.corsOrigin)
+	}
+	if ex.sessionValue != "" && ex.rule != nil && ex.rule.session != nil {
+		ex.rule.session.write(h, ex.sessionValue)
+	}
+}
+
+// serve answers one request on a bound listener.
+func (s *Server) serve(bl *boundListener, w http.ResponseWriter, r *http.Request) {
+	ex := newExchange(r, time.Now())
+	ex.trace.Client, ex.trace.Address = r.RemoteAddr, bl.bound
+	if r.Body != nil && r.Body != http.NoBody {
+		ex.body = &countingReader{r: r.Body}
+		r.Body = ex.body
+	}
+	rec := &responseRecorder{ResponseWriter: w, ex: ex}
+	defer func() {
+		p := recover()
+		s.finish(ex, rec, p)
+		if p != nil {
+			panic(p)
+		}
+	}()
+	switch ex.decide(bl.routes.Load()) {
+	case actProxy:
+		s.forward(ex, rec, r)
+	case actPreflight:
+		if ex.status == http.StatusOK {
+			ex.cors.preflightHeaders(rec.Header(), r)
+			ex.corsOrigin = "" // already set
+		}
+		rec.Header().Set("Content-Length", "0")
+		rec.WriteHeader(ex.status)
+	case actRedirect:
+		rec.Header().Set("Location", ex.location)
+		rec.Header().Set("Content-Length", "0")
+		rec.WriteHeader(ex.status)
+	default:
+		ex.writeError(rec, ex.status, ex.trace.Reason)
+	}
+}
+
+// finish completes and records the trace.
+func (s *Server) finish(ex *exchange, rec *responseRecorder, panicked any) {
+	t := &ex.trace
+	t.Duration = Duration(time.Since(ex.start))
+	t.Status = rec.status
+	switch {
+	case ex.upgraded && rec.status == 0:
+		t.Status = http.StatusSwitchingProtocols
+	case ex.clientGone && rec.status == 0:
+		t.Status = 499
+	}
+	if panicked != nil && t.Reason == "" {
+		t.Reason = fmt.Sprintf("response aborted: %v", panicked)
+	}
+	t.BytesOut = rec.bytes
+	if ex.body != nil {
+		t.BytesIn = ex.body.n.Load()
+	}
+	t.Upstream, t.Attempts = ex.upstreamAddr, ex.attempts
+	t.UpstreamDuration = Duration(ex.upstreamDur)
+	t.RequestHeaders = redactHeader(ex.req.Header)
+	t.ResponseHeaders = redactHeader(rec.Header())
+	s.traces.record(*t)
+}
+
+// writeError sends the gateway's own error answer. gRPC clients get a
+// trailers-only gRPC status instead of an HTTP error.
+func (ex *exchange) writeError(w http.ResponseWriter, status int, reason string) {
+	if status == 499 {
+		ex.clientGone = true
+		return
+	}
+	h := w.Header()
+	if ex.view.grpc {
+		code := grpcUnavailable
+		switch status {
+		case http.StatusNotFound:
+			code = grpcUnimplemented
+		case http.StatusGatewayTimeout:
+			code = grpcDeadlineExceeded
+		case http.StatusInternalServerError:
+			code = grpcInternal
+			if ex.backend != nil {
+				code = grpcUnavailable // the spec's UNAVAILABLE for invalid backends
+			}
+		}
+		h.Set("Content-Type", "application/grpc")
+		h.Set("Grpc-Status", strconv.Itoa(code))
+		h.Set("Grpc-Message", grpcEscape(reason))
+		w.WriteHeader(http.StatusOK)
+		ex.trace.Reason = fmt.Sprintf("%s (sent as grpc-status %d)", reason, code)
+		return
+	}
+	body := "gwdev: " + http.StatusText(status) + ": " + reason + "\n"
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	if ex.req.Method != http.MethodHead {
+		_, _ = io.WriteString(w, body)
+	}
+}
+
+// responseRecorder counts what is written and lets the exchange add its
+// response headers just before they are sent.
+type responseRecorder struct {
+	http.ResponseWriter
+	ex     *exchange
+	status int
+	bytes  int64
+}
+
+// WriteHeader applies the exchange's response headers once; 1xx
+// informational answers (other than 101) pass through.
+func (w *responseRecorder) WriteHeader(code int) {
+	if w.status != 0 {
+		return
+	}
+	if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
+		w.ResponseWriter.WriteHeader(code)
+		return
+	}
+	w.status = code
+	w.ex.beforeResponse(w.Header())
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *responseRecorder) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += int64(n)
+	return n, err
+}
+
+// FlushError flushes buffered data to the client.
+func (w *responseRecorder) FlushError() error {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Unwrap gives http.ResponseController (hijacking for upgrades, deadlines)
+// the underlying writer.
+func (w *responseRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// countingReader counts request body bytes.
+type countingReader struct {
+	r io.ReadCloser
+	n atomic.Int64 // the transport may read the body from its own goroutine
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+func (c *countingReader) Close() error { return c.r.Close() }
+
+// candidates lists a rule's backends with their weights (for Explain).
+func candidates(r *ruleRoutes) []string {
+	var out []string
+	for _, b := range r.backends {
+		s := fmt.Sprintf("%s → %s (weight %d", b.b.Name, b.service, b.b.Weight)
+		if b.b.Invalid != "" {
+			s += ", invalid: " + b.b.Invalid
+		} else if b.b.Target != nil {
+			s += ", " + b.b.Target.Kind
+		}
+		out = append(out, s+")")
+	}
+	return out
+}

@@ -1,0 +1,278 @@
+package emulator
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gwdev/gwdev/engine"
+)
+
+// Table builders: small helpers that fill in the stable names the engine
+// would produce, so tests read as the routing they set up.
+
+func table(gws ...*engine.GatewayTable) *engine.Table { return &engine.Table{Gateways: gws} }
+
+func gateway(name, addr string, ports ...*engine.PortTable) *engine.GatewayTable {
+	g := &engine.GatewayTable{Name: "gateway/default/" + name, Address: addr, Ports: ports,
+		Gateway: engine.ObjectKey{Kind: "Gateway", Namespace: "default", Name: name}}
+	for _, p := range ports {
+		for _, l := range p.Listeners {
+			l.Name = g.Name + "/listener/" + l.SectionName
+			l.Owner = g.Gateway
+			for _, vh := range l.VirtualHosts {
+				vh.Name = l.Name + "/vhost/" + displayHost(vh.Hostname)
+			}
+		}
+	}
+	return g
+}
+
+func displayHost(h string) string {
+	if h == "" {
+		return "*"
+	}
+	return h
+}
+
+func port(n int32, ls ...*engine.ListenerTable) *engine.PortTable {
+	return &engine.PortTable{Port: n, Transport: "TCP", Listeners: ls}
+}
+
+func listener(section, hostname string, vhs ...*engine.VirtualHost) *engine.ListenerTable {
+	return &engine.ListenerTable{SectionName: section, Hostname: hostname,
+		Protocol: gwv1.HTTPProtocolType, VirtualHosts: vhs}
+}
+
+func vhost(hostname string, rules ...*engine.RouteRule) *engine.VirtualHost {
+	return &engine.VirtualHost{Hostname: hostname, Rules: rules}
+}
+
+// rule makes the rule "httproute/default/<route>/rule/0/match/0" and names
+// its backends after it.
+func rule(route string, m *gwv1.HTTPRouteMatch, backends ...*engine.Backend) *engine.RouteRule {
+	base := "httproute/default/" + route + "/rule/0"
+	r := &engine.RouteRule{Name: base + "/match/0", HTTP: m, Backends: backends,
+		Route: engine.ObjectKey{Kind: "HTTPRoute", Namespace: "default", Name: route}}
+	for i, b := range backends {
+		b.Name = base + "/backend/" + strconv.Itoa(i)
+	}
+	return r
+}
+
+func grpcRule(route string, m *gwv1.GRPCRouteMatch, backends ...*engine.Backend) *engine.RouteRule {
+	base := "grpcroute/default/" + route + "/rule/0"
+	r := &engine.RouteRule{Name: base + "/match/0", GRPC: m, Backends: backends,
+		Route: engine.ObjectKey{Kind: "GRPCRoute", Namespace: "default", Name: route}}
+	for i, b := range backends {
+		b.Name = base + "/backend/" + strconv.Itoa(i)
+	}
+	return r
+}
+
+func pathMatch(typ gwv1.PathMatchType, value string) *gwv1.HTTPRouteMatch {
+	return &gwv1.HTTPRouteMatch{Path: &gwv1.HTTPPathMatch{Type: &typ, Value: &value}}
+}
+
+func prefix(p string) *gwv1.HTTPRouteMatch { return pathMatch(gwv1.PathMatchPathPrefix, p) }
+func exact(p string) *gwv1.HTTPRouteMatch  { return pathMatch(gwv1.PathMatchExact, p) }
+func regex(p string) *gwv1.HTTPRouteMatch  { return pathMatch(gwv1.PathMatchRegularExpression, p) }
+
+func withHeader(m *gwv1.HTTPRouteMatch, name, value string, re bool) *gwv1.HTTPRouteMatch {
+	t := gwv1.HeaderMatchExact
+	if re {
+		t = gwv1.HeaderMatchRegularExpression
+	}
+	m.Headers = append(m.Headers, gwv1.HTTPHeaderMatch{Type: &t, Name: gwv1.HTTPHeaderName(name), Value: value})
+	return m
+}
+
+func withQuery(m *gwv1.HTTPRouteMatch, name, value string, re bool) *gwv1.HTTPRouteMatch {
+	t := gwv1.QueryParamMatchExact
+	if re {
+		t = gwv1.QueryParamMatchRegularExpression
+	}
+	m.QueryParams = append(m.QueryParams, gwv1.HTTPQueryParamMatch{Type: &t, Name: gwv1.HTTPHeaderName(name), Value: value})
+	return m
+}
+
+func withMethod(m *gwv1.HTTPRouteMatch, method string) *gwv1.HTTPRouteMatch {
+	mm := gwv1.HTTPMethod(method)
+	m.Method = &mm
+	return m
+}
+
+func service(name string, port int32) engine.ObjectKey {
+	return engine.ObjectKey{Kind: "Service", Namespace: "default", Name: name}
+}
+
+// echo is a backend served by the built-in echo backend of Service <svc>.
+func echo(svc string, weight int32) *engine.Backend {
+	return &engine.Backend{Service: service(svc, 80), Port: 80, Weight: weight,
+		Target: &engine.Target{Kind: engine.TargetEcho, Why: "echo for " + svc}}
+}
+
+// mapped is a backend mapped to real addresses.
+func mapped(svc string, weight int32, addrs ...string) *engine.Backend {
+	return &engine.Backend{Service: service(svc, 80), Port: 80, Weight: weight,
+		Target: &engine.Target{Kind: engine.TargetMapped, Addresses: addrs, Why: "mapped " + svc}}
+}
+
+func invalid(svc string, weight int32, why string) *engine.Backend {
+	return &engine.Backend{Service: service(svc, 80), Port: 80, Weight: weight, Invalid: why}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func dur(s string) *gwv1.Duration { d := gwv1.Duration(s); return &d }
+
+// freePort returns a port that was free on ip a moment ago.
+func freePort(t testing.TB, ip string) int32 {
+	t.Helper()
+	ln, err := net.Listen("tcp", ip+":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return int32(ln.Addr().(*net.TCPAddr).Port)
+}
+
+// harness is a Server serving one table on loopback with a client.
+type harness struct {
+	t      testing.TB
+	s      *Server
+	ip     string
+	port   int32
+	tab    *engine.Table
+	client *http.Client
+}
+
+// serve starts a Server on 127.0.0.1 and a free port with the table build
+// makes for that port.
+func serve(t testing.TB, build func(port int32) *engine.Table) *harness {
+	t.Helper()
+	h := &harness{t: t, s: New(Config{}), ip: "127.0.0.1", port: freePort(t, "127.0.0.1")}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := h.s.Close(ctx); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	h.apply(build(h.port))
+	h.client = &http.Client{
+		Transport:     &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 16},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		Timeout:       10 * time.Second,
+	}
+	t.Cleanup(h.client.CloseIdleConnections)
+	return h
+}
+
+func (h *harness) apply(tab *engine.Table) *ApplyReport {
+	h.t.Helper()
+	h.tab = tab
+	rep := h.s.Apply(tab)
+	if err := rep.Err(); err != nil {
+		h.t.Fatalf("apply: %v", err)
+	}
+	return rep
+}
+
+func (h *harness) url(path string) string {
+	return "http://" + net.JoinHostPort(h.ip, strconv.Itoa(int(h.port))) + path
+}
+
+// request builds a request for host and path; hdr holds "Name: value" pairs.
+func (h *harness) request(method, host, path string, hdr ...string) *http.Request {
+	h.t.Helper()
+	req, err := http.NewRequest(method, h.url(path), nil)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	req.Host = host
+	for _, kv := range hdr {
+		k, v, _ := strings.Cut(kv, ":")
+		req.Header.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+	}
+	return req
+}
+
+// result is a response read completely.
+type result struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r result) echo(t testing.TB) echoResponse {
+	t.Helper()
+	var e echoResponse
+	if err := json.Unmarshal(r.body, &e); err != nil {
+		t.Fatalf("status %d, not echo JSON: %v: %s", r.status, err, r.body)
+	}
+	return e
+}
+
+func (h *harness) do(req *http.Request) result {
+	h.t.Helper()
+	resp, err := h.client.Do(req)
+	if err != nil {
+		h.t.Fatalf("%s %s: %v", req.Method, req.URL, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		h.t.Fatalf("reading body: %v", err)
+	}
+	return result{resp.StatusCode, resp.Header, body}
+}
+
+func (h *harness) get(host, path string, hdr ...string) result {
+	h.t.Helper()
+	return h.do(h.request(http.MethodGet, host, path, hdr...))
+}
+
+// explain asks Explain about the same request the data plane gets.
+func (h *harness) explain(req *http.Request) *Trace {
+	return Explain(h.tab, h.ip, h.port, req.Clone(context.Background()))
+}
+
+// waitTrace waits for the trace of a request whose path (as traced) is path.
+func waitTrace(t testing.TB, s *Server, match func(Trace) bool) Trace {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		ts := s.Traces()
+		for i := len(ts) - 1; i >= 0; i-- {
+			if match(ts[i]) {
+				return ts[i]
+			}
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Fatalf("no matching trace among %d", len(s.Traces()))
+	return Trace{}
+}
+
+var testIDs atomic.Int64
+
+// traced sends req marked with a unique X-Test-Id and returns the response
+// and the request's trace.
+func (h *harness) traced(req *http.Request) (result, Trace) {
+	h.t.Helper()
+	id := strconv.FormatInt(testIDs.Add(1), 10)
+	req.Header.Set("X-Test-Id", id)
+	res := h.do(req)
+	tr := waitTrace(h.t, h.s, func(t Trace) bool { return t.RequestHeaders.Get("X-Test-Id") == id })
+	return res, tr
+}

@@ -1,0 +1,121 @@
+package emulator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// bindKey identifies a bound listener: the address bound (the Gateway's or
+// the override), the port the table asks for, and the transport. A listener
+// whose key is unchanged across Applies is kept.
+type bindKey struct {
+	addr      string
+	port      int32
+	transport string
+}
+
+// boundListener is one listening socket and its HTTP server. routes is the
+// port's compiled routes; Apply swaps it, requests load it once.
+type boundListener struct {
+	key      bindKey
+	ln       net.Listener
+	srv      *http.Server
+	bound    string
+	fallback bool
+	routes   atomic.Pointer[portRoutes]
+}
+
+// Server timeouts towards clients.
+const (
+	readHeaderTimeout = 30 * time.Second
+	idleTimeout       = 2 * time.Minute
+	retireTimeout     = 30 * time.Second
+)
+
+// listenerFor returns the listener of a port, kept from the previous table
+// or newly bound (fresh). claimed holds the listeners this Apply already
+// gave to a port.
+func (s *Server) listenerFor(pr *portRoutes, claimed map[bindKey]*boundListener) (bl *boundListener, fresh bool, err error) {
+	addr := s.cfg.BindOverride
+	if addr == "" {
+		addr = pr.gateway.Address
+		if addr == "" {
+			return nil, false, errors.New("the Gateway has no address")
+		}
+		if ip, err := netip.ParseAddr(addr); err != nil || !ip.IsLoopback() {
+			return nil, false, fmt.Errorf("refusing to bind %s: not a loopback address (use the address override to bind it)", addr)
+		}
+	}
+	key := bindKey{addr, pr.port.Port, pr.port.Transport}
+	if other, ok := claimed[key]; ok {
+		return nil, false, fmt.Errorf("%s is already served for %s", other.bound, other.routes.Load().gateway.Name)
+	}
+	if bl, ok := s.listeners[key]; ok {
+		return bl, false, nil
+	}
+	ln, fallback, err := s.bind(addr, pr.port.Port)
+	if err != nil {
+		return nil, false, err
+	}
+	bl = &boundListener{key: key, ln: ln, bound: ln.Addr().String(), fallback: fallback}
+	bl.srv = &http.Server{
+		Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serve(bl, w, r) }),
+		ReadHeaderTimeout: readHeaderTimeout,
+		IdleTimeout:       idleTimeout,
+		ErrorLog:          log.New(io.Discard, "", 0),
+		Protocols:         new(http.Protocols),
+	}
+	bl.srv.Protocols.SetHTTP1(true)
+	bl.srv.Protocols.SetUnencryptedHTTP2(true) // h2c with prior knowledge
+	return bl, true, nil
+}
+
+// bind listens on addr:port, or on addr:port+PortOffset when that fails.
+func (s *Server) bind(addr string, port int32) (net.Listener, bool, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort(addr, strconv.Itoa(int(port))))
+	if err == nil {
+		return ln, false, nil
+	}
+	off := s.cfg.PortOffset
+	if off <= 0 || int(port)+off > 65535 {
+		return nil, false, err
+	}
+	alt := int(port) + off
+	ln, err2 := net.Listen("tcp", net.JoinHostPort(addr, strconv.Itoa(alt)))
+	if err2 != nil {
+		return nil, false, fmt.Errorf("%w; fallback port %d: %w", err, alt, err2)
+	}
+	return ln, true, nil
+}
+
+// serveListener starts serving a freshly bound listener.
+func (s *Server) serveListener(bl *boundListener) {
+	s.retiring.Add(1)
+	go func() {
+		defer s.retiring.Done()
+		_ = bl.srv.Serve(bl.ln) // returns on Shutdown or Close
+	}()
+}
+
+// retire shuts a listener down gracefully in the background: it stops
+// accepting, in-flight requests finish, idle connections close.
+func (s *Server) retire(bl *boundListener) {
+	s.retiring.Add(1)
+	go func() {
+		defer s.retiring.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), retireTimeout)
+		defer cancel()
+		if err := bl.srv.Shutdown(ctx); err != nil {
+			_ = bl.srv.Close()
+		}
+	}()
+}

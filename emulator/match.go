@@ -1,0 +1,319 @@
+package emulator
+
+import (
+	"fmt"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"regexp"
+	"strings"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// reqView is what matching needs from a request, computed once per request.
+// The query string is parsed only when a candidate rule has query matches.
+type reqView struct {
+	r      *http.Request
+	path   string
+	method string
+	grpc   bool
+	// grpcService and grpcMethod split a gRPC request's path
+	// "/<service>/<method>".
+	grpcService, grpcMethod string
+	query                   url.Values
+	queryParsed             bool
+}
+
+func newReqView(r *http.Request) reqView {
+	v := reqView{r: r, path: r.URL.Path, method: r.Method}
+	if v.path == "" {
+		v.path = "/"
+	}
+	v.grpc = isGRPC(r)
+	if v.grpc {
+		p := strings.TrimPrefix(v.path, "/")
+		if i := strings.LastIndexByte(p, '/'); i >= 0 {
+			v.grpcService, v.grpcMethod = p[:i], p[i+1:]
+		}
+	}
+	return v
+}
+
+// isGRPC reports whether r is a gRPC request: HTTP/2 with a gRPC content type.
+func isGRPC(r *http.Request) bool {
+	if r.ProtoMajor != 2 {
+		return false
+	}
+	ct := r.Header.Get("Content-Type")
+	return strings.HasPrefix(ct, "application/grpc")
+}
+
+func (v *reqView) queryParam(name string) (string, bool) {
+	if !v.queryParsed {
+		v.query, _ = url.ParseQuery(v.r.URL.RawQuery)
+		v.queryParsed = true
+	}
+	vs, ok := v.query[name]
+	if !ok || len(vs) == 0 {
+		return "", false
+	}
+	return vs[0], true // the spec recommends the first value
+}
+
+// header returns a request header's value; repeated headers are joined with
+// commas as RFC 9110 allows. Host is read from the request line.
+func (v *reqView) header(canonical string) (string, bool) {
+	if canonical == "Host" {
+		return v.r.Host, v.r.Host != ""
+	}
+	vs, ok := v.r.Header[canonical]
+	switch {
+	case !ok || len(vs) == 0:
+		return "", false
+	case len(vs) == 1:
+		return vs[0], true
+	}
+	return strings.Join(vs, ","), true
+}
+
+// stringMatch is an exact or a full-match regular expression comparison.
+type stringMatch struct {
+	value string
+	re    *regexp.Regexp
+}
+
+func (m *stringMatch) match(s string) bool {
+	if m.re != nil {
+		return m.re.MatchString(s)
+	}
+	return m.value == s
+}
+
+type headerMatch struct {
+	name string // canonical
+	stringMatch
+}
+
+type queryMatch struct {
+	name string
+	stringMatch
+}
+
+// Path match kinds.
+const (
+	pathPrefix = iota
+	pathExact
+	pathRegex
+)
+
+// httpMatch is a compiled HTTPRouteMatch.
+type httpMatch struct {
+	kind int
+	// path is the Exact value, or the PathPrefix value without its
+	// trailing slash ("" for "/").
+	path    string
+	pathRE  *regexp.Regexp
+	method  string
+	headers []headerMatch
+	query   []queryMatch
+}
+
+// grpcMatch is a compiled GRPCRouteMatch; nil service or method match any.
+type grpcMatch struct {
+	service, method *stringMatch
+	headers         []headerMatch
+}
+
+// regexCache compiles each expression once: expressions of the previous
+// table are reused, and only those the new table uses are kept.
+type regexCache struct {
+	old, cur map[string]*regexp.Regexp
+}
+
+// compile returns the full-match expression for expr.
+func (c *regexCache) compile(expr string) (*regexp.Regexp, error) {
+	if re, ok := c.cur[expr]; ok {
+		return re, nil
+	}
+	re, ok := c.old[expr]
+	if !ok {
+		var err error
+		re, err = regexp.Compile(`^(?:` + expr + `)$`)
+		if err != nil {
+			return nil, fmt.Errorf("regular expression %q: %w", expr, err)
+		}
+	}
+	c.cur[expr] = re
+	return re, nil
+}
+
+// normalizePrefix drops a PathPrefix value's trailing slashes: "/foo/" and
+// "/foo" match the same paths, and "/" becomes "".
+func normalizePrefix(p string) string {
+	return strings.TrimRight(p, "/")
+}
+
+func compileHTTPMatch(m *gwv1.HTTPRouteMatch, rc *regexCache) (*httpMatch, error) {
+	c := &httpMatch{kind: pathPrefix}
+	if m.Path != nil {
+		value := "/"
+		if m.Path.Value != nil {
+			value = *m.Path.Value
+		}
+		typ := gwv1.PathMatchPathPrefix
+		if m.Path.Type != nil {
+			typ = *m.Path.Type
+		}
+		switch typ {
+		case gwv1.PathMatchExact:
+			c.kind, c.path = pathExact, value
+		case gwv1.PathMatchRegularExpression:
+			re, err := rc.compile(value)
+			if err != nil {
+				return nil, fmt.Errorf("path: %w", err)
+			}
+			c.kind, c.pathRE = pathRegex, re
+		case gwv1.PathMatchPathPrefix:
+			c.path = normalizePrefix(value)
+		default:
+			return nil, fmt.Errorf("path match type %q is not supported", typ)
+		}
+	}
+	if m.Method != nil {
+		c.method = string(*m.Method)
+	}
+	seen := map[string]bool{}
+	for _, h := range m.Headers {
+		name := textproto.CanonicalMIMEHeaderKey(string(h.Name))
+		if seen[name] {
+			continue // only the first entry with an equivalent name counts
+		}
+		seen[name] = true
+		sm, err := compileString(h.Value, h.Type != nil && *h.Type == gwv1.HeaderMatchRegularExpression, rc)
+		if err != nil {
+			return nil, fmt.Errorf("header %s: %w", name, err)
+		}
+		c.headers = append(c.headers, headerMatch{name: name, stringMatch: sm})
+	}
+	seenQ := map[string]bool{}
+	for _, q := range m.QueryParams {
+		name := string(q.Name)
+		if seenQ[name] {
+			continue
+		}
+		seenQ[name] = true
+		sm, err := compileString(q.Value, q.Type != nil && *q.Type == gwv1.QueryParamMatchRegularExpression, rc)
+		if err != nil {
+			return nil, fmt.Errorf("query param %s: %w", name, err)
+		}
+		c.query = append(c.query, queryMatch{name: name, stringMatch: sm})
+	}
+	return c, nil
+}
+
+func compileGRPCMatch(m *gwv1.GRPCRouteMatch, rc *regexCache) (*grpcMatch, error) {
+	c := &grpcMatch{}
+	if mm := m.Method; mm != nil {
+		re := mm.Type != nil && *mm.Type == gwv1.GRPCMethodMatchRegularExpression
+		if mm.Service != nil && *mm.Service != "" {
+			sm, err := compileString(*mm.Service, re, rc)
+			if err != nil {
+				return nil, fmt.Errorf("service: %w", err)
+			}
+			c.service = &sm
+		}
+		if mm.Method != nil && *mm.Method != "" {
+			sm, err := compileString(*mm.Method, re, rc)
+			if err != nil {
+				return nil, fmt.Errorf("method: %w", err)
+			}
+			c.method = &sm
+		}
+	}
+	seen := map[string]bool{}
+	for _, h := range m.Headers {
+		name := textproto.CanonicalMIMEHeaderKey(string(h.Name))
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		sm, err := compileString(h.Value, h.Type != nil && *h.Type == gwv1.GRPCHeaderMatchRegularExpression, rc)
+		if err != nil {
+			return nil, fmt.Errorf("header %s: %w", name, err)
+		}
+		c.headers = append(c.headers, headerMatch{name: name, stringMatch: sm})
+	}
+	return c, nil
+}
+
+func compileString(value string, regex bool, rc *regexCache) (stringMatch, error) {
+	if !regex {
+		return stringMatch{value: value}, nil
+	}
+	re, err := rc.compile(value)
+	return stringMatch{re: re}, err
+}
+
+// matchPath reports whether the request path satisfies the path match.
+func (m *httpMatch) matchPath(path string) bool {
+	switch m.kind {
+	case pathExact:
+		return path == m.path
+	case pathRegex:
+		return m.pathRE.MatchString(path)
+	}
+	return prefixMatches(m.path, path)
+}
+
+// prefixMatches is the segment-aware PathPrefix comparison with a
+// normalised prefix: "/foo" matches "/foo", "/foo/" and "/foo/bar" but not
+// "/foobar".
+func prefixMatches(prefix, path string) bool {
+	if !strings.HasPrefix(path, prefix) {
+		return false
+	}
+	return len(path) == len(prefix) || path[len(prefix)] == '/'
+}
+
+// matchRest checks everything but the path.
+func (m *httpMatch) matchRest(v *reqView) bool {
+	if m.method != "" && m.method != v.method {
+		return false
+	}
+	for i := range m.headers {
+		h := &m.headers[i]
+		val, ok := v.header(h.name)
+		if !ok || !h.match(val) {
+			return false
+		}
+	}
+	for i := range m.query {
+		q := &m.query[i]
+		val, ok := v.queryParam(q.name)
+		if !ok || !q.match(val) {
+			return false
+		}
+	}
+	return true
+}
+
+func (m *grpcMatch) matches(v *reqView) bool {
+	if !v.grpc {
+		return false
+	}
+	if m.service != nil && !m.service.match(v.grpcService) {
+		return false
+	}
+	if m.method != nil && !m.method.match(v.grpcMethod) {
+		return false
+	}
+	for i := range m.headers {
+		h := &m.headers[i]
+		val, ok := v.header(h.name)
+		if !ok || !h.match(val) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,343 @@
+package emulator
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httputil"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Limits of the forwarding path.
+const (
+	// maxReplayBody is the largest request body kept in memory so that a
+	// retry or a mirror can send it again; larger bodies are streamed once.
+	maxReplayBody = 1 << 20
+	// mirrorTimeout bounds a mirrored request.
+	mirrorTimeout = 30 * time.Second
+	// maxMirrorsInFlight bounds concurrent mirrored requests; more are dropped.
+	maxMirrorsInFlight = 256
+)
+
+// Timeout causes, told apart when mapping errors to statuses.
+var (
+	errRequestTimeout = errors.New("request timeout exceeded")
+	errBackendTimeout = errors.New("backendRequest timeout exceeded")
+)
+
+// backendTimeoutError is an attempt that exceeded timeouts.backendRequest.
+type backendTimeoutError struct {
+	timeout time.Duration
+	attempt int
+}
+
+func (e *backendTimeoutError) Error() string {
+	return fmt.Sprintf("backendRequest timeout of %s exceeded (attempt %d)", e.timeout, e.attempt)
+}
+
+// newProxy builds the one reverse proxy every listener shares; per-request
+// decisions travel in the request context (the exchange).
+func (s *Server) newProxy() *httputil.ReverseProxy {
+	return &httputil.ReverseProxy{
+		Rewrite:        s.rewrite,
+		Transport:      attemptTransport{},
+		ModifyResponse: modifyResponse,
+		ErrorHandler:   errorHandler,
+		ErrorLog:       log.New(io.Discard, "", 0),
+		BufferPool:     &bufferPool{},
+	}
+}
+
+// forward proxies a matched request to its backend under the rule's request
+// timeout. Upgrades (WebSocket) are not timed: they are long-lived.
+func (s *Server) forward(ex *exchange, w http.ResponseWriter, r *http.Request) {
+	ctx := context.WithValue(r.Context(), exchangeKey{}, ex)
+	if d := ex.rule.requestTimeout; d > 0 && !ex.upgrade {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, d, errRequestTimeout)
+		defer cancel()
+	}
+	out := r.WithContext(ctx)
+	if (ex.rule.retry != nil || len(ex.mirrors) > 0) && out.Body != nil && out.Body != http.NoBody {
+		ex.bufferBody(out)
+	}
+	s.proxy.ServeHTTP(w, out)
+}
+
+// bufferBody reads a request body of up to maxReplayBody into memory and
+// makes it replayable (GetBody); a larger body is streamed once.
+func (ex *exchange) bufferBody(r *http.Request) {
+	orig := r.Body
+	buf, err := io.ReadAll(io.LimitReader(orig, maxReplayBody+1))
+	if err != nil || len(buf) > maxReplayBody {
+		rest := io.Reader(orig)
+		if err != nil {
+			rest = errReader{err}
+		}
+		r.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(buf), rest), orig}
+		return
+	}
+	ex.bodyBuf = buf
+	r.Body = io.NopCloser(bytes.NewReader(buf))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf)), nil }
+	r.ContentLength = int64(len(buf))
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// rewrite builds the outbound request: X-Forwarded-*, the client's Host,
+// request header modifiers, URLRewrite, the upstream scheme; then fires the
+// mirrors with the request as the backend will see it.
+func (s *Server) rewrite(pr *httputil.ProxyRequest) {
+	ex := exchangeFrom(pr.In.Context())
+	out := pr.Out
+	if xff, ok := pr.In.Header["X-Forwarded-For"]; ok {
+		out.Header["X-Forwarded-For"] = slices.Clone(xff)
+	}
+	pr.SetXForwarded()
+	out.Host = pr.In.Host
+	for _, m := range ex.reqMods {
+		m.apply(out.Header, &out.Host)
+	}
+	if ex.rewriteHost != "" {
+		out.Host = ex.rewriteHost
+	}
+	if ex.rewritePath != "" {
+		out.URL.Path, out.URL.RawPath = ex.rewritePath, ""
+	}
+	up := ex.backend.up
+	out.URL.Scheme, out.URL.Host = up.scheme, "echo"
+	if len(up.addrs) > 0 {
+		out.URL.Host = up.addrs[0] // each attempt picks its endpoint
+	}
+	for _, m := range ex.mirrors {
+		s.mirror(ex, m, out)
+	}
+}
+
+// mirror sends a copy of out to a mirror backend and ignores the answer.
+// It never waits: when too many mirrors are in flight the copy is dropped.
+func (s *Server) mirror(ex *exchange, m *backendRoutes, out *http.Request) {
+	up := m.up
+	if up.echo == nil && len(up.addrs) == 0 {
+		ex.trace.Filters = append(ex.trace.Filters, "RequestMirror: "+m.service+" has no endpoints")
+		return
+	}
+	select {
+	case s.mirrorSem <- struct{}{}:
+	default:
+		ex.trace.Filters = append(ex.trace.Filters, "RequestMirror: "+m.service+" dropped (too many in flight)")
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), mirrorTimeout)
+	mr := out.Clone(ctx)
+	mr.RequestURI = ""
+	mr.Body, mr.GetBody, mr.ContentLength = nil, nil, 0
+	if ex.bodyBuf != nil {
+		mr.Body = io.NopCloser(bytes.NewReader(ex.bodyBuf))
+		mr.ContentLength = int64(len(ex.bodyBuf))
+	}
+	u := *out.URL
+	u.Scheme = up.scheme
+	if up.echo == nil {
+		u.Host = up.addrs[up.nextAddr()]
+	}
+	mr.URL = &u
+	rt := up.transport(m.h2c || ex.view.grpc)
+	s.mirrors.Add(1)
+	go func() {
+		defer s.mirrors.Done()
+		defer func() { <-s.mirrorSem }()
+		defer cancel()
+		resp, err := rt.RoundTrip(mr)
+		if err != nil {
+			return
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxReplayBody))
+		_ = resp.Body.Close()
+	}()
+}
+
+// attemptTransport sends a request to the chosen backend: endpoint choice,
+// per-attempt timeout, retries with backoff.
+type attemptTransport struct{}
+
+var _ http.RoundTripper = attemptTransport{}
+
+func (attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ex := exchangeFrom(req.Context())
+	if ex == nil || ex.backend == nil || ex.backend.up == nil {
+		return nil, errors.New("request without a routing decision")
+	}
+	up := ex.backend.up
+	rt := up.transport(ex.backend.h2c || ex.view.grpc)
+	var p *retryPolicy
+	tries := 1
+	if !ex.upgrade && ex.rule.retry != nil {
+		p = ex.rule.retry
+		tries += p.retries
+	}
+	ex.upstreamStart = time.Now()
+	defer func() { ex.upstreamDur = time.Since(ex.upstreamStart) }()
+	for i := 0; ; i++ {
+		resp, err := ex.attempt(rt, req)
+		replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+		if i+1 >= tries || !replayable || !p.retriable(req.Context(), resp, err) {
+			return resp, err
+		}
+		if resp != nil {
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+			_ = resp.Body.Close()
+		}
+		if err := sleepCtx(req.Context(), p.delay(i+1)); err != nil {
+			return nil, err
+		}
+		if req.GetBody != nil {
+			body, err := req.GetBody()
+			if err != nil {
+				return nil, err
+			}
+			req.Body = body
+		}
+	}
+}
+
+// attempt sends one try to one endpoint.
+func (ex *exchange) attempt(rt http.RoundTripper, req *http.Request) (*http.Response, error) {
+	up := ex.backend.up
+	addr := "echo"
+	if up.echo == nil {
+		i := ex.pinAddr
+		if i < 0 || i >= len(up.addrs) {
+			i = up.nextAddr()
+		}
+		addr = up.addrs[i]
+	}
+	ex.upstreamAddr = addr
+	ex.attempts++
+	ctx, cancel := req.Context(), context.CancelFunc(func() {})
+	d := ex.rule.backendTimeout
+	if d > 0 && !ex.upgrade {
+		ctx, cancel = context.WithTimeoutCause(ctx, d, errBackendTimeout)
+	}
+	o := req.WithContext(ctx)
+	if up.echo == nil {
+		u := *req.URL
+		u.Host = addr
+		o.URL = &u
+	}
+	resp, err := rt.RoundTrip(o)
+	if err != nil {
+		if context.Cause(ctx) == errBackendTimeout && req.Context().Err() == nil {
+			err = &backendTimeoutError{timeout: d, attempt: ex.attempts}
+		}
+		cancel()
+		return nil, err
+	}
+	if ex.upgrade {
+		// No attempt timeout was set (cancel is a no-op), and the body must
+		// stay the raw io.ReadWriteCloser the proxy switches protocols on.
+		cancel()
+		return resp, nil
+	}
+	// The attempt's context ends when the body is closed, so the timeout
+	// covers reading the whole response.
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// retriable reports whether an attempt's outcome may be retried: a
+// connection error or timeout of the attempt, or a listed status code.
+func (p *retryPolicy) retriable(ctx context.Context, resp *http.Response, err error) bool {
+	if p == nil || ctx.Err() != nil {
+		return false
+	}
+	if err != nil {
+		return true
+	}
+	return slices.Contains(p.codes, resp.StatusCode)
+}
+
+// delay is the wait before retry n (1-based): the backoff doubled each
+// time, capped at maxBackoff times the backoff.
+func (p *retryPolicy) delay(n int) time.Duration {
+	d := p.backoff
+	for i := 1; i < n && d < p.backoff*maxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, p.backoff*maxBackoff)
+}
+
+// cancelOnClose ends an attempt's context when its response body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
+}
+
+// modifyResponse notes upgrades: their headers bypass WriteHeader.
+func modifyResponse(resp *http.Response) error {
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		return nil
+	}
+	if ex := exchangeFrom(resp.Request.Context()); ex != nil {
+		ex.upgraded = true
+		ex.beforeResponse(resp.Header)
+	}
+	return nil
+}
+
+// errorHandler answers a failed forward with the status classifyError gives.
+func errorHandler(w http.ResponseWriter, r *http.Request, err error) {
+	ex := exchangeFrom(r.Context())
+	if ex == nil {
+		http.Error(w, "gwdev: "+err.Error(), http.StatusBadGateway)
+		return
+	}
+	status, reason := classifyError(r.Context(), ex, err)
+	ex.trace.Reason = reason
+	ex.writeError(w, status, reason)
+}
+
+// classifyError maps a forwarding error to a status: 504 for the request or
+// backendRequest timeout, 499 when the client went away, 502 otherwise.
+func classifyError(ctx context.Context, ex *exchange, err error) (int, string) {
+	var bt *backendTimeoutError
+	switch {
+	case context.Cause(ctx) == errRequestTimeout:
+		return http.StatusGatewayTimeout, fmt.Sprintf("request timeout of %s exceeded", ex.rule.requestTimeout)
+	case errors.As(err, &bt):
+		return http.StatusGatewayTimeout, bt.Error()
+	case ex.req.Context().Err() != nil:
+		return 499, "client closed the request"
+	}
+	return http.StatusBadGateway, fmt.Sprintf("upstream %s: %v", ex.upstreamAddr, err)
+}
+
+// bufferPool recycles the proxy's copy buffers.
+type bufferPool struct{ p sync.Pool }
+
+func (b *bufferPool) Get() []byte {
+	if v, ok := b.p.Get().(*[]byte); ok {
+		return *v
+	}
+	return make([]byte, 32<<10)
+}
+
+func (b *bufferPool) Put(buf []byte) { b.p.Put(&buf) }

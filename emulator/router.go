@@ -1,0 +1,431 @@
+package emulator
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"time"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gwdev/gwdev/engine"
+)
+
+// router is a compiled routing table: the engine's table plus what makes
+// per-request work cheap (host indexes, path indexes, compiled regular
+// expressions, cumulative weights, resolved upstreams). It is immutable once
+// built; a new table gets a new router.
+type router struct {
+	table *engine.Table
+	ports map[portKey]*portRoutes
+	// order lists ports in table order (gateways by namespace/name, then port).
+	order []*portRoutes
+}
+
+// portKey identifies a Gateway port: the Gateway's address, the port and the
+// transport ("TCP" or "UDP").
+type portKey struct {
+	addr      string
+	port      int32
+	transport string
+}
+
+// portRoutes is one Gateway port with its listeners in hostname precedence
+// order.
+type portRoutes struct {
+	gateway   *engine.GatewayTable
+	port      *engine.PortTable
+	protocol  gwv1.ProtocolType
+	notServed string // "" : served over HTTP
+	listeners []*listenerRoutes
+	index     hostIndex
+}
+
+type listenerRoutes struct {
+	l      *engine.ListenerTable
+	vhosts []*vhostRoutes
+	index  hostIndex
+}
+
+// vhostRoutes holds a virtual host's rules in table (precedence) order with
+// indexes: Exact paths by value, PathPrefix rules by normalised prefix, and
+// the rest (regular expressions, gRPC) in lists. Matching takes the lowest
+// rule index any index yields, so the table's order decides.
+type vhostRoutes struct {
+	vh     *engine.VirtualHost
+	rules  []*ruleRoutes
+	exact  map[string][]int32
+	prefix map[string][]int32
+	regex  []int32
+	grpc   []int32
+}
+
+// ruleRoutes is a compiled RouteRule.
+type ruleRoutes struct {
+	r    *engine.RouteRule
+	http *httpMatch
+	grpc *grpcMatch
+	// broken, when set, is why the rule can never match (an expression that
+	// does not compile, an unknown match type).
+	broken   string
+	filters  []filterStep
+	backends []*backendRoutes
+	// cum holds cumulative weights parallel to backends; total is their sum.
+	cum     []int32
+	total   int32
+	session *sessionPolicy
+	// requestTimeout and backendTimeout are 0 when unset or disabled.
+	requestTimeout time.Duration
+	backendTimeout time.Duration
+	retry          *retryPolicy
+	// mirrors parallels the rule's RequestMirror filters (RouteRule.Mirrors).
+	mirrors []*backendRoutes
+	source  string
+}
+
+// backendRoutes is a compiled Backend.
+type backendRoutes struct {
+	b       *engine.Backend
+	service string // "<ns>/<name>:<port>"
+	up      *upstream
+	filters []filterStep
+	// mirrors parallels the backendRef's RequestMirror filters.
+	mirrors []*backendRoutes
+	// token identifies the backend in session cookies and headers.
+	token string
+	h2c   bool
+}
+
+// retryPolicy is a compiled HTTPRouteRetry.
+type retryPolicy struct {
+	codes   []int
+	retries int
+	backoff time.Duration
+}
+
+// Retry defaults where the spec leaves them to the implementation.
+const (
+	defaultRetries = 1
+	defaultBackoff = 25 * time.Millisecond
+	maxBackoff     = 10 // times the configured backoff
+)
+
+// compiler builds a router, reusing upstreams and expressions from pool.
+type compiler struct {
+	pool     *upstreamPool
+	regex    *regexCache
+	next     map[string]*upstream
+	rules    map[*engine.RouteRule]*ruleRoutes
+	backends map[*engine.Backend]*backendRoutes
+}
+
+// compile builds the router for t. With a nil pool (Explain) upstreams carry
+// no transports.
+func compile(t *engine.Table, pool *upstreamPool) *router {
+	if pool == nil {
+		pool = newUpstreamPool(nil)
+	}
+	c := &compiler{pool: pool, next: map[string]*upstream{},
+		regex: &regexCache{old: pool.regex, cur: map[string]*regexp.Regexp{}},
+		rules: map[*engine.RouteRule]*ruleRoutes{}, backends: map[*engine.Backend]*backendRoutes{}}
+	rt := &router{table: t, ports: map[portKey]*portRoutes{}}
+	defer func() { pool.upstreams, pool.regex = c.next, c.regex.cur }()
+	if t == nil {
+		return rt
+	}
+	for _, g := range t.Gateways {
+		if g == nil {
+			continue
+		}
+		for _, p := range g.Ports {
+			if p == nil {
+				continue
+			}
+			pr := c.port(g, p)
+			k := portKey{g.Address, p.Port, p.Transport}
+			if _, dup := rt.ports[k]; !dup {
+				rt.ports[k] = pr
+			}
+			rt.order = append(rt.order, pr)
+		}
+	}
+	return rt
+}
+
+func (c *compiler) port(g *engine.GatewayTable, p *engine.PortTable) *portRoutes {
+	pr := &portRoutes{gateway: g, port: p}
+	hosts := make([]string, 0, len(p.Listeners))
+	for _, l := range p.Listeners {
+		if l == nil {
+			continue
+		}
+		if pr.protocol == "" {
+			pr.protocol = l.Protocol
+		} else if pr.protocol != l.Protocol {
+			pr.notServed = fmt.Sprintf("listeners of port %d mix %s and %s", p.Port, pr.protocol, l.Protocol)
+		}
+		pr.listeners = append(pr.listeners, c.listener(l))
+		hosts = append(hosts, l.Hostname)
+	}
+	pr.index = newHostIndex(hosts)
+	switch {
+	case pr.notServed != "":
+	case p.Transport != "" && p.Transport != "TCP":
+		pr.notServed = p.Transport + " listeners are not served yet"
+	case pr.protocol == gwv1.HTTPProtocolType:
+	case pr.protocol == "":
+		pr.notServed = "no listeners"
+	default:
+		pr.notServed = string(pr.protocol) + " listeners are not served yet"
+	}
+	return pr
+}
+
+func (c *compiler) listener(l *engine.ListenerTable) *listenerRoutes {
+	lr := &listenerRoutes{l: l}
+	hosts := make([]string, 0, len(l.VirtualHosts))
+	for _, vh := range l.VirtualHosts {
+		if vh == nil {
+			continue
+		}
+		lr.vhosts = append(lr.vhosts, c.vhost(vh))
+		hosts = append(hosts, vh.Hostname)
+	}
+	lr.index = newHostIndex(hosts)
+	return lr
+}
+
+func (c *compiler) vhost(vh *engine.VirtualHost) *vhostRoutes {
+	v := &vhostRoutes{vh: vh, exact: map[string][]int32{}, prefix: map[string][]int32{}}
+	for _, r := range vh.Rules {
+		if r == nil {
+			continue
+		}
+		rr := c.rule(r)
+		i := int32(len(v.rules))
+		v.rules = append(v.rules, rr)
+		switch {
+		case rr.broken != "":
+		case rr.grpc != nil:
+			v.grpc = append(v.grpc, i)
+		case rr.http.kind == pathExact:
+			v.exact[rr.http.path] = append(v.exact[rr.http.path], i)
+		case rr.http.kind == pathPrefix:
+			v.prefix[rr.http.path] = append(v.prefix[rr.http.path], i)
+		default:
+			v.regex = append(v.regex, i)
+		}
+	}
+	return v
+}
+
+// rule compiles a RouteRule once, even when several virtual hosts share it.
+func (c *compiler) rule(r *engine.RouteRule) *ruleRoutes {
+	if rr, ok := c.rules[r]; ok {
+		return rr
+	}
+	rr := &ruleRoutes{r: r}
+	c.rules[r] = rr
+	if r.Source.File != "" {
+		rr.source = r.Source.File
+		if r.Source.Line > 0 {
+			rr.source += ":" + strconv.Itoa(r.Source.Line)
+		}
+	}
+	var err error
+	switch {
+	case r.HTTP != nil:
+		rr.http, err = compileHTTPMatch(r.HTTP, c.regex)
+	case r.GRPC != nil:
+		rr.grpc, err = compileGRPCMatch(r.GRPC, c.regex)
+	default:
+		err = fmt.Errorf("rule has neither an http nor a grpc match")
+	}
+	if err != nil {
+		rr.broken = err.Error()
+	}
+	rr.filters = compileFilters(r.Filters, c.regex)
+	for _, b := range r.Backends {
+		if b == nil {
+			continue
+		}
+		br := c.backend(b, r.GRPC != nil)
+		rr.backends = append(rr.backends, br)
+		if b.Weight > 0 {
+			rr.total += b.Weight
+		}
+		rr.cum = append(rr.cum, rr.total)
+	}
+	for _, m := range r.Mirrors {
+		if m != nil {
+			rr.mirrors = append(rr.mirrors, c.backend(m, r.GRPC != nil))
+		}
+	}
+	rr.session = compileSession(r.SessionPersistence)
+	if t := r.Timeouts; t != nil {
+		rr.requestTimeout = parseDuration(t.Request)
+		rr.backendTimeout = parseDuration(t.BackendRequest)
+	}
+	if rt := r.Retry; rt != nil {
+		p := &retryPolicy{retries: defaultRetries, backoff: defaultBackoff}
+		for _, code := range rt.Codes {
+			p.codes = append(p.codes, int(code))
+		}
+		if rt.Attempts != nil {
+			p.retries = *rt.Attempts
+		}
+		if d := parseDuration(rt.Backoff); d > 0 {
+			p.backoff = d
+		}
+		rr.retry = p
+	}
+	return rr
+}
+
+func (c *compiler) backend(b *engine.Backend, grpc bool) *backendRoutes {
+	if br, ok := c.backends[b]; ok {
+		return br
+	}
+	br := &backendRoutes{b: b, service: serviceName(b), token: backendToken(b.Name)}
+	br.h2c = grpc || b.AppProtocol == "kubernetes.io/h2c" || b.AppProtocol == "h2c" || b.AppProtocol == "grpc"
+	if b.Invalid == "" && b.Target != nil {
+		br.up = c.upstream(b)
+	}
+	br.filters = compileFilters(b.Filters, c.regex)
+	c.backends[b] = br
+	for _, m := range b.Mirrors {
+		if m != nil {
+			br.mirrors = append(br.mirrors, c.backend(m, grpc))
+		}
+	}
+	return br
+}
+
+func serviceName(b *engine.Backend) string {
+	s := b.Service.Name
+	if b.Service.Namespace != "" {
+		s = b.Service.Namespace + "/" + s
+	}
+	if b.Port != 0 {
+		s += ":" + strconv.Itoa(int(b.Port))
+	}
+	return s
+}
+
+// parseDuration reads a Gateway API duration; "0s", unset and invalid
+// values give 0 (no timeout).
+func parseDuration(d *gwv1.Duration) time.Duration {
+	if d == nil {
+		return 0
+	}
+	v, err := time.ParseDuration(string(*d))
+	if err != nil || v < 0 {
+		return 0
+	}
+	return v
+}
+
+// lookup finds the port a request arrived on.
+func (rt *router) lookup(addr string, port int32) *portRoutes {
+	if pr, ok := rt.ports[portKey{addr, port, "TCP"}]; ok {
+		return pr
+	}
+	if addr == "" {
+		for _, pr := range rt.order {
+			if pr.port.Port == port && pr.port.Transport == "TCP" {
+				return pr
+			}
+		}
+	}
+	return nil
+}
+
+// route picks the listener, the virtual host and the first matching rule.
+// When nothing matches, reason says which step failed.
+func (pr *portRoutes) route(v *reqView, host string) (l *listenerRoutes, vh *vhostRoutes, r *ruleRoutes, reason string) {
+	i := pr.index.lookup(host)
+	if i < 0 {
+		return nil, nil, nil, fmt.Sprintf("no listener on port %d matches host %q", pr.port.Port, host)
+	}
+	l = pr.listeners[i]
+	j := l.index.lookup(host)
+	if j < 0 {
+		if len(l.vhosts) == 0 {
+			return l, nil, nil, fmt.Sprintf("listener %s has no routes attached", l.l.Name)
+		}
+		return l, nil, nil, fmt.Sprintf("no route of listener %s serves host %q", l.l.Name, host)
+	}
+	vh = l.vhosts[j]
+	r = vh.match(v)
+	if r == nil {
+		return l, vh, nil, fmt.Sprintf("no rule of virtual host %s matches %s %s", vh.vh.Name, v.method, v.path)
+	}
+	return l, vh, r, ""
+}
+
+// match returns the first rule, in table order, that matches the request.
+func (vh *vhostRoutes) match(v *reqView) *ruleRoutes {
+	best := int32(len(vh.rules))
+	if v.grpc {
+		for _, i := range vh.grpc {
+			if i >= best {
+				break
+			}
+			if vh.rules[i].grpc.matches(v) {
+				best = i
+				break
+			}
+		}
+	}
+	if c, ok := vh.exact[v.path]; ok {
+		best = vh.firstRest(c, v, best)
+	}
+	if len(vh.prefix) > 0 {
+		// Every segment boundary of the path is a candidate prefix: "" (for
+		// "/"), "/a", "/a/b", and the whole path unless it ends in "/".
+		if c, ok := vh.prefix[""]; ok {
+			best = vh.firstRest(c, v, best)
+		}
+		p := v.path
+		for k := 1; k < len(p); k++ {
+			if p[k] == '/' {
+				if c, ok := vh.prefix[p[:k]]; ok {
+					best = vh.firstRest(c, v, best)
+				}
+			}
+		}
+		if len(p) > 1 && p[len(p)-1] != '/' {
+			if c, ok := vh.prefix[p]; ok {
+				best = vh.firstRest(c, v, best)
+			}
+		}
+	}
+	for _, i := range vh.regex {
+		if i >= best {
+			break
+		}
+		m := vh.rules[i].http
+		if m.matchPath(v.path) && m.matchRest(v) {
+			best = i
+			break
+		}
+	}
+	if best == int32(len(vh.rules)) {
+		return nil
+	}
+	return vh.rules[best]
+}
+
+// firstRest returns the first candidate below best whose non-path
+// conditions match, or best.
+func (vh *vhostRoutes) firstRest(cands []int32, v *reqView, best int32) int32 {
+	for _, i := range cands {
+		if i >= best {
+			return best
+		}
+		if vh.rules[i].http.matchRest(v) {
+			return i
+		}
+	}
+	return best
+}

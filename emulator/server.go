@@ -1,0 +1,279 @@
+package emulator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httputil"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gwdev/gwdev/engine"
+)
+
+// Config configures a Server.
+type Config struct {
+	// PortOffset is added to a port that cannot be bound (privileged without
+	// rights, or in use): with DefaultPortOffset, 80 falls back to 8080 and
+	// 443 to 8443. 0 or negative: no fallback.
+	PortOffset int
+	// BindOverride, when set, is the address every Gateway binds (the
+	// --address flag). "" : each Gateway binds its loopback address from
+	// the table; non-loopback addresses are then refused.
+	BindOverride string
+	// AccessLog receives one JSON line per request (a Trace, credentials
+	// redacted). nil: no access log. A slow writer loses lines; it never
+	// slows requests.
+	AccessLog io.Writer
+	// TraceBuffer is the number of traces kept for Traces (0: 1000).
+	TraceBuffer int
+}
+
+// DefaultPortOffset is the port offset the gwdev command uses.
+const DefaultPortOffset = 8000
+
+const defaultTraceBuffer = 1000
+
+// Server is the data plane: it binds the table's listeners and serves them.
+// All methods are safe for concurrent use.
+type Server struct {
+	cfg Config
+
+	mu        sync.Mutex // serialises Apply and Close
+	closed    bool
+	listeners map[bindKey]*boundListener
+	pool      *upstreamPool
+	current   atomic.Pointer[router]
+	// retiring counts listeners shutting down and serve loops running.
+	retiring sync.WaitGroup
+
+	traces *traceRing
+	access *accessLog
+	proxy  *httputil.ReverseProxy
+
+	echoMu   sync.Mutex
+	echoLogs map[string]*echoLog
+
+	mirrorSem chan struct{}
+	mirrors   sync.WaitGroup
+}
+
+// New returns a Server with no listeners; Apply gives it a table.
+func New(cfg Config) *Server {
+	if cfg.TraceBuffer <= 0 {
+		cfg.TraceBuffer = defaultTraceBuffer
+	}
+	s := &Server{
+		cfg:       cfg,
+		listeners: map[bindKey]*boundListener{},
+		traces:    newTraceRing(cfg.TraceBuffer),
+		echoLogs:  map[string]*echoLog{},
+		mirrorSem: make(chan struct{}, maxMirrorsInFlight),
+	}
+	s.pool = newUpstreamPool(s.echoLog)
+	s.proxy = s.newProxy()
+	s.current.Store(compile(nil, nil))
+	if cfg.AccessLog != nil {
+		s.access = startAccessLog(s.traces, cfg.AccessLog)
+	}
+	return s
+}
+
+// ApplyReport says, per Gateway port, what Apply bound.
+type ApplyReport struct {
+	// Ports are in table order: Gateways by namespace/name, then port.
+	Ports []PortReport `json:"ports"`
+}
+
+// PortReport is the outcome of one Gateway port.
+type PortReport struct {
+	// Gateway is the table's Gateway name ("gateway/<ns>/<name>").
+	Gateway string `json:"gateway"`
+	// Address is the Gateway's address from the table.
+	Address   string `json:"address"`
+	Port      int32  `json:"port"`
+	Transport string `json:"transport"`
+	Protocol  string `json:"protocol,omitempty"`
+	// Bound is the address:port actually listening ("" : nothing bound).
+	Bound string `json:"bound,omitempty"`
+	// Fallback is set when Bound uses Port+PortOffset.
+	Fallback bool `json:"fallback,omitempty"`
+	// Reused is set when the listener was kept from the previous table.
+	Reused bool `json:"reused,omitempty"`
+	// NotServed says why the port is not served (yet), for example HTTPS.
+	NotServed string `json:"notServed,omitempty"`
+	// Error is why binding failed.
+	Error string `json:"error,omitempty"`
+}
+
+// Err joins the bind errors of the report (nil: none).
+func (r *ApplyReport) Err() error {
+	var errs []error
+	for _, p := range r.Ports {
+		if p.Error != "" {
+			errs = append(errs, fmt.Errorf("%s port %d: %s", p.Gateway, p.Port, p.Error))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Apply atomically installs a new table. New listeners are bound; listeners
+// whose (address, port, transport) disappeared are closed gracefully;
+// unchanged ones are kept (not re-bound) and switch to the new table for
+// their next request. In-flight requests finish on the table they started
+// with.
+func (s *Server) Apply(t *engine.Table) *ApplyReport {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rep := &ApplyReport{}
+	if s.closed {
+		rep.Ports = append(rep.Ports, PortReport{Error: "server is closed"})
+		return rep
+	}
+	old := s.pool.upstreams
+	rt := compile(t, s.pool)
+	keep := map[bindKey]*boundListener{}
+	var started []*boundListener
+	for _, pr := range rt.order {
+		p := PortReport{Gateway: pr.gateway.Name, Address: pr.gateway.Address, Port: pr.port.Port,
+			Transport: pr.port.Transport, Protocol: string(pr.protocol)}
+		if pr.notServed != "" {
+			p.NotServed = pr.notServed
+			rep.Ports = append(rep.Ports, p)
+			continue
+		}
+		bl, fresh, err := s.listenerFor(pr, keep)
+		if err != nil {
+			p.Error = err.Error()
+			rep.Ports = append(rep.Ports, p)
+			continue
+		}
+		bl.routes.Store(pr)
+		keep[bl.key] = bl
+		if fresh {
+			started = append(started, bl)
+		}
+		p.Bound, p.Fallback, p.Reused = bl.bound, bl.fallback, !fresh
+		rep.Ports = append(rep.Ports, p)
+	}
+	s.current.Store(rt)
+	for _, bl := range started {
+		s.serveListener(bl)
+	}
+	for k, bl := range s.listeners {
+		if _, ok := keep[k]; !ok {
+			s.retire(bl)
+		}
+	}
+	s.listeners = keep
+	for k, u := range old {
+		if _, ok := s.pool.upstreams[k]; !ok {
+			u.closeIdle()
+		}
+	}
+	return rep
+}
+
+// Close stops every listener, letting in-flight requests finish until ctx
+// is done, then closes what is left.
+func (s *Server) Close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	ls := s.listeners
+	s.listeners = map[bindKey]*boundListener{}
+	s.mu.Unlock()
+
+	var errs []error
+	var wg sync.WaitGroup
+	var emu sync.Mutex
+	for _, bl := range ls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := bl.srv.Shutdown(ctx); err != nil {
+				_ = bl.srv.Close()
+				emu.Lock()
+				errs = append(errs, fmt.Errorf("closing %s: %w", bl.bound, err))
+				emu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if err := waitCtx(ctx, &s.retiring); err != nil {
+		errs = append(errs, fmt.Errorf("waiting for retired listeners: %w", err))
+	}
+	if err := waitCtx(ctx, &s.mirrors); err != nil {
+		errs = append(errs, fmt.Errorf("waiting for mirrored requests: %w", err))
+	}
+	for _, u := range s.pool.upstreams {
+		u.closeIdle()
+	}
+	if s.access != nil {
+		s.access.stop()
+	}
+	return errors.Join(errs...)
+}
+
+func waitCtx(ctx context.Context, wg *sync.WaitGroup) error {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Traces returns a snapshot of the trace ring, newest last.
+func (s *Server) Traces() []Trace { return s.traces.snapshot() }
+
+// Subscribe returns a channel that receives every new trace. The channel
+// holds buf traces; when it is full new traces are dropped for this
+// subscriber, so a slow reader never slows requests. The function cancels
+// the subscription and closes the channel.
+func (s *Server) Subscribe(buf int) (<-chan Trace, func()) {
+	sub, cancel := s.traces.subscribe(buf)
+	return sub.ch, cancel
+}
+
+// EchoLog returns the log lines of the echo backend of a Service
+// ("<namespace>/<name>"), oldest first.
+func (s *Server) EchoLog(service string) []string {
+	s.echoMu.Lock()
+	l := s.echoLogs[service]
+	s.echoMu.Unlock()
+	if l == nil {
+		return nil
+	}
+	return l.snapshot()
+}
+
+func (s *Server) echoLog(service string) *echoLog {
+	s.echoMu.Lock()
+	defer s.echoMu.Unlock()
+	l := s.echoLogs[service]
+	if l == nil {
+		l = &echoLog{}
+		s.echoLogs[service] = l
+	}
+	return l
+}
+
+// Table returns the table the server currently serves (nil before Apply).
+func (s *Server) Table() *engine.Table { return s.current.Load().table }
+
+// Explain runs the routing decision of the currently served table; see the
+// package-level Explain.
+func (s *Server) Explain(gatewayAddr string, port int32, req *http.Request) *Trace {
+	return explain(s.current.Load(), gatewayAddr, port, req)
+}

@@ -1,0 +1,428 @@
+package emulator
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gwdev/gwdev/engine"
+)
+
+func simpleTable(addr string, p int32, svc string) *engine.Table {
+	return table(gateway("gw", addr, port(p, listener("http", "", vhost("", rule("r", prefix("/"), echo(svc, 1)))))))
+}
+
+func (s *Server) listenerOf(addr string, p int32) *boundListener {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.listeners[bindKey{addr, p, "TCP"}]
+}
+
+func TestPortOffsetFallback(t *testing.T) {
+	// Hold a port so that binding it fails, and find an offset that lands
+	// on a free port.
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	p := int32(held.Addr().(*net.TCPAddr).Port)
+	var offset int
+	for offset == 0 {
+		q := freePort(t, "127.0.0.1")
+		if q > p {
+			offset = int(q - p)
+		}
+	}
+	s := New(Config{PortOffset: offset})
+	defer s.Close(context.Background())
+	rep := s.Apply(simpleTable("127.0.0.1", p, "svc"))
+	want := fmt.Sprintf("127.0.0.1:%d", int(p)+offset)
+	if len(rep.Ports) != 1 || rep.Ports[0].Bound != want || !rep.Ports[0].Fallback || rep.Err() != nil {
+		t.Fatalf("report %+v, want bound %s", rep.Ports, want)
+	}
+	resp, err := http.Get("http://" + want + "/")
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("request on the fallback port: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	// The next Apply keeps the fallback listener.
+	if rep := s.Apply(simpleTable("127.0.0.1", p, "svc2")); rep.Ports[0].Bound != want || !rep.Ports[0].Reused {
+		t.Errorf("second apply %+v", rep.Ports)
+	}
+
+	// Without an offset the failure is reported, not fatal.
+	s2 := New(Config{})
+	defer s2.Close(context.Background())
+	rep = s2.Apply(simpleTable("127.0.0.1", p, "svc"))
+	if rep.Ports[0].Error == "" || rep.Ports[0].Bound != "" || rep.Err() == nil {
+		t.Errorf("report without offset %+v", rep.Ports)
+	}
+}
+
+func TestNotServedAndRefusedPorts(t *testing.T) {
+	p := freePort(t, "127.0.0.1")
+	https := listener("https", "")
+	https.Protocol = gwv1.HTTPSProtocolType
+	udp := listener("udp", "")
+	udp.Protocol = gwv1.UDPProtocolType
+	udpPort := port(p, udp)
+	udpPort.Transport = "UDP"
+	s := New(Config{})
+	defer s.Close(context.Background())
+	rep := s.Apply(table(
+		gateway("a", "127.0.0.1", port(p, https), udpPort),
+		gateway("b", "", port(p, listener("http", ""))),
+		gateway("c", "10.1.2.3", port(p, listener("http", ""))),
+	))
+	if len(rep.Ports) != 4 {
+		t.Fatalf("report %+v", rep.Ports)
+	}
+	if !strings.Contains(rep.Ports[0].NotServed, "HTTPS") || !strings.Contains(rep.Ports[1].NotServed, "UDP") ||
+		rep.Ports[0].Error != "" || rep.Ports[0].Bound != "" {
+		t.Errorf("not served: %+v %+v", rep.Ports[0], rep.Ports[1])
+	}
+	if !strings.Contains(rep.Ports[2].Error, "no address") || !strings.Contains(rep.Ports[3].Error, "not a loopback") {
+		t.Errorf("refused: %+v %+v", rep.Ports[2], rep.Ports[3])
+	}
+	// Nothing was bound: the port is still free.
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+	if err != nil {
+		t.Errorf("port was bound: %v", err)
+	} else {
+		ln.Close()
+	}
+}
+
+func TestGatewaysOnTwoAddresses(t *testing.T) {
+	p := freePort(t, "127.0.0.2")
+	s := New(Config{})
+	defer s.Close(context.Background())
+	tab := table(
+		gateway("one", "127.0.0.1", port(p, listener("http", "", vhost("", rule("one", prefix("/"), echo("one", 1)))))),
+		gateway("two", "127.0.0.2", port(p, listener("http", "", vhost("", rule("two", prefix("/"), echo("two", 1)))))),
+	)
+	if err := s.Apply(tab).Err(); err != nil {
+		t.Skipf("cannot bind both loopback addresses: %v", err)
+	}
+	for ip, want := range map[string]string{"127.0.0.1": "one", "127.0.0.2": "two"} {
+		resp, err := http.Get(fmt.Sprintf("http://%s:%d/", ip, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e echoResponse
+		_ = json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if e.Ingress != want || e.Service != want {
+			t.Errorf("%s answered by %s/%s", ip, e.Ingress, e.Service)
+		}
+		ex := Explain(tab, ip, p, httptestRequest("GET", "http://x/"))
+		if ex.Gateway != "gateway/default/"+want {
+			t.Errorf("Explain for %s: %s", ip, ex.Gateway)
+		}
+	}
+}
+
+func httptestRequest(method, url string) *http.Request {
+	r, _ := http.NewRequest(method, url, nil)
+	return r
+}
+
+func TestBindOverride(t *testing.T) {
+	p := freePort(t, "127.0.0.1")
+	s := New(Config{BindOverride: "127.0.0.1"})
+	defer s.Close(context.Background())
+	rep := s.Apply(simpleTable("10.9.8.7", p, "svc")) // not loopback: only the override makes it bindable
+	if rep.Err() != nil || rep.Ports[0].Bound != fmt.Sprintf("127.0.0.1:%d", p) {
+		t.Fatalf("report %+v", rep.Ports)
+	}
+	// Two Gateways on one port cannot share the override address.
+	rep = s.Apply(table(
+		gateway("a", "10.9.8.7", port(p, listener("http", ""))),
+		gateway("b", "10.9.8.8", port(p, listener("http", ""))),
+	))
+	if rep.Ports[0].Error != "" || !strings.Contains(rep.Ports[1].Error, "already served") {
+		t.Errorf("report %+v", rep.Ports)
+	}
+}
+
+// TestHotReload applies 50 tables while clients send requests without
+// pause: no request may fail, the listener of an unchanged port is never
+// re-bound, in-flight requests finish on their table, and a removed port is
+// closed gracefully.
+func TestHotReload(t *testing.T) {
+	ip := "127.0.0.1"
+	p, p2 := freePort(t, ip), freePort(t, ip)
+	build := func(i int) *engine.Table {
+		g := gateway("gw", ip,
+			port(p, listener("http", "", vhost("",
+				rule("slow", prefix("/slow"), echo(fmt.Sprintf("slow-%d", i), 1)),
+				rule("r", prefix("/"), echo(fmt.Sprintf("v%d", i), 1))))))
+		if i%2 == 0 {
+			g = gateway("gw", ip,
+				port(p, listener("http", "", vhost("",
+					rule("slow", prefix("/slow"), echo(fmt.Sprintf("slow-%d", i), 1)),
+					rule("r", prefix("/"), echo(fmt.Sprintf("v%d", i), 1))))),
+				port(p2, listener("extra", "", vhost("", rule("extra", prefix("/"), echo("extra", 1))))))
+		}
+		return table(g)
+	}
+	s := New(Config{})
+	defer s.Close(context.Background())
+	if err := s.Apply(build(0)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	first := s.listenerOf(ip, p)
+	firstLn := first.ln
+
+	// A slow request in flight across the reloads.
+	slow := make(chan string, 1)
+	go func() {
+		resp, err := http.Get(fmt.Sprintf("http://%s:%d/slow?delay=400ms", ip, p))
+		if err != nil {
+			slow <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		var e echoResponse
+		_ = json.NewDecoder(resp.Body).Decode(&e)
+		slow <- fmt.Sprint(resp.StatusCode, " ", e.Service)
+	}()
+	// And one on the port that the next table removes.
+	extra := make(chan int, 1)
+	go func() {
+		resp, err := http.Get(fmt.Sprintf("http://%s:%d/?delay=300ms", ip, p2))
+		if err != nil {
+			extra <- -1
+			return
+		}
+		resp.Body.Close()
+		extra <- resp.StatusCode
+	}()
+	time.Sleep(50 * time.Millisecond)
+
+	var stop atomic.Bool
+	var failures, total atomic.Int64
+	var wg sync.WaitGroup
+	var errMu sync.Mutex
+	var firstErr string
+	for c := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tr := &http.Transport{Proxy: nil, DisableKeepAlives: c%2 == 1}
+			defer tr.CloseIdleConnections()
+			client := &http.Client{Transport: tr, Timeout: 5 * time.Second}
+			for !stop.Load() {
+				total.Add(1)
+				resp, err := client.Get(fmt.Sprintf("http://%s:%d/x", ip, p))
+				if err == nil {
+					var e echoResponse
+					err = json.NewDecoder(resp.Body).Decode(&e)
+					resp.Body.Close()
+					if err == nil && (resp.StatusCode != 200 || !strings.HasPrefix(e.Service, "v")) {
+						err = fmt.Errorf("status %d from %q", resp.StatusCode, e.Service)
+					}
+				}
+				if err != nil {
+					failures.Add(1)
+					errMu.Lock()
+					if firstErr == "" {
+						firstErr = err.Error()
+					}
+					errMu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := 1; i <= 50; i++ {
+		rep := s.Apply(build(i))
+		if err := rep.Err(); err != nil {
+			t.Fatalf("apply %d: %v", i, err)
+		}
+		if !rep.Ports[0].Reused {
+			t.Fatalf("apply %d re-bound port %d", i, p)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	stop.Store(true)
+	wg.Wait()
+	if failures.Load() != 0 || total.Load() < 50 {
+		t.Errorf("%d of %d requests failed during reloads (first: %s)", failures.Load(), total.Load(), firstErr)
+	}
+	if bl := s.listenerOf(ip, p); bl != first || bl.ln != firstLn {
+		t.Error("the unchanged listener was replaced")
+	}
+	if got := <-slow; got != "200 slow-0" {
+		t.Errorf("in-flight request: %s, want it answered by the table it started on", got)
+	}
+	if got := <-extra; got != 200 {
+		t.Errorf("in-flight request on a removed port: %d", got)
+	}
+	// The last table (50) has the extra port again; build(51) removes it.
+	s.Apply(build(51))
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("%s:%d", ip, p2), time.Second)
+		if err != nil {
+			break
+		}
+		c.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("the removed port still accepts connections")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// syncBuffer is a goroutine-safe bytes.Buffer for the access log.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestTracesRedactionAndAccessLog(t *testing.T) {
+	var log syncBuffer
+	p := freePort(t, "127.0.0.1")
+	s := New(Config{AccessLog: &log, TraceBuffer: 5})
+	if err := s.Apply(simpleTable("127.0.0.1", p, "svc")).Err(); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest("POST", fmt.Sprintf("http://127.0.0.1:%d/login?api_key=KEY1&Token=TOK2&user=bob&password=PW3", p),
+		strings.NewReader("0123456789"))
+	req.Host = "app.example.com"
+	req.Header.Set("Authorization", "Bearer SECRET4")
+	req.Header.Set("Cookie", "session=SECRET5")
+	req.Header.Set("X-Echo-Set-Header", "Set-Cookie:id=SECRET6")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	_, _ = buf.ReadFrom(resp.Body)
+	resp.Body.Close()
+	tr := waitTrace(t, s, func(tr Trace) bool { return tr.Method == "POST" })
+	if tr.Path != "/login?api_key=[redacted]&Token=[redacted]&user=bob&password=[redacted]" ||
+		tr.RequestHeaders.Get("Authorization") != redacted || tr.RequestHeaders.Get("Cookie") != redacted ||
+		tr.ResponseHeaders.Get("Set-Cookie") != redacted {
+		t.Errorf("not redacted: %s %v %v", tr.Path, tr.RequestHeaders, tr.ResponseHeaders)
+	}
+	if tr.Gateway != "gateway/default/gw" || tr.Listener != "gateway/default/gw/listener/http" || tr.Host != "app.example.com" ||
+		tr.Rule != "httproute/default/r/rule/0/match/0" || tr.Backend == "" || tr.Target != "echo" || tr.Why == "" ||
+		tr.Upstream != "echo" || tr.Status != 200 || tr.BytesIn != 10 || tr.BytesOut != int64(buf.Len()) ||
+		tr.Duration <= 0 || tr.Client == "" || tr.Address == "" || tr.Attempts != 1 {
+		t.Errorf("trace %+v", tr)
+	}
+	// Fill the ring past its size: only the newest 5 remain, newest last.
+	for i := range 7 {
+		r, _ := http.Get(fmt.Sprintf("http://127.0.0.1:%d/n%d", p, i))
+		r.Body.Close()
+	}
+	waitTrace(t, s, func(tr Trace) bool { return tr.Path == "/n6" })
+	ts := s.Traces()
+	if len(ts) != 5 || ts[4].Path != "/n6" || ts[0].Path != "/n2" {
+		t.Errorf("ring: %d traces, last %q", len(ts), ts[len(ts)-1].Path)
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	out := log.String()
+	for _, secret := range []string{"KEY1", "TOK2", "PW3", "SECRET4", "SECRET5", "SECRET6"} {
+		if strings.Contains(out, secret) {
+			t.Errorf("access log leaks %s", secret)
+		}
+	}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	lines := 0
+	for sc.Scan() {
+		var tr Trace
+		if err := json.Unmarshal(sc.Bytes(), &tr); err != nil {
+			t.Fatalf("access log line %q: %v", sc.Text(), err)
+		}
+		lines++
+	}
+	if lines != 8 {
+		t.Errorf("%d access log lines, want 8", lines)
+	}
+}
+
+func TestSubscribersNeverBlock(t *testing.T) {
+	h := serve(t, func(p int32) *engine.Table { return simpleTable("127.0.0.1", p, "svc") })
+	stuck, cancelStuck := h.s.Subscribe(1) // never read
+	live, cancelLive := h.s.Subscribe(100)
+	start := time.Now()
+	for range 20 {
+		if res := h.get("x", "/"); res.status != 200 {
+			t.Fatal(res.status)
+		}
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Errorf("requests slowed down by a stuck subscriber")
+	}
+	waitTrace(t, h.s, func(Trace) bool { return len(live) == 20 })
+	if len(stuck) != 1 {
+		t.Errorf("stuck subscriber holds %d", len(stuck))
+	}
+	cancelStuck()
+	cancelLive()
+	cancelLive() // idempotent
+	if _, ok := <-stuck; !ok {
+		t.Error("buffered trace lost on cancel")
+	}
+	if _, ok := <-stuck; ok {
+		t.Error("channel not closed")
+	}
+}
+
+func TestCloseLetsInFlightRequestsFinish(t *testing.T) {
+	p := freePort(t, "127.0.0.1")
+	s := New(Config{})
+	if err := s.Apply(simpleTable("127.0.0.1", p, "svc")).Err(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan int, 1)
+	go func() {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/?delay=200ms", p))
+		if err != nil {
+			done <- -1
+			return
+		}
+		resp.Body.Close()
+		done <- resp.StatusCode
+	}()
+	time.Sleep(50 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if code := <-done; code != 200 {
+		t.Errorf("in-flight request got %d", code)
+	}
+	if rep := s.Apply(simpleTable("127.0.0.1", p, "svc")); rep.Err() == nil {
+		t.Error("Apply after Close succeeded")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"net"
 	"sort"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -65,9 +66,33 @@ func (t *translator) resolveBackendRef(r *routeState, name string, ref gwv1.Back
 	}
 	if sp != nil && sp.AppProtocol != nil {
 		b.AppProtocol = *sp.AppProtocol
+		if !appProtocolSupported(r.kind, b.AppProtocol) {
+			return fail(gwv1.RouteReasonUnsupportedProtocol, fmt.Sprintf("backendRef %s: port %d has appProtocol %q, which a %s cannot speak",
+				display, *ref.Port, b.AppProtocol, r.kind))
+		}
 	}
 	b.Target = t.backendTarget(svc, sp, int32(*ref.Port))
 	return b, nil
+}
+
+// appProtocolSupported reports whether a route of the kind can send traffic
+// to a Service port with the appProtocol (HTTPBackendRef: "If a Route is not
+// able to send traffic to the backend using the specified protocol then the
+// backend is considered invalid"). HTTP routes speak HTTP/1.1, h2c and h2
+// (with TLS from a BackendTLSPolicy), and upgrade to WebSocket; gRPC needs
+// HTTP/2, which a WebSocket port cannot carry. L4 routes forward bytes and
+// accept any appProtocol. Comparison ignores case (conformance uses HTTPS).
+func appProtocolSupported(routeKind, appProtocol string) bool {
+	if routeKind != "HTTPRoute" && routeKind != "GRPCRoute" {
+		return true
+	}
+	switch strings.ToLower(appProtocol) {
+	case "", "http", "https", "http2", "h2c", "grpc", "grpc-web", "kubernetes.io/h2c":
+		return true
+	case "kubernetes.io/ws", "kubernetes.io/wss":
+		return routeKind == "HTTPRoute"
+	}
+	return false
 }
 
 // backendTarget picks where traffic for a Service port goes.

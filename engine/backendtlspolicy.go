@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
@@ -51,6 +52,13 @@ func (t *translator) processBackendTLSPolicies() {
 			if tr.SectionName != nil {
 				pt.section = string(*tr.SectionName)
 			}
+			if svc := t.services[nsName{pt.ns, pt.service}]; svc != nil && pt.section != "" && !hasPortNamed(svc, pt.section) {
+				// "If a SectionName is specified, but does not exist on the
+				// targeted object, the Policy must fail to attach."
+				ps.cond.fail(string(gwv1.PolicyConditionAccepted), string(gwv1.PolicyReasonTargetNotFound),
+					fmt.Sprintf("targetRef Service %s/%s sectionName %q: the Service has no port of that name", pt.ns, pt.service, pt.section))
+				continue
+			}
 			if w := winners[pt]; w != nil {
 				ps.lost = append(ps.lost, fmt.Sprintf("Service %s/%s (BackendTLSPolicy %s/%s is older or sorts first)", pt.ns, pt.service, w.key.Namespace, w.key.Name))
 				continue
@@ -71,8 +79,21 @@ func (t *translator) processBackendTLSPolicies() {
 		for _, b := range r.backends() {
 			t.applyPolicy(b, winners)
 		}
+		for _, rr := range r.rules {
+			finishRuleResponse(rr) // a policy may have made every backend invalid
+		}
 	}
 	t.policies = pols
+}
+
+// hasPortNamed reports whether the Service has a port with that name.
+func hasPortNamed(svc *corev1.Service, name string) bool {
+	for _, sp := range svc.Spec.Ports {
+		if sp.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // applyPolicy attaches the policy for the backend's Service port, if any.

@@ -100,8 +100,10 @@ func displayVHost(h string) string {
 	return h
 }
 
-// sniRoutes lists TLSRoute rules for a TLS listener, most specific hostname
-// first, then oldest route.
+// sniRoutes lists TLSRoute rules for a TLS listener, one entry per served
+// hostname, most specific hostname first, then oldest route; so the first
+// entry whose hostname matches a connection's SNI is the one to use, even
+// when one route serves both an exact and a wildcard hostname.
 func (t *translator) sniRoutes(l *listenerState) []*SNIRoute {
 	type entry struct {
 		r     *SNIRoute
@@ -113,12 +115,12 @@ func (t *translator) sniRoutes(l *listenerState) []*SNIRoute {
 		if a.route.kind != "TLSRoute" {
 			continue
 		}
-		hosts := append([]string(nil), a.hosts...)
-		sort.Slice(hosts, func(i, j int) bool { return hostnameLess(hosts[i], hosts[j]) })
-		for _, s := range a.route.sni {
-			c := *s
-			c.Hostnames = hosts
-			es = append(es, entry{&c, a.route, hosts[0]})
+		for _, h := range a.hosts {
+			for _, s := range a.route.sni {
+				c := *s
+				c.Hostnames = []string{h}
+				es = append(es, entry{&c, a.route, h})
+			}
 		}
 	}
 	sort.SliceStable(es, func(i, j int) bool {

@@ -16,6 +16,7 @@ func (t *translator) collectFindings() []Finding {
 		for _, c := range problemConditions(conds) {
 			sev := SeverityError
 			if c.Type == string(gwv1.ListenerConditionOverlappingTLSConfig) || c.Status == metav1.ConditionUnknown ||
+				c.Type == string(gwv1.GatewayConditionInsecureFrontendValidationMode) ||
 				(c.Type == "Accepted" && c.Status == metav1.ConditionTrue) {
 				sev = SeverityWarning
 			}
@@ -84,7 +85,8 @@ func severityRank(s Severity) int {
 // conditions, True negative ones (Conflicted, OverlappingTLSConfig,
 // PartiallyInvalid, InsecureFrontendValidationMode), Accepted=True with a
 // ListenersNotValid reason, and Unknown summaries. A False Programmed next to
-// a False Accepted, or a conflict-reason Accepted=False next to
+// a False Accepted, a listener's Programmed=False Pending (it repeats its
+// Gateway's own finding), or a conflict-reason Accepted=False next to
 // Conflicted=True, says nothing new and is left out.
 func problemConditions(conds []metav1.Condition) []metav1.Condition {
 	acceptedFalse, conflicted := false, false
@@ -106,7 +108,7 @@ func problemConditions(conds []metav1.Condition) []metav1.Condition {
 			continue
 		}
 		switch {
-		case c.Type == "Programmed" && c.Status == metav1.ConditionFalse && acceptedFalse:
+		case c.Type == "Programmed" && c.Status == metav1.ConditionFalse && (acceptedFalse || c.Reason == "Pending"):
 		case c.Type == "Accepted" && conflicted && (c.Reason == "HostnameConflict" || c.Reason == "ProtocolConflict"):
 		case c.Status == metav1.ConditionFalse, c.Status == metav1.ConditionUnknown:
 			out = append(out, c)

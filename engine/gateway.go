@@ -23,9 +23,26 @@ type gatewayState struct {
 	sets   []*listenerSetState
 }
 
-// accepted reports whether the Gateway's Accepted condition is not False.
+// accepted reports whether the Gateway is, or can still become, accepted:
+// its Accepted condition is neither False nor Unknown (Unknown is a Gateway
+// whose GatewayClass is not accepted, which gwdev leaves Pending).
 func (g *gatewayState) accepted() bool {
-	return !g.cond.isFalse(string(gwv1.GatewayConditionAccepted))
+	c := g.cond.get(string(gwv1.GatewayConditionAccepted))
+	return c == nil || c.Status == metav1.ConditionTrue
+}
+
+// pending reports whether the Gateway waits for its GatewayClass to be
+// accepted: Accepted and Programmed stay Unknown with reason Pending and its
+// listeners are not reconciled.
+func (g *gatewayState) pending() bool {
+	c := g.cond.get(string(gwv1.GatewayConditionAccepted))
+	return c != nil && c.Status == metav1.ConditionUnknown
+}
+
+// served reports whether the Gateway is accepted, has an address and is not
+// refused programming: it is what the routing table binds.
+func (g *gatewayState) served() bool {
+	return g.addr != "" && g.accepted() && !g.cond.isFalse(string(gwv1.GatewayConditionProgrammed))
 }
 
 // processGateways picks the managed Gateways, checks their class and
@@ -47,6 +64,7 @@ func (t *translator) processGateways() {
 			g.cond.set(string(gwv1.GatewayConditionProgrammed), metav1.ConditionUnknown, string(gwv1.GatewayReasonPending),
 				"GatewayClass "+cs.name+" is not accepted")
 		}
+		t.checkGatewayParameters(g)
 		t.checkGatewayAddresses(g, used)
 		for i := range gw.Spec.Listeners {
 			l := &gw.Spec.Listeners[i]
@@ -71,15 +89,47 @@ func hostnameValue(h *gwv1.Hostname) string {
 	return strings.ToLower(string(*h))
 }
 
-// checkGatewayAddresses validates spec.addresses: gwdev binds loopback only,
-// so an IPAddress must be in 127.0.0.0/8 or ::1; other address types are not
-// supported.
+// checkGatewayParameters resolves spec.infrastructure.parametersRef. gwdev
+// interprets no parameters, but the referent must exist and be a kind it
+// knows (a ConfigMap or Secret in the Gateway's namespace); otherwise the
+// Gateway is not accepted, as the spec asks: "If the referent cannot be
+// found, refers to an unsupported kind, or when the data within that
+// resource is malformed, the Gateway SHOULD be rejected with the "Accepted"
+// status condition set to "False" and an "InvalidParameters" reason."
+func (t *translator) checkGatewayParameters(g *gatewayState) {
+	infra := g.obj.Spec.Infrastructure
+	if infra == nil || infra.ParametersRef == nil {
+		return
+	}
+	ref := infra.ParametersRef
+	name := groupKind(string(ref.Group), string(ref.Kind)) + " " + g.key.Namespace + "/" + ref.Name
+	found := false
+	switch {
+	case ref.Group == "" && ref.Kind == "ConfigMap":
+		_, found = t.configMaps[nsName{g.key.Namespace, ref.Name}]
+	case ref.Group == "" && ref.Kind == "Secret":
+		_, found = t.secrets[nsName{g.key.Namespace, ref.Name}]
+	default:
+		g.cond.fail(string(gwv1.GatewayConditionAccepted), string(gwv1.GatewayReasonInvalidParameters),
+			"spec.infrastructure.parametersRef "+name+" is a kind gwdev does not support (ConfigMap or Secret)")
+		return
+	}
+	if !found {
+		g.cond.fail(string(gwv1.GatewayConditionAccepted), string(gwv1.GatewayReasonInvalidParameters),
+			"spec.infrastructure.parametersRef "+name+" not found")
+	}
+}
+
+// checkGatewayAddresses validates spec.addresses: gwdev binds one loopback
+// address per Gateway, so an IPAddress must be in 127.0.0.0/8 or ::1, other
+// address types are not supported, and a second address cannot be bound.
 func (t *translator) checkGatewayAddresses(g *gatewayState, used map[string]bool) {
 	if a, ok := t.opts.Addresses[g.key.Namespace+"/"+g.key.Name]; ok {
 		g.addr = a
 		used[a] = true
 		return
 	}
+	requested := 0
 	for i, a := range g.obj.Spec.Addresses {
 		typ := gwv1.IPAddressType
 		if a.Type != nil {
@@ -88,6 +138,11 @@ func (t *translator) checkGatewayAddresses(g *gatewayState, used map[string]bool
 		if typ != gwv1.IPAddressType {
 			g.cond.fail(string(gwv1.GatewayConditionAccepted), string(gwv1.GatewayReasonUnsupportedAddress),
 				fmt.Sprintf("spec.addresses[%d]: address type %s is not supported; gwdev binds loopback IP addresses only", i, typ))
+			continue
+		}
+		if requested++; requested > 1 {
+			g.cond.fail(string(gwv1.GatewayConditionProgrammed), string(gwv1.GatewayReasonAddressNotUsable),
+				fmt.Sprintf("spec.addresses[%d]: gwdev binds one address per Gateway and cannot bind this one as well; remove it", i))
 			continue
 		}
 		if a.Value == "" {
@@ -109,10 +164,8 @@ func (t *translator) checkGatewayAddresses(g *gatewayState, used map[string]bool
 				fmt.Sprintf("spec.addresses[%d]: %s is already used by another Gateway", i, a.Value))
 			continue
 		}
-		if g.addr == "" {
-			g.addr = ip.String()
-			used[g.addr] = true
-		}
+		g.addr = ip.String()
+		used[g.addr] = true
 	}
 }
 
@@ -138,4 +191,40 @@ func (t *translator) assignAddresses(used map[string]bool) {
 			}
 		}
 	}
+}
+
+// acceptGateway decides the Gateway's Accepted condition from its own
+// listeners once they are validated; ListenerSet entries never change it
+// (GEP-1713: the Gateway's conditions "reflect the status of the local
+// configuration"). The spec: "The implementation MUST set a
+// "ListenersNotValid" condition on the Gateway Status when the Gateway
+// contains Conflicted Listeners whether or not they accept the Gateway", and
+// at least one valid listener must remain for the Gateway to be accepted.
+// ListenerSets of a Gateway that is not accepted are detached.
+func (t *translator) acceptGateway(g *gatewayState) {
+	var bad []string
+	for _, l := range g.own {
+		if !l.valid() {
+			bad = append(bad, l.name)
+		}
+	}
+	acc := string(gwv1.GatewayConditionAccepted)
+	switch {
+	case len(bad) > 0 && len(bad) == len(g.own):
+		g.cond.fail(acc, string(gwv1.GatewayReasonListenersNotValid), "no listener is valid: "+joinQuoted(bad))
+	case len(bad) > 0:
+		g.cond.set(acc, metav1.ConditionTrue, string(gwv1.GatewayReasonListenersNotValid),
+			"listeners "+joinQuoted(bad)+" are not valid; the others are accepted")
+	}
+	if g.accepted() || len(g.sets) == 0 {
+		return
+	}
+	msg := fmt.Sprintf("parent Gateway %s/%s is not accepted", g.key.Namespace, g.key.Name)
+	for _, s := range g.sets {
+		s.attached = false
+		s.cond.fail(string(gwv1.ListenerSetConditionAccepted), string(gwv1.ListenerSetReasonParentNotAccepted), msg)
+		s.cond.fail(string(gwv1.ListenerSetConditionProgrammed), string(gwv1.ListenerSetReasonParentNotAccepted), msg)
+	}
+	g.sets = nil
+	g.merged = g.own
 }

@@ -46,9 +46,18 @@ func (l *listenerState) tableName() string {
 	return strings.ToLower(k.Kind) + "/" + k.Namespace + "/" + k.Name + "/listener/" + l.name
 }
 
-// valid reports whether the listener is accepted, resolved and not conflicted.
+// valid reports whether the listener can be configured: it is not
+// conflicted, not refused (Accepted=False) and not kept from being programmed
+// by its own configuration (for example no usable certificate). A failed
+// ResolvedRefs alone does not make it invalid: a listener with one of two
+// route kinds unsupported, or one of two certificates broken, still serves.
+// Programmed=False with reason Pending is about the Gateway, not the listener.
 func (l *listenerState) valid() bool {
-	return !l.conflicted && !l.cond.isFalse("Accepted") && !l.cond.isFalse("ResolvedRefs")
+	if l.conflicted || l.cond.isFalse("Accepted") {
+		return false
+	}
+	p := l.cond.get("Programmed")
+	return p == nil || p.Status != metav1.ConditionFalse || p.Reason == string(gwv1.ListenerReasonPending)
 }
 
 // programmed reports whether the listener will be served.
@@ -90,6 +99,7 @@ func (t *translator) processListeners() {
 		t.detectConflicts(g.merged)
 		t.detectOverlappingTLS(g.merged)
 		t.applyFrontendValidation(g)
+		t.acceptGateway(g)
 		for _, l := range g.merged {
 			t.finishListener(l)
 		}
@@ -151,9 +161,17 @@ func (t *translator) resolveRouteKinds(l *listenerState, kinds []string) {
 	}
 	if len(invalid) > 0 {
 		l.cond.fail("ResolvedRefs", string(gwv1.ListenerReasonInvalidRouteKinds),
-			fmt.Sprintf("route kinds %s are not supported on a %s listener (supported: %s)",
-				strings.Join(invalid, ", "), l.protocol, strings.Join(kinds, ", ")))
+			fmt.Sprintf("route kinds %s are not supported on %s listener (supported: %s)",
+				strings.Join(invalid, ", "), withArticle(l.protocol), strings.Join(kinds, ", ")))
 	}
+}
+
+// withArticle renders "an HTTP", "a TLS".
+func withArticle(p gwv1.ProtocolType) string {
+	if strings.HasPrefix(string(p), "H") {
+		return "an " + string(p)
+	}
+	return "a " + string(p)
 }
 
 // listenerConflict is a reason with its explanation.
@@ -163,9 +181,11 @@ type listenerConflict struct {
 }
 
 // detectConflicts applies the distinctness rules to listeners sharing a
-// port. Listeners of one owner that conflict are all marked; a listener from
-// a ListenerSet that conflicts with one of higher precedence (the Gateway's
-// own, or an older set's) is marked alone.
+// port. ls is in merge precedence order. Listeners of one owner that conflict
+// are all marked (no winner is picked); a listener from a ListenerSet that
+// conflicts with one of higher precedence (the Gateway's own, or an older
+// set's) is marked alone, as GEP-1713 requires: "the first Listener in the
+// precedence list MUST be accepted".
 func (t *translator) detectConflicts(ls []*listenerState) {
 	conflicts := map[*listenerState]*listenerConflict{}
 	mark := func(l *listenerState, c listenerConflict) {
@@ -213,20 +233,36 @@ func (t *translator) detectConflicts(ls []*listenerState) {
 		l.conflicted = true
 		l.cond.set("Conflicted", metav1.ConditionTrue, string(c.reason), c.msg)
 		l.cond.fail("Accepted", string(c.reason), "listener is conflicted and not accepted: "+c.msg)
-		l.cond.fail("Programmed", string(gwv1.ListenerReasonInvalid), "conflicted listeners are not programmed")
+		l.cond.fail("Programmed", string(c.reason), "conflicted listeners are not programmed")
 	}
 }
 
 // conflictMessage explains why self conflicts with other.
 func conflictMessage(self, other *listenerState, reason gwv1.ListenerConditionReason) string {
-	what := fmt.Sprintf("listener %q", other.name)
-	if other.set != nil {
-		what = fmt.Sprintf("listener %q of ListenerSet %s/%s", other.name, other.set.key.Namespace, other.set.key.Name)
-	}
+	what := conflictPeer(self, other)
 	if reason == gwv1.ListenerReasonProtocolConflict {
+		if self.set != other.set {
+			return fmt.Sprintf("port %d: protocol %s cannot share the port with %s %s", self.port, self.protocol, other.protocol, what)
+		}
 		return fmt.Sprintf("port %d: protocol %s cannot share the port with %s (%s)", self.port, self.protocol, what, other.protocol)
 	}
 	return fmt.Sprintf("port %d: hostname %s is also used by %s", self.port, displayHost(self.hostname), what)
+}
+
+// conflictPeer names the listener self conflicts with. A ListenerSet entry
+// learns the name of its parent Gateway's listener and of sets in its own
+// namespace, but not which set of another namespace it lost to: GEP-1713
+// asks controllers not to leak other users' objects into a set's status.
+func conflictPeer(self, other *listenerState) string {
+	switch {
+	case self.set == other.set:
+		return fmt.Sprintf("listener %q", other.name)
+	case other.set == nil:
+		return fmt.Sprintf("listener %q of Gateway %s/%s, which takes precedence", other.name, other.gateway.key.Namespace, other.gateway.key.Name)
+	case self.set == nil || other.set.key.Namespace == self.set.key.Namespace:
+		return fmt.Sprintf("listener %q of ListenerSet %s/%s, which takes precedence", other.name, other.set.key.Namespace, other.set.key.Name)
+	}
+	return "a listener of another ListenerSet attached to the same Gateway, which takes precedence (older, or first by namespace/name)"
 }
 
 // detectOverlappingTLS marks terminating listeners on one port whose
@@ -288,10 +324,10 @@ func joinQuoted(names []string) string {
 func (t *translator) finishListener(l *listenerState) {
 	l.cond.setDefault("Accepted", metav1.ConditionTrue, string(gwv1.ListenerReasonAccepted), "listener is accepted")
 	l.cond.setDefault("ResolvedRefs", metav1.ConditionTrue, string(gwv1.ListenerReasonResolvedRefs), "all references are resolved")
-	if !l.gateway.accepted() {
-		l.cond.fail("Programmed", string(gwv1.ListenerReasonPending), "the Gateway is not accepted")
-	}
-	if l.gateway.addr == "" {
+	switch g := l.gateway; {
+	case !g.accepted():
+		l.cond.fail("Programmed", string(gwv1.ListenerReasonPending), fmt.Sprintf("Gateway %s/%s is not accepted", g.key.Namespace, g.key.Name))
+	case !g.served():
 		l.cond.fail("Programmed", string(gwv1.ListenerReasonPending), "the Gateway has no usable address")
 	}
 	l.cond.setDefault("Programmed", metav1.ConditionTrue, string(gwv1.ListenerReasonProgrammed),

@@ -8,6 +8,11 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
+// listenerSetReasonParentNotProgrammed is the ListenerSet Programmed=False
+// reason the API lists for a parent Gateway that is not programmed; the API
+// package defines no constant for it.
+const listenerSetReasonParentNotProgrammed gwv1.ListenerSetConditionReason = "ParentNotProgrammed"
+
 // listenerSetState is a ListenerSet during translation.
 type listenerSetState struct {
 	obj       *gwv1.ListenerSet
@@ -75,9 +80,11 @@ func (t *translator) attachListenerSet(s *listenerSetState) bool {
 	if ref.Namespace != nil && *ref.Namespace != "" {
 		ns = string(*ref.Namespace)
 	}
+	// Programmed repeats Accepted's reason, as the conformance tests expect
+	// (ListenerSetAllowedNamespaceNone: Programmed=False NotAllowed).
 	fail := func(reason gwv1.ListenerSetConditionReason, msg string) bool {
 		s.cond.fail(accepted, string(reason), msg)
-		s.cond.fail(programmed, string(gwv1.ListenerSetReasonInvalid), msg)
+		s.cond.fail(programmed, string(reason), msg)
 		return false
 	}
 	if group != Group || kind != "Gateway" {
@@ -102,6 +109,10 @@ func (t *translator) attachListenerSet(s *listenerSetState) bool {
 		}
 		sel = al.Namespaces.Selector
 	}
+	if al == nil {
+		return fail(gwv1.ListenerSetReasonNotAllowed,
+			fmt.Sprintf("Gateway %s/%s does not allow ListenerSets: spec.allowedListeners is not set (the default allows none)", g.key.Namespace, g.key.Name))
+	}
 	if ok, why := t.namespaceSelected(from, sel, g.obj.Namespace, s.obj.Namespace); !ok {
 		return fail(gwv1.ListenerSetReasonNotAllowed,
 			fmt.Sprintf("Gateway %s/%s does not allow this ListenerSet: spec.allowedListeners: %s", g.key.Namespace, g.key.Name, why))
@@ -114,16 +125,20 @@ func (t *translator) attachListenerSet(s *listenerSetState) bool {
 	return true
 }
 
-// finishListenerSet sets the set's summary conditions from its entries.
+// finishListenerSet sets the set's summary conditions from its entries. A
+// set none of whose entries is valid is not accepted (ListenersNotValid on
+// both Accepted and Programmed, as the conformance tests expect); one with
+// some valid entries is accepted with reason ListenersNotValid. Programmed
+// is False with ParentNotProgrammed when the parent Gateway is not served.
 func (t *translator) finishListenerSet(s *listenerSetState) {
 	if !s.attached {
 		return
 	}
-	valid, programmed := 0, 0
-	var bad []string
+	programmed := 0
+	var bad, good []string
 	for _, l := range s.listeners {
 		if l.valid() {
-			valid++
+			good = append(good, l.name)
 		} else {
 			bad = append(bad, l.name)
 		}
@@ -132,18 +147,21 @@ func (t *translator) finishListenerSet(s *listenerSetState) {
 		}
 	}
 	acc, prog := string(gwv1.ListenerSetConditionAccepted), string(gwv1.ListenerSetConditionProgrammed)
+	notValid := string(gwv1.ListenerSetReasonListenersNotValid)
 	switch {
-	case valid == 0:
-		s.cond.fail(acc, string(gwv1.ListenerSetReasonListenersNotValid), "no listener is valid: "+joinQuoted(bad))
+	case len(good) == 0:
+		s.cond.fail(acc, notValid, "no listener is valid: "+joinQuoted(bad))
+		s.cond.fail(prog, notValid, "no listener is valid: "+joinQuoted(bad))
 	case len(bad) > 0:
-		s.cond.set(acc, metav1.ConditionTrue, string(gwv1.ListenerSetReasonListenersNotValid),
-			"some listeners are not valid: "+joinQuoted(bad))
+		s.cond.set(acc, metav1.ConditionTrue, notValid, "listeners "+joinQuoted(bad)+" are not valid; accepted: "+joinQuoted(good))
 	default:
 		s.cond.setDefault(acc, metav1.ConditionTrue, string(gwv1.ListenerSetReasonAccepted), "all listeners are accepted")
 	}
-	if programmed == 0 {
+	switch {
+	case !s.parent.served():
+		s.cond.fail(prog, string(listenerSetReasonParentNotProgrammed), fmt.Sprintf("parent Gateway %s/%s is not programmed", s.parent.key.Namespace, s.parent.key.Name))
+	case programmed == 0:
 		s.cond.fail(prog, string(gwv1.ListenerSetReasonInvalid), "no listener is programmed")
-	} else {
-		s.cond.setDefault(prog, metav1.ConditionTrue, string(gwv1.ListenerSetReasonProgrammed), "programmed on "+s.parent.addrOrNone())
 	}
+	s.cond.setDefault(prog, metav1.ConditionTrue, string(gwv1.ListenerSetReasonProgrammed), "programmed on "+s.parent.addrOrNone())
 }

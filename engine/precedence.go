@@ -42,8 +42,9 @@ func compareMatch(a, b *RouteRule) int {
 	if a.GRPC != nil && b.GRPC != nil {
 		return compareGRPCMatch(a.GRPC, b.GRPC)
 	}
-	// HTTPRoute and GRPCRoute rules on one host: gRPC rules first, since they
-	// only match gRPC requests.
+	// HTTPRoute and GRPCRoute rules never share a hostname once cross-serving
+	// conflicts are settled (resolveCrossServing); should they meet anyway,
+	// gRPC rules go first, since they only match gRPC requests.
 	if a.GRPC != nil {
 		return -1
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -89,27 +90,33 @@ func (t *translator) resolveBackendRefs(r *routeState, rule string, refs []gwv1.
 	return out
 }
 
-// compileHTTPRoute builds one RouteRule per match of every rule.
+// compileHTTPRoute builds one RouteRule per match of every rule gwdev can
+// implement; the others are dropped (see httpRuleUnsupported).
 func (t *translator) compileHTTPRoute(r *routeState, o *gwv1.HTTPRoute) {
+	r.ruleCount = len(o.Spec.Rules)
 	for i := range o.Spec.Rules {
 		rule := &o.Spec.Rules[i]
 		name := ruleName(r, i)
+		if why := httpRuleUnsupported(rule); why != "" {
+			r.dropRule(i, rule.Name, why)
+			continue
+		}
 		proto := &RouteRule{Route: r.key, Source: t.source(r.key), Timeouts: rule.Timeouts, Retry: rule.Retry,
 			SessionPersistence: rule.SessionPersistence, Filters: rule.Filters}
 		if rule.Name != nil {
 			proto.RuleName = string(*rule.Name)
 		}
-		t.checkFilters(r, proto, name, rule.Filters)
+		t.applyRuleFilters(r, proto, name, rule.Filters)
 		for k, br := range rule.BackendRefs {
 			b, f := t.resolveBackendRef(r, name+"/backend/"+itoa(k), br.BackendObjectReference, br.Weight)
 			if f != nil {
 				r.refFailures = append(r.refFailures, *f)
 			}
 			b.Filters = br.Filters
-			t.checkFilters(r, nil, b.Name, br.Filters)
+			t.applyBackendFilters(r, b, br.Filters)
 			proto.Backends = append(proto.Backends, b)
 		}
-		t.finishRuleResponse(proto, rule.Filters)
+		finishRuleResponse(proto)
 		matches := rule.Matches
 		if len(matches) == 0 {
 			matches = []gwv1.HTTPRouteMatch{{}}
@@ -131,25 +138,30 @@ func (t *translator) compileHTTPRoute(r *routeState, o *gwv1.HTTPRoute) {
 // compileGRPCRoute builds one RouteRule per match; filters are converted to
 // their HTTPRoute equivalents (the shapes are the same).
 func (t *translator) compileGRPCRoute(r *routeState, o *gwv1.GRPCRoute) {
+	r.ruleCount = len(o.Spec.Rules)
 	for i := range o.Spec.Rules {
 		rule := &o.Spec.Rules[i]
 		name := ruleName(r, i)
+		if why := grpcRuleUnsupported(rule); why != "" {
+			r.dropRule(i, rule.Name, why)
+			continue
+		}
 		proto := &RouteRule{Route: r.key, Source: t.source(r.key), SessionPersistence: rule.SessionPersistence,
 			Filters: grpcFilters(rule.Filters)}
 		if rule.Name != nil {
 			proto.RuleName = string(*rule.Name)
 		}
-		t.checkFilters(r, proto, name, proto.Filters)
+		t.applyRuleFilters(r, proto, name, proto.Filters)
 		for k, br := range rule.BackendRefs {
 			b, f := t.resolveBackendRef(r, name+"/backend/"+itoa(k), br.BackendObjectReference, br.Weight)
 			if f != nil {
 				r.refFailures = append(r.refFailures, *f)
 			}
 			b.Filters = grpcFilters(br.Filters)
-			t.checkFilters(r, nil, b.Name, b.Filters)
+			t.applyBackendFilters(r, b, b.Filters)
 			proto.Backends = append(proto.Backends, b)
 		}
-		t.finishRuleResponse(proto, proto.Filters)
+		finishRuleResponse(proto)
 		matches := rule.Matches
 		if len(matches) == 0 {
 			matches = []gwv1.GRPCRouteMatch{{}}
@@ -161,6 +173,99 @@ func (t *translator) compileGRPCRoute(r *routeState, o *gwv1.GRPCRoute) {
 			r.rules = append(r.rules, &rr)
 		}
 	}
+}
+
+// dropRule records a rule gwdev leaves out of the table.
+func (r *routeState) dropRule(i int, name *gwv1.SectionName, why string) {
+	d := droppedRule{index: i, why: why}
+	if name != nil {
+		d.name = string(*name)
+	}
+	r.dropped = append(r.dropped, d)
+}
+
+// httpRuleUnsupported says why gwdev cannot implement an HTTPRoute rule: an
+// ExternalAuth filter (not emulated) or a regular expression Go's RE2 engine
+// cannot compile. "" means the rule is fine.
+func httpRuleUnsupported(rule *gwv1.HTTPRouteRule) string {
+	if why := unsupportedFilters("filters", rule.Filters); why != "" {
+		return why
+	}
+	for k, br := range rule.BackendRefs {
+		if why := unsupportedFilters(fmt.Sprintf("backendRefs[%d].filters", k), br.Filters); why != "" {
+			return why
+		}
+	}
+	for j, m := range rule.Matches {
+		at := fmt.Sprintf("matches[%d]", j)
+		if m.Path != nil && m.Path.Type != nil && *m.Path.Type == gwv1.PathMatchRegularExpression && m.Path.Value != nil {
+			if why := badRegex(at+".path", *m.Path.Value); why != "" {
+				return why
+			}
+		}
+		for h, hm := range m.Headers {
+			if hm.Type != nil && *hm.Type == gwv1.HeaderMatchRegularExpression {
+				if why := badRegex(fmt.Sprintf("%s.headers[%d]", at, h), hm.Value); why != "" {
+					return why
+				}
+			}
+		}
+		for q, qm := range m.QueryParams {
+			if qm.Type != nil && *qm.Type == gwv1.QueryParamMatchRegularExpression {
+				if why := badRegex(fmt.Sprintf("%s.queryParams[%d]", at, q), qm.Value); why != "" {
+					return why
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// grpcRuleUnsupported is httpRuleUnsupported for GRPCRoute rules: method
+// and header regular expressions must compile.
+func grpcRuleUnsupported(rule *gwv1.GRPCRouteRule) string {
+	for j, m := range rule.Matches {
+		at := fmt.Sprintf("matches[%d]", j)
+		if mm := m.Method; mm != nil && mm.Type != nil && *mm.Type == gwv1.GRPCMethodMatchRegularExpression {
+			if mm.Service != nil {
+				if why := badRegex(at+".method.service", *mm.Service); why != "" {
+					return why
+				}
+			}
+			if mm.Method != nil {
+				if why := badRegex(at+".method.method", *mm.Method); why != "" {
+					return why
+				}
+			}
+		}
+		for h, hm := range m.Headers {
+			if hm.Type != nil && *hm.Type == gwv1.GRPCHeaderMatchRegularExpression {
+				if why := badRegex(fmt.Sprintf("%s.headers[%d]", at, h), hm.Value); why != "" {
+					return why
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// unsupportedFilters reports the first filter gwdev cannot emulate.
+func unsupportedFilters(at string, filters []gwv1.HTTPRouteFilter) string {
+	for i, f := range filters {
+		if f.Type == gwv1.HTTPRouteFilterExternalAuth {
+			return fmt.Sprintf("%s[%d]: ExternalAuth is not emulated by gwdev", at, i)
+		}
+	}
+	return ""
+}
+
+// badRegex reports a regular expression the data plane (Go RE2 syntax)
+// cannot compile.
+func badRegex(at, expr string) string {
+	if _, err := regexp.Compile(expr); err != nil {
+		return fmt.Sprintf("%s: regular expression %q is not valid RE2 syntax, which gwdev uses: %v", at, expr, err)
+	}
+	return ""
 }
 
 func grpcFilters(in []gwv1.GRPCRouteFilter) []gwv1.HTTPRouteFilter {
@@ -177,10 +282,35 @@ func grpcFilters(in []gwv1.GRPCRouteFilter) []gwv1.HTTPRouteFilter {
 	return out
 }
 
-// checkFilters resolves mirror backends and refuses what gwdev cannot do:
-// extensionRef filters (requests get a 500, as the spec requires for
-// unresolved extensions) and ExternalAuth (not emulated).
-func (t *translator) checkFilters(r *routeState, rr *RouteRule, where string, filters []gwv1.HTTPRouteFilter) {
+// applyRuleFilters resolves a rule's mirror backends and makes the rule
+// answer 500 for an extensionRef filter gwdev cannot resolve (the spec:
+// "requests that would have been processed by that filter MUST receive a HTTP
+// error response").
+func (t *translator) applyRuleFilters(r *routeState, rr *RouteRule, where string, filters []gwv1.HTTPRouteFilter) {
+	mirrors, unresolved := t.resolveFilters(r, where, filters)
+	rr.Mirrors = mirrors
+	if unresolved != "" {
+		rr.DirectStatus, rr.DirectReason = 500, unresolved
+	}
+}
+
+// applyBackendFilters is applyRuleFilters for a backendRef's own filters:
+// an unresolvable extensionRef makes that backend invalid, so the requests
+// that pick it get a 500.
+func (t *translator) applyBackendFilters(r *routeState, b *Backend, filters []gwv1.HTTPRouteFilter) {
+	mirrors, unresolved := t.resolveFilters(r, b.Name, filters)
+	b.Mirrors = mirrors
+	if unresolved != "" && b.Invalid == "" {
+		b.Invalid, b.Target = unresolved, nil
+	}
+}
+
+// resolveFilters resolves RequestMirror backends and reports the first
+// extensionRef filter gwdev cannot resolve; every problem also goes to the
+// route's ResolvedRefs failures.
+func (t *translator) resolveFilters(r *routeState, where string, filters []gwv1.HTTPRouteFilter) ([]*Backend, string) {
+	var mirrors []*Backend
+	unresolved := ""
 	for i, f := range filters {
 		switch f.Type {
 		case gwv1.HTTPRouteFilterRequestMirror:
@@ -191,9 +321,7 @@ func (t *translator) checkFilters(r *routeState, rr *RouteRule, where string, fi
 			if fail != nil {
 				r.refFailures = append(r.refFailures, *fail)
 			}
-			if rr != nil {
-				rr.Mirrors = append(rr.Mirrors, b)
-			}
+			mirrors = append(mirrors, b)
 		case gwv1.HTTPRouteFilterExtensionRef:
 			name := ""
 			if f.ExtensionRef != nil {
@@ -201,23 +329,23 @@ func (t *translator) checkFilters(r *routeState, rr *RouteRule, where string, fi
 			}
 			msg := fmt.Sprintf("%s: filters[%d]: extensionRef %s is not supported by gwdev; matching requests get 500", where, i, name)
 			r.refFailures = append(r.refFailures, routeFailure{gwv1.RouteReasonInvalidKind, msg})
-			if rr != nil {
-				rr.DirectStatus, rr.DirectReason = 500, msg
+			if unresolved == "" {
+				unresolved = msg
 			}
-		case gwv1.HTTPRouteFilterExternalAuth:
-			r.acceptFailures = append(r.acceptFailures, routeFailure{gwv1.RouteReasonUnsupportedValue,
-				fmt.Sprintf("%s: filters[%d]: ExternalAuth is not emulated by gwdev", where, i)})
 		}
 	}
+	return mirrors, unresolved
 }
 
 // finishRuleResponse decides the spec's 500 for a rule that cannot forward:
-// no backendRefs and no redirect, or every backendRef invalid.
-func (t *translator) finishRuleResponse(rr *RouteRule, filters []gwv1.HTTPRouteFilter) {
+// no backendRefs and no redirect, every backendRef invalid, or every
+// backendRef with weight 0 ("no traffic should be forwarded for this entry").
+// It runs again once BackendTLSPolicies may have invalidated backends.
+func finishRuleResponse(rr *RouteRule) {
 	if rr.DirectStatus != 0 {
 		return
 	}
-	for _, f := range filters {
+	for _, f := range rr.Filters {
 		if f.Type == gwv1.HTTPRouteFilterRequestRedirect {
 			return
 		}
@@ -226,10 +354,34 @@ func (t *translator) finishRuleResponse(rr *RouteRule, filters []gwv1.HTTPRouteF
 		rr.DirectStatus, rr.DirectReason = 500, "the rule has no backendRefs"
 		return
 	}
+	valid := 0
 	for _, b := range rr.Backends {
 		if b.Invalid == "" {
-			return
+			valid++
 		}
 	}
-	rr.DirectStatus, rr.DirectReason = 500, "no backendRef of the rule is valid: "+rr.Backends[0].Invalid
+	switch {
+	case valid == 0:
+		rr.DirectStatus, rr.DirectReason = 500, "no backendRef of the rule is valid: "+firstInvalid(rr.Backends)
+	case allWeightsZero(rr.Backends):
+		rr.DirectStatus, rr.DirectReason = 500, "every backendRef of the rule has weight 0"
+	}
+}
+
+func firstInvalid(bs []*Backend) string {
+	for _, b := range bs {
+		if b.Invalid != "" {
+			return b.Invalid
+		}
+	}
+	return ""
+}
+
+func allWeightsZero(bs []*Backend) bool {
+	for _, b := range bs {
+		if b.Weight != 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,8 +22,12 @@ type routeState struct {
 	// refFailures are ResolvedRefs problems, in rule order; the first one
 	// becomes the condition.
 	refFailures []routeFailure
-	// acceptFailures make Accepted=False on every parent (UnsupportedValue).
-	acceptFailures []routeFailure
+	// ruleCount is the number of rules in the route's spec.
+	ruleCount int
+	// dropped lists the rules gwdev cannot implement, in rule order; they are
+	// left out of the table (PartiallyInvalid, or Accepted=False when every
+	// rule is dropped).
+	dropped []droppedRule
 
 	// compiled route content, one of these per kind.
 	rules  []*RouteRule
@@ -38,11 +43,23 @@ type routeFailure struct {
 	msg    string
 }
 
+// droppedRule is a rule left out of the table, with why.
+type droppedRule struct {
+	index int
+	name  string // the rule's spec name, if any
+	why   string
+}
+
 // parentResult is the outcome of one parentRef.
 type parentResult struct {
 	ref         gwv1.ParentReference
 	cond        *conditionSet
 	attachments []*attachment
+	// where renders the parentRef for messages.
+	where string
+	// conflicts explain attachments removed because an HTTPRoute and a
+	// GRPCRoute claimed intersecting hostnames on one listener.
+	conflicts []string
 }
 
 // attachment is a route attached to one listener, with the hostnames it
@@ -57,7 +74,9 @@ func (r *routeState) failRefs(reason gwv1.RouteConditionReason, format string, a
 	r.refFailures = append(r.refFailures, routeFailure{reason, fmt.Sprintf(format, args...)})
 }
 
-// processRoutes compiles every route's rules and attaches it to its parents.
+// processRoutes compiles every route's rules, selects the listeners each
+// parentRef reaches, settles HTTPRoute/GRPCRoute hostname conflicts, and then
+// attaches what remains.
 func (t *translator) processRoutes() {
 	t.collectRoutes()
 	for _, r := range t.routes {
@@ -68,6 +87,32 @@ func (t *translator) processRoutes() {
 			}
 		}
 	}
+	t.resolveCrossServing()
+	for _, r := range t.routes {
+		for _, p := range r.parents {
+			t.finishParent(r, p)
+		}
+	}
+}
+
+// allRulesDropped reports whether the route has rules and gwdev can
+// implement none of them.
+func (r *routeState) allRulesDropped() bool {
+	return r.ruleCount > 0 && len(r.dropped) == r.ruleCount
+}
+
+// droppedMessage renders the dropped rules, each part starting with
+// "Dropped Rule" as RouteConditionPartiallyInvalid requires.
+func (r *routeState) droppedMessage() string {
+	parts := make([]string, 0, len(r.dropped))
+	for _, d := range r.dropped {
+		id := itoa(d.index)
+		if d.name != "" {
+			id += " (" + quote(d.name) + ")"
+		}
+		parts = append(parts, "Dropped Rule "+id+": "+d.why)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // parentDisplay renders a parentRef for messages.
@@ -104,9 +149,9 @@ func (t *translator) attachRoute(r *routeState, idx int, ref gwv1.ParentReferenc
 	sref := ref
 	g, k := gwv1.Group(group), gwv1.Kind(kind)
 	sref.Group, sref.Kind = &g, &k
-	p := &parentResult{ref: sref, cond: newConditionSet(r.gen, t.opts.Now)}
-	acc := string(gwv1.RouteConditionAccepted)
 	where := parentDisplay(kind, ns, string(ref.Name), ref)
+	p := &parentResult{ref: sref, cond: newConditionSet(r.gen, t.opts.Now), where: where}
+	acc := string(gwv1.RouteConditionAccepted)
 
 	var candidates []*listenerState
 	switch kind {
@@ -171,26 +216,41 @@ func (t *translator) attachRoute(r *routeState, idx int, ref gwv1.ParentReferenc
 	default:
 		p.cond.fail(acc, string(gwv1.RouteReasonNotAllowedByListeners), strings.Join(notAllowed, "; "))
 	}
-	if len(p.attachments) > 0 {
-		for _, f := range r.acceptFailures {
-			p.cond.fail(acc, string(f.reason), f.msg)
-		}
-	}
-	if len(p.attachments) > 0 && !p.cond.isFalse(acc) {
-		counted := map[*listenerState]bool{}
-		for _, a := range p.attachments {
-			if !counted[a.l] {
-				counted[a.l] = true
-				a.l.attachedRoutes++
-				a.l.addAttachment(a)
-			}
-		}
-		t.recordBackendUses(r, p)
-		p.cond.setDefault(acc, metav1.ConditionTrue, string(gwv1.RouteReasonAccepted), "accepted by "+where)
-	} else {
-		p.attachments = nil
-	}
 	return p
+}
+
+// finishParent decides Accepted for one parentRef whose listeners are known:
+// the route attaches to what is left after cross-serving conflicts, unless
+// none of its rules can be implemented. Only accepted routes count in a
+// listener's attachedRoutes.
+func (t *translator) finishParent(r *routeState, p *parentResult) {
+	acc := string(gwv1.RouteConditionAccepted)
+	switch {
+	case p.cond.isFalse(acc):
+	case len(p.attachments) == 0 && len(p.conflicts) > 0:
+		p.cond.fail(acc, reasonHostnameConflict, strings.Join(p.conflicts, "; "))
+	case len(p.attachments) == 0:
+		p.cond.fail(acc, string(gwv1.RouteReasonNoMatchingParent), "no listener of "+p.where+" accepts the route")
+	case r.allRulesDropped():
+		p.cond.fail(acc, string(gwv1.RouteReasonUnsupportedValue), "no rule can be implemented: "+r.droppedMessage())
+	}
+	if p.cond.isFalse(acc) {
+		p.attachments = nil
+		return
+	}
+	for _, a := range p.attachments {
+		a.l.attachedRoutes++
+		a.l.addAttachment(a)
+	}
+	t.recordBackendUses(r, p)
+	if len(p.conflicts) > 0 {
+		t.note(SeverityWarning, r.key, "parent "+p.where, strings.Join(p.conflicts, "; "))
+	}
+	p.cond.setDefault(acc, metav1.ConditionTrue, string(gwv1.RouteReasonAccepted), "accepted by "+p.where)
+	if len(r.dropped) > 0 {
+		p.cond.set(string(gwv1.RouteConditionPartiallyInvalid), metav1.ConditionTrue,
+			string(gwv1.RouteReasonUnsupportedValue), r.droppedMessage())
+	}
 }
 
 // gatewayExists reports whether a Gateway manifest exists, managed or not.
@@ -241,10 +301,15 @@ func (l *listenerState) addAttachment(a *attachment) {
 	l.attachments = append(l.attachments, a)
 }
 
-// recordBackendUses notes which Gateways use each Service of the route.
+// recordBackendUses notes which Gateways use each Service of the route
+// (only references that resolved: an unknown kind or a refused reference
+// does not make a Gateway use a Service).
 func (t *translator) recordBackendUses(r *routeState, p *parentResult) {
 	g := p.attachments[0].l.gateway
 	for _, b := range r.backends() {
+		if b.Service.Kind != "Service" || b.Invalid != "" {
+			continue
+		}
 		k := nsName{b.Service.Namespace, b.Service.Name}
 		seen := false
 		for _, x := range t.backendUses[k] {
@@ -273,12 +338,113 @@ func (r *routeState) backends() []*Backend {
 	for _, rr := range r.rules {
 		add(rr.Backends)
 		add(rr.Mirrors)
+		for _, b := range rr.Backends {
+			add(b.Mirrors)
+		}
 	}
 	for _, s := range r.sni {
 		add(s.Backends)
 	}
 	for _, s := range r.stream {
 		add(s.Backends)
+	}
+	return out
+}
+
+// reasonHostnameConflict is gwdev's Accepted=False reason for the route that
+// loses a cross-serving conflict; the API names no reason for it.
+const reasonHostnameConflict = "HostnameConflict"
+
+// crossServingCandidate is one HTTPRoute or GRPCRoute attachment to a
+// listener, with the parentRef it came through.
+type crossServingCandidate struct {
+	a *attachment
+	p *parentResult
+}
+
+// resolveCrossServing enforces the GRPCRoute rule: "If a Route (A) of type
+// HTTPRoute or GRPCRoute is attached to a Listener and that listener already
+// has another Route (B) of the other type attached and the intersection of
+// the hostnames of A and B is non-empty, then the implementation MUST accept
+// exactly one of these two routes": the oldest, then by namespace/name. The
+// loser's attachment to that listener is removed.
+func (t *translator) resolveCrossServing() {
+	var order []*listenerState
+	byListener := map[*listenerState][]crossServingCandidate{}
+	for _, r := range t.routes {
+		if (r.kind != "HTTPRoute" && r.kind != "GRPCRoute") || r.allRulesDropped() {
+			continue
+		}
+		for _, p := range r.parents {
+			if p.cond.isFalse(string(gwv1.RouteConditionAccepted)) {
+				continue
+			}
+			for _, a := range p.attachments {
+				if byListener[a.l] == nil {
+					order = append(order, a.l)
+				}
+				byListener[a.l] = append(byListener[a.l], crossServingCandidate{a, p})
+			}
+		}
+	}
+	for _, l := range order {
+		cs := byListener[l]
+		sort.SliceStable(cs, func(i, j int) bool {
+			return cs[i].a.route != cs[j].a.route && olderFirst(cs[i].a.route.obj, cs[j].a.route.obj)
+		})
+		var kept []*attachment
+		for _, c := range cs {
+			if winner := crossServingWinner(kept, c.a); winner != nil {
+				c.p.conflicts = append(c.p.conflicts, fmt.Sprintf(
+					"listener %q: %s %s/%s (older, or first by namespace/name) already serves hostnames intersecting %s; an HTTPRoute and a GRPCRoute cannot share a hostname on one listener",
+					l.name, winner.route.kind, winner.route.key.Namespace, winner.route.key.Name, displayHosts(c.a.hosts)))
+				c.p.attachments = removeAttachment(c.p.attachments, c.a)
+				continue
+			}
+			kept = append(kept, c.a)
+		}
+	}
+}
+
+// crossServingWinner returns the kept attachment of the other route kind
+// whose hostnames intersect a's, or nil.
+func crossServingWinner(kept []*attachment, a *attachment) *attachment {
+	for _, k := range kept {
+		if k.route.kind != a.route.kind && hostListsIntersect(k.hosts, a.hosts) {
+			return k
+		}
+	}
+	return nil
+}
+
+// hostListsIntersect reports whether some host matches a hostname of each
+// list ("" matches any host).
+func hostListsIntersect(a, b []string) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if _, ok := intersectHostname(x, y); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// displayHosts renders served hostnames for messages ("" is any host).
+func displayHosts(hs []string) string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = displayHost(h)
+	}
+	return strings.Join(out, ", ")
+}
+
+func removeAttachment(as []*attachment, a *attachment) []*attachment {
+	out := as[:0:0]
+	for _, x := range as {
+		if x != a {
+			out = append(out, x)
+		}
 	}
 	return out
 }

@@ -32,25 +32,17 @@ func (t *translator) writeStatus() {
 // finishGateway sets the Gateway's summary conditions from its listeners.
 func (t *translator) finishGateway(g *gatewayState) {
 	acc, prog := string(gwv1.GatewayConditionAccepted), string(gwv1.GatewayConditionProgrammed)
-	var bad []string
 	programmed := 0
 	for _, l := range g.own {
-		if !l.valid() {
-			bad = append(bad, l.name)
-		}
 		if l.programmed() {
 			programmed++
 		}
 	}
-	switch {
-	case len(g.own) > 0 && len(bad) == len(g.own):
-		g.cond.fail(acc, string(gwv1.GatewayReasonListenersNotValid), "no listener is valid: "+joinQuoted(bad))
-	case len(bad) > 0:
-		g.cond.set(acc, metav1.ConditionTrue, string(gwv1.GatewayReasonListenersNotValid),
-			"listeners "+joinQuoted(bad)+" are not valid; the others are accepted")
-	}
+	// Accepted=ListenersNotValid was decided by acceptGateway.
 	g.cond.setDefault(acc, metav1.ConditionTrue, string(gwv1.GatewayReasonAccepted), "accepted by gwdev")
 	switch {
+	case !g.accepted():
+		g.cond.fail(prog, string(gwv1.GatewayReasonInvalid), "the Gateway is not accepted")
 	case g.addr == "":
 		g.cond.fail(prog, string(gwv1.GatewayReasonAddressNotAssigned), "no loopback address could be assigned")
 	case programmed == 0 && len(g.own) > 0:
@@ -63,11 +55,14 @@ func (t *translator) writeGatewayStatus(g *gatewayState) {
 	st := &g.obj.Status
 	st.Conditions = g.cond.list()
 	st.Addresses = nil
-	if g.addr != "" {
+	if g.served() {
 		typ := gwv1.IPAddressType
 		st.Addresses = []gwv1.GatewayStatusAddress{{Type: &typ, Value: g.addr}}
 	}
 	st.Listeners = nil
+	if g.pending() {
+		return // not reconciled while the GatewayClass is not accepted: no listeners
+	}
 	for _, l := range g.own {
 		st.Listeners = append(st.Listeners, gwv1.ListenerStatus{
 			Name: gwv1.SectionName(l.name), SupportedKinds: nonNilKinds(l.supportedKinds),
@@ -110,7 +105,7 @@ func (t *translator) writeListenerSetStatus(s *listenerSetState) {
 // writeRouteStatus fills status.parents, adding the route-wide ResolvedRefs
 // condition to every parent.
 func (t *translator) writeRouteStatus(r *routeState) {
-	var parents []gwv1.RouteParentStatus
+	parents := []gwv1.RouteParentStatus{} // parents is required: [] when gwdev manages none
 	for _, p := range r.parents {
 		if len(r.refFailures) > 0 {
 			f := r.refFailures[0]
@@ -147,7 +142,7 @@ func (t *translator) writePolicyStatus(ps *policyState) {
 	if len(ps.ancestors) == 0 {
 		t.note(SeverityInfo, ps.key, "", "no route of a managed Gateway uses a Service this policy targets")
 	}
-	var out []gwv1.PolicyAncestorStatus
+	out := []gwv1.PolicyAncestorStatus{} // "An empty list means the Policy is not relevant for any ancestors."
 	for i, g := range ps.ancestors {
 		if i == 16 {
 			break

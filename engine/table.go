@@ -157,6 +157,9 @@ type Backend struct {
 	AppProtocol string `json:"appProtocol,omitempty"`
 	// Filters are the backendRef's own filters.
 	Filters []gwv1.HTTPRouteFilter `json:"filters,omitempty"`
+	// Mirrors holds the resolved backend of each RequestMirror among
+	// Filters, in filter order (nil: none).
+	Mirrors []*Backend `json:"mirrors,omitempty"`
 	// Target says where requests go; nil when the backend is invalid.
 	Target *Target `json:"target,omitempty"`
 	// Invalid, when set, is why this backend cannot be used: requests that

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
@@ -31,6 +32,10 @@ func (t *translator) resolveListenerTLS(l *listenerState, mode gwv1.TLSModeType)
 		}
 	}
 	if mode == gwv1.TLSModePassthrough {
+		if len(l.tls.CertificateRefs) > 0 {
+			t.note(SeverityWarning, l.ownerKey(), "listener "+quote(l.name),
+				"tls.certificateRefs are ignored in Passthrough mode: the backend terminates TLS")
+		}
 		return
 	}
 	if len(l.tls.CertificateRefs) == 0 {
@@ -71,12 +76,15 @@ func (t *translator) resolveCertificateRef(owner ObjectKey, ref gwv1.SecretObjec
 		ns = string(*ref.Namespace)
 	}
 	name := ns + "/" + string(ref.Name)
+	// Permission comes first: InvalidCertificateRef "must be used only when
+	// the reference is allowed ... If the reference is not allowed, the
+	// reason RefNotPermitted must be used instead."
+	if !t.refPermitted(reference{Group, owner.Kind, owner.Namespace, group, kind, ns, string(ref.Name)}) {
+		return nil, gwv1.ListenerReasonRefNotPermitted,
+			fmt.Sprintf("%s %s is in another namespace and no ReferenceGrant in %s allows %s %s/%s to use it", groupKind(group, kind), name, ns, owner.Kind, owner.Namespace, owner.Name)
+	}
 	if group != "" || kind != "Secret" {
 		return nil, gwv1.ListenerReasonInvalidCertificateRef, fmt.Sprintf("%s %s: only core Secrets are supported", groupKind(group, kind), name)
-	}
-	if !t.refPermitted(reference{Group, owner.Kind, owner.Namespace, "", "Secret", ns, string(ref.Name)}) {
-		return nil, gwv1.ListenerReasonRefNotPermitted,
-			fmt.Sprintf("Secret %s is in another namespace and no ReferenceGrant in %s allows %s %s/%s to use it", name, ns, owner.Kind, owner.Namespace, owner.Name)
 	}
 	sec := t.secrets[nsName{ns, string(ref.Name)}]
 	if sec == nil {
@@ -158,10 +166,27 @@ func (t *translator) applyFrontendValidation(g *gatewayState) {
 			l.cond.fail("Programmed", string(gwv1.ListenerReasonInvalid), "no valid CA certificate for client validation")
 		}
 	}
-	if tlsCfg.Frontend.Default.Validation != nil && tlsCfg.Frontend.Default.Validation.Mode == gwv1.AllowInsecureFallback {
-		g.cond.set(string(gwv1.GatewayConditionInsecureFrontendValidationMode), "True",
-			string(gwv1.GatewayReasonConfigurationChanged), "client certificate validation allows insecure fallback")
+	if where := insecureFallbackAt(tlsCfg.Frontend); where != "" {
+		g.cond.set(string(gwv1.GatewayConditionInsecureFrontendValidationMode), metav1.ConditionTrue,
+			string(gwv1.GatewayReasonConfigurationChanged), "client certificate validation allows insecure fallback ("+where+")")
 	}
+}
+
+// insecureFallbackAt names where frontend validation is set to
+// AllowInsecureFallback ("" when nowhere). The spec raises the condition
+// when the mode is "changed ... to AllowInsecureFallback, either at the
+// Gateway level or via a per-port override".
+func insecureFallbackAt(f *gwv1.FrontendTLSConfig) string {
+	var where []string
+	if v := f.Default.Validation; v != nil && v.Mode == gwv1.AllowInsecureFallback {
+		where = append(where, "spec.tls.frontend.default")
+	}
+	for _, pp := range f.PerPort {
+		if v := pp.TLS.Validation; v != nil && v.Mode == gwv1.AllowInsecureFallback {
+			where = append(where, fmt.Sprintf("spec.tls.frontend.perPort port %d", pp.Port))
+		}
+	}
+	return strings.Join(where, ", ")
 }
 
 // resolveCARef loads a CA bundle from a ConfigMap or Secret key ca.crt.

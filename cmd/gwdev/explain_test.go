@@ -1,0 +1,39 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestExplain(t *testing.T) {
+	cases := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"explain", "--dir", "../../samples/basic", "http://app.example.com:8080/api/users"},
+			[]string{"rule:", "httproute/default/app/rule/0/match/0", "service:", "default/api:8080", "echo"}},
+		{[]string{"explain", "--dir", "../../samples/basic", "http://app.example.com:8080/"},
+			[]string{"httproute/default/app/rule/1/match/0", "default/frontend:80"}},
+		{[]string{"explain", "--dir", "../../samples/basic", "http://nope.example.com:8080/"},
+			[]string{"404 Not Found", "nope.example.com"}},
+		{[]string{"explain", "--dir", "../../samples/https", "-X", "POST", "http://app.example.com/login"},
+			[]string{"RequestRedirect", "301 Moved Permanently", "https://app.example.com/login"}},
+		{[]string{"explain", "--dir", "../../samples/basic", "-o", "json", "http://app.example.com:8080/api"},
+			[]string{`"rule": "httproute/default/app/rule/0/match/0"`}},
+	}
+	for _, c := range cases {
+		out, errOut, code := runGwdev(t, "", c.args...)
+		if code != 0 {
+			t.Errorf("%v: exit %d: %s", c.args, code, errOut)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%v: output lacks %q:\n%s", c.args, w, out)
+			}
+		}
+	}
+	if _, _, code := runGwdev(t, "", "explain", "--dir", "../../samples/basic", "--gateway", "nope/nope", "http://x/"); code != exitUsage {
+		t.Errorf("unknown --gateway: exit %d, want %d", code, exitUsage)
+	}
+}

@@ -1,11 +1,11 @@
 package watch
 
 import (
-	"fmt"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
-		"testing"
+	"testing"
 	"time"
 )
 

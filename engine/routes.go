@@ -164,6 +164,14 @@ func (t *translator) attachRoute(r *routeState, idx int, ref gwv1.ParentReferenc
 			p.cond.fail(acc, string(gwv1.RouteReasonNoMatchingParent), "Gateway "+ns+"/"+string(ref.Name)+" not found")
 			return p
 		}
+		if !gw.accepted() {
+			why := "is not accepted"
+			if c := gw.cond.get(string(gwv1.GatewayConditionAccepted)); c != nil {
+				why += " (" + c.Reason + ": " + c.Message + ")"
+			}
+			p.cond.fail(acc, string(gwv1.RouteReasonNoMatchingParent), "Gateway "+ns+"/"+string(ref.Name)+" "+why)
+			return p
+		}
 		candidates = gw.own
 	case "ListenerSet":
 		s := t.setByKey[nsName{ns, string(ref.Name)}]

@@ -50,7 +50,9 @@ type ListenerTable struct {
 	TLS *ListenerTLS `json:"tls,omitempty"`
 	// VirtualHosts are set for HTTP and HTTPS listeners, most specific first.
 	VirtualHosts []*VirtualHost `json:"virtualHosts,omitempty"`
-	// TLSRoutes are set for TLS listeners, most specific hostname first.
+	// TLSRoutes are set for TLS listeners: one entry per served hostname,
+	// most specific hostname first, then oldest route; the first entry whose
+	// hostname matches the SNI serves the connection.
 	TLSRoutes []*SNIRoute `json:"tlsRoutes,omitempty"`
 	// StreamRoutes are set for TCP and UDP listeners, in route precedence
 	// order; the first one serves connections.
@@ -130,8 +132,9 @@ type SNIRoute struct {
 	Name   string    `json:"name"`
 	Route  ObjectKey `json:"route"`
 	Source Source    `json:"source,omitzero"`
-	// Hostnames are the route hostnames intersected with the listener's
-	// ("" in the list matches any SNI).
+	// Hostnames holds the one hostname this entry serves: a route hostname
+	// intersected with the listener's ("" matches any SNI). A route serving
+	// several hostnames has one entry per hostname, all with the same Name.
 	Hostnames []string   `json:"hostnames"`
 	Backends  []*Backend `json:"backends,omitempty"`
 }

@@ -1,6 +1,8 @@
 package emulator
 
 import (
+	"context"
+	"encoding/pem"
 	"fmt"
 	"math"
 
@@ -244,5 +246,51 @@ func TestRetryPolicyDelay(t *testing.T) {
 		if got := p.delay(n); got != want {
 			t.Errorf("delay(%d) = %s, want %s", n, got, want)
 		}
+	}
+}
+
+func TestBackendTLS(t *testing.T) {
+	backend := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "tls %s %s", r.TLS.ServerName, r.Host)
+	}))
+	defer backend.Close()
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: backend.Certificate().Raw})
+	h := serve(t, func(p int32) *engine.Table {
+		good := mapped("good", 1, backend.Listener.Addr().String())
+		good.TLS = &engine.BackendTLS{Policy: "default/p", SNI: "example.com", CACertificates: ca}
+		san := mapped("san", 1, backend.Listener.Addr().String())
+		san.TLS = &engine.BackendTLS{Policy: "default/p2", SNI: "other.example.org", CACertificates: ca,
+			SubjectAltNames: []gwv1.SubjectAltName{{Type: gwv1.HostnameSubjectAltNameType, Hostname: "example.com"}}}
+		bad := mapped("bad", 1, backend.Listener.Addr().String())
+		bad.TLS = &engine.BackendTLS{Policy: "default/p3", SNI: "wrong.example.org", CACertificates: ca}
+		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
+			rule("good", prefix("/good"), good), rule("san", prefix("/san"), san), rule("bad", prefix("/bad"), bad))))))
+	})
+	if res := h.get("app.example.com", "/good"); res.status != 200 || string(res.body) != "tls example.com app.example.com" {
+		t.Errorf("TLS to backend: %d %q", res.status, res.body)
+	}
+	if res := h.get("app.example.com", "/san"); res.status != 200 || string(res.body) != "tls other.example.org app.example.com" {
+		t.Errorf("TLS with subjectAltNames: %d %q", res.status, res.body)
+	}
+	res, tr := h.traced(h.request("GET", "app.example.com", "/bad"))
+	if res.status != 502 || !strings.Contains(tr.Reason, "certificate") {
+		t.Errorf("wrong SNI: %d %q", res.status, tr.Reason)
+	}
+}
+
+func TestClientGoneIs499(t *testing.T) {
+	h := serve(t, func(p int32) *engine.Table { return simpleTable("127.0.0.1", p, "slow") })
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	req := h.request("GET", "x", "/gone?delay=3s").WithContext(ctx)
+	if _, err := h.client.Do(req); err == nil {
+		t.Fatal("request did not time out")
+	}
+	tr := waitTrace(t, h.s, func(tr Trace) bool { return tr.Path == "/gone?delay=3s" })
+	if tr.Status != 499 || tr.Reason != "client closed the request" {
+		t.Errorf("trace %d %q", tr.Status, tr.Reason)
+	}
+	if ex := Explain(h.tab, "127.0.0.1", h.port+1, h.request("GET", "x", "/")); ex.Status != 404 || ex.Reason == "" {
+		t.Errorf("Explain on an unknown port: %d %q", ex.Status, ex.Reason)
 	}
 }

@@ -9,9 +9,10 @@
 // [Server.Apply] installs a new table atomically; [Explain] runs the same
 // routing decision without a network.
 //
-// Files: server.go (lifecycle, Apply), listeners.go (binding), router.go
-// (compiling the table), hosts.go (hostname precedence), match.go (request
-// matching), handler.go (the request path), filters.go, cors.go, backend.go
-// (selection, sessions), proxy.go (forwarding, retries, timeouts), echo.go,
-// errors.go, trace.go, explain.go.
+// Files: server.go (lifecycle, Apply), listeners.go (binding, graceful
+// retirement), router.go (compiling the table, rule indexes), hosts.go
+// (hostname precedence), match.go (request matching), handler.go (the
+// routing decision and the request path), filters.go, cors.go, backend.go
+// (upstreams, weights, sessions), proxy.go (forwarding, retries, timeouts,
+// mirrors), errors.go (errors to statuses), echo.go, trace.go, explain.go.
 package emulator

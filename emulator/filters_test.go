@@ -303,3 +303,25 @@ func TestDirectStatusAndUnsupportedFilters(t *testing.T) {
 		}
 	}
 }
+
+func TestBackendLevelMirror(t *testing.T) {
+	h := serve(t, func(p int32) *engine.Table {
+		b := echo("main", 1)
+		b.Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestMirror, RequestMirror: &gwv1.HTTPRequestMirrorFilter{
+			BackendRef: gwv1.BackendObjectReference{Name: "bshadow"}, Percent: ptr(int32(100))}}}
+		b.Mirrors = []*engine.Backend{echo("bshadow", 1)}
+		r := rule("r", prefix("/"), b)
+		b.Mirrors[0].Name = b.Name + "/filter/0/mirror"
+		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", r)))))
+	})
+	if res := h.get("x", "/bm"); res.status != 200 {
+		t.Fatal(res.status)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for len(h.s.EchoLog("default/bshadow")) == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if len(h.s.EchoLog("default/bshadow")) != 1 {
+		t.Error("backendRef-level mirror not sent")
+	}
+}

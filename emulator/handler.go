@@ -6,7 +6,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -84,7 +83,9 @@ func newExchange(r *http.Request, now time.Time) *exchange {
 	ex := &exchange{start: now, req: r, view: newReqView(r), host: requestHost(r.Host), pinAddr: -1}
 	ex.trace = Trace{Time: now, Proto: r.Proto, Host: ex.host, Method: r.Method,
 		Path: requestURI(r.URL), GRPC: ex.view.grpc}
-	ex.upgrade = r.Header.Get("Upgrade") != "" && r.ProtoMajor == 1
+	if up := r.Header.Get("Upgrade"); up != "" && r.ProtoMajor == 1 && !strings.EqualFold(up, "h2c") {
+		ex.upgrade = true // WebSocket and the like: proxied, never timed or retried
+	}
 	return ex
 }
 
@@ -362,43 +363,13 @@ func (s *Server) finish(ex *exchange, rec *responseRecorder, panicked any) {
 	s.traces.record(*t)
 }
 
-// writeError sends the gateway's own error answer. gRPC clients get a
-// trailers-only gRPC status instead of an HTTP error.
-func (ex *exchange) writeError(w http.ResponseWriter, status int, reason string) {
-	if status == 499 {
-		ex.clientGone = true
-		return
-	}
-	h := w.Header()
-	if ex.view.grpc {
-		code := grpcUnavailable
-		switch status {
-		case http.StatusNotFound:
-			code = grpcUnimplemented
-		case http.StatusGatewayTimeout:
-			code = grpcDeadlineExceeded
-		case http.StatusInternalServerError:
-			code = grpcInternal
-			if ex.backend != nil {
-				code = grpcUnavailable // the spec's UNAVAILABLE for invalid backends
-			}
-		}
-		h.Set("Content-Type", "application/grpc")
-		h.Set("Grpc-Status", strconv.Itoa(code))
-		h.Set("Grpc-Message", grpcEscape(reason))
-		w.WriteHeader(http.StatusOK)
-		ex.trace.Reason = fmt.Sprintf("%s (sent as grpc-status %d)", reason, code)
-		return
-	}
-	body := "gwdev: " + http.StatusText(status) + ": " + reason + "\n"
-	h.Set("Content-Type", "text/plain; charset=utf-8")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(status)
-	if ex.req.Method != http.MethodHead {
-		_, _ = io.WriteString(w, body)
-	}
-}
+var (
+	_ http.ResponseWriter             = (*responseRecorder)(nil)
+	_ interface{ FlushError() error } = (*responseRecorder)(nil)
+	_ interface {
+		Unwrap() http.ResponseWriter
+	} = (*responseRecorder)(nil)
+)
 
 // responseRecorder counts what is written and lets the exchange add its
 // response headers just before they are sent.

@@ -111,24 +111,24 @@ func withMethod(m *gwv1.HTTPRouteMatch, method string) *gwv1.HTTPRouteMatch {
 	return m
 }
 
-func service(name string, port int32) engine.ObjectKey {
+func service(name string) engine.ObjectKey {
 	return engine.ObjectKey{Kind: "Service", Namespace: "default", Name: name}
 }
 
 // echo is a backend served by the built-in echo backend of Service <svc>.
 func echo(svc string, weight int32) *engine.Backend {
-	return &engine.Backend{Service: service(svc, 80), Port: 80, Weight: weight,
+	return &engine.Backend{Service: service(svc), Port: 80, Weight: weight,
 		Target: &engine.Target{Kind: engine.TargetEcho, Why: "echo for " + svc}}
 }
 
 // mapped is a backend mapped to real addresses.
 func mapped(svc string, weight int32, addrs ...string) *engine.Backend {
-	return &engine.Backend{Service: service(svc, 80), Port: 80, Weight: weight,
+	return &engine.Backend{Service: service(svc), Port: 80, Weight: weight,
 		Target: &engine.Target{Kind: engine.TargetMapped, Addresses: addrs, Why: "mapped " + svc}}
 }
 
 func invalid(svc string, weight int32, why string) *engine.Backend {
-	return &engine.Backend{Service: service(svc, 80), Port: 80, Weight: weight, Invalid: why}
+	return &engine.Backend{Service: service(svc), Port: 80, Weight: weight, Invalid: why}
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -109,6 +109,9 @@ func (s *Server) serveListener(bl *boundListener) {
 // retire shuts a listener down gracefully in the background: it stops
 // accepting, in-flight requests finish, idle connections close.
 func (s *Server) retire(bl *boundListener) {
+	// Stop accepting now, so that the next Apply can bind the port again;
+	// Shutdown then waits for the connections in the background.
+	_ = bl.ln.Close()
 	s.retiring.Add(1)
 	go func() {
 		defer s.retiring.Done()

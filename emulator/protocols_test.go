@@ -84,9 +84,9 @@ func TestH2C(t *testing.T) {
 
 // grpcCall sends an empty unary gRPC message over h2c and returns the HTTP
 // status, the grpc-status (trailer or header) and the grpc-message.
-func grpcCall(t *testing.T, c *http.Client, h *harness, path string) (int, string, string) {
+func grpcCall(t *testing.T, c *http.Client, h *harness, path string, hdr ...string) (int, string, string) {
 	t.Helper()
-	req := h.request("POST", "grpc.example.com", path, "Content-Type: application/grpc", "TE: trailers")
+	req := h.request("POST", "grpc.example.com", path, append([]string{"Content-Type: application/grpc", "TE: trailers"}, hdr...)...)
 	req.Body = io.NopCloser(bytes.NewReader([]byte{0, 0, 0, 0, 0}))
 	resp, err := c.Do(req)
 	if err != nil {
@@ -121,6 +121,8 @@ func TestGRPCRouting(t *testing.T) {
 				echo("foo-grpc", 1)),
 			grpcRule("broken", &gwv1.GRPCRouteMatch{Method: &gwv1.GRPCMethodMatch{Service: ptr("broken.Svc")}},
 				invalid("gone", 1, "backendRef Service default/gone not found")),
+			grpcRule("hdr", &gwv1.GRPCRouteMatch{Method: &gwv1.GRPCMethodMatch{Service: ptr("hdr.Svc")},
+				Headers: []gwv1.GRPCHeaderMatch{{Name: "X-Tenant", Value: "a"}}}, echo("hdr-a", 1)),
 			rule("http", prefix("/"), echo("http-root", 1)),
 		)))))
 	})
@@ -137,6 +139,12 @@ func TestGRPCRouting(t *testing.T) {
 	// Not gRPC (HTTP/1.1): gRPC rules do not match.
 	if e := h.get("grpc.example.com", "/foo.Bar/GetThing").echo(t); e.Service != "http-root" {
 		t.Errorf("HTTP/1.1 request matched %s", e.Service)
+	}
+	if _, _, msg := grpcCall(t, c, h, "/hdr.Svc/Do"); !strings.Contains(msg, "http-root") {
+		t.Errorf("gRPC header match without the header: %q", msg)
+	}
+	if _, _, msg := grpcCall(t, c, h, "/hdr.Svc/Do", "X-Tenant: a"); !strings.Contains(msg, "hdr-a") {
+		t.Errorf("gRPC header match: %q", msg)
 	}
 	if _, st, _ := grpcCall(t, c, h, "/broken.Svc/Do"); st != "14" {
 		t.Errorf("invalid backend: grpc-status %q, want 14 (UNAVAILABLE)", st)

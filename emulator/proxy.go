@@ -303,33 +303,6 @@ func modifyResponse(resp *http.Response) error {
 	return nil
 }
 
-// errorHandler answers a failed forward with the status classifyError gives.
-func errorHandler(w http.ResponseWriter, r *http.Request, err error) {
-	ex := exchangeFrom(r.Context())
-	if ex == nil {
-		http.Error(w, "gwdev: "+err.Error(), http.StatusBadGateway)
-		return
-	}
-	status, reason := classifyError(r.Context(), ex, err)
-	ex.trace.Reason = reason
-	ex.writeError(w, status, reason)
-}
-
-// classifyError maps a forwarding error to a status: 504 for the request or
-// backendRequest timeout, 499 when the client went away, 502 otherwise.
-func classifyError(ctx context.Context, ex *exchange, err error) (int, string) {
-	var bt *backendTimeoutError
-	switch {
-	case context.Cause(ctx) == errRequestTimeout:
-		return http.StatusGatewayTimeout, fmt.Sprintf("request timeout of %s exceeded", ex.rule.requestTimeout)
-	case errors.As(err, &bt):
-		return http.StatusGatewayTimeout, bt.Error()
-	case ex.req.Context().Err() != nil:
-		return 499, "client closed the request"
-	}
-	return http.StatusBadGateway, fmt.Sprintf("upstream %s: %v", ex.upstreamAddr, err)
-}
-
 // bufferPool recycles the proxy's copy buffers.
 type bufferPool struct{ p sync.Pool }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -48,16 +49,20 @@ type listenerRoutes struct {
 }
 
 // vhostRoutes holds a virtual host's rules in table (precedence) order with
-// indexes: Exact paths by value, PathPrefix rules by normalised prefix, and
-// the rest (regular expressions, gRPC) in lists. Matching takes the lowest
-// rule index any index yields, so the table's order decides.
+// indexes: Exact paths by value; PathPrefix rules by normalised prefix;
+// regular expressions by the path segments their literal prefix fixes
+// ("/re/1/[a-z]+" must start with "/re/1/", so it is keyed "/re/1"), or in
+// a list when it fixes none; gRPC rules in a list. A request looks up each
+// segment prefix of its path. Matching takes the lowest rule index any
+// index yields, so the table's order decides.
 type vhostRoutes struct {
-	vh     *engine.VirtualHost
-	rules  []*ruleRoutes
-	exact  map[string][]int32
-	prefix map[string][]int32
-	regex  []int32
-	grpc   []int32
+	vh       *engine.VirtualHost
+	rules    []*ruleRoutes
+	exact    map[string][]int32
+	prefix   map[string][]int32
+	regexIdx map[string][]int32
+	regex    []int32
+	grpc     []int32
 }
 
 // ruleRoutes is a compiled RouteRule.
@@ -142,7 +147,11 @@ func compile(t *engine.Table, pool *upstreamPool) *router {
 				continue
 			}
 			pr := c.port(g, p)
-			k := portKey{g.Address, p.Port, p.Transport}
+			tr := p.Transport
+			if tr == "" {
+				tr = "TCP"
+			}
+			k := portKey{g.Address, p.Port, tr}
 			if _, dup := rt.ports[k]; !dup {
 				rt.ports[k] = pr
 			}
@@ -196,7 +205,7 @@ func (c *compiler) listener(l *engine.ListenerTable) *listenerRoutes {
 }
 
 func (c *compiler) vhost(vh *engine.VirtualHost) *vhostRoutes {
-	v := &vhostRoutes{vh: vh, exact: map[string][]int32{}, prefix: map[string][]int32{}}
+	v := &vhostRoutes{vh: vh, exact: map[string][]int32{}, prefix: map[string][]int32{}, regexIdx: map[string][]int32{}}
 	for _, r := range vh.Rules {
 		if r == nil {
 			continue
@@ -213,10 +222,25 @@ func (c *compiler) vhost(vh *engine.VirtualHost) *vhostRoutes {
 		case rr.http.kind == pathPrefix:
 			v.prefix[rr.http.path] = append(v.prefix[rr.http.path], i)
 		default:
-			v.regex = append(v.regex, i)
+			if key, ok := regexKey(rr.http.pathRE); ok {
+				v.regexIdx[key] = append(v.regexIdx[key], i)
+			} else {
+				v.regex = append(v.regex, i)
+			}
 		}
 	}
 	return v
+}
+
+// regexKey is the longest whole-segment path prefix every match of a path
+// expression has ("" for "/"), if any.
+func regexKey(re *regexp.Regexp) (string, bool) {
+	lit, _ := re.LiteralPrefix()
+	i := strings.LastIndexByte(lit, '/')
+	if !strings.HasPrefix(lit, "/") || i < 0 {
+		return "", false
+	}
+	return lit[:i], true
 }
 
 // rule compiles a RouteRule once, even when several virtual hosts share it.
@@ -378,28 +402,10 @@ func (vh *vhostRoutes) match(v *reqView) *ruleRoutes {
 		}
 	}
 	if c, ok := vh.exact[v.path]; ok {
-		best = vh.firstRest(c, v, best)
+		best = vh.first(c, v, best, false)
 	}
-	if len(vh.prefix) > 0 {
-		// Every segment boundary of the path is a candidate prefix: "" (for
-		// "/"), "/a", "/a/b", and the whole path unless it ends in "/".
-		if c, ok := vh.prefix[""]; ok {
-			best = vh.firstRest(c, v, best)
-		}
-		p := v.path
-		for k := 1; k < len(p); k++ {
-			if p[k] == '/' {
-				if c, ok := vh.prefix[p[:k]]; ok {
-					best = vh.firstRest(c, v, best)
-				}
-			}
-		}
-		if len(p) > 1 && p[len(p)-1] != '/' {
-			if c, ok := vh.prefix[p]; ok {
-				best = vh.firstRest(c, v, best)
-			}
-		}
-	}
+	best = vh.scanSegments(vh.prefix, v, best, false)
+	best = vh.scanSegments(vh.regexIdx, v, best, true)
 	for _, i := range vh.regex {
 		if i >= best {
 			break
@@ -416,14 +422,40 @@ func (vh *vhostRoutes) match(v *reqView) *ruleRoutes {
 	return vh.rules[best]
 }
 
-// firstRest returns the first candidate below best whose non-path
-// conditions match, or best.
-func (vh *vhostRoutes) firstRest(cands []int32, v *reqView, best int32) int32 {
+// scanSegments looks up every segment prefix of the path in idx: "" (for
+// "/"), "/a", "/a/b", and the whole path unless it ends in "/".
+func (vh *vhostRoutes) scanSegments(idx map[string][]int32, v *reqView, best int32, fullPath bool) int32 {
+	if len(idx) == 0 {
+		return best
+	}
+	if c, ok := idx[""]; ok {
+		best = vh.first(c, v, best, fullPath)
+	}
+	p := v.path
+	for k := 1; k < len(p); k++ {
+		if p[k] == '/' {
+			if c, ok := idx[p[:k]]; ok {
+				best = vh.first(c, v, best, fullPath)
+			}
+		}
+	}
+	if len(p) > 1 && p[len(p)-1] != '/' {
+		if c, ok := idx[p]; ok {
+			best = vh.first(c, v, best, fullPath)
+		}
+	}
+	return best
+}
+
+// first returns the first candidate below best that matches, or best. The
+// index already vouches for the path unless fullPath is set.
+func (vh *vhostRoutes) first(cands []int32, v *reqView, best int32, fullPath bool) int32 {
 	for _, i := range cands {
 		if i >= best {
 			return best
 		}
-		if vh.rules[i].http.matchRest(v) {
+		m := vh.rules[i].http
+		if (!fullPath || m.matchPath(v.path)) && m.matchRest(v) {
 			return i
 		}
 	}

@@ -1,0 +1,152 @@
+package emulator
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"testing"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gwdev/gwdev/engine"
+)
+
+// benchRules makes n rules for one virtual host, in precedence order like
+// the engine's: Exact paths, regular expressions, then prefixes (longest
+// first), some with header or method conditions.
+func benchRules(host string, n int) []*engine.RouteRule {
+	var exacts, regexes, prefixes []*engine.RouteRule
+	for i := range n {
+		name := fmt.Sprintf("%s-r%d", host, i)
+		var m *gwv1.HTTPRouteMatch
+		switch i % 10 {
+		case 0, 1:
+			m = exact(fmt.Sprintf("/api/v1/items/%d", i))
+			exacts = append(exacts, rule(name, m, echo(name, 1)))
+			continue
+		case 2:
+			m = regex(fmt.Sprintf("/re/%d/[a-z]+", i))
+			regexes = append(regexes, rule(name, m, echo(name, 1)))
+			continue
+		case 3, 4:
+			m = withHeader(prefix(fmt.Sprintf("/svc-%d/v2", i)), "X-Version", "2", false)
+		case 5:
+			m = withMethod(prefix(fmt.Sprintf("/svc-%d/v2", i)), "POST")
+		default:
+			m = prefix(fmt.Sprintf("/svc-%d", i))
+		}
+		prefixes = append(prefixes, rule(name, m, echo(name, 1), echo(name+"-b", 1)))
+	}
+	return append(append(exacts, regexes...), prefixes...)
+}
+
+// benchTable spreads rules over hosts virtual hosts on one listener.
+func benchTable(p int32, hosts, rules int) *engine.Table {
+	var vhs []*engine.VirtualHost
+	for h := range hosts {
+		host := fmt.Sprintf("host-%d.example.com", h)
+		vhs = append(vhs, vhost(host, benchRules(host, rules/hosts)...))
+	}
+	vhs = append(vhs, vhost("", rule("fallback", prefix("/"), echo("fallback", 1))))
+	return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhs...))))
+}
+
+func benchRequests(hosts, perHost int) []*http.Request {
+	rng := rand.New(rand.NewPCG(1, 2))
+	reqs := make([]*http.Request, 1024)
+	for i := range reqs {
+		h := rng.IntN(hosts)
+		k := rng.IntN(perHost)
+		var path string
+		switch k % 4 {
+		case 0:
+			path = fmt.Sprintf("/api/v1/items/%d", k-k%10)
+		case 1:
+			path = fmt.Sprintf("/svc-%d/v2/orders/42", k-k%10+3)
+		case 2:
+			path = fmt.Sprintf("/svc-%d/a/b", k-k%10+7)
+		default:
+			path = "/nothing/here"
+		}
+		r, _ := http.NewRequest("GET", "http://x"+path, nil)
+		r.Host = fmt.Sprintf("host-%d.example.com:80", h)
+		r.Header.Set("X-Version", "2")
+		reqs[i] = r
+	}
+	return reqs
+}
+
+func benchRoute(b *testing.B, hosts int) {
+	const rules = 10000
+	rt := compile(benchTable(80, hosts, rules), nil)
+	pr := rt.lookup("127.0.0.1", 80)
+	reqs := benchRequests(hosts, rules/hosts)
+	b.ReportAllocs()
+	b.ResetTimer()
+	matched := 0
+	for i := 0; b.Loop(); i++ {
+		r := reqs[i&1023]
+		v := newReqView(r)
+		if _, _, rr, _ := pr.route(&v, requestHost(r.Host)); rr != nil {
+			matched++
+		}
+	}
+	if matched == 0 {
+		b.Fatal("nothing matched")
+	}
+}
+
+// BenchmarkRouteMatch10000Routes routes requests through 10,000 HTTPRoute
+// rules spread over 1,000 hostnames (10 rules each).
+func BenchmarkRouteMatch10000Routes(b *testing.B) { benchRoute(b, 1000) }
+
+// BenchmarkRouteMatch10000RoutesOneHost is the worst case: 10,000 rules on
+// one hostname.
+func BenchmarkRouteMatch10000RoutesOneHost(b *testing.B) { benchRoute(b, 1) }
+
+// BenchmarkExplain10000Routes is the whole decision (filters, backend
+// choice, trace) as Explain and the data plane run it.
+func BenchmarkExplain10000Routes(b *testing.B) {
+	tab := benchTable(80, 1000, 10000)
+	reqs := benchRequests(1000, 10)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		Explain(tab, "127.0.0.1", 80, reqs[i&1023])
+	}
+}
+
+// BenchmarkApply1000Routes is a full reload of a 1,000-rule table on a
+// running server (listeners kept, everything else recompiled).
+func BenchmarkApply1000Routes(b *testing.B) {
+	p := freePort(b, "127.0.0.1")
+	s := New(Config{})
+	defer s.Close(context.Background())
+	tabs := []*engine.Table{benchTable(p, 100, 1000), benchTable(p, 100, 1000)}
+	if err := s.Apply(tabs[0]).Err(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if rep := s.Apply(tabs[i&1]); !rep.Ports[0].Reused {
+			b.Fatal("listener re-bound")
+		}
+	}
+}
+
+// BenchmarkServeEcho is a full HTTP/1.1 round trip through the gateway to
+// the echo backend.
+func BenchmarkServeEcho(b *testing.B) {
+	h := serve(b, func(p int32) *engine.Table { return benchTable(p, 100, 1000) })
+	req := h.request("GET", "host-7.example.com", "/svc-7/a")
+	b.ReportAllocs()
+	for b.Loop() {
+		resp, err := h.client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+}

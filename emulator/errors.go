@@ -1,0 +1,75 @@
+package emulator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+)
+
+// errorHandler answers a failed forward with the status classifyError gives.
+func errorHandler(w http.ResponseWriter, r *http.Request, err error) {
+	ex := exchangeFrom(r.Context())
+	if ex == nil {
+		http.Error(w, "gwdev: "+err.Error(), http.StatusBadGateway)
+		return
+	}
+	status, reason := classifyError(r.Context(), ex, err)
+	ex.trace.Reason = reason
+	ex.writeError(w, status, reason)
+}
+
+// classifyError maps a forwarding error to a status: 504 for the request or
+// backendRequest timeout, 499 when the client went away, 502 otherwise.
+func classifyError(ctx context.Context, ex *exchange, err error) (int, string) {
+	var bt *backendTimeoutError
+	switch {
+	case context.Cause(ctx) == errRequestTimeout:
+		return http.StatusGatewayTimeout, fmt.Sprintf("request timeout of %s exceeded", ex.rule.requestTimeout)
+	case errors.As(err, &bt):
+		return http.StatusGatewayTimeout, bt.Error()
+	case ex.req.Context().Err() != nil:
+		return 499, "client closed the request"
+	}
+	return http.StatusBadGateway, fmt.Sprintf("upstream %s: %v", ex.upstreamAddr, err)
+}
+
+// writeError sends the gateway's own error answer. gRPC clients get a
+// trailers-only gRPC status instead of an HTTP error.
+func (ex *exchange) writeError(w http.ResponseWriter, status int, reason string) {
+	if status == 499 {
+		ex.clientGone = true
+		return
+	}
+	h := w.Header()
+	if ex.view.grpc {
+		code := grpcUnavailable
+		switch status {
+		case http.StatusNotFound:
+			code = grpcUnimplemented
+		case http.StatusGatewayTimeout:
+			code = grpcDeadlineExceeded
+		case http.StatusInternalServerError:
+			code = grpcInternal
+			if ex.backend != nil {
+				code = grpcUnavailable // the spec's UNAVAILABLE for invalid backends
+			}
+		}
+		h.Set("Content-Type", "application/grpc")
+		h.Set("Grpc-Status", strconv.Itoa(code))
+		h.Set("Grpc-Message", grpcEscape(reason))
+		w.WriteHeader(http.StatusOK)
+		ex.trace.Reason = fmt.Sprintf("%s (sent as grpc-status %d)", reason, code)
+		return
+	}
+	body := "gwdev: " + http.StatusText(status) + ": " + reason + "\n"
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	if ex.req.Method != http.MethodHead {
+		_, _ = io.WriteString(w, body)
+	}
+}

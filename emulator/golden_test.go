@@ -1,0 +1,147 @@
+package emulator
+
+import (
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/gwdev/gwdev/engine"
+)
+
+// TestEngineGoldenTables compiles the table of every engine golden case and
+// asks Explain, for each rule, about a request made to match it: the
+// request must reach the rule's virtual host and a rule at or before it
+// (an earlier rule may match too). This keeps the emulator honest about the
+// tables the engine really produces.
+func TestEngineGoldenTables(t *testing.T) {
+	files, _ := filepath.Glob("../engine/testdata/*.out.yaml")
+	if len(files) == 0 {
+		t.Skip("no engine golden files")
+	}
+	rules := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out struct {
+			Table *engine.Table `json:"table"`
+		}
+		if err := yaml.Unmarshal(b, &out); err != nil {
+			t.Logf("%s: skipped: %v", f, err) // another package's file, maybe mid-edit
+			continue
+		}
+		rt := compile(out.Table, nil)
+		if out.Table == nil {
+			continue
+		}
+		for _, g := range out.Table.Gateways {
+			for _, p := range g.Ports {
+				for _, l := range p.Listeners {
+					for _, vh := range l.VirtualHosts {
+						for i, r := range vh.Rules {
+							req, ok := requestFor(vh, r)
+							if !ok {
+								continue
+							}
+							rules++
+							tr := explain(rt, g.Address, p.Port, req)
+							if p.Transport != "TCP" {
+								continue
+							}
+							if tr.Listener != l.Name {
+								// Listener Isolation: a more specific listener
+								// of the port may take the host first.
+								k := slices.IndexFunc(p.Listeners, func(x *engine.ListenerTable) bool { return x.Name == tr.Listener })
+								if k < 0 || p.Listeners[k] == l || k > slices.Index(p.Listeners, l) {
+									t.Errorf("%s: a request for %s reached listener %q", filepath.Base(f), r.Name, tr.Listener)
+								}
+								continue
+							}
+							j := slices.IndexFunc(vh.Rules, func(x *engine.RouteRule) bool { return x.Name == tr.Rule })
+							if tr.VirtualHost != vh.Name || j < 0 || j > i {
+								t.Errorf("%s: a request for %s reached %q / %q (%s)", filepath.Base(f), r.Name, tr.VirtualHost, tr.Rule, tr.Reason)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d golden files, %d rules explained", len(files), rules)
+}
+
+// requestFor makes a request that the rule matches, when that is simple to
+// do (no regular expressions).
+func requestFor(vh *engine.VirtualHost, r *engine.RouteRule) (*http.Request, bool) {
+	host := vh.Hostname
+	switch {
+	case host == "":
+		host = "zz-any.gwdev.test"
+	case strings.HasPrefix(host, "*."):
+		host = "zz-wild" + host[1:]
+	}
+	u := &url.URL{Scheme: "http", Host: host, Path: "/"}
+	req := &http.Request{Method: http.MethodGet, URL: u, Host: host, Header: http.Header{},
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}
+	if g := r.GRPC; g != nil {
+		req.Proto, req.ProtoMajor, req.ProtoMinor = "HTTP/2.0", 2, 0
+		req.Method = http.MethodPost
+		req.Header.Set("Content-Type", "application/grpc")
+		svc, method := "svc.Any", "Any"
+		if m := g.Method; m != nil {
+			if m.Type != nil && *m.Type == gwv1.GRPCMethodMatchRegularExpression {
+				return nil, false
+			}
+			if m.Service != nil {
+				svc = *m.Service
+			}
+			if m.Method != nil {
+				method = *m.Method
+			}
+		}
+		u.Path = "/" + svc + "/" + method
+		for _, h := range g.Headers {
+			if h.Type != nil && *h.Type == gwv1.GRPCHeaderMatchRegularExpression {
+				return nil, false
+			}
+			req.Header.Set(string(h.Name), h.Value)
+		}
+		return req, true
+	}
+	m := r.HTTP
+	if m == nil {
+		return nil, false
+	}
+	if m.Path != nil && m.Path.Value != nil {
+		if m.Path.Type != nil && *m.Path.Type == gwv1.PathMatchRegularExpression {
+			return nil, false
+		}
+		u.Path = *m.Path.Value
+	}
+	if m.Method != nil {
+		req.Method = string(*m.Method)
+	}
+	for _, h := range m.Headers {
+		if h.Type != nil && *h.Type == gwv1.HeaderMatchRegularExpression {
+			return nil, false
+		}
+		req.Header.Set(string(h.Name), h.Value)
+	}
+	q := url.Values{}
+	for _, p := range m.QueryParams {
+		if p.Type != nil && *p.Type == gwv1.QueryParamMatchRegularExpression {
+			return nil, false
+		}
+		q.Set(string(p.Name), p.Value)
+	}
+	u.RawQuery = q.Encode()
+	return req, true
+}

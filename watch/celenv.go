@@ -45,9 +45,10 @@ var celBaseEnv = sync.OnceValues(func() (*celgo.Env, error) {
 	)
 })
 
-// celRuleEnv extends the base environment with self (and an optional
-// oldSelf) typed by the schema node the rules are attached to.
-func celRuleEnv(declType *apiservercel.DeclType, typeName string) (*celgo.Env, error) {
+// celRuleEnv extends the base environment with self and oldSelf typed by
+// the schema node the rules are attached to; oldSelf is an optional for
+// rules with optionalOldSelf, as in the apiserver.
+func celRuleEnv(declType *apiservercel.DeclType, typeName string, optionalOldSelf bool) (*celgo.Env, error) {
 	base, err := celBaseEnv()
 	if err != nil {
 		return nil, fmt.Errorf("building the CEL environment: %w", err)
@@ -59,9 +60,13 @@ func celRuleEnv(declType *apiservercel.DeclType, typeName string) (*celgo.Env, e
 	if err != nil {
 		return nil, err
 	}
+	oldSelfType := scoped.CelType()
+	if optionalOldSelf {
+		oldSelfType = types.NewOptionalType(oldSelfType)
+	}
 	opts := append(providerOpts,
 		celgo.Variable(apiextensionscel.ScopedVarName, scoped.CelType()),
-		celgo.Variable(apiextensionscel.OldScopedVarName, types.NewOptionalType(scoped.CelType())),
+		celgo.Variable(apiextensionscel.OldScopedVarName, oldSelfType),
 	)
 	return base.Extend(opts...)
 }

@@ -40,6 +40,7 @@ type celNode struct {
 	items      *celNode
 	additional *celNode
 	allOf      []*celNode
+	memo       celMemo
 }
 
 // celRule is one compiled x-kubernetes-validations rule.
@@ -152,14 +153,24 @@ func compileRules(s *structuralschema.Structural, rules apiextensionsv1.Validati
 		}
 		return out
 	}
-	env, err := celRuleEnv(declType, fmt.Sprintf("selfType%d", selfTypeCounter.Add(1)))
+	typeName := fmt.Sprintf("selfType%d", selfTypeCounter.Add(1))
+	var envs [2]*celgo.Env // by optionalOldSelf
+	var errs [2]error
 	for i, r := range rules {
-		out[i] = celRule{rule: r, optionalOldSelf: r.OptionalOldSelf != nil && *r.OptionalOldSelf}
-		if err != nil {
-			out[i].compileErr = err
+		optional := r.OptionalOldSelf != nil && *r.OptionalOldSelf
+		out[i] = celRule{rule: r, optionalOldSelf: optional}
+		idx := 0
+		if optional {
+			idx = 1
+		}
+		if envs[idx] == nil && errs[idx] == nil {
+			envs[idx], errs[idx] = celRuleEnv(declType, typeName, optional)
+		}
+		if errs[idx] != nil {
+			out[i].compileErr = errs[idx]
 			continue
 		}
-		out[i].compile(s, env)
+		out[i].compile(s, envs[idx])
 	}
 	return out
 }
@@ -253,10 +264,20 @@ func (a *celActivation) ResolveName(name string) (any, bool) {
 
 func (a *celActivation) Parent() interpreter.Activation { return nil }
 
-func (n *celNode) validateRules(path *field.Path, obj any, errs field.ErrorList) field.ErrorList {
+func (n *celNode) validateRules(path *field.Path, obj any, errs field.ErrorList) (out field.ErrorList) {
 	if len(n.rules) == 0 {
 		return errs
 	}
+	key, memoizable := memoKey(obj)
+	if memoizable && n.memo.known(key) {
+		return errs
+	}
+	before := len(errs)
+	defer func() {
+		if memoizable && len(out) == before {
+			n.memo.remember(key)
+		}
+	}()
 	self := common.UnstructuredToVal(obj, n.schema)
 	activation := &celActivation{self: self}
 	optional := &celActivation{self: self, hasOldSelf: true}

@@ -79,7 +79,9 @@ func validateService(s *corev1.Service) field.ErrorList {
 		if !sets.New(supportedProtocols...).Has(string(p.Protocol)) {
 			errs = append(errs, field.NotSupported(idx.Child("protocol"), p.Protocol, supportedProtocols))
 		}
-		errs = append(errs, validatePortNumOrName(p.TargetPort, idx.Child("targetPort"))...)
+		if p.TargetPort != intstr.FromInt32(p.Port) { // defaulted from port: reported there
+			errs = append(errs, validatePortNumOrName(p.TargetPort, idx.Child("targetPort"))...)
+		}
 	}
 	if s.Spec.Type == corev1.ServiceTypeExternalName {
 		name := strings.TrimSuffix(s.Spec.ExternalName, ".")

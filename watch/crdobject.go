@@ -56,8 +56,8 @@ func (l *Loader) loadCRDObject(u map[string]any, v *servedVersion) (metav1.Objec
 	}
 	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.structural, u)...)
 	if s.cel != nil {
-		if blocking, note := hasBlockingErr(errs); blocking {
-			errs = append(errs, note)
+		if hasBlockingErr(errs) {
+			issues = append(issues, issue{msg: celSkipped})
 		} else {
 			errs = s.cel.validate(nil, u, errs)
 		}
@@ -85,14 +85,17 @@ func (l *Loader) loadCRDObject(u map[string]any, v *servedVersion) (metav1.Objec
 	return obj, nil
 }
 
+// celSkipped is the apiserver's note when CEL rules were not evaluated.
+const celSkipped = "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"
+
 // hasBlockingErr mirrors the apiserver: CEL rules are not evaluated when the
 // object has errors of kinds that make rule evaluation unreliable.
-func hasBlockingErr(errs field.ErrorList) (bool, *field.Error) {
+func hasBlockingErr(errs field.ErrorList) bool {
 	for _, err := range errs {
 		switch err.Type {
 		case field.ErrorTypeNotSupported, field.ErrorTypeRequired, field.ErrorTypeTooLong, field.ErrorTypeTooMany, field.ErrorTypeTypeInvalid:
-			return true, field.Invalid(nil, nil, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation")
+			return true
 		}
 	}
-	return false, nil
+	return false
 }

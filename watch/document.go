@@ -79,7 +79,7 @@ func (l *Loader) loadNode(r *docResult, pos docPos, n *yaml.Node) {
 	}
 	v, nerr := toUnstructured(root)
 	if nerr != nil {
-		r.problems = append(r.problems, pos.problem(nerr.node, keyFromNode(root), newIssue(nerr.path, nerr.msg)))
+		r.problems = append(r.problems, pos.problem(nerr.node, keyFromNode(root), issue{field: nerr.path, msg: nerr.msg}))
 		return
 	}
 	u, ok := v.(map[string]any)
@@ -97,7 +97,10 @@ func (l *Loader) loadObject(r *docResult, pos docPos, node *yaml.Node, u map[str
 	apiVersion, _ := u["apiVersion"].(string)
 	kind, _ := u["kind"].(string)
 	namespace, name := metaString(u, "namespace"), metaString(u, "name")
-	written := engine.ObjectKey{Kind: kind, Namespace: namespace, Name: name}
+	var written engine.ObjectKey // zero unless the kind is known
+	if kind != "" {
+		written = engine.ObjectKey{Kind: kind, Namespace: namespace, Name: name}
+	}
 
 	if items, isList := u["items"]; isList && strings.HasSuffix(kind, "List") {
 		l.loadList(r, pos, node, u, items)

@@ -29,6 +29,7 @@ func prepareMetadata(u map[string]any, spec *kindSpec) (metav1.ObjectMeta, []iss
 	raw, present := u["metadata"]
 	m, ok := raw.(map[string]any)
 	if present && raw != nil && !ok {
+		u["metadata"] = map[string]any{}
 		return meta, []issue{newIssue("metadata", "Invalid value: must be an object")}
 	}
 	if m == nil {

@@ -51,8 +51,8 @@ type Problem struct {
 }
 
 // String renders the problem as "file:line:col: Kind/ns/name: message",
-// leaving out the parts that are unknown. Message already starts with the
-// field path.
+// leaving out the parts that are unknown (just Kind when the object has no
+// name). Message already starts with the field path.
 func (p Problem) String() string {
 	var b strings.Builder
 	if p.File != "" {
@@ -65,9 +65,11 @@ func (p Problem) String() string {
 		}
 		b.WriteString(": ")
 	}
-	if p.Object.Kind != "" || p.Object.Name != "" {
-		b.WriteString(p.Object.String())
-		b.WriteString(": ")
+	switch {
+	case p.Object.Name != "":
+		b.WriteString(p.Object.String() + ": ")
+	case p.Object.Kind != "":
+		b.WriteString(p.Object.Kind + ": ") // an object without a name
 	}
 	b.WriteString(p.Message)
 	return b.String()

@@ -107,7 +107,7 @@ func (c *converter) mapping(n *yaml.Node, path *pathElem, depth int) map[string]
 			k = k.Alias
 		}
 		if k.Kind != yaml.ScalarNode {
-			c.fail(k, path, "field names must be strings, not a %s", kindName(k))
+			c.fail(k, path, "%sfield names must be strings, not a %s", prefixOf(path), kindName(k))
 			return out
 		}
 		if k.Value == "<<" && k.Style == 0 && (k.Tag == "" || k.Tag == "!!merge" || k.Tag == "tag:yaml.org,2002:merge") {
@@ -131,7 +131,7 @@ func (c *converter) mapping(n *yaml.Node, path *pathElem, depth int) map[string]
 		for _, src := range sources {
 			v, ok := c.value(src, path, depth+1).(map[string]any)
 			if !ok {
-				c.fail(src, path, "merge key << needs a mapping or a list of mappings")
+				c.fail(src, path, "%smerge key << needs a mapping or a list of mappings", prefixOf(path))
 				return out
 			}
 			for key, val := range v {
@@ -142,6 +142,14 @@ func (c *converter) mapping(n *yaml.Node, path *pathElem, depth int) map[string]
 		}
 	}
 	return out
+}
+
+// prefixOf renders "path: " for messages, or "" at the document root.
+func prefixOf(p *pathElem) string {
+	if s := p.String(); s != "" {
+		return s + ": "
+	}
+	return ""
 }
 
 func kindName(n *yaml.Node) string {

@@ -1,0 +1,271 @@
+package watch
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const gatewayHeader = `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata:
+  name: gw
+spec:
+  gatewayClassName: gwdev
+  listeners:
+`
+
+// TestValidationProblems checks, for each kind of mistake, the exact
+// problems (position, object, message) and that the object is rejected.
+func TestValidationProblems(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		yaml string
+		want []string
+	}{
+		{
+			name: "port below minimum",
+			yaml: gatewayHeader + `  - name: http
+    port: 0
+    protocol: HTTP
+`,
+			want: []string{
+				"m.yaml:9:5: Gateway/default/gw: spec.listeners[0].port: Invalid value: 0: should be greater than or equal to 1",
+			},
+		},
+		{
+			name: "port above maximum",
+			yaml: gatewayHeader + `  - name: http
+    port: 70000
+    protocol: HTTP
+`,
+			want: []string{
+				"m.yaml:9:5: Gateway/default/gw: spec.listeners[0].port: Invalid value: 70000: should be less than or equal to 65535",
+			},
+		},
+		{
+			name: "unknown field",
+			yaml: gatewayHeader + `  - name: http
+    port: 80
+    protocol: HTTP
+    colour: blue
+`,
+			want: []string{
+				"m.yaml:11:5: Gateway/default/gw: unknown field \"spec.listeners[0].colour\"",
+			},
+		},
+		{
+			name: "missing required field",
+			yaml: gatewayHeader + `  - name: http
+    protocol: HTTP
+`,
+			want: []string{
+				"m.yaml:1:1: Gateway/default/gw: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+				"m.yaml:8:5: Gateway/default/gw: spec.listeners[0].port: Required value",
+			},
+		},
+		{
+			name: "bad hostname pattern",
+			yaml: gatewayHeader + `  - name: http
+    port: 80
+    protocol: HTTP
+    hostname: Bad_Host
+`,
+			want: []string{
+				"m.yaml:11:5: Gateway/default/gw: spec.listeners[0].hostname: Invalid value: \"Bad_Host\": should match '^(\\*\\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'",
+			},
+		},
+		{
+			name: "enum violation",
+			yaml: `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: r
+spec:
+  rules:
+  - matches:
+    - path:
+        type: Prefix
+        value: /
+`,
+			want: []string{
+				"m.yaml:1:1: HTTPRoute/default/r: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+				"m.yaml:9:9: HTTPRoute/default/r: spec.rules[0].matches[0].path.type: Unsupported value: \"Prefix\": supported values: \"Exact\", \"PathPrefix\", \"RegularExpression\"",
+			},
+		},
+		{
+			name: "TLS listener without tls (CEL)",
+			yaml: gatewayHeader + `  - name: tls
+    port: 443
+    protocol: TLS
+`,
+			want: []string{
+				"m.yaml:7:3: Gateway/default/gw: spec.listeners: Invalid value: tls mode must be set for protocol TLS",
+			},
+		},
+		{
+			name: "HTTP listener with tls (CEL)",
+			yaml: gatewayHeader + `  - name: http
+    port: 80
+    protocol: HTTP
+    tls:
+      certificateRefs:
+      - name: cert
+`,
+			want: []string{
+				"m.yaml:7:3: Gateway/default/gw: spec.listeners: Invalid value: tls must not be specified for protocols ['HTTP', 'TCP', 'UDP']",
+			},
+		},
+		{
+			name: "duplicate listener names (CEL and list-map key)",
+			yaml: gatewayHeader + `  - name: web
+    port: 80
+    protocol: HTTP
+  - name: web
+    port: 8080
+    protocol: HTTP
+`,
+			want: []string{
+				"m.yaml:7:3: Gateway/default/gw: spec.listeners: Invalid value: Listener name must be unique within the Gateway",
+				"m.yaml:11:5: Gateway/default/gw: spec.listeners[1]: Duplicate value: {\"name\":\"web\"}",
+			},
+		},
+		{
+			name: "missing name",
+			yaml: `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  namespace: apps
+spec: {}
+`,
+			want: []string{
+				"m.yaml:3:1: HTTPRoute: metadata.name: Required value: name or generateName is required",
+			},
+		},
+		{
+			name: "invalid name",
+			yaml: `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: My_Route
+spec: {}
+`,
+			want: []string{
+				"m.yaml:4:3: HTTPRoute/default/My_Route: metadata.name: Invalid value: \"My_Route\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+			},
+		},
+		{
+			name: "missing apiVersion and kind",
+			yaml: `metadata:
+  name: x
+`,
+			want: []string{
+				"m.yaml:1:1: apiVersion: Required value",
+				"m.yaml:1:1: kind: Required value",
+			},
+		},
+		{
+			name: "service port out of range and unknown field",
+			yaml: `apiVersion: v1
+kind: Service
+metadata:
+  name: web
+spec:
+  ports:
+  - port: 70000
+  - name: b
+    port: 81
+    colour: red
+`,
+			want: []string{
+				"m.yaml:10:5: Service/default/web: unknown field \"spec.ports[1].colour\"",
+			},
+		},
+		{
+			name: "service port out of range",
+			yaml: `apiVersion: v1
+kind: Service
+metadata:
+  name: web
+spec:
+  ports:
+  - name: a
+    port: 70000
+  - name: b
+    port: 0
+    protocol: ICMP
+`,
+			want: []string{
+				"m.yaml:8:5: Service/default/web: spec.ports[0].port: Invalid value: 70000: must be between 1 and 65535, inclusive",
+				"m.yaml:10:5: Service/default/web: spec.ports[1].port: Invalid value: 0: must be between 1 and 65535, inclusive",
+				"m.yaml:11:5: Service/default/web: spec.ports[1].protocol: Unsupported value: \"ICMP\": supported values: \"TCP\", \"UDP\", \"SCTP\"",
+			},
+		},
+		{
+			name: "tls secret without key",
+			yaml: `apiVersion: v1
+kind: Secret
+metadata:
+  name: cert
+type: kubernetes.io/tls
+data:
+  tls.crt: Y2VydA==
+`,
+			want: []string{
+				"m.yaml:6:1: Secret/default/cert: data[tls.key]: Required value",
+			},
+		},
+		{
+			name: "type mismatch in core kind",
+			yaml: `apiVersion: v1
+kind: Service
+metadata:
+  name: web
+spec:
+  ports:
+  - port: eighty
+`,
+			want: []string{
+				"m.yaml:7:5: Service/default/web: spec.ports.port: json: cannot unmarshal string into Go struct field ServicePort.spec.ports.port of type int32",
+			},
+		},
+		{
+			name: "duplicate field",
+			yaml: `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: c
+data:
+  a: "1"
+data: {}
+`,
+			want: []string{
+				"m.yaml:7:1: ConfigMap/c: duplicate field \"data\"",
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, r := loadTree(t, map[string]string{"m.yaml": tc.yaml})
+			got := problemStrings(dir, r.Problems)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+			if n := len(snapshotObjects(r.Snapshot)); n != 0 {
+				t.Errorf("rejected object is in the Snapshot (%d objects)", n)
+			}
+		})
+	}
+}
+
+// TestMetadataNotAnObject: a malformed metadata is one problem, not a crash.
+func TestMetadataNotAnObject(t *testing.T) {
+	for doc, want := range map[string]string{
+		"apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: oops\nspec: {}\n": "m.yaml:3:1: HTTPRoute: metadata: Invalid value: must be an object",
+		"apiVersion: v1\nkind: Service\nmetadata: [1]\nspec: {ports: [{port: 80}]}\n":           "m.yaml:3:1: Service: metadata: Invalid value: must be an object",
+	} {
+		r := newTestLoader(t).LoadBytes("m.yaml", []byte(doc))
+		if got := problemStrings("", r.Problems); len(got) != 1 || got[0] != want {
+			t.Errorf("problems = %q, want %q", got, want)
+		}
+	}
+}

@@ -12,7 +12,7 @@ import (
 // own notes, most severe first, then by source file and line.
 func (t *translator) collectFindings() []Finding {
 	var fs []Finding
-	add := func(k ObjectKey, scope string, conds []metav1.Condition) {
+	add := func(k ObjectKey, path, scope string, conds []metav1.Condition) {
 		for _, c := range problemConditions(conds) {
 			sev := SeverityError
 			if c.Type == string(gwv1.ListenerConditionOverlappingTLSConfig) || c.Status == metav1.ConditionUnknown ||
@@ -20,39 +20,39 @@ func (t *translator) collectFindings() []Finding {
 				(c.Type == "Accepted" && c.Status == metav1.ConditionTrue) {
 				sev = SeverityWarning
 			}
-			fs = append(fs, Finding{Severity: sev, Object: k, Source: t.source(k), Scope: scope,
+			fs = append(fs, Finding{Severity: sev, Object: k, Source: t.sourceAt(k, path), Scope: scope,
 				Condition: c.Type + "=" + string(c.Status), Reason: c.Reason, Message: c.Message})
 		}
 	}
 	for _, gc := range t.out.GatewayClasses {
-		add(ObjectKey{Kind: "GatewayClass", Name: gc.Name}, "", gc.Status.Conditions)
+		add(ObjectKey{Kind: "GatewayClass", Name: gc.Name}, "", "", gc.Status.Conditions)
 	}
 	for _, g := range t.gateways {
-		add(g.key, "", g.obj.Status.Conditions)
-		for _, l := range g.obj.Status.Listeners {
-			add(g.key, "listener "+quote(string(l.Name)), l.Conditions)
+		add(g.key, "", "", g.obj.Status.Conditions)
+		for i, l := range g.obj.Status.Listeners {
+			add(g.key, "spec.listeners["+itoa(i)+"]", "listener "+quote(string(l.Name)), l.Conditions)
 		}
 	}
 	for _, s := range t.listenerSets {
-		add(s.key, "", s.obj.Status.Conditions)
-		for _, l := range s.obj.Status.Listeners {
-			add(s.key, "listener "+quote(string(l.Name)), l.Conditions)
+		add(s.key, "", "", s.obj.Status.Conditions)
+		for i, l := range s.obj.Status.Listeners {
+			add(s.key, "spec.listeners["+itoa(i)+"]", "listener "+quote(string(l.Name)), l.Conditions)
 		}
 	}
 	for _, r := range t.routes {
-		for i, p := range r.parents {
+		for _, p := range r.parents {
 			ns := r.key.Namespace
 			if p.ref.Namespace != nil {
 				ns = string(*p.ref.Namespace)
 			}
-			add(r.key, fmt.Sprintf("parent %d: %s", i, parentDisplay(string(*p.ref.Kind), ns, string(p.ref.Name), p.ref)), p.cond.list())
+			add(r.key, "spec.parentRefs["+itoa(p.index)+"]", fmt.Sprintf("parentRefs[%d]: %s", p.index, parentDisplay(string(*p.ref.Kind), ns, string(p.ref.Name), p.ref)), p.cond.list())
 		}
 		if len(r.parentRefs) == 0 {
 			t.note(SeverityWarning, r.key, "", "the route has no parentRefs and attaches to nothing")
 		}
 	}
 	for _, p := range t.policies {
-		add(p.key, "", p.cond.list())
+		add(p.key, "", "", p.cond.list())
 	}
 	fs = append(fs, t.notes...)
 	sort.SliceStable(fs, func(i, j int) bool {

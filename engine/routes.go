@@ -52,6 +52,8 @@ type droppedRule struct {
 
 // parentResult is the outcome of one parentRef.
 type parentResult struct {
+	// index is the parentRef's position in spec.parentRefs.
+	index       int
 	ref         gwv1.ParentReference
 	cond        *conditionSet
 	attachments []*attachment
@@ -150,7 +152,7 @@ func (t *translator) attachRoute(r *routeState, idx int, ref gwv1.ParentReferenc
 	g, k := gwv1.Group(group), gwv1.Kind(kind)
 	sref.Group, sref.Kind = &g, &k
 	where := parentDisplay(kind, ns, string(ref.Name), ref)
-	p := &parentResult{ref: sref, cond: newConditionSet(r.gen, t.opts.Now), where: where}
+	p := &parentResult{index: idx, ref: sref, cond: newConditionSet(r.gen, t.opts.Now), where: where}
 	acc := string(gwv1.RouteConditionAccepted)
 
 	var candidates []*listenerState

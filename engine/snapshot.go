@@ -19,6 +19,20 @@ type Source struct {
 	// APIVersion is the apiVersion the object was written with, when it was
 	// converted on load (for example gateway.networking.k8s.io/v1beta1).
 	APIVersion string `json:"apiVersion,omitempty"`
+	// Fields maps the paths of list items that findings and traces point at
+	// (spec.listeners[i], spec.parentRefs[i], spec.rules[i]) to their
+	// 1-based lines. nil: unknown (use Line).
+	Fields map[string]int `json:"-"`
+}
+
+// At returns the source narrowed to a field path such as
+// "spec.listeners[2]": the same file with that field's line when known.
+func (s Source) At(path string) Source {
+	if line, ok := s.Fields[path]; ok {
+		s.Line = line
+	}
+	s.Fields = nil
+	return s
 }
 
 // String renders the source as file:line, or "" when unknown.

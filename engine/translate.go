@@ -168,7 +168,13 @@ func olderFirst(a, b object) bool {
 
 // source returns where an object was read from.
 func (t *translator) source(k ObjectKey) Source {
-	return t.in.SourceOf(k)
+	return t.in.SourceOf(k).At("")
+}
+
+// sourceAt returns where a field of an object was read from (the object's
+// own line when the field's is unknown).
+func (t *translator) sourceAt(k ObjectKey, path string) Source {
+	return t.in.SourceOf(k).At(path)
 }
 
 // note records a finding that does not come from a status condition.

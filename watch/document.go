@@ -158,7 +158,7 @@ func (l *Loader) loadObject(r *docResult, pos docPos, node *yaml.Node, u map[str
 	if len(issues) > 0 {
 		return
 	}
-	src := engine.Source{File: pos.file, Line: node.Line + pos.offset}
+	src := engine.Source{File: pos.file, Line: node.Line + pos.offset, Fields: fieldLines(node, pos.offset)}
 	if v.converted(g) {
 		src.APIVersion = apiVersion
 	}

@@ -300,7 +300,7 @@ func TestLoadSingleFileAndBytes(t *testing.T) {
 	if diff := cmp.Diff(want, r.Problems); diff != "" {
 		t.Errorf("problems (-want +got):\n%s", diff)
 	}
-	if src := r.Snapshot.SourceOf(engine.ObjectKey{Kind: "HTTPRoute", Namespace: "default", Name: "stdin"}); src != (engine.Source{File: "-", Line: 1}) {
+	if src := r.Snapshot.SourceOf(engine.ObjectKey{Kind: "HTTPRoute", Namespace: "default", Name: "stdin"}).At(""); src.File != "-" || src.Line != 1 {
 		t.Errorf("source = %+v", src)
 	}
 	if r.Files != 1 {

@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -26,8 +27,11 @@ func FuzzTranslate(f *testing.F) {
 		if err := res.Table.Validate(); err != nil {
 			t.Fatalf("invalid table: %v", err)
 		}
-		if _, err := res.MarshalYAML(); err != nil {
+		if _, err := json.Marshal(res.Table); err != nil {
 			t.Fatalf("marshal: %v", err)
+		}
+		if res.Objects.Len() != lr.Snapshot.Len() {
+			t.Fatalf("translation has %d objects, input %d", res.Objects.Len(), lr.Snapshot.Len())
 		}
 	})
 }

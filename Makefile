@@ -5,7 +5,7 @@ SAMPLE   ?= samples/basic
 BIN      := bin/gwdev
 export GOTOOLCHAIN := local
 
-.PHONY: all build up check test vet lint fuzz bench clean
+.PHONY: all build up check test vet lint fuzz bench clean conformance
 
 all: build
 
@@ -40,3 +40,14 @@ bench:
 
 clean:
 	rm -rf bin
+
+# Run the official Gateway API conformance suite against gwdev, in process
+# (conformance/README.md). Writes conformance/report.yaml and the suite's log
+# (conformance/conformance.log); fails only when a test that passed in the
+# committed report does not pass now. Binds 127.0.0.x ports 80, 443, 8080…:
+# run as root (or with ip_unprivileged_port_start=0).
+conformance:
+	@cd conformance && { git show HEAD:conformance/report.yaml > .baseline.yaml 2>/dev/null || cp report.yaml .baseline.yaml 2>/dev/null || rm -f .baseline.yaml; }
+	@cd conformance && rm -f report.yaml && { $(GO) test -count=1 -timeout 60m -run '^TestConformance$$' -v . -args -gwdev.conformance -gwdev.report report.yaml > conformance.log 2>&1; \
+		echo "conformance suite exited with status $$? (failing conformance tests fail it; see conformance/report.yaml and conformance/conformance.log)"; }
+	cd conformance && $(GO) test -count=1 -run '^TestNoRegression$$' -v . -args -gwdev.report report.yaml -gwdev.baseline .baseline.yaml

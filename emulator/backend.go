@@ -46,6 +46,9 @@ type upstream struct {
 	echo   *echoTarget
 	// tlsErr is why the BackendTLSPolicy could not be used.
 	tlsErr string
+	// echoTLS serves echo over TLS in process when a BackendTLSPolicy
+	// applies to an echo backend (echotls.go).
+	echoTLS *echoHTTPS
 
 	rr             atomic.Uint32
 	h1Once, h2Once sync.Once
@@ -67,13 +70,17 @@ func (c *compiler) upstream(b *engine.Backend) *upstream {
 }
 
 func upstreamKey(b *engine.Backend) string {
-	if b.Target.Kind == engine.TargetEcho {
-		return "echo|" + serviceName(b)
-	}
 	k := b.Target.Kind + "|" + strings.Join(b.Target.Addresses, ",")
+	if b.Target.Kind == engine.TargetEcho {
+		k = "echo|" + serviceName(b)
+	}
 	if t := b.TLS; t != nil {
 		h := fnv.New64a()
 		h.Write(t.CACertificates)
+		if c := b.Target.EchoTLS; c != nil {
+			h.Write(c.CertPEM)
+			h.Write(c.KeyPEM)
+		}
 		for _, s := range t.SubjectAltNames {
 			fmt.Fprintf(h, "|%s=%s%s", s.Type, s.Hostname, s.URI)
 		}
@@ -86,7 +93,6 @@ func newUpstream(key string, b *engine.Backend, echoLog func(string) *echoLog) *
 	u := &upstream{key: key, kind: b.Target.Kind, addrs: b.Target.Addresses, scheme: "http"}
 	if b.Target.Kind == engine.TargetEcho {
 		u.echo = newEchoTarget(b, echoLog)
-		return u
 	}
 	if b.TLS != nil {
 		u.scheme = "https"
@@ -95,6 +101,9 @@ func newUpstream(key string, b *engine.Backend, echoLog func(string) *echoLog) *
 			u.tlsErr = err.Error()
 		}
 		u.tls = conf
+		if u.echo != nil {
+			u.echoTLS = newEchoHTTPS(u.echo, b.Target.EchoTLS)
+		}
 	}
 	return u
 }
@@ -154,14 +163,14 @@ func verifySANs(cs tls.ConnectionState, roots *x509.CertPool, sans []gwv1.Subjec
 // transport returns the round tripper for this upstream; h2 selects HTTP/2
 // (h2c without TLS).
 func (u *upstream) transport(h2 bool) http.RoundTripper {
-	if u.echo != nil {
+	if u.echo != nil && u.echoTLS == nil {
 		return u.echo
 	}
 	if h2 {
-		u.h2Once.Do(func() { u.h2 = newTransport(u.tls, true) })
+		u.h2Once.Do(func() { u.h2 = u.echoTLS.transport(newTransport(u.tls, true)) })
 		return u.h2
 	}
-	u.h1Once.Do(func() { u.h1 = newTransport(u.tls, false) })
+	u.h1Once.Do(func() { u.h1 = u.echoTLS.transport(newTransport(u.tls, false)) })
 	return u.h1
 }
 
@@ -190,6 +199,7 @@ func newTransport(conf *tls.Config, h2 bool) *http.Transport {
 
 // closeIdle drops idle connections (the upstream left the table).
 func (u *upstream) closeIdle() {
+	u.echoTLS.close()
 	for _, t := range []*http.Transport{u.h1, u.h2} {
 		if t != nil {
 			t.CloseIdleConnections()

@@ -15,4 +15,15 @@
 // routing decision and the request path), filters.go, cors.go, backend.go
 // (upstreams, weights, sessions), proxy.go (forwarding, retries, timeouts,
 // mirrors), errors.go (errors to statuses), echo.go, trace.go, explain.go.
+//
+// TCP and UDP listeners (l4.go, udp.go) are served by L4 proxies: a TCP
+// connection goes, whole, to one weighted backend of the first TCPRoute,
+// with half-close passed on and an idle timeout (default one hour); UDP
+// datagrams from one client address form a session with one backend that
+// ends after the session timeout (default 60 seconds) without datagrams.
+// Each connection or session is one Trace. grpcecho.go is the echo
+// backend's gRPC side (the conformance GrpcEcho service, in process);
+// grpctrace.go adds gRPC service, method and status to traces;
+// conntrace.go traces HTTP connections that end without a request
+// (garbage, silent clients).
 package emulator

@@ -23,6 +23,8 @@ import (
 // description of the request it received, /status/<code>, ?delay=<duration>
 // and X-Echo-Set-Header. It is an http.RoundTripper, so requests reach it
 // through the same proxy path (filters, retries, timeouts) as real backends.
+// gRPC calls get the conformance gRPC echo service (grpcecho.go); TCPRoute
+// and UDPRoute traffic is echoed byte for byte (l4.go, udp.go).
 type echoTarget struct {
 	namespace, service string
 	port               int32
@@ -77,12 +79,12 @@ func (e *echoTarget) RoundTrip(req *http.Request) (*http.Response, error) {
 		client := req.Header.Get("X-Forwarded-For")
 		e.log.add(fmt.Sprintf("Echoing back request made to %s to client (%s)", uri, client))
 	}
+	if isGRPC(req) {
+		return e.roundTripGRPC(req) // grpcecho.go
+	}
 	if req.Body != nil {
 		_, _ = io.Copy(io.Discard, req.Body)
 		_ = req.Body.Close()
-	}
-	if isGRPC(req) {
-		return grpcUnimplementedResponse(req, "gwdev echo backend "+e.namespace+"/"+e.service+" does not implement "+req.URL.Path), nil
 	}
 	path := req.URL.Path
 	switch {
@@ -180,17 +182,6 @@ const (
 	grpcInternal         = 13
 	grpcUnavailable      = 14
 )
-
-// grpcUnimplementedResponse answers a gRPC call with status UNIMPLEMENTED in the
-// trailers.
-func grpcUnimplementedResponse(req *http.Request, msg string) *http.Response {
-	return &http.Response{
-		Status: "200 OK", StatusCode: http.StatusOK, Proto: "HTTP/2.0", ProtoMajor: 2,
-		Header:  http.Header{"Content-Type": {"application/grpc"}},
-		Trailer: http.Header{"Grpc-Status": {strconv.Itoa(grpcUnimplemented)}, "Grpc-Message": {grpcEscape(msg)}},
-		Body:    http.NoBody, ContentLength: -1, Request: req,
-	}
-}
 
 // grpcEscape percent-encodes a grpc-message value.
 func grpcEscape(s string) string {

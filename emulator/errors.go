@@ -33,6 +33,9 @@ func classifyError(ctx context.Context, ex *exchange, err error) (int, string) {
 	case ex.req.Context().Err() != nil:
 		return 499, "client closed the request"
 	}
+	if reason, ok := backendTLSFailure(ex, err); ok {
+		return http.StatusBadGateway, reason
+	}
 	return http.StatusBadGateway, fmt.Sprintf("upstream %s: %v", ex.upstreamAddr, err)
 }
 

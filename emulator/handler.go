@@ -25,6 +25,8 @@ const (
 	actInvalidBackend               // the chosen backend is invalid: 500
 	actNoEndpoints                  // the chosen backend has no endpoints: 503
 	actProxy                        // forward to the backend
+	actMisdirected                  // 421: the Host belongs to another listener than the SNI (tls.go)
+	actRefused                      // 403/505: refused by a listener or rule policy (policy.go, rbac.go)
 )
 
 // exchange is one request's state from routing to the trace.
@@ -100,6 +102,9 @@ func (ex *exchange) decide(pr *portRoutes) action {
 	}
 	ex.port = pr
 	t.Gateway, t.Port = pr.gateway.Name, pr.port.Port
+	if a, done := ex.checkTLS(pr); done {
+		return a
+	}
 	l, vh, r, reason := pr.route(&ex.view, ex.host)
 	ex.listener, ex.vhost = l, vh
 	if l != nil {
@@ -108,6 +113,9 @@ func (ex *exchange) decide(pr *portRoutes) action {
 	if vh != nil {
 		t.VirtualHost = vh.vh.Name
 	}
+	if a, done := ex.checkListenerPolicy(l, r); done {
+		return a
+	}
 	if r == nil {
 		t.Reason = reason
 		ex.status = http.StatusNotFound
@@ -115,6 +123,9 @@ func (ex *exchange) decide(pr *portRoutes) action {
 	}
 	ex.rule = r
 	t.Rule, t.Route, t.Source = r.r.Name, r.r.Route.String(), r.source
+	if a, done := ex.checkRulePolicy(r); done {
+		return a
+	}
 	if r.r.DirectStatus != 0 {
 		t.Reason = r.r.DirectReason
 		ex.status = r.r.DirectStatus
@@ -307,6 +318,7 @@ func (ex *exchange) beforeResponse(h http.Header) {
 func (s *Server) serve(bl *boundListener, w http.ResponseWriter, r *http.Request) {
 	ex := newExchange(r, time.Now())
 	ex.trace.Client, ex.trace.Address = r.RemoteAddr, bl.bound
+	noteRequest(r.Context()) // conntrace.go
 	if r.Body != nil && r.Body != http.NoBody {
 		ex.body = &countingReader{r: r.Body}
 		r.Body = ex.body
@@ -360,6 +372,7 @@ func (s *Server) finish(ex *exchange, rec *responseRecorder, panicked any) {
 	t.UpstreamDuration = Duration(ex.upstreamDur)
 	t.RequestHeaders = redactHeader(ex.req.Header)
 	t.ResponseHeaders = redactHeader(rec.Header())
+	ex.traceGRPC(rec.Header()) // grpctrace.go
 	s.traces.record(*t)
 }
 

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // bindKey identifies a bound listener: the address bound (the Gateway's or
@@ -23,15 +25,23 @@ type bindKey struct {
 	transport string
 }
 
-// boundListener is one listening socket and its HTTP server. routes is the
-// port's compiled routes; Apply swaps it, requests load it once.
+// boundListener is one listening socket and its HTTP server (or, for TCP
+// and UDP listeners, its L4 proxy). routes is the port's compiled routes;
+// Apply swaps it, requests load it once.
 type boundListener struct {
-	key      bindKey
-	ln       net.Listener
+	key bindKey
+	// protocol is the listener protocol the socket serves; a port whose
+	// protocol changes is bound anew.
+	protocol gwv1.ProtocolType
+	ln       net.Listener // nil for UDP
 	srv      *http.Server
+	// l4 serves TCP and UDP listeners in place of srv (nil: srv serves).
+	l4       l4Server
 	bound    string
 	fallback bool
 	routes   atomic.Pointer[portRoutes]
+	// tls is set on TLS ports (tlsconn.go).
+	tls *tlsServe
 }
 
 // Server timeouts towards clients.
@@ -60,22 +70,37 @@ func (s *Server) listenerFor(pr *portRoutes, claimed map[bindKey]*boundListener)
 		return nil, false, fmt.Errorf("%s is already served for %s", other.bound, other.routes.Load().gateway.Name)
 	}
 	if bl, ok := s.listeners[key]; ok {
-		return bl, false, nil
+		if bl.protocol == pr.protocol || (isTLSProtocol(bl.protocol) && isTLSProtocol(pr.protocol)) {
+			return bl, false, nil
+		}
+		// The port changes protocol (HTTP to TCP, say): free it for a new
+		// server; the old one drains in the background.
+		s.retire(bl)
+		delete(s.listeners, key)
+	}
+	if isL4(pr.protocol) {
+		bl, err := s.bindL4(pr, key) // l4.go
+		return bl, err == nil, err
 	}
 	ln, fallback, err := s.bind(addr, pr.port.Port)
 	if err != nil {
 		return nil, false, err
 	}
-	bl = &boundListener{key: key, ln: ln, bound: ln.Addr().String(), fallback: fallback}
+	bl = &boundListener{key: key, protocol: pr.protocol, ln: countingListener{ln}, bound: ln.Addr().String(), fallback: fallback}
+	ct := newConnTracker(s, bl) // conntrace.go: connections without a request are traced
 	bl.srv = &http.Server{
 		Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serve(bl, w, r) }),
 		ReadHeaderTimeout: readHeaderTimeout,
 		IdleTimeout:       idleTimeout,
 		ErrorLog:          log.New(io.Discard, "", 0),
 		Protocols:         new(http.Protocols),
+		ConnContext:       ct.connContext,
+		ConnState:         ct.connState,
 	}
 	bl.srv.Protocols.SetHTTP1(true)
 	bl.srv.Protocols.SetUnencryptedHTTP2(true) // h2c with prior knowledge
+	setupHTTP2(bl.srv, pr)                     // policy.go: an implementation profile's stream limit
+	s.setupTLS(bl, pr)                         // TLS ports: HTTPS, TLS listeners
 	return bl, true, nil
 }
 
@@ -102,7 +127,11 @@ func (s *Server) serveListener(bl *boundListener) {
 	s.retiring.Add(1)
 	go func() {
 		defer s.retiring.Done()
-		_ = bl.srv.Serve(bl.ln) // returns on Shutdown or Close
+		if bl.l4 != nil {
+			bl.l4.serve() // returns on stop
+			return
+		}
+		_ = bl.srv.Serve(s.acceptor(bl)) // returns on Shutdown or Close
 	}()
 }
 
@@ -111,14 +140,23 @@ func (s *Server) serveListener(bl *boundListener) {
 func (s *Server) retire(bl *boundListener) {
 	// Stop accepting now, so that the next Apply can bind the port again;
 	// Shutdown then waits for the connections in the background.
-	_ = bl.ln.Close()
+	if bl.l4 != nil {
+		bl.l4.stop()
+	} else {
+		_ = bl.ln.Close()
+	}
 	s.retiring.Add(1)
 	go func() {
 		defer s.retiring.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), retireTimeout)
 		defer cancel()
+		if bl.l4 != nil {
+			s.drainRetiredL4(ctx, bl) // TCP connections go on until they end, ctx or Close
+			return
+		}
 		if err := bl.srv.Shutdown(ctx); err != nil {
 			_ = bl.srv.Close()
 		}
+		bl.tls.drain(ctx, endRetired)
 	}()
 }

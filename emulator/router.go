@@ -40,6 +40,10 @@ type portRoutes struct {
 	notServed string // "" : served over HTTP
 	listeners []*listenerRoutes
 	index     hostIndex
+	// tls is set for ports of HTTPS and TLS listeners (tls.go).
+	tls *tlsRoutes
+	// stream is the route serving a TCP or UDP port (nil: none, or not L4).
+	stream *streamRoutes
 }
 
 type listenerRoutes struct {
@@ -170,7 +174,7 @@ func (c *compiler) port(g *engine.GatewayTable, p *engine.PortTable) *portRoutes
 		}
 		if pr.protocol == "" {
 			pr.protocol = l.Protocol
-		} else if pr.protocol != l.Protocol {
+		} else if pr.protocol != l.Protocol && !(isTLSProtocol(pr.protocol) && isTLSProtocol(l.Protocol)) {
 			pr.notServed = fmt.Sprintf("listeners of port %d mix %s and %s", p.Port, pr.protocol, l.Protocol)
 		}
 		pr.listeners = append(pr.listeners, c.listener(l))
@@ -179,9 +183,13 @@ func (c *compiler) port(g *engine.GatewayTable, p *engine.PortTable) *portRoutes
 	pr.index = newHostIndex(hosts)
 	switch {
 	case pr.notServed != "":
+	case isL4(pr.protocol):
+		pr.stream = c.stream(pr) // l4.go
 	case p.Transport != "" && p.Transport != "TCP":
 		pr.notServed = p.Transport + " listeners are not served yet"
 	case pr.protocol == gwv1.HTTPProtocolType:
+	case isTLSProtocol(pr.protocol):
+		pr.notServed = c.tlsPort(pr)
 	case pr.protocol == "":
 		pr.notServed = "no listeners"
 	default:

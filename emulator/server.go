@@ -9,6 +9,7 @@ import (
 	"net/http/httputil"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gwdev/gwdev/engine"
 )
@@ -29,6 +30,13 @@ type Config struct {
 	AccessLog io.Writer
 	// TraceBuffer is the number of traces kept for Traces (0: 1000).
 	TraceBuffer int
+	// TCPIdleTimeout closes a TCPRoute connection without traffic either
+	// way for this long (0: DefaultTCPIdleTimeout, one hour).
+	TCPIdleTimeout time.Duration
+	// UDPSessionTimeout ends a UDPRoute session (one client address)
+	// without datagrams either way for this long (0:
+	// DefaultUDPSessionTimeout, 60 seconds).
+	UDPSessionTimeout time.Duration
 }
 
 // DefaultPortOffset is the port offset the gwdev command uses.
@@ -48,6 +56,9 @@ type Server struct {
 	current   atomic.Pointer[router]
 	// retiring counts listeners shutting down and serve loops running.
 	retiring sync.WaitGroup
+	// l4Retired holds the retired TCP/UDP listeners still draining
+	// (*boundListener keys), which Close ends at once.
+	l4Retired sync.Map
 
 	traces *traceRing
 	access *accessLog
@@ -76,7 +87,7 @@ func New(cfg Config) *Server {
 	s.proxy = s.newProxy()
 	s.current.Store(compile(nil, nil))
 	if cfg.AccessLog != nil {
-		s.access = startAccessLog(s.traces, cfg.AccessLog)
+		s.access = startAccessLog(s.traces, cfg.AccessLog, s.keepAccessLine)
 	}
 	return s
 }
@@ -196,6 +207,18 @@ func (s *Server) Close(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if bl.l4 != nil {
+				// TCP connections are long-lived: close them now.
+				bl.l4.stop()
+				bl.l4.drain(closedContext, endStopped)
+				return
+			}
+			if bl.tls != nil {
+				// TLS ports: stop the accept loop (the HTTP server serves a
+				// queue); TLSRoute streams are long-lived: close them now.
+				_ = bl.ln.Close()
+				defer bl.tls.drain(closedContext, endStopped)
+			}
 			if err := bl.srv.Shutdown(ctx); err != nil {
 				_ = bl.srv.Close()
 				emu.Lock()
@@ -205,6 +228,7 @@ func (s *Server) Close(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
+	s.stopRetiredL4() // l4.go
 	if err := waitCtx(ctx, &s.retiring); err != nil {
 		errs = append(errs, fmt.Errorf("waiting for retired listeners: %w", err))
 	}
@@ -219,6 +243,13 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
+
+// closedContext is done from the start.
+var closedContext = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
 
 func waitCtx(ctx context.Context, wg *sync.WaitGroup) error {
 	done := make(chan struct{})

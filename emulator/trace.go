@@ -11,10 +11,11 @@ import (
 	"time"
 )
 
-// Trace is one record per request: where it came in, what the router
-// decided and why, and what the client got. Element names are the routing
-// table's stable names. Credentials are redacted before a Trace leaves the
-// data path.
+// Trace is one record per request, TCP connection or UDP session (or
+// connection on an HTTP port that never carried a request): where it came
+// in, what the router decided and why, and what the client got. Element
+// names are the routing table's stable names. Credentials are redacted
+// before a Trace leaves the data path.
 type Trace struct {
 	Time time.Time `json:"time"`
 	// Client is the client's address ("" in Explain).
@@ -28,13 +29,32 @@ type Trace struct {
 	// Port is the Gateway listener port (before any port offset).
 	Port  int32  `json:"port,omitempty"`
 	Proto string `json:"proto,omitempty"`
+	// SNI is the server name of the client's TLS ClientHello ("" : none, or
+	// not TLS).
+	SNI string `json:"sni,omitempty"`
+	// ALPN lists the application protocols the client offered (connection
+	// traces of TLS ports).
+	ALPN []string `json:"alpn,omitempty"`
+	// NegotiatedProtocol is the ALPN protocol agreed ("h2", "http/1.1").
+	NegotiatedProtocol string `json:"negotiatedProtocol,omitempty"`
+	// TLSVersion is the TLS version agreed ("TLS 1.3").
+	TLSVersion string `json:"tlsVersion,omitempty"`
+	// ClientCert is the client certificate and what frontend validation
+	// made of it ("" : the listener does not validate client certificates).
+	ClientCert string `json:"clientCert,omitempty"`
 	// Host is the request host without port, lower case.
 	Host   string `json:"host,omitempty"`
 	Method string `json:"method,omitempty"`
 	// Path is the request URI; sensitive query values are redacted.
 	Path string `json:"path,omitempty"`
 	// GRPC is set for gRPC requests (HTTP/2, content-type application/grpc).
-	GRPC        bool   `json:"grpc,omitempty"`
+	GRPC bool `json:"grpc,omitempty"`
+	// GRPCService and GRPCMethod split a gRPC request's path.
+	GRPCService string `json:"grpcService,omitempty"`
+	GRPCMethod  string `json:"grpcMethod,omitempty"`
+	// GRPCStatus is the grpc-status the client got, by name ("OK",
+	// "Unimplemented"; "" : none was sent).
+	GRPCStatus  string `json:"grpcStatus,omitempty"`
 	VirtualHost string `json:"virtualHost,omitempty"`
 	// Rule is the matched RouteRule name ("<kind>/<ns>/<name>/rule/<i>/match/<j>").
 	Rule   string `json:"rule,omitempty"`
@@ -64,9 +84,17 @@ type Trace struct {
 	// 499 when the client went away first).
 	Status int `json:"status"`
 	// Location is the redirect target, if any.
-	Location         string      `json:"location,omitempty"`
-	BytesIn          int64       `json:"bytesIn"`
-	BytesOut         int64       `json:"bytesOut"`
+	Location string `json:"location,omitempty"`
+	BytesIn  int64  `json:"bytesIn"`
+	BytesOut int64  `json:"bytesOut"`
+	// DatagramsIn and DatagramsOut count a UDP session's datagrams from and
+	// to the client.
+	DatagramsIn  int64 `json:"datagramsIn,omitempty"`
+	DatagramsOut int64 `json:"datagramsOut,omitempty"`
+	// End says how a TCP connection or UDP session ended ("client closed",
+	// "backend closed", "idle timeout", "session expired (…)", "refused",
+	// "listener retired", "gateway stopped"); "" for HTTP requests.
+	End              string      `json:"end,omitempty"`
 	Duration         Duration    `json:"duration"`
 	UpstreamDuration Duration    `json:"upstreamDuration,omitempty"`
 	RequestHeaders   http.Header `json:"requestHeaders,omitempty"`
@@ -247,13 +275,17 @@ type accessLog struct {
 	done   chan struct{}
 }
 
-func startAccessLog(ring *traceRing, w io.Writer) *accessLog {
+// startAccessLog writes the traces keep accepts (nil: all) to w.
+func startAccessLog(ring *traceRing, w io.Writer, keep func(*Trace) bool) *accessLog {
 	sub, cancel := ring.subscribe(4096)
 	a := &accessLog{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(a.done)
 		enc := json.NewEncoder(w)
 		for t := range sub.ch {
+			if keep != nil && !keep(&t) {
+				continue // dropped by a discard rule (accesslog_filter.go)
+			}
 			_ = enc.Encode(&t) // a broken log writer must not stop the gateway
 		}
 	}()

@@ -112,7 +112,7 @@ func (t *translator) backendTarget(svc *corev1.Service, sp *corev1.ServicePort, 
 		addr := net.JoinHostPort(svc.Spec.ExternalName, strconv.Itoa(int(port)))
 		return &Target{Kind: TargetExternalName, Addresses: []string{addr}, Why: "ExternalName Service " + svc.Namespace + "/" + svc.Name}
 	}
-	return &Target{Kind: TargetEcho, Why: "no mapping, EndpointSlice or ExternalName for " + key + ": gwdev's echo backend answers"}
+	return t.echoTarget(svc, key)
 }
 
 // endpointAddresses lists ready endpoint addresses (ip:port) for a Service

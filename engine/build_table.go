@@ -40,6 +40,7 @@ func (t *translator) buildTable() *Table {
 		for _, pt := range gt.Ports {
 			sort.SliceStable(pt.Listeners, func(i, j int) bool { return hostnameLess(pt.Listeners[i].Hostname, pt.Listeners[j].Hostname) })
 		}
+		t.profileGatewayTable(g, gt)
 		tab.Gateways = append(tab.Gateways, gt)
 	}
 	return tab
@@ -58,6 +59,7 @@ func (t *translator) listenerTable(l *listenerState) *ListenerTable {
 	case gwv1.TCPProtocolType, gwv1.UDPProtocolType:
 		lt.StreamRoutes = t.streamRoutes(l)
 	}
+	t.profileListenerTable(l, lt)
 	return lt
 }
 
@@ -86,7 +88,7 @@ func (t *translator) virtualHosts(listener string, l *listenerState) []*VirtualH
 		sortRules(rs)
 		vh := &VirtualHost{Name: listener + "/vhost/" + displayVHost(h), Hostname: h}
 		for _, p := range rs {
-			vh.Rules = append(vh.Rules, p.rule)
+			vh.Rules = append(vh.Rules, t.profileRule(l, h, p.route, p.rule))
 		}
 		out = append(out, vh)
 	}

@@ -74,6 +74,7 @@ func (t *translator) processGateways() {
 				cond: newConditionSet(gw.Generation, t.opts.Now),
 			})
 		}
+		t.profileGateway(g)
 	}
 	t.assignAddresses(used)
 }
@@ -127,6 +128,9 @@ func (t *translator) checkGatewayAddresses(g *gatewayState, used map[string]bool
 	if a, ok := t.opts.Addresses[g.key.Namespace+"/"+g.key.Name]; ok {
 		g.addr = a
 		used[a] = true
+		return
+	}
+	if t.profileAddresses(g, used) {
 		return
 	}
 	requested := 0

@@ -114,6 +114,7 @@ func (t *translator) validateListener(l *listenerState) {
 			fmt.Sprintf("protocol %q is not supported; gwdev supports HTTP, HTTPS, TLS, TCP and UDP", l.protocol))
 		l.cond.fail("Programmed", string(gwv1.ListenerReasonInvalid), "unsupported protocol")
 	}
+	t.profileListener(l)
 	t.resolveRouteKinds(l, kinds)
 	switch {
 	case l.protocol == gwv1.HTTPSProtocolType:

@@ -120,6 +120,9 @@ func (t *translator) attachListenerSet(s *listenerSetState) bool {
 	if !g.accepted() {
 		return fail(gwv1.ListenerSetReasonParentNotAccepted, fmt.Sprintf("parent Gateway %s/%s is not accepted", g.key.Namespace, g.key.Name))
 	}
+	if why := t.profileListenerSet(s); why != "" {
+		return fail(gwv1.ListenerSetReasonInvalid, why)
+	}
 	s.attached = true
 	g.sets = append(g.sets, s)
 	return true

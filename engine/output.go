@@ -29,6 +29,9 @@ func (s *Snapshot) Each(fn func(k ObjectKey, obj metav1.Object)) {
 	each(s.UDPRoutes, Group, "v1", "UDPRoute", fn)
 	each(s.ReferenceGrants, Group, "v1", "ReferenceGrant", fn)
 	each(s.BackendTLSPolicies, Group, "v1", "BackendTLSPolicy", fn)
+	for _, p := range s.ImplementationPolicies {
+		fn(ObjectKey{Kind: p.Kind, Namespace: p.Namespace, Name: p.Name}, p)
+	}
 	each(s.Namespaces, "", "v1", "Namespace", fn)
 	each(s.Services, "", "v1", "Service", fn)
 	each(s.EndpointSlices, "discovery.k8s.io", "v1", "EndpointSlice", fn)

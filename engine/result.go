@@ -30,6 +30,20 @@ type Options struct {
 	// Addresses overrides the address gwdev assigns a Gateway, keyed by
 	// "namespace/name" (nil: gwdev's default plan, see AssignAddresses).
 	Addresses map[string]string
+	// Profiles maps GatewayClass names to implementation profiles (see
+	// ProfileNames). A class not listed gets ProfileGwin when it is
+	// gwin-default, else ProfileGeneric. nil: the defaults.
+	Profiles map[string]string
+	// YCCertificates gives the local PEM of gwin YCCertificate
+	// certificateRefs, keyed by "namespace/name" (nil: none, so such
+	// references do not resolve).
+	YCCertificates map[string]PEMCertificate
+}
+
+// PEMCertificate is a certificate chain and its private key, PEM encoded.
+type PEMCertificate struct {
+	CertPEM []byte
+	KeyPEM  []byte
 }
 
 func (o Options) controllerName() string {

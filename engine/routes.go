@@ -156,6 +156,7 @@ func (t *translator) attachRoute(r *routeState, idx int, ref gwv1.ParentReferenc
 	acc := string(gwv1.RouteConditionAccepted)
 
 	var candidates []*listenerState
+	var parent *gatewayState // the Gateway whose profile applies
 	switch kind {
 	case "Gateway":
 		gw := t.gatewayByKey[nsName{ns, string(ref.Name)}]
@@ -174,7 +175,7 @@ func (t *translator) attachRoute(r *routeState, idx int, ref gwv1.ParentReferenc
 			p.cond.fail(acc, string(gwv1.RouteReasonNoMatchingParent), "Gateway "+ns+"/"+string(ref.Name)+" "+why)
 			return p
 		}
-		candidates = gw.own
+		candidates, parent = gw.own, gw
 	case "ListenerSet":
 		s := t.setByKey[nsName{ns, string(ref.Name)}]
 		if s == nil {
@@ -185,7 +186,11 @@ func (t *translator) attachRoute(r *routeState, idx int, ref gwv1.ParentReferenc
 			p.cond.fail(acc, string(gwv1.RouteReasonNoMatchingParent), "ListenerSet "+ns+"/"+string(ref.Name)+" is not attached to its Gateway")
 			return p
 		}
-		candidates = s.listeners
+		candidates, parent = s.listeners, s.parent
+	}
+	if why := t.profileRoute(r, parent); why != "" {
+		p.cond.fail(acc, string(gwv1.RouteReasonUnsupportedValue), why)
+		return p
 	}
 	var selected []*listenerState
 	for _, l := range candidates {

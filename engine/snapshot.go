@@ -82,6 +82,10 @@ type Snapshot struct {
 	ConfigMaps         []*corev1.ConfigMap
 	Namespaces         []*corev1.Namespace
 	EndpointSlices     []*discoveryv1.EndpointSlice
+	// ImplementationPolicies are policy resources of implementation
+	// profiles (gwin.yandex.cloud/v1 GatewayPolicy, RoutePolicy,
+	// ServicePolicy, ListenerSetPolicy), sorted by kind, namespace, name.
+	ImplementationPolicies []*ImplementationPolicy
 
 	// Sources maps each object to where it was read from (may be nil).
 	Sources map[ObjectKey]Source

@@ -27,6 +27,7 @@ func (t *translator) writeStatus() {
 	for _, p := range t.policies {
 		t.writePolicyStatus(p)
 	}
+	t.finishProfiles()
 }
 
 // finishGateway sets the Gateway's summary conditions from its listeners.

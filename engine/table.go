@@ -23,6 +23,9 @@ type GatewayTable struct {
 	// Address is the IP the Gateway binds ("" : none could be assigned).
 	Address string       `json:"address"`
 	Ports   []*PortTable `json:"ports"`
+	// AccessLog filters the Gateway's access log lines (nil: every line is
+	// written); set by an implementation profile.
+	AccessLog *AccessLogPolicy `json:"accessLog,omitempty"`
 }
 
 // PortTable is one bound port: every programmed listener sharing it, in
@@ -57,6 +60,9 @@ type ListenerTable struct {
 	// StreamRoutes are set for TCP and UDP listeners, in route precedence
 	// order; the first one serves connections.
 	StreamRoutes []*StreamRoute `json:"streamRoutes,omitempty"`
+	// Policy is implementation-profile behaviour (RBAC, HTTP versions,
+	// idle timeouts; nil: the spec's behaviour only).
+	Policy *ListenerPolicy `json:"policy,omitempty"`
 }
 
 // ListenerTLS is a listener's TLS configuration with resolved material.
@@ -124,6 +130,9 @@ type RouteRule struct {
 	DirectStatus int `json:"directStatus,omitempty"`
 	// DirectReason explains DirectStatus for traces.
 	DirectReason string `json:"directReason,omitempty"`
+	// Policy is implementation-profile behaviour on this virtual host
+	// (RBAC; nil: none).
+	Policy *RulePolicy `json:"policy,omitempty"`
 }
 
 // SNIRoute is a TLSRoute rule attached to a TLS listener.
@@ -190,6 +199,10 @@ type Target struct {
 	Pods []string `json:"pods,omitempty"`
 	// Why explains the choice, for status messages, the TUI and traces.
 	Why string `json:"why"`
+	// EchoTLS is the certificate the echo backend serves over TLS, from the
+	// Secret the Service's EchoTLSSecretAnnotation names (nil: none; the
+	// echo backend then generates one).
+	EchoTLS *Certificate `json:"echoTLS,omitempty"`
 }
 
 // BackendTLS is TLS from the gateway to a backend, from a BackendTLSPolicy.
@@ -257,6 +270,9 @@ func (t *Table) Validate() error {
 }
 
 func (l *ListenerTable) validate(name func(string) error) error {
+	if err := l.Policy.validate(); err != nil {
+		return fmt.Errorf("%s: %w", l.Name, err)
+	}
 	var backends []*Backend
 	for _, vh := range l.VirtualHosts {
 		if err := name(vh.Name); err != nil {

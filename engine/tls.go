@@ -83,6 +83,9 @@ func (t *translator) resolveCertificateRef(owner ObjectKey, ref gwv1.SecretObjec
 		return nil, gwv1.ListenerReasonRefNotPermitted,
 			fmt.Sprintf("%s %s is in another namespace and no ReferenceGrant in %s allows %s %s/%s to use it", groupKind(group, kind), name, ns, owner.Kind, owner.Namespace, owner.Name)
 	}
+	if cert, reason, msg, ok := t.profileCertificate(owner, group, kind, ns, string(ref.Name)); ok {
+		return cert, reason, msg
+	}
 	if group != "" || kind != "Secret" {
 		return nil, gwv1.ListenerReasonInvalidCertificateRef, fmt.Sprintf("%s %s: only core Secrets are supported", groupKind(group, kind), name)
 	}

@@ -57,6 +57,8 @@ type translator struct {
 	// BackendTLSPolicy ancestor status.
 	backendUses map[nsName][]*gatewayState
 	policies    []*policyState
+	// prof is the implementation profiles' state (profile.go).
+	prof profileRun
 
 	notes []Finding
 }
@@ -122,6 +124,10 @@ func deepCopySnapshot(in *Snapshot) *Snapshot {
 	out.ConfigMaps = copyAll(in.ConfigMaps, (*corev1.ConfigMap).DeepCopy)
 	out.Namespaces = copyAll(in.Namespaces, (*corev1.Namespace).DeepCopy)
 	out.EndpointSlices = copyAll(in.EndpointSlices, (*discoveryv1.EndpointSlice).DeepCopy)
+	out.ImplementationPolicies = copyAll(in.ImplementationPolicies, (*ImplementationPolicy).DeepCopy)
+	sort.SliceStable(out.ImplementationPolicies, func(i, j int) bool {
+		return out.ImplementationPolicies[i].Kind < out.ImplementationPolicies[j].Kind
+	})
 	return out
 }
 

@@ -7,6 +7,8 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/gwdev/gwdev/engine"
 )
 
 // loadCoreObject strictly decodes a core kind into its k8s.io/api type
@@ -35,6 +37,11 @@ func loadCoreObject(u map[string]any, spec *kindSpec) (metav1.Object, []issue) {
 	case *discoveryv1.EndpointSlice:
 		defaultEndpointSlice(o)
 		errs = validateEndpointSlice(o)
+	case *engine.ImplementationPolicy:
+		o.Status = nil // written by the engine
+		if is := validateImplementationPolicy(o); len(is) > 0 {
+			return nil, is
+		}
 	}
 	if len(errs) > 0 {
 		return nil, fieldIssues(errs)
@@ -56,6 +63,8 @@ func setTypeMeta(obj metav1.Object, spec *kindSpec) {
 	case *corev1.Namespace:
 		o.TypeMeta = tm
 	case *discoveryv1.EndpointSlice:
+		o.TypeMeta = tm
+	case *engine.ImplementationPolicy:
 		o.TypeMeta = tm
 	}
 }

@@ -120,6 +120,7 @@ var groupVersions = map[string][]string{
 	groupGatewayExperimental: {"v1alpha1"},
 	groupCore:                {"v1"},
 	groupDiscovery:           {"v1"},
+	groupGwin:                {"v1"},
 }
 
 // crdServedVersions are the versions each Gateway API CRD serves (the
@@ -164,6 +165,9 @@ func buildRegistry() map[gvk]*servedVersion {
 	})
 	for _, spec := range []*kindSpec{kindService, kindSecret, kindConfigMap, kindNamespace, kindEndpointSlice} {
 		add(gvk{spec.group, spec.version, spec.kind}, &servedVersion{spec: spec})
+	}
+	for _, pk := range implementationPolicyKinds {
+		add(gvk{pk.spec.group, pk.spec.version, pk.spec.kind}, &servedVersion{spec: pk.spec})
 	}
 	return r
 }

@@ -110,6 +110,8 @@ func addToSnapshot(s *engine.Snapshot, obj metav1.Object) {
 		s.Namespaces = append(s.Namespaces, o)
 	case *discoveryv1.EndpointSlice:
 		s.EndpointSlices = append(s.EndpointSlices, o)
+	case *engine.ImplementationPolicy:
+		s.ImplementationPolicies = append(s.ImplementationPolicies, o)
 	default:
 		panic(fmt.Sprintf("watch: no Snapshot slice for %T", obj))
 	}
@@ -136,6 +138,7 @@ func snapshotObjects(s *engine.Snapshot) []loaded {
 	out = appendObjects(out, s, kindConfigMap, s.ConfigMaps)
 	out = appendObjects(out, s, kindNamespace, s.Namespaces)
 	out = appendObjects(out, s, kindEndpointSlice, s.EndpointSlices)
+	out = appendPolicyObjects(out, s)
 	return out
 }
 

@@ -21,6 +21,9 @@ type checkOptions struct {
 	strict  bool
 	// now, when set (RFC 3339), replaces the clock in status (for tests).
 	now string
+
+	// profiles are --profile CLASS=PROFILE flags (profiles.go).
+	profiles []string
 }
 
 func newCheckCmd() *cobra.Command {
@@ -44,6 +47,7 @@ False condition or failed to load, 2 on usage errors.`,
 	f.StringArrayVarP(&o.files, "filename", "f", nil, "manifest file or directory to read (repeatable; - reads stdin)")
 	f.StringSliceVar(&o.classes, "class", nil, "manage only these GatewayClass names (default: every class the Gateways name)")
 	f.BoolVar(&o.strict, "strict", false, "exit 1 on warnings too")
+	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	f.StringVar(&o.now, "now", "", "use this RFC 3339 time as the current time (for reproducible output)")
 	_ = f.MarkHidden("now")
 	return cmd
@@ -73,6 +77,10 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 		}
 		now = metav1.NewTime(t)
 	}
+	profiles, ycCerts, err := projectProfiles(sources, o.profiles)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	loader, err := watch.NewLoader()
 	if err != nil {
@@ -92,7 +100,7 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 	}
 	lr := watch.Merge(results...)
 	loaded := time.Since(start)
-	res := engine.Translate(lr.Snapshot, engine.Options{Classes: o.classes, Now: now})
+	res := engine.Translate(lr.Snapshot, engine.Options{Classes: o.classes, Now: now, Profiles: profiles, YCCertificates: ycCerts})
 	total := time.Since(start)
 
 	out := cmd.OutOrStdout()

@@ -50,7 +50,7 @@ func TestCheckSamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantExit := map[string]int{"conflicts": 1, "cross-namespace": 1, "listenerset": 1}
+	wantExit := map[string]int{"conflicts": 1, "cross-namespace": 1, "listenerset": 1, "gwin": 1}
 	n := 0
 	for _, dir := range dirs {
 		if st, err := os.Stat(dir); err != nil || !st.IsDir() {

@@ -15,6 +15,12 @@ type projectConfig struct {
 	// Backends maps "namespace/service:port" (or "service:port" in default)
 	// to a local "host:port" that serves it.
 	Backends map[string]string `json:"backends,omitempty"`
+	// Profiles maps GatewayClass names to implementation profiles
+	// (profiles.go).
+	Profiles map[string]string `json:"profiles,omitempty"`
+	// YCCertificates gives the local PEM files of gwin YCCertificate
+	// references, keyed by "namespace/name" (profiles.go).
+	YCCertificates map[string]ycCertificateFiles `json:"ycCertificates,omitempty"`
 }
 
 // backendKey matches "ns/name:port" or "name:port".

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
@@ -27,6 +28,8 @@ type explainOptions struct {
 	gateway  string
 	output   string
 	backends []string
+	// profiles are --profile CLASS=PROFILE flags (profiles.go).
+	profiles []string
 }
 
 func newExplainCmd() *cobra.Command {
@@ -55,6 +58,7 @@ https when absent). Example:
 	f.StringVar(&o.gateway, "gateway", "", "namespace/name of the Gateway (default: any Gateway with a listener on the port)")
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	f.StringArrayVar(&o.backends, "backend", nil, "as for up: namespace/service:port=host:port")
+	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	return cmd
 }
 
@@ -74,12 +78,17 @@ func (o *explainOptions) run(out io.Writer, rawURL string) error {
 	if err != nil {
 		return err
 	}
+	profiles, ycCerts, err := profileOptions(cfg, o.dir, o.profiles)
+	if err != nil {
+		return err
+	}
 	loader, err := watch.NewLoader()
 	if err != nil {
 		return err
 	}
 	lr := loader.LoadDir(o.dir)
-	res := engine.Translate(lr.Snapshot, engine.Options{BackendMappings: mappings, Now: metav1.NewTime(time.Now().UTC())})
+	res := engine.Translate(lr.Snapshot, engine.Options{BackendMappings: mappings, Now: metav1.NewTime(time.Now().UTC()),
+		Profiles: profiles, YCCertificates: ycCerts})
 	addr := ""
 	if o.gateway != "" {
 		for _, g := range res.Table.Gateways {
@@ -101,6 +110,11 @@ func (o *explainOptions) run(out io.Writer, rawURL string) error {
 		return nil
 	}
 	printExplain(out, req, port, tr)
+	if tr.Rule == "" {
+		for _, h := range noMatchHints(res, req.Host, port) {
+			fmt.Fprintf(out, "  hint: %s\n", h)
+		}
+	}
 	if len(lr.Problems) > 0 {
 		fmt.Fprintf(out, "\nnote: %s did not load; run gwdev check %s\n", plural(len(lr.Problems), "file problem"), o.dir)
 	}
@@ -187,4 +201,86 @@ func printExplain(out io.Writer, req *http.Request, port int32, t *emulator.Trac
 		step("answer", "from the backend")
 	}
 	step("why", t.Reason)
+}
+
+// noMatchHints explains, when nothing took the request, which routes would
+// have matched the host and where they are attached instead (or why they
+// are not attached at all).
+func noMatchHints(res *engine.Result, host string, port int32) []string {
+	type place struct {
+		listener string
+		port     int32
+		vhost    string
+	}
+	attached := map[engine.ObjectKey][]place{}
+	for _, g := range res.Table.Gateways {
+		for _, p := range g.Ports {
+			for _, l := range p.Listeners {
+				for _, vh := range l.VirtualHosts {
+					seen := map[engine.ObjectKey]bool{}
+					for _, r := range vh.Rules {
+						if !seen[r.Route] {
+							seen[r.Route] = true
+							attached[r.Route] = append(attached[r.Route], place{l.Name, p.Port, vh.Hostname})
+						}
+					}
+				}
+			}
+		}
+	}
+	var hints []string
+	consider := func(key engine.ObjectKey, hostnames []string, parents []gwv1.RouteParentStatus) {
+		if places, ok := attached[key]; ok {
+			for _, pl := range places {
+				if hostMatchesAny(host, []string{pl.vhost}) || pl.vhost == "" {
+					hints = append(hints, fmt.Sprintf("%s serves host %s on %s (port %d), not on port %d",
+						key, host, pl.listener, pl.port, port))
+				}
+			}
+			return
+		}
+		if !hostMatchesAny(host, hostnames) {
+			return
+		}
+		for _, p := range parents {
+			for _, c := range p.Conditions {
+				if c.Type == "Accepted" && c.Status != "True" {
+					hints = append(hints, fmt.Sprintf("%s would serve host %s but is not attached: %s: %s", key, host, c.Reason, c.Message))
+				}
+			}
+		}
+		if len(parents) == 0 {
+			hints = append(hints, fmt.Sprintf("%s would serve host %s but has no parent gwdev manages", key, host))
+		}
+	}
+	for _, r := range res.Objects.HTTPRoutes {
+		consider(engine.ObjectKey{Kind: "HTTPRoute", Namespace: r.Namespace, Name: r.Name}, hostStrings(r.Spec.Hostnames), r.Status.Parents)
+	}
+	for _, r := range res.Objects.GRPCRoutes {
+		consider(engine.ObjectKey{Kind: "GRPCRoute", Namespace: r.Namespace, Name: r.Name}, hostStrings(r.Spec.Hostnames), r.Status.Parents)
+	}
+	return hints
+}
+
+func hostStrings(hs []gwv1.Hostname) []string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = strings.ToLower(string(h))
+	}
+	return out
+}
+
+// hostMatchesAny reports whether host matches one of the route hostnames
+// (none: any host).
+func hostMatchesAny(host string, hostnames []string) bool {
+	if len(hostnames) == 0 {
+		return true
+	}
+	host = strings.ToLower(host)
+	for _, h := range hostnames {
+		if h == host || (strings.HasPrefix(h, "*.") && strings.HasSuffix(host, h[1:]) && len(host) > len(h)-1) {
+			return true
+		}
+	}
+	return false
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/tui"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -25,6 +26,14 @@ type upOptions struct {
 	backends   []string
 	classes    []string
 	debounce   time.Duration
+	noTUI      bool
+	// admin is the admin API address ("" or "off": none).
+	admin string
+	// tcpIdle and udpSession are the L4 timeouts (0: the emulator's defaults).
+	tcpIdle, udpSession time.Duration
+
+	// profiles are --profile CLASS=PROFILE flags (profiles.go).
+	profiles []string
 }
 
 func newUpCmd() *cobra.Command {
@@ -58,6 +67,11 @@ gwdev's built-in echo backend.`,
 	f.StringArrayVar(&o.backends, "backend", nil, "serve a Service port from a local address: namespace/service:port=host:port (repeatable)")
 	f.StringSliceVar(&o.classes, "class", nil, "manage only these GatewayClass names")
 	f.DurationVar(&o.debounce, "debounce", 50*time.Millisecond, "wait this long after the last file change before reloading")
+	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
+	f.DurationVar(&o.tcpIdle, "tcp-idle-timeout", emulator.DefaultTCPIdleTimeout, "close a TCPRoute connection after this long without traffic either way")
+	f.DurationVar(&o.udpSession, "udp-session-timeout", emulator.DefaultUDPSessionTimeout, "end a UDPRoute session (one client address) after this long without datagrams")
+	f.StringVar(&o.admin, "admin", emulator.DefaultAdminAddr, "admin API address (/status /routes /traces /traces/stream /metrics /healthz); off to disable")
+	f.BoolVar(&o.noTUI, "no-tui", false, "print plain lines instead of the dashboard (the default when stdin or stdout is not a terminal, or with --access-log -)")
 	return cmd
 }
 
@@ -67,6 +81,10 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 		return err
 	}
 	mappings, err := backendMappings(cfg, o.backends)
+	if err != nil {
+		return err
+	}
+	profiles, ycCerts, err := profileOptions(cfg, dir, o.profiles)
 	if err != nil {
 		return err
 	}
@@ -91,16 +109,34 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 	if err != nil {
 		return err
 	}
-	srv := emulator.New(emulator.Config{PortOffset: o.portOffset, BindOverride: o.address, AccessLog: accessLog})
+	srv := emulator.New(emulator.Config{PortOffset: o.portOffset, BindOverride: o.address, AccessLog: accessLog,
+		TCPIdleTimeout: o.tcpIdle, UDPSessionTimeout: o.udpSession})
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Close(sctx)
 	}()
+	rl := &reloader{out: out, srv: srv, opts: engine.Options{Classes: o.classes, BackendMappings: mappings,
+		Profiles: profiles, YCCertificates: ycCerts}}
+	if o.admin != "" && o.admin != "off" {
+		adm := emulator.NewAdmin(srv)
+		defer adm.Close()
+		addr, _, err := emulator.ServeAdmin(ctx, o.admin, adm, o.address != "")
+		if err != nil {
+			fmt.Fprintf(errOut, "gwdev: %v (continuing without the admin API; --admin ADDR to move it)\n", err)
+		} else {
+			rl.admin = adm
+			if !o.useTUI(out) {
+				fmt.Fprintf(out, "gwdev: admin API on http://%s/\n", addr)
+			}
+		}
+	}
+	if o.useTUI(out) {
+		return o.runTUI(ctx, out, dir, cfgPath, w, rl)
+	}
 	if cfgPath != "" {
 		fmt.Fprintf(out, "gwdev: backends from %s\n", cfgPath)
 	}
-	rl := &reloader{out: out, srv: srv, opts: engine.Options{Classes: o.classes, BackendMappings: mappings}}
 	rl.apply(w.Current(), true)
 	fmt.Fprintf(out, "gwdev: watching %s (ctrl-c to stop)\n", dir)
 	for {
@@ -123,6 +159,10 @@ type reloader struct {
 	opts engine.Options
 	n    int
 	last map[string]string // port lines printed last time
+	// admin, when set, is told about every translation applied.
+	admin *emulator.Admin
+	// notify, when set, receives each state instead of out (the dashboard).
+	notify func(tui.StateMsg)
 }
 
 func (r *reloader) apply(u *watch.Update, first bool) {
@@ -133,6 +173,13 @@ func (r *reloader) apply(u *watch.Update, first bool) {
 	translated := time.Since(start)
 	rep := r.srv.Apply(res.Table)
 	applied := time.Since(start) - translated
+	if r.admin != nil {
+		r.admin.SetReload(&emulator.Reload{Time: start, Result: res, Translate: translated, Apply: applied, LoadProblems: len(u.Result.Problems)})
+	}
+	if r.notify != nil {
+		r.notify(stateMsg(u, res, rep, r.n-1, start, translated, applied))
+		return
+	}
 	nerr := len(u.Result.Problems)
 	for _, f := range res.Findings {
 		if f.Severity == engine.SeverityError {

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// tmuxSession drives the real gwdev binary in a detached tmux session on a
+// private tmux server.
+type tmuxSession struct {
+	t      *testing.T
+	socket string
+}
+
+func (s *tmuxSession) tmux(args ...string) (string, error) {
+	out, err := exec.Command("tmux", append([]string{"-L", s.socket}, args...)...).CombinedOutput()
+	return string(out), err
+}
+
+func (s *tmuxSession) capture() string {
+	out, err := s.tmux("capture-pane", "-p", "-t", "gwdev")
+	if err != nil {
+		return "(capture-pane: " + err.Error() + ": " + out + ")"
+	}
+	return out
+}
+
+func (s *tmuxSession) keys(keys ...string) {
+	s.t.Helper()
+	if out, err := s.tmux(append([]string{"send-keys", "-t", "gwdev"}, keys...)...); err != nil {
+		s.t.Fatalf("send-keys %v: %v: %s", keys, err, out)
+	}
+}
+
+// waitFor polls the screen until cond holds, for at most d.
+func (s *tmuxSession) waitFor(what string, d time.Duration, cond func(screen string) bool) string {
+	s.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		screen := s.capture()
+		if cond(screen) {
+			return screen
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("waiting %s for %s; the screen is:\n%s", d, what, screen)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (s *tmuxSession) waitText(text string, d time.Duration) string {
+	s.t.Helper()
+	return s.waitFor(fmt.Sprintf("%q", text), d, func(screen string) bool { return strings.Contains(screen, text) })
+}
+
+// TestUpTUIInTmux starts `gwdev up` on a copy of samples/basic in a 120×40
+// tmux pane and checks the dashboard: the Overview, a broken file in
+// Problems while the last good routes keep serving, the problem clearing
+// once the file is fixed, requests in Traces, and q stopping gwdev with its
+// listeners closed. It skips when tmux is not installed.
+func TestUpTUIInTmux(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	if testing.Short() {
+		t.Skip("builds gwdev and drives it in tmux")
+	}
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "gwdev")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("building gwdev: %v\n%s", err, out)
+	}
+	dir := filepath.Join(tmp, "basic")
+	if err := os.CopyFS(dir, os.DirFS("../../samples/basic")); err != nil {
+		t.Fatal(err)
+	}
+	app := filepath.Join(dir, "app.yaml")
+	good, err := os.ReadFile(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	s := &tmuxSession{t: t, socket: fmt.Sprintf("gwdev-test-%d", os.Getpid())}
+	t.Cleanup(func() { _, _ = s.tmux("kill-server") })
+	// The pane's shell is not used: tmux runs gwdev directly; when it exits
+	// the session ends.
+	if out, err := s.tmux("new-session", "-d", "-s", "gwdev", "-x", "120", "-y", "40",
+		"env", "-u", "NO_COLOR", bin, "up", dir); err != nil {
+		t.Fatalf("starting tmux: %v: %s", err, out)
+	}
+
+	// Overview: the Gateway, its listener and where port 8080 is served.
+	screen := s.waitText("Gateway default/web", 10*time.Second)
+	for _, want := range []string{"1 Overview", "4 Traces", "http", "✓ no problems"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("Overview lacks %q:\n%s", want, screen)
+		}
+	}
+	m := regexp.MustCompile(`port 8080\s+→ (127\.0\.0\.1:\d+)`).FindStringSubmatch(screen)
+	if m == nil {
+		t.Fatalf("no bound address for port 8080 in the Overview:\n%s", screen)
+	}
+	addr := m[1]
+	get := func() (int, error) {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/api/users", nil)
+		req.Host = "app.example.com"
+		resp, err := (&http.Client{Timeout: 3 * time.Second}).Do(req)
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+
+	// Break the file: the problem shows with file:line, the last good
+	// version keeps serving.
+	if err := os.WriteFile(app, append(append([]byte{}, good...), "\n---\nkind: HTTPRoute\nmetadata: [\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.keys("3")
+	screen = s.waitText("app.yaml:", 5*time.Second)
+	if !strings.Contains(screen, "yaml:") || !strings.Contains(screen, "✗ error") {
+		t.Errorf("Problems does not show the YAML error:\n%s", screen)
+	}
+	if code, err := get(); err != nil || code != http.StatusOK {
+		t.Errorf("with a broken file, the last good route answers %d, %v; want 200", code, err)
+	}
+
+	// Fix it: the problem clears.
+	if err := os.WriteFile(app, good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.waitFor("the problem to clear", 5*time.Second, func(screen string) bool {
+		return !strings.Contains(screen, "app.yaml:") && strings.Contains(screen, "✓ no problems")
+	})
+
+	// Requests show in Traces, newest first, with the rule that matched.
+	s.keys("4")
+	for i := 0; i < 3; i++ {
+		if code, err := get(); err != nil || code != http.StatusOK {
+			t.Fatalf("request %d: %d, %v", i, code, err)
+		}
+	}
+	screen = s.waitFor("3 requests in Traces", 5*time.Second, func(screen string) bool {
+		return strings.Count(screen, "/api/users") >= 3
+	})
+	for _, want := range []string{"app.example.com", "default/app r0.0", "200", "following"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("Traces lacks %q:\n%s", want, screen)
+		}
+	}
+	if !regexp.MustCompile(`4 Traces [4-9]`).MatchString(screen) {
+		t.Errorf("the Traces tab does not count the requests:\n%s", screen)
+	}
+	s.keys("Enter")
+	s.waitText("Decision", 3*time.Second)
+
+	// q stops gwdev: the session ends and the listener is closed.
+	s.keys("q")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := s.tmux("has-session", "-t", "gwdev"); err != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gwdev did not exit after q:\n%s", s.capture())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c.Close()
+		t.Errorf("%s still accepts connections after q", addr)
+	}
+}

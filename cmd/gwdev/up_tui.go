@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"golang.org/x/term"
+
+	"github.com/gwdev/gwdev/emulator"
+	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/tui"
+	"github.com/gwdev/gwdev/watch"
+)
+
+// traceSubscription is the dashboard's trace buffer: when it is full the
+// emulator drops traces for the dashboard rather than slow requests.
+const traceSubscription = 1024
+
+// useTUI reports whether `gwdev up` shows the dashboard: stdin and stdout
+// are terminals, --no-tui is not given and the access log does not go to
+// stderr (it would write over the dashboard).
+func (o *upOptions) useTUI(out io.Writer) bool {
+	if o.noTUI || o.accessLog == "-" {
+		return false
+	}
+	f, ok := out.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd())) && term.IsTerminal(int(os.Stdin.Fd()))
+}
+
+// runTUI runs the dashboard until the user quits or ctx is done: the watch
+// loop and the trace subscription feed it with Program.Send. Nothing else
+// writes to the terminal meanwhile. Listeners are closed by the caller
+// once it returns.
+func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir, cfgPath string, w *watch.Watcher, rl *reloader) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	noColor := os.Getenv("NO_COLOR") != ""
+	m := tui.New(tui.Options{Dir: dir, Renderer: tui.NewRenderer(out, noColor), NoColor: noColor, Clipboard: clipboardWriter(out)})
+	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithOutput(out),
+		tea.WithFPS(int(time.Second/tui.FrameInterval)))
+	rl.out, rl.notify = io.Discard, func(s tui.StateMsg) { p.Send(s) }
+	traces, unsubscribe := rl.srv.Subscribe(traceSubscription)
+	defer unsubscribe()
+
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		tui.ForwardTraces(ctx, traces, p.Send, 0, 0)
+	}()
+	go func() {
+		defer wg.Done()
+		if cfgPath != "" {
+			p.Send(tui.NoticeMsg{Text: "backends from " + cfgPath})
+		}
+		rl.apply(w.Current(), true)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case err := <-w.Errors():
+				p.Send(tui.WatchErrorMsg{Err: err})
+			case u := <-w.Updates():
+				rl.apply(u, false)
+			}
+		}
+	}()
+	_, err := p.Run()
+	cancel()
+	wg.Wait()
+	if errors.Is(err, tea.ErrProgramKilled) || errors.Is(err, tea.ErrInterrupted) {
+		return nil // a signal: stopping is what was asked
+	}
+	return err
+}
+
+// clipboardWriter is where OSC 52 clipboard sequences go: stderr when it is
+// the terminal too, so that they never interleave with frames on stdout.
+func clipboardWriter(out io.Writer) io.Writer {
+	if term.IsTerminal(int(os.Stderr.Fd())) {
+		return os.Stderr
+	}
+	return out
+}
+
+// stateMsg converts a watch update and what was made of it into the
+// dashboard's StateMsg.
+func stateMsg(u *watch.Update, res *engine.Result, rep *emulator.ApplyReport, reload int, at time.Time, translated, applied time.Duration) tui.StateMsg {
+	msg := tui.StateMsg{Result: res, Ports: rep.Ports, Changed: u.Changed, Reload: reload, Files: u.Result.Files,
+		Time: at, Load: u.Took, Translate: translated, Apply: applied}
+	for _, p := range u.Result.Problems {
+		msg.Problems = append(msg.Problems, tui.LoadProblem{File: p.File, Line: p.Line, Column: p.Column,
+			Object: p.Object, Field: p.Field, Message: p.Message})
+	}
+	for _, s := range u.Stale {
+		msg.Stale = append(msg.Stale, tui.StaleObject{Object: s.Object, Source: s.Source, Reason: s.Reason})
+	}
+	return msg
+}

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/gwdev/gwdev/emulator"
+	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/watch"
+)
+
+func TestUseTUI(t *testing.T) {
+	if (&upOptions{}).useTUI(&bytes.Buffer{}) {
+		t.Error("the dashboard starts on a buffer")
+	}
+	if (&upOptions{noTUI: true}).useTUI(&bytes.Buffer{}) {
+		t.Error("the dashboard starts with --no-tui")
+	}
+}
+
+func TestStateMsg(t *testing.T) {
+	key := engine.ObjectKey{Kind: "HTTPRoute", Namespace: "default", Name: "app"}
+	u := &watch.Update{
+		Result: &watch.LoadResult{Snapshot: &engine.Snapshot{}, Files: 3,
+			Problems: []watch.Problem{{File: "app.yaml", Line: 4, Column: 2, Object: key, Field: "spec", Message: "yaml: bad"}}},
+		Stale:   []watch.StaleObject{{Object: key, Source: engine.Source{File: "app.yaml", Line: 1}, Reason: "app.yaml:4:2: yaml: bad"}},
+		Changed: []string{"app.yaml"},
+		Took:    3 * time.Millisecond,
+	}
+	res := &engine.Result{Objects: &engine.Snapshot{}}
+	rep := &emulator.ApplyReport{Ports: []emulator.PortReport{{Gateway: "gateway/default/web", Port: 80, Bound: "127.0.0.1:8080", Fallback: true}}}
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	msg := stateMsg(u, res, rep, 2, at, time.Millisecond, 2*time.Millisecond)
+	if msg.Result != res || msg.Reload != 2 || msg.Files != 3 || !msg.Time.Equal(at) || msg.Load != 3*time.Millisecond ||
+		msg.Translate != time.Millisecond || msg.Apply != 2*time.Millisecond || len(msg.Changed) != 1 || len(msg.Ports) != 1 {
+		t.Fatalf("stateMsg = %+v", msg)
+	}
+	if p := msg.Problems[0]; p.File != "app.yaml" || p.Line != 4 || p.Column != 2 || p.Object != key || p.Message != "yaml: bad" {
+		t.Errorf("problem %+v", p)
+	}
+	if s := msg.Stale[0]; s.Object != key || s.Source.Line != 1 || s.Reason == "" {
+		t.Errorf("stale %+v", s)
+	}
+}

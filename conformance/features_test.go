@@ -1,0 +1,143 @@
+package conformance
+
+import (
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+	"sigs.k8s.io/gateway-api/conformance/utils/suite"
+	"sigs.k8s.io/gateway-api/pkg/features"
+)
+
+// profiles are the conformance profiles gwdev reports.
+var profiles = []suite.ConformanceProfile{
+	suite.GatewayHTTPConformanceProfile,
+	suite.GatewayTLSConformanceProfile,
+	suite.GatewayGRPCConformanceProfile,
+}
+
+// claimedFeatures are the extended features gwdev claims: what its engine
+// and HTTP data plane implement. The profiles' core features are claimed
+// implicitly. A claimed feature whose test fails is a gwdev bug, not a
+// reason to drop the claim.
+var claimedFeatures = []features.FeatureName{
+	// Gateway
+	features.SupportGatewayPort8080,
+	features.SupportGatewayHTTPListenerIsolation,
+	features.SupportGatewayAddressEmpty,
+	features.SupportGatewayStaticAddresses,
+	features.SupportListenerSet,
+	// HTTPRoute
+	features.SupportHTTPRouteDestinationPortMatching,
+	features.SupportHTTPRouteParentRefPort,
+	features.SupportHTTPRouteQueryParamMatching,
+	features.SupportHTTPRouteMethodMatching,
+	features.SupportHTTPRouteNamedRouteRule,
+	features.SupportHTTPRouteBackendRequestHeaderModification,
+	features.SupportHTTPRouteResponseHeaderModification,
+	features.SupportHTTPRoutePortRedirect,
+	features.SupportHTTPRouteSchemeRedirect,
+	features.SupportHTTPRoutePathRedirect,
+	features.SupportHTTPRoute303RedirectStatusCode,
+	features.SupportHTTPRoute307RedirectStatusCode,
+	features.SupportHTTPRoute308RedirectStatusCode,
+	features.SupportHTTPRouteHostRewrite,
+	features.SupportHTTPRoutePathRewrite,
+	features.SupportHTTPRouteRequestMirror,
+	features.SupportHTTPRouteRequestMultipleMirrors,
+	features.SupportHTTPRouteRequestPercentageMirror,
+	features.SupportHTTPRouteRequestTimeout,
+	features.SupportHTTPRouteBackendTimeout,
+	features.SupportHTTPRouteRetry,
+	features.SupportHTTPRouteCORS,
+	features.SupportHTTPRouteBackendProtocolH2C,
+	features.SupportHTTPRouteBackendProtocolWebSocket,
+}
+
+// unclaimedReasons says why gwdev does not claim an extended feature of its
+// profiles; the report repeats it for every test that needs the feature.
+var unclaimedReasons = map[features.FeatureName]string{
+	features.SupportGatewayInfrastructure:                                      "gwdev creates no Pods, Services or ServiceAccounts per Gateway that could carry spec.infrastructure labels and annotations",
+	features.SupportGatewayHTTPSListenerDetectMisdirectedRequests:              tlsPending,
+	features.SupportGatewayFrontendClientCertificateValidation:                 tlsPending,
+	features.SupportGatewayFrontendClientCertificateValidationInsecureFallback: tlsPending,
+	features.SupportGatewayBackendClientCertificate:                            tlsPending,
+	features.SupportBackendTLSPolicy:                                           tlsPending,
+	features.SupportBackendTLSPolicySANValidation:                              tlsPending,
+	features.SupportHTTPRouteRetryBackendTimeout:                               "not claimed yet: no conformance test exercises it in v1.6.3",
+	features.SupportHTTPRouteRetryConnectionError:                              "not claimed yet: no conformance test exercises it in v1.6.3",
+	features.SupportTLSRouteModeTerminate:                                      tlsPending,
+	features.SupportTLSRouteModeMixed:                                          tlsPending,
+	features.SupportGRPCRouteNamedRouteRule:                                    grpcPending,
+}
+
+const (
+	tlsPending  = "the emulator does not serve TLS yet (HTTPS, TLS passthrough/termination and backend TLS come with the TLS/gRPC/L4 issue)"
+	grpcPending = "the emulator does not serve gRPC to the conformance gRPC echo yet (comes with the TLS/gRPC/L4 issue)"
+)
+
+// skippedFeatures are core features of a reported profile whose tests are
+// skipped for now, with the reason.
+var skippedFeatures = map[features.FeatureName]string{
+	features.SupportTLSRoute:  "GATEWAY-TLS skipped for now: " + tlsPending,
+	features.SupportGRPCRoute: "GATEWAY-GRPC skipped for now: " + grpcPending,
+}
+
+// supportedFeatures is what the suite is told gwdev supports: the claimed
+// extended features and the core features of every reported profile.
+func supportedFeatures() sets.Set[features.FeatureName] {
+	s := sets.New(claimedFeatures...)
+	for _, p := range profiles {
+		s = s.Union(p.CoreFeatures)
+	}
+	return s
+}
+
+// testProfiles returns the reported profiles a test belongs to: those
+// whose core and extended features cover all of its features (the suite's
+// own rule).
+func testProfiles(test suite.ConformanceTest) []suite.ConformanceProfile {
+	var out []suite.ConformanceProfile
+	for _, p := range profiles {
+		if !slices.ContainsFunc(test.Features, func(f features.FeatureName) bool {
+			return !p.CoreFeatures.Has(f) && !p.ExtendedFeatures.Has(f)
+		}) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// isExtended reports whether a test counts as extended in a profile: it
+// needs a feature that is not core there (the suite's own rule).
+func isExtended(p suite.ConformanceProfile, test suite.ConformanceTest) bool {
+	return slices.ContainsFunc(test.Features, func(f features.FeatureName) bool { return !p.CoreFeatures.Has(f) })
+}
+
+// notSupportedReason says why a test is not run because gwdev does not
+// claim one of its features ("" : every feature is claimed).
+func notSupportedReason(test suite.ConformanceTest, supported sets.Set[features.FeatureName]) string {
+	var why []string
+	for _, f := range test.Features {
+		if supported.Has(f) {
+			continue
+		}
+		r := unclaimedReasons[f]
+		if r == "" {
+			r = "not claimed"
+		}
+		why = append(why, string(f)+": "+r)
+	}
+	return strings.Join(why, "; ")
+}
+
+// skipReason says why a test of a claimed feature is skipped for now
+// ("" : it runs).
+func skipReason(test suite.ConformanceTest) string {
+	for _, f := range test.Features {
+		if r, ok := skippedFeatures[f]; ok {
+			return r
+		}
+	}
+	return ""
+}

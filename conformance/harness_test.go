@@ -1,0 +1,192 @@
+package conformance
+
+import (
+	"context"
+	"flag"
+	"io/fs"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/gateway-api/conformance"
+	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
+	"sigs.k8s.io/gateway-api/conformance/tests"
+	"sigs.k8s.io/gateway-api/conformance/utils/config"
+	"sigs.k8s.io/gateway-api/conformance/utils/suite"
+
+	"github.com/gwdev/gwdev/emulator"
+	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/watch"
+)
+
+var (
+	runSuite     = flag.Bool("gwdev.conformance", false, "run the Gateway API conformance suite (binds 127.0.0.x ports 80, 443, 8080…: needs root or ip_unprivileged_port_start=0)")
+	reportPath   = flag.String("gwdev.report", "report.yaml", "where TestConformance writes the report and TestNoRegression reads it (\"\": no report)")
+	baselinePath = flag.String("gwdev.baseline", "", "the committed report TestNoRegression compares with")
+	onlyTests    = flag.String("gwdev.only", "", "comma-separated test names to run (the others are not run; no report is written)")
+)
+
+// className is the GatewayClass the suite's Gateways use.
+const className = "gwdev"
+
+// TestConformance runs every conformance test of the GATEWAY-HTTP,
+// GATEWAY-TLS and GATEWAY-GRPC profiles against gwdev and writes the
+// report. A failing conformance test fails this test; `make conformance`
+// then decides with TestNoRegression.
+func TestConformance(t *testing.T) {
+	if !*runSuite {
+		t.Skip("run with -gwdev.conformance (make conformance)")
+	}
+	api, err := newAPIServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	startGwdev(t, api)
+
+	opts := suite.ConformanceOptions{
+		ConfigurableOptions: suite.ConfigurableOptions{
+			GatewayClassName:     className,
+			CleanupTestResources: true,
+			SupportedFeatures:    claimedFeatures,
+			ConformanceProfiles:  profileNames(),
+			Implementation:       implementation(),
+			Mode:                 "default",
+			TimeoutConfig:        timeouts(),
+			UsableNetworkAddresses: []gwv1.GatewaySpecAddress{
+				{Type: new(gwv1.IPAddressType), Value: "127.0.200.1"},
+			},
+			// TEST-NET-1: not loopback, so gwdev refuses it (and never binds it).
+			UnusableNetworkAddresses: []gwv1.GatewaySpecAddress{
+				{Type: new(gwv1.IPAddressType), Value: "192.0.2.1"},
+			},
+		},
+		Client:     api,
+		Clientset:  newClientset(api, gwdevServer),
+		ManifestFS: []fs.FS{&conformance.Manifests},
+	}
+	cs, err := suite.NewConformanceTestSuite(opts)
+	if err != nil {
+		t.Fatalf("creating the suite: %v", err)
+	}
+
+	res := newResults()
+	only := sets.New[string]()
+	if *onlyTests != "" {
+		only.Insert(strings.Split(*onlyTests, ",")...)
+	} else if *reportPath != "" {
+		// Cleanups run after every subtest, parallel ones included.
+		t.Cleanup(func() {
+			rep := res.build(implementation(), "experimental", time.Now())
+			if err := writeReport(*reportPath, rep); err != nil {
+				t.Errorf("writing the report: %v", err)
+				return
+			}
+			t.Logf("report written to %s:\n%s", *reportPath, rep.summaryTable())
+		})
+	}
+
+	cs.Setup(t, tests.ConformanceTests)
+	supported := supportedFeatures()
+	for _, test := range tests.ConformanceTests {
+		if len(testProfiles(test)) == 0 || (only.Len() > 0 && !only.Has(test.ShortName)) {
+			continue // mesh, TCP and UDP tests: not in a reported profile
+		}
+		t.Run(test.ShortName, func(t *testing.T) {
+			t.Cleanup(func() {
+				switch {
+				case t.Failed():
+					res.record(test, failed, "")
+				case !t.Skipped():
+					res.record(test, passed, "")
+				}
+			})
+			if why := notSupportedReason(test, supported); why != "" {
+				res.record(test, notSupported, why)
+				t.Skip(why)
+			}
+			if why := skipReason(test); why != "" {
+				res.record(test, skipped, why)
+				t.Skip(why)
+			}
+			test.Run(t, cs)
+		})
+	}
+}
+
+// gwdevServer is the emulator of the running suite (the pod log reactor
+// reads its echo logs).
+var gwdevServer *emulator.Server
+
+// startGwdev creates gwdev's GatewayClass and starts the emulator and the
+// controller loop; both stop when the test ends.
+func startGwdev(t *testing.T, api *apiServer) {
+	loader, err := watch.NewLoader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gwdevServer = emulator.New(emulator.Config{PortOffset: 0})
+	ctrl := &controller{
+		api: api, loader: loader, srv: gwdevServer, kube: &kubelet{api: api},
+		logf: stderrLogf, addresses: map[string]string{},
+	}
+	gc := &gwv1.GatewayClass{
+		ObjectMeta: metav1.ObjectMeta{Name: className},
+		Spec:       gwv1.GatewayClassSpec{ControllerName: engine.DefaultControllerName},
+	}
+	if err := api.Create(context.Background(), gc); err != nil {
+		t.Fatalf("creating GatewayClass %s: %v", className, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { ctrl.run(ctx) })
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer scancel()
+		if err := gwdevServer.Close(sctx); err != nil {
+			t.Logf("closing the emulator: %v", err)
+		}
+	})
+}
+
+func profileNames() []suite.ConformanceProfileName {
+	var out []suite.ConformanceProfileName
+	for _, p := range profiles {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+// timeouts are upstream's defaults with the waits for status shortened:
+// gwdev writes status within milliseconds, so a minute is plenty, and a
+// failing test then costs a minute instead of three.
+func timeouts() config.TimeoutConfig {
+	c := config.DefaultTimeoutConfig()
+	c.GatewayMustHaveAddress = time.Minute
+	c.GatewayMustHaveCondition = time.Minute
+	c.GWCMustBeAccepted = time.Minute
+	c.ListenerSetMustHaveCondition = time.Minute
+	c.NamespacesMustBeReady = time.Minute
+	return c
+}
+
+// implementation names gwdev in the report; Version is the commit.
+func implementation() confv1.Implementation {
+	version := "dev"
+	if out, err := exec.Command("git", "describe", "--always", "--dirty").Output(); err == nil {
+		version = "dev-" + strings.TrimSpace(string(out))
+	}
+	return confv1.Implementation{
+		Organization: "gwdev",
+		Project:      "gwdev",
+		URL:          "https://github.com/gwdev/gwdev",
+		Version:      version,
+		Contact:      []string{"https://github.com/gwdev/gwdev/issues"},
+	}
+}

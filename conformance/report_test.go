@@ -1,0 +1,302 @@
+package conformance
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
+	"sigs.k8s.io/gateway-api/conformance/utils/suite"
+	"sigs.k8s.io/gateway-api/pkg/consts"
+	"sigs.k8s.io/gateway-api/pkg/features"
+	"sigs.k8s.io/yaml"
+)
+
+// outcome is what became of one conformance test.
+type outcome string
+
+const (
+	passed       outcome = "passed"
+	failed       outcome = "failed"
+	skipped      outcome = "skipped"       // gwdev claims the feature but skips the test for now
+	notSupported outcome = "not-supported" // gwdev does not claim one of its features
+)
+
+// results collects outcomes as tests finish (parallel tests finish in any
+// order).
+type results struct {
+	mu      sync.Mutex
+	tests   map[string]suite.ConformanceTest
+	outcome map[string]outcome
+	reason  map[string]string
+}
+
+func newResults() *results {
+	return &results{tests: map[string]suite.ConformanceTest{}, outcome: map[string]outcome{}, reason: map[string]string{}}
+}
+
+func (r *results) record(test suite.ConformanceTest, o outcome, reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.tests[test.ShortName] = test
+	r.outcome[test.ShortName] = o
+	if reason != "" {
+		r.reason[test.ShortName] = reason
+	}
+}
+
+// Report is conformance/report.yaml: upstream's ConformanceReport
+// (sigs.k8s.io/gateway-api/conformance/apis/v1), field for field, plus what
+// upstream leaves out: the names of passed and not-supported tests and why
+// each skipped or not-supported test did not run.
+type Report struct {
+	APIVersion                string `json:"apiVersion"`
+	Kind                      string `json:"kind"`
+	confv1.Implementation     `json:"implementation"`
+	Date                      string          `json:"date"`
+	GatewayAPIVersion         string          `json:"gatewayAPIVersion"`
+	Mode                      string          `json:"mode"`
+	GatewayAPIChannel         string          `json:"gatewayAPIChannel"`
+	ProfileReports            []ProfileReport `json:"profiles"`
+	SucceededProvisionalTests []string        `json:"succeededProvisionalTests,omitempty"`
+	// SkipReasons maps each skipped or not-supported test to why it did not
+	// run (a gwdev addition).
+	SkipReasons map[string]string `json:"skipReasons,omitempty"`
+}
+
+// ProfileReport is upstream's ProfileReport with gwdev's Status.
+type ProfileReport struct {
+	Name     string          `json:"name"`
+	Summary  string          `json:"summary"`
+	Core     Status          `json:"core"`
+	Extended *ExtendedStatus `json:"extended,omitempty"`
+}
+
+// ExtendedStatus is upstream's ExtendedStatus with gwdev's Status.
+type ExtendedStatus struct {
+	Status              `json:",inline"`
+	SupportedFeatures   []string `json:"supportedFeatures,omitempty"`
+	UnsupportedFeatures []string `json:"unsupportedFeatures,omitempty"`
+}
+
+// Status is upstream's Status plus PassedTests and NotSupportedTests.
+type Status struct {
+	confv1.Result     `json:"result"`
+	confv1.Statistics `json:"statistics"`
+	SkippedTests      []string `json:"skippedTests,omitempty"`
+	FailedTests       []string `json:"failedTests,omitempty"`
+	// PassedTests lists the tests that passed (a gwdev addition; the
+	// regression check compares it with the committed report).
+	PassedTests []string `json:"passedTests,omitempty"`
+	// NotSupportedTests lists the tests of features gwdev does not claim
+	// (a gwdev addition; upstream counts them nowhere).
+	NotSupportedTests []string `json:"notSupportedTests,omitempty"`
+}
+
+// build compiles the report the way upstream's suite does
+// (profileReportsMap.addTestResults and compileResults), adding test names.
+func (r *results) build(impl confv1.Implementation, channel string, now time.Time) *Report {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	names := make([]string, 0, len(r.outcome))
+	for n := range r.outcome {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	supported := supportedFeatures()
+	rep := &Report{
+		APIVersion: confv1.GroupVersion.String(), Kind: "ConformanceReport",
+		Implementation: impl, Date: now.UTC().Format(time.RFC3339),
+		GatewayAPIVersion: consts.BundleVersion, GatewayAPIChannel: channel, Mode: "default",
+		SkipReasons: map[string]string{},
+	}
+	for _, p := range profiles {
+		pr := ProfileReport{Name: string(p.Name)}
+		for _, n := range names {
+			test := r.tests[n]
+			if !slices.ContainsFunc(testProfiles(test), func(q suite.ConformanceProfile) bool { return q.Name == p.Name }) {
+				continue
+			}
+			st := &pr.Core
+			if isExtended(p, test) {
+				if pr.Extended == nil {
+					pr.Extended = &ExtendedStatus{}
+				}
+				st = &pr.Extended.Status
+			}
+			switch r.outcome[n] {
+			case passed:
+				st.Passed++
+				st.PassedTests = append(st.PassedTests, n)
+				if test.Provisional && !slices.Contains(rep.SucceededProvisionalTests, n) {
+					rep.SucceededProvisionalTests = append(rep.SucceededProvisionalTests, n)
+				}
+			case failed:
+				st.Failed++
+				st.FailedTests = append(st.FailedTests, n)
+			case skipped:
+				st.Skipped++
+				st.SkippedTests = append(st.SkippedTests, n)
+				rep.SkipReasons[n] = r.reason[n]
+			case notSupported:
+				st.NotSupportedTests = append(st.NotSupportedTests, n)
+				rep.SkipReasons[n] = r.reason[n]
+			}
+		}
+		pr.Core.Result = result(pr.Core)
+		pr.Summary = "Core tests " + summary(pr.Core)
+		if pr.Extended != nil {
+			pr.Extended.Result = result(pr.Extended.Status)
+			pr.Summary += ". Extended tests " + summary(pr.Extended.Status)
+			for _, f := range sortedFeatures(p.ExtendedFeatures.Intersection(supported)) {
+				pr.Extended.SupportedFeatures = append(pr.Extended.SupportedFeatures, f)
+			}
+			for _, f := range sortedFeatures(p.ExtendedFeatures.Difference(supported)) {
+				pr.Extended.UnsupportedFeatures = append(pr.Extended.UnsupportedFeatures, f)
+			}
+		}
+		pr.Summary += "."
+		rep.ProfileReports = append(rep.ProfileReports, pr)
+	}
+	sort.Strings(rep.SucceededProvisionalTests)
+	return rep
+}
+
+func result(s Status) confv1.Result {
+	switch {
+	case s.Failed > 0:
+		return confv1.Failure
+	case s.Skipped > 0:
+		return confv1.Partial
+	}
+	return confv1.Success
+}
+
+func summary(s Status) string {
+	switch s.Result {
+	case confv1.Partial:
+		return fmt.Sprintf("partially succeeded with %d test skips", s.Skipped)
+	case confv1.Failure:
+		return fmt.Sprintf("failed with %d test failures", s.Failed)
+	}
+	return "succeeded"
+}
+
+func sortedFeatures(s sets.Set[features.FeatureName]) []string {
+	out := make([]string, 0, len(s))
+	for f := range s {
+		out = append(out, string(f))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// writeReport writes the report as YAML with a header saying it is
+// generated.
+func writeReport(path string, rep *Report) error {
+	data, err := yaml.Marshal(rep)
+	if err != nil {
+		return fmt.Errorf("encoding the report: %w", err)
+	}
+	header := "# Generated by `make conformance` (conformance/harness_test.go). Do not edit.\n"
+	return os.WriteFile(path, append([]byte(header), data...), 0o644)
+}
+
+// readReport reads a report written by writeReport.
+func readReport(path string) (*Report, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{}
+	if err := yaml.UnmarshalStrict(data, rep); err != nil {
+		return nil, fmt.Errorf("decoding %s: %w", path, err)
+	}
+	return rep, nil
+}
+
+// passedTests returns every test a report lists as passed, in any profile.
+func (rep *Report) passedTests() map[string]bool {
+	out := map[string]bool{}
+	for _, p := range rep.ProfileReports {
+		for _, n := range p.Core.PassedTests {
+			out[n] = true
+		}
+		if p.Extended != nil {
+			for _, n := range p.Extended.PassedTests {
+				out[n] = true
+			}
+		}
+	}
+	return out
+}
+
+// regressions returns the tests that passed in base and do not pass in cur.
+func regressions(base, cur *Report) []string {
+	now := cur.passedTests()
+	var out []string
+	for n := range base.passedTests() {
+		if !now[n] {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// summaryTable renders the per-profile counts as a Markdown table.
+func (rep *Report) summaryTable() string {
+	var b strings.Builder
+	b.WriteString("| profile | core | core passed / failed / skipped | extended | extended passed / failed / skipped | not claimed |\n")
+	b.WriteString("| --- | --- | --- | --- | --- | --- |\n")
+	for _, p := range rep.ProfileReports {
+		ext, extCounts, notClaimed := "—", "—", len(p.Core.NotSupportedTests)
+		if p.Extended != nil {
+			ext = string(p.Extended.Result)
+			extCounts = fmt.Sprintf("%d / %d / %d", p.Extended.Passed, p.Extended.Failed, p.Extended.Skipped)
+			notClaimed += len(p.Extended.NotSupportedTests)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d / %d / %d | %s | %s | %d |\n", p.Name, p.Core.Result,
+			p.Core.Passed, p.Core.Failed, p.Core.Skipped, ext, extCounts, notClaimed)
+	}
+	return b.String()
+}
+
+// TestNoRegression compares the report of the last run (-gwdev.report)
+// with the committed one (-gwdev.baseline): a test that passed there and
+// does not pass now fails it. `make conformance` runs it after the suite.
+func TestNoRegression(t *testing.T) {
+	if *baselinePath == "" {
+		t.Skip("no -gwdev.baseline given")
+	}
+	cur, err := readReport(*reportPath)
+	if err != nil {
+		t.Fatalf("reading the report of this run (did the suite crash? see conformance/conformance.log): %v", err)
+	}
+	base, err := readReport(*baselinePath)
+	if os.IsNotExist(err) {
+		t.Logf("no committed report at %s: nothing to compare with", *baselinePath)
+		base = &Report{}
+	} else if err != nil {
+		t.Fatalf("reading the committed report: %v", err)
+	}
+	t.Logf("conformance summary (%s):\n%s", cur.Date, cur.summaryTable())
+	for _, p := range cur.ProfileReports {
+		failedTests := slices.Clone(p.Core.FailedTests)
+		if p.Extended != nil {
+			failedTests = append(failedTests, p.Extended.FailedTests...)
+		}
+		if len(failedTests) > 0 {
+			t.Logf("%s: failing: %s", p.Name, strings.Join(failedTests, ", "))
+		}
+	}
+	if reg := regressions(base, cur); len(reg) > 0 {
+		t.Errorf("tests that passed in the committed report fail now: %s", strings.Join(reg, ", "))
+	}
+}

@@ -1,0 +1,259 @@
+package emulator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/gwdev/gwdev/engine"
+)
+
+// DefaultAdminAddr is where `gwdev up` serves the admin API.
+const DefaultAdminAddr = "127.0.0.1:9901"
+
+// Reload describes one translation applied to the data plane, for the
+// admin API and metrics.
+type Reload struct {
+	Time      time.Time
+	Result    *engine.Result
+	Translate time.Duration
+	Apply     time.Duration
+	// LoadProblems counts manifests that failed to load.
+	LoadProblems int
+}
+
+// Admin is the admin API: /status, /routes, /traces, /traces/stream,
+// /metrics and /healthz. Metrics are fed from a trace subscription, so the
+// data path never waits for them; traces dropped by the subscription are
+// counted in gwdev_traces_dropped_total.
+type Admin struct {
+	srv    *Server
+	reload atomic.Pointer[Reload]
+	reg    *prometheus.Registry
+
+	requests  *prometheus.CounterVec
+	duration  *prometheus.HistogramVec
+	bytesOut  *prometheus.CounterVec
+	reloads   prometheus.Counter
+	translate prometheus.Gauge
+	objects   prometheus.Gauge
+	findings  *prometheus.GaugeVec
+	stop      func()
+	wg        sync.WaitGroup
+}
+
+// NewAdmin returns the admin API of srv and starts collecting metrics.
+// Call Close to stop.
+func NewAdmin(srv *Server) *Admin {
+	a := &Admin{srv: srv, reg: prometheus.NewRegistry()}
+	sub, cancel := srv.traces.subscribe(1 << 14)
+	a.stop = cancel
+	a.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gwdev_requests_total",
+		Help: "Requests served, by gateway, listener, route and status code."}, []string{"gateway", "listener", "route", "code"})
+	a.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gwdev_request_duration_seconds",
+		Help: "Request duration as the client saw it.", Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10)}, []string{"gateway", "listener"})
+	a.bytesOut = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gwdev_response_bytes_total",
+		Help: "Response body bytes sent, by gateway and listener."}, []string{"gateway", "listener"})
+	a.reloads = prometheus.NewCounter(prometheus.CounterOpts{Name: "gwdev_reloads_total", Help: "Translations applied to the data plane."})
+	a.translate = prometheus.NewGauge(prometheus.GaugeOpts{Name: "gwdev_last_translate_seconds", Help: "Duration of the last translation."})
+	a.objects = prometheus.NewGauge(prometheus.GaugeOpts{Name: "gwdev_objects", Help: "Objects in the last translation."})
+	a.findings = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gwdev_findings", Help: "Findings of the last translation by severity."}, []string{"severity"})
+	dropped := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "gwdev_traces_dropped_total",
+		Help: "Traces the metrics collector missed because it fell behind (metrics undercount by this much)."},
+		func() float64 { return float64(sub.dropped.Load()) })
+	a.reg.MustRegister(a.requests, a.duration, a.bytesOut, a.reloads, a.translate, a.objects, a.findings, dropped,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.wg.Add(1)
+	go a.collect(sub.ch)
+	return a
+}
+
+// collect turns traces into metrics until the subscription ends.
+func (a *Admin) collect(ch <-chan Trace) {
+	defer a.wg.Done()
+	for t := range ch {
+		route := t.Route
+		if route == "" {
+			route = "-"
+		}
+		a.requests.WithLabelValues(t.Gateway, t.Listener, route, strconv.Itoa(t.Status)).Inc()
+		a.duration.WithLabelValues(t.Gateway, t.Listener).Observe(time.Duration(t.Duration).Seconds())
+		a.bytesOut.WithLabelValues(t.Gateway, t.Listener).Add(float64(t.BytesOut))
+	}
+}
+
+// SetReload records the translation now served.
+func (a *Admin) SetReload(r *Reload) {
+	a.reload.Store(r)
+	a.reloads.Inc()
+	a.translate.Set(r.Translate.Seconds())
+	if r.Result != nil {
+		a.objects.Set(float64(r.Result.Objects.Len()))
+		counts := map[engine.Severity]int{engine.SeverityError: r.LoadProblems, engine.SeverityWarning: 0, engine.SeverityInfo: 0}
+		for _, f := range r.Result.Findings {
+			counts[f.Severity]++
+		}
+		for sev, n := range counts {
+			a.findings.WithLabelValues(string(sev)).Set(float64(n))
+		}
+	}
+}
+
+// Close stops collecting metrics.
+func (a *Admin) Close() {
+	a.stop()
+	a.wg.Wait()
+}
+
+// Handler serves the admin API.
+func (a *Admin) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("GET /status", a.status)
+	mux.HandleFunc("GET /routes", a.routes)
+	mux.HandleFunc("GET /traces", a.traces)
+	mux.HandleFunc("GET /traces/stream", a.stream)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "gwdev admin API: /status[?format=json] /routes /traces /traces/stream /metrics /healthz")
+	})
+	return mux
+}
+
+// status serves every object with its computed status, as `gwdev check -o
+// yaml` (default) or `-o json` (?format=json) prints it.
+func (a *Admin) status(w http.ResponseWriter, r *http.Request) {
+	rl := a.reload.Load()
+	if rl == nil || rl.Result == nil {
+		http.Error(w, "no translation yet", http.StatusServiceUnavailable)
+		return
+	}
+	if r.URL.Query().Get("format") == "json" {
+		items, err := rl.Result.ObjectsJSONItems()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		writeJSON(w, map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+		return
+	}
+	b, err := rl.Result.ObjectsYAML()
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/yaml")
+	_, _ = w.Write(b)
+}
+
+// routes serves the routing table currently applied, with the findings.
+func (a *Admin) routes(w http.ResponseWriter, _ *http.Request) {
+	out := map[string]any{"table": a.srv.Table()}
+	if rl := a.reload.Load(); rl != nil && rl.Result != nil {
+		out["findings"] = rl.Result.Findings
+		out["reloaded"] = rl.Time
+	}
+	writeJSON(w, out)
+}
+
+// traces serves the recent traces, newest last (?limit=N keeps the newest N).
+func (a *Admin) traces(w http.ResponseWriter, r *http.Request) {
+	ts := a.srv.Traces()
+	if n, err := strconv.Atoi(r.URL.Query().Get("limit")); err == nil && n >= 0 && n < len(ts) {
+		ts = ts[len(ts)-n:]
+	}
+	if ts == nil {
+		ts = []Trace{}
+	}
+	writeJSON(w, ts)
+}
+
+// stream sends each new trace as a server-sent event until the client goes.
+func (a *Admin) stream(w http.ResponseWriter, r *http.Request) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	ch, cancel := a.srv.Subscribe(256)
+	defer cancel()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	fmt.Fprint(w, ": gwdev traces\n\n")
+	fl.Flush()
+	keepalive := time.NewTicker(15 * time.Second)
+	defer keepalive.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-keepalive.C:
+			fmt.Fprint(w, ": keepalive\n\n")
+			fl.Flush()
+		case t, ok := <-ch:
+			if !ok {
+				return
+			}
+			b, err := json.Marshal(t)
+			if err != nil {
+				continue
+			}
+			fmt.Fprintf(w, "event: trace\ndata: %s\n\n", b)
+			fl.Flush()
+		}
+	}
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// ServeAdmin serves the admin API on addr until ctx is done. It refuses a
+// non-loopback address unless allowRemote is set.
+func ServeAdmin(ctx context.Context, addr string, a *Admin, allowRemote bool) (net.Addr, <-chan error, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("admin address %q: %w", addr, err)
+	}
+	if ip := net.ParseIP(host); !allowRemote && (ip == nil || !ip.IsLoopback()) && host != "localhost" {
+		return nil, nil, fmt.Errorf("admin address %q is not loopback", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("admin API: %w", err)
+	}
+	hs := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() {
+		err := hs.Serve(ln)
+		if err == http.ErrServerClosed {
+			err = nil
+		}
+		errc <- err
+	}()
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+	}()
+	return ln.Addr(), errc, nil
+}

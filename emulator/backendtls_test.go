@@ -1,0 +1,68 @@
+package emulator
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gwdev/gwdev/engine"
+)
+
+// TestBackendTLSPolicyToEcho: the echo backend serves TLS with its
+// Service's Secret, so a BackendTLSPolicy is testable without a real
+// backend: the right CA and hostname work (HTTP/1.1 and HTTP/2), a wrong CA,
+// a wrong hostname or subjectAltNames fail with 502 and a trace that says
+// why.
+func TestBackendTLSPolicyToEcho(t *testing.T) {
+	appCA, otherCA := newTestCA(t, "app CA"), newTestCA(t, "other CA")
+	echoCert := appCA.certificate("app-tls", certOpts{dnsNames: []string{"app.internal"}})
+	h := serve(t, func(p int32) *engine.Table {
+		policy := func(b *engine.Backend, name, sni string, ca []byte) *engine.Backend {
+			b.Target.EchoTLS = echoCert
+			b.TLS = &engine.BackendTLS{Policy: "default/" + name, SNI: sni, CACertificates: ca, CARefs: []string{"ConfigMap default/" + name + "-ca"}}
+			return b
+		}
+		grpcish := policy(echo("app", 1), "good", "app.internal", appCA.pem)
+		grpcish.AppProtocol = "kubernetes.io/h2c"
+		san := policy(echo("app", 1), "san", "other.internal", appCA.pem)
+		san.TLS.SubjectAltNames = []gwv1.SubjectAltName{{Type: gwv1.HostnameSubjectAltNameType, Hostname: "app.internal"}}
+		badSAN := policy(echo("app", 1), "badsan", "app.internal", appCA.pem)
+		badSAN.TLS.SubjectAltNames = []gwv1.SubjectAltName{{Type: gwv1.HostnameSubjectAltNameType, Hostname: "nope.internal"}}
+		generated := echo("gen", 1)
+		generated.TLS = &engine.BackendTLS{Policy: "default/gen", SNI: "gen.internal", CACertificates: appCA.pem, CARefs: []string{"ConfigMap default/gen-ca"}}
+		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
+			rule("good", prefix("/good"), policy(echo("app", 1), "good", "app.internal", appCA.pem)),
+			rule("h2", prefix("/h2"), grpcish),
+			rule("san", prefix("/san"), san),
+			rule("wrongca", prefix("/wrong-ca"), policy(echo("app", 1), "wrong-ca", "app.internal", otherCA.pem)),
+			rule("wronghost", prefix("/wrong-host"), policy(echo("app", 1), "wrong-host", "db.internal", appCA.pem)),
+			rule("badsan", prefix("/bad-san"), badSAN),
+			rule("generated", prefix("/generated"), generated),
+		)))))
+	})
+	for _, c := range []struct{ path, proto, sni string }{
+		{"/good", "HTTP/1.1", "app.internal"},
+		{"/h2", "HTTP/2.0", "app.internal"},
+		{"/san", "HTTP/1.1", "other.internal"},
+	} {
+		res, tr := h.traced(h.request(http.MethodGet, "www.example.com", c.path))
+		e := res.echo(t)
+		if res.status != 200 || e.TLS == nil || e.TLS.ServerName != c.sni || e.Proto != c.proto || e.Host != "www.example.com" || tr.Upstream != "echo" {
+			t.Errorf("%s: %d %s", c.path, res.status, res.body)
+		}
+	}
+	for _, c := range []struct{ path, want string }{
+		{"/wrong-ca", "its certificate is not signed by the CA certificates of ConfigMap default/wrong-ca-ca"},
+		{"/wrong-host", "its certificate is not valid for db.internal"},
+		{"/bad-san", "backend certificate matches none of the subjectAltNames"},
+		{"/generated", "its certificate is not signed by the CA certificates of ConfigMap default/gen-ca"},
+	} {
+		res, tr := h.traced(h.request(http.MethodGet, "www.example.com", c.path))
+		if res.status != http.StatusBadGateway || !strings.Contains(tr.Reason, c.want) || !strings.Contains(tr.Reason, "BackendTLSPolicy default/") ||
+			!strings.HasPrefix(tr.Reason, "TLS to backend echo (default/") {
+			t.Errorf("%s: %d, trace %q", c.path, res.status, tr.Reason)
+		}
+	}
+}

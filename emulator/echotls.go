@@ -1,0 +1,393 @@
+package emulator
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log"
+	"math/big"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gwdev/gwdev/engine"
+)
+
+// The echo backend over TLS. When the gateway reaches an echo backend over
+// TLS (a BackendTLSPolicy, or a TLS passthrough listener), the echo backend
+// makes a real TLS handshake in process with the certificate of the Secret
+// its Service names (engine.EchoTLSSecretAnnotation), or else with one it
+// generates for the requested name, signed by a CA that lives only in
+// memory. So a BackendTLSPolicy with the right CA works, and one with the
+// wrong CA fails the way it would in a cluster.
+
+// echoTLSWelcome is the first line the TLSRoute echo backend sends: the
+// conformance TCP echo server's (echo-basic tcpserver).
+const echoTLSWelcome = "Gateway API Test TCP Server\n"
+
+// echoStreamAssertions is the conformance TCP echo server's answer to TEST.
+type echoStreamAssertions struct {
+	Namespace string         `json:"namespace"`
+	Ingress   string         `json:"ingress"`
+	Service   string         `json:"service"`
+	Pod       string         `json:"pod"`
+	TCPPort   string         `json:"tcpport"`
+	TLSPort   string         `json:"tlsport,omitempty"`
+	IsTLS     bool           `json:"isTLS"`
+	TLS       *echoStreamTLS `json:"tls,omitempty"`
+}
+
+type echoStreamTLS struct {
+	Version            string `json:"version"`
+	ServerName         string `json:"serverName"`
+	NegotiatedProtocol string `json:"negotiatedProtocol,omitempty"`
+	Curves             string `json:"curves,omitempty"`
+	CipherSuite        string `json:"cipherSuite"`
+}
+
+// serveEchoStream answers a TLSRoute connection like the conformance TCP
+// echo server: a welcome line, then PING → PONG, IS_TLS → true/false and
+// TEST → a JSON description of the connection; any other line comes back
+// as it was sent. With conf it first terminates TLS (passthrough, or a
+// BackendTLSPolicy), as the backend of a passthrough route does.
+func serveEchoStream(conn net.Conn, e *echoTarget, ingress string, conf *tls.Config) {
+	defer conn.Close()
+	a := echoStreamAssertions{Namespace: e.namespace, Ingress: ingress, Service: e.service, Pod: e.pod,
+		TCPPort: strconv.Itoa(int(e.port))}
+	if conf != nil {
+		tc := tls.Server(conn, conf)
+		if err := tc.Handshake(); err != nil {
+			if e.log != nil {
+				e.log.add("TLS handshake failed: " + err.Error())
+			}
+			return
+		}
+		cs := tc.ConnectionState()
+		a.IsTLS, a.TLSPort = true, a.TCPPort
+		a.TLS = &echoStreamTLS{Version: tls.VersionName(cs.Version), ServerName: cs.ServerName,
+			NegotiatedProtocol: cs.NegotiatedProtocol, CipherSuite: tls.CipherSuiteName(cs.CipherSuite), Curves: cs.CurveID.String()}
+		conn = tc
+	}
+	if e.log != nil {
+		e.log.add(fmt.Sprintf("TCP connection (TLS: %t)", a.IsTLS))
+	}
+	test, _ := json.Marshal(a)
+	w := bufio.NewWriter(conn)
+	_, _ = w.WriteString(echoTLSWelcome)
+	if w.Flush() != nil {
+		return
+	}
+	sc := bufio.NewScanner(conn)
+	for sc.Scan() {
+		switch line := sc.Text(); line {
+		case "TEST":
+			_, _ = w.Write(append(test, '\n'))
+		case "IS_TLS":
+			_, _ = w.WriteString(strconv.FormatBool(a.IsTLS) + "\n")
+		case "PING":
+			_, _ = w.WriteString("PONG\n")
+		default:
+			_, _ = w.WriteString(line + "\n")
+		}
+		if w.Flush() != nil {
+			return
+		}
+	}
+	closeWrite(conn)
+}
+
+// echoServerTLS returns the echo backend's server configuration: the
+// Secret's certificate, or generated ones. withALPN offers h2 and
+// http/1.1 (the HTTP echo server).
+func echoServerTLS(cert *engine.Certificate, withALPN bool) *tls.Config {
+	key := "generated"
+	if cert != nil {
+		h := sha256.New()
+		h.Write(cert.CertPEM)
+		h.Write(cert.KeyPEM)
+		key = string(h.Sum(nil))
+	}
+	key += "|" + strconv.FormatBool(withALPN)
+	if c, ok := echoTLSConfigs.Load(key); ok {
+		return c.(*tls.Config)
+	}
+	conf := &tls.Config{MinVersion: tls.VersionTLS12}
+	if withALPN {
+		conf.NextProtos = httpsALPN
+	}
+	if cert != nil {
+		if pair, err := tls.X509KeyPair(cert.CertPEM, cert.KeyPEM); err == nil {
+			conf.Certificates = []tls.Certificate{pair}
+		}
+	}
+	if len(conf.Certificates) == 0 {
+		conf.GetCertificate = generatedCertificate
+	}
+	c, _ := echoTLSConfigs.LoadOrStore(key, conf)
+	return c.(*tls.Config)
+}
+
+// echoTLSConfigs caches echo server configurations by certificate.
+var echoTLSConfigs sync.Map
+
+// echoCA is the in-memory CA that signs generated echo certificates; no
+// client trusts it unless told to.
+var echoCA struct {
+	once sync.Once
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+	err  error
+	// leaves caches generated certificates by server name.
+	leaves sync.Map
+}
+
+// generatedCertificate signs a certificate for the requested server name
+// ("localhost" without SNI) with the in-memory echo CA.
+func generatedCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+	name := normalizeSNI(hello.ServerName)
+	if name == "" {
+		name = "localhost"
+	}
+	if c, ok := echoCA.leaves.Load(name); ok {
+		return c.(*tls.Certificate), nil
+	}
+	echoCA.once.Do(func() {
+		echoCA.key, echoCA.err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if echoCA.err != nil {
+			return
+		}
+		tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "gwdev echo backend CA (in memory, untrusted)"},
+			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(10 * 365 * 24 * time.Hour),
+			IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &echoCA.key.PublicKey, echoCA.key)
+		if err == nil {
+			echoCA.cert, err = x509.ParseCertificate(der)
+		}
+		echoCA.err = err
+	})
+	if echoCA.err != nil {
+		return nil, echoCA.err
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	serial, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	tmpl := &x509.Certificate{SerialNumber: serial, Subject: pkix.Name{CommonName: name}, DNSNames: []string{name},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(365 * 24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, echoCA.cert, &key.PublicKey, echoCA.key)
+	if err != nil {
+		return nil, err
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
+	}
+	c := &tls.Certificate{Certificate: [][]byte{der, echoCA.cert.Raw}, PrivateKey: key, Leaf: leaf}
+	actual, _ := echoCA.leaves.LoadOrStore(name, c)
+	return actual.(*tls.Certificate), nil
+}
+
+// echoHTTPS serves the HTTP echo backend of one upstream over TLS, in
+// process: the upstream's transports dial it instead of a socket, so the
+// gateway's BackendTLSPolicy configuration (CA, SNI, subjectAltNames) meets
+// a real server certificate.
+type echoHTTPS struct {
+	e     *echoTarget
+	conf  *tls.Config
+	once  sync.Once
+	queue *connQueue
+	srv   *http.Server
+}
+
+func newEchoHTTPS(e *echoTarget, cert *engine.Certificate) *echoHTTPS {
+	return &echoHTTPS{e: e, conf: echoServerTLS(cert, true), queue: newConnQueue(memAddr("echo"))}
+}
+
+// transport makes t dial the in-process echo server; a nil echoHTTPS (the
+// upstream has a real address) leaves t as it is.
+func (es *echoHTTPS) transport(t *http.Transport) *http.Transport {
+	if es != nil {
+		t.DialContext = es.dial
+	}
+	return t
+}
+
+func (es *echoHTTPS) dial(context.Context, string, string) (net.Conn, error) {
+	es.once.Do(func() {
+		es.srv = &http.Server{Handler: es, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: idleTimeout,
+			Protocols: new(http.Protocols), ErrorLog: log.New(io.Discard, "", 0)}
+		es.srv.Protocols.SetHTTP1(true)
+		es.srv.Protocols.SetHTTP2(true)
+		go func() { _ = es.srv.Serve(es.queue) }()
+	})
+	gw, echoSide := memPipe()
+	go es.queue.push(tls.Server(echoSide, es.conf))
+	return gw, nil
+}
+
+// ServeHTTP answers like the in-process echo backend.
+func (es *echoHTTPS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	resp, err := es.e.RoundTrip(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	defer resp.Body.Close()
+	h := w.Header()
+	for k, v := range resp.Header {
+		h[k] = v
+	}
+	for k := range resp.Trailer {
+		h.Add("Trailer", k)
+	}
+	w.WriteHeader(resp.StatusCode)
+	_, _ = io.Copy(w, resp.Body)
+	for k, v := range resp.Trailer {
+		h[k] = v
+	}
+}
+
+// close stops the in-process server (the upstream left the table).
+func (es *echoHTTPS) close() {
+	if es == nil {
+		return
+	}
+	_ = es.queue.Close()
+	if es.srv != nil {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), retireTimeout)
+			defer cancel()
+			_ = es.srv.Shutdown(ctx)
+		}()
+	}
+}
+
+// memPipe returns the two ends of an in-process connection. Unlike
+// net.Pipe each direction is buffered (a TLS peer that stops reading to
+// send an alert must not deadlock the other) and each end can half-close.
+func memPipe() (*memConn, *memConn) {
+	ab, ba := newMemBuffer(), newMemBuffer()
+	return &memConn{in: ba, out: ab, local: memAddr("gateway"), remote: memAddr("echo")},
+		&memConn{in: ab, out: ba, local: memAddr("echo"), remote: memAddr("gateway")}
+}
+
+// memConn is one end of memPipe. Deadlines are not supported (the echo
+// backend never stalls).
+type memConn struct {
+	in, out       *memBuffer
+	local, remote net.Addr
+}
+
+var _ net.Conn = (*memConn)(nil)
+
+func (c *memConn) Read(p []byte) (int, error)  { return c.in.read(p) }
+func (c *memConn) Write(p []byte) (int, error) { return c.out.write(p) }
+
+// CloseWrite ends what this end sends; the other end reads EOF.
+func (c *memConn) CloseWrite() error {
+	c.out.closeWrite()
+	return nil
+}
+
+// Close ends both directions.
+func (c *memConn) Close() error {
+	c.out.closeWrite()
+	c.in.closeRead()
+	return nil
+}
+
+// memBufferSize is how much one direction of a memPipe holds before
+// writes wait for the reader.
+const memBufferSize = 256 << 10
+
+// memBuffer is one direction of a memPipe.
+type memBuffer struct {
+	mu      sync.Mutex
+	cond    sync.Cond
+	buf     bytes.Buffer
+	wclosed bool // no more writes: reads drain, then EOF
+	rclosed bool // the reader is gone: writes fail
+}
+
+func newMemBuffer() *memBuffer {
+	b := &memBuffer{}
+	b.cond.L = &b.mu
+	return b
+}
+
+func (b *memBuffer) read(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.buf.Len() == 0 && !b.wclosed && !b.rclosed {
+		b.cond.Wait()
+	}
+	switch {
+	case b.rclosed:
+		return 0, net.ErrClosed
+	case b.buf.Len() == 0:
+		return 0, io.EOF
+	}
+	n, _ := b.buf.Read(p)
+	b.cond.Broadcast()
+	return n, nil
+}
+
+func (b *memBuffer) write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for len(p) > 0 {
+		for b.buf.Len() >= memBufferSize && !b.wclosed && !b.rclosed {
+			b.cond.Wait()
+		}
+		if b.wclosed || b.rclosed {
+			return n, io.ErrClosedPipe
+		}
+		k := min(len(p), memBufferSize-b.buf.Len())
+		b.buf.Write(p[:k])
+		p, n = p[k:], n+k
+		b.cond.Broadcast()
+	}
+	return n, nil
+}
+
+func (b *memBuffer) closeWrite() {
+	b.mu.Lock()
+	b.wclosed = true
+	b.cond.Broadcast()
+	b.mu.Unlock()
+}
+
+func (b *memBuffer) closeRead() {
+	b.mu.Lock()
+	b.rclosed = true
+	b.buf.Reset()
+	b.cond.Broadcast()
+	b.mu.Unlock()
+}
+
+func (c *memConn) LocalAddr() net.Addr              { return c.local }
+func (c *memConn) RemoteAddr() net.Addr             { return c.remote }
+func (c *memConn) SetDeadline(time.Time) error      { return nil }
+func (c *memConn) SetReadDeadline(time.Time) error  { return nil }
+func (c *memConn) SetWriteDeadline(time.Time) error { return nil }
+
+// memAddr names an in-process endpoint.
+type memAddr string
+
+func (a memAddr) Network() string { return "memory" }
+func (a memAddr) String() string  { return string(a) }

@@ -1,0 +1,397 @@
+package emulator
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gwdev/gwdev/engine"
+)
+
+// tlsServe is the TLS side of a bound listener on a TLS port: the accept
+// loop hands connections whose handshake chose an HTTPS listener to the
+// listener's http.Server through queue, and serves TLSRoute streams itself.
+type tlsServe struct {
+	queue *connQueue
+
+	mu    sync.Mutex
+	conns map[net.Conn]struct{} // handshaking or streaming
+	wg    sync.WaitGroup
+	// ended, once set, is why the gateway closed the streams (Trace.End).
+	ended atomic.Pointer[string]
+}
+
+// setupTLS prepares a freshly bound listener of a TLS port: its HTTP server
+// speaks HTTP/1.1 and HTTP/2 over TLS (no h2c) and accepts from a queue.
+func (s *Server) setupTLS(bl *boundListener, pr *portRoutes) {
+	if pr.tls == nil {
+		return
+	}
+	if cl, ok := bl.ln.(countingListener); ok {
+		// TLS ports trace their connections themselves, and passthrough
+		// splices the raw socket (conntrace.go counts plain HTTP ones).
+		bl.ln = cl.Listener
+	}
+	bl.tls = &tlsServe{queue: newConnQueue(bl.ln.Addr()), conns: map[net.Conn]struct{}{}}
+	bl.srv.Protocols = new(http.Protocols)
+	bl.srv.Protocols.SetHTTP1(true)
+	bl.srv.Protocols.SetHTTP2(true)
+}
+
+// acceptor returns what a bound listener's HTTP server accepts from: the
+// socket, or for a TLS port the queue of connections whose handshake chose
+// an HTTPS listener (and then it starts the port's accept loop).
+func (s *Server) acceptor(bl *boundListener) net.Listener {
+	if bl.tls == nil {
+		return bl.ln
+	}
+	s.retiring.Add(1)
+	go func() {
+		defer s.retiring.Done()
+		s.acceptTLS(bl)
+	}()
+	return bl.tls.queue
+}
+
+// acceptTLS accepts connections on a TLS port until its socket is closed.
+func (s *Server) acceptTLS(bl *boundListener) {
+	var backoff time.Duration
+	for {
+		c, err := bl.ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Out of file descriptors and the like: wait a little.
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			time.Sleep(backoff)
+			continue
+		}
+		backoff = 0
+		if !bl.tls.track(c) {
+			_ = c.Close()
+			continue
+		}
+		go s.handshake(bl, c)
+	}
+}
+
+// track registers a connection the TLS side owns; false once it drains.
+func (ts *tlsServe) track(c net.Conn) bool {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if ts.conns == nil {
+		return false
+	}
+	ts.conns[c] = struct{}{}
+	ts.wg.Add(1)
+	return true
+}
+
+func (ts *tlsServe) untrack(c net.Conn) {
+	ts.mu.Lock()
+	if ts.conns != nil {
+		delete(ts.conns, c)
+	}
+	ts.mu.Unlock()
+	ts.wg.Done()
+}
+
+// drain stops taking connections, waits for handshakes and TLSRoute
+// streams until ctx is done, then closes what is left, with end as the
+// reason in their traces. A nil tlsServe (a plain HTTP port) has nothing to
+// drain.
+func (ts *tlsServe) drain(ctx context.Context, end string) {
+	if ts == nil {
+		return
+	}
+	ts.mu.Lock()
+	conns := ts.conns
+	ts.conns = nil
+	ts.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		ts.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return
+	case <-ctx.Done():
+	}
+	ts.ended.Store(&end)
+	for c := range conns {
+		_ = c.Close()
+	}
+	<-done
+}
+
+// Refusals and abandoned handshakes.
+var (
+	errRefused     = errors.New("gwdev: connection refused")
+	errPassthrough = errors.New("gwdev: passthrough")
+)
+
+// TLS alerts the gateway sends itself before a handshake (plaintext
+// records: level fatal, then the description).
+var (
+	alertUnrecognizedName = []byte{21, 3, 1, 0, 2, 2, 112}
+	alertInternalError    = []byte{21, 3, 1, 0, 2, 2, 80}
+)
+
+// handshakeConfig is the one configuration every TLS port starts a
+// handshake with: the ClientHello picks the listener's own.
+var handshakeConfig = &tls.Config{
+	GetConfigForClient: func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+		hc, ok := hello.Conn.(*handshakeConn)
+		if !ok {
+			return nil, errRefused
+		}
+		return hc.choose(hello)
+	},
+}
+
+// handshakeConn is a client connection on a TLS port. Until the listener is
+// chosen it records what crypto/tls reads, so that a Passthrough listener
+// can replay the ClientHello to its backend; when a handshake is abandoned
+// it swallows what crypto/tls would write (an alert the client must not
+// see: the backend answers the ClientHello instead).
+type handshakeConn struct {
+	net.Conn
+	pr *portRoutes
+
+	recording bool
+	rec       []byte
+	mute      bool
+
+	// What the ClientHello said and what the gateway chose.
+	hello   bool
+	sni     string
+	alpn    []string
+	tl      *tlsListener
+	route   *sniRoute
+	cert    *engine.Certificate
+	refused string
+}
+
+func (hc *handshakeConn) Read(p []byte) (int, error) {
+	n, err := hc.Conn.Read(p)
+	if hc.recording && n > 0 {
+		hc.rec = append(hc.rec, p[:n]...)
+	}
+	return n, err
+}
+
+func (hc *handshakeConn) Write(p []byte) (int, error) {
+	if hc.mute {
+		return len(p), nil
+	}
+	return hc.Conn.Write(p)
+}
+
+// choose picks the listener for a ClientHello and returns its TLS
+// configuration, or abandons the handshake: for a Passthrough listener (the
+// backend answers), or to refuse the connection.
+func (hc *handshakeConn) choose(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+	hc.hello, hc.sni, hc.alpn = true, hello.ServerName, hello.SupportedProtos
+	pr := hc.pr
+	if pr == nil || pr.tls == nil {
+		return hc.refuse("no Gateway serves this address and port")
+	}
+	i := pr.tls.listenerFor(pr, hello.ServerName)
+	if i < 0 {
+		if hello.ServerName == "" {
+			return hc.refuse(fmt.Sprintf("the ClientHello has no SNI and no listener of port %d is without a hostname: connect by name (curl --resolve NAME:PORT:ADDRESS https://NAME:PORT/)", pr.port.Port))
+		}
+		return hc.refuse(fmt.Sprintf("no listener of port %d matches SNI %q", pr.port.Port, hello.ServerName))
+	}
+	tl := pr.tls.listeners[i]
+	hc.tl = tl
+	if tl.broken != "" {
+		return hc.refuse("listener " + tl.l.Name + " cannot serve: " + tl.broken)
+	}
+	if tl.mode != tlsHTTPS {
+		j := tl.index.lookup(normalizeSNI(hello.ServerName))
+		if j < 0 {
+			return hc.refuse(fmt.Sprintf("no TLSRoute of listener %s serves SNI %q", tl.l.Name, hello.ServerName))
+		}
+		hc.route = tl.routes[j]
+	}
+	if tl.mode == tlsPassthrough {
+		hc.mute = true
+		return nil, errPassthrough
+	}
+	hc.recording, hc.rec = false, nil
+	hc.cert = tl.certificateFor(hello)
+	return tl.conf, nil
+}
+
+// refuse abandons the handshake with an unrecognized_name alert.
+func (hc *handshakeConn) refuse(reason string) (*tls.Config, error) {
+	hc.refused = reason
+	hc.recording, hc.rec = false, nil
+	hc.mute = true
+	_, _ = hc.Conn.Write(alertUnrecognizedName)
+	return nil, errRefused
+}
+
+// handshake serves one connection accepted on a TLS port.
+func (s *Server) handshake(bl *boundListener, raw net.Conn) {
+	start := time.Now()
+	hc := &handshakeConn{Conn: raw, pr: bl.routes.Load(), recording: true}
+	_ = raw.SetDeadline(start.Add(tlsHandshakeTimeout))
+	tc := tls.Server(hc, handshakeConfig)
+	err := tc.Handshake()
+	switch {
+	case hc.route != nil && hc.tl.mode == tlsPassthrough:
+		_ = raw.SetDeadline(time.Time{})
+		s.forwardTLSStream(bl, hc, nil, start)
+	case err != nil:
+		s.traces.record(hc.failure(bl, err, start))
+		_ = raw.Close()
+		bl.tls.untrack(raw)
+	case hc.tl.mode == tlsHTTPS:
+		_ = raw.SetDeadline(time.Time{})
+		bl.tls.untrack(raw)
+		bl.tls.queue.push(tc)
+	default:
+		_ = raw.SetDeadline(time.Time{})
+		s.forwardTLSStream(bl, hc, tc, start)
+	}
+}
+
+// trace starts the trace of a connection on a TLS port.
+func (hc *handshakeConn) trace(bl *boundListener, start time.Time) Trace {
+	t := Trace{Time: start, Client: hc.RemoteAddr().String(), Address: bl.bound, Proto: "TLS", SNI: hc.sni, ALPN: hc.alpn}
+	if pr := hc.pr; pr != nil {
+		t.Gateway, t.Port = pr.gateway.Name, pr.port.Port
+	}
+	if hc.tl != nil {
+		t.Listener, t.Proto = hc.tl.l.Name, hc.tl.mode.String()
+	}
+	return t
+}
+
+// failure is the trace of a connection whose handshake did not complete.
+// A plain HTTP request gets a plain 400 answer, as net/http gives one.
+func (hc *handshakeConn) failure(bl *boundListener, err error, start time.Time) Trace {
+	t := hc.trace(bl, start)
+	var rhe tls.RecordHeaderError
+	msg := strings.TrimPrefix(err.Error(), "tls: ")
+	switch {
+	case hc.refused != "":
+		t.Reason = "refused: " + hc.refused
+	case !hc.hello && errors.As(err, &rhe):
+		if method, ok := plainHTTP(hc.rec); ok {
+			const body = "gwdev: this port serves TLS; use https://\n"
+			_, _ = io.WriteString(hc.Conn, "HTTP/1.0 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"+body)
+			t.Proto, t.Method, t.Status, t.BytesOut = "HTTP/1.x", method, http.StatusBadRequest, int64(len(body))
+			t.Reason = "plain HTTP on a TLS port: answered 400 (use https://)"
+		} else {
+			t.Reason = fmt.Sprintf("not TLS: the client's first bytes %q are not a TLS handshake record", preview(hc.rec))
+		}
+	case !hc.hello && errors.Is(err, io.EOF):
+		t.Reason = "the client closed the connection before sending a ClientHello"
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		t.Reason = fmt.Sprintf("no complete TLS handshake within %s", tlsHandshakeTimeout)
+	case strings.Contains(msg, "remote error"):
+		t.Reason = "the client aborted the handshake (" + msg + ")" + hc.certHint()
+	case hc.tl != nil && hc.tl.clientCAs != nil && strings.Contains(msg, "certificate"):
+		t.Reason = "client certificate validation failed (mode AllowValidOnly, CAs from " +
+			strings.Join(hc.tl.l.TLS.ClientCARefs, ", ") + "): " + msg
+	default:
+		t.Reason = "TLS handshake failed: " + msg
+	}
+	t.BytesIn = int64(len(hc.rec))
+	t.Duration = Duration(time.Since(start))
+	t.End = endRefused
+	return t
+}
+
+// certHint says which certificate the client refused, and whether it had
+// expired.
+func (hc *handshakeConn) certHint() string {
+	c := hc.cert
+	if c == nil {
+		return ""
+	}
+	s := "; it was offered the certificate from Secret " + c.Secret
+	if !c.NotAfter.IsZero() && time.Now().After(c.NotAfter) {
+		s += ", which expired at " + c.NotAfter.UTC().Format(time.RFC3339)
+	} else {
+		s += " (trust its CA: gwdev certs prints how, or curl -k)"
+	}
+	return s
+}
+
+// plainHTTP reports whether a connection's first bytes are an HTTP/1.x
+// request line (or the HTTP/2 preface), and its method.
+func plainHTTP(b []byte) (string, bool) {
+	for _, m := range []string{"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "CONNECT", "TRACE", "PRI"} {
+		if bytes.HasPrefix(b, []byte(m+" ")) {
+			return m, true
+		}
+	}
+	return "", false
+}
+
+// preview is the start of b, for traces.
+func preview(b []byte) []byte {
+	if len(b) > 16 {
+		return b[:16]
+	}
+	return b
+}
+
+// connQueue is a net.Listener fed by the TLS accept loop: an http.Server
+// serves the connections pushed into it.
+type connQueue struct {
+	addr net.Addr
+	ch   chan net.Conn
+	done chan struct{}
+	once sync.Once
+}
+
+var _ net.Listener = (*connQueue)(nil)
+
+func newConnQueue(addr net.Addr) *connQueue {
+	return &connQueue{addr: addr, ch: make(chan net.Conn), done: make(chan struct{})}
+}
+
+// Accept returns the next pushed connection.
+func (q *connQueue) Accept() (net.Conn, error) {
+	select {
+	case c := <-q.ch:
+		return c, nil
+	case <-q.done:
+		return nil, net.ErrClosed
+	}
+}
+
+// Close makes Accept fail; connections pushed later are closed.
+func (q *connQueue) Close() error {
+	q.once.Do(func() { close(q.done) })
+	return nil
+}
+
+// Addr is the address of the socket the connections came from.
+func (q *connQueue) Addr() net.Addr { return q.addr }
+
+// push hands c to the server, or closes it once the queue is closed.
+func (q *connQueue) push(c net.Conn) {
+	select {
+	case q.ch <- c:
+	case <-q.done:
+		_ = c.Close()
+	}
+}

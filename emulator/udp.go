@@ -1,0 +1,292 @@
+package emulator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// maxDatagram is the largest UDP payload.
+const maxDatagram = 64 << 10
+
+// bindPacket listens for UDP on addr:port, or on addr:port+PortOffset when
+// that fails.
+func (s *Server) bindPacket(addr string, port int32) (net.PacketConn, bool, error) {
+	pc, err := net.ListenPacket("udp", net.JoinHostPort(addr, strconv.Itoa(int(port))))
+	if err == nil {
+		return pc, false, nil
+	}
+	off := s.cfg.PortOffset
+	if off <= 0 || int(port)+off > 65535 {
+		return nil, false, err
+	}
+	alt := int(port) + off
+	pc, err2 := net.ListenPacket("udp", net.JoinHostPort(addr, strconv.Itoa(alt)))
+	if err2 != nil {
+		return nil, false, fmt.Errorf("%w; fallback port %d: %w", err, alt, err2)
+	}
+	return pc, true, nil
+}
+
+// udpProxy serves a UDP listener. Datagrams from one client address form a
+// session: its backend is chosen by weight when the session starts, and
+// the backend's answers go back to that client from the listener's
+// address. A session ends after the session timeout without a datagram in
+// either direction, and is traced then.
+type udpProxy struct {
+	s       *Server
+	bl      *boundListener
+	pc      net.PacketConn
+	timeout time.Duration
+
+	mu       sync.Mutex
+	stopped  bool
+	sessions map[string]*udpSession
+	// readers counts the goroutines reading backend answers.
+	readers sync.WaitGroup
+}
+
+func newUDPProxy(s *Server, bl *boundListener, pc net.PacketConn) *udpProxy {
+	timeout := s.cfg.UDPSessionTimeout
+	if timeout <= 0 {
+		timeout = DefaultUDPSessionTimeout
+	}
+	return &udpProxy{s: s, bl: bl, pc: pc, timeout: timeout, sessions: map[string]*udpSession{}}
+}
+
+func (p *udpProxy) serve() {
+	buf := make([]byte, maxDatagram)
+	var backoff time.Duration
+	for {
+		n, addr, err := p.pc.ReadFrom(buf)
+		if err == nil {
+			backoff = 0
+			p.datagram(buf[:n], addr)
+			continue
+		}
+		if errors.Is(err, net.ErrClosed) {
+			return
+		}
+		backoff = min(max(2*backoff, time.Millisecond), 100*time.Millisecond)
+		time.Sleep(backoff)
+	}
+}
+
+func (p *udpProxy) stop() {
+	p.mu.Lock()
+	p.stopped = true
+	p.mu.Unlock()
+	_ = p.pc.Close()
+}
+
+// drain ends every session at once: without the socket no answer can reach
+// a client.
+func (p *udpProxy) drain(ctx context.Context, end string) {
+	p.mu.Lock()
+	ss := make([]*udpSession, 0, len(p.sessions))
+	for _, ss1 := range p.sessions {
+		ss = append(ss, ss1)
+	}
+	p.mu.Unlock()
+	for _, ss1 := range ss {
+		ss1.end(end, "")
+	}
+	_ = waitCtx(ctx, &p.readers)
+}
+
+// datagram handles one datagram from a client: into its session, or a new
+// one. A refused session is decided again when the table changed.
+func (p *udpProxy) datagram(b []byte, client net.Addr) {
+	key := client.String()
+	p.mu.Lock()
+	if p.stopped {
+		p.mu.Unlock()
+		return
+	}
+	ss := p.sessions[key]
+	p.mu.Unlock()
+	if ss != nil && ss.refused && ss.routes != p.bl.routes.Load() {
+		ss.end(endRefused, "")
+		ss = nil
+	}
+	if ss == nil {
+		ss = p.newSession(client)
+		p.mu.Lock()
+		if p.stopped {
+			p.mu.Unlock()
+			ss.end(endStopped, "")
+			return
+		}
+		p.sessions[key] = ss
+		p.mu.Unlock()
+		if ss.refused {
+			// Traced now, with the datagram that started it; the next
+			// ones are dropped quietly until the session expires.
+			t := ss.trace
+			t.End, t.BytesIn, t.DatagramsIn = endRefused, int64(len(b)), 1
+			p.s.traces.record(t)
+		}
+	}
+	ss.fromClient(b)
+}
+
+// udpSession is one client address's datagrams through a udpProxy.
+type udpSession struct {
+	p      *udpProxy
+	key    string
+	client net.Addr
+	start  time.Time
+	routes *portRoutes
+	trace  Trace
+	// refused sessions drop the client's datagrams; they were traced when
+	// they started.
+	refused bool
+	echo    *echoTarget
+	up      net.Conn // the connected socket to the backend (nil: echo, refused)
+
+	last        atomic.Int64 // unix nanoseconds of the last datagram either way
+	in, out     atomic.Int64 // bytes
+	inDg, outDg atomic.Int64 // datagrams
+
+	mu    sync.Mutex
+	timer *time.Timer
+	ended bool
+}
+
+func (p *udpProxy) newSession(client net.Addr) *udpSession {
+	now := time.Now()
+	pr := p.bl.routes.Load()
+	ss := &udpSession{p: p, key: client.String(), client: client, start: now, routes: pr,
+		trace: l4Trace(p.bl, pr, "UDP", client.String(), now)}
+	ss.last.Store(now.UnixNano())
+	t := &ss.trace
+	b := decideL4(pr, t, "UDPRoute")
+	switch {
+	case b == nil:
+		ss.refused = true
+	case b.up.echo != nil:
+		ss.echo, t.Upstream = b.up.echo, "echo"
+	default:
+		addr := b.up.addrs[b.up.nextAddr()]
+		t.Upstream, t.Attempts = addr, 1
+		up, err := net.DialTimeout("udp", addr, l4DialTimeout)
+		if err != nil {
+			t.Reason = fmt.Sprintf("upstream %s: %v", addr, err)
+			ss.refused = true
+			break
+		}
+		ss.up = up
+		p.readers.Add(1)
+		go ss.readBackend()
+	}
+	ss.mu.Lock()
+	ss.timer = time.AfterFunc(p.timeout, ss.check)
+	ss.mu.Unlock()
+	return ss
+}
+
+// fromClient forwards (or echoes, or drops) one datagram from the client.
+func (ss *udpSession) fromClient(b []byte) {
+	ss.touch()
+	ss.in.Add(int64(len(b)))
+	ss.inDg.Add(1)
+	switch {
+	case ss.refused:
+	case ss.echo != nil:
+		if _, err := ss.p.pc.WriteTo(b, ss.client); err == nil {
+			ss.out.Add(int64(len(b)))
+			ss.outDg.Add(1)
+		}
+	default:
+		if _, err := ss.up.Write(b); err != nil {
+			ss.end(endUpstream, fmt.Sprintf("upstream %s: %v", ss.trace.Upstream, err))
+		}
+	}
+}
+
+// readBackend sends the backend's answers to the client.
+func (ss *udpSession) readBackend() {
+	defer ss.p.readers.Done()
+	buf := make([]byte, maxDatagram)
+	for {
+		n, err := ss.up.Read(buf)
+		if err != nil {
+			// A closed socket means the session ended; anything else (an
+			// ICMP port unreachable: nothing listens) ends it.
+			ss.end(endUpstream, fmt.Sprintf("upstream %s: %v", ss.trace.Upstream, err))
+			return
+		}
+		ss.touch()
+		if _, err := ss.p.pc.WriteTo(buf[:n], ss.client); err == nil {
+			ss.out.Add(int64(n))
+			ss.outDg.Add(1)
+		}
+	}
+}
+
+func (ss *udpSession) touch() { ss.last.Store(time.Now().UnixNano()) }
+
+// check ends the session when it has been idle for the session timeout, or
+// checks again when it will have been.
+func (ss *udpSession) check() {
+	idle := time.Since(time.Unix(0, ss.last.Load()))
+	if idle < ss.p.timeout {
+		ss.mu.Lock()
+		if !ss.ended {
+			ss.timer.Reset(ss.p.timeout - idle)
+		}
+		ss.mu.Unlock()
+		return
+	}
+	ss.end(endExpired, "")
+}
+
+// end closes the session once and traces it (refused sessions were traced
+// when they started).
+func (ss *udpSession) end(end, reason string) {
+	ss.mu.Lock()
+	if ss.ended {
+		ss.mu.Unlock()
+		return
+	}
+	ss.ended = true
+	if ss.timer != nil {
+		ss.timer.Stop()
+	}
+	ss.mu.Unlock()
+	p := ss.p
+	p.mu.Lock()
+	if p.sessions[ss.key] == ss {
+		delete(p.sessions, ss.key)
+	}
+	p.mu.Unlock()
+	if ss.up != nil {
+		_ = ss.up.Close()
+	}
+	if ss.refused {
+		return
+	}
+	t := &ss.trace
+	t.End = end
+	if end == endExpired {
+		t.End = fmt.Sprintf("%s (%s without datagrams)", endExpired, p.timeout)
+	}
+	if reason != "" && t.Reason == "" {
+		t.Reason = reason
+	}
+	t.BytesIn, t.BytesOut = ss.in.Load(), ss.out.Load()
+	t.DatagramsIn, t.DatagramsOut = ss.inDg.Load(), ss.outDg.Load()
+	t.Duration = Duration(time.Since(ss.start))
+	if ss.up != nil {
+		t.UpstreamDuration = t.Duration
+	}
+	p.s.traces.record(*t)
+	if ss.echo != nil && ss.echo.log != nil {
+		ss.echo.log.add(fmt.Sprintf("Echoed %d datagrams (%d bytes) back to client (%s) over UDP", t.DatagramsOut, t.BytesOut, t.Client))
+	}
+}

@@ -1,0 +1,36 @@
+package engine
+
+import (
+	corev1 "k8s.io/api/core/v1"
+)
+
+// EchoTLSSecretAnnotation, on a Service, names a kubernetes.io/tls Secret in
+// the Service's namespace whose certificate gwdev's echo backend serves when
+// it is reached over TLS: from a BackendTLSPolicy, or through a TLS
+// passthrough listener. Without it the echo backend serves a certificate it
+// generates, which no CA the user has trusts.
+const EchoTLSSecretAnnotation = "gwdev.dev/echo-tls-secret"
+
+// echoTarget is the echo backend of a Service port, with the certificate the
+// Service's EchoTLSSecretAnnotation names, if any.
+func (t *translator) echoTarget(svc *corev1.Service, key string) *Target {
+	tg := &Target{Kind: TargetEcho, Why: "no mapping, EndpointSlice or ExternalName for " + key + ": gwdev's echo backend answers"}
+	name := svc.Annotations[EchoTLSSecretAnnotation]
+	if name == "" {
+		return tg
+	}
+	k := ObjectKey{Kind: "Service", Namespace: svc.Namespace, Name: svc.Name}
+	scope := "metadata.annotations[" + EchoTLSSecretAnnotation + "]"
+	sec := t.secrets[nsName{svc.Namespace, name}]
+	if sec == nil {
+		t.note(SeverityWarning, k, scope, "Secret "+svc.Namespace+"/"+name+" not found: the echo backend serves a generated certificate over TLS")
+		return tg
+	}
+	cert, err := parseTLSSecret(sec)
+	if err != nil {
+		t.note(SeverityWarning, k, scope, "Secret "+svc.Namespace+"/"+name+": "+err.Error()+": the echo backend serves a generated certificate over TLS")
+		return tg
+	}
+	tg.EchoTLS = cert
+	return tg
+}

@@ -1,0 +1,116 @@
+package tui
+
+import (
+	"strings"
+)
+
+// explanations maps a condition reason to a one-line explanation of what it
+// means and how to fix it. A "Type/Reason" key (condition type, then reason)
+// takes precedence over the plain reason, for reasons whose meaning depends
+// on the condition. Every reason the engine writes has an entry; the test
+// translates every engine golden case to check.
+var explanations = map[string]string{
+	// Routes: Accepted=False.
+	"NotAllowedByListeners":      "the listener's allowedRoutes (namespaces or kinds) excludes this route. Fix: allow the route's namespace (from: All/Same/Selector with matching Namespace labels) or kind on the listener, or move the route",
+	"NoMatchingListenerHostname": "none of the route's hostnames intersects the hostname of the listener it targets. Fix: add a hostname the listener serves to spec.hostnames, or widen the listener's hostname",
+	"NoMatchingParent":           "the parentRef names no existing Gateway or ListenerSet, or no listener matches its sectionName/port. Fix: check the parentRef's name, namespace, sectionName and port",
+	"UnsupportedValue":           "a field has a value the Gateway API (or gwdev) does not support, so that part cannot be implemented. Fix: change the value named in the message",
+	"Accepted/HostnameConflict":  "another route of the other kind (HTTPRoute vs GRPCRoute) already serves these hostnames on the listener, and the older one wins. Fix: use distinct hostnames for HTTP and gRPC routes",
+	// Routes: ResolvedRefs=False.
+	"RefNotPermitted":                  "a reference points into another namespace and no ReferenceGrant there allows it. Fix: add a ReferenceGrant in the target namespace (from: this kind and namespace, to: the referenced kind), or move the object",
+	"BackendNotFound":                  "a backendRef names a Service (or Service port) that is not in the manifests; requests for it get a 500. Fix: add the Service, or fix the backendRef's name, namespace or port",
+	"InvalidKind":                      "a reference names a kind that cannot be used there (backendRefs must be core Services, CA refs ConfigMaps). Fix: reference a supported kind",
+	"ResolvedRefs/UnsupportedProtocol": "the backend Service port's appProtocol is one this route kind cannot speak (for example h2c behind a TLSRoute). Fix: change the Service port's appProtocol or use a matching route kind",
+	// Listeners.
+	"HostnameConflict":         "two listeners on the same port use the same hostname (HTTPS and TLS ones cannot be told apart by SNI), so neither is served. Fix: give each listener a distinct hostname or port",
+	"ProtocolConflict":         "listeners sharing a port use protocols that cannot share it (HTTP with HTTPS, TCP with HTTP, …), so they are not served. Fix: move one listener to another port",
+	"InvalidCertificateRef":    "a TLS certificateRef is missing, or is not a kubernetes.io/tls Secret with a valid tls.crt and tls.key. Fix: add or fix the Secret (kubectl create secret tls … --dry-run=client -o yaml)",
+	"InvalidRouteKinds":        "allowedRoutes.kinds lists a route kind the listener's protocol cannot serve. Fix: list only kinds that fit the protocol (HTTP/HTTPS: HTTPRoute, GRPCRoute; TLS: TLSRoute; TCP: TCPRoute; UDP: UDPRoute)",
+	"UnsupportedProtocol":      "the listener's protocol is not one gwdev implements. Fix: use HTTP, HTTPS, TLS, TCP or UDP",
+	"OverlappingHostnames":     "HTTPS listeners on one port have overlapping hostnames (a wildcard covers another); HTTP/2 connection reuse may send requests to the wrong listener. Fix: make the hostnames disjoint or share one certificate",
+	"InvalidCACertificateRef":  "a CA certificate reference (client validation or BackendTLSPolicy) is missing or holds no valid PEM certificate under ca.crt. Fix: add or fix the ConfigMap/Secret",
+	"InvalidCACertificateKind": "a CA certificate reference names a kind that cannot hold CA certificates. Fix: reference a ConfigMap (or Secret) with ca.crt",
+	"NoValidCACertificate":     "none of the CA certificate references is usable, so certificates cannot be validated. Fix: the caCertificateRefs errors listed with it",
+	"Programmed/Invalid":       "the listener or Gateway cannot be programmed because of the other problem reported for it (TLS, conflict, protocol, no valid listener). Fix that one first",
+	"Pending":                  "waiting for something else: the Gateway is not accepted yet or has no usable address. Fix the Gateway's own problem",
+	"ConfigurationChanged":     "client certificate validation is set to AllowInsecureFallback: clients without a valid certificate are let in. Fix: use AllowValidOnly unless this is intended",
+	// Gateways.
+	"ListenersNotValid":  "some listeners are invalid and are not served; the valid ones keep working (all invalid: the Gateway is not accepted). Fix the listeners named in the message",
+	"Invalid":            "the object is not valid as written; see the message for the field. Fix that field",
+	"AddressNotAssigned": "gwdev could not give the Gateway a loopback address. Fix: free one of 127.0.0.0/8 or set spec.addresses to a loopback IP",
+	"AddressNotUsable":   "spec.addresses names an address gwdev cannot serve on this machine (only loopback addresses are used). Fix: use 127.x.y.z, or remove spec.addresses",
+	"UnsupportedAddress": "spec.addresses uses an address type gwdev does not support. Fix: use type IPAddress with a loopback IP",
+	"InvalidParameters":  "parametersRef (or infrastructure.parametersRef) points to an object that is missing or of an unsupported kind. Fix: add the referenced object or remove the reference",
+	// ListenerSets.
+	"NotAllowed":          "the parent Gateway does not admit this ListenerSet: its spec.allowedListeners excludes the ListenerSet's namespace, or the parentRef is not a Gateway. Fix: set allowedListeners.namespaces.from on the Gateway (Same, All or Selector)",
+	"ParentNotAccepted":   "the parent Gateway does not exist or is not accepted, so the ListenerSet has nowhere to attach. Fix the parentRef or the Gateway",
+	"ParentNotProgrammed": "the parent Gateway is not programmed (no address or no valid listener), so the ListenerSet is not served. Fix the Gateway's problem first",
+	// Policies.
+	"Conflicted":     "another policy targets the same object and takes precedence (older, or first by namespace/name). Fix: merge the policies or target different objects",
+	"TargetNotFound": "the policy's targetRefs name an object that is not in the manifests. Fix: add the target or fix targetRefs",
+}
+
+// explainFinding returns the one-line explanation for a condition reason
+// ("" when gwdev has none).
+func explainReason(condition, reason string) string {
+	typ, _, _ := strings.Cut(condition, "=")
+	if e, ok := explanations[typ+"/"+reason]; ok {
+		return e
+	}
+	return explanations[reason]
+}
+
+// noteExplanations explain gwdev's own notes (findings without a
+// condition), matched by a fragment of their message.
+var noteExplanations = []struct{ fragment, text string }{
+	{"no parentRefs", "a route without parentRefs is never served. Fix: add a parentRef to a Gateway or ListenerSet"},
+	{"no GatewayClass manifest", "without a GatewayClass manifest gwdev acts as the controller of every class the Gateways name; nothing to fix"},
+	{"is not managed by gwdev", "the Gateway's class belongs to another controller (--class or controllerName), so gwdev leaves it alone"},
+	{"ignored in Passthrough mode", "a Passthrough listener hands the TLS connection to the backend, so its certificateRefs are never used. Fix: remove them, or use mode Terminate"},
+	{"generated certificate", "the echo backend was asked to speak TLS but the Secret is missing or invalid, so it uses a self-signed certificate. Fix the Secret if the backend's certificate matters"},
+	{"invalid gwin settings", "an implementation-specific annotation or policy has a value the cloud gateway would reject. Fix it as the message says"},
+	{"not emulated locally", "the setting only matters on the cloud gateway: gwdev checks it but does not emulate it. Nothing to fix for local use"},
+	{"not a Gateway or ListenerSet", "gwdev only attaches routes to Gateways and ListenerSets; other parents (for example a mesh Service) are ignored"},
+	{"not found", "the reference names an object that is not in the manifests. Fix: add it or fix the reference"},
+	{"already serves hostnames", "an HTTPRoute and a GRPCRoute claim the same hostname on a listener; the older keeps it. Fix: use distinct hostnames"},
+	{"expire", "a certificate is expired or about to expire. Fix: renew the Secret's certificate"},
+	{"no route of a managed Gateway", "the policy has no effect yet: no served route uses its target. Nothing to fix unless you expected traffic"},
+	{"parametersRef", "gwdev does not read parametersRef objects; their settings have no effect here"},
+}
+
+func explainNote(msg string) string {
+	for _, n := range noteExplanations {
+		if strings.Contains(msg, n.fragment) {
+			return n.text
+		}
+	}
+	return ""
+}
+
+// loadExplanations explain load problems, matched by a fragment of the
+// loader's message.
+var loadExplanations = []struct{ fragment, text string }{
+	{"yaml:", "the file is not valid YAML, so none of its objects were reloaded; the last good version keeps serving. Fix the syntax at that line"},
+	{"Required value", "a required field is missing; the object is rejected as the API server would reject it. Add the field"},
+	{"Unsupported value", "the field only accepts the listed values. Use one of them"},
+	{"unknown field", "the field is not part of the schema (a typo, or a field of another API version). Fix or remove it"},
+	{"Invalid value", "the value breaks a schema rule (range, pattern or validation rule) and the object is rejected. Change the value as the message says"},
+	{"Too many", "a list is longer than the schema allows. Shorten it"},
+	{"Duplicate value", "a list holds the same key twice. Remove the duplicate"},
+	{"already defined", "two documents define the same object; the later one is ignored. Rename or delete one"},
+	{"reading", "the file or directory could not be read. Check permissions"},
+	{"binary file", "gwdev reads only YAML and JSON text. Move the file out of the folder"},
+	{"too large", "the file is over the size limit. Split it"},
+	{"symlink", "the symlink cannot be followed. Fix or remove it"},
+	{"apiVersion", "the document's apiVersion/kind is missing or unknown. Fix the header"},
+	{"kind", "the document's kind is missing or unknown. Fix the header"},
+}
+
+func explainLoad(msg string) string {
+	for _, l := range loadExplanations {
+		if strings.Contains(msg, l.fragment) {
+			return l.text
+		}
+	}
+	return "the object was rejected when loading; fix it as the message says (the last good version keeps serving)"
+}

@@ -1,0 +1,96 @@
+package tui
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gwdev/gwdev/engine"
+)
+
+// TestEveryReasonExplained translates every engine golden case and the
+// samples, and checks that each condition reason the engine emits gets an
+// explanation in the Problems view. gwdev's own notes (findings without a
+// condition) are free text; those without an explanation are only logged.
+func TestEveryReasonExplained(t *testing.T) {
+	files, err := filepath.Glob("../engine/testdata/*.in.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no engine golden cases: %v", err)
+	}
+	samples, _ := filepath.Glob("../samples/*/*.yaml")
+	files = append(files, samples...)
+	l := testLoader(t)
+	seen := map[string]bool{}
+	missing, notes := map[string]string{}, map[string]string{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lr := l.LoadBytes(f, data)
+		res := engine.Translate(lr.Snapshot, engine.Options{Now: metav1.NewTime(fixedNow)})
+		for _, fd := range res.Findings {
+			if fd.Reason == "" {
+				if explainNote(fd.Message) == "" {
+					notes[fd.Message] = f
+				}
+				continue
+			}
+			seen[fd.Reason] = true
+			if explainReason(fd.Condition, fd.Reason) == "" {
+				missing[fd.Condition+" "+fd.Reason] = f
+			}
+		}
+	}
+	keys := make([]string, 0, len(missing))
+	for k := range missing {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		t.Errorf("no explanation for %s (from %s)", k, missing[k])
+	}
+	for n, f := range notes {
+		t.Logf("note without explanation (shown without one): %s (from %s)", n, f)
+	}
+	if len(seen) < 20 {
+		t.Errorf("only %d reasons seen; the engine cases did not load", len(seen))
+	}
+}
+
+func TestExplainLoad(t *testing.T) {
+	for msg, want := range map[string]string{
+		"yaml: line 3: did not find expected key":                        "not valid YAML",
+		"spec.listeners[0].port: Invalid value: 0: should be at least 1": "breaks a schema rule",
+		`spec.rules[0].matches[0].path.type: Unsupported value: "Regex"`: "only accepts the listed values",
+		"something else entirely":                                        "rejected when loading",
+	} {
+		if got := explainLoad(msg); !strings.Contains(got, want) {
+			t.Errorf("explainLoad(%q) = %q, want it to contain %q", msg, got, want)
+		}
+	}
+}
+
+// TestReasonTable lists every negative reason the engine writes (grep
+// engine/*.go for Reason constants): each must have an explanation.
+func TestReasonTable(t *testing.T) {
+	reasons := []string{
+		"AddressNotAssigned", "AddressNotUsable", "BackendNotFound", "ConfigurationChanged", "Conflicted",
+		"HostnameConflict", "Invalid", "InvalidCACertificateKind", "InvalidCACertificateRef", "InvalidCertificateRef",
+		"InvalidKind", "InvalidParameters", "InvalidRouteKinds", "ListenersNotValid", "NoMatchingListenerHostname",
+		"NoMatchingParent", "NotAllowed", "NotAllowedByListeners", "NoValidCACertificate", "OverlappingHostnames",
+		"ParentNotAccepted", "ParentNotProgrammed", "Pending", "ProtocolConflict", "RefNotPermitted",
+		"TargetNotFound", "UnsupportedAddress", "UnsupportedProtocol", "UnsupportedValue",
+	}
+	for _, r := range reasons {
+		for _, cond := range []string{"Accepted=False", "ResolvedRefs=False", "Programmed=False", "Conflicted=True"} {
+			if explainReason(cond, r) == "" {
+				t.Errorf("no explanation for %s %s", cond, r)
+			}
+		}
+	}
+}

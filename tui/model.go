@@ -1,0 +1,432 @@
+package tui
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+)
+
+// Options configure the dashboard. The zero value is usable.
+type Options struct {
+	// Dir is the watched folder, shown in the header ("" : ".").
+	Dir string
+	// Now is the clock for the request rate (nil: time.Now).
+	Now func() time.Time
+	// Renderer renders the styles (nil: lipgloss's default renderer, which
+	// detects the terminal's colours). See NewRenderer.
+	Renderer *lipgloss.Renderer
+	// NoColor drops every colour from the styles (set it when NO_COLOR is).
+	NoColor bool
+	// Clipboard receives OSC 52 sequences when a request is copied as curl,
+	// normally the terminal (nil: the command is only shown).
+	Clipboard io.Writer
+	// Client sends replayed requests (nil: a client that follows no
+	// redirects and uses no proxy).
+	Client *http.Client
+	// TraceLimit is how many traces the Traces view keeps (0: 1000).
+	TraceLimit int
+}
+
+// The views, in tab order.
+const (
+	viewOverview = iota
+	viewRoutes
+	viewProblems
+	viewTraces
+	viewDetail
+	numViews
+)
+
+// view is what every dashboard view implements: a tea.Model with a size,
+// a filter and help.
+type view interface {
+	tea.Model
+	help.KeyMap
+	SetSize(w, h int)
+	SetFilter(string)
+	filterText() string
+	title() string
+	// count is shown next to the tab title (0: nothing).
+	count() int
+	// position is shown in the status line, e.g. "3/10" ("" : nothing).
+	position() string
+}
+
+// Model is the dashboard's root: it owns the session, lays out the frame
+// (header, tabs, body, status line, help) and routes messages to views.
+type Model struct {
+	c      *common
+	views  [numViews]view
+	active int
+	w, h   int
+
+	filter    textinput.Model
+	filtering bool
+	help      help.Model
+	showHelp  bool
+
+	status    statusMsg
+	statusGen int
+}
+
+// statusExpiredMsg clears the status line message numbered gen.
+type statusExpiredMsg struct{ gen int }
+
+// tickMsg refreshes the request rate once a second.
+type tickMsg struct{}
+
+// statusFor is how long a status message stays.
+const statusFor = 8 * time.Second
+
+// New returns the dashboard. Feed it with Program.Send: StateMsg after each
+// reload, TracesMsg (see ForwardTraces), WatchErrorMsg, NoticeMsg.
+func New(opts Options) *Model {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Dir == "" {
+		opts.Dir = "."
+	}
+	r := opts.Renderer
+	if r == nil {
+		r = lipgloss.DefaultRenderer()
+	}
+	if opts.Client == nil {
+		opts.Client = newReplayClient()
+	}
+	c := &common{s: newSession(opts.Dir, opts.Now), keys: newKeyMap(), st: newStyles(r, opts.NoColor)}
+	m := &Model{c: c, help: help.New(), filter: textinput.New()}
+	m.help.Styles = c.st.Help
+	m.filter.Prompt = "/"
+	m.filter.PromptStyle = c.st.FilterPrompt
+	m.filter.Cursor.SetMode(cursor.CursorStatic)
+	m.filter.Cursor.Style = c.st.Selected
+	m.views = [numViews]view{
+		newOverviewView(c),
+		newRoutesView(c),
+		newProblemsView(c),
+		newTracesView(c, opts.TraceLimit, &requester{clipboard: opts.Clipboard, client: opts.Client}),
+		newDetailView(c),
+	}
+	return m
+}
+
+// Init starts the once-a-second refresh of the request rate.
+func (m *Model) Init() tea.Cmd { return tick() }
+
+func tick() tea.Cmd {
+	return tea.Tick(time.Second, func(time.Time) tea.Msg { return tickMsg{} })
+}
+
+// Update routes a message: frame messages are handled here, the session
+// is updated for new states and traces, everything else goes to views.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.resize(msg.Width, msg.Height)
+	case StateMsg:
+		return m, m.applyState(msg)
+	case TracesMsg:
+		for _, t := range msg.Traces {
+			m.c.s.rate.add(t.Time)
+		}
+		m.c.s.traces += len(msg.Traces)
+		return m, m.send(viewTraces, msg)
+	case WatchErrorMsg:
+		return m, m.setStatus(statusMsg{text: "watch: " + msg.Err.Error(), isErr: true})
+	case NoticeMsg:
+		return m, m.setStatus(statusMsg{text: msg.Text})
+	case statusMsg:
+		return m, m.setStatus(msg)
+	case statusExpiredMsg:
+		if msg.gen == m.statusGen {
+			m.status = statusMsg{}
+		}
+	case flashDoneMsg:
+		if msg.gen == m.c.s.flashGen {
+			m.c.s.flashing = false
+			return m, m.broadcast(refreshMsg{})
+		}
+	case tickMsg:
+		return m, tick()
+	case showObjectMsg:
+		m.switchTo(viewDetail)
+		return m, m.send(viewDetail, msg)
+	case tea.KeyMsg:
+		return m, m.handleKey(msg)
+	}
+	return m, nil
+}
+
+// applyState digests a new state, refreshes every view and starts the
+// highlight of what changed.
+func (m *Model) applyState(msg StateMsg) tea.Cmd {
+	s := m.c.s
+	changed := s.apply(msg)
+	var cmds []tea.Cmd
+	if changed {
+		s.flashing = true
+		s.flashGen++
+		gen := s.flashGen
+		cmds = append(cmds, tea.Tick(flashFor, func(time.Time) tea.Msg { return flashDoneMsg{gen: gen} }))
+	}
+	cmds = append(cmds, m.broadcast(refreshMsg{}))
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) setStatus(msg statusMsg) tea.Cmd {
+	m.status = msg
+	m.statusGen++
+	gen := m.statusGen
+	return tea.Tick(statusFor, func(time.Time) tea.Msg { return statusExpiredMsg{gen: gen} })
+}
+
+// send delivers msg to one view.
+func (m *Model) send(i int, msg tea.Msg) tea.Cmd {
+	v, cmd := m.views[i].Update(msg)
+	m.views[i] = v.(view)
+	return cmd
+}
+
+// broadcast delivers msg to every view.
+func (m *Model) broadcast(msg tea.Msg) tea.Cmd {
+	cmds := make([]tea.Cmd, 0, numViews)
+	for i := range m.views {
+		cmds = append(cmds, m.send(i, msg))
+	}
+	return tea.Batch(cmds...)
+}
+
+// frame lines: header, tabs, status line and help line.
+const chromeLines = 4
+
+func (m *Model) resize(w, h int) {
+	m.w, m.h = w, h
+	m.help.Width = w
+	m.filter.Width = max(10, w-20)
+	for _, v := range m.views {
+		v.SetSize(w, max(1, h-chromeLines))
+	}
+}
+
+// handleKey handles the global keys and passes the rest to the active
+// view; while the filter is being typed, keys go to the filter input.
+func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
+	k := m.c.keys
+	if m.filtering {
+		return m.filterKey(msg)
+	}
+	switch {
+	case key.Matches(msg, k.Quit):
+		return tea.Quit
+	case m.showHelp && (key.Matches(msg, k.Help) || key.Matches(msg, k.Back)):
+		m.showHelp = false
+	case key.Matches(msg, k.Help):
+		m.showHelp = true
+	case key.Matches(msg, k.Filter):
+		m.filtering = true
+		m.filter.SetValue(m.views[m.active].filterText())
+		m.filter.CursorEnd()
+		return m.filter.Focus()
+	case key.Matches(msg, k.NextView):
+		m.switchTo(m.active + 1)
+	case key.Matches(msg, k.PrevView):
+		m.switchTo(m.active - 1)
+	case key.Matches(msg, k.Views):
+		m.switchTo(int(msg.String()[0] - '1'))
+	default:
+		return m.send(m.active, msg)
+	}
+	return nil
+}
+
+func (m *Model) switchTo(i int) {
+	m.active = (i + numViews) % numViews
+	m.showHelp = false
+	m.showing()
+}
+
+// onScreen is implemented by views that skip work while hidden.
+type onScreen interface{ setVisible(bool) }
+
+var _ onScreen = (*tracesView)(nil)
+
+// showing tells views whether they are on screen.
+func (m *Model) showing() {
+	for i, v := range m.views {
+		if o, ok := v.(onScreen); ok {
+			o.setVisible(i == m.active)
+		}
+	}
+}
+
+// filterKey edits the active view's filter; the view follows as you type.
+func (m *Model) filterKey(msg tea.KeyMsg) tea.Cmd {
+	k := m.c.keys
+	switch {
+	case key.Matches(msg, k.Apply):
+		m.filtering = false
+		m.filter.Blur()
+		return nil
+	case key.Matches(msg, k.Clear):
+		m.filtering = false
+		m.filter.Blur()
+		m.filter.SetValue("")
+		m.views[m.active].SetFilter("")
+		return nil
+	case msg.Type == tea.KeyCtrlC:
+		return tea.Quit
+	}
+	var cmd tea.Cmd
+	m.filter, cmd = m.filter.Update(msg)
+	if v := m.views[m.active]; v.filterText() != strings.ToLower(m.filter.Value()) {
+		v.SetFilter(m.filter.Value())
+	}
+	return cmd
+}
+
+// View draws the frame: exactly the terminal's size.
+func (m *Model) View() string {
+	if m.w <= 0 || m.h <= 0 {
+		return ""
+	}
+	body := ""
+	if m.showHelp {
+		body = m.fullHelp()
+	} else {
+		body = m.views[m.active].View()
+	}
+	parts := []string{
+		m.headerView(),
+		m.tabsView(),
+		block(body, m.w, max(1, m.h-chromeLines)),
+		m.statusView(),
+		fit(m.help.ShortHelpView(m.shortHelp()), m.w),
+	}
+	return strings.Join(parts, "\n")
+}
+
+// headerView is the top line: folder, counts, request rate, last reload.
+// A narrow terminal gets the compact form.
+func (m *Model) headerView() string {
+	st, s := m.c.st, m.c.s
+	brand := st.Header.Render(" gwdev ") + st.HeaderDim.Render(" "+s.dir+" ")
+	if s.state == nil {
+		return fit(brand+" loading…", m.w)
+	}
+	sep := st.Dim.Render(" · ")
+	full := brand + " " + strings.Join(m.headerParts(false), sep)
+	if ansiWidth(full) <= m.w {
+		return fit(full, m.w)
+	}
+	return fit(brand+" "+strings.Join(m.headerParts(true), sep), m.w)
+}
+
+func (m *Model) headerParts(compact bool) []string {
+	st, s := m.c.st, m.c.s
+	objects := plural(len(s.objects), "object")
+	if !compact {
+		objects += " in " + plural(s.state.Files, "file")
+	}
+	var problems string
+	switch {
+	case s.errors == 0 && s.warnings == 0:
+		problems = st.OK.Render("✓ no problems")
+	case compact:
+		problems = st.Error.Render(fmt.Sprintf("✗%d", s.errors)) + " " + st.Warning.Render(fmt.Sprintf("!%d", s.warnings))
+	default:
+		problems = st.Error.Render("✗ "+plural(s.errors, "error")) + " " + st.Warning.Render("! "+plural(s.warnings, "warning"))
+	}
+	rate := fmt.Sprintf("%.1f req/s", s.rate.perSecond(s.now()))
+	reload := "loaded"
+	if s.state.Reload > 0 {
+		reload = fmt.Sprintf("reload #%d", s.state.Reload)
+	}
+	if !s.state.Time.IsZero() {
+		reload += " " + s.state.Time.Format("15:04:05")
+	}
+	if compact {
+		reload += st.Dim.Render(" " + roundDuration(s.state.Translate))
+	} else {
+		reload += st.Dim.Render(" (load " + roundDuration(s.state.Load) + ", translate " + roundDuration(s.state.Translate) + ")")
+	}
+	if s.flashing {
+		reload = st.Changed.Render("↻") + " " + reload
+	}
+	return []string{objects, problems, rate, reload}
+}
+
+// tabsView is the second line: one tab per view, the active one styled.
+func (m *Model) tabsView() string {
+	st := m.c.st
+	var b strings.Builder
+	for i, v := range m.views {
+		label := fmt.Sprintf(" %d %s ", i+1, v.title())
+		if n := v.count(); n > 0 {
+			label = fmt.Sprintf(" %d %s %s ", i+1, v.title(), st.TabCount.Render(fmt.Sprint(n)))
+		}
+		if i == m.active {
+			b.WriteString(st.TabActive.Render(label))
+		} else {
+			b.WriteString(st.Tab.Render(label))
+		}
+		b.WriteString(" ")
+	}
+	return fit(b.String(), m.w)
+}
+
+// statusView is the line above the help: the filter being typed, a
+// message, what the last reload changed, or the view's position.
+func (m *Model) statusView() string {
+	st, s := m.c.st, m.c.s
+	v := m.views[m.active]
+	var line string
+	switch {
+	case m.filtering:
+		line = m.filter.View()
+	case m.status.text != "" && m.status.isErr:
+		line = st.StatusError.Render(m.status.text)
+	case m.status.text != "":
+		line = st.Status.Render(m.status.text)
+	case s.flashing:
+		line = st.StatusFlash.Render("↻ " + s.changedSummary())
+	default:
+		var parts []string
+		if f := v.filterText(); f != "" {
+			parts = append(parts, st.FilterPrompt.Render("/"+f))
+		}
+		if p := v.position(); p != "" {
+			parts = append(parts, p)
+		}
+		line = st.Status.Render(strings.Join(parts, " · "))
+	}
+	return fit(line, m.w)
+}
+
+func (m *Model) shortHelp() []key.Binding {
+	k := m.c.keys
+	if m.filtering {
+		return []key.Binding{k.Apply, k.Clear}
+	}
+	if m.showHelp {
+		return []key.Binding{withHelp(k.Help, "close help"), k.Quit}
+	}
+	return append(m.views[m.active].ShortHelp(), k.Filter, k.Help, k.Quit)
+}
+
+// fullHelp lists every key: the global ones, then the active view's.
+func (m *Model) fullHelp() string {
+	st := m.c.st
+	groups := append([][]key.Binding{m.c.keys.global()}, m.views[m.active].FullHelp()...)
+	title := st.Title.Render("Keys") + st.Dim.Render(" — "+m.views[m.active].title()+" view; ? or esc closes")
+	return title + "\n\n" + m.help.FullHelpView(groups)
+}

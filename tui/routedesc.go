@@ -1,0 +1,322 @@
+package tui
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gwdev/gwdev/engine"
+)
+
+// routeObject is a route of any kind, reduced to what the Routes view shows.
+type routeObject struct {
+	key        engine.ObjectKey
+	hostnames  []gwv1.Hostname
+	parentRefs []gwv1.ParentReference
+	parents    []gwv1.RouteParentStatus
+	http       *gwv1.HTTPRoute // set for HTTPRoutes, to show rules that are not served
+}
+
+// eachRoute calls fn for every route of the snapshot, kind by kind.
+func eachRoute(s *engine.Snapshot, fn func(routeObject)) {
+	for _, r := range s.HTTPRoutes {
+		fn(routeObject{key: engine.ObjectKey{Kind: "HTTPRoute", Namespace: r.Namespace, Name: r.Name},
+			hostnames: r.Spec.Hostnames, parentRefs: r.Spec.ParentRefs, parents: r.Status.Parents, http: r})
+	}
+	for _, r := range s.GRPCRoutes {
+		fn(routeObject{key: engine.ObjectKey{Kind: "GRPCRoute", Namespace: r.Namespace, Name: r.Name},
+			hostnames: r.Spec.Hostnames, parentRefs: r.Spec.ParentRefs, parents: r.Status.Parents})
+	}
+	for _, r := range s.TLSRoutes {
+		fn(routeObject{key: engine.ObjectKey{Kind: "TLSRoute", Namespace: r.Namespace, Name: r.Name},
+			hostnames: r.Spec.Hostnames, parentRefs: r.Spec.ParentRefs, parents: r.Status.Parents})
+	}
+	for _, r := range s.TCPRoutes {
+		fn(routeObject{key: engine.ObjectKey{Kind: "TCPRoute", Namespace: r.Namespace, Name: r.Name},
+			parentRefs: r.Spec.ParentRefs, parents: r.Status.Parents})
+	}
+	for _, r := range s.UDPRoutes {
+		fn(routeObject{key: engine.ObjectKey{Kind: "UDPRoute", Namespace: r.Namespace, Name: r.Name},
+			parentRefs: r.Spec.ParentRefs, parents: r.Status.Parents})
+	}
+}
+
+// routeRules is what the routing table serves for one route.
+type routeRules struct {
+	http   []*engine.RouteRule
+	sni    []*engine.SNIRoute
+	stream []*engine.StreamRoute
+	// servedOn maps a rule name to the virtual hosts or listeners serving it.
+	servedOn map[string][]string
+}
+
+// indexRules groups the table's rules by route, each rule once, in rule
+// and match order.
+func indexRules(res *engine.Result) map[engine.ObjectKey]*routeRules {
+	out := map[engine.ObjectKey]*routeRules{}
+	if res == nil || res.Table == nil {
+		return out
+	}
+	get := func(k engine.ObjectKey) *routeRules {
+		rr := out[k]
+		if rr == nil {
+			rr = &routeRules{servedOn: map[string][]string{}}
+			out[k] = rr
+		}
+		return rr
+	}
+	for _, g := range res.Table.Gateways {
+		for _, p := range g.Ports {
+			for _, l := range p.Listeners {
+				for _, vh := range l.VirtualHosts {
+					for _, r := range vh.Rules {
+						rr := get(r.Route)
+						if _, seen := rr.servedOn[r.Name]; !seen {
+							rr.http = append(rr.http, r)
+						}
+						rr.servedOn[r.Name] = append(rr.servedOn[r.Name], vh.Name)
+					}
+				}
+				for _, r := range l.TLSRoutes {
+					rr := get(r.Route)
+					if _, seen := rr.servedOn[r.Name]; !seen {
+						rr.sni = append(rr.sni, r)
+					}
+					rr.servedOn[r.Name] = append(rr.servedOn[r.Name], l.Name)
+				}
+				for _, r := range l.StreamRoutes {
+					rr := get(r.Route)
+					if _, seen := rr.servedOn[r.Name]; !seen {
+						rr.stream = append(rr.stream, r)
+					}
+					rr.servedOn[r.Name] = append(rr.servedOn[r.Name], l.Name)
+				}
+			}
+		}
+	}
+	for _, rr := range out {
+		sort.SliceStable(rr.http, func(i, j int) bool { return ruleOrder(rr.http[i].Name) < ruleOrder(rr.http[j].Name) })
+	}
+	return out
+}
+
+// ruleOrder turns ".../rule/3/match/1" into 3000+1 for sorting.
+func ruleOrder(name string) int {
+	parts := strings.Split(name, "/")
+	n := 0
+	for i := 0; i+1 < len(parts); i++ {
+		switch parts[i] {
+		case "rule":
+			v, _ := strconv.Atoi(parts[i+1])
+			n += v * 1000
+		case "match":
+			v, _ := strconv.Atoi(parts[i+1])
+			n += v
+		}
+	}
+	return n
+}
+
+// ruleLabel turns ".../rule/3/match/1" into "rule 3 · match 1".
+func ruleLabel(name string) string {
+	_, rest, ok := strings.Cut(name, "/rule/")
+	if !ok {
+		return name
+	}
+	rule, match, hasMatch := strings.Cut(rest, "/match/")
+	if hasMatch {
+		return "rule " + rule + " · match " + match
+	}
+	return "rule " + rule
+}
+
+// parentName renders a parentRef as Kind ns/name[/section][:port].
+func parentName(routeNS string, p gwv1.ParentReference) string {
+	kind := "Gateway"
+	if p.Kind != nil {
+		kind = string(*p.Kind)
+	}
+	ns := routeNS
+	if p.Namespace != nil {
+		ns = string(*p.Namespace)
+	}
+	s := kind + " " + ns + "/" + string(p.Name)
+	if p.SectionName != nil {
+		s += "/" + string(*p.SectionName)
+	}
+	if p.Port != nil {
+		s += ":" + strconv.Itoa(int(*p.Port))
+	}
+	return s
+}
+
+// parentCell renders a parentRef for a table cell: ns/name[/section][:port]
+// for a Gateway, the kind first for anything else.
+func parentCell(routeNS string, p gwv1.ParentReference) string {
+	s := parentName(routeNS, p)
+	return strings.TrimPrefix(s, "Gateway ")
+}
+
+// conditionCell renders a condition for a table cell: "✓" when it is
+// True, else "✗ Reason" ("-" when missing).
+func conditionCell(conds []metav1.Condition, typ string) string {
+	c := meta(conds, typ)
+	switch {
+	case c == nil:
+		return "-"
+	case c.Status == metav1.ConditionTrue:
+		return "✓"
+	}
+	return "✗ " + c.Reason
+}
+
+// describeMatch renders an HTTP or gRPC match on one line.
+func describeMatch(r *engine.RouteRule) string {
+	var parts []string
+	if m := r.HTTP; m != nil {
+		if m.Path != nil {
+			t := gwv1.PathMatchPathPrefix
+			if m.Path.Type != nil {
+				t = *m.Path.Type
+			}
+			v := "/"
+			if m.Path.Value != nil {
+				v = *m.Path.Value
+			}
+			parts = append(parts, string(t)+" "+v)
+		}
+		if m.Method != nil {
+			parts = append(parts, "method "+string(*m.Method))
+		}
+		for _, h := range m.Headers {
+			parts = append(parts, "header "+string(h.Name)+"="+h.Value)
+		}
+		for _, q := range m.QueryParams {
+			parts = append(parts, "query "+string(q.Name)+"="+q.Value)
+		}
+	}
+	if m := r.GRPC; m != nil {
+		if m.Method != nil {
+			svc, meth := "*", "*"
+			if m.Method.Service != nil {
+				svc = *m.Method.Service
+			}
+			if m.Method.Method != nil {
+				meth = *m.Method.Method
+			}
+			parts = append(parts, "gRPC "+svc+"/"+meth)
+		} else {
+			parts = append(parts, "gRPC any method")
+		}
+		for _, h := range m.Headers {
+			parts = append(parts, "header "+string(h.Name)+"="+h.Value)
+		}
+	}
+	if len(parts) == 0 {
+		return "any request"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// describeFilter renders a filter on one line.
+func describeFilter(f gwv1.HTTPRouteFilter) string {
+	s := string(f.Type)
+	headers := func(h *gwv1.HTTPHeaderFilter) string {
+		if h == nil {
+			return ""
+		}
+		var p []string
+		for _, x := range h.Set {
+			p = append(p, "set "+string(x.Name)+": "+x.Value)
+		}
+		for _, x := range h.Add {
+			p = append(p, "add "+string(x.Name)+": "+x.Value)
+		}
+		for _, x := range h.Remove {
+			p = append(p, "remove "+x)
+		}
+		return strings.Join(p, ", ")
+	}
+	var detail string
+	switch {
+	case f.RequestHeaderModifier != nil:
+		detail = headers(f.RequestHeaderModifier)
+	case f.ResponseHeaderModifier != nil:
+		detail = headers(f.ResponseHeaderModifier)
+	case f.RequestRedirect != nil:
+		r := f.RequestRedirect
+		var p []string
+		if r.Scheme != nil {
+			p = append(p, "scheme "+*r.Scheme)
+		}
+		if r.Hostname != nil {
+			p = append(p, "host "+string(*r.Hostname))
+		}
+		if r.Port != nil {
+			p = append(p, "port "+strconv.Itoa(int(*r.Port)))
+		}
+		if r.Path != nil {
+			p = append(p, "path "+pathModifier(*r.Path))
+		}
+		if r.StatusCode != nil {
+			p = append(p, "status "+strconv.Itoa(*r.StatusCode))
+		}
+		detail = strings.Join(p, ", ")
+	case f.URLRewrite != nil:
+		var p []string
+		if f.URLRewrite.Hostname != nil {
+			p = append(p, "host "+string(*f.URLRewrite.Hostname))
+		}
+		if f.URLRewrite.Path != nil {
+			p = append(p, "path "+pathModifier(*f.URLRewrite.Path))
+		}
+		detail = strings.Join(p, ", ")
+	case f.RequestMirror != nil:
+		detail = "to " + string(f.RequestMirror.BackendRef.Name)
+	case f.ExtensionRef != nil:
+		detail = string(f.ExtensionRef.Kind) + " " + string(f.ExtensionRef.Name)
+	}
+	if detail != "" {
+		s += " (" + detail + ")"
+	}
+	return s
+}
+
+func pathModifier(p gwv1.HTTPPathModifier) string {
+	switch {
+	case p.ReplaceFullPath != nil:
+		return "= " + *p.ReplaceFullPath
+	case p.ReplacePrefixMatch != nil:
+		return "prefix → " + *p.ReplacePrefixMatch
+	}
+	return string(p.Type)
+}
+
+// describeBackend renders a backend and what it resolved to.
+func describeBackend(b *engine.Backend) (string, bool) {
+	svc := strings.TrimPrefix(b.Service.String(), "Service/")
+	if b.Port != 0 {
+		svc += ":" + strconv.Itoa(int(b.Port))
+	}
+	s := fmt.Sprintf("Service %s weight %d", svc, b.Weight)
+	if b.Invalid != "" {
+		return s + " ✗ " + b.Invalid, false
+	}
+	if t := b.Target; t != nil {
+		s += " → " + t.Kind
+		if len(t.Addresses) > 0 {
+			s += " " + strings.Join(t.Addresses, ",")
+		}
+		if t.Why != "" {
+			s += " (" + t.Why + ")"
+		}
+	}
+	if b.TLS != nil {
+		s += " · TLS " + b.TLS.SNI + " (" + b.TLS.Policy + ")"
+	}
+	return s, true
+}

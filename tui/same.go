@@ -1,0 +1,118 @@
+package tui
+
+import (
+	"reflect"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// sameObject reports whether an object is unchanged between two reloads,
+// ignoring lastTransitionTime: every translation writes a fresh one, which
+// is not a change worth highlighting. Kinds with conditions are compared
+// field by field (fast: a reload of 1,000 routes compares them all);
+// others with reflect.DeepEqual.
+func sameObject(a, b metav1.Object) bool {
+	switch x := a.(type) {
+	case *gwv1.GatewayClass:
+		y, ok := b.(*gwv1.GatewayClass)
+		return ok && sameMeta(x, y) && reflect.DeepEqual(x.Spec, y.Spec) &&
+			sameConds(x.Status.Conditions, y.Status.Conditions) &&
+			reflect.DeepEqual(x.Status.SupportedFeatures, y.Status.SupportedFeatures)
+	case *gwv1.Gateway:
+		y, ok := b.(*gwv1.Gateway)
+		return ok && sameMeta(x, y) && reflect.DeepEqual(x.Spec, y.Spec) && sameGatewayStatus(&x.Status, &y.Status)
+	case *gwv1.ListenerSet:
+		y, ok := b.(*gwv1.ListenerSet)
+		return ok && sameMeta(x, y) && reflect.DeepEqual(x.Spec, y.Spec) && sameListenerSetStatus(&x.Status, &y.Status)
+	case *gwv1.HTTPRoute:
+		y, ok := b.(*gwv1.HTTPRoute)
+		return ok && sameMeta(x, y) && reflect.DeepEqual(x.Spec, y.Spec) && sameRouteStatus(x.Status.RouteStatus, y.Status.RouteStatus)
+	case *gwv1.GRPCRoute:
+		y, ok := b.(*gwv1.GRPCRoute)
+		return ok && sameMeta(x, y) && reflect.DeepEqual(x.Spec, y.Spec) && sameRouteStatus(x.Status.RouteStatus, y.Status.RouteStatus)
+	case *gwv1.TLSRoute:
+		y, ok := b.(*gwv1.TLSRoute)
+		return ok && sameMeta(x, y) && reflect.DeepEqual(x.Spec, y.Spec) && sameRouteStatus(x.Status.RouteStatus, y.Status.RouteStatus)
+	case *gwv1.TCPRoute:
+		y, ok := b.(*gwv1.TCPRoute)
+		return ok && sameMeta(x, y) && reflect.DeepEqual(x.Spec, y.Spec) && sameRouteStatus(x.Status.RouteStatus, y.Status.RouteStatus)
+	case *gwv1.UDPRoute:
+		y, ok := b.(*gwv1.UDPRoute)
+		return ok && sameMeta(x, y) && reflect.DeepEqual(x.Spec, y.Spec) && sameRouteStatus(x.Status.RouteStatus, y.Status.RouteStatus)
+	case *gwv1.BackendTLSPolicy:
+		y, ok := b.(*gwv1.BackendTLSPolicy)
+		if !ok || !sameMeta(x, y) || !reflect.DeepEqual(x.Spec, y.Spec) || len(x.Status.Ancestors) != len(y.Status.Ancestors) {
+			return false
+		}
+		for i, p := range x.Status.Ancestors {
+			q := y.Status.Ancestors[i]
+			if p.ControllerName != q.ControllerName || !reflect.DeepEqual(p.AncestorRef, q.AncestorRef) || !sameConds(p.Conditions, q.Conditions) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+func sameMeta(a, b metav1.Object) bool {
+	return a.GetGeneration() == b.GetGeneration() && reflect.DeepEqual(a.GetLabels(), b.GetLabels()) &&
+		reflect.DeepEqual(a.GetAnnotations(), b.GetAnnotations())
+}
+
+// sameConds compares conditions, lastTransitionTime aside.
+func sameConds(a, b []metav1.Condition) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		x.LastTransitionTime, y.LastTransitionTime = metav1.Time{}, metav1.Time{}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+func sameGatewayStatus(a, b *gwv1.GatewayStatus) bool {
+	if !reflect.DeepEqual(a.Addresses, b.Addresses) || !sameConds(a.Conditions, b.Conditions) || len(a.Listeners) != len(b.Listeners) {
+		return false
+	}
+	for i, l := range a.Listeners {
+		m := b.Listeners[i]
+		if l.Name != m.Name || l.AttachedRoutes != m.AttachedRoutes || !reflect.DeepEqual(l.SupportedKinds, m.SupportedKinds) ||
+			!sameConds(l.Conditions, m.Conditions) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameListenerSetStatus(a, b *gwv1.ListenerSetStatus) bool {
+	if !sameConds(a.Conditions, b.Conditions) || len(a.Listeners) != len(b.Listeners) {
+		return false
+	}
+	for i, l := range a.Listeners {
+		m := b.Listeners[i]
+		if l.Name != m.Name || l.AttachedRoutes != m.AttachedRoutes || !reflect.DeepEqual(l.SupportedKinds, m.SupportedKinds) ||
+			!sameConds(l.Conditions, m.Conditions) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameRouteStatus(a, b gwv1.RouteStatus) bool {
+	if len(a.Parents) != len(b.Parents) {
+		return false
+	}
+	for i, p := range a.Parents {
+		q := b.Parents[i]
+		if p.ControllerName != q.ControllerName || !reflect.DeepEqual(p.ParentRef, q.ParentRef) || !sameConds(p.Conditions, q.Conditions) {
+			return false
+		}
+	}
+	return true
+}

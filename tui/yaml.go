@@ -1,0 +1,223 @@
+package tui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/gwdev/gwdev/engine"
+)
+
+// RedactSecret returns o, or for a Secret a copy whose data values are
+// replaced by engine.Redacted and their size, as `gwdev check -o yaml`
+// prints them: the dashboard never shows key material.
+func RedactSecret(o metav1.Object) any {
+	s, ok := o.(*corev1.Secret)
+	if !ok {
+		return o
+	}
+	c := s.DeepCopy()
+	c.StringData = nil
+	data := map[string]string{}
+	for k, v := range s.Data {
+		data[k] = fmt.Sprintf("%s (%d bytes)", engine.Redacted, len(v))
+	}
+	c.Data = nil
+	type redactedSecret struct {
+		corev1.Secret `json:",inline"`
+		Data          map[string]string `json:"data,omitempty"`
+	}
+	return redactedSecret{Secret: *c, Data: data}
+}
+
+// objectYAML renders an object with its status, Secrets redacted.
+func objectYAML(o objectEntry) string {
+	b, err := yaml.Marshal(RedactSecret(o.obj))
+	if err != nil {
+		return "# cannot render: " + err.Error()
+	}
+	return withTypeMeta(strings.TrimSuffix(string(b), "\n"), o.apiVersion, o.key.Kind)
+}
+
+// statusLines returns the status block of an object's YAML without
+// lastTransitionTime lines, which change on every reload.
+func statusLines(y string) []string {
+	lines := strings.Split(y, "\n")
+	start := -1
+	for i, l := range lines {
+		if l == "status:" || strings.HasPrefix(l, "status: ") {
+			start = i
+			break
+		}
+	}
+	if start < 0 {
+		return nil
+	}
+	var out []string
+	for _, l := range lines[start:] {
+		if i := len(l) - len(strings.TrimLeft(l, " ")); i == 0 && l != "" && !strings.HasPrefix(l, "status") {
+			break // the next top-level key
+		}
+		if strings.Contains(l, "lastTransitionTime:") {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// highlightYAML styles YAML line by line: keys, strings, numbers,
+// booleans, and condition statuses True/False.
+func (st *styles) highlightYAML(y string) []string {
+	lines := strings.Split(y, "\n")
+	for i, l := range lines {
+		lines[i] = st.yamlLine(l)
+	}
+	return lines
+}
+
+func (st *styles) yamlLine(l string) string {
+	rest := strings.TrimLeft(l, " ")
+	indent := l[:len(l)-len(rest)]
+	var b strings.Builder
+	b.WriteString(indent)
+	for strings.HasPrefix(rest, "- ") || rest == "-" {
+		b.WriteString(st.Comment.Render("-"))
+		if rest == "-" {
+			return b.String()
+		}
+		b.WriteByte(' ')
+		rest = rest[2:]
+	}
+	if strings.HasPrefix(rest, "#") {
+		b.WriteString(st.Comment.Render(rest))
+		return b.String()
+	}
+	if k, v, ok := cutYAMLKey(rest); ok {
+		b.WriteString(st.Key.Render(k))
+		b.WriteByte(':')
+		if v != "" {
+			b.WriteByte(' ')
+			b.WriteString(st.yamlValue(v))
+		}
+		return b.String()
+	}
+	b.WriteString(st.yamlValue(rest))
+	return b.String()
+}
+
+// cutYAMLKey splits "key: value" (or "key:") when the line starts with a
+// plain key.
+func cutYAMLKey(s string) (string, string, bool) {
+	if s == "" || s[0] == '"' || s[0] == '\'' || s[0] == '{' || s[0] == '[' {
+		return "", "", false
+	}
+	if strings.HasSuffix(s, ":") && !strings.Contains(s, ": ") {
+		return s[:len(s)-1], "", true
+	}
+	k, v, ok := strings.Cut(s, ": ")
+	if !ok || strings.ContainsAny(k, " \t") {
+		return "", "", false
+	}
+	return k, v, true
+}
+
+func (st *styles) yamlValue(v string) string {
+	switch v {
+	case `"True"`:
+		return st.True.Render(v)
+	case `"False"`:
+		return st.False.Render(v)
+	case `"Unknown"`:
+		return st.Warning.Render(v)
+	case "true", "false":
+		return st.Bool.Render(v)
+	case "null", "{}", "[]":
+		return st.Comment.Render(v)
+	case "|", "|-", ">", ">-":
+		return st.Comment.Render(v)
+	}
+	if _, err := strconv.ParseFloat(v, 64); err == nil {
+		return st.Number.Render(v)
+	}
+	return st.String.Render(v)
+}
+
+// diffLines is a line diff of a against b: unchanged lines start with two
+// spaces, removed ones with "- ", added ones with "+ ".
+func diffLines(a, b []string) []string {
+	const limit = 4000
+	if len(a) > limit || len(b) > limit {
+		return []string{"  (status too large to diff)"}
+	}
+	// LCS table, from the end.
+	n, m := len(a), len(b)
+	lcs := make([][]int32, n+1)
+	for i := range lcs {
+		lcs[i] = make([]int32, m+1)
+	}
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	var out []string
+	i, j := 0, 0
+	for i < n || j < m {
+		switch {
+		case i < n && j < m && a[i] == b[j]:
+			out = append(out, "  "+a[i])
+			i++
+			j++
+		case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]):
+			out = append(out, "- "+a[i])
+			i++
+		default:
+			out = append(out, "+ "+b[j])
+			j++
+		}
+	}
+	return out
+}
+
+// hunks keeps the changed lines of a diff with ctx lines of context
+// around them, separating distant hunks with "…". It returns nil when
+// nothing changed.
+func hunks(diff []string, ctx int) []string {
+	keep := make([]bool, len(diff))
+	changed := false
+	for i, l := range diff {
+		if strings.HasPrefix(l, "  ") {
+			continue
+		}
+		changed = true
+		for k := max(0, i-ctx); k <= min(len(diff)-1, i+ctx); k++ {
+			keep[k] = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	var out []string
+	gap := false
+	for i, l := range diff {
+		if !keep[i] {
+			gap = true
+			continue
+		}
+		if gap && len(out) > 0 {
+			out = append(out, "…")
+		}
+		gap = false
+		out = append(out, l)
+	}
+	return out
+}

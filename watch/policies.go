@@ -1,0 +1,241 @@
+package watch
+
+import (
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/gwdev/gwdev/engine"
+)
+
+// This file loads the policy resources of implementation profiles
+// (gwin.yandex.cloud/v1 GatewayPolicy, RoutePolicy, ServicePolicy,
+// ListenerSetPolicy) into engine.ImplementationPolicy objects. gwdev has no
+// CRD for them: the structure (spec.targetRefs, spec.selector, spec.policy)
+// is checked here by hand, with the apiserver's wording; the settings under
+// spec.policy are the profile's business (engine/profile_gwin*.go).
+
+// groupGwin is the API group of the gwin profile's policy resources.
+const groupGwin = "gwin.yandex.cloud"
+
+// policyKind is one implementation policy kind with the kinds it can target.
+type policyKind struct {
+	spec *kindSpec
+	// targets are the group/kind pairs targetRefs may name.
+	targets []groupKind
+}
+
+type groupKind struct{ group, kind string }
+
+func (g groupKind) String() string {
+	if g.group == "" {
+		return g.kind
+	}
+	return g.group + "/" + g.kind
+}
+
+func newPolicyKind(kind string, targets ...groupKind) *policyKind {
+	return &policyKind{
+		spec: &kindSpec{kind: kind, group: groupGwin, version: "v1", namespaced: true,
+			newObject: func() metav1.Object { return &engine.ImplementationPolicy{} }},
+		targets: targets,
+	}
+}
+
+// implementationPolicyKinds are the policy kinds gwdev loads.
+var implementationPolicyKinds = []*policyKind{
+	newPolicyKind("GatewayPolicy", groupKind{groupGateway, "Gateway"}),
+	newPolicyKind("ListenerSetPolicy", groupKind{groupGateway, "ListenerSet"}),
+	newPolicyKind("RoutePolicy", groupKind{groupGateway, "HTTPRoute"}, groupKind{groupGateway, "GRPCRoute"}, groupKind{groupGateway, "TLSRoute"}),
+	newPolicyKind("ServicePolicy", groupKind{groupCore, "Service"}),
+}
+
+// policyKindOf returns the policy kind named kind, or nil.
+func policyKindOf(kind string) *policyKind {
+	for _, pk := range implementationPolicyKinds {
+		if pk.spec.kind == kind {
+			return pk
+		}
+	}
+	return nil
+}
+
+// validateImplementationPolicy checks the structure of a policy: spec is
+// required and holds only targetRefs (same-namespace references to a kind
+// the policy can target), selector (a label selector) and policy (an
+// object).
+func validateImplementationPolicy(p *engine.ImplementationPolicy) []issue {
+	pk := policyKindOf(p.Kind)
+	specPath := field.NewPath("spec")
+	if p.Spec == nil {
+		return fieldIssues(field.ErrorList{field.Required(specPath, "")})
+	}
+	var errs field.ErrorList
+	for _, k := range sortedKeys(p.Spec) {
+		switch k {
+		case "targetRefs":
+			errs = append(errs, validatePolicyTargetRefs(pk, p.Spec[k], specPath.Child(k))...)
+		case "selector":
+			errs = append(errs, validatePolicySelector(p.Spec[k], specPath.Child(k))...)
+		case "policy":
+			if _, ok := p.Spec[k].(map[string]any); !ok && p.Spec[k] != nil {
+				errs = append(errs, field.TypeInvalid(specPath.Child(k), p.Spec[k], "must be an object"))
+			}
+		default:
+			errs = append(errs, unknownField(specPath.Child(k)))
+		}
+	}
+	return policyIssues(errs)
+}
+
+// policyIssues converts validation errors; unknown fields read as kubectl
+// words them.
+func policyIssues(errs field.ErrorList) []issue {
+	out := make([]issue, 0, len(errs))
+	for _, e := range errs {
+		if e.Type == errorTypeUnknownField {
+			out = append(out, issue{field: e.Field, msg: `unknown field "` + e.Field + `"`})
+			continue
+		}
+		out = append(out, fieldIssue(e))
+	}
+	return out
+}
+
+// unknownField reports a field the policy's schema does not have, worded
+// like kubectl's strict field validation.
+func unknownField(path *field.Path) *field.Error {
+	return &field.Error{Type: errorTypeUnknownField, Field: path.String(), BadValue: field.OmitValueType{}}
+}
+
+// errorTypeUnknownField renders as `unknown field "<path>"` (see
+// policyIssues).
+const errorTypeUnknownField field.ErrorType = "unknown field"
+
+// validatePolicyTargetRefs checks spec.targetRefs: a list of {group, kind,
+// name} naming objects of a kind the policy targets, in its namespace.
+func validatePolicyTargetRefs(pk *policyKind, v any, path *field.Path) field.ErrorList {
+	list, ok := v.([]any)
+	if !ok {
+		if v == nil {
+			return nil
+		}
+		return field.ErrorList{field.TypeInvalid(path, v, "must be a list")}
+	}
+	var errs field.ErrorList
+	for i, item := range list {
+		ip := path.Index(i)
+		ref, ok := item.(map[string]any)
+		if !ok {
+			errs = append(errs, field.TypeInvalid(ip, item, "must be an object"))
+			continue
+		}
+		for _, k := range sortedKeys(ref) {
+			if _, isString := ref[k].(string); !isString {
+				if k == "group" || k == "kind" || k == "name" {
+					errs = append(errs, field.TypeInvalid(ip.Child(k), ref[k], "must be a string"))
+					continue
+				}
+			}
+			switch k {
+			case "group", "kind", "name":
+			case "namespace":
+				errs = append(errs, field.Forbidden(ip.Child(k), "a policy applies only to objects in its own namespace"))
+			default:
+				errs = append(errs, unknownField(ip.Child(k)))
+			}
+		}
+		kind, _ := ref["kind"].(string)
+		name, _ := ref["name"].(string)
+		group, hasGroup := ref["group"].(string)
+		if kind == "" {
+			errs = append(errs, field.Required(ip.Child("kind"), ""))
+		}
+		if name == "" {
+			errs = append(errs, field.Required(ip.Child("name"), ""))
+		} else {
+			for _, msg := range validation.IsDNS1123Subdomain(name) {
+				errs = append(errs, field.Invalid(ip.Child("name"), name, msg))
+			}
+		}
+		if kind == "" {
+			continue
+		}
+		if !hasGroup {
+			group = defaultTargetGroup(pk, kind)
+		}
+		if !slices.Contains(pk.targets, groupKind{group, kind}) {
+			var allowed []string
+			for _, t := range pk.targets {
+				allowed = append(allowed, t.String())
+			}
+			errs = append(errs, field.NotSupported(ip, groupKind{group, kind}.String(), allowed))
+		}
+	}
+	return errs
+}
+
+// defaultTargetGroup is the group a targetRef without one means: the group
+// of the policy's target kind of that name.
+func defaultTargetGroup(pk *policyKind, kind string) string {
+	for _, t := range pk.targets {
+		if t.kind == kind {
+			return t.group
+		}
+	}
+	return ""
+}
+
+// validatePolicySelector checks spec.selector as a metav1.LabelSelector.
+func validatePolicySelector(v any, path *field.Path) field.ErrorList {
+	m, ok := v.(map[string]any)
+	if !ok {
+		if v == nil {
+			return nil
+		}
+		return field.ErrorList{field.TypeInvalid(path, v, "must be an object")}
+	}
+	var errs field.ErrorList
+	for _, k := range sortedKeys(m) {
+		if k != "matchLabels" && k != "matchExpressions" {
+			errs = append(errs, unknownField(path.Child(k)))
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	var sel metav1.LabelSelector
+	for _, is := range strictDecode(path.String(), v, &sel) {
+		errs = append(errs, &field.Error{Type: field.ErrorTypeInvalid, Field: is.field, BadValue: field.OmitValueType{}, Detail: trimFieldPrefix(is)})
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return metav1validation.ValidateLabelSelector(&sel, metav1validation.LabelSelectorValidationOptions{}, path)
+}
+
+// trimFieldPrefix returns an issue's message without its leading field path.
+func trimFieldPrefix(is issue) string {
+	if p := is.field + ": "; is.field != "" && strings.HasPrefix(is.msg, p) {
+		return strings.TrimPrefix(is.msg, p)
+	}
+	return is.msg
+}
+
+// appendPolicyObjects lists the implementation policies of s with their
+// keys and sources (see snapshotObjects).
+func appendPolicyObjects(out []loaded, s *engine.Snapshot) []loaded {
+	for _, p := range s.ImplementationPolicies {
+		pk := policyKindOf(p.Kind)
+		if pk == nil {
+			continue
+		}
+		key := objectKey(pk.spec, p.Namespace, p.Name)
+		out = append(out, loaded{key: key, src: s.SourceOf(key), obj: p})
+	}
+	return out
+}

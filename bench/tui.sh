@@ -27,7 +27,7 @@ go run ./bench/genroutes -n 1000 -o "$tmp/routes" >/dev/null
 # The Gateway listens on port 80, or 8080 when gwdev cannot bind 80.
 url=""
 wait_ready() {
-  for _ in $(seq 1 100); do
+  for _ in $(seq 1 600); do
     for u in http://127.0.0.1:80/ http://127.0.0.1:8080/; do
       if [ "$(curl -s -o /dev/null -w '%{http_code}' -H 'Host: app-500.example.com' "$u" || true)" = 200 ]; then
         url=$u; return 0
@@ -38,7 +38,7 @@ wait_ready() {
   echo "gwdev did not start serving"; exit 1
 }
 wait_down() {
-  for _ in $(seq 1 100); do
+  for _ in $(seq 1 300); do
     curl -s -o /dev/null -m 0.2 "$url" || return 0
     sleep 0.1
   done

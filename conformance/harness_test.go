@@ -87,6 +87,9 @@ func TestConformance(t *testing.T) {
 				return
 			}
 			t.Logf("report written to %s:\n%s", *reportPath, rep.summaryTable())
+			if err := updateReadme("README.md", rep); err != nil {
+				t.Errorf("updating the README summary: %v", err)
+			}
 		})
 	}
 
@@ -130,8 +133,9 @@ func startGwdev(t *testing.T, api *apiServer) {
 		t.Fatal(err)
 	}
 	gwdevServer = emulator.New(emulator.Config{PortOffset: 0})
+	workload := emulator.New(emulator.Config{PortOffset: 0})
 	ctrl := &controller{
-		api: api, loader: loader, srv: gwdevServer, kube: &kubelet{api: api},
+		api: api, loader: loader, srv: gwdevServer, kube: &kubelet{api: api, workload: workload},
 		logf: stderrLogf, addresses: map[string]string{},
 	}
 	gc := &gwv1.GatewayClass{
@@ -151,6 +155,9 @@ func startGwdev(t *testing.T, api *apiServer) {
 		defer scancel()
 		if err := gwdevServer.Close(sctx); err != nil {
 			t.Logf("closing the emulator: %v", err)
+		}
+		if err := workload.Close(sctx); err != nil {
+			t.Logf("closing the Pod workloads: %v", err)
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -17,18 +18,29 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
 	"github.com/gwdev/gwdev/emulator"
+	"github.com/gwdev/gwdev/engine"
 )
 
 // kubelet stands in for the Deployment controller and the kubelet: every
-// Deployment gets its replicas as Ready Pods with a loopback pod IP (nothing
-// is ever sent to it by gwdev, which answers Services without
-// EndpointSlices with its built-in echo backend), and Pods whose Deployment
-// is gone are deleted. Pod names are shaped like a ReplicaSet's
-// (<deployment>-<hash>-<hash>), which the weight tests rely on.
+// Deployment gets its replicas as Ready Pods with a loopback pod IP, and
+// Pods whose Deployment is gone are deleted. Pod names are shaped like a
+// ReplicaSet's (<deployment>-<hash>-<hash>), which the weight tests rely on.
+//
+// gwdev answers a Service without EndpointSlices with its built-in echo
+// backend, so Pods are only reached when a test writes EndpointSlices with
+// their IPs itself. For those, the containers of the conformance echo image
+// (echo-basic: HTTP on 3000, h2c on 3001) are played by a second gwdev
+// emulator, bound to each Pod IP, whose one rule sends everything to
+// gwdev's echo backend named after the Deployment.
 type kubelet struct {
 	api    *apiServer
 	nextIP int
+	// workload serves the Pods' echo containers (nil: none).
+	workload *emulator.Server
+	served   string
 }
 
 // podIP returns the next pod IP: 127.1.0.1, 127.1.0.2, … (loopback, so
@@ -62,16 +74,80 @@ func (k *kubelet) reconcile(ctx context.Context) error {
 			}
 		}
 	}
+	var running []corev1.Pod
 	for i := range pods.Items {
 		p := &pods.Items[i]
 		if want[p.Namespace+"/"+p.Name] {
+			running = append(running, *p)
 			continue
 		}
 		if err := k.api.Delete(ctx, p); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting Pod %s/%s: %w", p.Namespace, p.Name, err)
 		}
 	}
+	return k.serveWorkloads(running)
+}
+
+// echoPorts are the ports the conformance echo image listens on.
+var echoPorts = []int32{3000, 3001}
+
+// serveWorkloads binds the echo containers of the running Pods that use
+// the conformance echo image.
+func (k *kubelet) serveWorkloads(pods []corev1.Pod) error {
+	if k.workload == nil {
+		return nil
+	}
+	t := &engine.Table{}
+	for _, p := range pods {
+		app := ""
+		for _, o := range p.OwnerReferences {
+			app = o.Name
+		}
+		if p.Status.PodIP == "" || app == "" || !slices.ContainsFunc(p.Spec.Containers, func(c corev1.Container) bool {
+			return strings.Contains(c.Image, "echo-basic")
+		}) {
+			continue
+		}
+		t.Gateways = append(t.Gateways, podTable(p, app))
+	}
+	slices.SortFunc(t.Gateways, func(a, b *engine.GatewayTable) int { return strings.Compare(a.Name, b.Name) })
+	var key strings.Builder
+	for _, g := range t.Gateways {
+		key.WriteString(g.Name + "=" + g.Address + ";")
+	}
+	if key.String() == k.served {
+		return nil
+	}
+	if err := k.workload.Apply(t).Err(); err != nil {
+		k.served = ""
+		return fmt.Errorf("serving Pod workloads: %w", err)
+	}
+	k.served = key.String()
 	return nil
+}
+
+// podTable is the routing table of one Pod's echo container: every
+// request on its echo ports goes to gwdev's echo backend for Service
+// <namespace>/<app>, which names itself after app.
+func podTable(p corev1.Pod, app string) *engine.GatewayTable {
+	name := "pod/" + p.Namespace + "/" + p.Name
+	g := &engine.GatewayTable{Name: name, Address: p.Status.PodIP,
+		Gateway: engine.ObjectKey{Kind: "Pod", Namespace: p.Namespace, Name: p.Name}}
+	svc := engine.ObjectKey{Kind: "Service", Namespace: p.Namespace, Name: app}
+	for _, port := range echoPorts {
+		ln := fmt.Sprintf("%s/port/%d", name, port)
+		rule := &engine.RouteRule{
+			Name: ln + "/rule", Route: g.Gateway,
+			HTTP: &gwv1.HTTPRouteMatch{Path: &gwv1.HTTPPathMatch{Type: new(gwv1.PathMatchPathPrefix), Value: new("/")}},
+			Backends: []*engine.Backend{{Name: ln + "/backend", Service: svc, Port: port, Weight: 1,
+				Target: &engine.Target{Kind: engine.TargetEcho, Why: "the Pod's echo container"}}},
+		}
+		g.Ports = append(g.Ports, &engine.PortTable{Port: port, Transport: "TCP", Listeners: []*engine.ListenerTable{{
+			Name: ln, Owner: g.Gateway, SectionName: fmt.Sprint(port), Protocol: gwv1.HTTPProtocolType,
+			VirtualHosts: []*engine.VirtualHost{{Name: ln + "/vhost/*", Rules: []*engine.RouteRule{rule}}},
+		}}})
+	}
+	return g
 }
 
 // podName is <deployment>-<10 chars>-<5 chars>, stable for a Deployment

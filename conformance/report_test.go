@@ -268,6 +268,23 @@ func (rep *Report) summaryTable() string {
 	return b.String()
 }
 
+// updateReadme replaces the summary table between the summary markers of
+// the README with the report's.
+func updateReadme(path string, rep *Report) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	const start, end = "<!-- summary:start -->\n", "<!-- summary:end -->"
+	before, rest, ok1 := strings.Cut(string(data), start)
+	_, after, ok2 := strings.Cut(rest, end)
+	if !ok1 || !ok2 {
+		return fmt.Errorf("%s has no summary markers", path)
+	}
+	table := fmt.Sprintf("gwdev %s, Gateway API %s, %s:\n\n%s", rep.Version, rep.GatewayAPIVersion, rep.Date[:10], rep.summaryTable())
+	return os.WriteFile(path, []byte(before+start+table+end+after), 0o644)
+}
+
 // TestNoRegression compares the report of the last run (-gwdev.report)
 // with the committed one (-gwdev.baseline): a test that passed there and
 // does not pass now fails it. `make conformance` runs it after the suite.

@@ -26,4 +26,23 @@
 // grpctrace.go adds gRPC service, method and status to traces;
 // conntrace.go traces HTTP connections that end without a request
 // (garbage, silent clients).
+//
+// HTTPS and TLS listeners sharing a port share one socket (tls.go,
+// tlsconn.go): the ClientHello's SNI picks the listener with the same
+// precedence as Host on HTTP ports; HTTPS listeners terminate with their
+// certificates (ALPN h2, http/1.1; frontend client certificate validation)
+// and hand the connection to the port's HTTP server, which answers 421 to a
+// request whose Host belongs to another listener than the SNI; TLS
+// listeners forward TLSRoute streams, raw (Passthrough, the ClientHello
+// replayed) or decrypted (Terminate) (passthrough.go). Refused handshakes,
+// plain HTTP and garbage on a TLS port are traced. BackendTLSPolicy errors
+// are explained in traces (backendtls.go); the echo backend serves TLS in
+// process with its Service's Secret (echotls.go).
+//
+// Implementation-profile behaviour from the table (engine.ListenerPolicy,
+// engine.RulePolicy, engine.AccessLogPolicy; for example the gwin profile,
+// docs/gwin.md): RBAC with 403 and the deciding principal in the trace
+// (rbac.go), HTTP/1.x-only listeners, the HTTP/2 stream limit and stream
+// idle timeouts (policy.go), and access-log discard rules that filter the
+// access log but never traces (accesslog_filter.go).
 package emulator

@@ -236,9 +236,10 @@ func (ex *exchange) checkTLS(pr *portRoutes) (action, bool) {
 		return 0, false
 	}
 	t := &ex.trace
-	t.SNI = cs.ServerName
-	t.TLSVersion = tls.VersionName(cs.Version)
-	t.NegotiatedProtocol = cs.NegotiatedProtocol
+	t.SNI, t.NegotiatedProtocol = cs.ServerName, cs.NegotiatedProtocol
+	if cs.Version != 0 { // 0: Explain, without a handshake
+		t.TLSVersion = tls.VersionName(cs.Version)
+	}
 	byName := pr.tls.listenerFor(pr, cs.ServerName)
 	if byName < 0 {
 		return 0, false // the handshake refuses these; Explain may ask anyway

@@ -49,7 +49,7 @@ func (t *translator) buildTable() *Table {
 // listenerTable builds one listener's table entry.
 func (t *translator) listenerTable(l *listenerState) *ListenerTable {
 	owner := l.ownerKey()
-	lt := &ListenerTable{Name: l.tableName(), Owner: owner, SectionName: l.name, Source: t.source(owner).At("spec.listeners[" + itoa(l.index) + "]"),
+	lt := &ListenerTable{Name: l.tableName(), Owner: owner, SectionName: l.name, Source: t.sourceAt(owner, "spec.listeners["+itoa(l.index)+"]"),
 		Protocol: l.protocol, Hostname: l.hostname, TLS: l.tlsTable}
 	switch l.protocol {
 	case gwv1.HTTPProtocolType, gwv1.HTTPSProtocolType:

@@ -39,9 +39,15 @@ func (s *Snapshot) Each(fn func(k ObjectKey, obj metav1.Object)) {
 	each(s.ConfigMaps, "", "v1", "ConfigMap", fn)
 }
 
+// each sets apiVersion and kind where they are not set yet: Translate sets
+// them on its result before returning it, so that readers sharing a Result
+// across goroutines (the admin API, the reloader) only read.
 func each[T kubeObject](objs []T, group, version, kind string, fn func(ObjectKey, metav1.Object)) {
+	gvk := schema.GroupVersionKind{Group: group, Version: version, Kind: kind}
 	for _, o := range objs {
-		o.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{Group: group, Version: version, Kind: kind})
+		if o.GetObjectKind().GroupVersionKind() != gvk {
+			o.GetObjectKind().SetGroupVersionKind(gvk)
+		}
 		fn(ObjectKey{Kind: kind, Namespace: o.GetNamespace(), Name: o.GetName()}, o)
 	}
 }

@@ -284,7 +284,7 @@ func (t *translator) profileRoute(r *routeState, g *gatewayState) string {
 	var refusals []string
 	for _, fu := range routeFeatures(r) {
 		f := p.features()
-		var s support
+		s := supported
 		switch fu.family {
 		case "routeKinds":
 			s = f.routeKinds[fu.value]

@@ -187,11 +187,33 @@ func (t *translator) gwinPolicyTargets(p *gwinPolicy) (targets, foreign []string
 		consider(ObjectKey{Kind: "ListenerSet", Namespace: s.Namespace, Name: s.Name}, s.Labels, st != nil && t.profileOf(st.parent).name() == ProfileGwin)
 	}
 	for _, r := range t.routes {
-		_, gwin := t.gwin().routes[r]
-		consider(r.key, r.obj.(metav1.Object).GetLabels(), gwin)
+		consider(r.key, r.obj.(metav1.Object).GetLabels(), t.routeHasGwinParent(r))
 	}
 	for _, s := range t.out.Services {
 		consider(ObjectKey{Kind: "Service", Namespace: s.Namespace, Name: s.Name}, s.Labels, true)
 	}
 	return targets, foreign
+}
+
+// routeHasGwinParent reports whether a parentRef of the route names a
+// Gateway, or a ListenerSet of a Gateway, that uses the gwin profile.
+func (t *translator) routeHasGwinParent(r *routeState) bool {
+	for _, ref := range r.parentRefs {
+		ns := r.key.Namespace
+		if ref.Namespace != nil && *ref.Namespace != "" {
+			ns = string(*ref.Namespace)
+		}
+		var g *gatewayState
+		if ref.Kind != nil && *ref.Kind == "ListenerSet" {
+			if s := t.setByKey[nsName{ns, string(ref.Name)}]; s != nil {
+				g = s.parent
+			}
+		} else {
+			g = t.gatewayByKey[nsName{ns, string(ref.Name)}]
+		}
+		if g != nil && t.profileOf(g).name() == ProfileGwin {
+			return true
+		}
+	}
+	return false
 }

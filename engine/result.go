@@ -42,8 +42,10 @@ type Options struct {
 
 // PEMCertificate is a certificate chain and its private key, PEM encoded.
 type PEMCertificate struct {
+	// CertPEM is the chain, leaf first.
 	CertPEM []byte
-	KeyPEM  []byte
+	// KeyPEM is the leaf's private key.
+	KeyPEM []byte
 }
 
 func (o Options) controllerName() string {

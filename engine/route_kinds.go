@@ -59,19 +59,19 @@ func (t *translator) compileRoute(r *routeState) {
 	case *gwv1.TLSRoute:
 		for i, rule := range o.Spec.Rules {
 			name := ruleName(r, i)
-			r.sni = append(r.sni, &SNIRoute{Name: name, Route: r.key, Source: t.source(r.key).At(rulePath(i)),
+			r.sni = append(r.sni, &SNIRoute{Name: name, Route: r.key, Source: t.sourceAt(r.key, rulePath(i)),
 				Backends: t.resolveBackendRefs(r, name, rule.BackendRefs)})
 		}
 	case *gwv1.TCPRoute:
 		for i, rule := range o.Spec.Rules {
 			name := ruleName(r, i)
-			r.stream = append(r.stream, &StreamRoute{Name: name, Route: r.key, Source: t.source(r.key).At(rulePath(i)),
+			r.stream = append(r.stream, &StreamRoute{Name: name, Route: r.key, Source: t.sourceAt(r.key, rulePath(i)),
 				Backends: t.resolveBackendRefs(r, name, rule.BackendRefs)})
 		}
 	case *gwv1.UDPRoute:
 		for i, rule := range o.Spec.Rules {
 			name := ruleName(r, i)
-			r.stream = append(r.stream, &StreamRoute{Name: name, Route: r.key, Source: t.source(r.key).At(rulePath(i)),
+			r.stream = append(r.stream, &StreamRoute{Name: name, Route: r.key, Source: t.sourceAt(r.key, rulePath(i)),
 				Backends: t.resolveBackendRefs(r, name, rule.BackendRefs)})
 		}
 	}
@@ -101,7 +101,7 @@ func (t *translator) compileHTTPRoute(r *routeState, o *gwv1.HTTPRoute) {
 			r.dropRule(i, rule.Name, why)
 			continue
 		}
-		proto := &RouteRule{Route: r.key, Source: t.source(r.key).At(rulePath(i)), Timeouts: rule.Timeouts, Retry: rule.Retry,
+		proto := &RouteRule{Route: r.key, Source: t.sourceAt(r.key, rulePath(i)), Timeouts: rule.Timeouts, Retry: rule.Retry,
 			SessionPersistence: rule.SessionPersistence, Filters: rule.Filters}
 		if rule.Name != nil {
 			proto.RuleName = string(*rule.Name)
@@ -146,7 +146,7 @@ func (t *translator) compileGRPCRoute(r *routeState, o *gwv1.GRPCRoute) {
 			r.dropRule(i, rule.Name, why)
 			continue
 		}
-		proto := &RouteRule{Route: r.key, Source: t.source(r.key).At(rulePath(i)), SessionPersistence: rule.SessionPersistence,
+		proto := &RouteRule{Route: r.key, Source: t.sourceAt(r.key, rulePath(i)), SessionPersistence: rule.SessionPersistence,
 			Filters: grpcFilters(rule.Filters)}
 		if rule.Name != nil {
 			proto.RuleName = string(*rule.Name)

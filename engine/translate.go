@@ -29,6 +29,7 @@ func Translate(snap *Snapshot, opts Options) *Result {
 	t.writeStatus()
 	res := &Result{Objects: t.out, Table: t.buildTable()}
 	res.Findings = t.collectFindings()
+	res.Objects.Each(func(ObjectKey, metav1.Object) {}) // set apiVersion and kind now, not on read (see each)
 	return res
 }
 

@@ -14,16 +14,16 @@ import (
 func TestForwardTracesBatches(t *testing.T) {
 	ch := make(chan emulator.Trace, 1000)
 	var mu sync.Mutex
-	var batches [][]emulator.Trace
+	var batches []TracesMsg
 	send := func(msg tea.Msg) {
 		mu.Lock()
 		defer mu.Unlock()
-		batches = append(batches, msg.(TracesMsg).Traces)
+		batches = append(batches, msg.(TracesMsg))
 	}
-	got := func() [][]emulator.Trace {
+	got := func() []TracesMsg {
 		mu.Lock()
 		defer mu.Unlock()
-		return append([][]emulator.Trace(nil), batches...)
+		return append([]TracesMsg(nil), batches...)
 	}
 	done := make(chan struct{})
 	go func() {
@@ -47,8 +47,8 @@ func TestForwardTracesBatches(t *testing.T) {
 		t.Fatal("ForwardTraces does not return when the channel closes")
 	}
 	bs := got()
-	if len(bs) != 1 || len(bs[0]) != 300 || bs[0][0].Path != all[200].Path {
-		t.Fatalf("batches %d, want one of the newest 300", len(bs))
+	if len(bs) != 1 || len(bs[0].Traces) != 300 || bs[0].Traces[0].Path != all[200].Path || bs[0].Trimmed != 200 {
+		t.Fatalf("batches %d, want one of the newest 300 and 200 trimmed", len(bs))
 	}
 }
 

@@ -52,19 +52,38 @@ func truncate(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
-	if ansi.StringWidth(s) <= w {
+	if ansiWidth(s) <= w {
 		return s
+	}
+	if plainASCII(s) {
+		return s[:w-1] + "…"
 	}
 	return ansi.Truncate(s, w, "…")
 }
 
-// ansiWidth is the width of s in cells, ANSI sequences aside.
-func ansiWidth(s string) int { return ansi.StringWidth(s) }
+// ansiWidth is the width of s in cells, ANSI sequences aside. Plain ASCII,
+// most of what the dashboard draws, takes the fast path.
+func ansiWidth(s string) int {
+	if plainASCII(s) {
+		return len(s)
+	}
+	return ansi.StringWidth(s)
+}
+
+// plainASCII reports whether s is printable ASCII only: one cell per byte.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
 
 // fit truncates or pads s to exactly w cells.
 func fit(s string, w int) string {
 	s = truncate(s, w)
-	if n := ansi.StringWidth(s); n < w {
+	if n := ansiWidth(s); n < w {
 		s += strings.Repeat(" ", w-n)
 	}
 	return s
@@ -81,7 +100,7 @@ func wrap(s string, w int) []string {
 // wrapHanging wraps s to w cells; continuation lines are indented by
 // hang cells, or by s's own indent when it is deeper.
 func wrapHanging(s string, w, hang int) []string {
-	if ansi.StringWidth(s) <= w {
+	if ansiWidth(s) <= w {
 		return []string{s}
 	}
 	indent := len(s) - len(strings.TrimLeft(s, " "))

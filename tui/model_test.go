@@ -275,7 +275,10 @@ func TestTracesFollowPauseAndSelection(t *testing.T) {
 
 func TestTraceLimit(t *testing.T) {
 	m := newTestModel(80, 24, Options{TraceLimit: 4})
-	run(m, TracesMsg{Traces: sampleTraces(10)})
+	run(m, TracesMsg{Traces: sampleTraces(10), Trimmed: 90})
+	if m.c.s.traces != 100 || m.c.s.rate.perSecond(fixedNow) != 100.0/rateWindow {
+		t.Errorf("trimmed traces are not counted: %d traces, %.1f req/s", m.c.s.traces, m.c.s.rate.perSecond(fixedNow))
+	}
 	tv := m.views[viewTraces].(*tracesView)
 	if len(tv.entries) != 4 || tv.entries[3].t.Path != "/posts/9" && tv.entries[3].t.Host != "docs.example.com" {
 		t.Fatalf("kept %d traces, want the newest 4", len(tv.entries))
@@ -471,3 +474,19 @@ func TestWatchErrorAndNotice(t *testing.T) {
 type errTest string
 
 func (e errTest) Error() string { return string(e) }
+
+func TestResizeKeepsTraceSelection(t *testing.T) {
+	m := newTestModel(80, 24, Options{})
+	run(m, TracesMsg{Traces: sampleTraces(20)})
+	press(m, "4", "down", "down", "down")
+	tv := m.views[viewTraces].(*tracesView)
+	want, _ := tv.selected()
+	run(m, tea.WindowSizeMsg{Width: 160, Height: 48})
+	got, ok := tv.selected()
+	if !ok || got.seq != want.seq {
+		t.Fatalf("after a resize the selection moved from %d to %v", want.seq, got)
+	}
+	if v := m.View(); !strings.Contains(v, got.t.Client) {
+		t.Errorf("the wide layout does not show the client column:\n%s", v)
+	}
+}

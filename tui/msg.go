@@ -66,6 +66,9 @@ type StaleObject struct {
 // sends at most one per frame.
 type TracesMsg struct {
 	Traces []emulator.Trace
+	// Trimmed counts older traces of the batch left out to keep it within
+	// the dashboard's list size; they count in the request rate.
+	Trimmed int
 }
 
 // WatchErrorMsg reports a failure of the file watcher (for example too many

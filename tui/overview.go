@@ -503,7 +503,7 @@ func alignRows(indent string, rows [][]string) []string {
 			if i >= len(widths) {
 				widths = append(widths, 0)
 			}
-			widths[i] = max(widths[i], ansi.StringWidth(c))
+			widths[i] = max(widths[i], ansiWidth(c))
 		}
 	}
 	out := make([]string, 0, len(rows))

@@ -22,7 +22,8 @@ type routesView struct {
 	pane     viewport.Model
 	filter   string
 	expanded bool
-	rows     []routeRow // shown rows, parallel to the table's
+	all      []routeRow // every row, rendered once per reload or resize
+	rows     []routeRow // shown rows (those that pass the filter), parallel to the table's
 	w, h     int
 }
 
@@ -58,12 +59,12 @@ func (v *routesView) SetSize(w, h int) {
 	v.w, v.h = w, h
 	v.tbl.setLayout(w, v.columns())
 	v.layout()
-	v.rebuild()
+	v.rebuild() // the rows are rendered for the width
 }
 
 func (v *routesView) SetFilter(f string) {
 	v.filter = strings.ToLower(f)
-	v.rebuild()
+	v.pick()
 	v.tbl.SetCursor(0)
 	v.renderPane()
 }
@@ -163,34 +164,42 @@ func (v *routesView) selected() (routeRow, bool) {
 	return v.rows[c], true
 }
 
-// rebuild recomputes the rows from the session; it keeps the cursor on
-// the same route when it can.
+// rebuild renders every route's rows from the session, then picks those
+// that pass the filter.
 func (v *routesView) rebuild() {
+	v.all = v.all[:0]
+	if res := v.s.result(); res != nil {
+		eachRoute(res.Objects, func(r routeObject) {
+			v.all = append(v.all, v.routeRows(r)...)
+		})
+	}
+	v.pick()
+}
+
+// pick shows the rows that pass the filter, keeping the cursor on the same
+// route when it can.
+func (v *routesView) pick() {
 	var keep engine.ObjectKey
 	if r, ok := v.selected(); ok {
 		keep = r.route.key
 	}
 	v.rows = v.rows[:0]
-	if res := v.s.result(); res != nil {
-		eachRoute(res.Objects, func(r routeObject) {
-			for _, row := range v.routeRows(r) {
-				if v.filter == "" || strings.Contains(row.text, v.filter) {
-					v.rows = append(v.rows, row)
-				}
-			}
-		})
+	for _, row := range v.all {
+		if v.filter == "" || strings.Contains(row.text, v.filter) {
+			v.rows = append(v.rows, row)
+		}
 	}
 	trows := make([]table.Row, len(v.rows))
-	cursor := 0
+	cursor := -1
 	for i, r := range v.rows {
 		trows[i] = r.cells
-		if r.route.key == keep && cursor == 0 {
+		if cursor < 0 && r.route.key == keep {
 			cursor = i
 		}
 	}
 	v.tbl.SetRows(trows)
 	if len(trows) > 0 {
-		v.tbl.SetCursor(cursor)
+		v.tbl.SetCursor(max(cursor, 0))
 	}
 }
 
@@ -243,9 +252,9 @@ func (v *routesView) renderPane() {
 		v.pane.SetContent("")
 		return
 	}
-	lines := v.routeDetail(r.route)
-	for i := range lines {
-		lines[i] = truncate(lines[i], v.w)
+	var lines []string
+	for _, l := range v.routeDetail(r.route) {
+		lines = append(lines, wrapHanging(l, v.w, 4)...)
 	}
 	v.pane.SetContent(strings.Join(lines, "\n"))
 	v.pane.GotoTop()

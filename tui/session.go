@@ -168,6 +168,18 @@ func (s *session) changedSummary() string {
 	return fmt.Sprintf("reloaded %s: %d objects changed", files, len(objs))
 }
 
+// countTraces counts a batch of traces, trimmed ones included, for the
+// request rate.
+func (s *session) countTraces(msg TracesMsg) {
+	for _, t := range msg.Traces {
+		s.rate.add(t.Time)
+	}
+	if len(msg.Traces) > 0 {
+		s.rate.addN(msg.Traces[0].Time, msg.Trimmed)
+	}
+	s.traces += len(msg.Traces) + msg.Trimmed
+}
+
 // rateMeter counts requests per second over the last few seconds.
 type rateMeter struct {
 	secs   [rateWindow + 2]int64
@@ -177,7 +189,13 @@ type rateMeter struct {
 // rateWindow is how many seconds the request rate averages.
 const rateWindow = 5
 
-func (r *rateMeter) add(t time.Time) {
+func (r *rateMeter) add(t time.Time) { r.addN(t, 1) }
+
+// addN counts n requests at t.
+func (r *rateMeter) addN(t time.Time, n int) {
+	if n <= 0 {
+		return
+	}
 	sec := t.Unix()
 	i := int(sec % int64(len(r.secs)))
 	if i < 0 {
@@ -186,7 +204,7 @@ func (r *rateMeter) add(t time.Time) {
 	if r.secs[i] != sec {
 		r.secs[i], r.counts[i] = sec, 0
 	}
-	r.counts[i]++
+	r.counts[i] += n
 }
 
 // perSecond is the mean rate over the rateWindow seconds up to now.

@@ -89,6 +89,7 @@ func (v *tracesView) position() string {
 }
 
 func (v *tracesView) SetSize(w, h int) {
+	sel := v.selectedSeq()
 	v.w, v.h = w, h
 	v.setColumns()
 	v.tbl.SetHeight(h)
@@ -96,7 +97,6 @@ func (v *tracesView) SetSize(w, h int) {
 	for i := range v.entries {
 		v.entries[i].row = nil // the columns changed
 	}
-	sel := v.selectedSeq()
 	v.refresh(sel)
 	v.renderPane()
 }

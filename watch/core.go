@@ -38,7 +38,7 @@ func loadCoreObject(u map[string]any, spec *kindSpec) (metav1.Object, []issue) {
 		defaultEndpointSlice(o)
 		errs = validateEndpointSlice(o)
 	case *engine.ImplementationPolicy:
-		o.Status = nil // written by the engine
+		o.Status, o.Generation = nil, 1 // a CRD object as created: the engine writes status
 		if is := validateImplementationPolicy(o); len(is) > 0 {
 			return nil, is
 		}

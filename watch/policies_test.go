@@ -112,3 +112,16 @@ spec: {}
 		t.Errorf("%d invalid policies loaded", n)
 	}
 }
+
+func TestGwdevYAMLIsNotAManifest(t *testing.T) {
+	_, r := loadTree(t, map[string]string{
+		"gwdev.yaml":    "backends: {api:80: localhost:3000}\nprofiles: {cloud: gwin}\n",
+		"sub/gwdev.yml": "profiles: {}\n",
+	})
+	if len(r.Problems) > 0 || r.Files != 0 {
+		t.Errorf("gwdev.yaml loaded as a manifest: %d files, %v", r.Files, r.Problems)
+	}
+	if IsManifestName("gwdev.yaml") {
+		t.Error("IsManifestName(gwdev.yaml)")
+	}
+}

@@ -32,7 +32,7 @@ func IsManifestName(name string) bool {
 }
 
 // skipName reports whether a directory entry is never looked at: dotfiles,
-// dot-directories and editor temporary files.
+// dot-directories, editor temporary files and gwdev.yaml.
 func skipName(name string) bool {
 	switch {
 	case strings.HasPrefix(name, "."): // dotfiles, .git, emacs lock files .#x
@@ -44,6 +44,8 @@ func skipName(name string) bool {
 	case strings.HasPrefix(name, "#") && strings.HasSuffix(name, "#"): // emacs autosave
 		return true
 	case name == "4913": // vim's write test file
+		return true
+	case name == "gwdev.yaml", name == "gwdev.yml": // gwdev's project settings, not a manifest
 		return true
 	}
 	return false

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -28,6 +29,8 @@ type explainOptions struct {
 	gateway  string
 	output   string
 	backends []string
+	// sni is the TLS server name of an https URL ("" : the URL's host).
+	sni string
 	// profiles are --profile CLASS=PROFILE flags (profiles.go).
 	profiles []string
 }
@@ -58,6 +61,7 @@ https when absent). Example:
 	f.StringVar(&o.gateway, "gateway", "", "namespace/name of the Gateway (default: any Gateway with a listener on the port)")
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	f.StringArrayVar(&o.backends, "backend", nil, "as for up: namespace/service:port=host:port")
+	f.StringVar(&o.sni, "sni", "", "TLS server name for an https URL (default: the URL's host); a Host header of another listener gets 421")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	return cmd
 }
@@ -110,7 +114,7 @@ func (o *explainOptions) run(out io.Writer, rawURL string) error {
 		return nil
 	}
 	printExplain(out, req, port, tr)
-	if tr.Rule == "" {
+	if tr.Rule == "" && tr.Status != http.StatusMisdirectedRequest {
 		for _, h := range noMatchHints(res, req.Host, port) {
 			fmt.Fprintf(out, "  hint: %s\n", h)
 		}
@@ -146,6 +150,13 @@ func (o *explainOptions) request(rawURL string) (*http.Request, int32, error) {
 	}
 	req.Host = u.Hostname()
 	req.RemoteAddr = net.JoinHostPort("127.0.0.1", "50000")
+	if u.Scheme == "https" {
+		sni := u.Hostname()
+		if o.sni != "" {
+			sni = o.sni
+		}
+		req.TLS = &tls.ConnectionState{ServerName: sni}
+	}
 	for _, h := range o.headers {
 		name, value, ok := strings.Cut(h, ":")
 		if !ok {
@@ -168,6 +179,7 @@ func printExplain(out io.Writer, req *http.Request, port int32, t *emulator.Trac
 		}
 	}
 	step("gateway", t.Gateway)
+	step("sni", t.SNI)
 	step("listener", t.Listener)
 	step("virtual host", t.VirtualHost)
 	step("route", t.Route)

@@ -64,8 +64,9 @@ func (s *tmuxSession) waitText(text string, d time.Duration) string {
 // TestUpTUIInTmux starts `gwdev up` on a copy of samples/basic in a 120×40
 // tmux pane and checks the dashboard: the Overview, a broken file in
 // Problems while the last good routes keep serving, the problem clearing
-// once the file is fixed, requests in Traces, and q stopping gwdev with its
-// listeners closed. It skips when tmux is not installed.
+// once the file is fixed, requests in Traces, copy as curl (status line and
+// OSC 52 clipboard), replay, the request detail, and q stopping gwdev with
+// its listeners closed. It skips when tmux is not installed (or with -short).
 func TestUpTUIInTmux(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed")
@@ -160,12 +161,33 @@ func TestUpTUIInTmux(t *testing.T) {
 	if !regexp.MustCompile(`4 Traces [4-9]`).MatchString(screen) {
 		t.Errorf("the Traces tab does not count the requests:\n%s", screen)
 	}
+	// c copies the request as curl: to the status line, and with OSC 52 to
+	// the clipboard, which tmux keeps as a buffer when set-clipboard is on.
+	if out, err := s.tmux("set-option", "-g", "set-clipboard", "on"); err != nil {
+		t.Fatalf("set-clipboard: %v: %s", err, out)
+	}
+	s.keys("c")
+	s.waitText("copied: curl -i http://"+addr+"/api/users -H 'Host: app.example.com'", 3*time.Second)
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		buf, _ := s.tmux("show-buffer")
+		if strings.HasPrefix(buf, "curl -i http://"+addr+"/api/users") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the tmux buffer (OSC 52) holds %q, want the curl command", buf)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// r replays it through the listener: the status line says so.
+	s.keys("r")
+	s.waitText("replayed GET app.example.com/api/users → 200", 3*time.Second)
 	s.keys("Enter")
 	s.waitText("Decision", 3*time.Second)
 
 	// q stops gwdev: the session ends and the listener is closed.
 	s.keys("q")
-	deadline := time.Now().Add(10 * time.Second)
+	deadline = time.Now().Add(10 * time.Second)
 	for {
 		if _, err := s.tmux("has-session", "-t", "gwdev"); err != nil {
 			break

@@ -57,29 +57,49 @@ type echoStreamTLS struct {
 	CipherSuite        string `json:"cipherSuite"`
 }
 
+// echoSniffWindow is how long the TLSRoute echo backend waits for a client
+// that speaks first (HTTP) before it greets like the TCP echo server.
+const echoSniffWindow = 100 * time.Millisecond
+
 // serveEchoStream answers a TLSRoute connection like the conformance TCP
 // echo server: a welcome line, then PING → PONG, IS_TLS → true/false and
 // TEST → a JSON description of the connection; any other line comes back
 // as it was sent. With conf it first terminates TLS (passthrough, or a
-// BackendTLSPolicy), as the backend of a passthrough route does.
+// BackendTLSPolicy), as the backend of a passthrough route does. A client
+// that speaks HTTP (ALPN h2 or http/1.1, or an HTTP request line sent at
+// once) gets the HTTP echo backend instead, like the conformance
+// tls-backend.
 func serveEchoStream(conn net.Conn, e *echoTarget, ingress string, conf *tls.Config) {
-	defer conn.Close()
 	a := echoStreamAssertions{Namespace: e.namespace, Ingress: ingress, Service: e.service, Pod: e.pod,
 		TCPPort: strconv.Itoa(int(e.port))}
+	var cs *tls.ConnectionState
 	if conf != nil {
 		tc := tls.Server(conn, conf)
 		if err := tc.Handshake(); err != nil {
 			if e.log != nil {
 				e.log.add("TLS handshake failed: " + err.Error())
 			}
+			_ = conn.Close()
 			return
 		}
-		cs := tc.ConnectionState()
+		st := tc.ConnectionState()
+		if st.NegotiatedProtocol == "h2" || st.NegotiatedProtocol == "http/1.1" {
+			serveEchoHTTP(tc, e, &st)
+			return
+		}
+		cs = &st
 		a.IsTLS, a.TLSPort = true, a.TCPPort
-		a.TLS = &echoStreamTLS{Version: tls.VersionName(cs.Version), ServerName: cs.ServerName,
-			NegotiatedProtocol: cs.NegotiatedProtocol, CipherSuite: tls.CipherSuiteName(cs.CipherSuite), Curves: cs.CurveID.String()}
+		a.TLS = &echoStreamTLS{Version: tls.VersionName(st.Version), ServerName: st.ServerName,
+			NegotiatedProtocol: st.NegotiatedProtocol, CipherSuite: tls.CipherSuiteName(st.CipherSuite), Curves: st.CurveID.String()}
 		conn = tc
 	}
+	sc := sniff(conn)
+	if sc.http() {
+		serveEchoHTTP(sc, e, cs)
+		return
+	}
+	conn = sc
+	defer conn.Close()
 	if e.log != nil {
 		e.log.add(fmt.Sprintf("TCP connection (TLS: %t)", a.IsTLS))
 	}
@@ -89,9 +109,9 @@ func serveEchoStream(conn net.Conn, e *echoTarget, ingress string, conf *tls.Con
 	if w.Flush() != nil {
 		return
 	}
-	sc := bufio.NewScanner(conn)
-	for sc.Scan() {
-		switch line := sc.Text(); line {
+	lines := bufio.NewScanner(conn)
+	for lines.Scan() {
+		switch line := lines.Text(); line {
 		case "TEST":
 			_, _ = w.Write(append(test, '\n'))
 		case "IS_TLS":
@@ -108,9 +128,72 @@ func serveEchoStream(conn net.Conn, e *echoTarget, ingress string, conf *tls.Con
 	closeWrite(conn)
 }
 
+// sniffedConn is a connection whose first read started before anyone
+// asked: sniff waits a moment for it to tell whether the client speaks
+// first (HTTP) or waits for a greeting (the TCP echo protocol).
+type sniffedConn struct {
+	net.Conn
+	first   chan sniffRead
+	got     bool
+	pending []byte
+	err     error
+}
+
+type sniffRead struct {
+	b   []byte
+	err error
+}
+
+// sniff starts the first read of c and waits up to echoSniffWindow for it.
+func sniff(c net.Conn) *sniffedConn {
+	s := &sniffedConn{Conn: c, first: make(chan sniffRead, 1)}
+	go func() {
+		b := make([]byte, 4096)
+		n, err := c.Read(b)
+		s.first <- sniffRead{b[:n], err}
+	}()
+	t := time.NewTimer(echoSniffWindow)
+	defer t.Stop()
+	select {
+	case r := <-s.first:
+		s.got, s.pending, s.err = true, r.b, r.err
+	case <-t.C:
+	}
+	return s
+}
+
+// http reports whether the client spoke first with an HTTP/1.x request.
+func (s *sniffedConn) http() bool {
+	_, ok := plainHTTP(s.pending)
+	return s.got && ok
+}
+
+func (s *sniffedConn) Read(p []byte) (int, error) {
+	if !s.got {
+		r := <-s.first
+		s.got, s.pending, s.err = true, r.b, r.err
+	}
+	if len(s.pending) > 0 {
+		n := copy(p, s.pending)
+		s.pending = s.pending[n:]
+		return n, nil
+	}
+	if s.err != nil {
+		return 0, s.err
+	}
+	return s.Conn.Read(p)
+}
+
+// CloseWrite half-closes the underlying connection.
+func (s *sniffedConn) CloseWrite() error {
+	closeWrite(s.Conn)
+	return nil
+}
+
 // echoServerTLS returns the echo backend's server configuration: the
-// Secret's certificate, or generated ones. withALPN offers h2 and
-// http/1.1 (the HTTP echo server).
+// Secret's certificate, or generated ones. With withALPN it offers h2 and
+// http/1.1 to clients that ask for either (and no protocol to others, so
+// that a client of some other protocol still gets its TCP echo).
 func echoServerTLS(cert *engine.Certificate, withALPN bool) *tls.Config {
 	key := "generated"
 	if cert != nil {
@@ -124,9 +207,6 @@ func echoServerTLS(cert *engine.Certificate, withALPN bool) *tls.Config {
 		return c.(*tls.Config)
 	}
 	conf := &tls.Config{MinVersion: tls.VersionTLS12}
-	if withALPN {
-		conf.NextProtos = httpsALPN
-	}
 	if cert != nil {
 		if pair, err := tls.X509KeyPair(cert.CertPEM, cert.KeyPEM); err == nil {
 			conf.Certificates = []tls.Certificate{pair}
@@ -134,6 +214,18 @@ func echoServerTLS(cert *engine.Certificate, withALPN bool) *tls.Config {
 	}
 	if len(conf.Certificates) == 0 {
 		conf.GetCertificate = generatedCertificate
+	}
+	if withALPN {
+		http := conf.Clone()
+		http.NextProtos = httpsALPN
+		conf.GetConfigForClient = func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+			for _, p := range hello.SupportedProtos {
+				if p == "h2" || p == "http/1.1" {
+					return http, nil
+				}
+			}
+			return nil, nil
+		}
 	}
 	c, _ := echoTLSConfigs.LoadOrStore(key, conf)
 	return c.(*tls.Config)
@@ -206,7 +298,10 @@ func generatedCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error) 
 // gateway's BackendTLSPolicy configuration (CA, SNI, subjectAltNames) meets
 // a real server certificate.
 type echoHTTPS struct {
-	e     *echoTarget
+	e *echoTarget
+	// tls, when set, is the TLS state of a connection whose requests do
+	// not carry it (HTTP sniffed on a TLS stream).
+	tls   *tls.ConnectionState
 	conf  *tls.Config
 	once  sync.Once
 	queue *connQueue
@@ -239,8 +334,39 @@ func (es *echoHTTPS) dial(context.Context, string, string) (net.Conn, error) {
 	return gw, nil
 }
 
+// serveEchoHTTP serves HTTP/1.1 or HTTP/2 (by the ALPN agreed) on one
+// connection with the echo backend's HTTP handler; cs, when set, is the
+// connection's TLS state for requests that do not carry it themselves.
+func serveEchoHTTP(c net.Conn, e *echoTarget, cs *tls.ConnectionState) {
+	srv := &http.Server{Handler: &echoHTTPS{e: e, tls: cs}, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: idleTimeout,
+		Protocols: new(http.Protocols), ErrorLog: log.New(io.Discard, "", 0)}
+	srv.Protocols.SetHTTP1(true)
+	srv.Protocols.SetHTTP2(true)
+	_ = srv.Serve(&oneConn{c: c}) // returns after the one Accept; the connection is served on
+}
+
+// oneConn is a net.Listener that yields one connection.
+type oneConn struct {
+	c    net.Conn
+	done bool
+}
+
+func (l *oneConn) Accept() (net.Conn, error) {
+	if l.done {
+		return nil, net.ErrClosed
+	}
+	l.done = true
+	return l.c, nil
+}
+
+func (l *oneConn) Close() error   { return nil }
+func (l *oneConn) Addr() net.Addr { return l.c.LocalAddr() }
+
 // ServeHTTP answers like the in-process echo backend.
 func (es *echoHTTPS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.TLS == nil {
+		r.TLS = es.tls
+	}
 	resp, err := es.e.RoundTrip(r)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)

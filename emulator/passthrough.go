@@ -140,7 +140,7 @@ func (s *Server) dialStream(b *backendRoutes, hc *handshakeConn, passthrough boo
 		gw, echoSide := memPipe()
 		var conf *tls.Config
 		if passthrough || reencrypt {
-			conf = echoServerTLS(b.b.Target.EchoTLS, false)
+			conf = echoServerTLS(b.b.Target.EchoTLS, true)
 		}
 		ingress := ""
 		if hc.pr != nil {

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -61,8 +63,9 @@ func TestTLSPassthroughBySNI(t *testing.T) {
 	if res.status != 200 || res.echo(t).Service != "web" {
 		t.Errorf("HTTPS beside passthrough: %d %s", res.status, res.body)
 	}
-	// An SNI the listener takes but no TLSRoute serves is refused.
-	if _, err := h.tlsDial("mail.example.com", roots); err == nil || !strings.Contains(err.Error(), "unrecognized name") {
+	// An SNI the listener takes but no TLSRoute serves is refused: the
+	// connection is closed (the conformance tests want EOF or a reset).
+	if _, err := h.tlsDial("mail.example.com", roots); !errors.Is(err, io.EOF) {
 		t.Errorf("no TLSRoute: %v", err)
 	}
 	tr := waitTrace(t, h.s, func(t Trace) bool { return t.SNI == "mail.example.com" })
@@ -167,6 +170,56 @@ func TestTLSRoutesToEcho(t *testing.T) {
 	if tr.Proto != "TLS Passthrough" || tr.TLSVersion != "TLS 1.3" {
 		t.Errorf("passthrough trace %+v", tr)
 	}
+
+	// An HTTP client (ALPN h2 or http/1.1) through the passthrough gets the
+	// HTTP echo backend over the same TLS, like the conformance tls-backend;
+	// a client of another protocol gets the TCP echo.
+	for _, h2 := range []bool{true, false} {
+		c := h.httpsClient("abc.example.com", &tls.Config{RootCAs: appCA.pool()}, h2)
+		req := h.request("GET", "abc.example.com", "/through")
+		req.URL.Scheme = "https"
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e echoResponse
+		err = json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if err != nil || e.Service != "tcp-backend" || e.Path != "/through" || e.TLS == nil || e.TLS.ServerName != "abc.example.com" || (resp.ProtoMajor == 2) != h2 {
+			t.Errorf("HTTP through passthrough (h2 %t): %v %s %+v", h2, err, resp.Proto, e)
+		}
+	}
+	// Without ALPN, an HTTP request sent at once is recognised too (Go's
+	// http.Transport with its own TLS configuration offers no ALPN), through
+	// passthrough and through termination.
+	for _, c := range []struct {
+		sni  string
+		conf *tls.Config
+	}{{"abc.example.com", &tls.Config{RootCAs: appCA.pool()}}, {"tls.example.com", &tls.Config{RootCAs: gwCA.pool()}}} {
+		conn, err := h.tlsDial(c.sni, c.conf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(conn, "GET /sniffed HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", c.sni)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", c.sni, err)
+		}
+		var e echoResponse
+		err = json.NewDecoder(resp.Body).Decode(&e)
+		conn.Close()
+		if err != nil || resp.StatusCode != 200 || e.Path != "/sniffed" || e.Service != "tcp-backend" || (c.sni == "abc.example.com") != (e.TLS != nil) {
+			t.Errorf("%s: HTTP without ALPN: %v %d %+v", c.sni, err, resp.StatusCode, e)
+		}
+	}
+	conn, err = h.tlsDial("abc.example.com", &tls.Config{RootCAs: appCA.pool(), NextProtos: []string{"postgresql"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if isTLS, _ = echoStreamTest(t, conn); isTLS != "true" || conn.ConnectionState().NegotiatedProtocol != "" {
+		t.Errorf("other ALPN: %s %q", isTLS, conn.ConnectionState().NegotiatedProtocol)
+	}
+	conn.Close()
 
 	// Without a Secret the echo backend's certificate is generated: clients
 	// must be told to trust anything.

@@ -51,6 +51,9 @@ func (m tlsMode) String() string {
 type tlsRoutes struct {
 	// listeners parallels portRoutes.listeners.
 	listeners []*tlsListener
+	// streams is set when a listener of the port is a TLS listener
+	// (TLSRoute streams), not HTTPS.
+	streams bool
 }
 
 // tlsListener is a compiled HTTPS or TLS listener.
@@ -98,6 +101,7 @@ func (c *compiler) tlsPort(pr *portRoutes) string {
 	for _, lr := range pr.listeners {
 		tl := c.tlsListener(lr.l)
 		tr.listeners = append(tr.listeners, tl)
+		tr.streams = tr.streams || tl.mode != tlsHTTPS
 		if tl.broken != "" {
 			broken = append(broken, fmt.Sprintf("%s listener %s: %s", tl.mode, lr.l.SectionName, tl.broken))
 		}

@@ -236,12 +236,17 @@ func (hc *handshakeConn) choose(hello *tls.ClientHelloInfo) (*tls.Config, error)
 	return tl.conf, nil
 }
 
-// refuse abandons the handshake with an unrecognized_name alert.
+// refuse abandons the handshake. On a port with only HTTPS listeners the
+// client gets an unrecognized_name alert (curl and browsers show it); on a
+// port with TLS listeners the connection is just closed, as the Gateway
+// API's TLSRoute tests require of an SNI no route serves.
 func (hc *handshakeConn) refuse(reason string) (*tls.Config, error) {
 	hc.refused = reason
 	hc.recording, hc.rec = false, nil
 	hc.mute = true
-	_, _ = hc.Conn.Write(alertUnrecognizedName)
+	if hc.pr == nil || hc.pr.tls == nil || !hc.pr.tls.streams {
+		_, _ = hc.Conn.Write(alertUnrecognizedName)
+	}
 	return nil, errRefused
 }
 

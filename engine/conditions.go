@@ -66,6 +66,13 @@ func (c *conditionSet) isFalse(typ string) bool {
 	return cond != nil && cond.Status == metav1.ConditionFalse
 }
 
+// isFalseWith reports whether the condition of that type is False with
+// that reason.
+func (c *conditionSet) isFalseWith(typ, reason string) bool {
+	cond := c.get(typ)
+	return cond != nil && cond.Status == metav1.ConditionFalse && cond.Reason == reason
+}
+
 // isTrue reports whether the condition of that type is present and True.
 func (c *conditionSet) isTrue(typ string) bool {
 	cond := c.get(typ)

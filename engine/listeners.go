@@ -196,33 +196,43 @@ func (t *translator) detectConflicts(ls []*listenerState) {
 			conflicts[l] = &c
 		}
 	}
+	// The Gateway's own listeners: every listener of a conflicting pair is
+	// marked (spec: no picking one of the conflicting listeners as the winner).
 	for i, a := range ls {
-		if routeKindsFor(a.protocol) == nil {
+		if a.set != nil || routeKindsFor(a.protocol) == nil {
 			continue
 		}
 		for _, b := range ls[i+1:] {
-			if b.port != a.port || transportOf(a.protocol) != transportOf(b.protocol) || routeKindsFor(b.protocol) == nil {
+			if b.set != nil {
 				continue
 			}
-			var c listenerConflict
-			switch {
-			case protocolFamily(a.protocol) != protocolFamily(b.protocol):
-				c = listenerConflict{gwv1.ListenerReasonProtocolConflict, ""}
-			case a.protocol == gwv1.TCPProtocolType || a.protocol == gwv1.UDPProtocolType:
-				c = listenerConflict{gwv1.ListenerReasonProtocolConflict, ""}
-			case a.hostname == b.hostname:
-				c = listenerConflict{gwv1.ListenerReasonHostnameConflict, ""}
-			default:
-				continue
+			if c, ok := listenersConflict(a, b); ok {
+				mark(a, listenerConflict{c, conflictMessage(a, b, c)})
+				mark(b, listenerConflict{c, conflictMessage(b, a, c)})
 			}
-			sameOwner := a.set == b.set
-			ca, cb := c, c
-			ca.msg = conflictMessage(a, b, c.reason)
-			cb.msg = conflictMessage(b, a, c.reason)
-			if sameOwner {
-				mark(a, ca)
+		}
+	}
+	// ListenerSet entries, in merge precedence order: an entry that
+	// conflicts with a listener already accepted (the Gateway's, an older
+	// set's, or an earlier entry of its own set) is the one rejected — what
+	// the conformance tests for ListenerSets expect.
+	var accepted []*listenerState
+	for _, l := range ls {
+		if l.set == nil && conflicts[l] == nil && routeKindsFor(l.protocol) != nil {
+			accepted = append(accepted, l)
+		}
+	}
+	for _, l := range ls {
+		if l.set == nil || routeKindsFor(l.protocol) == nil {
+			continue
+		}
+		for _, a := range accepted {
+			if c, ok := listenersConflict(l, a); ok {
+				mark(l, listenerConflict{c, conflictMessage(l, a, c)})
 			}
-			mark(b, cb)
+		}
+		if conflicts[l] == nil {
+			accepted = append(accepted, l)
 		}
 	}
 	for _, l := range ls {
@@ -236,6 +246,24 @@ func (t *translator) detectConflicts(ls []*listenerState) {
 		l.cond.fail("Accepted", string(c.reason), "listener is conflicted and not accepted: "+c.msg)
 		l.cond.fail("Programmed", string(c.reason), "conflicted listeners are not programmed")
 	}
+}
+
+// listenersConflict applies the distinctness rules to two listeners: on one
+// port and transport, protocols of different families conflict, TCP and UDP
+// listeners cannot be told apart, and others conflict on equal hostnames.
+func listenersConflict(a, b *listenerState) (gwv1.ListenerConditionReason, bool) {
+	if b.port != a.port || transportOf(a.protocol) != transportOf(b.protocol) || routeKindsFor(b.protocol) == nil {
+		return "", false
+	}
+	switch {
+	case protocolFamily(a.protocol) != protocolFamily(b.protocol):
+		return gwv1.ListenerReasonProtocolConflict, true
+	case a.protocol == gwv1.TCPProtocolType || a.protocol == gwv1.UDPProtocolType:
+		return gwv1.ListenerReasonProtocolConflict, true
+	case a.hostname == b.hostname:
+		return gwv1.ListenerReasonHostnameConflict, true
+	}
+	return "", false
 }
 
 // conflictMessage explains why self conflicts with other.

@@ -167,7 +167,10 @@ func (t *translator) attachRoute(r *routeState, idx int, ref gwv1.ParentReferenc
 			p.cond.fail(acc, string(gwv1.RouteReasonNoMatchingParent), "Gateway "+ns+"/"+string(ref.Name)+" not found")
 			return p
 		}
-		if !gw.accepted() {
+		// Listener status does not impact attachment (spec, attachedRoutes):
+		// a Gateway refused only because its listeners are invalid still
+		// takes routes; one refused for anything else does not.
+		if !gw.accepted() && !gw.cond.isFalseWith(string(gwv1.GatewayConditionAccepted), string(gwv1.GatewayReasonListenersNotValid)) {
 			why := "is not accepted"
 			if c := gw.cond.get(string(gwv1.GatewayConditionAccepted)); c != nil {
 				why += " (" + c.Reason + ": " + c.Message + ")"

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -217,8 +219,16 @@ func (k *kubelet) ensurePod(ctx context.Context, d *appsv1.Deployment, name stri
 // with. The suite asks for the logs of container <app> of every Pod labelled
 // app=<app> (DumpEchoLogs); the log of such a Pod is what gwdev's echo
 // backend logged for the Services selecting it.
+//
+// The fake clientset does not pass the Pod's name to reactors, and one echo
+// stands for all replicas, so its log is given once per DumpEchoLogs call:
+// that call reads every Pod with the same *PodLogOptions, and a repeat of
+// options already served gets an empty log (otherwise a Deployment with two
+// replicas would count every line twice).
 func newClientset(api client.Client, srv *emulator.Server) *k8sfake.Clientset {
 	cs := k8sfake.NewClientset()
+	var mu sync.Mutex
+	served := map[*corev1.PodLogOptions]bool{}
 	cs.PrependReactor("get", "pods", func(action k8stesting.Action) (bool, runtime.Object, error) {
 		if action.GetSubresource() != "log" {
 			return false, nil, nil
@@ -231,7 +241,21 @@ func newClientset(api client.Client, srv *emulator.Server) *k8sfake.Clientset {
 		if opts == nil || opts.Container == "" {
 			return true, nil, fmt.Errorf("gwdev harness: pod logs need a container name")
 		}
-		lines, err := echoLogs(context.Background(), api, srv, action.GetNamespace(), opts.Container)
+		mu.Lock()
+		repeat := served[opts]
+		if len(served) > 1000 {
+			clear(served)
+		}
+		served[opts] = true
+		mu.Unlock()
+		if repeat {
+			return true, &runtime.Unknown{Raw: nil}, nil
+		}
+		var since time.Time
+		if opts.SinceTime != nil {
+			since = opts.SinceTime.Time
+		}
+		lines, err := echoLogs(context.Background(), api, srv, action.GetNamespace(), opts.Container, since)
 		if err != nil {
 			return true, nil, err
 		}
@@ -240,9 +264,9 @@ func newClientset(api client.Client, srv *emulator.Server) *k8sfake.Clientset {
 	return cs
 }
 
-// echoLogs returns the echo log lines of every Service in ns that selects
-// a Pod labelled app=<app>.
-func echoLogs(ctx context.Context, api client.Client, srv *emulator.Server, ns, app string) ([]string, error) {
+// echoLogs returns the echo log lines, logged at or after since (all: zero
+// since), of every Service in ns that selects a Pod labelled app=<app>.
+func echoLogs(ctx context.Context, api client.Client, srv *emulator.Server, ns, app string, since time.Time) ([]string, error) {
 	var pods corev1.PodList
 	if err := api.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"app": app}); err != nil {
 		return nil, err
@@ -259,7 +283,7 @@ func echoLogs(ctx context.Context, api client.Client, srv *emulator.Server, ns, 
 		sel := labels.SelectorFromSet(s.Spec.Selector)
 		for _, p := range pods.Items {
 			if sel.Matches(labels.Set(p.Labels)) {
-				lines = append(lines, srv.EchoLog(s.Namespace+"/"+s.Name)...)
+				lines = append(lines, srv.EchoLogSince(s.Namespace+"/"+s.Name, since)...)
 				break
 			}
 		}

@@ -30,6 +30,7 @@ type echoTarget struct {
 	port               int32
 	pod                string
 	log                *echoLog
+	retries            retrySimulation
 }
 
 var _ http.RoundTripper = (*echoTarget)(nil)
@@ -82,6 +83,9 @@ func (e *echoTarget) RoundTrip(req *http.Request) (*http.Response, error) {
 	if isGRPC(req) {
 		return e.roundTripGRPC(req) // grpcecho.go
 	}
+	if isEchoWebSocket(req) {
+		return e.roundTripWebSocket(req) // echo_ws.go
+	}
 	if req.Body != nil {
 		_, _ = io.Copy(io.Discard, req.Body)
 		_ = req.Body.Close()
@@ -96,6 +100,10 @@ func (e *echoTarget) RoundTrip(req *http.Request) (*http.Response, error) {
 			code = http.StatusBadRequest
 		}
 		return echoReply(req, code, nil, nil), nil
+	case strings.HasPrefix(path, "/retry/"):
+		if resp, failed, err := e.retries.attempt(req); failed {
+			return resp, err
+		}
 	}
 	if d := req.URL.Query().Get("delay"); d != "" {
 		dur, err := time.ParseDuration(d)
@@ -202,35 +210,102 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// retrySimulation is echo-basic's flaky backend (/retry/...): a request
+// identified by ?uuid= fails its first ?succeedAfter= attempts, with
+// ?responseCode= if given, else with a connection reset; ?delayRetry=
+// delays each failure. Later attempts are echoed.
+type retrySimulation struct {
+	mu       sync.Mutex
+	attempts map[string]int
+}
+
+// maxRetryUUIDs bounds the attempts map; it is cleared when full.
+const maxRetryUUIDs = 10000
+
+// attempt counts one attempt of req; failed says the attempt fails, with
+// resp or err.
+func (r *retrySimulation) attempt(req *http.Request) (resp *http.Response, failed bool, err error) {
+	q := req.URL.Query()
+	uuid := q.Get("uuid")
+	if uuid == "" {
+		return echoReply(req, http.StatusBadRequest, nil, []byte("uuid is required")), true, nil
+	}
+	succeedAfter, err := strconv.Atoi(q.Get("succeedAfter"))
+	if err != nil {
+		return echoReply(req, http.StatusBadRequest, nil, []byte("succeedAfter is required")), true, nil
+	}
+	r.mu.Lock()
+	if r.attempts == nil || len(r.attempts) >= maxRetryUUIDs {
+		r.attempts = map[string]int{}
+	}
+	n := r.attempts[uuid]
+	if n < succeedAfter {
+		r.attempts[uuid] = n + 1
+	}
+	r.mu.Unlock()
+	if n >= succeedAfter {
+		return nil, false, nil
+	}
+	if d := q.Get("delayRetry"); d != "" {
+		dur, err := time.ParseDuration(d)
+		if err != nil {
+			return echoError(req, err), true, nil
+		}
+		if err := sleepCtx(req.Context(), dur); err != nil {
+			return nil, true, err
+		}
+	}
+	if code, err := strconv.Atoi(q.Get("responseCode")); err == nil {
+		return echoReply(req, code, nil, nil), true, nil
+	}
+	return nil, true, errEchoReset
+}
+
 // echoLog is a bounded log of one echo service's lines.
 type echoLog struct {
 	mu    sync.Mutex
-	lines []string
+	lines []echoLine
 	next  int
 	full  bool
 }
 
-const echoLogSize = 500
+// echoLine is one log line and when it was logged.
+type echoLine struct {
+	at   time.Time
+	text string
+}
+
+const echoLogSize = 2000
 
 func (l *echoLog) add(line string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.lines == nil {
-		l.lines = make([]string, echoLogSize)
+		l.lines = make([]echoLine, echoLogSize)
 	}
-	l.lines[l.next] = line
+	l.lines[l.next] = echoLine{at: time.Now(), text: line}
 	l.next++
 	if l.next == len(l.lines) {
 		l.next, l.full = 0, true
 	}
 }
 
-func (l *echoLog) snapshot() []string {
+// since returns the lines logged at or after t (all: zero t), oldest
+// first.
+func (l *echoLog) since(t time.Time) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.full {
-		return append([]string(nil), l.lines[:l.next]...)
+	var out []string
+	add := func(lines []echoLine) {
+		for _, ln := range lines {
+			if !ln.at.Before(t) {
+				out = append(out, ln.text)
+			}
+		}
 	}
-	out := append([]string(nil), l.lines[l.next:]...)
-	return append(out, l.lines[:l.next]...)
+	if l.full {
+		add(l.lines[l.next:])
+	}
+	add(l.lines[:l.next])
+	return out
 }

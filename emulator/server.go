@@ -280,13 +280,20 @@ func (s *Server) Subscribe(buf int) (<-chan Trace, func()) {
 // EchoLog returns the log lines of the echo backend of a Service
 // ("<namespace>/<name>"), oldest first.
 func (s *Server) EchoLog(service string) []string {
+	return s.EchoLogSince(service, time.Time{})
+}
+
+// EchoLogSince returns the log lines of the echo backend of a Service
+// ("<namespace>/<name>") logged at or after since, oldest first; a zero
+// since returns them all (like a pod log's sinceTime).
+func (s *Server) EchoLogSince(service string, since time.Time) []string {
 	s.echoMu.Lock()
 	l := s.echoLogs[service]
 	s.echoMu.Unlock()
 	if l == nil {
 		return nil
 	}
-	return l.snapshot()
+	return l.since(since)
 }
 
 func (s *Server) echoLog(service string) *echoLog {

@@ -52,22 +52,22 @@ var claimedFeatures = []features.FeatureName{
 	features.SupportHTTPRouteCORS,
 	features.SupportHTTPRouteBackendProtocolH2C,
 	features.SupportHTTPRouteBackendProtocolWebSocket,
+	features.SupportGatewayHTTPSListenerDetectMisdirectedRequests,
+	features.SupportGatewayFrontendClientCertificateValidation,
+	features.SupportGatewayFrontendClientCertificateValidationInsecureFallback,
+	features.SupportBackendTLSPolicy,
+	features.SupportBackendTLSPolicySANValidation,
+	features.SupportTLSRouteModeTerminate,
+	features.SupportTLSRouteModeMixed,
 }
 
 // unclaimedReasons says why gwdev does not claim an extended feature of its
 // profiles; the report repeats it for every test that needs the feature.
 var unclaimedReasons = map[features.FeatureName]string{
 	features.SupportGatewayInfrastructure:                                      "gwdev creates no Pods, Services or ServiceAccounts per Gateway that could carry spec.infrastructure labels and annotations",
-	features.SupportGatewayHTTPSListenerDetectMisdirectedRequests:              tlsPending,
-	features.SupportGatewayFrontendClientCertificateValidation:                 tlsPending,
-	features.SupportGatewayFrontendClientCertificateValidationInsecureFallback: tlsPending,
 	features.SupportGatewayBackendClientCertificate:                            tlsPending,
-	features.SupportBackendTLSPolicy:                                           tlsPending,
-	features.SupportBackendTLSPolicySANValidation:                              tlsPending,
 	features.SupportHTTPRouteRetryBackendTimeout:                               "not claimed yet: no conformance test exercises it in v1.6.3",
 	features.SupportHTTPRouteRetryConnectionError:                              "not claimed yet: no conformance test exercises it in v1.6.3",
-	features.SupportTLSRouteModeTerminate:                                      tlsPending,
-	features.SupportTLSRouteModeMixed:                                          tlsPending,
 	features.SupportGRPCRouteNamedRouteRule:                                    grpcPending,
 }
 
@@ -79,7 +79,6 @@ const (
 // skippedFeatures are core features of a reported profile whose tests are
 // skipped for now, with the reason.
 var skippedFeatures = map[features.FeatureName]string{
-	features.SupportTLSRoute:  "GATEWAY-TLS skipped for now: " + tlsPending,
 	features.SupportGRPCRoute: "GATEWAY-GRPC skipped for now: " + grpcPending,
 }
 

@@ -28,6 +28,7 @@ var (
 	runSuite     = flag.Bool("gwdev.conformance", false, "run the Gateway API conformance suite (binds 127.0.0.x ports 80, 443, 8080…: needs root or ip_unprivileged_port_start=0)")
 	reportPath   = flag.String("gwdev.report", "report.yaml", "where TestConformance writes the report and TestNoRegression reads it (\"\": no report)")
 	baselinePath = flag.String("gwdev.baseline", "", "the committed report TestNoRegression compares with")
+	recheck      = flag.Bool("gwdev.recheck", false, "TestNoRegression re-runs each regressed test once alone; only a test that fails again is a regression")
 	onlyTests    = flag.String("gwdev.only", "", "comma-separated test names to run (the others are not run; no report is written)")
 )
 

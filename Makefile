@@ -50,4 +50,4 @@ conformance:
 	@cd conformance && { git show HEAD:conformance/report.yaml > .baseline.yaml 2>/dev/null || cp report.yaml .baseline.yaml 2>/dev/null || rm -f .baseline.yaml; }
 	@cd conformance && rm -f report.yaml && { $(GO) test -count=1 -timeout 60m -run '^TestConformance$$' -v . -args -gwdev.conformance -gwdev.report report.yaml > conformance.log 2>&1; \
 		echo "conformance suite exited with status $$? (failing conformance tests fail it; see conformance/report.yaml and conformance/conformance.log)"; }
-	cd conformance && $(GO) test -count=1 -run '^TestNoRegression$$' -v . -args -gwdev.report report.yaml -gwdev.baseline .baseline.yaml
+	cd conformance && $(GO) test -count=1 -timeout 60m -run '^TestNoRegression$$' -v . -args -gwdev.report report.yaml -gwdev.baseline .baseline.yaml -gwdev.recheck

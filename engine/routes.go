@@ -410,25 +410,31 @@ func (t *translator) resolveCrossServing() {
 		sort.SliceStable(cs, func(i, j int) bool {
 			return cs[i].a.route != cs[j].a.route && olderFirst(cs[i].a.route.obj, cs[j].a.route.obj)
 		})
-		var kept []*attachment
+		// Kept attachments by route kind: a route only competes with the
+		// other kind, so the common case (no GRPCRoutes) stays linear.
+		kept := map[string][]*attachment{}
 		for _, c := range cs {
-			if winner := crossServingWinner(kept, c.a); winner != nil {
+			other := "GRPCRoute"
+			if c.a.route.kind == "GRPCRoute" {
+				other = "HTTPRoute"
+			}
+			if winner := crossServingWinner(kept[other], c.a); winner != nil {
 				c.p.conflicts = append(c.p.conflicts, fmt.Sprintf(
 					"listener %q: %s %s/%s (older, or first by namespace/name) already serves hostnames intersecting %s; an HTTPRoute and a GRPCRoute cannot share a hostname on one listener",
 					l.name, winner.route.kind, winner.route.key.Namespace, winner.route.key.Name, displayHosts(c.a.hosts)))
 				c.p.attachments = removeAttachment(c.p.attachments, c.a)
 				continue
 			}
-			kept = append(kept, c.a)
+			kept[c.a.route.kind] = append(kept[c.a.route.kind], c.a)
 		}
 	}
 }
 
-// crossServingWinner returns the kept attachment of the other route kind
+// crossServingWinner returns the kept attachment (of the other route kind)
 // whose hostnames intersect a's, or nil.
 func crossServingWinner(kept []*attachment, a *attachment) *attachment {
 	for _, k := range kept {
-		if k.route.kind != a.route.kind && hostListsIntersect(k.hosts, a.hosts) {
+		if hostListsIntersect(k.hosts, a.hosts) {
 			return k
 		}
 	}

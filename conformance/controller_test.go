@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -400,7 +400,6 @@ func statusObjects(s *engine.Snapshot) []client.Object {
 func stderrLogf(format string, args ...any) {
 	log.Printf("gwdev-harness: "+format, args...)
 }
-
 
 // deploymentSecrets maps namespaces to the Secret volumes of Deployments,
 // with the Pod labels they select.

@@ -64,11 +64,11 @@ var claimedFeatures = []features.FeatureName{
 // unclaimedReasons says why gwdev does not claim an extended feature of its
 // profiles; the report repeats it for every test that needs the feature.
 var unclaimedReasons = map[features.FeatureName]string{
-	features.SupportGatewayInfrastructure:                                      "gwdev creates no Pods, Services or ServiceAccounts per Gateway that could carry spec.infrastructure labels and annotations",
-	features.SupportGatewayBackendClientCertificate:                            tlsPending,
-	features.SupportHTTPRouteRetryBackendTimeout:                               "not claimed yet: no conformance test exercises it in v1.6.3",
-	features.SupportHTTPRouteRetryConnectionError:                              "not claimed yet: no conformance test exercises it in v1.6.3",
-	features.SupportGRPCRouteNamedRouteRule:                                    grpcPending,
+	features.SupportGatewayInfrastructure:           "gwdev creates no Pods, Services or ServiceAccounts per Gateway that could carry spec.infrastructure labels and annotations",
+	features.SupportGatewayBackendClientCertificate: tlsPending,
+	features.SupportHTTPRouteRetryBackendTimeout:    "not claimed yet: no conformance test exercises it in v1.6.3",
+	features.SupportHTTPRouteRetryConnectionError:   "not claimed yet: no conformance test exercises it in v1.6.3",
+	features.SupportGRPCRouteNamedRouteRule:         grpcPending,
 }
 
 const (

@@ -87,6 +87,9 @@ func (k *kubelet) reconcile(ctx context.Context) error {
 			return fmt.Errorf("deleting Pod %s/%s: %w", p.Namespace, p.Name, err)
 		}
 	}
+	if err := k.reconcileHeadless(ctx, running); err != nil {
+		return err
+	}
 	return k.serveWorkloads(running)
 }
 

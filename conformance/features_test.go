@@ -59,6 +59,8 @@ var claimedFeatures = []features.FeatureName{
 	features.SupportBackendTLSPolicySANValidation,
 	features.SupportTLSRouteModeTerminate,
 	features.SupportTLSRouteModeMixed,
+	// GRPCRoute
+	features.SupportGRPCRouteNamedRouteRule,
 }
 
 // unclaimedReasons says why gwdev does not claim an extended feature of its
@@ -68,19 +70,15 @@ var unclaimedReasons = map[features.FeatureName]string{
 	features.SupportGatewayBackendClientCertificate: tlsPending,
 	features.SupportHTTPRouteRetryBackendTimeout:    "not claimed yet: no conformance test exercises it in v1.6.3",
 	features.SupportHTTPRouteRetryConnectionError:   "not claimed yet: no conformance test exercises it in v1.6.3",
-	features.SupportGRPCRouteNamedRouteRule:         grpcPending,
 }
 
 const (
-	tlsPending  = "the emulator does not serve TLS yet (HTTPS, TLS passthrough/termination and backend TLS come with the TLS/gRPC/L4 issue)"
-	grpcPending = "the emulator does not serve gRPC to the conformance gRPC echo yet (comes with the TLS/gRPC/L4 issue)"
+	tlsPending = "the routing table does not carry the Gateway's own client certificate (spec.tls.backend) yet, so the emulator cannot present it to backends"
 )
 
 // skippedFeatures are core features of a reported profile whose tests are
 // skipped for now, with the reason.
-var skippedFeatures = map[features.FeatureName]string{
-	features.SupportGRPCRoute: "GATEWAY-GRPC skipped for now: " + grpcPending,
-}
+var skippedFeatures = map[features.FeatureName]string{}
 
 // supportedFeatures is what the suite is told gwdev supports: the claimed
 // extended features and the core features of every reported profile.

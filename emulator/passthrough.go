@@ -114,14 +114,11 @@ func (sr *sniRoute) choose(t *Trace) (*backendRoutes, string) {
 	return b, ""
 }
 
-// refuseStream closes a connection the gateway cannot forward: a
-// passthrough client, whose ClientHello nobody answered, gets an
-// internal_error alert; a terminated one a close_notify.
+// refuseStream closes a connection the gateway cannot forward. A
+// passthrough client, whose ClientHello nobody answered, sees the
+// connection end (EOF), as the Gateway API's TLSRoute tests require of a
+// route whose backend is invalid; a terminated one gets a close_notify.
 func (s *Server) refuseStream(client net.Conn, passthrough bool) {
-	if passthrough {
-		_ = client.SetWriteDeadline(time.Now().Add(time.Second))
-		_, _ = client.Write(alertInternalError)
-	}
 	_ = client.Close()
 }
 

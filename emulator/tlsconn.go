@@ -146,7 +146,6 @@ var (
 // records: level fatal, then the description).
 var (
 	alertUnrecognizedName = []byte{21, 3, 1, 0, 2, 2, 112}
-	alertInternalError    = []byte{21, 3, 1, 0, 2, 2, 80}
 )
 
 // handshakeConfig is the one configuration every TLS port starts a

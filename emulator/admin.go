@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -127,9 +128,13 @@ func (a *Admin) Handler() http.Handler {
 	mux.HandleFunc("GET /traces", a.traces)
 	mux.HandleFunc("GET /traces/stream", a.stream)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{}))
+	// Go profiling, for measuring gwdev itself (the admin API is loopback-only).
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprintln(w, "gwdev admin API: /status[?format=json] /routes /traces /traces/stream /metrics /healthz")
+		fmt.Fprintln(w, "gwdev admin API: /status[?format=json] /routes /traces /traces/stream /metrics /healthz /debug/pprof/")
 	})
 	return mux
 }

@@ -128,16 +128,42 @@ func sourceString(s engine.Source) string {
 
 // pick chooses a backend by weight; nil when every weight is 0.
 func (sr *streamRoutes) pick() *backendRoutes {
-	if sr.total <= 0 {
+	return pickWeighted(sr.total, sr.cum, sr.backends)
+}
+
+// pickWeighted chooses one of backends at random by weight, given the
+// cumulative weights cum and their total; nil when the total is 0.
+func pickWeighted(total int32, cum []int32, backends []*backendRoutes) *backendRoutes {
+	if total <= 0 {
 		return nil
 	}
-	n := rand.Int32N(sr.total)
-	for i, c := range sr.cum {
+	n := rand.Int32N(total)
+	for i, c := range cum {
 		if n < c {
-			return sr.backends[i]
+			return backends[i]
 		}
 	}
 	return nil
+}
+
+// acceptLoop accepts connections on ln and hands each to handle until ln is
+// closed, backing off briefly when accepting fails (out of file descriptors
+// and the like).
+func acceptLoop(ln net.Listener, handle func(net.Conn)) {
+	var backoff time.Duration
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			time.Sleep(backoff)
+			continue
+		}
+		backoff = 0
+		handle(c)
+	}
 }
 
 // l4Trace starts the trace of a connection or session on an L4 port.
@@ -232,26 +258,14 @@ func newTCPProxy(s *Server, bl *boundListener, ln net.Listener) *tcpProxy {
 }
 
 func (p *tcpProxy) serve() {
-	var backoff time.Duration
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			// Out of file descriptors and the like: wait a little.
-			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-			time.Sleep(backoff)
-			continue
-		}
-		backoff = 0
+	acceptLoop(p.ln, func(c net.Conn) {
 		tc := &tcpConn{p: p, client: c, start: time.Now()}
 		if !p.track(tc) {
 			_ = c.Close()
-			continue
+			return
 		}
 		go tc.run()
-	}
+	})
 }
 
 // track registers a new connection; false once the proxy is stopped.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"strings"
 	"sync"
@@ -25,16 +24,7 @@ const tlsStreamDialTimeout = 5 * time.Second
 
 // pick chooses a backend by weight; nil when every weight is 0.
 func (sr *sniRoute) pick() *backendRoutes {
-	if sr.total <= 0 {
-		return nil
-	}
-	n := rand.Int32N(sr.total)
-	for i, c := range sr.cum {
-		if n < c {
-			return sr.backends[i]
-		}
-	}
-	return nil
+	return pickWeighted(sr.total, sr.cum, sr.backends)
 }
 
 // forwardTLSStream serves a connection whose SNI chose a TLS listener: tc

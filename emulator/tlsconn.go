@@ -65,25 +65,13 @@ func (s *Server) acceptor(bl *boundListener) net.Listener {
 
 // acceptTLS accepts connections on a TLS port until its socket is closed.
 func (s *Server) acceptTLS(bl *boundListener) {
-	var backoff time.Duration
-	for {
-		c, err := bl.ln.Accept()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			// Out of file descriptors and the like: wait a little.
-			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-			time.Sleep(backoff)
-			continue
-		}
-		backoff = 0
+	acceptLoop(bl.ln, func(c net.Conn) {
 		if !bl.tls.track(c) {
 			_ = c.Close()
-			continue
+			return
 		}
 		go s.handshake(bl, c)
-	}
+	})
 }
 
 // track registers a connection the TLS side owns; false once it drains.

@@ -62,30 +62,9 @@ func compileCORS(f *gwv1.HTTPCORSFilter, rc *regexCache) *corsPolicy {
 		p.origins = append(p.origins, op)
 	}
 	p.credentials = f.AllowCredentials != nil && *f.AllowCredentials
-	var ms []string
-	for _, m := range f.AllowMethods {
-		if m == "*" {
-			p.anyMethod = true
-		}
-		ms = append(ms, string(m))
-	}
-	p.methods = strings.Join(ms, ", ")
-	var hs []string
-	for _, h := range f.AllowHeaders {
-		if h == "*" {
-			p.anyHeader = true
-		}
-		hs = append(hs, string(h))
-	}
-	p.headers = strings.Join(hs, ", ")
-	var es []string
-	for _, h := range f.ExposeHeaders {
-		if h == "*" {
-			p.anyExpose = true
-		}
-		es = append(es, string(h))
-	}
-	p.expose = strings.Join(es, ", ")
+	p.methods, p.anyMethod = joinCORSList(f.AllowMethods)
+	p.headers, p.anyHeader = joinCORSList(f.AllowHeaders)
+	p.expose, p.anyExpose = joinCORSList(f.ExposeHeaders)
 	if f.MaxAge > 0 {
 		p.maxAge = strconv.Itoa(int(f.MaxAge))
 	}
@@ -177,4 +156,18 @@ func (p *corsPolicy) actualHeaders(h http.Header, origin string) {
 		h.Set("Access-Control-Expose-Headers", p.expose)
 	}
 	h.Add("Vary", "Origin")
+}
+
+// joinCORSList renders a CORS list as a header value and reports whether it
+// holds the "*" wildcard.
+func joinCORSList[T ~string](vals []T) (string, bool) {
+	any := false
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		if v == "*" {
+			any = true
+		}
+		out[i] = string(v)
+	}
+	return strings.Join(out, ", "), any
 }

@@ -42,11 +42,9 @@ func (t *translator) processListenerSets() {
 				cond: newConditionSet(ls.Generation, t.opts.Now),
 			})
 		}
-		if !t.attachListenerSet(s) {
-			if s.parent != nil || s.cond.has(string(gwv1.ListenerSetConditionAccepted)) {
-				t.listenerSets = append(t.listenerSets, s)
-				t.setByKey[nsName{ls.Namespace, ls.Name}] = s
-			}
+		t.attachListenerSet(s)
+		// A set whose parent is another controller's Gateway gets no status.
+		if s.parent == nil && !s.cond.has(string(gwv1.ListenerSetConditionAccepted)) {
 			continue
 		}
 		t.listenerSets = append(t.listenerSets, s)

@@ -5,6 +5,8 @@
 package engine
 
 import (
+	"strconv"
+
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -99,24 +101,5 @@ func (s *Snapshot) SourceOf(k ObjectKey) Source {
 	return s.Sources[k]
 }
 
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	var b [20]byte
-	i := len(b)
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	if neg {
-		i--
-		b[i] = '-'
-	}
-	return string(b[i:])
-}
+// itoa is strconv.Itoa, short for the many names built from indexes.
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -26,11 +26,34 @@ const (
 type celMemo struct {
 	passed sync.Map // canonical value -> struct{}
 	size   atomic.Int64
+	// lookups and hits decide whether the memo is worth its keys: values
+	// at the top of an object (a whole route's spec) rarely repeat, and
+	// encoding them costs more than the hits save.
+	lookups, hits atomic.Int64
+}
+
+const (
+	// memoTrial is how many lookups a node's memo gets before its hit rate
+	// is judged.
+	memoTrial = 256
+	// memoMinHitRate is the fraction of hits (1/memoMinHitRate) below which
+	// a node stops using its memo.
+	memoMinHitRate = 8
+)
+
+// useful reports whether looking values up is still worth it.
+func (m *celMemo) useful() bool {
+	n := m.lookups.Load()
+	return n < memoTrial || m.hits.Load()*memoMinHitRate >= n
 }
 
 // known reports whether key is remembered as passing.
 func (m *celMemo) known(key string) bool {
+	m.lookups.Add(1)
 	_, ok := m.passed.Load(key)
+	if ok {
+		m.hits.Add(1)
+	}
 	return ok
 }
 
@@ -69,8 +92,7 @@ func appendCanonical(b []byte, v any) ([]byte, bool) {
 			b = append(b, 'f')
 		}
 	case string:
-		b = append(b, 's')
-		b = strconv.AppendQuote(b, v)
+		b = appendString(append(b, 's'), v)
 	case int64:
 		b = append(b, 'i')
 		b = strconv.AppendInt(b, v, 10)
@@ -95,8 +117,7 @@ func appendCanonical(b []byte, v any) ([]byte, bool) {
 		slices.Sort(keys)
 		b = append(b, '{')
 		for _, k := range keys {
-			b = strconv.AppendQuote(b, k)
-			b = append(b, ':')
+			b = appendString(b, k)
 			var ok bool
 			if b, ok = appendCanonical(b, v[k]); !ok {
 				return b, false
@@ -108,4 +129,12 @@ func appendCanonical(b []byte, v any) ([]byte, bool) {
 		return b, false
 	}
 	return b, len(b) <= maxMemoKey
+}
+
+// appendString writes s length-prefixed, which is unambiguous without
+// escaping.
+func appendString(b []byte, s string) []byte {
+	b = strconv.AppendInt(b, int64(len(s)), 10)
+	b = append(b, ':')
+	return append(b, s...)
 }

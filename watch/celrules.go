@@ -268,9 +268,15 @@ func (n *celNode) validateRules(path *field.Path, obj any, errs field.ErrorList)
 	if len(n.rules) == 0 {
 		return errs
 	}
-	key, memoizable := memoKey(obj)
-	if memoizable && n.memo.known(key) {
-		return errs
+	var (
+		key        string
+		memoizable bool
+	)
+	if n.memo.useful() {
+		key, memoizable = memoKey(obj)
+		if memoizable && n.memo.known(key) {
+			return errs
+		}
 	}
 	before := len(errs)
 	defer func() {

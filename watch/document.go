@@ -36,6 +36,12 @@ func (d docPos) problem(n *yaml.Node, key engine.ObjectKey, is issue) Problem {
 func (l *Loader) loadDocument(file string, c chunk) docResult {
 	var r docResult
 	pos := docPos{file: file, offset: c.line - 1}
+	if doc, ok := fastParse(c.data); ok {
+		if doc != nil {
+			l.loadNode(&r, pos, doc)
+		}
+		return r
+	}
 	dec, err := yaml.NewLoader(bytes.NewReader(c.data))
 	if err != nil {
 		r.problems = append(r.problems, Problem{File: file, Line: c.line, Message: "yaml: " + err.Error()})

@@ -1,0 +1,534 @@
+package watch
+
+import (
+	"bytes"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	yaml "go.yaml.in/yaml/v4"
+)
+
+// Parsing YAML into nodes with go.yaml.in/yaml/v4 (a port of libyaml: a
+// scanner, a token queue, an event parser and a composer, each allocating)
+// was a quarter of the CPU time of loading a large folder. Kubernetes
+// manifests almost always use a small part of YAML, so fastParse handles
+// that part directly and hands everything else to go.yaml.in/yaml/v4.
+//
+// The subset: UTF-8 text without tabs, carriage returns or other control
+// characters; block mappings
+// and block sequences (with compact "- key: value" items and sequences at
+// their key's indentation); single-line plain, single-quoted and
+// double-quoted (without escapes) scalars; flow sequences and mappings
+// that close on the line they open; comments. Anything else (block
+// scalars, anchors, aliases, tags, multi-line scalars, empty values,
+// directives, document markers, complex keys, syntax errors) makes
+// fastParse give up, and the document is parsed again by
+// go.yaml.in/yaml/v4, which also words the syntax errors.
+//
+// The contract, checked by FuzzFastParse against go.yaml.in/yaml/v4: when
+// fastParse returns a tree, the reference parser succeeds on the same text
+// and its tree has the same Kind, Style, Value, Line, Column and Content at
+// every node. Those are the fields the loader reads; fastParse leaves Tag
+// and the comment fields empty.
+
+// fastParse parses one document. ok is false when the text is outside the
+// subset; doc is nil (with ok true) when the text has no content.
+func fastParse(data []byte) (doc *yaml.Node, ok bool) {
+	ok, ascii := fastParseable(data)
+	if !ok {
+		return nil, false
+	}
+	p := &fastParser{data: data, line: 1, ascii: ascii}
+	defer func() {
+		if r := recover(); r != nil {
+			if r != errFastUnsupported {
+				panic(r)
+			}
+			doc, ok = nil, false
+		}
+	}()
+	if !p.nextContentLine() {
+		return nil, true
+	}
+	root := p.blockNode(-1)
+	if !p.eof() {
+		p.giveUp()
+	}
+	doc = p.newNode()
+	*doc = yaml.Node{Kind: yaml.DocumentNode, Line: root.Line, Column: root.Column, Content: []*yaml.Node{root}}
+	return doc, true
+}
+
+// fastParseable rejects, in one pass, text with characters the subset
+// leaves out: tabs, carriage returns and other control characters, invalid
+// UTF-8, and the characters YAML treats specially (a byte order mark; NEL,
+// LS and PS, which YAML 1.1 counts as line breaks). It reports whether the
+// text is all ASCII, in which case columns are byte offsets.
+func fastParseable(data []byte) (ok, ascii bool) {
+	ascii = true
+	for i := 0; i < len(data); {
+		b := data[i]
+		if b < utf8.RuneSelf {
+			if b == 0x7f || (b < 0x20 && b != '\n') {
+				return false, false
+			}
+			i++
+			continue
+		}
+		ascii = false
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError || r == 0xfeff || r == 0x85 || r == 0x2028 || r == 0x2029 || !unicode.IsPrint(r) {
+			return false, false
+		}
+		i += size
+	}
+	return true, ascii
+}
+
+type fastUnsupported struct{}
+
+// errFastUnsupported unwinds the parser when the text leaves the subset.
+var errFastUnsupported = &fastUnsupported{}
+
+// fastParser reads data line by line. Between constructs it rests at the
+// first character of a content line (one that is not blank or a comment),
+// whose indentation is indent, or at the end of data.
+type fastParser struct {
+	data      []byte
+	pos       int // current offset
+	line      int // 1-based line of pos
+	lineStart int // offset where the line of pos starts
+	indent    int // indentation of the current content line
+	ascii     bool
+
+	slab []yaml.Node
+}
+
+func (p *fastParser) giveUp() { panic(errFastUnsupported) }
+
+func (p *fastParser) eof() bool { return p.pos >= len(p.data) }
+
+// column is the 1-based column of pos, counted in characters.
+func (p *fastParser) column() int {
+	if p.ascii {
+		return p.pos - p.lineStart + 1
+	}
+	return utf8.RuneCount(p.data[p.lineStart:p.pos]) + 1
+}
+
+// newNode allocates nodes in blocks, which is much cheaper than one by one.
+func (p *fastParser) newNode() *yaml.Node {
+	if len(p.slab) == 0 {
+		p.slab = make([]yaml.Node, 32)
+	}
+	n := &p.slab[0]
+	p.slab = p.slab[1:]
+	return n
+}
+
+func (p *fastParser) peek(off int) byte {
+	if p.pos+off < len(p.data) {
+		return p.data[p.pos+off]
+	}
+	return 0
+}
+
+// nextContentLine moves from the start of a line (or the end of a line's
+// content) to the first character of the next content line, skipping blank
+// lines and comments. It returns false at the end of data.
+func (p *fastParser) nextContentLine() bool {
+	for p.pos < len(p.data) {
+		start := p.pos
+		i := p.pos
+		for i < len(p.data) && p.data[i] == ' ' {
+			i++
+		}
+		if i < len(p.data) && p.data[i] != '\n' && p.data[i] != '#' {
+			if i == start && isMarkerLine(p.data[i:]) {
+				p.giveUp()
+			}
+			p.lineStart, p.indent, p.pos = start, i-start, i
+			return true
+		}
+		nl := bytes.IndexByte(p.data[i:], '\n')
+		if nl < 0 {
+			p.pos = len(p.data)
+			return false
+		}
+		p.pos = i + nl + 1
+		p.line++
+	}
+	return false
+}
+
+// isMarkerLine reports lines that start with a directive or a document
+// marker.
+func isMarkerLine(b []byte) bool {
+	return b[0] == '%' || bytes.HasPrefix(b, []byte("---")) || bytes.HasPrefix(b, []byte("..."))
+}
+
+// endLine checks that only blanks and a comment are left on the line, then
+// moves to the next content line.
+func (p *fastParser) endLine() {
+	sawSpace := false
+	for p.pos < len(p.data) && p.data[p.pos] == ' ' {
+		p.pos++
+		sawSpace = true
+	}
+	if p.pos < len(p.data) && p.data[p.pos] != '\n' {
+		if p.data[p.pos] != '#' || !sawSpace {
+			p.giveUp()
+		}
+	}
+	if nl := bytes.IndexByte(p.data[p.pos:], '\n'); nl >= 0 {
+		p.pos += nl + 1
+		p.line++
+		p.nextContentLine()
+	} else {
+		p.pos = len(p.data)
+	}
+}
+
+// blockNode parses the block collection that starts at the current
+// position, which must be indented more than parent.
+func (p *fastParser) blockNode(parent int) *yaml.Node {
+	if p.indent <= parent {
+		p.giveUp()
+	}
+	if p.isSeqEntry() {
+		return p.sequence()
+	}
+	return p.mapping()
+}
+
+// isSeqEntry reports whether the current position is a "- " entry.
+func (p *fastParser) isSeqEntry() bool {
+	if p.peek(0) != '-' {
+		return false
+	}
+	next := p.peek(1)
+	return next == ' ' || next == '\n' || next == 0
+}
+
+// mapping parses a block mapping whose first key is at the current
+// position; its keys are at that column.
+func (p *fastParser) mapping() *yaml.Node {
+	col := p.pos - p.lineStart
+	m := p.newNode()
+	*m = yaml.Node{Kind: yaml.MappingNode, Line: p.line, Column: p.column()}
+	content := make([]*yaml.Node, 0, 8)
+	for {
+		key := p.key()
+		content = append(content, key, p.mappingValue(col))
+		if p.eof() || p.indent < col {
+			break
+		}
+		if p.indent > col || p.isSeqEntry() {
+			p.giveUp()
+		}
+	}
+	m.Content = content
+	return m
+}
+
+// mappingValue parses the value after "key:" of a mapping at column col.
+func (p *fastParser) mappingValue(col int) *yaml.Node {
+	for p.pos < len(p.data) && p.data[p.pos] == ' ' {
+		p.pos++
+	}
+	if p.pos < len(p.data) && p.data[p.pos] != '\n' && p.data[p.pos] != '#' {
+		v := p.inlineValue()
+		p.endLine()
+		return v
+	}
+	// The value is on the following lines: a nested collection, or a
+	// sequence at the key's own indentation.
+	p.endLine()
+	if p.eof() || p.indent < col {
+		p.giveUp() // empty value
+	}
+	if p.indent == col {
+		if !p.isSeqEntry() {
+			p.giveUp() // empty value
+		}
+		return p.sequence()
+	}
+	return p.blockNode(col)
+}
+
+// sequence parses a block sequence whose first "-" is at the current
+// position.
+func (p *fastParser) sequence() *yaml.Node {
+	col := p.pos - p.lineStart
+	s := p.newNode()
+	*s = yaml.Node{Kind: yaml.SequenceNode, Line: p.line, Column: p.column()}
+	content := make([]*yaml.Node, 0, 4)
+	for {
+		p.pos++ // the "-"
+		for p.pos < len(p.data) && p.data[p.pos] == ' ' {
+			p.pos++
+		}
+		if p.pos >= len(p.data) || p.data[p.pos] == '\n' || p.data[p.pos] == '#' || p.isSeqEntry() {
+			p.giveUp() // item on the following lines, or a nested "- -"
+		}
+		var item *yaml.Node
+		if p.isKeyLine() {
+			item = p.mapping()
+		} else {
+			item = p.inlineValue()
+			p.endLine()
+		}
+		content = append(content, item)
+		if p.eof() || p.indent < col {
+			break
+		}
+		if p.indent > col {
+			p.giveUp()
+		}
+		if !p.isSeqEntry() {
+			break // the next key of the mapping this sequence is a value of
+		}
+	}
+	s.Content = content
+	return s
+}
+
+// isKeyLine reports whether the text at the current position is
+// "key: ..." (without moving).
+func (p *fastParser) isKeyLine() bool {
+	save := p.pos
+	defer func() { p.pos = save }()
+	switch c := p.peek(0); c {
+	case '"', '\'':
+		p.quoted(c)
+	default:
+		if !plainStart(p.data, p.pos, false) {
+			return false
+		}
+		end, _ := p.plainEnd(false)
+		p.pos = end
+	}
+	for p.pos < len(p.data) && p.data[p.pos] == ' ' {
+		p.pos++
+	}
+	return p.peek(0) == ':' && isBlankOrEnd(p.peek(1))
+}
+
+// key parses "key:" and leaves the position after the colon.
+func (p *fastParser) key() *yaml.Node {
+	var k *yaml.Node
+	switch c := p.peek(0); c {
+	case '"', '\'':
+		k = p.quoted(c)
+	default:
+		k = p.plain(false)
+	}
+	if len(k.Value) > 1000 {
+		p.giveUp() // implicit keys are limited to 1024 characters
+	}
+	for p.pos < len(p.data) && p.data[p.pos] == ' ' {
+		p.pos++
+	}
+	if p.peek(0) != ':' || !isBlankOrEnd(p.peek(1)) {
+		p.giveUp()
+	}
+	p.pos++
+	return k
+}
+
+// inlineValue parses a scalar or a flow collection that ends on this line.
+func (p *fastParser) inlineValue() *yaml.Node {
+	switch c := p.peek(0); c {
+	case '[', '{':
+		return p.flow()
+	case '"', '\'':
+		return p.quoted(c)
+	}
+	v := p.plain(false)
+	// "key: a: b" is an error; a colon that ends the line starts a mapping.
+	if p.peek(0) == ':' {
+		p.giveUp()
+	}
+	return v
+}
+
+// plainStart reports whether a plain scalar may start at data[i].
+func plainStart(data []byte, i int, flow bool) bool {
+	if i >= len(data) {
+		return false
+	}
+	switch data[i] {
+	case '-', '?', ':':
+		next := byte(0)
+		if i+1 < len(data) {
+			next = data[i+1]
+		}
+		return !isBlankOrEnd(next) && !(flow && isFlowIndicator(next))
+	case ',', '[', ']', '{', '}', '#', '&', '*', '!', '|', '>', '\'', '"', '%', '@', '`', ' ', '\n':
+		return false
+	}
+	return true
+}
+
+func isBlankOrEnd(c byte) bool { return c == ' ' || c == '\n' || c == 0 }
+
+func isFlowIndicator(c byte) bool {
+	return c == ',' || c == '[' || c == ']' || c == '{' || c == '}'
+}
+
+// plainEnd finds the end of the plain scalar at the current position
+// (trailing blanks excluded) and the offset where scanning stopped.
+func (p *fastParser) plainEnd(flow bool) (end, stop int) {
+	i := p.pos
+	end = i
+	for i < len(p.data) {
+		c := p.data[i]
+		switch {
+		case c == '\n':
+			return end, i
+		case c == ' ':
+			if i+1 < len(p.data) && p.data[i+1] == '#' {
+				return end, i
+			}
+			i++
+			continue
+		case c == ':':
+			next := byte(0)
+			if i+1 < len(p.data) {
+				next = p.data[i+1]
+			}
+			if isBlankOrEnd(next) {
+				return end, i
+			}
+			if flow {
+				p.giveUp() // libyaml's flow-context colon rules: not in the subset
+			}
+		case flow && isFlowIndicator(c):
+			return end, i
+		}
+		i++
+		end = i
+	}
+	return end, i
+}
+
+// plain parses a plain scalar on one line.
+func (p *fastParser) plain(flow bool) *yaml.Node {
+	if !plainStart(p.data, p.pos, flow) {
+		p.giveUp()
+	}
+	end, stop := p.plainEnd(flow)
+	n := p.newNode()
+	*n = yaml.Node{Kind: yaml.ScalarNode, Value: string(p.data[p.pos:end]), Line: p.line, Column: p.column()}
+	// A plain scalar may continue on more indented lines; the callers
+	// give up on those, as on any deeper indentation.
+	p.pos = stop
+	return n
+}
+
+// quoted parses a single- or double-quoted scalar that ends on this line.
+// Double-quoted scalars with escapes are left to the reference parser.
+func (p *fastParser) quoted(q byte) *yaml.Node {
+	start := p.pos + 1
+	i := start
+	var value string
+	for {
+		if i >= len(p.data) || p.data[i] == '\n' || (q == '"' && p.data[i] == '\\') {
+			p.giveUp()
+		}
+		if p.data[i] == q {
+			if q == '\'' && i+1 < len(p.data) && p.data[i+1] == '\'' {
+				i += 2
+				continue
+			}
+			break
+		}
+		i++
+	}
+	value = string(p.data[start:i])
+	style := yaml.DoubleQuotedStyle
+	if q == '\'' {
+		style = yaml.SingleQuotedStyle
+		if strings.Contains(value, "''") {
+			value = strings.ReplaceAll(value, "''", "'")
+		}
+	}
+	n := p.newNode()
+	*n = yaml.Node{Kind: yaml.ScalarNode, Style: style, Value: value, Line: p.line, Column: p.column()}
+	p.pos = i + 1
+	return n
+}
+
+// flow parses a flow sequence or mapping that closes on this line.
+func (p *fastParser) flow() *yaml.Node {
+	open := p.peek(0)
+	n := p.newNode()
+	*n = yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle, Line: p.line, Column: p.column()}
+	closer := byte(']')
+	if open == '{' {
+		n.Kind, closer = yaml.MappingNode, '}'
+	}
+	p.pos++
+	var content []*yaml.Node
+	for {
+		p.skipFlowSpaces()
+		if p.peek(0) == closer {
+			p.pos++
+			break
+		}
+		if n.Kind == yaml.MappingNode {
+			k := p.flowItem()
+			if k.Kind != yaml.ScalarNode {
+				p.giveUp() // complex key
+			}
+			p.skipFlowSpaces()
+			if p.peek(0) != ':' {
+				p.giveUp()
+			}
+			p.pos++
+			p.skipFlowSpaces()
+			if c := p.peek(0); c == ',' || c == closer {
+				p.giveUp() // empty value
+			}
+			content = append(content, k, p.flowItem())
+		} else {
+			content = append(content, p.flowItem())
+		}
+		p.skipFlowSpaces()
+		switch p.peek(0) {
+		case ',':
+			p.pos++
+			p.skipFlowSpaces()
+			if p.peek(0) == ',' {
+				p.giveUp()
+			}
+		case closer:
+		default:
+			p.giveUp()
+		}
+	}
+	n.Content = content
+	return n
+}
+
+func (p *fastParser) skipFlowSpaces() {
+	for p.pos < len(p.data) && p.data[p.pos] == ' ' {
+		p.pos++
+	}
+}
+
+// flowItem parses one entry of a flow collection.
+func (p *fastParser) flowItem() *yaml.Node {
+	switch c := p.peek(0); c {
+	case '[', '{':
+		return p.flow()
+	case '"', '\'':
+		return p.quoted(c)
+	}
+	v := p.plain(true)
+	if p.peek(0) != ',' && p.peek(0) != ']' && p.peek(0) != '}' && p.peek(0) != ':' && p.peek(0) != ' ' {
+		p.giveUp() // a comment or the end of the line inside the collection
+	}
+	return v
+}

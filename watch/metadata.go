@@ -37,7 +37,9 @@ func prepareMetadata(u map[string]any, spec *kindSpec) (metav1.ObjectMeta, []iss
 		u["metadata"] = m
 	}
 	var issues []issue
-	issues = append(issues, strictDecode("metadata", m, &meta)...)
+	if !decodeSimpleMeta(m, &meta) {
+		issues = append(issues, strictDecode("metadata", m, &meta)...)
+	}
 	if spec.namespaced {
 		if meta.Namespace == "" {
 			meta.Namespace = metav1.NamespaceDefault
@@ -52,6 +54,52 @@ func prepareMetadata(u map[string]any, spec *kindSpec) (metav1.ObjectMeta, []iss
 		errs = append(errs, field.Required(field.NewPath("metadata", "name"), "generateName is not supported by kubectl apply or gwdev"))
 	}
 	return meta, append(issues, fieldIssues(errs)...)
+}
+
+// decodeSimpleMeta decodes the metadata most manifests have (name,
+// namespace, string labels and annotations) directly, as strictDecode
+// would. It returns false, leaving meta untouched, for anything else: the
+// JSON round trip of strictDecode is then needed for its checks and
+// wording.
+func decodeSimpleMeta(m map[string]any, meta *metav1.ObjectMeta) bool {
+	for k, v := range m {
+		switch k {
+		case "name", "namespace":
+			if _, ok := v.(string); !ok {
+				return false
+			}
+		case "labels", "annotations":
+			mv, ok := v.(map[string]any)
+			if !ok {
+				return false
+			}
+			for _, s := range mv {
+				if _, ok := s.(string); !ok {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+	}
+	meta.Name, _ = m["name"].(string)
+	meta.Namespace, _ = m["namespace"].(string)
+	meta.Labels = stringMap(m["labels"])
+	meta.Annotations = stringMap(m["annotations"])
+	return true
+}
+
+// stringMap converts a map checked by decodeSimpleMeta; nil stays nil.
+func stringMap(v any) map[string]string {
+	mv, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	out := make(map[string]string, len(mv))
+	for k, s := range mv {
+		out[k] = s.(string)
+	}
+	return out
 }
 
 // strictDecode decodes v into out like the apiserver's strict JSON decoding:

@@ -1,9 +1,11 @@
 package watch
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 const gatewayHeader = `apiVersion: gateway.networking.k8s.io/v1
@@ -266,6 +268,46 @@ func TestMetadataNotAnObject(t *testing.T) {
 		r := newTestLoader(t).LoadBytes("m.yaml", []byte(doc))
 		if got := problemStrings("", r.Problems); len(got) != 1 || got[0] != want {
 			t.Errorf("problems = %q, want %q", got, want)
+		}
+	}
+}
+
+// TestDecodeSimpleMetaMatchesStrictDecode checks the shortcut against the
+// JSON round trip it replaces, and that it declines what it does not know.
+func TestDecodeSimpleMetaMatchesStrictDecode(t *testing.T) {
+	cases := []struct {
+		meta   map[string]any
+		simple bool
+	}{
+		{map[string]any{}, true},
+		{map[string]any{"name": "a"}, true},
+		{map[string]any{"name": "a", "namespace": "b", "labels": map[string]any{"x": "y"}, "annotations": map[string]any{"k": ""}}, true},
+		{map[string]any{"name": "a", "labels": map[string]any{}}, true},
+		{map[string]any{"name": "a", "labels": nil}, false},
+		{map[string]any{"name": int64(1)}, false},
+		{map[string]any{"name": "a", "labels": map[string]any{"x": int64(1)}}, false},
+		{map[string]any{"name": "a", "labels": map[string]any{"x": nil}}, false},
+		{map[string]any{"name": "a", "uid": "u"}, false},
+		{map[string]any{"name": "a", "nmae": "typo"}, false},
+	}
+	for _, c := range cases {
+		var fast metav1.ObjectMeta
+		if got := decodeSimpleMeta(c.meta, &fast); got != c.simple {
+			t.Errorf("decodeSimpleMeta(%v) = %v, want %v", c.meta, got, c.simple)
+			continue
+		}
+		if !c.simple {
+			if !reflect.DeepEqual(fast, metav1.ObjectMeta{}) {
+				t.Errorf("decodeSimpleMeta(%v) declined but wrote %+v", c.meta, fast)
+			}
+			continue
+		}
+		var slow metav1.ObjectMeta
+		if is := strictDecode("metadata", c.meta, &slow); len(is) > 0 {
+			t.Fatalf("strictDecode(%v): %v", c.meta, is)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Errorf("metadata %v: shortcut %+v, strictDecode %+v", c.meta, fast, slow)
 		}
 	}
 }

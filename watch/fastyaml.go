@@ -171,13 +171,12 @@ func isMarkerLine(b []byte) bool {
 // endLine checks that only blanks and a comment are left on the line, then
 // moves to the next content line.
 func (p *fastParser) endLine() {
-	sawSpace := false
 	for p.pos < len(p.data) && p.data[p.pos] == ' ' {
 		p.pos++
-		sawSpace = true
 	}
 	if p.pos < len(p.data) && p.data[p.pos] != '\n' {
-		if p.data[p.pos] != '#' || !sawSpace {
+		// A comment must be separated from what precedes it.
+		if p.data[p.pos] != '#' || p.data[p.pos-1] != ' ' {
 			p.giveUp()
 		}
 	}

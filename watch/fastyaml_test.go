@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -256,4 +257,168 @@ func FuzzFastParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkFastParse(t, data)
 	})
+}
+
+// yamlGen writes random documents inside fastParse's subset, in the many
+// ways people indent, quote and comment manifests.
+type yamlGen struct {
+	r *rand.Rand
+	b strings.Builder
+}
+
+var (
+	genKeys    = []string{"name", "namespace", "port", "value", "type", "a b", "x-y", "a.b/c", "<<x", "-k", "k:v", "é"}
+	genScalars = []string{"web", "8080", "-1", "1.5", "~", "null", "yes", "No", "a b", "a#b", "http://x:80/p", "a:b", "/api/v1",
+		"*.example.com", "[x]y", "x]", "{x", "véloc€", "!x", "a  b", "0x1F", "1e3", "-x", "?x", ":x", "%", "'", "\""}
+)
+
+func (g *yamlGen) pick(s []string) string { return s[g.r.IntN(len(s))] }
+
+func (g *yamlGen) line(indent int, text string) {
+	if g.r.IntN(8) == 0 {
+		g.b.WriteString(strings.Repeat(" ", g.r.IntN(6)) + "# note: a: b\n")
+	}
+	if g.r.IntN(10) == 0 {
+		g.b.WriteString("\n")
+	}
+	g.b.WriteString(strings.Repeat(" ", indent) + text)
+	if g.r.IntN(6) == 0 {
+		g.b.WriteString(" # trailing")
+	}
+	g.b.WriteString("\n")
+}
+
+// key renders a mapping key (plain or quoted).
+func (g *yamlGen) key() string {
+	k := g.pick(genKeys)
+	switch g.r.IntN(6) {
+	case 0:
+		return "'" + strings.ReplaceAll(k, "'", "''") + "'"
+	case 1:
+		return `"` + k + `"`
+	}
+	if strings.Contains(k, ":") || k == "-k" {
+		return "'" + k + "'"
+	}
+	return k
+}
+
+// scalar renders an inline scalar valid in block context.
+func (g *yamlGen) scalar(flow bool) string {
+	s := g.pick(genScalars)
+	needsQuote := s == "'" || s == `"` || s == "%" || strings.HasPrefix(s, "!") || strings.HasPrefix(s, "*") ||
+		strings.HasPrefix(s, "[") || strings.HasPrefix(s, "{") || strings.Contains(s, "#") && strings.Contains(s, " #") ||
+		(flow && strings.ContainsAny(s, ",[]{}:#"))
+	switch q := g.r.IntN(5); {
+	case q == 0 || (needsQuote && q%2 == 0):
+		return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+	case q == 1 || needsQuote:
+		if strings.Contains(s, `"`) {
+			return "'" + s + "'"
+		}
+		return `"` + s + `"`
+	}
+	return s
+}
+
+// flowValue renders a flow collection of limited depth.
+func (g *yamlGen) flowValue(depth int) string {
+	n := g.r.IntN(4)
+	sp := strings.Repeat(" ", g.r.IntN(2))
+	var items []string
+	isMap := g.r.IntN(2) == 0
+	for range n {
+		var v string
+		if depth < 2 && g.r.IntN(4) == 0 {
+			v = g.flowValue(depth + 1)
+		} else {
+			v = g.scalar(true)
+		}
+		if isMap {
+			k := g.pick([]string{"a", "b", "name", "'q k'", `"d"`})
+			v = k + ": " + v
+		}
+		items = append(items, v)
+	}
+	body := strings.Join(items, ","+sp+" ")
+	if isMap {
+		return "{" + sp + body + sp + "}"
+	}
+	return "[" + sp + body + sp + "]"
+}
+
+// inline renders a value that fits on its line.
+func (g *yamlGen) inline() string {
+	if g.r.IntN(5) == 0 {
+		return g.flowValue(0)
+	}
+	return g.scalar(false)
+}
+
+func (g *yamlGen) mapping(indent, depth int, first string) {
+	n := 1 + g.r.IntN(4)
+	for i := range n {
+		prefix := strings.Repeat(" ", indent)
+		if i == 0 && first != "" {
+			prefix = first
+		} else if i == 0 {
+			prefix = strings.Repeat(" ", indent)
+		}
+		k := g.key() + strings.Repeat(" ", g.r.IntN(2)) + ":"
+		if depth < 4 && g.r.IntN(3) == 0 {
+			g.emit(prefix, k)
+			g.block(indent, depth+1, true)
+			continue
+		}
+		g.emit(prefix, k+" "+g.inline())
+	}
+}
+
+func (g *yamlGen) sequence(indent, depth int) {
+	n := 1 + g.r.IntN(3)
+	for range n {
+		dash := strings.Repeat(" ", indent) + "-" + strings.Repeat(" ", 1+g.r.IntN(3))
+		if depth < 4 && g.r.IntN(2) == 0 {
+			g.mapping(len(dash), depth+1, dash)
+			continue
+		}
+		g.emit(dash, g.inline())
+	}
+}
+
+// block writes the value of a key at indent: a nested mapping or a
+// sequence (possibly at the key's own indentation).
+func (g *yamlGen) block(indent, depth int, _ bool) {
+	switch g.r.IntN(3) {
+	case 0:
+		g.mapping(indent+1+g.r.IntN(4), depth, "")
+	case 1:
+		g.sequence(indent, depth)
+	default:
+		g.sequence(indent+1+g.r.IntN(3), depth)
+	}
+}
+
+// emit writes prefix+text as a line (prefix carries the indentation).
+func (g *yamlGen) emit(prefix, text string) {
+	g.line(0, prefix+text)
+}
+
+func TestFastParseRandomDocuments(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 3000 {
+		g := &yamlGen{r: r}
+		if i%4 == 0 {
+			g.sequence(g.r.IntN(2), 0)
+		} else {
+			g.mapping(g.r.IntN(3), 0, "")
+		}
+		text := g.b.String()
+		if !checkFastParse(t, []byte(text)) {
+			if _, err := referenceParse([]byte(text)); err != nil {
+				t.Fatalf("generator wrote invalid YAML (%v):\n%s", err, text)
+			}
+			t.Fatalf("fastParse gave up on a document inside its subset:\n%s", text)
+		}
+	}
 }

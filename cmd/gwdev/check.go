@@ -98,7 +98,10 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 		}
 		results = append(results, loader.LoadDir(src))
 	}
-	lr := watch.Merge(results...)
+	lr := results[0] // one source: already sorted and deduplicated
+	if len(results) > 1 {
+		lr = watch.Merge(results...)
+	}
 	loaded := time.Since(start)
 	res := engine.Translate(lr.Snapshot, engine.Options{Classes: o.classes, Now: now, Profiles: profiles, YCCertificates: ycCerts})
 	total := time.Since(start)

@@ -26,9 +26,11 @@ vet:
 test: vet
 	$(GO) test -race -count=1 ./...
 	$(GO) test -run '^$$' -fuzz FuzzTranslate -fuzztime 10s ./engine
+	$(GO) test -run '^$$' -fuzz FuzzFastParse -fuzztime 10s ./watch
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzTranslate -fuzztime 60s ./engine
+	$(GO) test -run '^$$' -fuzz FuzzFastParse -fuzztime 60s ./watch
 
 lint: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -40,20 +40,20 @@ func (t *translator) resolveBackendRef(r *routeState, name string, ref gwv1.Back
 		b.Invalid = msg
 		return b, &routeFailure{reason, msg}
 	}
-	display := groupKind(group, kind) + " " + ns + "/" + string(ref.Name)
+	display := func() string { return groupKind(group, kind) + " " + ns + "/" + string(ref.Name) } // for failures only
 	if group != "" || kind != "Service" {
-		return fail(gwv1.RouteReasonInvalidKind, fmt.Sprintf("backendRef %s: kind %s is not supported (only core Service)", display, groupKind(group, kind)))
+		return fail(gwv1.RouteReasonInvalidKind, fmt.Sprintf("backendRef %s: kind %s is not supported (only core Service)", display(), groupKind(group, kind)))
 	}
 	if !t.refPermitted(reference{Group, r.kind, r.key.Namespace, "", "Service", ns, string(ref.Name)}) {
 		return fail(gwv1.RouteReasonRefNotPermitted,
-			fmt.Sprintf("backendRef %s is in another namespace and no ReferenceGrant in %s allows %s from %s", display, ns, r.kind, r.key.Namespace))
+			fmt.Sprintf("backendRef %s is in another namespace and no ReferenceGrant in %s allows %s from %s", display(), ns, r.kind, r.key.Namespace))
 	}
 	svc := t.services[nsName{ns, string(ref.Name)}]
 	if svc == nil {
-		return fail(gwv1.RouteReasonBackendNotFound, "backendRef "+display+" not found")
+		return fail(gwv1.RouteReasonBackendNotFound, "backendRef "+display()+" not found")
 	}
 	if ref.Port == nil {
-		return fail(gwv1.RouteReasonUnsupportedValue, "backendRef "+display+": port is required for a Service")
+		return fail(gwv1.RouteReasonUnsupportedValue, "backendRef "+display()+": port is required for a Service")
 	}
 	var sp *corev1.ServicePort
 	for i := range svc.Spec.Ports {
@@ -62,13 +62,13 @@ func (t *translator) resolveBackendRef(r *routeState, name string, ref gwv1.Back
 		}
 	}
 	if sp == nil && svc.Spec.Type != corev1.ServiceTypeExternalName {
-		return fail(gwv1.RouteReasonBackendNotFound, fmt.Sprintf("backendRef %s: the Service has no port %d", display, *ref.Port))
+		return fail(gwv1.RouteReasonBackendNotFound, fmt.Sprintf("backendRef %s: the Service has no port %d", display(), *ref.Port))
 	}
 	if sp != nil && sp.AppProtocol != nil {
 		b.AppProtocol = *sp.AppProtocol
 		if !appProtocolSupported(r.kind, b.AppProtocol) {
 			return fail(gwv1.RouteReasonUnsupportedProtocol, fmt.Sprintf("backendRef %s: port %d has appProtocol %q, which a %s cannot speak",
-				display, *ref.Port, b.AppProtocol, r.kind))
+				display(), *ref.Port, b.AppProtocol, r.kind))
 		}
 	}
 	b.Target = t.backendTarget(svc, sp, int32(*ref.Port))
@@ -97,7 +97,7 @@ func appProtocolSupported(routeKind, appProtocol string) bool {
 
 // backendTarget picks where traffic for a Service port goes.
 func (t *translator) backendTarget(svc *corev1.Service, sp *corev1.ServicePort, port int32) *Target {
-	key := fmt.Sprintf("%s/%s:%d", svc.Namespace, svc.Name, port)
+	key := svc.Namespace + "/" + svc.Name + ":" + itoa(int(port))
 	if addr, ok := t.opts.BackendMappings[key]; ok {
 		return &Target{Kind: TargetMapped, Addresses: []string{addr}, Why: "mapped by the user (" + key + "=" + addr + ")"}
 	}

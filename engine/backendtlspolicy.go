@@ -75,6 +75,10 @@ func (t *translator) processBackendTLSPolicies() {
 				"conflicts with another policy for "+ps.lost[0])
 		}
 	}
+	t.policies = pols
+	if len(winners) == 0 {
+		return // no backend to change
+	}
 	for _, r := range t.routes {
 		for _, b := range r.backends() {
 			t.applyPolicy(b, winners)
@@ -83,7 +87,6 @@ func (t *translator) processBackendTLSPolicies() {
 			finishRuleResponse(rr) // a policy may have made every backend invalid
 		}
 	}
-	t.policies = pols
 }
 
 // hasPortNamed reports whether the Service has a port with that name.

@@ -282,8 +282,8 @@ func (t *translator) profileRoute(r *routeState, g *gatewayState) string {
 		return why
 	}
 	var refusals []string
-	for _, fu := range routeFeatures(r) {
-		f := p.features()
+	f := p.features()
+	for _, fu := range f.routeFeaturesOf(r) {
 		s := supported
 		switch fu.family {
 		case "routeKinds":
@@ -339,6 +339,16 @@ type routeFeature struct {
 	// what names the feature in messages; at is where ("" or
 	// "spec.rules[0].filters[1]").
 	what, at string
+}
+
+// routeFeaturesOf lists the features a route uses, or none when the feature
+// set lists no route features (every one is supported then, so there is
+// nothing to check).
+func (f *featureSet) routeFeaturesOf(r *routeState) []routeFeature {
+	if len(f.routeKinds) == 0 && len(f.filters) == 0 && len(f.pathMatches) == 0 && len(f.ruleFields) == 0 {
+		return nil
+	}
+	return routeFeatures(r)
 }
 
 // routeFeatures lists the features a route uses, in spec order.

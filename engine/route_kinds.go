@@ -12,7 +12,8 @@ import (
 // order: by kind, then namespace/name.
 func (t *translator) collectRoutes() {
 	add := func(kind string, o object, gen int64, refs []gwv1.ParentReference, hosts []gwv1.Hostname, withHosts bool) *routeState {
-		r := &routeState{kind: kind, key: ObjectKey{Kind: kind, Namespace: o.GetNamespace(), Name: o.GetName()},
+		key := ObjectKey{Kind: kind, Namespace: o.GetNamespace(), Name: o.GetName()}
+		r := &routeState{kind: kind, key: key, src: t.in.SourceOf(key), name: strings.ToLower(kind) + "/" + key.Namespace + "/" + key.Name,
 			obj: o, gen: gen, parentRefs: refs}
 		if withHosts {
 			r.hostnames = []string{}
@@ -45,7 +46,12 @@ func (t *translator) collectRoutes() {
 
 // ruleName builds "<kind>/<ns>/<name>/rule/<i>".
 func ruleName(r *routeState, i int) string {
-	return strings.ToLower(r.kind) + "/" + r.key.Namespace + "/" + r.key.Name + "/rule/" + itoa(i)
+	return r.name + "/rule/" + itoa(i)
+}
+
+// ruleSource is where rule i of the route was read from.
+func (r *routeState) ruleSource(i int) Source {
+	return r.src.At(rulePath(i))
 }
 
 // compileRoute turns a route's rules into table entries with resolved
@@ -59,19 +65,19 @@ func (t *translator) compileRoute(r *routeState) {
 	case *gwv1.TLSRoute:
 		for i, rule := range o.Spec.Rules {
 			name := ruleName(r, i)
-			r.sni = append(r.sni, &SNIRoute{Name: name, Route: r.key, Source: t.sourceAt(r.key, rulePath(i)),
+			r.sni = append(r.sni, &SNIRoute{Name: name, Route: r.key, Source: r.ruleSource(i),
 				Backends: t.resolveBackendRefs(r, name, rule.BackendRefs)})
 		}
 	case *gwv1.TCPRoute:
 		for i, rule := range o.Spec.Rules {
 			name := ruleName(r, i)
-			r.stream = append(r.stream, &StreamRoute{Name: name, Route: r.key, Source: t.sourceAt(r.key, rulePath(i)),
+			r.stream = append(r.stream, &StreamRoute{Name: name, Route: r.key, Source: r.ruleSource(i),
 				Backends: t.resolveBackendRefs(r, name, rule.BackendRefs)})
 		}
 	case *gwv1.UDPRoute:
 		for i, rule := range o.Spec.Rules {
 			name := ruleName(r, i)
-			r.stream = append(r.stream, &StreamRoute{Name: name, Route: r.key, Source: t.sourceAt(r.key, rulePath(i)),
+			r.stream = append(r.stream, &StreamRoute{Name: name, Route: r.key, Source: r.ruleSource(i),
 				Backends: t.resolveBackendRefs(r, name, rule.BackendRefs)})
 		}
 	}
@@ -101,7 +107,7 @@ func (t *translator) compileHTTPRoute(r *routeState, o *gwv1.HTTPRoute) {
 			r.dropRule(i, rule.Name, why)
 			continue
 		}
-		proto := &RouteRule{Route: r.key, Source: t.sourceAt(r.key, rulePath(i)), Timeouts: rule.Timeouts, Retry: rule.Retry,
+		proto := &RouteRule{Route: r.key, Source: r.ruleSource(i), Timeouts: rule.Timeouts, Retry: rule.Retry,
 			SessionPersistence: rule.SessionPersistence, Filters: rule.Filters}
 		if rule.Name != nil {
 			proto.RuleName = string(*rule.Name)
@@ -122,10 +128,12 @@ func (t *translator) compileHTTPRoute(r *routeState, o *gwv1.HTTPRoute) {
 			matches = []gwv1.HTTPRouteMatch{{}}
 		}
 		for j := range matches {
-			m := matches[j].DeepCopy()
+			m := &matches[j] // shared with the route: the table is read only
 			if m.Path == nil {
+				c := *m
 				pt, v := gwv1.PathMatchPathPrefix, "/"
-				m.Path = &gwv1.HTTPPathMatch{Type: &pt, Value: &v}
+				c.Path = &gwv1.HTTPPathMatch{Type: &pt, Value: &v}
+				m = &c
 			}
 			rr := *proto
 			rr.Name = name + "/match/" + itoa(j)
@@ -146,7 +154,7 @@ func (t *translator) compileGRPCRoute(r *routeState, o *gwv1.GRPCRoute) {
 			r.dropRule(i, rule.Name, why)
 			continue
 		}
-		proto := &RouteRule{Route: r.key, Source: t.sourceAt(r.key, rulePath(i)), SessionPersistence: rule.SessionPersistence,
+		proto := &RouteRule{Route: r.key, Source: r.ruleSource(i), SessionPersistence: rule.SessionPersistence,
 			Filters: grpcFilters(rule.Filters)}
 		if rule.Name != nil {
 			proto.RuleName = string(*rule.Name)
@@ -169,7 +177,7 @@ func (t *translator) compileGRPCRoute(r *routeState, o *gwv1.GRPCRoute) {
 		for j := range matches {
 			rr := *proto
 			rr.Name = name + "/match/" + itoa(j)
-			rr.GRPC = matches[j].DeepCopy()
+			rr.GRPC = &matches[j]
 			r.rules = append(r.rules, &rr)
 		}
 	}
@@ -191,28 +199,32 @@ func httpRuleUnsupported(rule *gwv1.HTTPRouteRule) string {
 	if why := unsupportedFilters("filters", rule.Filters); why != "" {
 		return why
 	}
+	// This runs for every rule: field paths are built only where there is
+	// something to check.
 	for k, br := range rule.BackendRefs {
-		if why := unsupportedFilters(fmt.Sprintf("backendRefs[%d].filters", k), br.Filters); why != "" {
+		if len(br.Filters) == 0 {
+			continue
+		}
+		if why := unsupportedFilters("backendRefs["+itoa(k)+"].filters", br.Filters); why != "" {
 			return why
 		}
 	}
 	for j, m := range rule.Matches {
-		at := fmt.Sprintf("matches[%d]", j)
 		if m.Path != nil && m.Path.Type != nil && *m.Path.Type == gwv1.PathMatchRegularExpression && m.Path.Value != nil {
-			if why := badRegex(at+".path", *m.Path.Value); why != "" {
+			if why := badRegex(matchPath(j)+".path", *m.Path.Value); why != "" {
 				return why
 			}
 		}
 		for h, hm := range m.Headers {
 			if hm.Type != nil && *hm.Type == gwv1.HeaderMatchRegularExpression {
-				if why := badRegex(fmt.Sprintf("%s.headers[%d]", at, h), hm.Value); why != "" {
+				if why := badRegex(fmt.Sprintf("%s.headers[%d]", matchPath(j), h), hm.Value); why != "" {
 					return why
 				}
 			}
 		}
 		for q, qm := range m.QueryParams {
 			if qm.Type != nil && *qm.Type == gwv1.QueryParamMatchRegularExpression {
-				if why := badRegex(fmt.Sprintf("%s.queryParams[%d]", at, q), qm.Value); why != "" {
+				if why := badRegex(fmt.Sprintf("%s.queryParams[%d]", matchPath(j), q), qm.Value); why != "" {
 					return why
 				}
 			}
@@ -221,26 +233,28 @@ func httpRuleUnsupported(rule *gwv1.HTTPRouteRule) string {
 	return ""
 }
 
+// matchPath is the field path of match j of a rule, for messages.
+func matchPath(j int) string { return "matches[" + itoa(j) + "]" }
+
 // grpcRuleUnsupported is httpRuleUnsupported for GRPCRoute rules: method
 // and header regular expressions must compile.
 func grpcRuleUnsupported(rule *gwv1.GRPCRouteRule) string {
 	for j, m := range rule.Matches {
-		at := fmt.Sprintf("matches[%d]", j)
 		if mm := m.Method; mm != nil && mm.Type != nil && *mm.Type == gwv1.GRPCMethodMatchRegularExpression {
 			if mm.Service != nil {
-				if why := badRegex(at+".method.service", *mm.Service); why != "" {
+				if why := badRegex(matchPath(j)+".method.service", *mm.Service); why != "" {
 					return why
 				}
 			}
 			if mm.Method != nil {
-				if why := badRegex(at+".method.method", *mm.Method); why != "" {
+				if why := badRegex(matchPath(j)+".method.method", *mm.Method); why != "" {
 					return why
 				}
 			}
 		}
 		for h, hm := range m.Headers {
 			if hm.Type != nil && *hm.Type == gwv1.GRPCHeaderMatchRegularExpression {
-				if why := badRegex(fmt.Sprintf("%s.headers[%d]", at, h), hm.Value); why != "" {
+				if why := badRegex(fmt.Sprintf("%s.headers[%d]", matchPath(j), h), hm.Value); why != "" {
 					return why
 				}
 			}

@@ -11,8 +11,13 @@ import (
 
 // routeState is one route of any kind during translation.
 type routeState struct {
-	kind       string // HTTPRoute, GRPCRoute, TLSRoute, TCPRoute, UDPRoute
-	key        ObjectKey
+	kind string // HTTPRoute, GRPCRoute, TLSRoute, TCPRoute, UDPRoute
+	key  ObjectKey
+	// src is where the route was read from (its rules' sources narrow it).
+	src Source
+	// name is "<kind>/<ns>/<name>" with the kind in lower case: the start of
+	// its rule names (see ruleName).
+	name       string
 	obj        object
 	gen        int64
 	parentRefs []gwv1.ParentReference
@@ -260,7 +265,9 @@ func (t *translator) finishParent(r *routeState, p *parentResult) {
 		a.l.attachedRoutes++
 		a.l.addAttachment(a)
 	}
-	t.recordBackendUses(r, p)
+	if len(t.out.BackendTLSPolicies) > 0 {
+		t.recordBackendUses(r, p)
+	}
 	if len(p.conflicts) > 0 {
 		t.note(SeverityWarning, r.key, "parent "+p.where, strings.Join(p.conflicts, "; "))
 	}

@@ -1,11 +1,15 @@
 package engine
 
 import (
+	"cmp"
+	"maps"
+	"slices"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
@@ -14,7 +18,9 @@ const Group = gwv1.GroupName
 
 // Translate computes what a conformant controller would do with the
 // snapshot: status for every object and the routing table. It never mutates
-// snap; the Result holds deep copies.
+// snap; the Result holds its own copies of the objects it writes status
+// into and shares the rest (metadata, spec, objects without status), which
+// neither side may modify.
 func Translate(snap *Snapshot, opts Options) *Result {
 	if snap == nil {
 		snap = &Snapshot{}
@@ -55,7 +61,7 @@ type translator struct {
 	setByKey     map[nsName]*listenerSetState
 	routes       []*routeState
 	// backendUses records, per Service, the gateways whose routes use it, for
-	// BackendTLSPolicy ancestor status.
+	// BackendTLSPolicy ancestor status (empty when there is no policy).
 	backendUses map[nsName][]*gatewayState
 	policies    []*policyState
 	// prof is the implementation profiles' state (profile.go).
@@ -65,15 +71,15 @@ type translator struct {
 }
 
 func newTranslator(snap *Snapshot, opts Options) *translator {
-	out := deepCopySnapshot(snap)
+	out := copySnapshot(snap)
 	t := &translator{
 		in:             snap,
 		out:            out,
 		opts:           opts,
-		services:       map[nsName]*corev1.Service{},
-		secrets:        map[nsName]*corev1.Secret{},
-		configMaps:     map[nsName]*corev1.ConfigMap{},
-		namespaces:     map[string]*corev1.Namespace{},
+		services:       make(map[nsName]*corev1.Service, len(out.Services)),
+		secrets:        make(map[nsName]*corev1.Secret, len(out.Secrets)),
+		configMaps:     make(map[nsName]*corev1.ConfigMap, len(out.ConfigMaps)),
+		namespaces:     make(map[string]*corev1.Namespace, len(out.Namespaces)),
 		endpointSlices: map[nsName][]*discoveryv1.EndpointSlice{},
 		classes:        map[string]*classState{},
 		gatewayByKey:   map[nsName]*gatewayState{},
@@ -103,32 +109,37 @@ func newTranslator(snap *Snapshot, opts Options) *translator {
 	return t
 }
 
-// deepCopySnapshot copies every object and sorts each kind by
-// creationTimestamp-independent namespace/name order.
-func deepCopySnapshot(in *Snapshot) *Snapshot {
-	out := &Snapshot{Sources: map[ObjectKey]Source{}}
-	for k, v := range in.Sources {
-		out.Sources[k] = v
+// copySnapshot returns the objects of the result, each kind sorted by
+// namespace/name. An object the engine writes status into gets a shallow
+// copy of its own: the engine replaces status fields whole and never writes
+// metadata or spec, so those stay shared with the input. An object without
+// status is shared as it is, unless its apiVersion and kind are not set yet
+// (Translate sets them on the result; see Snapshot.Each): then it is copied
+// the same way.
+func copySnapshot(in *Snapshot) *Snapshot {
+	out := &Snapshot{Sources: maps.Clone(in.Sources)}
+	if out.Sources == nil {
+		out.Sources = map[ObjectKey]Source{}
 	}
-	out.GatewayClasses = copyAll(in.GatewayClasses, (*gwv1.GatewayClass).DeepCopy)
-	out.Gateways = copyAll(in.Gateways, (*gwv1.Gateway).DeepCopy)
-	out.ListenerSets = copyAll(in.ListenerSets, (*gwv1.ListenerSet).DeepCopy)
-	out.HTTPRoutes = copyAll(in.HTTPRoutes, (*gwv1.HTTPRoute).DeepCopy)
-	out.GRPCRoutes = copyAll(in.GRPCRoutes, (*gwv1.GRPCRoute).DeepCopy)
-	out.TLSRoutes = copyAll(in.TLSRoutes, (*gwv1.TLSRoute).DeepCopy)
-	out.TCPRoutes = copyAll(in.TCPRoutes, (*gwv1.TCPRoute).DeepCopy)
-	out.UDPRoutes = copyAll(in.UDPRoutes, (*gwv1.UDPRoute).DeepCopy)
-	out.ReferenceGrants = copyAll(in.ReferenceGrants, (*gwv1.ReferenceGrant).DeepCopy)
-	out.BackendTLSPolicies = copyAll(in.BackendTLSPolicies, (*gwv1.BackendTLSPolicy).DeepCopy)
-	out.Services = copyAll(in.Services, (*corev1.Service).DeepCopy)
-	out.Secrets = copyAll(in.Secrets, (*corev1.Secret).DeepCopy)
-	out.ConfigMaps = copyAll(in.ConfigMaps, (*corev1.ConfigMap).DeepCopy)
-	out.Namespaces = copyAll(in.Namespaces, (*corev1.Namespace).DeepCopy)
-	out.EndpointSlices = copyAll(in.EndpointSlices, (*discoveryv1.EndpointSlice).DeepCopy)
-	out.ImplementationPolicies = copyAll(in.ImplementationPolicies, (*ImplementationPolicy).DeepCopy)
+	out.GatewayClasses = copyAll(in.GatewayClasses)
+	out.Gateways = copyAll(in.Gateways)
+	out.ListenerSets = copyAll(in.ListenerSets)
+	out.HTTPRoutes = copyAll(in.HTTPRoutes)
+	out.GRPCRoutes = copyAll(in.GRPCRoutes)
+	out.TLSRoutes = copyAll(in.TLSRoutes)
+	out.TCPRoutes = copyAll(in.TCPRoutes)
+	out.UDPRoutes = copyAll(in.UDPRoutes)
+	out.BackendTLSPolicies = copyAll(in.BackendTLSPolicies)
+	out.ImplementationPolicies = copyAll(in.ImplementationPolicies)
 	sort.SliceStable(out.ImplementationPolicies, func(i, j int) bool {
 		return out.ImplementationPolicies[i].Kind < out.ImplementationPolicies[j].Kind
 	})
+	out.ReferenceGrants = shareAll(in.ReferenceGrants, Group, "ReferenceGrant")
+	out.Services = shareAll(in.Services, "", "Service")
+	out.Secrets = shareAll(in.Secrets, "", "Secret")
+	out.ConfigMaps = shareAll(in.ConfigMaps, "", "ConfigMap")
+	out.Namespaces = shareAll(in.Namespaces, "", "Namespace")
+	out.EndpointSlices = shareAll(in.EndpointSlices, discoveryv1.GroupName, "EndpointSlice")
 	return out
 }
 
@@ -140,18 +151,48 @@ type object interface {
 	GetCreationTimestamp() metav1.Time
 }
 
-func copyAll[T object](in []T, cp func(T) T) []T {
-	out := make([]T, 0, len(in))
-	for _, o := range in {
-		out = append(out, cp(o))
+// copyAll returns shallow copies of the objects, sorted by namespace/name.
+func copyAll[O any, T interface {
+	*O
+	object
+}](in []T) []T {
+	out := make([]T, len(in))
+	for i, o := range in {
+		c := *o
+		out[i] = &c
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].GetNamespace() != out[j].GetNamespace() {
-			return out[i].GetNamespace() < out[j].GetNamespace()
+	return sortByName(out)
+}
+
+// shareAll returns the objects sorted by namespace/name, copying (shallowly)
+// only those whose apiVersion is not group/v1 and kind is not the given one.
+func shareAll[O any, T interface {
+	*O
+	kubeObject
+}](in []T, group, kind string) []T {
+	gvk := schema.GroupVersionKind{Group: group, Version: "v1", Kind: kind}
+	out := make([]T, len(in))
+	for i, o := range in {
+		if o.GetObjectKind().GroupVersionKind() != gvk {
+			c := *o
+			o = &c
 		}
-		return out[i].GetName() < out[j].GetName()
-	})
-	return out
+		out[i] = o
+	}
+	return sortByName(out)
+}
+
+// sortByName sorts objects by namespace/name (stably: the loader reports
+// duplicates, so equal keys do not occur in its snapshots). Snapshots from
+// the loader are sorted already, which is checked first.
+func sortByName[T object](objs []T) []T {
+	byName := func(a, b T) int {
+		return cmp.Or(cmp.Compare(a.GetNamespace(), b.GetNamespace()), cmp.Compare(a.GetName(), b.GetName()))
+	}
+	if !slices.IsSortedFunc(objs, byName) {
+		slices.SortStableFunc(objs, byName)
+	}
+	return objs
 }
 
 // olderFirst orders two objects by creationTimestamp (oldest first; objects

@@ -3,18 +3,14 @@ package watch
 import (
 	"fmt"
 	"strings"
-	"sync/atomic"
 
 	celgo "github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/interpreter"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	apiextensionscel "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	apiservercel "k8s.io/apiserver/pkg/cel"
 	"k8s.io/apiserver/pkg/cel/common"
 )
 
@@ -52,166 +48,6 @@ type celRule struct {
 	usesOldSelf     bool
 	optionalOldSelf bool
 	compileErr      error
-}
-
-var selfTypeCounter atomic.Int64
-
-// compileCEL compiles every rule of a CRD version's schema; nil when there
-// are none.
-func compileCEL(s *structuralschema.Structural) *celNode {
-	return compileCELNode(s, s, true, model.SchemaDeclType(s, true))
-}
-
-func compileCELNode(validation, node *structuralschema.Structural, isRoot bool, declType *apiservercel.DeclType) *celNode {
-	n := &celNode{typ: node.Type}
-	if len(validation.XValidations) > 0 {
-		schema := node
-		if isRoot {
-			schema = model.WithTypeAndObjectMeta(node)
-		}
-		n.schema = newCachedSchema(&model.Structural{Structural: schema})
-		n.rules = compileRules(node, validation.XValidations, declType)
-	}
-	var elemType *apiservercel.DeclType
-	if declType != nil {
-		elemType = declType.ElemType
-	}
-	if validation.Items != nil && node.Items != nil {
-		n.items = compileCELNode(validation.Items, node.Items, node.Items.XEmbeddedResource, elemType)
-	}
-	for name, vp := range validation.Properties {
-		np, ok := node.Properties[name]
-		if !ok {
-			continue
-		}
-		var fieldType *apiservercel.DeclType
-		if escaped, ok := apiservercel.Escape(name); ok {
-			if declType == nil {
-				continue
-			}
-			f, ok := declType.Fields[escaped]
-			if !ok {
-				continue
-			}
-			fieldType = f.Type
-		} else {
-			fieldType = model.SchemaDeclType(&np, np.XEmbeddedResource)
-			if fieldType == nil {
-				continue
-			}
-		}
-		if child := compileCELNode(&vp, &np, np.XEmbeddedResource, fieldType); child != nil {
-			if n.properties == nil {
-				n.properties = map[string]*celNode{}
-			}
-			n.properties[name] = child
-		}
-	}
-	if validation.AdditionalProperties != nil && validation.AdditionalProperties.Structural != nil &&
-		node.AdditionalProperties != nil && node.AdditionalProperties.Structural != nil {
-		ap := node.AdditionalProperties.Structural
-		n.additional = compileCELNode(validation.AdditionalProperties.Structural, ap, ap.XEmbeddedResource, elemType)
-	}
-	if validation.ValueValidation != nil {
-		for i := range validation.ValueValidation.AllOf {
-			nested := nestedStructural(&validation.ValueValidation.AllOf[i])
-			if child := compileCELNode(nested, node, isRoot, declType); child != nil {
-				n.allOf = append(n.allOf, child)
-			}
-		}
-	}
-	if len(n.rules) == 0 && n.items == nil && n.additional == nil && len(n.properties) == 0 && len(n.allOf) == 0 {
-		return nil
-	}
-	return n
-}
-
-// nestedStructural turns an allOf entry into a Structural carrying only
-// what rule compilation looks at.
-func nestedStructural(nvv *structuralschema.NestedValueValidation) *structuralschema.Structural {
-	s := &structuralschema.Structural{ValueValidation: &nvv.ValueValidation, ValidationExtensions: nvv.ValidationExtensions}
-	if nvv.Items != nil {
-		s.Items = nestedStructural(nvv.Items)
-	}
-	if len(nvv.Properties) > 0 {
-		s.Properties = map[string]structuralschema.Structural{}
-		for k, v := range nvv.Properties {
-			s.Properties[k] = *nestedStructural(&v)
-		}
-	}
-	if nvv.AdditionalProperties != nil {
-		s.AdditionalProperties = &structuralschema.StructuralOrBool{Structural: nestedStructural(nvv.AdditionalProperties), Bool: true}
-	}
-	return s
-}
-
-func compileRules(s *structuralschema.Structural, rules apiextensionsv1.ValidationRules, declType *apiservercel.DeclType) []celRule {
-	out := make([]celRule, len(rules))
-	if declType == nil {
-		for i, r := range rules {
-			out[i] = celRule{rule: r, compileErr: fmt.Errorf("failed to convert to declType for CEL validation rules")}
-		}
-		return out
-	}
-	typeName := fmt.Sprintf("selfType%d", selfTypeCounter.Add(1))
-	var envs [2]*celgo.Env // by optionalOldSelf
-	var errs [2]error
-	for i, r := range rules {
-		optional := r.OptionalOldSelf != nil && *r.OptionalOldSelf
-		out[i] = celRule{rule: r, optionalOldSelf: optional}
-		idx := 0
-		if optional {
-			idx = 1
-		}
-		if envs[idx] == nil && errs[idx] == nil {
-			envs[idx], errs[idx] = celRuleEnv(declType, typeName, optional)
-		}
-		if errs[idx] != nil {
-			out[i].compileErr = errs[idx]
-			continue
-		}
-		out[i].compile(s, envs[idx])
-	}
-	return out
-}
-
-func (r *celRule) compile(s *structuralschema.Structural, env *celgo.Env) {
-	if strings.TrimSpace(r.rule.Rule) == "" {
-		return
-	}
-	ast, issues := env.Compile(r.rule.Rule)
-	if issues != nil {
-		r.compileErr = fmt.Errorf("compilation failed: %s", issues.String())
-		return
-	}
-	if ast.OutputType() != celgo.BoolType {
-		r.compileErr = fmt.Errorf("cel expression must evaluate to a bool")
-		return
-	}
-	checked, err := celgo.AstToCheckedExpr(ast)
-	if err != nil {
-		r.compileErr = err
-		return
-	}
-	for _, ref := range checked.ReferenceMap {
-		if ref.Name == apiextensionscel.OldScopedVarName {
-			r.usesOldSelf = true
-		}
-	}
-	if r.program, err = env.Program(ast, celgo.EvalOptions(celgo.OptOptimize)); err != nil {
-		r.compileErr = fmt.Errorf("program instantiation failed: %w", err)
-		return
-	}
-	if r.rule.MessageExpression != "" {
-		if ast, issues := env.Compile(r.rule.MessageExpression); issues == nil && ast.OutputType() == celgo.StringType {
-			r.message, _ = env.Program(ast, celgo.EvalOptions(celgo.OptOptimize))
-		}
-	}
-	if r.rule.FieldPath != "" {
-		if p, _, err := apiextensionscel.ValidFieldPath(r.rule.FieldPath, s); err == nil {
-			r.fieldPath = p.String()
-		}
-	}
 }
 
 // validate evaluates the rules at and below n against obj (create

@@ -2,21 +2,33 @@ package watch
 
 import (
 	"embed"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 
 	apiextensionsinternal "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	apivalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
-	"sigs.k8s.io/yaml"
 )
 
 // crdFS holds the Gateway API CRDs (experimental channel) copied from the
-// sigs.k8s.io/gateway-api module by `go generate`.
+// sigs.k8s.io/gateway-api module by `go generate`, in the compact form
+// crdgen writes next to each YAML file: a JSON object holding the
+// openAPIV3Schema of each served version, by version name, without
+// descriptions. encoding/json decodes one version of it about ten times
+// faster than sigs.k8s.io/yaml decodes the whole YAML.
+// TestEmbeddedCRDsMatchYAML keeps the two in step.
 //
-//go:embed crds/*.yaml
+//go:embed crds/*.json
 var crdFS embed.FS
+
+// embeddedCRDPath is where crdFS holds the compact form of the CRD file
+// name (the YAML file name, as in kindSpec.crd).
+func embeddedCRDPath(name string) string {
+	return "crds/" + strings.TrimSuffix(name, ".yaml") + ".json"
+}
 
 // crdSchema is one version of one CRD, compiled the way the apiserver
 // compiles it when the CRD is installed.
@@ -36,7 +48,7 @@ type crdSchema struct {
 	cel *celNode
 }
 
-// crdFile is one embedded CRD, decoded on first use.
+// crdFile is one embedded CRD, split into versions on first use.
 type crdFile struct {
 	name string
 
@@ -45,9 +57,10 @@ type crdFile struct {
 	err      error
 }
 
-// crdVersion is one version of a CRD, compiled on first use.
+// crdVersion is one version of a CRD, decoded and compiled on first use.
 type crdVersion struct {
-	props *apiextensionsv1.JSONSchemaProps
+	file string          // CRD file name, for errors
+	raw  json.RawMessage // the version's openAPIV3Schema
 
 	once   sync.Once
 	schema *crdSchema
@@ -83,7 +96,7 @@ func processCRDs() *crdSet {
 // check verifies that every CRD file is embedded (cheap; no decoding).
 func (s *crdSet) check() error {
 	for name := range s.files {
-		if _, err := crdFS.Open("crds/" + name); err != nil {
+		if _, err := crdFS.Open(embeddedCRDPath(name)); err != nil {
 			return fmt.Errorf("embedded CRD %s is missing (run go generate ./watch): %w", name, err)
 		}
 	}
@@ -109,29 +122,31 @@ func (s *crdSet) schema(file, version string) (*crdSchema, error) {
 }
 
 func (f *crdFile) decode() {
-	data, err := crdFS.ReadFile("crds/" + f.name)
+	data, err := crdFS.ReadFile(embeddedCRDPath(f.name))
 	if err != nil {
 		f.err = fmt.Errorf("reading embedded CRD %s: %w", f.name, err)
 		return
 	}
-	var crd apiextensionsv1.CustomResourceDefinition
-	if err := yaml.Unmarshal(data, &crd); err != nil {
+	var schemas map[string]json.RawMessage
+	if err := json.Unmarshal(data, &schemas); err != nil {
 		f.err = fmt.Errorf("decoding embedded CRD %s: %w", f.name, err)
 		return
 	}
-	f.versions = map[string]*crdVersion{}
-	for i := range crd.Spec.Versions {
-		v := &crd.Spec.Versions[i]
-		if !v.Served || v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
-			continue
-		}
-		f.versions[v.Name] = &crdVersion{props: v.Schema.OpenAPIV3Schema}
+	f.versions = make(map[string]*crdVersion, len(schemas))
+	for name, raw := range schemas {
+		f.versions[name] = &crdVersion{file: f.name, raw: raw}
 	}
 }
 
 func (v *crdVersion) compile() {
+	var props apiextensionsv1.JSONSchemaProps
+	if err := json.Unmarshal(v.raw, &props); err != nil {
+		v.err = fmt.Errorf("decoding embedded CRD %s: %w", v.file, err)
+		return
+	}
+	v.raw = nil // no longer needed
 	var internal apiextensionsinternal.JSONSchemaProps
-	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(v.props, &internal, nil); err != nil {
+	if err := apiextensionsv1.Convert_v1_JSONSchemaProps_To_apiextensions_JSONSchemaProps(&props, &internal, nil); err != nil {
 		v.err = fmt.Errorf("converting schema: %w", err)
 		return
 	}
@@ -152,7 +167,6 @@ func (v *crdVersion) compile() {
 		hasEmbedded: hasEmbeddedResource(structural),
 		cel:         compileCEL(structural),
 	}
-	v.props = nil // no longer needed
 }
 
 // hasEmbeddedResource reports whether any node below the root is an

@@ -236,6 +236,9 @@ func (p *fastParser) mappingValue(col int) *yaml.Node {
 	for p.pos < len(p.data) && p.data[p.pos] == ' ' {
 		p.pos++
 	}
+	if p.peek(0) == '|' {
+		return p.literal(col)
+	}
 	if p.pos < len(p.data) && p.data[p.pos] != '\n' && p.data[p.pos] != '#' {
 		v := p.inlineValue()
 		p.endLine()
@@ -272,7 +275,9 @@ func (p *fastParser) sequence() *yaml.Node {
 			p.giveUp() // item on the following lines, or a nested "- -"
 		}
 		var item *yaml.Node
-		if p.isKeyLine() {
+		if p.peek(0) == '|' {
+			item = p.literal(col)
+		} else if p.isKeyLine() {
 			item = p.mapping()
 		} else {
 			item = p.inlineValue()
@@ -291,6 +296,122 @@ func (p *fastParser) sequence() *yaml.Node {
 	}
 	s.Content = content
 	return s
+}
+
+// literal parses a literal block scalar ("|", "|-" or "|+") whose
+// content is indented more than parent, and moves to the next content
+// line. Explicit indentation, leading blank lines and blank lines longer
+// than the indentation are left to the reference parser.
+func (p *fastParser) literal(parent int) *yaml.Node {
+	n := p.newNode()
+	*n = yaml.Node{Kind: yaml.ScalarNode, Style: yaml.LiteralStyle, Line: p.line, Column: p.column()}
+	p.pos++
+	chomp := byte(0)
+	if c := p.peek(0); c == '-' || c == '+' {
+		chomp = c
+		p.pos++
+	}
+	if c := p.peek(0); c != ' ' && c != '\n' && c != 0 {
+		p.giveUp() // indentation indicator, or text after the indicator
+	}
+	// The rest of the header line: blanks and a comment.
+	for p.pos < len(p.data) && p.data[p.pos] == ' ' {
+		p.pos++
+	}
+	if c := p.peek(0); c != '\n' && c != 0 && (c != '#' || p.data[p.pos-1] != ' ') {
+		p.giveUp()
+	}
+	nl := bytes.IndexByte(p.data[p.pos:], '\n')
+	if nl < 0 {
+		p.giveUp() // empty scalar at the end of the text
+	}
+	p.pos += nl + 1
+	p.line++
+
+	var (
+		b        strings.Builder
+		indent   = -1
+		breaks   int  // blank lines not yet written
+		lastNL   bool // the last text line ended with a line break
+		sawText  bool
+		endStart = p.pos // start of the line after the scalar
+	)
+	for p.pos < len(p.data) {
+		start := p.pos
+		end := len(p.data)
+		if i := bytes.IndexByte(p.data[start:], '\n'); i >= 0 {
+			end = start + i
+		}
+		line := p.data[start:end]
+		spaces := 0
+		for spaces < len(line) && line[spaces] == ' ' {
+			spaces++
+		}
+		if spaces == len(line) { // blank line
+			if !sawText || (indent >= 0 && spaces > indent) {
+				p.giveUp()
+			}
+			if end == len(p.data) {
+				if chomp == '+' {
+					p.giveUp() // kept, a final blank line counts as a break
+				}
+				break
+			}
+			breaks++
+			p.pos, p.line = end+1, p.line+1
+			continue
+		}
+		if indent < 0 {
+			if spaces <= parent {
+				p.giveUp() // empty scalar
+			}
+			indent = spaces
+		}
+		if spaces < indent {
+			break
+		}
+		if sawText {
+			b.WriteByte('\n')
+		}
+		for range breaks {
+			b.WriteByte('\n')
+		}
+		breaks = 0
+		b.Write(line[indent:])
+		sawText = true
+		lastNL = end < len(p.data)
+		if end == len(p.data) {
+			if chomp == '+' {
+				p.giveUp()
+			}
+			p.pos = end
+			break
+		}
+		p.pos, p.line = end+1, p.line+1
+	}
+	endStart = p.pos
+	// Chomping: clip keeps the last line break, strip drops it, keep keeps
+	// the trailing blank lines too.
+	switch chomp {
+	case 0:
+		if lastNL {
+			b.WriteByte('\n')
+		}
+	case '+':
+		if lastNL {
+			b.WriteByte('\n')
+		}
+		for range breaks {
+			b.WriteByte('\n')
+		}
+	}
+	n.Value = b.String()
+	// Resume at the line that ended the scalar, as endLine would.
+	p.pos, p.lineStart = endStart, endStart
+	if p.pos < len(p.data) {
+		p.nextContentLine()
+	}
+	return n
 }
 
 // isKeyLine reports whether the text at the current position is

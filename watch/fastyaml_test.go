@@ -121,7 +121,17 @@ var fastParseCases = []struct {
 	{"a: {b: c}   # trailing\n", true},
 	{"a: b\na: c\n", true}, // duplicate keys are the converter's business
 
-	{"a: |\n  text\n", false},
+	{"a: |\n  text\n", true},
+	{"a: |\n  text", true},
+	{"a: |-\n  one\n\n   two\n  # not a comment\n\n\nb: c\n", true},
+	{"a: |+\n  one\n\n\nb: c\n", true},
+	{"a: | # header comment\n  x\n# comment\n", true},
+	{"- |\n  x\n- |\n   y\n", true},
+	{"- k: |\n    x\n  j: y\n", true},
+	{"a: |\nb: c\n", false},
+	{"a: |2\n   x\n", false},
+	{"a: |\n\n  x\n", false},
+	{"a: |\n  x\n     \n", false},
 	{"a: >\n  text\n", false},
 	{"a: &x b\nc: *x\n", false},
 	{"a: !!str 1\n", false},
@@ -365,6 +375,11 @@ func (g *yamlGen) mapping(indent, depth int, first string) {
 			prefix = strings.Repeat(" ", indent)
 		}
 		k := g.key() + strings.Repeat(" ", g.r.IntN(2)) + ":"
+		if g.r.IntN(8) == 0 {
+			g.emit(prefix, k+" "+g.literalHeader())
+			g.literalBody(indent)
+			continue
+		}
 		if depth < 4 && g.r.IntN(3) == 0 {
 			g.emit(prefix, k)
 			g.block(indent, depth+1, true)
@@ -378,11 +393,45 @@ func (g *yamlGen) sequence(indent, depth int) {
 	n := 1 + g.r.IntN(3)
 	for range n {
 		dash := strings.Repeat(" ", indent) + "-" + strings.Repeat(" ", 1+g.r.IntN(3))
+		if g.r.IntN(8) == 0 {
+			g.emit(dash, g.literalHeader())
+			g.literalBody(indent)
+			continue
+		}
 		if depth < 4 && g.r.IntN(2) == 0 {
 			g.mapping(len(dash), depth+1, dash)
 			continue
 		}
 		g.emit(dash, g.inline())
+	}
+}
+
+// literalHeader renders "|" with a chomping indicator and a comment.
+func (g *yamlGen) literalHeader() string {
+	h := g.pick([]string{"|", "|-", "|+"})
+	if g.r.IntN(4) == 0 {
+		h += " # header"
+	}
+	return h
+}
+
+// literalBody writes the lines of a literal scalar under a node at parent:
+// text (that may look like YAML), inner blank lines, deeper lines.
+func (g *yamlGen) literalBody(parent int) {
+	indent := parent + 1 + g.r.IntN(3)
+	n := 1 + g.r.IntN(4)
+	for i := range n {
+		if i > 0 && g.r.IntN(4) == 0 {
+			g.b.WriteString(strings.Repeat(" ", g.r.IntN(indent+1)) + "\n")
+		}
+		extra := 0
+		if i > 0 && g.r.IntN(4) == 0 {
+			extra = 1 + g.r.IntN(3)
+		}
+		g.b.WriteString(strings.Repeat(" ", indent+extra) + g.pick([]string{"text", "# not a comment", "- item", "a: b", "-----BEGIN X-----", "'q'", "é ü"}) + "\n")
+	}
+	for range g.r.IntN(3) {
+		g.b.WriteString("\n")
 	}
 }
 
@@ -392,6 +441,7 @@ func (g *yamlGen) block(indent, depth int, _ bool) {
 	switch g.r.IntN(3) {
 	case 0:
 		g.mapping(indent+1+g.r.IntN(4), depth, "")
+		return
 	case 1:
 		g.sequence(indent, depth)
 	default:

@@ -120,7 +120,7 @@ func (n *celNode) validateRules(path *field.Path, obj any, errs field.ErrorList)
 			n.memo.remember(key)
 		}
 	}()
-	self := common.UnstructuredToVal(obj, n.schema)
+	self := celValue(obj, n.schema)
 	activation := &celActivation{self: self}
 	optional := &celActivation{self: self, hasOldSelf: true}
 	for i := range n.rules {

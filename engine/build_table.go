@@ -66,7 +66,7 @@ func (t *translator) listenerTable(l *listenerState) *ListenerTable {
 // virtualHosts groups the rules of attached HTTP and gRPC routes by the
 // hostname they serve on this listener, most specific hostname first.
 func (t *translator) virtualHosts(listener string, l *listenerState) []*VirtualHost {
-	byHost := map[string][]rulePosition{}
+	byHost := make(map[string][]rulePosition, len(l.attachments)) // a size hint: often one host per route
 	for _, a := range l.attachments {
 		if a.route.kind != "HTTPRoute" && a.route.kind != "GRPCRoute" {
 			continue

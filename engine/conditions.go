@@ -1,7 +1,8 @@
 package engine
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -114,14 +115,10 @@ func conditionRank(typ string) int {
 
 // list returns the conditions in a stable order (see conditionRank).
 func (c *conditionSet) list() []metav1.Condition {
-	out := make([]metav1.Condition, len(c.conds))
+	out := make([]metav1.Condition, len(c.conds)) // never nil
 	copy(out, c.conds)
-	sort.SliceStable(out, func(i, j int) bool {
-		ri, rj := conditionRank(out[i].Type), conditionRank(out[j].Type)
-		if ri != rj {
-			return ri < rj
-		}
-		return out[i].Type < out[j].Type
+	slices.SortStableFunc(out, func(a, b metav1.Condition) int {
+		return cmp.Or(cmp.Compare(conditionRank(a.Type), conditionRank(b.Type)), cmp.Compare(a.Type, b.Type))
 	})
 	return out
 }

@@ -12,8 +12,8 @@ import (
 // own notes, most severe first, then by source file and line.
 func (t *translator) collectFindings() []Finding {
 	var fs []Finding
-	add := func(k ObjectKey, path, scope string, conds []metav1.Condition) {
-		for _, c := range problemConditions(conds) {
+	add := func(k ObjectKey, path, scope string, problems []metav1.Condition) {
+		for _, c := range problems {
 			sev := SeverityError
 			if c.Type == string(gwv1.ListenerConditionOverlappingTLSConfig) || c.Status == metav1.ConditionUnknown ||
 				c.Type == string(gwv1.GatewayConditionInsecureFrontendValidationMode) ||
@@ -25,34 +25,38 @@ func (t *translator) collectFindings() []Finding {
 		}
 	}
 	for _, gc := range t.out.GatewayClasses {
-		add(ObjectKey{Kind: "GatewayClass", Name: gc.Name}, "", "", gc.Status.Conditions)
+		add(ObjectKey{Kind: "GatewayClass", Name: gc.Name}, "", "", problemConditions(gc.Status.Conditions))
 	}
 	for _, g := range t.gateways {
-		add(g.key, "", "", g.obj.Status.Conditions)
+		add(g.key, "", "", problemConditions(g.obj.Status.Conditions))
 		for i, l := range g.obj.Status.Listeners {
-			add(g.key, "spec.listeners["+itoa(i)+"]", "listener "+quote(string(l.Name)), l.Conditions)
+			add(g.key, "spec.listeners["+itoa(i)+"]", "listener "+quote(string(l.Name)), problemConditions(l.Conditions))
 		}
 	}
 	for _, s := range t.listenerSets {
-		add(s.key, "", "", s.obj.Status.Conditions)
+		add(s.key, "", "", problemConditions(s.obj.Status.Conditions))
 		for i, l := range s.obj.Status.Listeners {
-			add(s.key, "spec.listeners["+itoa(i)+"]", "listener "+quote(string(l.Name)), l.Conditions)
+			add(s.key, "spec.listeners["+itoa(i)+"]", "listener "+quote(string(l.Name)), problemConditions(l.Conditions))
 		}
 	}
 	for _, r := range t.routes {
 		for _, p := range r.parents {
+			problems := problemConditions(p.cond.list())
+			if len(problems) == 0 {
+				continue // the common case: skip building the scope
+			}
 			ns := r.key.Namespace
 			if p.ref.Namespace != nil {
 				ns = string(*p.ref.Namespace)
 			}
-			add(r.key, "spec.parentRefs["+itoa(p.index)+"]", fmt.Sprintf("parentRefs[%d]: %s", p.index, parentDisplay(string(*p.ref.Kind), ns, string(p.ref.Name), p.ref)), p.cond.list())
+			add(r.key, "spec.parentRefs["+itoa(p.index)+"]", fmt.Sprintf("parentRefs[%d]: %s", p.index, parentDisplay(string(*p.ref.Kind), ns, string(p.ref.Name), p.ref)), problems)
 		}
 		if len(r.parentRefs) == 0 {
 			t.note(SeverityWarning, r.key, "", "the route has no parentRefs and attaches to nothing")
 		}
 	}
 	for _, p := range t.policies {
-		add(p.key, "", "", p.cond.list())
+		add(p.key, "", "", problemConditions(p.cond.list()))
 	}
 	fs = append(fs, t.notes...)
 	sort.SliceStable(fs, func(i, j int) bool {

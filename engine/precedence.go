@@ -1,7 +1,8 @@
 package engine
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
@@ -21,15 +22,14 @@ type rulePosition struct {
 // the longest matched service, then method, then the most header matches.
 // Ties go to the oldest route, then namespace/name, then rule and match order.
 func sortRules(rs []rulePosition) {
-	sort.SliceStable(rs, func(i, j int) bool {
-		a, b := rs[i], rs[j]
+	slices.SortStableFunc(rs, func(a, b rulePosition) int {
 		if c := compareMatch(a.rule, b.rule); c != 0 {
-			return c < 0
+			return c
 		}
 		if a.route != b.route {
-			return olderFirst(a.route.obj, b.route.obj)
+			return compareOlder(a.route.obj, b.route.obj)
 		}
-		return a.order < b.order
+		return cmp.Compare(a.order, b.order)
 	})
 }
 

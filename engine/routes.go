@@ -148,9 +148,8 @@ func (t *translator) attachRoute(r *routeState, idx int, ref gwv1.ParentReferenc
 	if ref.Namespace != nil && *ref.Namespace != "" {
 		ns = string(*ref.Namespace)
 	}
-	scope := fmt.Sprintf("parentRefs[%d]", idx)
 	if group != Group || (kind != "Gateway" && kind != "ListenerSet") {
-		t.note(SeverityWarning, r.key, scope, fmt.Sprintf("parent %s/%s %s is not a Gateway or ListenerSet; gwdev ignores it", group, kind, ref.Name))
+		t.note(SeverityWarning, r.key, "parentRefs["+itoa(idx)+"]", fmt.Sprintf("parent %s/%s %s is not a Gateway or ListenerSet; gwdev ignores it", group, kind, ref.Name))
 		return nil
 	}
 	sref := ref

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"cmp"
-	"maps"
 	"slices"
 	"sort"
 
@@ -115,9 +114,9 @@ func newTranslator(snap *Snapshot, opts Options) *translator {
 // metadata or spec, so those stay shared with the input. An object without
 // status is shared as it is, unless its apiVersion and kind are not set yet
 // (Translate sets them on the result; see Snapshot.Each): then it is copied
-// the same way.
+// the same way. Sources are shared too.
 func copySnapshot(in *Snapshot) *Snapshot {
-	out := &Snapshot{Sources: maps.Clone(in.Sources)}
+	out := &Snapshot{Sources: in.Sources}
 	if out.Sources == nil {
 		out.Sources = map[ObjectKey]Source{}
 	}
@@ -212,6 +211,18 @@ func olderFirst(a, b object) bool {
 		return a.GetNamespace() < b.GetNamespace()
 	}
 	return a.GetName() < b.GetName()
+}
+
+// compareOlder is olderFirst as a comparison: -1 when a sorts first, 1 when
+// b does, 0 when neither does.
+func compareOlder(a, b object) int {
+	switch {
+	case olderFirst(a, b):
+		return -1
+	case olderFirst(b, a):
+		return 1
+	}
+	return 0
 }
 
 // source returns where an object was read from.

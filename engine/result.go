@@ -82,10 +82,12 @@ type Finding struct {
 	Message   string `json:"message"`
 }
 
-// Result is the outcome of a translation: the input objects (deep copies)
-// with status filled in, the routing table, and findings.
+// Result is the outcome of a translation: the input objects with status
+// filled in, the routing table, and findings. It shares read-only data with
+// the input (see Translate).
 type Result struct {
-	// Objects holds copies of every input object with computed status.
+	// Objects holds every input object with computed status. Objects with a
+	// status are copies; the others may be the input's own objects.
 	Objects *Snapshot
 	// Table is what the emulator serves.
 	Table *Table

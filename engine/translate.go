@@ -163,8 +163,9 @@ func copyAll[O any, T interface {
 	return sortByName(out)
 }
 
-// shareAll returns the objects sorted by namespace/name, copying (shallowly)
-// only those whose apiVersion is not group/v1 and kind is not the given one.
+// shareAll returns the objects sorted by namespace/name, shallow-copying only
+// those whose apiVersion and kind are not yet <group>/v1 and kind, the ones
+// Snapshot.Each sets (TestTranslateLeavesInputAlone fails if they differ).
 func shareAll[O any, T interface {
 	*O
 	kubeObject
@@ -181,9 +182,8 @@ func shareAll[O any, T interface {
 	return sortByName(out)
 }
 
-// sortByName sorts objects by namespace/name (stably: the loader reports
-// duplicates, so equal keys do not occur in its snapshots). Snapshots from
-// the loader are sorted already, which is checked first.
+// sortByName sorts objects by namespace/name, keeping the order of equal
+// keys. Snapshots from the loader are sorted already, which is checked first.
 func sortByName[T object](objs []T) []T {
 	byName := func(a, b T) int {
 		return cmp.Or(cmp.Compare(a.GetNamespace(), b.GetNamespace()), cmp.Compare(a.GetName(), b.GetName()))

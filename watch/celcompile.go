@@ -35,17 +35,16 @@ var selfTypeCounter atomic.Int64
 // celCompiler collects the rules of a schema while the tree is built.
 type celCompiler struct {
 	jobs []celCompileJob
-	// compiled holds the nodes whose rules are queued, by what
-	// celRulesKey says of their rules.
-	compiled map[string][]*celCompiledNode
+	// ruleSets holds the distinct rule sets queued so far, by celRulesKey.
+	ruleSets map[string][]*celRuleSet
 }
 
-// celCompiledNode is a node whose rules are queued, with what compiling
-// them depends on besides the rules themselves.
-type celCompiledNode struct {
+// celRuleSet is the rules of one node, compiled for every node with the
+// same rules and the same schema.
+type celRuleSet struct {
 	node   *structuralschema.Structural // schema the rules are attached to
-	schema []byte                       // node as JSON, computed when needed
-	n      *celNode
+	schema []byte                       // node as JSON; nil until compared
+	first  *celNode                     // node holding the compiled rules; nil until queued
 }
 
 // celCompileJob is one rule waiting to be compiled.
@@ -75,8 +74,9 @@ func compileCEL(s *structuralschema.Structural) *celNode {
 func (c *celCompiler) compileCELNode(validation, node *structuralschema.Structural, isRoot bool, declType *apiservercel.DeclType) *celNode {
 	n := &celNode{typ: node.Type}
 	if len(validation.XValidations) > 0 {
-		if same := c.sameRules(validation, node, isRoot, declType); same != nil {
-			n.schema, n.rules = same.schema, same.rules
+		set := c.ruleSet(celRulesKey(validation, isRoot, declType), node)
+		if set.first != nil {
+			n.schema, n.rules = set.first.schema, set.first.rules
 		} else {
 			schema := node
 			if isRoot {
@@ -84,7 +84,7 @@ func (c *celCompiler) compileCELNode(validation, node *structuralschema.Structur
 			}
 			n.schema = newCachedSchema(&model.Structural{Structural: schema})
 			n.rules = c.compileRules(node, validation.XValidations, declType)
-			c.remember(validation, node, isRoot, declType, n)
+			set.first = n
 		}
 	}
 	var elemType *apiservercel.DeclType
@@ -141,59 +141,54 @@ func (c *celCompiler) compileCELNode(validation, node *structuralschema.Structur
 	return n
 }
 
-// sameRules returns an earlier node whose compiled rules are also those of
-// this one: same rules, same isRoot, and the same schema, from which the
-// declared type of self is built. Only nodes with the same rules have their
-// schemas compared, so unique rule sets (on the root, on spec) cost nothing.
-func (c *celCompiler) sameRules(validation, node *structuralschema.Structural, isRoot bool, declType *apiservercel.DeclType) *celNode {
-	key, ok := celRulesKey(validation, isRoot, declType)
-	if !ok {
-		return nil
+// ruleSet returns the rule set of a node whose rules have the given key:
+// an earlier one when a node with the same rules had the same schema (from
+// which the declared type of self is built), else a new one. Schemas are
+// compared only between nodes with the same rules, so unique rule sets (on
+// the root, on spec) cost nothing.
+func (c *celCompiler) ruleSet(key string, node *structuralschema.Structural) *celRuleSet {
+	if key == "" {
+		return &celRuleSet{node: node}
 	}
 	var schema []byte
-	for _, cand := range c.compiled[key] {
-		if cand.schema == nil {
-			if cand.schema, ok = marshalSchema(cand.node); !ok {
-				continue
-			}
+	for _, set := range c.ruleSets[key] {
+		if set.schema == nil {
+			set.schema = marshalSchema(set.node)
 		}
 		if schema == nil {
-			if schema, ok = marshalSchema(node); !ok {
-				return nil
-			}
+			schema = marshalSchema(node)
 		}
-		if bytes.Equal(schema, cand.schema) {
-			return cand.n
+		if schema != nil && bytes.Equal(schema, set.schema) {
+			return set
 		}
 	}
-	return nil
+	if c.ruleSets == nil {
+		c.ruleSets = map[string][]*celRuleSet{}
+	}
+	set := &celRuleSet{node: node, schema: schema}
+	c.ruleSets[key] = append(c.ruleSets[key], set)
+	return set
 }
 
-// remember records n, whose rules were just queued, for sameRules.
-func (c *celCompiler) remember(validation, node *structuralschema.Structural, isRoot bool, declType *apiservercel.DeclType, n *celNode) {
-	key, ok := celRulesKey(validation, isRoot, declType)
-	if !ok {
-		return
-	}
-	if c.compiled == nil {
-		c.compiled = map[string][]*celCompiledNode{}
-	}
-	c.compiled[key] = append(c.compiled[key], &celCompiledNode{node: node, n: n})
-}
-
-// celRulesKey identifies the rules of a node and how they are compiled
-// apart from the node's schema.
-func celRulesKey(validation *structuralschema.Structural, isRoot bool, declType *apiservercel.DeclType) (string, bool) {
+// celRulesKey identifies the rules of a node and how they are compiled,
+// apart from the node's schema; "" if they cannot be encoded (then the
+// node's rules are compiled for it alone).
+func celRulesKey(validation *structuralschema.Structural, isRoot bool, declType *apiservercel.DeclType) string {
 	rules, err := json.Marshal(validation.XValidations)
 	if err != nil {
-		return "", false
+		return ""
 	}
-	return fmt.Sprintf("%t %t %s", isRoot, declType == nil, rules), true
+	return fmt.Sprintf("%t %t %s", isRoot, declType == nil, rules)
 }
 
-func marshalSchema(s *structuralschema.Structural) ([]byte, bool) {
+// marshalSchema encodes a schema for comparison; nil if it cannot be
+// encoded, which matches nothing.
+func marshalSchema(s *structuralschema.Structural) []byte {
 	b, err := json.Marshal(s)
-	return b, err == nil
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // nestedStructural turns an allOf entry into a Structural carrying only

@@ -121,3 +121,41 @@ func TestCRDSchemasConcurrently(t *testing.T) {
 		}
 	}
 }
+
+// TestCELRuleSetsShared checks that nodes with the same rules and schema
+// share one compiled rule set (HTTPRoute repeats parentRefs, backendRefs
+// and filters), and that nothing else is shared.
+func TestCELRuleSetsShared(t *testing.T) {
+	s, err := newCRDSet().schema(kindHTTPRoute.crd, "v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := 0
+	sets := map[*celRule]*celNode{}
+	var walk func(n *celNode)
+	walk = func(n *celNode) {
+		if n == nil {
+			return
+		}
+		if len(n.rules) > 0 {
+			nodes++
+			if first, ok := sets[&n.rules[0]]; ok && (first.typ != n.typ || first.schema != n.schema) {
+				t.Errorf("nodes of type %s and %s share rules %q", first.typ, n.typ, n.rules[0].rule.Rule)
+			}
+			sets[&n.rules[0]] = n
+		}
+		walk(n.items)
+		walk(n.additional)
+		for _, c := range n.properties {
+			walk(c)
+		}
+		for _, c := range n.allOf {
+			walk(c)
+		}
+	}
+	walk(s.cel)
+	if len(sets) >= nodes {
+		t.Errorf("%d nodes with rules, %d compiled rule sets: none shared", nodes, len(sets))
+	}
+	t.Logf("%d nodes with rules, %d compiled rule sets", nodes, len(sets))
+}

@@ -39,7 +39,7 @@ func fastParse(data []byte) (doc *yaml.Node, ok bool) {
 	if !ok {
 		return nil, false
 	}
-	p := &fastParser{data: data, line: 1, ascii: ascii}
+	p := &fastParser{data: data, text: string(data), line: 1, ascii: ascii}
 	defer func() {
 		if r := recover(); r != nil {
 			if r != errFastUnsupported {
@@ -96,10 +96,11 @@ var errFastUnsupported = &fastUnsupported{}
 // whose indentation is indent, or at the end of data.
 type fastParser struct {
 	data      []byte
-	pos       int // current offset
-	line      int // 1-based line of pos
-	lineStart int // offset where the line of pos starts
-	indent    int // indentation of the current content line
+	text      string // data as a string, which scalar values are cut from
+	pos       int    // current offset
+	line      int    // 1-based line of pos
+	lineStart int    // offset where the line of pos starts
+	indent    int    // indentation of the current content line
 	ascii     bool
 
 	slab []yaml.Node
@@ -540,7 +541,7 @@ func (p *fastParser) plain(flow bool) *yaml.Node {
 	}
 	end, stop := p.plainEnd(flow)
 	n := p.newNode()
-	*n = yaml.Node{Kind: yaml.ScalarNode, Value: string(p.data[p.pos:end]), Line: p.line, Column: p.column()}
+	*n = yaml.Node{Kind: yaml.ScalarNode, Value: p.text[p.pos:end], Line: p.line, Column: p.column()}
 	// A plain scalar may continue on more indented lines; the callers
 	// give up on those, as on any deeper indentation.
 	p.pos = stop
@@ -566,7 +567,7 @@ func (p *fastParser) quoted(q byte) *yaml.Node {
 		}
 		i++
 	}
-	value = string(p.data[start:i])
+	value = p.text[start:i]
 	style := yaml.DoubleQuotedStyle
 	if q == '\'' {
 		style = yaml.SingleQuotedStyle

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // The gwin settings schema: every setting the gwin reference defines, as a
@@ -40,8 +41,10 @@ const (
 type settingSpec struct {
 	// pattern is the dotted path with {name} placeholders.
 	pattern string
-	re      *regexp.Regexp
-	kind    valueKind
+	// re compiles the pattern on first use: most runs never read a gwin
+	// setting, and compiling them all cost every gwdev start 8 ms.
+	re   func() *regexp.Regexp
+	kind valueKind
 	// min and max bound vInt and vIntList values.
 	min, max int64
 	// enum lists the values of vEnum and vEnumList.
@@ -249,7 +252,8 @@ func buildSchema(object string, defs []settingDef) *gwinSchema {
 			rest = rest[loc[1]:]
 		}
 		re.WriteString("$")
-		sp.re = regexp.MustCompile(re.String())
+		src := re.String()
+		sp.re = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(src) })
 		s.specs = append(s.specs, sp)
 	}
 	return s
@@ -264,7 +268,7 @@ func (s *gwinSchema) match(path string) (*settingSpec, []string) {
 	var vars []string
 	bestLen := -1
 	for _, sp := range s.specs {
-		m := sp.re.FindStringSubmatch(path)
+		m := sp.re().FindStringSubmatch(path)
 		if m == nil {
 			continue
 		}

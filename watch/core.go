@@ -18,7 +18,9 @@ import (
 func loadCoreObject(u map[string]any, spec *kindSpec) (metav1.Object, []issue) {
 	_, issues := prepareMetadata(u, spec)
 	obj := spec.newObject()
-	issues = append(issues, strictDecode("", u, obj)...)
+	if svc, ok := obj.(*corev1.Service); !ok || !decodeSimpleService(u, svc) {
+		issues = append(issues, strictDecode("", u, obj)...)
+	}
 	if len(issues) > 0 {
 		return nil, issues
 	}

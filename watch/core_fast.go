@@ -22,17 +22,13 @@ func decodeSimpleService(u map[string]any, svc *corev1.Service) bool {
 	for k, v := range u {
 		switch k {
 		case "apiVersion":
-			s, ok := v.(string)
-			if !ok {
+			if !setString(v, &out.APIVersion) {
 				return false
 			}
-			out.APIVersion = s
 		case "kind":
-			s, ok := v.(string)
-			if !ok {
+			if !setString(v, &out.Kind) {
 				return false
 			}
-			out.Kind = s
 		case "metadata":
 			m, ok := v.(map[string]any)
 			if !ok || !decodeSimpleMeta(m, &out.ObjectMeta) {
@@ -55,23 +51,17 @@ func decodeSimpleServiceSpec(m map[string]any, spec *corev1.ServiceSpec) bool {
 	for k, v := range m {
 		switch k {
 		case "type":
-			s, ok := v.(string)
-			if !ok {
+			if !setString(v, (*string)(&spec.Type)) {
 				return false
 			}
-			spec.Type = corev1.ServiceType(s)
 		case "clusterIP":
-			s, ok := v.(string)
-			if !ok {
+			if !setString(v, &spec.ClusterIP) {
 				return false
 			}
-			spec.ClusterIP = s
 		case "externalName":
-			s, ok := v.(string)
-			if !ok {
+			if !setString(v, &spec.ExternalName) {
 				return false
 			}
-			spec.ExternalName = s
 		case "selector":
 			sel, ok := v.(map[string]any)
 			if !ok {
@@ -107,18 +97,18 @@ func decodeSimpleServiceSpec(m map[string]any, spec *corev1.ServiceSpec) bool {
 func decodeSimpleServicePort(m map[string]any, port *corev1.ServicePort) bool {
 	for k, v := range m {
 		switch k {
-		case "name", "protocol", "appProtocol":
-			s, ok := v.(string)
-			if !ok {
+		case "name":
+			if !setString(v, &port.Name) {
 				return false
 			}
-			switch k {
-			case "name":
-				port.Name = s
-			case "protocol":
-				port.Protocol = corev1.Protocol(s)
-			default:
-				port.AppProtocol = &s
+		case "protocol":
+			if !setString(v, (*string)(&port.Protocol)) {
+				return false
+			}
+		case "appProtocol":
+			port.AppProtocol = new(string)
+			if !setString(v, port.AppProtocol) {
+				return false
 			}
 		case "port", "nodePort":
 			n, ok := int32Value(v)
@@ -155,4 +145,13 @@ func int32Value(v any) (int32, bool) {
 		return 0, false
 	}
 	return int32(n), true
+}
+
+// setString stores v in dst when it is a string.
+func setString(v any, dst *string) bool {
+	s, ok := v.(string)
+	if ok {
+		*dst = s
+	}
+	return ok
 }

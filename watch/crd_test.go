@@ -132,11 +132,7 @@ func TestCELRuleSetsShared(t *testing.T) {
 	}
 	nodes := 0
 	sets := map[*celRule]*celNode{}
-	var walk func(n *celNode)
-	walk = func(n *celNode) {
-		if n == nil {
-			return
-		}
+	eachCELNode(s.cel, func(n *celNode) {
 		if len(n.rules) > 0 {
 			nodes++
 			if first, ok := sets[&n.rules[0]]; ok && (first.typ != n.typ || first.schema != n.schema) {
@@ -144,16 +140,7 @@ func TestCELRuleSetsShared(t *testing.T) {
 			}
 			sets[&n.rules[0]] = n
 		}
-		walk(n.items)
-		walk(n.additional)
-		for _, c := range n.properties {
-			walk(c)
-		}
-		for _, c := range n.allOf {
-			walk(c)
-		}
-	}
-	walk(s.cel)
+	})
 	if len(sets) >= nodes {
 		t.Errorf("%d nodes with rules, %d compiled rule sets: none shared", nodes, len(sets))
 	}

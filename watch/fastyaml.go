@@ -241,7 +241,7 @@ func (p *fastParser) mappingValue(col int) *yaml.Node {
 		return p.literal(col)
 	}
 	if p.pos < len(p.data) && p.data[p.pos] != '\n' && p.data[p.pos] != '#' {
-		v := p.inlineValue()
+		v := p.inlineValue(false)
 		p.endLine()
 		return v
 	}
@@ -281,7 +281,7 @@ func (p *fastParser) sequence() *yaml.Node {
 		} else if p.isKeyLine() {
 			item = p.mapping()
 		} else {
-			item = p.inlineValue()
+			item = p.inlineValue(false)
 			p.endLine()
 		}
 		content = append(content, item)
@@ -458,17 +458,23 @@ func (p *fastParser) key() *yaml.Node {
 	return k
 }
 
-// inlineValue parses a scalar or a flow collection that ends on this line.
-func (p *fastParser) inlineValue() *yaml.Node {
+// inlineValue parses a scalar or a flow collection that ends on this line
+// (in a block) or an entry of a flow collection (flow).
+func (p *fastParser) inlineValue(flow bool) *yaml.Node {
 	switch c := p.peek(0); c {
 	case '[', '{':
 		return p.flow()
 	case '"', '\'':
 		return p.quoted(c)
 	}
-	v := p.plain(false)
-	// "key: a: b" is an error; a colon that ends the line starts a mapping.
-	if p.peek(0) == ':' {
+	v := p.plain(flow)
+	switch c := p.peek(0); {
+	case !flow && c == ':':
+		// "key: a: b" is an error; a colon that ends the line starts a
+		// mapping.
+		p.giveUp()
+	case flow && c != ',' && c != ']' && c != '}' && c != ':' && c != ' ':
+		// A comment or the end of the line inside the collection.
 		p.giveUp()
 	}
 	return v
@@ -599,7 +605,7 @@ func (p *fastParser) flow() *yaml.Node {
 			break
 		}
 		if n.Kind == yaml.MappingNode {
-			k := p.flowItem()
+			k := p.inlineValue(true)
 			if k.Kind != yaml.ScalarNode {
 				p.giveUp() // complex key
 			}
@@ -612,9 +618,9 @@ func (p *fastParser) flow() *yaml.Node {
 			if c := p.peek(0); c == ',' || c == closer {
 				p.giveUp() // empty value
 			}
-			content = append(content, k, p.flowItem())
+			content = append(content, k, p.inlineValue(true))
 		} else {
-			content = append(content, p.flowItem())
+			content = append(content, p.inlineValue(true))
 		}
 		p.skipFlowSpaces()
 		switch p.peek(0) {
@@ -637,19 +643,4 @@ func (p *fastParser) skipFlowSpaces() {
 	for p.pos < len(p.data) && p.data[p.pos] == ' ' {
 		p.pos++
 	}
-}
-
-// flowItem parses one entry of a flow collection.
-func (p *fastParser) flowItem() *yaml.Node {
-	switch c := p.peek(0); c {
-	case '[', '{':
-		return p.flow()
-	case '"', '\'':
-		return p.quoted(c)
-	}
-	v := p.plain(true)
-	if p.peek(0) != ',' && p.peek(0) != ']' && p.peek(0) != '}' && p.peek(0) != ':' && p.peek(0) != ' ' {
-		p.giveUp() // a comment or the end of the line inside the collection
-	}
-	return v
 }

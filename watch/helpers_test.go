@@ -47,3 +47,19 @@ func loadTree(t testing.TB, files map[string]string) (string, *LoadResult) {
 	writeTree(t, dir, files)
 	return dir, newTestLoader(t).LoadDir(dir)
 }
+
+// eachCELNode calls fn for n and every node below it.
+func eachCELNode(n *celNode, fn func(*celNode)) {
+	if n == nil {
+		return
+	}
+	fn(n)
+	eachCELNode(n.items, fn)
+	eachCELNode(n.additional, fn)
+	for _, c := range n.properties {
+		eachCELNode(c, fn)
+	}
+	for _, c := range n.allOf {
+		eachCELNode(c, fn)
+	}
+}

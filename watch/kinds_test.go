@@ -215,11 +215,7 @@ func TestCELRulesCompile(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s %s: %v", spec.kind, v, err)
 			}
-			var walk func(n *celNode)
-			walk = func(n *celNode) {
-				if n == nil {
-					return
-				}
+			eachCELNode(s.cel, func(n *celNode) {
 				for _, r := range n.rules {
 					count++
 					if r.compileErr != nil || (r.program == nil && r.rule.Rule != "") {
@@ -229,16 +225,7 @@ func TestCELRulesCompile(t *testing.T) {
 						t.Errorf("%s %s: messageExpression %q does not compile", spec.kind, v, r.rule.MessageExpression)
 					}
 				}
-				walk(n.items)
-				walk(n.additional)
-				for _, c := range n.properties {
-					walk(c)
-				}
-				for _, c := range n.allOf {
-					walk(c)
-				}
-			}
-			walk(s.cel)
+			})
 		}
 	}
 	if count < 100 {

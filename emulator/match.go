@@ -90,12 +90,9 @@ func (m *stringMatch) match(s string) bool {
 	return m.value == s
 }
 
-type headerMatch struct {
-	name string // canonical
-	stringMatch
-}
-
-type queryMatch struct {
+// namedMatch matches the value of a header (name canonical) or a query
+// parameter.
+type namedMatch struct {
 	name string
 	stringMatch
 }
@@ -115,14 +112,14 @@ type httpMatch struct {
 	path    string
 	pathRE  *regexp.Regexp
 	method  string
-	headers []headerMatch
-	query   []queryMatch
+	headers []namedMatch
+	query   []namedMatch
 }
 
 // grpcMatch is a compiled GRPCRouteMatch; nil service or method match any.
 type grpcMatch struct {
 	service, method *stringMatch
-	headers         []headerMatch
+	headers         []namedMatch
 }
 
 // regexCache compiles each expression once: expressions of the previous
@@ -183,31 +180,18 @@ func compileHTTPMatch(m *gwv1.HTTPRouteMatch, rc *regexCache) (*httpMatch, error
 	if m.Method != nil {
 		c.method = string(*m.Method)
 	}
-	seen := map[string]bool{}
-	for _, h := range m.Headers {
-		name := textproto.CanonicalMIMEHeaderKey(string(h.Name))
-		if seen[name] {
-			continue // only the first entry with an equivalent name counts
-		}
-		seen[name] = true
-		sm, err := compileString(h.Value, h.Type != nil && *h.Type == gwv1.HeaderMatchRegularExpression, rc)
-		if err != nil {
-			return nil, fmt.Errorf("header %s: %w", name, err)
-		}
-		c.headers = append(c.headers, headerMatch{name: name, stringMatch: sm})
+	var err error
+	c.headers, err = compileNamed(m.Headers, "header", func(h gwv1.HTTPHeaderMatch) (string, string, bool) {
+		return textproto.CanonicalMIMEHeaderKey(string(h.Name)), h.Value, h.Type != nil && *h.Type == gwv1.HeaderMatchRegularExpression
+	}, rc)
+	if err != nil {
+		return nil, err
 	}
-	seenQ := map[string]bool{}
-	for _, q := range m.QueryParams {
-		name := string(q.Name)
-		if seenQ[name] {
-			continue
-		}
-		seenQ[name] = true
-		sm, err := compileString(q.Value, q.Type != nil && *q.Type == gwv1.QueryParamMatchRegularExpression, rc)
-		if err != nil {
-			return nil, fmt.Errorf("query param %s: %w", name, err)
-		}
-		c.query = append(c.query, queryMatch{name: name, stringMatch: sm})
+	c.query, err = compileNamed(m.QueryParams, "query param", func(q gwv1.HTTPQueryParamMatch) (string, string, bool) {
+		return string(q.Name), q.Value, q.Type != nil && *q.Type == gwv1.QueryParamMatchRegularExpression
+	}, rc)
+	if err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -231,20 +215,35 @@ func compileGRPCMatch(m *gwv1.GRPCRouteMatch, rc *regexCache) (*grpcMatch, error
 			c.method = &sm
 		}
 	}
+	var err error
+	c.headers, err = compileNamed(m.Headers, "header", func(h gwv1.GRPCHeaderMatch) (string, string, bool) {
+		return textproto.CanonicalMIMEHeaderKey(string(h.Name)), h.Value, h.Type != nil && *h.Type == gwv1.GRPCHeaderMatchRegularExpression
+	}, rc)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// compileNamed compiles header or query parameter matches; part gives an
+// entry's (normalized) name, value and whether the value is a regular
+// expression. Only the first entry with an equivalent name counts.
+func compileNamed[T any](entries []T, what string, part func(T) (name, value string, regex bool), rc *regexCache) ([]namedMatch, error) {
+	var out []namedMatch
 	seen := map[string]bool{}
-	for _, h := range m.Headers {
-		name := textproto.CanonicalMIMEHeaderKey(string(h.Name))
+	for _, e := range entries {
+		name, value, regex := part(e)
 		if seen[name] {
 			continue
 		}
 		seen[name] = true
-		sm, err := compileString(h.Value, h.Type != nil && *h.Type == gwv1.GRPCHeaderMatchRegularExpression, rc)
+		sm, err := compileString(value, regex, rc)
 		if err != nil {
-			return nil, fmt.Errorf("header %s: %w", name, err)
+			return nil, fmt.Errorf("%s %s: %w", what, name, err)
 		}
-		c.headers = append(c.headers, headerMatch{name: name, stringMatch: sm})
+		out = append(out, namedMatch{name: name, stringMatch: sm})
 	}
-	return c, nil
+	return out, nil
 }
 
 func compileString(value string, regex bool, rc *regexCache) (stringMatch, error) {

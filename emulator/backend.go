@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"regexp"
@@ -213,20 +212,6 @@ func (u *upstream) nextAddr() int {
 		return 0
 	}
 	return int(u.rr.Add(1)-1) % len(u.addrs)
-}
-
-// pick chooses a backend by weight; nil when every weight is 0.
-func (rr *ruleRoutes) pick() *backendRoutes {
-	if rr.total <= 0 {
-		return nil
-	}
-	n := rand.Int32N(rr.total)
-	for i, c := range rr.cum {
-		if n < c {
-			return rr.backends[i]
-		}
-	}
-	return nil
 }
 
 // backendToken is the stable session token of a backend: a hash of its name.

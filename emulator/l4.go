@@ -86,10 +86,7 @@ type streamRoutes struct {
 	listener string
 	r        *engine.StreamRoute
 	source   string
-	backends []*backendRoutes
-	// cum holds cumulative weights parallel to backends; total is their sum.
-	cum   []int32
-	total int32
+	weightedBackends
 }
 
 // stream compiles the route that serves an L4 port (nil: none attached).
@@ -104,11 +101,7 @@ func (c *compiler) stream(pr *portRoutes) *streamRoutes {
 				if b == nil {
 					continue
 				}
-				sr.backends = append(sr.backends, c.backend(b, false))
-				if b.Weight > 0 {
-					sr.total += b.Weight
-				}
-				sr.cum = append(sr.cum, sr.total)
+				sr.add(c.backend(b, false), b.Weight)
 			}
 			return sr
 		}
@@ -126,21 +119,33 @@ func sourceString(s engine.Source) string {
 	return s.File
 }
 
-// pick chooses a backend by weight; nil when every weight is 0.
-func (sr *streamRoutes) pick() *backendRoutes {
-	return pickWeighted(sr.total, sr.cum, sr.backends)
+// weightedBackends are a route's or a rule's backends, picked at random
+// by weight.
+type weightedBackends struct {
+	backends []*backendRoutes
+	// cum holds cumulative weights parallel to backends; total is their sum.
+	cum   []int32
+	total int32
 }
 
-// pickWeighted chooses one of backends at random by weight, given the
-// cumulative weights cum and their total; nil when the total is 0.
-func pickWeighted(total int32, cum []int32, backends []*backendRoutes) *backendRoutes {
-	if total <= 0 {
+// add appends a backend; a weight of 0 (or less) is never picked.
+func (w *weightedBackends) add(b *backendRoutes, weight int32) {
+	w.backends = append(w.backends, b)
+	if weight > 0 {
+		w.total += weight
+	}
+	w.cum = append(w.cum, w.total)
+}
+
+// pick chooses a backend by weight; nil when every weight is 0.
+func (w *weightedBackends) pick() *backendRoutes {
+	if w.total <= 0 {
 		return nil
 	}
-	n := rand.Int32N(total)
-	for i, c := range cum {
+	n := rand.Int32N(w.total)
+	for i, c := range w.cum {
 		if n < c {
-			return backends[i]
+			return w.backends[i]
 		}
 	}
 	return nil
@@ -347,7 +352,7 @@ func (tc *tcpConn) run() {
 		tc.echo(b.up.echo)
 		return
 	}
-	up, err := tc.dial(b.up)
+	up, err := b.up.dialEndpoints(l4DialTimeout, &tc.trace)
 	if err != nil {
 		t.Reason, t.End = err.Error(), endRefused
 		return
@@ -366,10 +371,10 @@ func (tc *tcpConn) run() {
 	t.UpstreamDuration = Duration(time.Since(upStart))
 }
 
-// dial connects to the backend's endpoints round-robin, trying each once.
-func (tc *tcpConn) dial(up *upstream) (net.Conn, error) {
-	t := &tc.trace
-	d := net.Dialer{Timeout: l4DialTimeout}
+// dialEndpoints connects to the backend's endpoints round-robin, trying
+// each once, and records the endpoint and attempts in t.
+func (up *upstream) dialEndpoints(timeout time.Duration, t *Trace) (net.Conn, error) {
+	d := net.Dialer{Timeout: timeout}
 	var errs []error
 	first := up.nextAddr()
 	for i := range up.addrs {

@@ -22,11 +22,6 @@ import (
 // tlsStreamDialTimeout bounds connecting to one backend endpoint.
 const tlsStreamDialTimeout = 5 * time.Second
 
-// pick chooses a backend by weight; nil when every weight is 0.
-func (sr *sniRoute) pick() *backendRoutes {
-	return pickWeighted(sr.total, sr.cum, sr.backends)
-}
-
 // forwardTLSStream serves a connection whose SNI chose a TLS listener: tc
 // is the terminated connection (Terminate) or nil (Passthrough: hc.rec
 // holds the ClientHello bytes, hc.Conn the raw socket).
@@ -136,23 +131,11 @@ func (s *Server) dialStream(b *backendRoutes, hc *handshakeConn, passthrough boo
 		go serveEchoStream(echoSide, up.echo, ingress, conf)
 		conn = gw
 	} else {
-		d := net.Dialer{Timeout: tlsStreamDialTimeout}
-		var errs []error
-		first := up.nextAddr()
-		for i := range up.addrs {
-			addr := up.addrs[(first+i)%len(up.addrs)]
-			t.Upstream = addr
-			t.Attempts++
-			c, err := d.Dial("tcp", addr)
-			if err == nil {
-				conn = c
-				break
-			}
-			errs = append(errs, fmt.Errorf("upstream %s: %w", addr, err))
+		c, err := up.dialEndpoints(tlsStreamDialTimeout, t)
+		if err != nil {
+			return nil, err
 		}
-		if conn == nil {
-			return nil, errors.Join(errs...)
-		}
+		conn = c
 	}
 	if !reencrypt {
 		return conn, nil

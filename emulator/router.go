@@ -76,12 +76,9 @@ type ruleRoutes struct {
 	grpc *grpcMatch
 	// broken, when set, is why the rule can never match (an expression that
 	// does not compile, an unknown match type).
-	broken   string
-	filters  []filterStep
-	backends []*backendRoutes
-	// cum holds cumulative weights parallel to backends; total is their sum.
-	cum     []int32
-	total   int32
+	broken  string
+	filters []filterStep
+	weightedBackends
 	session *sessionPolicy
 	// requestTimeout and backendTimeout are 0 when unset or disabled.
 	requestTimeout time.Duration
@@ -281,12 +278,7 @@ func (c *compiler) rule(r *engine.RouteRule) *ruleRoutes {
 		if b == nil {
 			continue
 		}
-		br := c.backend(b, r.GRPC != nil)
-		rr.backends = append(rr.backends, br)
-		if b.Weight > 0 {
-			rr.total += b.Weight
-		}
-		rr.cum = append(rr.cum, rr.total)
+		rr.add(c.backend(b, r.GRPC != nil), b.Weight)
 	}
 	for _, m := range r.Mirrors {
 		if m != nil {

@@ -79,12 +79,9 @@ type tlsListener struct {
 
 // sniRoute is one compiled TLSRoute entry: a hostname and its backends.
 type sniRoute struct {
-	r        *engine.SNIRoute
-	source   string
-	backends []*backendRoutes
-	// cum holds cumulative weights parallel to backends; total is their sum.
-	cum   []int32
-	total int32
+	r      *engine.SNIRoute
+	source string
+	weightedBackends
 }
 
 // isTLSProtocol reports whether a listener protocol is served on a TLS port.
@@ -201,11 +198,7 @@ func (c *compiler) sniRoutes(tl *tlsListener) {
 			if b == nil {
 				continue
 			}
-			sr.backends = append(sr.backends, c.backend(b, false))
-			if b.Weight > 0 {
-				sr.total += b.Weight
-			}
-			sr.cum = append(sr.cum, sr.total)
+			sr.add(c.backend(b, false), b.Weight)
 		}
 		tl.routes = append(tl.routes, sr)
 		h := ""

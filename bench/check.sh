@@ -3,9 +3,7 @@
 # folders of 1,000 and 10,000 HTTPRoutes. Wall time, best and median of 5.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export GOTOOLCHAIN=local
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source bench/lib.sh
 go build -o "$tmp/gwdev" ./cmd/gwdev
 for n in 1000 10000; do
   go run ./bench/genroutes -n "$n" -o "$tmp/r$n"

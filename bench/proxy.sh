@@ -9,15 +9,9 @@
 # Usage: bench/proxy.sh [duration=10s] [connections=64] [threads=2]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export GOTOOLCHAIN=local
+source bench/lib.sh
 dur=${1:-10s}; conns=${2:-64}; threads=${3:-2}
-for tool in wrk nginx haproxy; do
-  command -v "$tool" >/dev/null || { echo "bench/proxy.sh needs $tool (apt-get install -y wrk nginx haproxy)"; exit 1; }
-done
-tmp=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; sleep 0.2; rm -rf "$tmp"; }
-trap cleanup EXIT
+need bench/proxy.sh "wrk nginx haproxy" wrk nginx haproxy curl
 go build -o "$tmp/gwdev" ./cmd/gwdev
 go build -o "$tmp/backend" ./bench/backend
 
@@ -101,23 +95,10 @@ haproxy -f "$tmp/haproxy.cfg" & pids+=($!)
 
 # Wait for every side to answer.
 for addr in $BACKEND $GWDEV $NGINX $HAPROXY; do
-  for _ in $(seq 50); do
-    code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Host: api.example.com' "http://$addr/api/x" || true)
-    [ "$code" = 200 ] && break
-    sleep 0.1
-  done
-  [ "$code" = 200 ] || { echo "$addr does not answer 200 (got $code)"; cat "$tmp/gwdev.log"; exit 1; }
+  wait_200 "http://$addr/api/x" -H 'Host: api.example.com'
 done
 
-run() { # name addr
-  local out rps p50 p99
-  out=$(wrk -t"$threads" -c"$conns" -d"$dur" --latency -H 'Host: api.example.com' "http://$2/api/users" 2>&1)
-  rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
-  p50=$(echo "$out" | awk '$1=="50%" {print $2}')
-  p99=$(echo "$out" | awk '$1=="99%" {print $2}')
-  printf '%-10s %12s %10s %10s\n' "$1" "$rps" "$p50" "$p99"
-  echo "$1 $rps" >> "$tmp/rps"
-}
+run() { wrk_run "$1" 10 "http://$2/api/users"; } # name addr
 echo "wrk -t$threads -c$conns -d$dur on loopback, 256-byte responses ($(nproc) cores shared by client, proxy and backend)"
 printf '%-10s %12s %10s %10s\n' side requests/s p50 p99
 run direct $BACKEND

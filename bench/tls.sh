@@ -12,18 +12,12 @@
 # and haproxy. Usage: bench/tls.sh [duration=10s] [connections=32] [threads=2]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export GOTOOLCHAIN=local
+source bench/lib.sh
 dur=${1:-10s}; conns=${2:-32}; threads=${3:-2}
-for tool in wrk nginx haproxy; do
-  command -v "$tool" >/dev/null || { echo "bench/tls.sh needs $tool"; exit 1; }
-done
+need bench/tls.sh "wrk nginx libnginx-mod-stream haproxy" wrk nginx haproxy curl
 stream_mod=$(ls /usr/lib/nginx/modules/ngx_stream_module.so 2>/dev/null || true)
 [ -n "$stream_mod" ] || nginx -V 2>&1 | grep -q -- '--with-stream ' || {
   echo "bench/tls.sh needs nginx's stream module (apt-get install -y libnginx-mod-stream)"; exit 1; }
-tmp=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; sleep 0.2; rm -rf "$tmp"; }
-trap cleanup EXIT
 go build -o "$tmp/gwdev" ./cmd/gwdev
 go build -o "$tmp/backend" ./bench/backend
 go build -o "$tmp/tlsbench" ./bench/tlsbench
@@ -164,22 +158,10 @@ haproxy -f "$tmp/haproxy.cfg" & pids+=($!)
 # the SNI is the URL's host.
 for url in https://$TLSBACKEND/ https://$GW_HTTPS/api/x https://$NGINX_HTTPS/api/x https://$HAPROXY_HTTPS/api/x \
            https://localhost:${GW_PASS##*:}/ https://localhost:${NGINX_PASS##*:}/ https://localhost:${HAPROXY_PASS##*:}/; do
-  for _ in $(seq 50); do
-    code=$(curl -sk -o /dev/null -w '%{http_code}' -H 'Host: api.example.com' "$url" || true)
-    [ "$code" = 200 ] && break
-    sleep 0.1
-  done
-  [ "$code" = 200 ] || { echo "$url does not answer 200 (got $code)"; cat "$tmp/gwdev.log"; exit 1; }
+  wait_200 "$url" -k -H 'Host: api.example.com'
 done
 
-run() { # name url [wrk args]
-  local name=$1 url=$2 out rps p50 p99; shift 2
-  out=$(wrk -t"$threads" -c"$conns" -d"$dur" --latency -H 'Host: api.example.com' "$@" "$url" 2>&1)
-  rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
-  p50=$(echo "$out" | awk '$1=="50%" {print $2}')
-  p99=$(echo "$out" | awk '$1=="99%" {print $2}')
-  printf '%-22s %12s %10s %10s\n' "$name" "$rps" "$p50" "$p99"
-}
+run() { local name=$1 url=$2; shift 2; wrk_run "$name" 22 "$url" "$@"; } # name url [wrk args]
 echo "wrk -t$threads -c$conns -d$dur on loopback, TLS 1.3, ECDSA P-256 ($(nproc) cores shared by client, proxy and backends)"
 echo
 echo "1. HTTPS termination → plain HTTP backend, 256-byte responses"

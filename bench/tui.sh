@@ -7,12 +7,9 @@
 # Usage: bench/tui.sh [duration=10s] [connections=64] [threads=2] [rounds=3]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export GOTOOLCHAIN=local
+source bench/lib.sh
 dur=${1:-10s}; conns=${2:-64}; threads=${3:-2}; rounds=${4:-3}
-for tool in wrk tmux curl; do
-  command -v "$tool" >/dev/null || { echo "bench/tui.sh needs $tool (apt-get install -y wrk tmux curl)"; exit 1; }
-done
-tmp=$(mktemp -d)
+need bench/tui.sh "wrk tmux curl" wrk tmux curl
 sock="gwdev-bench-$$"
 pid=""
 cleanup() {

@@ -280,21 +280,7 @@ func (m *httpMatch) matchRest(v *reqView) bool {
 	if m.method != "" && m.method != v.method {
 		return false
 	}
-	for i := range m.headers {
-		h := &m.headers[i]
-		val, ok := v.header(h.name)
-		if !ok || !h.match(val) {
-			return false
-		}
-	}
-	for i := range m.query {
-		q := &m.query[i]
-		val, ok := v.queryParam(q.name)
-		if !ok || !q.match(val) {
-			return false
-		}
-	}
-	return true
+	return allMatch(m.headers, v.header) && allMatch(m.query, v.queryParam)
 }
 
 func (m *grpcMatch) matches(v *reqView) bool {
@@ -307,10 +293,15 @@ func (m *grpcMatch) matches(v *reqView) bool {
 	if m.method != nil && !m.method.match(v.grpcMethod) {
 		return false
 	}
-	for i := range m.headers {
-		h := &m.headers[i]
-		val, ok := v.header(h.name)
-		if !ok || !h.match(val) {
+	return allMatch(m.headers, v.header)
+}
+
+// allMatch reports whether every named match finds its name (through
+// lookup) with a matching value.
+func allMatch(ms []namedMatch, lookup func(name string) (string, bool)) bool {
+	for i := range ms {
+		val, ok := lookup(ms[i].name)
+		if !ok || !ms[i].match(val) {
 			return false
 		}
 	}

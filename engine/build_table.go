@@ -40,6 +40,9 @@ func (t *translator) buildTable() *Table {
 		for _, pt := range gt.Ports {
 			sort.SliceStable(pt.Listeners, func(i, j int) bool { return hostnameLess(pt.Listeners[i].Hostname, pt.Listeners[j].Hostname) })
 		}
+		if g.backendCert != nil {
+			presentClientCertificate(gt, g.backendCert)
+		}
 		t.profileGatewayTable(g, gt)
 		tab.Gateways = append(tab.Gateways, gt)
 	}

@@ -21,6 +21,9 @@ type gatewayState struct {
 	own    []*listenerState
 	merged []*listenerState
 	sets   []*listenerSetState
+	// backendCert is the resolved spec.tls.backend.clientCertificateRef
+	// (nil: none is set, or it is invalid).
+	backendCert *Certificate
 }
 
 // accepted reports whether the Gateway is, or can still become, accepted:
@@ -66,6 +69,7 @@ func (t *translator) processGateways() {
 		}
 		t.checkGatewayParameters(g)
 		t.checkGatewayAddresses(g, used)
+		t.resolveBackendClientCertificate(g)
 		for i := range gw.Spec.Listeners {
 			l := &gw.Spec.Listeners[i]
 			g.own = append(g.own, &listenerState{

@@ -50,6 +50,7 @@ func (t *translator) finishGateway(g *gatewayState) {
 		g.cond.fail(prog, string(gwv1.GatewayReasonInvalid), "no listener can be programmed")
 	}
 	g.cond.setDefault(prog, metav1.ConditionTrue, string(gwv1.GatewayReasonProgrammed), "served on "+g.addr)
+	t.finishGatewayResolvedRefs(g)
 }
 
 func (t *translator) writeGatewayStatus(g *gatewayState) {

@@ -219,6 +219,12 @@ type BackendTLS struct {
 	System bool `json:"system,omitempty"`
 	// SubjectAltNames, when set, replace SNI for verification.
 	SubjectAltNames []gwv1.SubjectAltName `json:"subjectAltNames,omitempty"`
+	// ClientCertificate is the certificate the gateway presents when the
+	// backend asks for one: the Gateway's
+	// spec.tls.backend.clientCertificateRef (nil: none is configured or it is
+	// invalid, and the gateway presents no certificate). Its key is never
+	// serialised.
+	ClientCertificate *Certificate `json:"clientCertificate,omitempty"`
 }
 
 // Validate checks the table's invariants: names unique and present, ports

@@ -46,7 +46,7 @@ func (t *translator) resolveListenerTLS(l *listenerState, mode gwv1.TLSModeType)
 	}
 	owner := l.ownerKey()
 	for i, ref := range l.tls.CertificateRefs {
-		cert, reason, msg := t.resolveCertificateRef(owner, ref)
+		cert, reason, msg := t.resolveCertificateRef(owner, ref, true)
 		if cert == nil {
 			l.cond.fail("ResolvedRefs", string(reason), fmt.Sprintf("tls.certificateRefs[%d]: %s", i, msg))
 			continue
@@ -62,8 +62,12 @@ func (t *translator) resolveListenerTLS(l *listenerState, mode gwv1.TLSModeType)
 	}
 }
 
-// resolveCertificateRef loads and checks one certificateRef.
-func (t *translator) resolveCertificateRef(owner ObjectKey, ref gwv1.SecretObjectReference) (*Certificate, gwv1.ListenerConditionReason, string) {
+// resolveCertificateRef loads and checks one reference to a certificate
+// and its key: a listener's certificateRef, or the Gateway's backend client
+// certificate. With profileKinds the owner's implementation profile may
+// resolve kinds other than Secret; otherwise only core Secrets are
+// supported. The reason is RefNotPermitted or InvalidCertificateRef.
+func (t *translator) resolveCertificateRef(owner ObjectKey, ref gwv1.SecretObjectReference, profileKinds bool) (*Certificate, gwv1.ListenerConditionReason, string) {
 	group, kind := "", "Secret"
 	if ref.Group != nil {
 		group = string(*ref.Group)
@@ -83,8 +87,10 @@ func (t *translator) resolveCertificateRef(owner ObjectKey, ref gwv1.SecretObjec
 		return nil, gwv1.ListenerReasonRefNotPermitted,
 			fmt.Sprintf("%s %s is in another namespace and no ReferenceGrant in %s allows %s %s/%s to use it", groupKind(group, kind), name, ns, owner.Kind, owner.Namespace, owner.Name)
 	}
-	if cert, reason, msg, ok := t.profileCertificate(owner, group, kind, ns, string(ref.Name)); ok {
-		return cert, reason, msg
+	if profileKinds {
+		if cert, reason, msg, ok := t.profileCertificate(owner, group, kind, ns, string(ref.Name)); ok {
+			return cert, reason, msg
+		}
 	}
 	if group != "" || kind != "Secret" {
 		return nil, gwv1.ListenerReasonInvalidCertificateRef, fmt.Sprintf("%s %s: only core Secrets are supported", groupKind(group, kind), name)

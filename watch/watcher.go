@@ -203,7 +203,15 @@ func (w *Watcher) rescan(touched map[string]bool, first bool) *Update {
 	found, walkProblems := findManifests(w.root)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var changed []string
+	type reload struct {
+		f   manifestFile
+		mod time.Time
+		res *LoadResult
+	}
+	var (
+		changed []string
+		reloads []reload
+	)
 	present := map[string]bool{}
 	for _, f := range found {
 		present[f.path] = true
@@ -216,10 +224,21 @@ func (w *Watcher) rescan(touched map[string]bool, first bool) *Update {
 		if old != nil && !touched[f.path] && old.size == f.size && old.mod.Equal(mod) {
 			continue
 		}
-		data, p := readManifest(f)
-		res := w.loader.load([]fileInput{{path: f.path, data: data, problem: p}}, nil)
-		w.files[f.path] = mergeFile(old, res, f.size, mod)
-		changed = append(changed, f.path)
+		reloads = append(reloads, reload{f: f, mod: mod})
+	}
+	// Files load independently, so a first scan (or a branch switch) uses
+	// every core, as LoadDir does.
+	if len(reloads) > 1 {
+		defer relaxGC()()
+	}
+	parallel(len(reloads), func(i int) {
+		r := &reloads[i]
+		data, p := readManifest(r.f)
+		r.res = w.loader.load([]fileInput{{path: r.f.path, data: data, problem: p}}, nil)
+	})
+	for _, r := range reloads {
+		w.files[r.f.path] = mergeFile(w.files[r.f.path], r.res, r.f.size, r.mod)
+		changed = append(changed, r.f.path)
 	}
 	for path := range w.files {
 		if !present[path] {

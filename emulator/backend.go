@@ -45,6 +45,9 @@ type upstream struct {
 	echo   *echoTarget
 	// tlsErr is why the BackendTLSPolicy could not be used.
 	tlsErr string
+	// clientCert is the Secret ("<ns>/<name>") of the client certificate
+	// the gateway presents to this backend ("" : none).
+	clientCert string
 	// echoTLS serves echo over TLS in process when a BackendTLSPolicy
 	// applies to an echo backend (echotls.go).
 	echoTLS *echoHTTPS
@@ -83,7 +86,13 @@ func upstreamKey(b *engine.Backend) string {
 		for _, s := range t.SubjectAltNames {
 			fmt.Fprintf(h, "|%s=%s%s", s.Type, s.Hostname, s.URI)
 		}
-		k += fmt.Sprintf("|tls|%s|%s|%t|%x", t.Policy, t.SNI, t.System, h.Sum64())
+		client := ""
+		if c := t.ClientCertificate; c != nil {
+			client = c.Secret
+			h.Write(c.CertPEM)
+			h.Write(c.KeyPEM)
+		}
+		k += fmt.Sprintf("|tls|%s|%s|%t|%s|%x", t.Policy, t.SNI, t.System, client, h.Sum64())
 	}
 	return k
 }
@@ -100,6 +109,9 @@ func newUpstream(key string, b *engine.Backend, echoLog func(string) *echoLog) *
 			u.tlsErr = err.Error()
 		}
 		u.tls = conf
+		if c := b.TLS.ClientCertificate; c != nil {
+			u.clientCert = c.Secret
+		}
 		if u.echo != nil {
 			u.echoTLS = newEchoHTTPS(u.echo, b.Target.EchoTLS)
 		}
@@ -109,9 +121,15 @@ func newUpstream(key string, b *engine.Backend, echoLog func(string) *echoLog) *
 
 // backendTLSConfig builds the client TLS configuration of a BackendTLSPolicy:
 // trust the given CAs (or the system's), send SNI, verify the SNI name or,
-// when set, the subjectAltNames instead.
+// when set, the subjectAltNames instead; present the Gateway's client
+// certificate, if it has one, when the backend asks (clientcert.go).
 func backendTLSConfig(t *engine.BackendTLS) (*tls.Config, error) {
 	conf := &tls.Config{ServerName: t.SNI, MinVersion: tls.VersionTLS12}
+	if c := t.ClientCertificate; c != nil {
+		if err := presentClientCertificate(conf, c); err != nil {
+			return conf, fmt.Errorf("client certificate of Secret %s: %w", c.Secret, err)
+		}
+	}
 	var roots *x509.CertPool
 	if !t.System {
 		roots = x509.NewCertPool()
@@ -166,11 +184,20 @@ func (u *upstream) transport(h2 bool) http.RoundTripper {
 		return u.echo
 	}
 	if h2 {
-		u.h2Once.Do(func() { u.h2 = u.echoTLS.transport(newTransport(u.tls, true)) })
+		u.h2Once.Do(func() { u.h2 = u.withClientCert(u.echoTLS.transport(newTransport(u.tls, true))) })
 		return u.h2
 	}
-	u.h1Once.Do(func() { u.h1 = u.echoTLS.transport(newTransport(u.tls, false)) })
+	u.h1Once.Do(func() { u.h1 = u.withClientCert(u.echoTLS.transport(newTransport(u.tls, false))) })
 	return u.h1
+}
+
+// withClientCert makes t's connections record whether the gateway
+// presented its client certificate on them (clientcert.go).
+func (u *upstream) withClientCert(t *http.Transport) *http.Transport {
+	if u.clientCert != "" {
+		t.DialContext = clientCertDialer(t.DialContext)
+	}
+	return t
 }
 
 func newTransport(conf *tls.Config, h2 bool) *http.Transport {

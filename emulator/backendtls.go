@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/gwdev/gwdev/engine"
 )
 
 // backendTLSFailure explains a failed TLS connection to the backend of a
@@ -40,11 +42,42 @@ func backendTLSFailure(ex *exchange, err error) (reason string, ok bool) {
 		what = "its certificate was refused: " + verr.Err.Error()
 	case errors.As(err, &rerr):
 		what = "it does not speak TLS (" + rerr.Msg + ")"
+	case strings.Contains(err.Error(), remoteTLSError):
+		what = backendRefusal(p, err.Error()[strings.Index(err.Error(), remoteTLSError)+len(remoteTLSError):])
 	case strings.Contains(err.Error(), "subjectAltNames"), strings.Contains(err.Error(), "tls:"):
 		what = strings.TrimPrefix(err.Error(), "tls: ")
 	default:
 		return "", false
 	}
-	return fmt.Sprintf("TLS to backend %s (%s) failed: %s [BackendTLSPolicy %s, SNI %s]",
-		ex.upstreamAddr, ex.backend.service, what, p.Policy, p.SNI), true
+	return fmt.Sprintf("TLS to backend %s (%s) failed: %s [BackendTLSPolicy %s, SNI %s%s]",
+		ex.upstreamAddr, ex.backend.service, what, p.Policy, p.SNI, clientCertHint(p, err)), true
+}
+
+// remoteTLSError starts the error of an alert the backend sent.
+const remoteTLSError = "remote error: tls: "
+
+// backendRefusal explains an alert the backend sent during the handshake:
+// one about a certificate, when the gateway presented its client
+// certificate, is about that certificate (the backend checks no other).
+func backendRefusal(p *engine.BackendTLS, alert string) string {
+	if p.ClientCertificate != nil && strings.Contains(alert, "certificate") {
+		return "it refused the Gateway's client certificate (alert: " + alert + ")"
+	}
+	return "it refused the handshake (alert: " + alert + ")"
+}
+
+// clientCertHint adds the Gateway's client certificate to a failed backend
+// handshake's explanation, or says that the backend asked for one the
+// Gateway does not have.
+func clientCertHint(p *engine.BackendTLS, err error) string {
+	if c := p.ClientCertificate; c != nil {
+		return ", client certificate Secret " + c.Secret
+	}
+	// Without a client certificate sent, a backend's alert about a
+	// certificate can only be about the missing one (TLS 1.3 says
+	// "certificate required", TLS 1.2 "bad certificate").
+	if msg := err.Error(); strings.Contains(msg, remoteTLSError+"certificate required") || strings.Contains(msg, remoteTLSError+"bad certificate") {
+		return "; the backend requires a client certificate: the Gateway has none (spec.tls.backend.clientCertificateRef)"
+	}
+	return ""
 }

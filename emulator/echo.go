@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -71,6 +72,9 @@ type echoTLS struct {
 	ServerName         string `json:"serverName"`
 	NegotiatedProtocol string `json:"negotiatedProtocol,omitempty"`
 	CipherSuite        string `json:"cipherSuite"`
+	// PeerCertificates are the client's certificates, PEM encoded, as the
+	// conformance echo server reports them.
+	PeerCertificates []string `json:"peerCertificates,omitempty"`
 }
 
 // RoundTrip answers req in process.
@@ -159,8 +163,12 @@ func echoTLSState(cs *tls.ConnectionState) *echoTLS {
 	if cs == nil {
 		return nil
 	}
-	return &echoTLS{Version: tls.VersionName(cs.Version), ServerName: cs.ServerName,
+	et := &echoTLS{Version: tls.VersionName(cs.Version), ServerName: cs.ServerName,
 		NegotiatedProtocol: cs.NegotiatedProtocol, CipherSuite: tls.CipherSuiteName(cs.CipherSuite)}
+	for _, c := range cs.PeerCertificates {
+		et.PeerCertificates = append(et.PeerCertificates, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})))
+	}
+	return et
 }
 
 func echoError(req *http.Request, err error) *http.Response {

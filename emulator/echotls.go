@@ -193,8 +193,12 @@ func (s *sniffedConn) CloseWrite() error {
 // echoServerTLS returns the echo backend's server configuration: the
 // Secret's certificate, or generated ones. With withALPN it offers h2 and
 // http/1.1 to clients that ask for either (and no protocol to others, so
-// that a client of some other protocol still gets its TCP echo).
-func echoServerTLS(cert *engine.Certificate, withALPN bool) *tls.Config {
+// that a client of some other protocol still gets its TCP echo). With
+// askClientCert it asks the client for a certificate, without requiring or
+// verifying one, and the echo reports what it got (peerCertificates): it
+// is set where the gateway is the client (a BackendTLSPolicy), not for
+// passthrough, whose client is the user's.
+func echoServerTLS(cert *engine.Certificate, withALPN, askClientCert bool) *tls.Config {
 	key := "generated"
 	if cert != nil {
 		h := sha256.New()
@@ -202,11 +206,14 @@ func echoServerTLS(cert *engine.Certificate, withALPN bool) *tls.Config {
 		h.Write(cert.KeyPEM)
 		key = string(h.Sum(nil))
 	}
-	key += "|" + strconv.FormatBool(withALPN)
+	key += "|" + strconv.FormatBool(withALPN) + "|" + strconv.FormatBool(askClientCert)
 	if c, ok := echoTLSConfigs.Load(key); ok {
 		return c.(*tls.Config)
 	}
 	conf := &tls.Config{MinVersion: tls.VersionTLS12}
+	if askClientCert {
+		conf.ClientAuth = tls.RequestClientCert
+	}
 	if cert != nil {
 		if pair, err := tls.X509KeyPair(cert.CertPEM, cert.KeyPEM); err == nil {
 			conf.Certificates = []tls.Certificate{pair}
@@ -309,7 +316,7 @@ type echoHTTPS struct {
 }
 
 func newEchoHTTPS(e *echoTarget, cert *engine.Certificate) *echoHTTPS {
-	return &echoHTTPS{e: e, conf: echoServerTLS(cert, true), queue: newConnQueue(memAddr("echo"))}
+	return &echoHTTPS{e: e, conf: echoServerTLS(cert, true, true), queue: newConnQueue(memAddr("echo"))}
 }
 
 // transport makes t dial the in-process echo server; a nil echoHTTPS (the

@@ -145,6 +145,9 @@ func (ex *exchange) decide(pr *portRoutes) action {
 	if b.b.Target != nil {
 		t.Target, t.Why = b.b.Target.Kind, b.b.Target.Why
 	}
+	if b.up != nil && b.up.clientCert != "" {
+		t.BackendClientCert = clientCertConfigured(b.up.clientCert)
+	}
 	if ex.pinAddr >= 0 && r.session != nil {
 		if ex.sessionValue == "" {
 			t.Why += " (pinned by session)"

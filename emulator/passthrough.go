@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"context"
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
@@ -122,7 +123,7 @@ func (s *Server) dialStream(b *backendRoutes, hc *handshakeConn, passthrough boo
 		gw, echoSide := memPipe()
 		var conf *tls.Config
 		if passthrough || reencrypt {
-			conf = echoServerTLS(b.b.Target.EchoTLS, true)
+			conf = echoServerTLS(b.b.Target.EchoTLS, true, reencrypt)
 		}
 		ingress := ""
 		if hc.pr != nil {
@@ -140,14 +141,24 @@ func (s *Server) dialStream(b *backendRoutes, hc *handshakeConn, passthrough boo
 	if !reencrypt {
 		return conn, nil
 	}
+	ctx, cc := context.Background(), (*clientCertConn)(nil)
+	if up.clientCert != "" {
+		var d *clientCertDial
+		ctx, d = withClientCertDial(ctx)
+		cc = &clientCertConn{Conn: conn}
+		d.conn, conn = cc, cc
+	}
 	tc := tls.Client(conn, up.tls)
 	_ = conn.SetDeadline(time.Now().Add(tlsHandshakeTimeout))
-	if err := tc.Handshake(); err != nil {
+	if err := tc.HandshakeContext(ctx); err != nil {
 		_ = conn.Close()
-		return nil, fmt.Errorf("TLS to the backend (BackendTLSPolicy %s, SNI %s): %s", b.b.TLS.Policy, b.b.TLS.SNI,
-			strings.TrimPrefix(err.Error(), "tls: "))
+		return nil, fmt.Errorf("TLS to the backend (BackendTLSPolicy %s, SNI %s%s): %s", b.b.TLS.Policy, b.b.TLS.SNI,
+			clientCertHint(b.b.TLS, err), strings.TrimPrefix(err.Error(), "tls: "))
 	}
 	_ = conn.SetDeadline(time.Time{})
+	if cc != nil {
+		t.BackendClientCert = clientCertNote(up.clientCert, cc.presented.Load())
+	}
 	return tc, nil
 }
 

@@ -141,6 +141,9 @@ func (s *Server) mirror(ex *exchange, m *backendRoutes, out *http.Request) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), mirrorTimeout)
+	if up.clientCert != "" {
+		ctx, _ = withClientCertDial(ctx) // its connections may serve later requests
+	}
 	mr := out.Clone(ctx)
 	mr.RequestURI = ""
 	mr.Body, mr.GetBody, mr.ContentLength = nil, nil, 0
@@ -231,7 +234,7 @@ func (ex *exchange) attempt(rt http.RoundTripper, req *http.Request) (*http.Resp
 	if d > 0 && !ex.upgrade {
 		ctx, cancel = context.WithTimeoutCause(ctx, d, errBackendTimeout)
 	}
-	o := req.WithContext(ctx)
+	o := req.WithContext(ex.traceClientCert(ctx))
 	if up.echo == nil {
 		u := *req.URL
 		u.Host = addr

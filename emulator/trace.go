@@ -78,6 +78,12 @@ type Trace struct {
 	// Upstream is the endpoint address the last attempt went to ("echo" for
 	// the built-in echo backend).
 	Upstream string `json:"upstream,omitempty"`
+	// BackendClientCert says whether the gateway presented its client
+	// certificate (the Gateway's spec.tls.backend) on the TLS connection to
+	// the backend: "Secret <ns>/<name> presented", or not presented because
+	// the backend did not ask ("" : none is configured, or the backend is
+	// not reached over TLS). It names the Secret, never the key.
+	BackendClientCert string `json:"backendClientCert,omitempty"`
 	// Attempts counts upstream attempts (retries included).
 	Attempts int `json:"attempts,omitempty"`
 	// Status is the HTTP status sent (0 in Explain when the backend decides;

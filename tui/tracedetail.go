@@ -84,6 +84,9 @@ func traceDetail(st *styles, t emulator.Trace, width int) []string {
 		if t.Upstream != "" {
 			add("upstream", fmt.Sprintf("%s, %s", t.Upstream, plural(max(1, t.Attempts), "attempt")))
 		}
+		if t.BackendClientCert != "" {
+			add("mTLS", "client certificate "+t.BackendClientCert)
+		}
 		if t.Reason != "" {
 			fail(t.Reason)
 		}

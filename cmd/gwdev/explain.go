@@ -205,6 +205,7 @@ func printExplain(out io.Writer, req *http.Request, port int32, t *emulator.Trac
 		step("target", t.Target+" ("+t.Why+")")
 	}
 	step("upstream", t.Upstream)
+	step("client cert", t.BackendClientCert)
 	step("location", t.Location)
 	switch {
 	case t.Status != 0:

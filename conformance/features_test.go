@@ -57,6 +57,7 @@ var claimedFeatures = []features.FeatureName{
 	features.SupportGatewayFrontendClientCertificateValidationInsecureFallback,
 	features.SupportBackendTLSPolicy,
 	features.SupportBackendTLSPolicySANValidation,
+	features.SupportGatewayBackendClientCertificate,
 	features.SupportTLSRouteModeTerminate,
 	features.SupportTLSRouteModeMixed,
 	// GRPCRoute
@@ -66,15 +67,10 @@ var claimedFeatures = []features.FeatureName{
 // unclaimedReasons says why gwdev does not claim an extended feature of its
 // profiles; the report repeats it for every test that needs the feature.
 var unclaimedReasons = map[features.FeatureName]string{
-	features.SupportGatewayInfrastructure:           "gwdev creates no Pods, Services or ServiceAccounts per Gateway that could carry spec.infrastructure labels and annotations",
-	features.SupportGatewayBackendClientCertificate: tlsPending,
-	features.SupportHTTPRouteRetryBackendTimeout:    "not claimed yet: no conformance test exercises it in v1.6.3",
-	features.SupportHTTPRouteRetryConnectionError:   "not claimed yet: no conformance test exercises it in v1.6.3",
+	features.SupportGatewayInfrastructure:         "gwdev creates no Pods, Services or ServiceAccounts per Gateway that could carry spec.infrastructure labels and annotations",
+	features.SupportHTTPRouteRetryBackendTimeout:  "not claimed yet: no conformance test exercises it in v1.6.3",
+	features.SupportHTTPRouteRetryConnectionError: "not claimed yet: no conformance test exercises it in v1.6.3",
 }
-
-const (
-	tlsPending = "the routing table does not carry the Gateway's own client certificate (spec.tls.backend) yet, so the emulator cannot present it to backends"
-)
 
 // skippedFeatures are core features of a reported profile whose tests are
 // skipped for now, with the reason.

@@ -92,6 +92,9 @@ func appendCanonical(b []byte, v any) ([]byte, bool) {
 			b = append(b, 'f')
 		}
 	case string:
+		if len(b)+len(v) > maxMemoKey {
+			return b, false // do not copy a long string only to drop the key
+		}
 		b = appendString(append(b, 's'), v)
 	case int64:
 		b = append(b, 'i')

@@ -16,12 +16,13 @@ import (
 // that part directly and hands everything else to go.yaml.in/yaml/v4.
 //
 // The subset: UTF-8 text without tabs, carriage returns or other control
-// characters; block mappings
-// and block sequences (with compact "- key: value" items and sequences at
-// their key's indentation); single-line plain, single-quoted and
-// double-quoted (without escapes) scalars; flow sequences and mappings
-// that close on the line they open; comments. Anything else (block
-// scalars, anchors, aliases, tags, multi-line scalars, empty values,
+// characters; block mappings and block sequences (with compact
+// "- key: value" items and sequences at their key's indentation) nested at
+// most maxFastDepth deep; single-line plain, single-quoted and
+// double-quoted (without escapes) scalars; literal block scalars ("|",
+// "|-", "|+"); flow sequences and mappings that close on the line they
+// open; comments. Anything else (folded scalars, explicit indentation,
+// anchors, aliases, tags, multi-line plain or quoted scalars, empty values,
 // directives, document markers, complex keys, syntax errors) makes
 // fastParse give up, and the document is parsed again by
 // go.yaml.in/yaml/v4, which also words the syntax errors.
@@ -102,11 +103,27 @@ type fastParser struct {
 	lineStart int    // offset where the line of pos starts
 	indent    int    // indentation of the current content line
 	ascii     bool
+	depth     int // collections open around pos
 
 	slab []yaml.Node
 }
 
 func (p *fastParser) giveUp() { panic(errFastUnsupported) }
+
+// maxFastDepth bounds nesting, well below go.yaml.in/yaml/v4's limit of
+// 10,000 (deeper text is an error there, and the recursion here would
+// otherwise exhaust the stack) and the converter's 1,000.
+const maxFastDepth = 500
+
+// enter counts a collection opening; the caller defers leave.
+func (p *fastParser) enter() {
+	p.depth++
+	if p.depth > maxFastDepth {
+		p.giveUp()
+	}
+}
+
+func (p *fastParser) leave() { p.depth-- }
 
 func (p *fastParser) eof() bool { return p.pos >= len(p.data) }
 
@@ -214,6 +231,8 @@ func (p *fastParser) isSeqEntry() bool {
 // mapping parses a block mapping whose first key is at the current
 // position; its keys are at that column.
 func (p *fastParser) mapping() *yaml.Node {
+	p.enter()
+	defer p.leave()
 	col := p.pos - p.lineStart
 	m := p.newNode()
 	*m = yaml.Node{Kind: yaml.MappingNode, Line: p.line, Column: p.column()}
@@ -263,6 +282,8 @@ func (p *fastParser) mappingValue(col int) *yaml.Node {
 // sequence parses a block sequence whose first "-" is at the current
 // position.
 func (p *fastParser) sequence() *yaml.Node {
+	p.enter()
+	defer p.leave()
 	col := p.pos - p.lineStart
 	s := p.newNode()
 	*s = yaml.Node{Kind: yaml.SequenceNode, Line: p.line, Column: p.column()}
@@ -330,12 +351,11 @@ func (p *fastParser) literal(parent int) *yaml.Node {
 	p.line++
 
 	var (
-		b        strings.Builder
-		indent   = -1
-		breaks   int  // blank lines not yet written
-		lastNL   bool // the last text line ended with a line break
-		sawText  bool
-		endStart = p.pos // start of the line after the scalar
+		b       strings.Builder
+		indent  = -1
+		breaks  int  // blank lines not yet written
+		lastNL  bool // the last text line ended with a line break
+		sawText bool
 	)
 	for p.pos < len(p.data) {
 		start := p.pos
@@ -390,7 +410,6 @@ func (p *fastParser) literal(parent int) *yaml.Node {
 		}
 		p.pos, p.line = end+1, p.line+1
 	}
-	endStart = p.pos
 	// Chomping: clip keeps the last line break, strip drops it, keep keeps
 	// the trailing blank lines too.
 	switch chomp {
@@ -408,7 +427,7 @@ func (p *fastParser) literal(parent int) *yaml.Node {
 	}
 	n.Value = b.String()
 	// Resume at the line that ended the scalar, as endLine would.
-	p.pos, p.lineStart = endStart, endStart
+	p.lineStart = p.pos
 	if p.pos < len(p.data) {
 		p.nextContentLine()
 	}
@@ -446,7 +465,7 @@ func (p *fastParser) key() *yaml.Node {
 		k = p.plain(false)
 	}
 	if len(k.Value) > 1000 {
-		p.giveUp() // implicit keys are limited to 1024 characters
+		p.giveUp() // rare; left to the reference parser's simple-key rules
 	}
 	for p.pos < len(p.data) && p.data[p.pos] == ' ' {
 		p.pos++
@@ -559,7 +578,6 @@ func (p *fastParser) plain(flow bool) *yaml.Node {
 func (p *fastParser) quoted(q byte) *yaml.Node {
 	start := p.pos + 1
 	i := start
-	var value string
 	for {
 		if i >= len(p.data) || p.data[i] == '\n' || (q == '"' && p.data[i] == '\\') {
 			p.giveUp()
@@ -573,7 +591,7 @@ func (p *fastParser) quoted(q byte) *yaml.Node {
 		}
 		i++
 	}
-	value = p.text[start:i]
+	value := p.text[start:i]
 	style := yaml.DoubleQuotedStyle
 	if q == '\'' {
 		style = yaml.SingleQuotedStyle
@@ -589,6 +607,8 @@ func (p *fastParser) quoted(q byte) *yaml.Node {
 
 // flow parses a flow sequence or mapping that closes on this line.
 func (p *fastParser) flow() *yaml.Node {
+	p.enter()
+	defer p.leave()
 	open := p.peek(0)
 	n := p.newNode()
 	*n = yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle, Line: p.line, Column: p.column()}

@@ -93,6 +93,16 @@ func checkFastParse(t *testing.T, data []byte) bool {
 	return true
 }
 
+// nestedMappings is n mappings, each the value of the one before.
+func nestedMappings(n int) string {
+	var b strings.Builder
+	for i := range n - 1 {
+		b.WriteString(strings.Repeat(" ", i) + "a:\n")
+	}
+	b.WriteString(strings.Repeat(" ", n-1) + "a: b\n")
+	return b.String()
+}
+
 // fastParseCases are texts inside and outside the subset; accepted says
 // which.
 var fastParseCases = []struct {
@@ -163,6 +173,9 @@ var fastParseCases = []struct {
 	{"a:\n  b: c\n d: e\n", false},
 	{"a: 'b'c\n", false},
 	{"a: b\n...\n", false},
+	{"x: " + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + "\n", false},
+	{nestedMappings(maxFastDepth), true},
+	{nestedMappings(maxFastDepth + 1), false},
 }
 
 func TestFastParseAgreesWithReference(t *testing.T) {
@@ -371,8 +384,6 @@ func (g *yamlGen) mapping(indent, depth int, first string) {
 		prefix := strings.Repeat(" ", indent)
 		if i == 0 && first != "" {
 			prefix = first
-		} else if i == 0 {
-			prefix = strings.Repeat(" ", indent)
 		}
 		k := g.key() + strings.Repeat(" ", g.r.IntN(2)) + ":"
 		if g.r.IntN(8) == 0 {
@@ -382,7 +393,7 @@ func (g *yamlGen) mapping(indent, depth int, first string) {
 		}
 		if depth < 4 && g.r.IntN(3) == 0 {
 			g.emit(prefix, k)
-			g.block(indent, depth+1, true)
+			g.block(indent, depth+1)
 			continue
 		}
 		g.emit(prefix, k+" "+g.inline())
@@ -437,7 +448,7 @@ func (g *yamlGen) literalBody(parent int) {
 
 // block writes the value of a key at indent: a nested mapping or a
 // sequence (possibly at the key's own indentation).
-func (g *yamlGen) block(indent, depth int, _ bool) {
+func (g *yamlGen) block(indent, depth int) {
 	switch g.r.IntN(3) {
 	case 0:
 		g.mapping(indent+1+g.r.IntN(4), depth, "")

@@ -80,8 +80,9 @@ type ListenerTLS struct {
 	Options map[string]string `json:"options,omitempty"`
 }
 
-// Certificate is a parsed serving certificate from a Secret. The key material
-// is never serialised.
+// Certificate is a parsed certificate with its key from a Secret: a
+// listener's serving certificate, or a Gateway's client certificate to
+// backends. The key material is never serialised.
 type Certificate struct {
 	// Secret is "<ns>/<name>".
 	Secret string `json:"secret"`

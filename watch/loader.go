@@ -28,7 +28,7 @@ func NewLoader() (*Loader, error) {
 // files, following symlinks but not into loops. When root is a file, only
 // that file is loaded, whatever its name. Problems reading files are in the
 // result like any other problem. While it runs, the garbage collector
-// target is raised to 400% (see gc.go).
+// target is raised to 200% (see gc.go).
 func (l *Loader) LoadDir(root string) *LoadResult {
 	defer relaxGC()()
 	files, walkProblems := findManifests(root)

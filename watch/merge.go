@@ -49,19 +49,28 @@ func Merge(results ...*LoadResult) *LoadResult {
 // assemble builds a LoadResult: it sorts everything, keeps the first
 // definition of each object and reports the others as duplicates.
 func assemble(files int, objs []loaded, problems []Problem, skipped []Skipped) *LoadResult {
-	slices.SortStableFunc(objs, func(a, b loaded) int {
+	// Sort positions rather than the (large) records; the position breaks
+	// ties, which keeps the input order of objects on the same line.
+	order := make([]int32, len(objs))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(i, j int32) int {
+		a, b := &objs[i], &objs[j]
 		return cmp.Or(
 			cmp.Compare(a.key.Kind, b.key.Kind),
 			cmp.Compare(a.key.Namespace, b.key.Namespace),
 			cmp.Compare(a.key.Name, b.key.Name),
 			cmp.Compare(a.src.File, b.src.File),
 			cmp.Compare(a.src.Line, b.src.Line),
+			cmp.Compare(i, j),
 		)
 	})
 	snap := &engine.Snapshot{Sources: make(map[engine.ObjectKey]engine.Source, len(objs))}
-	var winner loaded
-	for i, o := range objs {
-		if i > 0 && o.key == winner.key {
+	var winner *loaded
+	for _, i := range order {
+		o := &objs[i]
+		if winner != nil && o.key == winner.key {
 			problems = append(problems, Problem{
 				File: o.src.File, Line: o.src.Line, Column: 1, Object: o.key,
 				Message: fmt.Sprintf("%s is already defined at %s; this definition is ignored", o.key, winner.src),

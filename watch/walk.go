@@ -8,12 +8,14 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // manifestFile is a file found by the walk.
 type manifestFile struct {
 	path string
 	size int64
+	mod  time.Time // modification time, for the watcher
 }
 
 // IsManifestName reports whether a file of this base name is loaded when it
@@ -67,7 +69,7 @@ func findManifests(root string) ([]manifestFile, []Problem) {
 		return nil, []Problem{{File: root, Message: describeStatError(err)}}
 	}
 	if !fi.IsDir() {
-		return []manifestFile{{path: root, size: fi.Size()}}, nil
+		return []manifestFile{{path: root, size: fi.Size(), mod: fi.ModTime()}}, nil
 	}
 	w := &walker{seen: map[fileID]bool{}}
 	w.walkDir(root, fi, map[fileID]string{})
@@ -129,7 +131,7 @@ func (w *walker) walkDir(dir string, fi os.FileInfo, ancestors map[fileID]string
 				}
 				w.seen[id] = true
 			}
-			w.files = append(w.files, manifestFile{path: path, size: info.Size()})
+			w.files = append(w.files, manifestFile{path: path, size: info.Size(), mod: info.ModTime()})
 		}
 	}
 }

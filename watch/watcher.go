@@ -205,7 +205,6 @@ func (w *Watcher) rescan(touched map[string]bool, first bool) *Update {
 	defer w.mu.Unlock()
 	type reload struct {
 		f   manifestFile
-		mod time.Time
 		res *LoadResult
 	}
 	var (
@@ -215,16 +214,11 @@ func (w *Watcher) rescan(touched map[string]bool, first bool) *Update {
 	present := map[string]bool{}
 	for _, f := range found {
 		present[f.path] = true
-		st, err := os.Stat(f.path)
-		var mod time.Time
-		if err == nil {
-			mod = st.ModTime()
-		}
 		old := w.files[f.path]
-		if old != nil && !touched[f.path] && old.size == f.size && old.mod.Equal(mod) {
+		if old != nil && !touched[f.path] && old.size == f.size && old.mod.Equal(f.mod) {
 			continue
 		}
-		reloads = append(reloads, reload{f: f, mod: mod})
+		reloads = append(reloads, reload{f: f})
 	}
 	// Files load independently, so a first scan (or a branch switch) uses
 	// every core, as LoadDir does.
@@ -237,7 +231,7 @@ func (w *Watcher) rescan(touched map[string]bool, first bool) *Update {
 		r.res = w.loader.load([]fileInput{{path: r.f.path, data: data, problem: p}}, nil)
 	})
 	for _, r := range reloads {
-		w.files[r.f.path] = mergeFile(w.files[r.f.path], r.res, r.f.size, r.mod)
+		w.files[r.f.path] = mergeFile(w.files[r.f.path], r.res, r.f.size, r.f.mod)
 		changed = append(changed, r.f.path)
 	}
 	for path := range w.files {

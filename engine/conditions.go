@@ -74,12 +74,6 @@ func (c *conditionSet) isFalseWith(typ, reason string) bool {
 	return cond != nil && cond.Status == metav1.ConditionFalse && cond.Reason == reason
 }
 
-// isTrue reports whether the condition of that type is present and True.
-func (c *conditionSet) isTrue(typ string) bool {
-	cond := c.get(typ)
-	return cond != nil && cond.Status == metav1.ConditionTrue
-}
-
 func (c *conditionSet) make(typ string, status metav1.ConditionStatus, reason, msg string) metav1.Condition {
 	return metav1.Condition{
 		Type:               typ,

@@ -29,7 +29,6 @@ type listenerState struct {
 	attachedRoutes int32
 	attachments    []*attachment
 	tlsTable       *ListenerTLS
-	table          *ListenerTable
 }
 
 // ownerKey is the Gateway or ListenerSet that declares the listener.

@@ -77,10 +77,6 @@ type attachment struct {
 	hosts []string
 }
 
-func (r *routeState) failRefs(reason gwv1.RouteConditionReason, format string, args ...any) {
-	r.refFailures = append(r.refFailures, routeFailure{reason, fmt.Sprintf(format, args...)})
-}
-
 // processRoutes compiles every route's rules, selects the listeners each
 // parentRef reaches, settles HTTPRoute/GRPCRoute hostname conflicts, and then
 // attaches what remains.

@@ -1,5 +1,5 @@
 # gwdev — developer commands. `make up` runs gwdev on a bundled sample,
-# `make test` runs everything CI runs (vet, race tests, a short fuzz).
+# `make test` runs everything CI runs (vet and gofmt, race tests, a short fuzz).
 GO       ?= go
 SAMPLE   ?= samples/basic
 BIN      := bin/gwdev
@@ -22,6 +22,7 @@ check: build
 
 vet:
 	$(GO) vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 test: vet
 	$(GO) test -race -count=1 ./...
@@ -33,7 +34,6 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzFastParse -fuzztime 60s ./watch
 
 lint: vet
-	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@if command -v staticcheck >/dev/null; then staticcheck ./...; else echo "staticcheck not installed: go install honnef.co/go/tools/cmd/staticcheck@latest"; fi
 
 bench:

@@ -19,9 +19,9 @@ import (
 // characters; block mappings and block sequences (with compact
 // "- key: value" items and sequences at their key's indentation) nested at
 // most maxFastDepth deep; single-line plain, single-quoted and
-// double-quoted (without escapes) scalars; literal block scalars ("|",
-// "|-", "|+"); flow sequences and mappings that close on the line they
-// open; comments. Anything else (folded scalars, explicit indentation,
+// double-quoted (with the escapes \\ \" \/ \t \n) scalars; literal block
+// scalars ("|", "|-", "|+"); flow sequences and mappings that close on the
+// line they open; comments. Anything else (folded scalars, explicit indentation,
 // anchors, aliases, tags, multi-line plain or quoted scalars, empty values,
 // directives, document markers, complex keys, syntax errors) makes
 // fastParse give up, and the document is parsed again by
@@ -574,13 +574,20 @@ func (p *fastParser) plain(flow bool) *yaml.Node {
 }
 
 // quoted parses a single- or double-quoted scalar that ends on this line.
-// Double-quoted scalars with escapes are left to the reference parser.
+// Double-quoted scalars with escapes other than unescape's are left to the
+// reference parser.
 func (p *fastParser) quoted(q byte) *yaml.Node {
 	start := p.pos + 1
 	i := start
+	escaped := false
 	for {
-		if i >= len(p.data) || p.data[i] == '\n' || (q == '"' && p.data[i] == '\\') {
+		if i >= len(p.data) || p.data[i] == '\n' {
 			p.giveUp()
+		}
+		if q == '"' && p.data[i] == '\\' {
+			escaped = true
+			i += 2 // the escaped character is checked when decoding
+			continue
 		}
 		if p.data[i] == q {
 			if q == '\'' && i+1 < len(p.data) && p.data[i+1] == '\'' {
@@ -598,11 +605,43 @@ func (p *fastParser) quoted(q byte) *yaml.Node {
 		if strings.Contains(value, "''") {
 			value = strings.ReplaceAll(value, "''", "'")
 		}
+	} else if escaped {
+		value = p.unescape(value)
 	}
 	n := p.newNode()
 	*n = yaml.Node{Kind: yaml.ScalarNode, Style: style, Value: value, Line: p.line, Column: p.column()}
 	p.pos = i + 1
 	return n
+}
+
+// unescape decodes the escapes of a double-quoted scalar that regular
+// expressions and paths use (\\ \" \/ \t \n); any other escape is left to
+// the reference parser.
+func (p *fastParser) unescape(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		if i >= len(s) {
+			p.giveUp()
+		}
+		switch s[i] {
+		case '\\', '"', '/':
+			b.WriteByte(s[i])
+		case 't':
+			b.WriteByte('\t')
+		case 'n':
+			b.WriteByte('\n')
+		default:
+			p.giveUp()
+		}
+	}
+	return b.String()
 }
 
 // flow parses a flow sequence or mapping that closes on this line.

@@ -145,7 +145,14 @@ var fastParseCases = []struct {
 	{"a: >\n  text\n", false},
 	{"a: &x b\nc: *x\n", false},
 	{"a: !!str 1\n", false},
-	{"a: \"b\\nc\"\n", false},
+	{"a: \"b\\nc\"\n", true},
+	{`a: "/files/.*\\.pdf"` + "\n", true},
+	{`a: ["x\"y", "\/z", "t\tu"]` + "\n", true},
+	{`"k\\ey": "v"` + "\n", true},
+	{`a: "\u00e9"` + "\n", false},
+	{`a: "\x41"` + "\n", false},
+	{`a: "b\` + "\n  c\"\n", false},
+	{`a: "b\`, false},
 	{"a: b\n  c\n", false},
 	{"a:\n", false},
 	{"a:\nb: c\n", false},
@@ -292,7 +299,8 @@ type yamlGen struct {
 var (
 	genKeys    = []string{"name", "namespace", "port", "value", "type", "a b", "x-y", "a.b/c", "<<x", "-k", "k:v", "é"}
 	genScalars = []string{"web", "8080", "-1", "1.5", "~", "null", "yes", "No", "a b", "a#b", "http://x:80/p", "a:b", "/api/v1",
-		"*.example.com", "[x]y", "x]", "{x", "véloc€", "!x", "a  b", "0x1F", "1e3", "-x", "?x", ":x", "%", "'", "\""}
+		"*.example.com", "[x]y", "x]", "{x", "véloc€", "!x", "a  b", "0x1F", "1e3", "-x", "?x", ":x", "%", "'", "\"",
+		`\.pdf`, `(a)\1`}
 )
 
 func (g *yamlGen) pick(s []string) string { return s[g.r.IntN(len(s))] }
@@ -336,10 +344,7 @@ func (g *yamlGen) scalar(flow bool) string {
 	case q == 0 || (needsQuote && q%2 == 0):
 		return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 	case q == 1 || needsQuote:
-		if strings.Contains(s, `"`) {
-			return "'" + s + "'"
-		}
-		return `"` + s + `"`
+		return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "/", g.pick([]string{"/", `\/`})).Replace(s) + `"`
 	}
 	return s
 }

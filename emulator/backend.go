@@ -184,10 +184,12 @@ func (u *upstream) transport(h2 bool) http.RoundTripper {
 		return u.echo
 	}
 	if h2 {
-		u.h2Once.Do(func() { u.h2 = u.withClientCert(u.echoTLS.transport(newTransport(u.tls, true))) })
+		// Each transport gets its own copy of the TLS settings: net/http
+		// rewrites NextProtos of the one it is given.
+		u.h2Once.Do(func() { u.h2 = u.withClientCert(u.echoTLS.transport(newTransport(u.tls.Clone(), true))) })
 		return u.h2
 	}
-	u.h1Once.Do(func() { u.h1 = u.withClientCert(u.echoTLS.transport(newTransport(u.tls, false))) })
+	u.h1Once.Do(func() { u.h1 = u.withClientCert(u.echoTLS.transport(newTransport(u.tls.Clone(), false))) })
 	return u.h1
 }
 

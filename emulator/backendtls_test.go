@@ -66,3 +66,30 @@ func TestBackendTLSPolicyToEcho(t *testing.T) {
 		}
 	}
 }
+
+// TestBackendTLSHTTP2ThenHTTP1 sends HTTP/2 and then HTTP/1.1 to one TLS
+// backend: net/http rewrites the ALPN list of the TLS settings its HTTP/2
+// transport is given, which must not leak into the HTTP/1.1 transport.
+func TestBackendTLSHTTP2ThenHTTP1(t *testing.T) {
+	ca := newTestCA(t, "app CA")
+	echoCert := ca.certificate("app-tls", certOpts{dnsNames: []string{"app.internal"}})
+	h := serve(t, func(p int32) *engine.Table {
+		withTLS := func(b *engine.Backend) *engine.Backend {
+			b.Target.EchoTLS = echoCert
+			b.TLS = &engine.BackendTLS{Policy: "default/app", SNI: "app.internal", CACertificates: ca.pem, CARefs: []string{"ConfigMap default/app-ca"}}
+			return b
+		}
+		h2 := withTLS(echo("app", 1))
+		h2.AppProtocol = "kubernetes.io/h2c"
+		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
+			rule("h2", prefix("/h2"), h2),
+			rule("h1", prefix("/h1"), withTLS(echo("app", 1))),
+		)))))
+	})
+	for _, c := range []struct{ path, proto string }{{"/h2", "HTTP/2.0"}, {"/h1", "HTTP/1.1"}, {"/h2", "HTTP/2.0"}, {"/h1", "HTTP/1.1"}} {
+		res, tr := h.traced(h.request(http.MethodGet, "www.example.com", c.path))
+		if res.status != 200 || res.echo(t).Proto != c.proto {
+			t.Fatalf("%s: %d %s (trace %q)", c.path, res.status, res.body, tr.Reason)
+		}
+	}
+}

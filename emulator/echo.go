@@ -129,7 +129,7 @@ func (e *echoTarget) RoundTrip(req *http.Request) (*http.Response, error) {
 	body, err := json.MarshalIndent(echoResponse{
 		Path: uri, Host: req.Host, Method: req.Method, Proto: req.Proto, Headers: headers,
 		HTTPPort: strconv.Itoa(int(e.port)), Namespace: e.namespace, Ingress: ingress,
-		Service: e.service, Pod: e.pod, TLS: echoTLSState(req.TLS),
+		Service: e.service, Pod: e.pod, TLS: echoTLSState(req),
 	}, "", " ")
 	if err != nil {
 		return echoError(req, err), nil
@@ -159,12 +159,24 @@ func echoSetHeaders(h http.Header, values []string) {
 	}
 }
 
-func echoTLSState(cs *tls.ConnectionState) *echoTLS {
+// echoTerminatedTLS marks, in a request's context, that the echo backend
+// terminated the request's TLS connection itself.
+type echoTerminatedTLS struct{}
+
+// echoTLSState reports the TLS state a request arrived with. The peer
+// certificates are only reported when the echo terminated the connection:
+// otherwise req.TLS is the client's connection to the listener, and its
+// certificate was presented to the gateway, not to the backend.
+func echoTLSState(req *http.Request) *echoTLS {
+	cs := req.TLS
 	if cs == nil {
 		return nil
 	}
 	et := &echoTLS{Version: tls.VersionName(cs.Version), ServerName: cs.ServerName,
 		NegotiatedProtocol: cs.NegotiatedProtocol, CipherSuite: tls.CipherSuiteName(cs.CipherSuite)}
+	if terminated, _ := req.Context().Value(echoTerminatedTLS{}).(bool); !terminated {
+		return et
+	}
 	for _, c := range cs.PeerCertificates {
 		et.PeerCertificates = append(et.PeerCertificates, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})))
 	}

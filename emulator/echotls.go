@@ -374,6 +374,9 @@ func (es *echoHTTPS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.TLS == nil {
 		r.TLS = es.tls
 	}
+	// Here the echo itself terminated TLS, so the peer certificates are the
+	// ones presented to it.
+	r = r.WithContext(context.WithValue(r.Context(), echoTerminatedTLS{}, true))
 	resp, err := es.e.RoundTrip(r)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)

@@ -236,6 +236,9 @@ func TestHTTPSClientCertificates(t *testing.T) {
 	// AllowValidOnly.
 	if res, tr, err := get("strict.example.com", &good); err != nil || res.status != 200 || tr.ClientCert != "CN=alice (verified)" {
 		t.Errorf("strict, valid: %v %d %q", err, res.status, tr.ClientCert)
+	} else if e := res.echo(t); e.TLS == nil || len(e.TLS.PeerCertificates) != 0 {
+		// The client's certificate went to the gateway, not to the backend.
+		t.Errorf("strict, valid: the echo reports %+v", e.TLS)
 	}
 	for _, c := range []*tls.Certificate{nil, &bad} {
 		if _, _, err := get("strict.example.com", c); err == nil {

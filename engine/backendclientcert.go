@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"crypto/x509"
-	"encoding/pem"
 	"fmt"
 	"slices"
 
@@ -54,27 +52,10 @@ func (t *translator) resolveBackendClientCertificate(g *gatewayState) {
 		t.note(SeverityWarning, g.key, scope,
 			fmt.Sprintf("client certificate in Secret %s expired at %s; backends that verify it will refuse it", cert.Secret, cert.NotAfter.UTC().Format("2006-01-02T15:04:05Z")))
 	}
-	if !forClientAuth(cert) {
+	if !cert.ClientAuth {
 		t.note(SeverityWarning, g.key, scope,
 			"certificate in Secret "+cert.Secret+" is not for client authentication (its extended key usage lacks clientAuth); backends that verify it will refuse it")
 	}
-}
-
-// forClientAuth reports whether a certificate's leaf may authenticate a
-// client: no extended key usage (any use), or one that lists clientAuth or
-// any.
-func forClientAuth(c *Certificate) bool {
-	b, _ := pem.Decode(c.CertPEM)
-	if b == nil {
-		return false
-	}
-	leaf, err := x509.ParseCertificate(b.Bytes)
-	if err != nil {
-		return false
-	}
-	return len(leaf.ExtKeyUsage) == 0 || slices.ContainsFunc(leaf.ExtKeyUsage, func(u x509.ExtKeyUsage) bool {
-		return u == x509.ExtKeyUsageClientAuth || u == x509.ExtKeyUsageAny
-	})
 }
 
 // finishGatewayResolvedRefs sets the Gateway's ResolvedRefs condition, which

@@ -91,6 +91,9 @@ type Certificate struct {
 	NotAfter time.Time `json:"notAfter,omitzero"`
 	CertPEM  []byte    `json:"-"`
 	KeyPEM   []byte    `json:"-"`
+	// ClientAuth is true when the leaf may authenticate a client: it has no
+	// extended key usage, or one that lists clientAuth or any.
+	ClientAuth bool `json:"-"`
 }
 
 // VirtualHost is the set of rules a request with a matching Host reaches.

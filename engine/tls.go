@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -131,7 +132,11 @@ func parseTLSSecret(sec *corev1.Secret) (*Certificate, error) {
 	if len(names) == 0 && leaf.Subject.CommonName != "" {
 		names = []string{leaf.Subject.CommonName}
 	}
-	return &Certificate{Secret: sec.Namespace + "/" + sec.Name, DNSNames: names, NotAfter: leaf.NotAfter, CertPEM: crt, KeyPEM: key}, nil
+	clientAuth := len(leaf.ExtKeyUsage) == 0 || slices.ContainsFunc(leaf.ExtKeyUsage, func(u x509.ExtKeyUsage) bool {
+		return u == x509.ExtKeyUsageClientAuth || u == x509.ExtKeyUsageAny
+	})
+	return &Certificate{Secret: sec.Namespace + "/" + sec.Name, DNSNames: names, NotAfter: leaf.NotAfter, CertPEM: crt, KeyPEM: key,
+		ClientAuth: clientAuth}, nil
 }
 
 // applyFrontendValidation resolves spec.tls.frontend client certificate

@@ -358,40 +358,16 @@ func withoutTransitionTimes(v any) any {
 }
 
 // statusObjects lists the objects of a translation result that have a
-// status subresource, each with its apiVersion and kind set.
+// status subresource (the Gateway API kinds but ReferenceGrant), each with
+// its apiVersion and kind set.
 func statusObjects(s *engine.Snapshot) []client.Object {
 	var out []client.Object
-	add := func(kind string, o client.Object) {
-		o.GetObjectKind().SetGroupVersionKind(gwv1.SchemeGroupVersion.WithKind(kind))
-		out = append(out, o)
-	}
-	for _, o := range s.GatewayClasses {
-		add("GatewayClass", o)
-	}
-	for _, o := range s.Gateways {
-		add("Gateway", o)
-	}
-	for _, o := range s.ListenerSets {
-		add("ListenerSet", o)
-	}
-	for _, o := range s.HTTPRoutes {
-		add("HTTPRoute", o)
-	}
-	for _, o := range s.GRPCRoutes {
-		add("GRPCRoute", o)
-	}
-	for _, o := range s.TLSRoutes {
-		add("TLSRoute", o)
-	}
-	for _, o := range s.TCPRoutes {
-		add("TCPRoute", o)
-	}
-	for _, o := range s.UDPRoutes {
-		add("UDPRoute", o)
-	}
-	for _, o := range s.BackendTLSPolicies {
-		add("BackendTLSPolicy", o)
-	}
+	s.Each(func(k engine.ObjectKey, o metav1.Object) {
+		co, ok := o.(client.Object)
+		if ok && co.GetObjectKind().GroupVersionKind().Group == gwv1.GroupName && k.Kind != "ReferenceGrant" {
+			out = append(out, co)
+		}
+	})
 	return out
 }
 

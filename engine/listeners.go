@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -64,19 +65,16 @@ func (l *listenerState) programmed() bool {
 	return !l.conflicted && !l.cond.isFalse("Accepted") && !l.cond.isFalse("Programmed")
 }
 
-// routeKindsFor lists the route kinds gwdev supports on a protocol.
+// routeKindsFor lists the route kinds gwdev supports on a protocol, in
+// registry order.
 func routeKindsFor(p gwv1.ProtocolType) []string {
-	switch p {
-	case gwv1.HTTPProtocolType, gwv1.HTTPSProtocolType:
-		return []string{"HTTPRoute", "GRPCRoute"}
-	case gwv1.TLSProtocolType:
-		return []string{"TLSRoute"}
-	case gwv1.TCPProtocolType:
-		return []string{"TCPRoute"}
-	case gwv1.UDPProtocolType:
-		return []string{"UDPRoute"}
+	var out []string
+	for _, k := range kinds {
+		if slices.Contains(k.RouteProtocols, p) {
+			out = append(out, k.Kind)
+		}
 	}
-	return nil
+	return out
 }
 
 // protocolFamily groups protocols that can share a port when hostnames differ.

@@ -9,39 +9,17 @@ import (
 )
 
 // collectRoutes wraps every route of every kind in a routeState, in a fixed
-// order: by kind, then namespace/name.
+// order: by kind (registry order), then namespace/name.
 func (t *translator) collectRoutes() {
-	add := func(kind string, o object, gen int64, refs []gwv1.ParentReference, hosts []gwv1.Hostname, withHosts bool) *routeState {
-		key := ObjectKey{Kind: kind, Namespace: o.GetNamespace(), Name: o.GetName()}
-		r := &routeState{kind: kind, key: key, src: t.in.SourceOf(key), name: strings.ToLower(kind) + "/" + key.Namespace + "/" + key.Name,
-			obj: o, gen: gen, parentRefs: refs}
-		if withHosts {
-			r.hostnames = []string{}
-			for _, h := range hosts {
-				r.hostnames = append(r.hostnames, strings.ToLower(string(h)))
-			}
-			if len(r.hostnames) == 0 {
-				r.hostnames = nil
-			}
+	t.out.EachRoute(func(rt Route) {
+		o, key := rt.Object(), rt.Key()
+		r := &routeState{kind: key.Kind, key: key, src: t.in.SourceOf(key), name: strings.ToLower(key.Kind) + "/" + key.Namespace + "/" + key.Name,
+			obj: o, route: rt, gen: o.GetGeneration(), parentRefs: rt.ParentRefs()}
+		for _, h := range rt.Hostnames() {
+			r.hostnames = append(r.hostnames, strings.ToLower(string(h)))
 		}
 		t.routes = append(t.routes, r)
-		return r
-	}
-	for _, o := range t.out.HTTPRoutes {
-		add("HTTPRoute", o, o.Generation, o.Spec.ParentRefs, o.Spec.Hostnames, true)
-	}
-	for _, o := range t.out.GRPCRoutes {
-		add("GRPCRoute", o, o.Generation, o.Spec.ParentRefs, o.Spec.Hostnames, true)
-	}
-	for _, o := range t.out.TLSRoutes {
-		add("TLSRoute", o, o.Generation, o.Spec.ParentRefs, o.Spec.Hostnames, true)
-	}
-	for _, o := range t.out.TCPRoutes {
-		add("TCPRoute", o, o.Generation, o.Spec.ParentRefs, nil, false)
-	}
-	for _, o := range t.out.UDPRoutes {
-		add("UDPRoute", o, o.Generation, o.Spec.ParentRefs, nil, false)
-	}
+	})
 }
 
 // ruleName builds "<kind>/<ns>/<name>/rule/<i>".
@@ -56,31 +34,36 @@ func (r *routeState) ruleSource(i int) Source {
 
 // compileRoute turns a route's rules into table entries with resolved
 // backends and records ResolvedRefs and Accepted failures.
-func (t *translator) compileRoute(r *routeState) {
-	switch o := r.obj.(type) {
-	case *gwv1.HTTPRoute:
-		t.compileHTTPRoute(r, o)
-	case *gwv1.GRPCRoute:
-		t.compileGRPCRoute(r, o)
-	case *gwv1.TLSRoute:
-		for i, rule := range o.Spec.Rules {
-			name := ruleName(r, i)
-			r.sni = append(r.sni, &SNIRoute{Name: name, Route: r.key, Source: r.ruleSource(i),
-				Backends: t.resolveBackendRefs(r, name, rule.BackendRefs)})
-		}
-	case *gwv1.TCPRoute:
-		for i, rule := range o.Spec.Rules {
-			name := ruleName(r, i)
-			r.stream = append(r.stream, &StreamRoute{Name: name, Route: r.key, Source: r.ruleSource(i),
-				Backends: t.resolveBackendRefs(r, name, rule.BackendRefs)})
-		}
-	case *gwv1.UDPRoute:
-		for i, rule := range o.Spec.Rules {
-			name := ruleName(r, i)
-			r.stream = append(r.stream, &StreamRoute{Name: name, Route: r.key, Source: r.ruleSource(i),
-				Backends: t.resolveBackendRefs(r, name, rule.BackendRefs)})
-		}
+func (t *translator) compileRoute(r *routeState) { r.route.compile(t, r) }
+
+// compileTLSRoute builds one SNIRoute per rule.
+func (t *translator) compileTLSRoute(r *routeState, o *gwv1.TLSRoute) {
+	for i, rule := range o.Spec.Rules {
+		name := ruleName(r, i)
+		r.sni = append(r.sni, &SNIRoute{Name: name, Route: r.key, Source: r.ruleSource(i),
+			Backends: t.resolveBackendRefs(r, name, rule.BackendRefs)})
 	}
+}
+
+// compileTCPRoute builds one StreamRoute per rule.
+func (t *translator) compileTCPRoute(r *routeState, o *gwv1.TCPRoute) {
+	for i, rule := range o.Spec.Rules {
+		t.compileStreamRule(r, i, rule.BackendRefs)
+	}
+}
+
+// compileUDPRoute builds one StreamRoute per rule.
+func (t *translator) compileUDPRoute(r *routeState, o *gwv1.UDPRoute) {
+	for i, rule := range o.Spec.Rules {
+		t.compileStreamRule(r, i, rule.BackendRefs)
+	}
+}
+
+// compileStreamRule builds the StreamRoute of rule i of a TCP or UDP route.
+func (t *translator) compileStreamRule(r *routeState, i int, refs []gwv1.BackendRef) {
+	name := ruleName(r, i)
+	r.stream = append(r.stream, &StreamRoute{Name: name, Route: r.key, Source: r.ruleSource(i),
+		Backends: t.resolveBackendRefs(r, name, refs)})
 }
 
 // resolveBackendRefs resolves plain backendRefs (TLS, TCP, UDP routes).

@@ -19,6 +19,7 @@ type routeState struct {
 	// its rule names (see ruleName).
 	name       string
 	obj        object
+	route      Route
 	gen        int64
 	parentRefs []gwv1.ParentReference
 	// hostnames are the route's spec.hostnames (nil for TCP/UDP routes).

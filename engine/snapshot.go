@@ -2,6 +2,12 @@
 // Snapshot of typed objects to a Result holding the same objects with their
 // computed status and the routing table the emulator serves. It performs no
 // I/O, starts no goroutines, reads no clock and keeps no globals.
+//
+// The kind registry (Kinds, kinds.go) is the one list of the kinds gwdev
+// knows: per kind its stored and served versions, scope, constructor and
+// Snapshot slice, and for route kinds the Route interface and the kind's
+// translation code. The loader, Snapshot.Each, Translate, the TUI and the
+// CLI loop over it; a new kind is one entry plus its translation file.
 package engine
 
 import (

@@ -122,18 +122,7 @@ func (t *translator) writeRouteStatus(r *routeState) {
 			ParentRef: p.ref, ControllerName: gwv1.GatewayController(t.opts.controllerName()), Conditions: p.cond.list(),
 		})
 	}
-	switch o := r.obj.(type) {
-	case *gwv1.HTTPRoute:
-		o.Status.Parents = parents
-	case *gwv1.GRPCRoute:
-		o.Status.Parents = parents
-	case *gwv1.TLSRoute:
-		o.Status.Parents = parents
-	case *gwv1.TCPRoute:
-		o.Status.Parents = parents
-	case *gwv1.UDPRoute:
-		o.Status.Parents = parents
-	}
+	r.route.RouteStatus().Parents = parents
 }
 
 // writePolicyStatus writes one ancestor entry per Gateway that uses a

@@ -3,12 +3,10 @@ package engine
 import (
 	"cmp"
 	"slices"
-	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
@@ -34,7 +32,6 @@ func Translate(snap *Snapshot, opts Options) *Result {
 	t.writeStatus()
 	res := &Result{Objects: t.out, Table: t.buildTable()}
 	res.Findings = t.collectFindings()
-	res.Objects.Each(func(ObjectKey, metav1.Object) {}) // set apiVersion and kind now, not on read (see each)
 	return res
 }
 
@@ -109,36 +106,18 @@ func newTranslator(snap *Snapshot, opts Options) *translator {
 }
 
 // copySnapshot returns the objects of the result, each kind sorted by
-// namespace/name. An object the engine writes status into gets a shallow
-// copy of its own: the engine replaces status fields whole and never writes
-// metadata or spec, so those stay shared with the input. An object without
-// status is shared as it is, unless its apiVersion and kind are not set yet
-// (Translate sets them on the result; see Snapshot.Each): then it is copied
-// the same way. Sources are shared too.
+// namespace/name, with apiVersion and kind set: objects of kinds with status
+// are shallow copies (see typedKind.copyTo), the others are shared with the
+// input unless their apiVersion and kind had to be set. Sources are shared
+// too.
 func copySnapshot(in *Snapshot) *Snapshot {
 	out := &Snapshot{Sources: in.Sources}
 	if out.Sources == nil {
 		out.Sources = map[ObjectKey]Source{}
 	}
-	out.GatewayClasses = copyAll(in.GatewayClasses)
-	out.Gateways = copyAll(in.Gateways)
-	out.ListenerSets = copyAll(in.ListenerSets)
-	out.HTTPRoutes = copyAll(in.HTTPRoutes)
-	out.GRPCRoutes = copyAll(in.GRPCRoutes)
-	out.TLSRoutes = copyAll(in.TLSRoutes)
-	out.TCPRoutes = copyAll(in.TCPRoutes)
-	out.UDPRoutes = copyAll(in.UDPRoutes)
-	out.BackendTLSPolicies = copyAll(in.BackendTLSPolicies)
-	out.ImplementationPolicies = copyAll(in.ImplementationPolicies)
-	sort.SliceStable(out.ImplementationPolicies, func(i, j int) bool {
-		return out.ImplementationPolicies[i].Kind < out.ImplementationPolicies[j].Kind
-	})
-	out.ReferenceGrants = shareAll(in.ReferenceGrants, Group, "ReferenceGrant")
-	out.Services = shareAll(in.Services, "", "Service")
-	out.Secrets = shareAll(in.Secrets, "", "Secret")
-	out.ConfigMaps = shareAll(in.ConfigMaps, "", "ConfigMap")
-	out.Namespaces = shareAll(in.Namespaces, "", "Namespace")
-	out.EndpointSlices = shareAll(in.EndpointSlices, discoveryv1.GroupName, "EndpointSlice")
+	for _, k := range kinds {
+		k.ops.copyTo(out, in, k)
+	}
 	return out
 }
 
@@ -148,38 +127,6 @@ type object interface {
 	GetNamespace() string
 	GetName() string
 	GetCreationTimestamp() metav1.Time
-}
-
-// copyAll returns shallow copies of the objects, sorted by namespace/name.
-func copyAll[O any, T interface {
-	*O
-	object
-}](in []T) []T {
-	out := make([]T, len(in))
-	for i, o := range in {
-		c := *o
-		out[i] = &c
-	}
-	return sortByName(out)
-}
-
-// shareAll returns the objects sorted by namespace/name, shallow-copying only
-// those whose apiVersion and kind are not yet <group>/v1 and kind, the ones
-// Snapshot.Each sets (TestTranslateLeavesInputAlone fails if they differ).
-func shareAll[O any, T interface {
-	*O
-	kubeObject
-}](in []T, group, kind string) []T {
-	gvk := schema.GroupVersionKind{Group: group, Version: "v1", Kind: kind}
-	out := make([]T, len(in))
-	for i, o := range in {
-		if o.GetObjectKind().GroupVersionKind() != gvk {
-			c := *o
-			o = &c
-		}
-		out[i] = o
-	}
-	return sortByName(out)
 }
 
 // sortByName sorts objects by namespace/name, keeping the order of equal

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -488,5 +489,37 @@ func TestResizeKeepsTraceSelection(t *testing.T) {
 	}
 	if v := m.View(); !strings.Contains(v, got.t.Client) {
 		t.Errorf("the wide layout does not show the client column:\n%s", v)
+	}
+}
+
+// TestObjectsListImplementationPolicies checks that the Objects view lists
+// what `gwdev check -o yaml` lists, implementation policies included, and
+// that a reload changing only lastTransitionTime does not mark them changed.
+func TestObjectsListImplementationPolicies(t *testing.T) {
+	m := newTestModel(120, 30, Options{})
+	st := sampleState(t, "gwin")
+	run(m, st)
+	var want []engine.ObjectKey
+	st.Result.Objects.Each(func(k engine.ObjectKey, _ metav1.Object) { want = append(want, k) })
+	var got []engine.ObjectKey
+	policies := 0
+	for _, o := range m.c.s.objects {
+		got = append(got, o.key)
+		if strings.HasSuffix(o.key.Kind, "Policy") && o.key.Kind != "BackendTLSPolicy" {
+			policies++
+			if o.apiVersion != "gwin.yandex.cloud/v1" {
+				t.Errorf("%s: apiVersion %q", o.key, o.apiVersion)
+			}
+		}
+	}
+	if !slices.Equal(got, want) || policies == 0 {
+		t.Fatalf("objects %v (%d policies), want %v", got, policies, want)
+	}
+	same := st
+	same.Result = engine.Translate(loadSample(t, "gwin").Snapshot, engine.Options{Now: metav1.NewTime(fixedNow.Add(time.Hour))})
+	same.Reload = 1
+	run(m, same)
+	if len(m.c.s.changed) != 0 {
+		t.Fatalf("changed after a reload that changed nothing: %v", m.c.s.changed)
 	}
 }

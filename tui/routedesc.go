@@ -23,26 +23,11 @@ type routeObject struct {
 
 // eachRoute calls fn for every route of the snapshot, kind by kind.
 func eachRoute(s *engine.Snapshot, fn func(routeObject)) {
-	for _, r := range s.HTTPRoutes {
-		fn(routeObject{key: engine.ObjectKey{Kind: "HTTPRoute", Namespace: r.Namespace, Name: r.Name},
-			hostnames: r.Spec.Hostnames, parentRefs: r.Spec.ParentRefs, parents: r.Status.Parents, http: r})
-	}
-	for _, r := range s.GRPCRoutes {
-		fn(routeObject{key: engine.ObjectKey{Kind: "GRPCRoute", Namespace: r.Namespace, Name: r.Name},
-			hostnames: r.Spec.Hostnames, parentRefs: r.Spec.ParentRefs, parents: r.Status.Parents})
-	}
-	for _, r := range s.TLSRoutes {
-		fn(routeObject{key: engine.ObjectKey{Kind: "TLSRoute", Namespace: r.Namespace, Name: r.Name},
-			hostnames: r.Spec.Hostnames, parentRefs: r.Spec.ParentRefs, parents: r.Status.Parents})
-	}
-	for _, r := range s.TCPRoutes {
-		fn(routeObject{key: engine.ObjectKey{Kind: "TCPRoute", Namespace: r.Namespace, Name: r.Name},
-			parentRefs: r.Spec.ParentRefs, parents: r.Status.Parents})
-	}
-	for _, r := range s.UDPRoutes {
-		fn(routeObject{key: engine.ObjectKey{Kind: "UDPRoute", Namespace: r.Namespace, Name: r.Name},
-			parentRefs: r.Spec.ParentRefs, parents: r.Status.Parents})
-	}
+	s.EachRoute(func(r engine.Route) {
+		http, _ := r.Object().(*gwv1.HTTPRoute)
+		fn(routeObject{key: r.Key(), hostnames: r.Hostnames(), parentRefs: r.ParentRefs(),
+			parents: r.RouteStatus().Parents, http: http})
+	})
 }
 
 // routeRules is what the routing table serves for one route.

@@ -5,6 +5,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gwdev/gwdev/engine"
 )
 
 // sameObject reports whether an object is unchanged between two reloads,
@@ -13,6 +15,11 @@ import (
 // field by field (fast: a reload of 1,000 routes compares them all);
 // others with reflect.DeepEqual.
 func sameObject(a, b metav1.Object) bool {
+	if x := engine.RouteOf(a); x != nil {
+		y := engine.RouteOf(b)
+		return y != nil && x.Key().Kind == y.Key().Kind && sameMeta(a, b) && reflect.DeepEqual(x.Spec(), y.Spec()) &&
+			sameRouteStatus(*x.RouteStatus(), *y.RouteStatus())
+	}
 	switch x := a.(type) {
 	case *gwv1.GatewayClass:
 		y, ok := b.(*gwv1.GatewayClass)
@@ -25,21 +32,10 @@ func sameObject(a, b metav1.Object) bool {
 	case *gwv1.ListenerSet:
 		y, ok := b.(*gwv1.ListenerSet)
 		return ok && sameMeta(x, y) && reflect.DeepEqual(x.Spec, y.Spec) && sameListenerSetStatus(&x.Status, &y.Status)
-	case *gwv1.HTTPRoute:
-		y, ok := b.(*gwv1.HTTPRoute)
-		return ok && sameMeta(x, y) && reflect.DeepEqual(x.Spec, y.Spec) && sameRouteStatus(x.Status.RouteStatus, y.Status.RouteStatus)
-	case *gwv1.GRPCRoute:
-		y, ok := b.(*gwv1.GRPCRoute)
-		return ok && sameMeta(x, y) && reflect.DeepEqual(x.Spec, y.Spec) && sameRouteStatus(x.Status.RouteStatus, y.Status.RouteStatus)
-	case *gwv1.TLSRoute:
-		y, ok := b.(*gwv1.TLSRoute)
-		return ok && sameMeta(x, y) && reflect.DeepEqual(x.Spec, y.Spec) && sameRouteStatus(x.Status.RouteStatus, y.Status.RouteStatus)
-	case *gwv1.TCPRoute:
-		y, ok := b.(*gwv1.TCPRoute)
-		return ok && sameMeta(x, y) && reflect.DeepEqual(x.Spec, y.Spec) && sameRouteStatus(x.Status.RouteStatus, y.Status.RouteStatus)
-	case *gwv1.UDPRoute:
-		y, ok := b.(*gwv1.UDPRoute)
-		return ok && sameMeta(x, y) && reflect.DeepEqual(x.Spec, y.Spec) && sameRouteStatus(x.Status.RouteStatus, y.Status.RouteStatus)
+	case *engine.ImplementationPolicy:
+		y, ok := b.(*engine.ImplementationPolicy)
+		return ok && sameMeta(x, y) && reflect.DeepEqual(x.Spec, y.Spec) && (x.Status == nil) == (y.Status == nil) &&
+			(x.Status == nil || sameConds(x.Status.Conditions, y.Status.Conditions))
 	case *gwv1.BackendTLSPolicy:
 		y, ok := b.(*gwv1.BackendTLSPolicy)
 		if !ok || !sameMeta(x, y) || !reflect.DeepEqual(x.Spec, y.Spec) || len(x.Status.Ancestors) != len(y.Status.Ancestors) {

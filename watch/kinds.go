@@ -3,10 +3,9 @@ package watch
 import (
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gwdev/gwdev/engine"
 )
 
 // API groups gwdev knows.
@@ -29,6 +28,9 @@ type kindSpec struct {
 	crd string
 	// newObject returns an empty typed object of this kind.
 	newObject func() metav1.Object
+	// entry is the kind's entry in engine's registry (nil: an
+	// implementation policy kind).
+	entry *engine.Kind
 }
 
 // apiVersion is the apiVersion objects of this kind are stored with.
@@ -39,45 +41,48 @@ func (k *kindSpec) apiVersion() string {
 	return k.group + "/" + k.version
 }
 
-var (
-	kindGatewayClass = &kindSpec{kind: "GatewayClass", group: groupGateway, version: "v1",
-		crd: "gateway.networking.k8s.io_gatewayclasses.yaml", newObject: func() metav1.Object { return &gwv1.GatewayClass{} }}
-	kindGateway = &kindSpec{kind: "Gateway", group: groupGateway, version: "v1", namespaced: true,
-		crd: "gateway.networking.k8s.io_gateways.yaml", newObject: func() metav1.Object { return &gwv1.Gateway{} }}
-	kindListenerSet = &kindSpec{kind: "ListenerSet", group: groupGateway, version: "v1", namespaced: true,
-		crd: "gateway.networking.k8s.io_listenersets.yaml", newObject: func() metav1.Object { return &gwv1.ListenerSet{} }}
-	kindHTTPRoute = &kindSpec{kind: "HTTPRoute", group: groupGateway, version: "v1", namespaced: true,
-		crd: "gateway.networking.k8s.io_httproutes.yaml", newObject: func() metav1.Object { return &gwv1.HTTPRoute{} }}
-	kindGRPCRoute = &kindSpec{kind: "GRPCRoute", group: groupGateway, version: "v1", namespaced: true,
-		crd: "gateway.networking.k8s.io_grpcroutes.yaml", newObject: func() metav1.Object { return &gwv1.GRPCRoute{} }}
-	kindTLSRoute = &kindSpec{kind: "TLSRoute", group: groupGateway, version: "v1", namespaced: true,
-		crd: "gateway.networking.k8s.io_tlsroutes.yaml", newObject: func() metav1.Object { return &gwv1.TLSRoute{} }}
-	kindTCPRoute = &kindSpec{kind: "TCPRoute", group: groupGateway, version: "v1", namespaced: true,
-		crd: "gateway.networking.k8s.io_tcproutes.yaml", newObject: func() metav1.Object { return &gwv1.TCPRoute{} }}
-	kindUDPRoute = &kindSpec{kind: "UDPRoute", group: groupGateway, version: "v1", namespaced: true,
-		crd: "gateway.networking.k8s.io_udproutes.yaml", newObject: func() metav1.Object { return &gwv1.UDPRoute{} }}
-	kindReferenceGrant = &kindSpec{kind: "ReferenceGrant", group: groupGateway, version: "v1", namespaced: true,
-		crd: "gateway.networking.k8s.io_referencegrants.yaml", newObject: func() metav1.Object { return &gwv1.ReferenceGrant{} }}
-	kindBackendTLSPolicy = &kindSpec{kind: "BackendTLSPolicy", group: groupGateway, version: "v1", namespaced: true,
-		crd: "gateway.networking.k8s.io_backendtlspolicies.yaml", newObject: func() metav1.Object { return &gwv1.BackendTLSPolicy{} }}
+// allKinds lists every kind of engine's registry as the loader uses it, in
+// registry order (implementation policies are in policies.go).
+// crdServedVersions are the versions each Gateway API CRD serves (the
+// experimental channel of the embedded CRDs; TestServedVersionsMatchCRDs
+// keeps engine's registry honest).
+var allKinds, crdServedVersions = buildKindSpecs()
 
-	kindService = &kindSpec{kind: "Service", version: "v1", namespaced: true,
-		newObject: func() metav1.Object { return &corev1.Service{} }}
-	kindSecret = &kindSpec{kind: "Secret", version: "v1", namespaced: true,
-		newObject: func() metav1.Object { return &corev1.Secret{} }}
-	kindConfigMap = &kindSpec{kind: "ConfigMap", version: "v1", namespaced: true,
-		newObject: func() metav1.Object { return &corev1.ConfigMap{} }}
-	kindNamespace = &kindSpec{kind: "Namespace", version: "v1",
-		newObject: func() metav1.Object { return &corev1.Namespace{} }}
-	kindEndpointSlice = &kindSpec{kind: "EndpointSlice", group: groupDiscovery, version: "v1", namespaced: true,
-		newObject: func() metav1.Object { return &discoveryv1.EndpointSlice{} }}
+// Kinds the loader refers to by name.
+var (
+	kindListenerSet = kindNamed("ListenerSet")
+	kindHTTPRoute   = kindNamed("HTTPRoute")
+	kindService     = kindNamed("Service")
+	kindNamespace   = kindNamed("Namespace")
 )
 
-// allKinds lists every kind the Snapshot holds.
-var allKinds = []*kindSpec{
-	kindGatewayClass, kindGateway, kindListenerSet, kindHTTPRoute, kindGRPCRoute,
-	kindTLSRoute, kindTCPRoute, kindUDPRoute, kindReferenceGrant, kindBackendTLSPolicy,
-	kindService, kindSecret, kindConfigMap, kindNamespace, kindEndpointSlice,
+// buildKindSpecs derives a kindSpec from every entry of engine's registry;
+// Gateway API kinds are validated by the embedded CRD of their resource.
+func buildKindSpecs() ([]*kindSpec, map[*kindSpec][]string) {
+	var all []*kindSpec
+	crds := map[*kindSpec][]string{}
+	for _, k := range engine.Kinds() {
+		if k.OwnKinds {
+			continue
+		}
+		spec := &kindSpec{kind: k.Kind, group: k.Group, version: k.Version, namespaced: k.Namespaced, newObject: k.New, entry: k}
+		if k.Group == groupGateway {
+			spec.crd = k.Group + "_" + k.Resource + ".yaml"
+			crds[spec] = k.Versions()
+		}
+		all = append(all, spec)
+	}
+	return all, crds
+}
+
+// kindNamed returns the kindSpec of kind (nil: none).
+func kindNamed(kind string) *kindSpec {
+	for _, k := range allKinds {
+		if k.kind == kind {
+			return k
+		}
+	}
+	return nil
 }
 
 // gvk is a parsed apiVersion plus kind, as written in a manifest.
@@ -123,22 +128,6 @@ var groupVersions = map[string][]string{
 	groupGwin:                {"v1"},
 }
 
-// crdServedVersions are the versions each Gateway API CRD serves (the
-// experimental channel of the embedded CRDs; TestServedVersionsMatchCRDs
-// keeps this table honest).
-var crdServedVersions = map[*kindSpec][]string{
-	kindGatewayClass:     {"v1", "v1beta1"},
-	kindGateway:          {"v1", "v1beta1"},
-	kindListenerSet:      {"v1"},
-	kindHTTPRoute:        {"v1", "v1beta1"},
-	kindGRPCRoute:        {"v1"},
-	kindTLSRoute:         {"v1", "v1alpha2", "v1alpha3"},
-	kindTCPRoute:         {"v1", "v1alpha2"},
-	kindUDPRoute:         {"v1", "v1alpha2"},
-	kindReferenceGrant:   {"v1", "v1beta1"},
-	kindBackendTLSPolicy: {"v1", "v1alpha3"},
-}
-
 // registry maps every accepted group/version/kind to how it is loaded.
 var registry = buildRegistry()
 
@@ -159,12 +148,16 @@ func buildRegistry() map[gvk]*servedVersion {
 			add(gvk{spec.group, v, spec.kind}, &servedVersion{spec: spec, schemaVersion: v})
 		}
 	}
-	add(gvk{groupGatewayExperimental, "v1alpha1", "XListenerSet"}, &servedVersion{
-		spec: kindListenerSet, schemaVersion: "v1",
-		asKind: "ListenerSet", asAPIVersion: kindListenerSet.apiVersion(),
-	})
-	for _, spec := range []*kindSpec{kindService, kindSecret, kindConfigMap, kindNamespace, kindEndpointSlice} {
-		add(gvk{spec.group, spec.version, spec.kind}, &servedVersion{spec: spec})
+	for _, spec := range allKinds {
+		if spec.crd == "" {
+			add(gvk{spec.group, spec.version, spec.kind}, &servedVersion{spec: spec})
+		}
+		for _, a := range spec.entry.Aliases {
+			add(gvk{a.Group, a.Version, a.Kind}, &servedVersion{
+				spec: spec, schemaVersion: spec.version,
+				asKind: spec.kind, asAPIVersion: spec.apiVersion(),
+			})
+		}
 	}
 	for _, pk := range implementationPolicyKinds {
 		add(gvk{pk.spec.group, pk.spec.version, pk.spec.kind}, &servedVersion{spec: pk.spec})

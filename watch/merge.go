@@ -5,10 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gwdev/gwdev/engine"
 )
@@ -88,40 +85,7 @@ func assemble(files int, objs []loaded, problems []Problem, skipped []Skipped) *
 
 // addToSnapshot appends obj to the Snapshot slice of its type.
 func addToSnapshot(s *engine.Snapshot, obj metav1.Object) {
-	switch o := obj.(type) {
-	case *gwv1.GatewayClass:
-		s.GatewayClasses = append(s.GatewayClasses, o)
-	case *gwv1.Gateway:
-		s.Gateways = append(s.Gateways, o)
-	case *gwv1.ListenerSet:
-		s.ListenerSets = append(s.ListenerSets, o)
-	case *gwv1.HTTPRoute:
-		s.HTTPRoutes = append(s.HTTPRoutes, o)
-	case *gwv1.GRPCRoute:
-		s.GRPCRoutes = append(s.GRPCRoutes, o)
-	case *gwv1.TLSRoute:
-		s.TLSRoutes = append(s.TLSRoutes, o)
-	case *gwv1.TCPRoute:
-		s.TCPRoutes = append(s.TCPRoutes, o)
-	case *gwv1.UDPRoute:
-		s.UDPRoutes = append(s.UDPRoutes, o)
-	case *gwv1.ReferenceGrant:
-		s.ReferenceGrants = append(s.ReferenceGrants, o)
-	case *gwv1.BackendTLSPolicy:
-		s.BackendTLSPolicies = append(s.BackendTLSPolicies, o)
-	case *corev1.Service:
-		s.Services = append(s.Services, o)
-	case *corev1.Secret:
-		s.Secrets = append(s.Secrets, o)
-	case *corev1.ConfigMap:
-		s.ConfigMaps = append(s.ConfigMaps, o)
-	case *corev1.Namespace:
-		s.Namespaces = append(s.Namespaces, o)
-	case *discoveryv1.EndpointSlice:
-		s.EndpointSlices = append(s.EndpointSlices, o)
-	case *engine.ImplementationPolicy:
-		s.ImplementationPolicies = append(s.ImplementationPolicies, o)
-	default:
+	if !s.AddObject(obj) {
 		panic(fmt.Sprintf("watch: no Snapshot slice for %T", obj))
 	}
 }
@@ -132,30 +96,9 @@ func snapshotObjects(s *engine.Snapshot) []loaded {
 		return nil
 	}
 	var out []loaded
-	out = appendObjects(out, s, kindGatewayClass, s.GatewayClasses)
-	out = appendObjects(out, s, kindGateway, s.Gateways)
-	out = appendObjects(out, s, kindListenerSet, s.ListenerSets)
-	out = appendObjects(out, s, kindHTTPRoute, s.HTTPRoutes)
-	out = appendObjects(out, s, kindGRPCRoute, s.GRPCRoutes)
-	out = appendObjects(out, s, kindTLSRoute, s.TLSRoutes)
-	out = appendObjects(out, s, kindTCPRoute, s.TCPRoutes)
-	out = appendObjects(out, s, kindUDPRoute, s.UDPRoutes)
-	out = appendObjects(out, s, kindReferenceGrant, s.ReferenceGrants)
-	out = appendObjects(out, s, kindBackendTLSPolicy, s.BackendTLSPolicies)
-	out = appendObjects(out, s, kindService, s.Services)
-	out = appendObjects(out, s, kindSecret, s.Secrets)
-	out = appendObjects(out, s, kindConfigMap, s.ConfigMaps)
-	out = appendObjects(out, s, kindNamespace, s.Namespaces)
-	out = appendObjects(out, s, kindEndpointSlice, s.EndpointSlices)
-	out = appendPolicyObjects(out, s)
-	return out
-}
-
-func appendObjects[T metav1.Object](out []loaded, s *engine.Snapshot, spec *kindSpec, items []T) []loaded {
-	for _, o := range items {
-		key := objectKey(spec, o.GetNamespace(), o.GetName())
+	s.Each(func(key engine.ObjectKey, o metav1.Object) {
 		out = append(out, loaded{key: key, src: s.SourceOf(key), obj: o})
-	}
+	})
 	return out
 }
 

@@ -225,17 +225,3 @@ func trimFieldPrefix(is issue) string {
 	}
 	return is.msg
 }
-
-// appendPolicyObjects lists the implementation policies of s with their
-// keys and sources (see snapshotObjects).
-func appendPolicyObjects(out []loaded, s *engine.Snapshot) []loaded {
-	for _, p := range s.ImplementationPolicies {
-		pk := policyKindOf(p.Kind)
-		if pk == nil {
-			continue
-		}
-		key := objectKey(pk.spec, p.Namespace, p.Name)
-		out = append(out, loaded{key: key, src: s.SourceOf(key), obj: p})
-	}
-	return out
-}

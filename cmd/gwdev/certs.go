@@ -229,15 +229,9 @@ func attachedHostnames(s *engine.Snapshot) map[string][]string {
 			}
 		}
 	}
-	for _, r := range s.HTTPRoutes {
-		add(nsOf(r.Namespace), r.Spec.ParentRefs, r.Spec.Hostnames)
-	}
-	for _, r := range s.GRPCRoutes {
-		add(nsOf(r.Namespace), r.Spec.ParentRefs, r.Spec.Hostnames)
-	}
-	for _, r := range s.TLSRoutes {
-		add(nsOf(r.Namespace), r.Spec.ParentRefs, r.Spec.Hostnames)
-	}
+	s.EachRoute(func(r engine.Route) {
+		add(nsOf(r.Object().GetNamespace()), r.ParentRefs(), r.Hostnames())
+	})
 	return out
 }
 

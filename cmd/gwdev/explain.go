@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -266,12 +267,11 @@ func noMatchHints(res *engine.Result, host string, port int32) []string {
 			hints = append(hints, fmt.Sprintf("%s would serve host %s but has no parent gwdev manages", key, host))
 		}
 	}
-	for _, r := range res.Objects.HTTPRoutes {
-		consider(engine.ObjectKey{Kind: "HTTPRoute", Namespace: r.Namespace, Name: r.Name}, hostStrings(r.Spec.Hostnames), r.Status.Parents)
-	}
-	for _, r := range res.Objects.GRPCRoutes {
-		consider(engine.ObjectKey{Kind: "GRPCRoute", Namespace: r.Namespace, Name: r.Name}, hostStrings(r.Spec.Hostnames), r.Status.Parents)
-	}
+	res.Objects.EachRoute(func(r engine.Route) {
+		if slices.Contains(engine.KindNamed(r.Key().Kind).RouteProtocols, gwv1.HTTPProtocolType) {
+			consider(r.Key(), hostStrings(r.Hostnames()), r.RouteStatus().Parents)
+		}
+	})
 	return hints
 }
 

@@ -207,22 +207,10 @@ type routeView struct {
 
 func printRoutes(w io.Writer, res *engine.Result) {
 	var rs []routeView
-	o := res.Objects
-	for _, r := range o.HTTPRoutes {
-		rs = append(rs, routeView{"HTTPRoute", r.Namespace, r.Name, r.Spec.Hostnames, r.Status.Parents})
-	}
-	for _, r := range o.GRPCRoutes {
-		rs = append(rs, routeView{"GRPCRoute", r.Namespace, r.Name, r.Spec.Hostnames, r.Status.Parents})
-	}
-	for _, r := range o.TLSRoutes {
-		rs = append(rs, routeView{"TLSRoute", r.Namespace, r.Name, r.Spec.Hostnames, r.Status.Parents})
-	}
-	for _, r := range o.TCPRoutes {
-		rs = append(rs, routeView{"TCPRoute", r.Namespace, r.Name, nil, r.Status.Parents})
-	}
-	for _, r := range o.UDPRoutes {
-		rs = append(rs, routeView{"UDPRoute", r.Namespace, r.Name, nil, r.Status.Parents})
-	}
+	res.Objects.EachRoute(func(r engine.Route) {
+		k := r.Key()
+		rs = append(rs, routeView{k.Kind, k.Namespace, k.Name, r.Hostnames(), r.RouteStatus().Parents})
+	})
 	if len(rs) == 0 {
 		return
 	}

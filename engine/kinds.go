@@ -1,0 +1,245 @@
+package engine
+
+import (
+	"cmp"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// Kind is one entry of the kind registry: what gwdev knows about a kind
+// outside its translation code. The loader, the engine, the TUI and the CLI
+// all loop over Kinds() instead of listing kinds themselves, so a new kind is
+// one entry here plus its translation file.
+type Kind struct {
+	// Kind is the Kind in manifests and in ObjectKey ("HTTPRoute"). It is ""
+	// for the entry holding ImplementationPolicies, whose objects carry their
+	// own kinds (see OwnKinds).
+	Kind string
+	// Group and Version are the apiVersion objects are stored with; older
+	// served versions are converted to it on load.
+	Group, Version string
+	// Resource is the plural resource name ("httproutes"; "" : none).
+	Resource string
+	// Namespaced is false for cluster-scoped kinds.
+	Namespaced bool
+	// ServedVersions are the versions of Group gwdev accepts for the kind,
+	// Version first (nil: Version only).
+	ServedVersions []string
+	// Aliases are other group/version/kinds that are loaded as this kind
+	// (the experimental XListenerSet is a ListenerSet).
+	Aliases []schema.GroupVersionKind
+	// Status is true for kinds Translate writes status into: each object of
+	// a Result then is a shallow copy of its own.
+	Status bool
+	// OwnKinds is true when the entry holds objects of several kinds, each
+	// keyed by the kind it carries (ImplementationPolicies).
+	OwnKinds bool
+	// RouteProtocols are the listener protocols routes of this kind attach
+	// to (nil: not a route kind).
+	RouteProtocols []gwv1.ProtocolType
+
+	ops kindOps
+}
+
+// kindOps are the typed operations of a Kind, implemented once by typedKind.
+type kindOps interface {
+	newObject() metav1.Object
+	each(s *Snapshot, k *Kind, fn func(ObjectKey, metav1.Object))
+	add(s *Snapshot, o metav1.Object) bool
+	copyTo(out, in *Snapshot, k *Kind)
+	route(k *Kind, o metav1.Object) Route
+}
+
+// APIVersion is the apiVersion objects of the kind are stored with.
+func (k *Kind) APIVersion() string {
+	return schema.GroupVersion{Group: k.Group, Version: k.Version}.String()
+}
+
+// GroupVersionKind is the kind's stored group, version and kind.
+func (k *Kind) GroupVersionKind() schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: k.Group, Version: k.Version, Kind: k.Kind}
+}
+
+// Versions are the served versions of the kind (ServedVersions, or Version).
+func (k *Kind) Versions() []string {
+	if len(k.ServedVersions) == 0 {
+		return []string{k.Version}
+	}
+	return k.ServedVersions
+}
+
+// New returns an empty object of the kind's Go type.
+func (k *Kind) New() metav1.Object { return k.ops.newObject() }
+
+// Each calls fn for every object of the kind in s, in stored order.
+func (k *Kind) Each(s *Snapshot, fn func(ObjectKey, metav1.Object)) { k.ops.each(s, k, fn) }
+
+// Add appends o to the Snapshot slice of the kind and reports whether o is
+// of the kind's Go type (false: s is unchanged).
+func (k *Kind) Add(s *Snapshot, o metav1.Object) bool { return k.ops.add(s, o) }
+
+// IsRoute reports whether the kind is a route kind.
+func (k *Kind) IsRoute() bool { return len(k.RouteProtocols) > 0 }
+
+// Route returns o seen through the Route interface (nil: not a route kind,
+// or o is not of the kind's type).
+func (k *Kind) Route(o metav1.Object) Route { return k.ops.route(k, o) }
+
+// Kinds returns the registry in output order: classes and Gateways, routes,
+// policies, then core objects. Callers must not modify it.
+func Kinds() []*Kind { return kinds }
+
+// KindNamed returns the registry entry of a kind ("HTTPRoute"), or nil.
+func KindNamed(kind string) *Kind {
+	for _, k := range kinds {
+		if k.Kind == kind {
+			return k
+		}
+	}
+	return nil
+}
+
+// AddObject appends o to the Snapshot slice of its kind and reports whether
+// any kind of the registry holds objects of its type.
+func (s *Snapshot) AddObject(o metav1.Object) bool {
+	for _, k := range kinds {
+		if k.Add(s, o) {
+			return true
+		}
+	}
+	return false
+}
+
+// kinds is the registry; see Kinds.
+var kinds = []*Kind{
+	{Kind: "GatewayClass", Group: Group, Version: "v1", Resource: "gatewayclasses", ServedVersions: []string{"v1", "v1beta1"},
+		Status: true, ops: kindOf(func(s *Snapshot) *[]*gwv1.GatewayClass { return &s.GatewayClasses }, nil)},
+	{Kind: "Gateway", Group: Group, Version: "v1", Resource: "gateways", Namespaced: true, ServedVersions: []string{"v1", "v1beta1"},
+		Status: true, ops: kindOf(func(s *Snapshot) *[]*gwv1.Gateway { return &s.Gateways }, nil)},
+	{Kind: "ListenerSet", Group: Group, Version: "v1", Resource: "listenersets", Namespaced: true, ServedVersions: []string{"v1"},
+		Aliases: []schema.GroupVersionKind{{Group: "gateway.networking.x-k8s.io", Version: "v1alpha1", Kind: "XListenerSet"}},
+		Status:  true, ops: kindOf(func(s *Snapshot) *[]*gwv1.ListenerSet { return &s.ListenerSets }, nil)},
+	{Kind: "HTTPRoute", Group: Group, Version: "v1", Resource: "httproutes", Namespaced: true, ServedVersions: []string{"v1", "v1beta1"},
+		Status: true, RouteProtocols: []gwv1.ProtocolType{gwv1.HTTPProtocolType, gwv1.HTTPSProtocolType}, ops: httpRouteKind},
+	{Kind: "GRPCRoute", Group: Group, Version: "v1", Resource: "grpcroutes", Namespaced: true, ServedVersions: []string{"v1"},
+		Status: true, RouteProtocols: []gwv1.ProtocolType{gwv1.HTTPProtocolType, gwv1.HTTPSProtocolType}, ops: grpcRouteKind},
+	{Kind: "TLSRoute", Group: Group, Version: "v1", Resource: "tlsroutes", Namespaced: true, ServedVersions: []string{"v1", "v1alpha2", "v1alpha3"},
+		Status: true, RouteProtocols: []gwv1.ProtocolType{gwv1.TLSProtocolType}, ops: tlsRouteKind},
+	{Kind: "TCPRoute", Group: Group, Version: "v1", Resource: "tcproutes", Namespaced: true, ServedVersions: []string{"v1", "v1alpha2"},
+		Status: true, RouteProtocols: []gwv1.ProtocolType{gwv1.TCPProtocolType}, ops: tcpRouteKind},
+	{Kind: "UDPRoute", Group: Group, Version: "v1", Resource: "udproutes", Namespaced: true, ServedVersions: []string{"v1", "v1alpha2"},
+		Status: true, RouteProtocols: []gwv1.ProtocolType{gwv1.UDPProtocolType}, ops: udpRouteKind},
+	{Kind: "ReferenceGrant", Group: Group, Version: "v1", Resource: "referencegrants", Namespaced: true, ServedVersions: []string{"v1", "v1beta1"},
+		ops: kindOf(func(s *Snapshot) *[]*gwv1.ReferenceGrant { return &s.ReferenceGrants }, nil)},
+	{Kind: "BackendTLSPolicy", Group: Group, Version: "v1", Resource: "backendtlspolicies", Namespaced: true, ServedVersions: []string{"v1", "v1alpha3"},
+		Status: true, ops: kindOf(func(s *Snapshot) *[]*gwv1.BackendTLSPolicy { return &s.BackendTLSPolicies }, nil)},
+	{Namespaced: true, Status: true, OwnKinds: true,
+		ops: kindOf(func(s *Snapshot) *[]*ImplementationPolicy { return &s.ImplementationPolicies }, nil)},
+	{Kind: "Namespace", Version: "v1", Resource: "namespaces",
+		ops: kindOf(func(s *Snapshot) *[]*corev1.Namespace { return &s.Namespaces }, nil)},
+	{Kind: "Service", Version: "v1", Resource: "services", Namespaced: true,
+		ops: kindOf(func(s *Snapshot) *[]*corev1.Service { return &s.Services }, nil)},
+	{Kind: "EndpointSlice", Group: discoveryv1.GroupName, Version: "v1", Resource: "endpointslices", Namespaced: true,
+		ops: kindOf(func(s *Snapshot) *[]*discoveryv1.EndpointSlice { return &s.EndpointSlices }, nil)},
+	{Kind: "Secret", Version: "v1", Resource: "secrets", Namespaced: true,
+		ops: kindOf(func(s *Snapshot) *[]*corev1.Secret { return &s.Secrets }, nil)},
+	{Kind: "ConfigMap", Version: "v1", Resource: "configmaps", Namespaced: true,
+		ops: kindOf(func(s *Snapshot) *[]*corev1.ConfigMap { return &s.ConfigMaps }, nil)},
+}
+
+// typedKind implements kindOps for objects of type *O held in one Snapshot
+// slice. routes is set for route kinds.
+type typedKind[O any, T interface {
+	*O
+	kubeObject
+}] struct {
+	list   func(*Snapshot) *[]T
+	routes *routeAccess[T]
+}
+
+// kindOf builds the typed operations of a kind held in the Snapshot slice
+// list returns (routes: nil unless it is a route kind).
+func kindOf[O any, T interface {
+	*O
+	kubeObject
+}](list func(*Snapshot) *[]T, routes *routeAccess[T]) typedKind[O, T] {
+	return typedKind[O, T]{list: list, routes: routes}
+}
+
+func (typedKind[O, T]) newObject() metav1.Object { return T(new(O)) }
+
+func (tk typedKind[O, T]) each(s *Snapshot, k *Kind, fn func(ObjectKey, metav1.Object)) {
+	for _, o := range *tk.list(s) {
+		fn(keyOf(k, o), o)
+	}
+}
+
+// keyOf names o, an object of kind k.
+func keyOf(k *Kind, o kubeObject) ObjectKey {
+	kind := k.Kind
+	if k.OwnKinds {
+		kind = o.GetObjectKind().GroupVersionKind().Kind
+	}
+	return ObjectKey{Kind: kind, Namespace: o.GetNamespace(), Name: o.GetName()}
+}
+
+func (tk typedKind[O, T]) add(s *Snapshot, o metav1.Object) bool {
+	x, ok := o.(T)
+	if ok {
+		l := tk.list(s)
+		*l = append(*l, x)
+	}
+	return ok
+}
+
+// copyTo puts the objects of in into out, sorted by namespace/name, with
+// their apiVersion and kind set. An object of a kind with status gets a
+// shallow copy of its own: the engine replaces status fields whole and never
+// writes metadata or spec, so those stay shared with the input. An object
+// without status is shared as it is, unless its apiVersion and kind are not
+// set yet: then it is copied the same way and they are set on the copy.
+func (tk typedKind[O, T]) copyTo(out, in *Snapshot, k *Kind) {
+	gvk := k.GroupVersionKind()
+	src := *tk.list(in)
+	objs := make([]T, len(src))
+	for i, o := range src {
+		stale := !k.OwnKinds && o.GetObjectKind().GroupVersionKind() != gvk
+		if k.Status || stale {
+			c := *o
+			o = &c
+		}
+		if stale {
+			o.GetObjectKind().SetGroupVersionKind(gvk)
+		}
+		objs[i] = o
+	}
+	objs = sortByName(objs)
+	if k.OwnKinds {
+		slices.SortStableFunc(objs, func(a, b T) int {
+			return cmp.Compare(a.GetObjectKind().GroupVersionKind().Kind, b.GetObjectKind().GroupVersionKind().Kind)
+		})
+	}
+	*tk.list(out) = objs
+}
+
+// Each calls fn for every object of the snapshot in output order (the order
+// of Kinds); each kind by namespace/name as stored. It only reads: objects
+// carry their apiVersion and kind from the loader, and Translate sets them
+// on the objects of its Result.
+func (s *Snapshot) Each(fn func(k ObjectKey, obj metav1.Object)) {
+	for _, k := range kinds {
+		k.Each(s, fn)
+	}
+}
+
+// Len counts the objects in the snapshot.
+func (s *Snapshot) Len() int {
+	n := 0
+	s.Each(func(ObjectKey, metav1.Object) { n++ })
+	return n
+}

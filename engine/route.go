@@ -1,0 +1,131 @@
+package engine
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// Route is what every route kind has in common, for code that handles
+// routes of any kind (attachment, status, the TUI's Routes view, summaries).
+type Route interface {
+	// Object is the route itself.
+	Object() metav1.Object
+	// Key names the route.
+	Key() ObjectKey
+	// Spec is the route's spec (a pointer to the kind's spec type).
+	Spec() any
+	// ParentRefs are the route's spec.parentRefs.
+	ParentRefs() []gwv1.ParentReference
+	// Hostnames are the route's spec.hostnames (nil for kinds without them).
+	Hostnames() []gwv1.Hostname
+	// RouteStatus is the route's status, which Translate writes.
+	RouteStatus() *gwv1.RouteStatus
+
+	// compile runs the kind's translation code: it turns the route's rules
+	// into table entries (only the registry implements Route).
+	compile(t *translator, r *routeState)
+}
+
+// EachRoute calls fn for every route of the snapshot, kind by kind in
+// registry order, each kind by namespace/name as stored.
+func (s *Snapshot) EachRoute(fn func(Route)) {
+	for _, k := range kinds {
+		if k.IsRoute() {
+			k.Each(s, func(_ ObjectKey, o metav1.Object) { fn(k.Route(o)) })
+		}
+	}
+}
+
+// RouteOf returns o as a Route (nil: o is not a route).
+func RouteOf(o metav1.Object) Route {
+	for _, k := range kinds {
+		if k.IsRoute() {
+			if r := k.Route(o); r != nil {
+				return r
+			}
+		}
+	}
+	return nil
+}
+
+// routeAccess reads the route fields of one route type, and compiles its
+// rules into table entries (the kind's translation code).
+type routeAccess[T any] struct {
+	specOf    func(T) any
+	spec      func(T) *gwv1.CommonRouteSpec
+	hostnames func(T) []gwv1.Hostname // nil: the kind has no hostnames
+	status    func(T) *gwv1.RouteStatus
+	compile   func(*translator, *routeState, T)
+}
+
+// typedRoute is a route of type T seen as a Route.
+type typedRoute[T kubeObject] struct {
+	obj T
+	key ObjectKey
+	acc *routeAccess[T]
+}
+
+func (r typedRoute[T]) Object() metav1.Object              { return r.obj }
+func (r typedRoute[T]) Key() ObjectKey                     { return r.key }
+func (r typedRoute[T]) Spec() any                          { return r.acc.specOf(r.obj) }
+func (r typedRoute[T]) ParentRefs() []gwv1.ParentReference { return r.acc.spec(r.obj).ParentRefs }
+func (r typedRoute[T]) RouteStatus() *gwv1.RouteStatus     { return r.acc.status(r.obj) }
+
+func (r typedRoute[T]) Hostnames() []gwv1.Hostname {
+	if r.acc.hostnames == nil {
+		return nil
+	}
+	return r.acc.hostnames(r.obj)
+}
+
+func (tk typedKind[O, T]) route(k *Kind, o metav1.Object) Route {
+	x, ok := o.(T)
+	if !ok || tk.routes == nil {
+		return nil
+	}
+	return typedRoute[T]{obj: x, key: keyOf(k, x), acc: tk.routes}
+}
+
+func (r typedRoute[T]) compile(t *translator, rs *routeState) { r.acc.compile(t, rs, r.obj) }
+
+// The route kinds' typed operations.
+var (
+	httpRouteKind = kindOf(func(s *Snapshot) *[]*gwv1.HTTPRoute { return &s.HTTPRoutes },
+		&routeAccess[*gwv1.HTTPRoute]{
+			specOf:    func(o *gwv1.HTTPRoute) any { return &o.Spec },
+			spec:      func(o *gwv1.HTTPRoute) *gwv1.CommonRouteSpec { return &o.Spec.CommonRouteSpec },
+			hostnames: func(o *gwv1.HTTPRoute) []gwv1.Hostname { return o.Spec.Hostnames },
+			status:    func(o *gwv1.HTTPRoute) *gwv1.RouteStatus { return &o.Status.RouteStatus },
+			compile:   (*translator).compileHTTPRoute,
+		})
+	grpcRouteKind = kindOf(func(s *Snapshot) *[]*gwv1.GRPCRoute { return &s.GRPCRoutes },
+		&routeAccess[*gwv1.GRPCRoute]{
+			specOf:    func(o *gwv1.GRPCRoute) any { return &o.Spec },
+			spec:      func(o *gwv1.GRPCRoute) *gwv1.CommonRouteSpec { return &o.Spec.CommonRouteSpec },
+			hostnames: func(o *gwv1.GRPCRoute) []gwv1.Hostname { return o.Spec.Hostnames },
+			status:    func(o *gwv1.GRPCRoute) *gwv1.RouteStatus { return &o.Status.RouteStatus },
+			compile:   (*translator).compileGRPCRoute,
+		})
+	tlsRouteKind = kindOf(func(s *Snapshot) *[]*gwv1.TLSRoute { return &s.TLSRoutes },
+		&routeAccess[*gwv1.TLSRoute]{
+			specOf:    func(o *gwv1.TLSRoute) any { return &o.Spec },
+			spec:      func(o *gwv1.TLSRoute) *gwv1.CommonRouteSpec { return &o.Spec.CommonRouteSpec },
+			hostnames: func(o *gwv1.TLSRoute) []gwv1.Hostname { return o.Spec.Hostnames },
+			status:    func(o *gwv1.TLSRoute) *gwv1.RouteStatus { return &o.Status.RouteStatus },
+			compile:   (*translator).compileTLSRoute,
+		})
+	tcpRouteKind = kindOf(func(s *Snapshot) *[]*gwv1.TCPRoute { return &s.TCPRoutes },
+		&routeAccess[*gwv1.TCPRoute]{
+			specOf:  func(o *gwv1.TCPRoute) any { return &o.Spec },
+			spec:    func(o *gwv1.TCPRoute) *gwv1.CommonRouteSpec { return &o.Spec.CommonRouteSpec },
+			status:  func(o *gwv1.TCPRoute) *gwv1.RouteStatus { return &o.Status.RouteStatus },
+			compile: (*translator).compileTCPRoute,
+		})
+	udpRouteKind = kindOf(func(s *Snapshot) *[]*gwv1.UDPRoute { return &s.UDPRoutes },
+		&routeAccess[*gwv1.UDPRoute]{
+			specOf:  func(o *gwv1.UDPRoute) any { return &o.Spec },
+			spec:    func(o *gwv1.UDPRoute) *gwv1.CommonRouteSpec { return &o.Spec.CommonRouteSpec },
+			status:  func(o *gwv1.UDPRoute) *gwv1.RouteStatus { return &o.Status.RouteStatus },
+			compile: (*translator).compileUDPRoute,
+		})
+)

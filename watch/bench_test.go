@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"testing"
 )
 
@@ -98,6 +99,7 @@ func benchmarkLoadDir(b *testing.B, n int) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	l.BulkLoad = loadGC()
 	b.ResetTimer()
 	for b.Loop() {
 		r := l.LoadDir(dir)
@@ -114,3 +116,13 @@ func BenchmarkLoadDir1000HTTPRoutes(b *testing.B) { benchmarkLoadDir(b, 1000) }
 
 // BenchmarkLoadDir10000HTTPRoutes is the same with 10,000 routes.
 func BenchmarkLoadDir10000HTTPRoutes(b *testing.B) { benchmarkLoadDir(b, 10000) }
+
+// loadGC is what the CLI sets as BulkLoad (cmd/gwdev/gc.go, simplified for
+// one load at a time), so that load timings here match `gwdev`'s: the GC
+// target is 200% while a load runs.
+func loadGC() func() func() {
+	return func() func() {
+		prev := debug.SetGCPercent(200)
+		return func() { debug.SetGCPercent(prev) }
+	}
+}

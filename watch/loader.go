@@ -11,6 +11,12 @@ import (
 // version, and shared. A Loader is safe for concurrent use.
 type Loader struct {
 	crds *crdSet
+	// BulkLoad, when set, is called when a load of many files starts
+	// (LoadDir, or a watcher reload of more than one file); the function it
+	// returns is called when that load ends. The CLI raises the garbage
+	// collector's target with it: loading allocates a great many short-lived
+	// objects. nil: nothing is called.
+	BulkLoad func() (done func())
 }
 
 // NewLoader returns a Loader. It fails only if the embedded CRDs are
@@ -27,10 +33,9 @@ func NewLoader() (*Loader, error) {
 // *.json files, skipping dotfiles, dot-directories and editor temporary
 // files, following symlinks but not into loops. When root is a file, only
 // that file is loaded, whatever its name. Problems reading files are in the
-// result like any other problem. While it runs, the garbage collector
-// target is raised to 200% (see gc.go).
+// result like any other problem. It runs inside BulkLoad.
 func (l *Loader) LoadDir(root string) *LoadResult {
-	defer relaxGC()()
+	defer l.bulkLoad()()
 	files, walkProblems := findManifests(root)
 	inputs := make([]fileInput, len(files))
 	parallel(len(files), func(i int) {
@@ -118,4 +123,16 @@ func parallel(n int, fn func(i int)) {
 		})
 	}
 	wg.Wait()
+}
+
+// bulkLoad calls BulkLoad, if set, and returns its done function (never
+// nil).
+func (l *Loader) bulkLoad() func() {
+	if l.BulkLoad == nil {
+		return func() {}
+	}
+	if done := l.BulkLoad(); done != nil {
+		return done
+	}
+	return func() {}
 }

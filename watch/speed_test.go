@@ -28,6 +28,7 @@ func TestLoadDirSpeed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	l.BulkLoad = loadGC()
 	r := l.LoadDir(dir)
 	wall := time.Since(start)
 	cpu := cpuTime() - cpu0

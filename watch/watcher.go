@@ -223,7 +223,7 @@ func (w *Watcher) rescan(touched map[string]bool, first bool) *Update {
 	// Files load independently, so a first scan (or a branch switch) uses
 	// every core, as LoadDir does.
 	if len(reloads) > 1 {
-		defer relaxGC()()
+		defer w.loader.bulkLoad()()
 	}
 	parallel(len(reloads), func(i int) {
 		r := &reloads[i]

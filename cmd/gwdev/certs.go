@@ -27,7 +27,6 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gwdev/gwdev/engine"
-	"github.com/gwdev/gwdev/watch"
 )
 
 // certsOptions are the flags of `gwdev certs`.
@@ -76,7 +75,7 @@ func (o *certsOptions) run(out io.Writer, dir string) error {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return fmt.Errorf("%s is not a directory", dir)
 	}
-	loader, err := watch.NewLoader()
+	loader, err := newLoader()
 	if err != nil {
 		return err
 	}

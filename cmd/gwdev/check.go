@@ -82,7 +82,7 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	start := time.Now()
-	loader, err := watch.NewLoader()
+	loader, err := newLoader()
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,6 @@ import (
 
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
-	"github.com/gwdev/gwdev/watch"
 )
 
 // explainOptions are the flags of `gwdev explain`.
@@ -87,7 +86,7 @@ func (o *explainOptions) run(out io.Writer, rawURL string) error {
 	if err != nil {
 		return err
 	}
-	loader, err := watch.NewLoader()
+	loader, err := newLoader()
 	if err != nil {
 		return err
 	}

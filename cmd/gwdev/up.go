@@ -101,7 +101,7 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 		defer f.Close()
 		accessLog = f
 	}
-	loader, err := watch.NewLoader()
+	loader, err := newLoader()
 	if err != nil {
 		return err
 	}

@@ -1,8 +1,10 @@
-package watch
+package main
 
 import (
 	"runtime/debug"
 	"sync"
+
+	"github.com/gwdev/gwdev/watch"
 )
 
 // loadGCPercent is the garbage collector target used while a directory is
@@ -20,7 +22,8 @@ var (
 )
 
 // relaxGC raises the GC target for the duration of a load and returns the
-// function that undoes it. Nested and concurrent loads share one raise. A
+// function that undoes it; it is the loaders' BulkLoad (see newLoader): the
+// process-wide setting is cmd's to change, not the loader's. Nested and concurrent loads share one raise. A
 // setting above loadGCPercent, or GC turned off (GOGC=off), is left alone.
 func relaxGC() (restore func()) {
 	gcMu.Lock()
@@ -41,4 +44,15 @@ func relaxGC() (restore func()) {
 			debug.SetGCPercent(gcRestore)
 		}
 	}
+}
+
+// newLoader returns a loader that raises the GC target while it loads many
+// files.
+func newLoader() (*watch.Loader, error) {
+	l, err := watch.NewLoader()
+	if err != nil {
+		return nil, err
+	}
+	l.BulkLoad = relaxGC
+	return l, nil
 }

@@ -367,12 +367,12 @@ func (rt *router) lookup(addr string, port int32) *portRoutes {
 // route picks the listener, the virtual host and the first matching rule.
 // When nothing matches, reason says which step failed.
 func (pr *portRoutes) route(v *reqView, host string) (l *listenerRoutes, vh *vhostRoutes, r *ruleRoutes, reason string) {
-	i := pr.index.lookup(host)
+	i := pr.index.Lookup(host)
 	if i < 0 {
 		return nil, nil, nil, fmt.Sprintf("no listener on port %d matches host %q", pr.port.Port, host)
 	}
 	l = pr.listeners[i]
-	j := l.index.lookup(host)
+	j := l.index.Lookup(host)
 	if j < 0 {
 		if len(l.vhosts) == 0 {
 			return l, nil, nil, fmt.Sprintf("listener %s has no routes attached", l.l.Name)

@@ -213,7 +213,7 @@ func (c *compiler) sniRoutes(tl *tlsListener) {
 // listenerFor returns the index of the listener an SNI selects (-1: none).
 // A ClientHello without SNI selects the listener without a hostname.
 func (tr *tlsRoutes) listenerFor(pr *portRoutes, sni string) int {
-	return pr.index.lookup(normalizeSNI(sni))
+	return pr.index.Lookup(normalizeSNI(sni))
 }
 
 // normalizeSNI lower-cases an SNI and drops a trailing dot.
@@ -243,7 +243,7 @@ func (ex *exchange) checkTLS(pr *portRoutes) (action, bool) {
 	}
 	tl := pr.tls.listeners[byName]
 	t.ClientCert = tl.describeClientCert(cs)
-	byHost := pr.index.lookup(ex.host)
+	byHost := pr.index.Lookup(ex.host)
 	if byHost == byName {
 		return 0, false
 	}

@@ -208,7 +208,7 @@ func (hc *handshakeConn) choose(hello *tls.ClientHelloInfo) (*tls.Config, error)
 		return hc.refuse("listener " + tl.l.Name + " cannot serve: " + tl.broken)
 	}
 	if tl.mode != tlsHTTPS {
-		j := tl.index.lookup(normalizeSNI(hello.ServerName))
+		j := tl.index.Lookup(normalizeSNI(hello.ServerName))
 		if j < 0 {
 			return hc.refuse(fmt.Sprintf("no TLSRoute of listener %s serves SNI %q", tl.l.Name, hello.ServerName))
 		}

@@ -1,20 +1,15 @@
 package engine
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/gwdev/gwdev/engine/table"
+)
 
 // hostnameMatches reports whether a concrete host (no wildcard) matches a
-// listener or route hostname pattern: "" matches anything, "*.example.com"
-// matches any host with at least one more label ending in ".example.com".
-func hostnameMatches(pattern, host string) bool {
-	if pattern == "" {
-		return true
-	}
-	if strings.HasPrefix(pattern, "*.") {
-		suffix := pattern[1:] // ".example.com"
-		return len(host) > len(suffix) && strings.HasSuffix(host, suffix)
-	}
-	return strings.EqualFold(pattern, host)
-}
+// listener or route hostname pattern (table.HostnameMatches, the one
+// matcher the data plane and the CLI use too).
+func hostnameMatches(pattern, host string) bool { return table.HostnameMatches(pattern, host) }
 
 // intersectHostname returns the intersection of a listener hostname and a
 // route hostname, and whether they intersect. The result is the more specific

@@ -19,6 +19,7 @@ import (
 
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // explainOptions are the flags of `gwdev explain`.
@@ -288,9 +289,8 @@ func hostMatchesAny(host string, hostnames []string) bool {
 	if len(hostnames) == 0 {
 		return true
 	}
-	host = strings.ToLower(host)
 	for _, h := range hostnames {
-		if h == host || (strings.HasPrefix(h, "*.") && strings.HasSuffix(host, h[1:]) && len(host) > len(h)-1) {
+		if table.HostnameMatches(h, host) {
 			return true
 		}
 	}

@@ -40,6 +40,7 @@ func (t *translator) compileRoute(r *routeState) { r.route.compile(t, r) }
 func (t *translator) compileTLSRoute(r *routeState, o *gwv1.TLSRoute) {
 	for i, rule := range o.Spec.Rules {
 		name := ruleName(r, i)
+		r.addEntry(name, i, -1)
 		r.sni = append(r.sni, &SNIRoute{Name: name, Route: r.key, Source: r.ruleSource(i),
 			Backends: t.resolveBackendRefs(r, name, rule.BackendRefs)})
 	}
@@ -62,6 +63,7 @@ func (t *translator) compileUDPRoute(r *routeState, o *gwv1.UDPRoute) {
 // compileStreamRule builds the StreamRoute of rule i of a TCP or UDP route.
 func (t *translator) compileStreamRule(r *routeState, i int, refs []gwv1.BackendRef) {
 	name := ruleName(r, i)
+	r.addEntry(name, i, -1)
 	r.stream = append(r.stream, &StreamRoute{Name: name, Route: r.key, Source: r.ruleSource(i),
 		Backends: t.resolveBackendRefs(r, name, refs)})
 }
@@ -120,6 +122,7 @@ func (t *translator) compileHTTPRoute(r *routeState, o *gwv1.HTTPRoute) {
 			}
 			rr := *proto
 			rr.Name = name + "/match/" + itoa(j)
+			r.addEntry(rr.Name, i, j)
 			rr.HTTP = m
 			r.rules = append(r.rules, &rr)
 		}
@@ -160,6 +163,7 @@ func (t *translator) compileGRPCRoute(r *routeState, o *gwv1.GRPCRoute) {
 		for j := range matches {
 			rr := *proto
 			rr.Name = name + "/match/" + itoa(j)
+			r.addEntry(rr.Name, i, j)
 			rr.GRPC = &matches[j]
 			r.rules = append(r.rules, &rr)
 		}

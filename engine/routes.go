@@ -35,6 +35,10 @@ type routeState struct {
 	// rule is dropped).
 	dropped []droppedRule
 
+	// entryAt maps the name of each compiled entry to its rule and match
+	// index (see addEntry).
+	entryAt map[string]entryIndex
+
 	// compiled route content, one of these per kind.
 	rules  []*RouteRule
 	sni    []*SNIRoute

@@ -31,6 +31,7 @@ func Translate(snap *Snapshot, opts Options) *Result {
 	t.processBackendTLSPolicies()
 	t.writeStatus()
 	res := &Result{Objects: t.out, Table: t.buildTable()}
+	res.Routes = t.routeServing(res.Table)
 	res.Findings = t.collectFindings()
 	return res
 }

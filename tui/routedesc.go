@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -30,93 +29,13 @@ func eachRoute(s *engine.Snapshot, fn func(routeObject)) {
 	})
 }
 
-// routeRules is what the routing table serves for one route.
-type routeRules struct {
-	http   []*engine.RouteRule
-	sni    []*engine.SNIRoute
-	stream []*engine.StreamRoute
-	// servedOn maps a rule name to the virtual hosts or listeners serving it.
-	servedOn map[string][]string
-}
-
-// indexRules groups the table's rules by route, each rule once, in rule
-// and match order.
-func indexRules(res *engine.Result) map[engine.ObjectKey]*routeRules {
-	out := map[engine.ObjectKey]*routeRules{}
-	if res == nil || res.Table == nil {
-		return out
+// entryLabel names a table entry of a route: "rule 3 · match 1", or
+// "rule 3" for kinds without matches.
+func entryLabel(e *engine.ServedEntry) string {
+	if e.Match < 0 {
+		return "rule " + strconv.Itoa(e.Rule)
 	}
-	get := func(k engine.ObjectKey) *routeRules {
-		rr := out[k]
-		if rr == nil {
-			rr = &routeRules{servedOn: map[string][]string{}}
-			out[k] = rr
-		}
-		return rr
-	}
-	for _, g := range res.Table.Gateways {
-		for _, p := range g.Ports {
-			for _, l := range p.Listeners {
-				for _, vh := range l.VirtualHosts {
-					for _, r := range vh.Rules {
-						rr := get(r.Route)
-						if _, seen := rr.servedOn[r.Name]; !seen {
-							rr.http = append(rr.http, r)
-						}
-						rr.servedOn[r.Name] = append(rr.servedOn[r.Name], vh.Name)
-					}
-				}
-				for _, r := range l.TLSRoutes {
-					rr := get(r.Route)
-					if _, seen := rr.servedOn[r.Name]; !seen {
-						rr.sni = append(rr.sni, r)
-					}
-					rr.servedOn[r.Name] = append(rr.servedOn[r.Name], l.Name)
-				}
-				for _, r := range l.StreamRoutes {
-					rr := get(r.Route)
-					if _, seen := rr.servedOn[r.Name]; !seen {
-						rr.stream = append(rr.stream, r)
-					}
-					rr.servedOn[r.Name] = append(rr.servedOn[r.Name], l.Name)
-				}
-			}
-		}
-	}
-	for _, rr := range out {
-		sort.SliceStable(rr.http, func(i, j int) bool { return ruleOrder(rr.http[i].Name) < ruleOrder(rr.http[j].Name) })
-	}
-	return out
-}
-
-// ruleOrder turns ".../rule/3/match/1" into 3000+1 for sorting.
-func ruleOrder(name string) int {
-	parts := strings.Split(name, "/")
-	n := 0
-	for i := 0; i+1 < len(parts); i++ {
-		switch parts[i] {
-		case "rule":
-			v, _ := strconv.Atoi(parts[i+1])
-			n += v * 1000
-		case "match":
-			v, _ := strconv.Atoi(parts[i+1])
-			n += v
-		}
-	}
-	return n
-}
-
-// ruleLabel turns ".../rule/3/match/1" into "rule 3 · match 1".
-func ruleLabel(name string) string {
-	_, rest, ok := strings.Cut(name, "/rule/")
-	if !ok {
-		return name
-	}
-	rule, match, hasMatch := strings.Cut(rest, "/match/")
-	if hasMatch {
-		return "rule " + rule + " · match " + match
-	}
-	return "rule " + rule
+	return "rule " + strconv.Itoa(e.Rule) + " · match " + strconv.Itoa(e.Match)
 }
 
 // parentName renders a parentRef as Kind ns/name[/section][:port].

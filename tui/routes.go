@@ -277,28 +277,31 @@ func (v *routesView) routeDetail(r routeObject) []string {
 			}
 		}
 	}
-	rr := v.s.rules[r.key]
-	if rr == nil || len(rr.http)+len(rr.sni)+len(rr.stream) == 0 {
+	rs := v.s.serving(r.key)
+	if rs == nil || len(rs.Entries) == 0 {
 		lines = append(lines, st.Warning.Render("not in the routing table: no parent accepted the route"))
 		return append(lines, v.specRules(r)...)
 	}
-	for _, rule := range rr.http {
-		lines = append(lines, st.Bold.Render(ruleLabel(rule.Name))+"  "+describeMatch(rule)+"  "+st.Dim.Render(strings.Join(rr.servedOn[rule.Name], ", ")))
-		for _, f := range rule.Filters {
-			lines = append(lines, "    filter   "+describeFilter(f))
+	for _, e := range rs.Entries {
+		served := st.Dim.Render(strings.Join(e.ServedOn, ", "))
+		switch {
+		case e.HTTP != nil:
+			rule := e.HTTP
+			lines = append(lines, st.Bold.Render(entryLabel(e))+"  "+describeMatch(rule)+"  "+served)
+			for _, f := range rule.Filters {
+				lines = append(lines, "    filter   "+describeFilter(f))
+			}
+			if rule.DirectStatus != 0 {
+				lines = append(lines, "    "+st.Error.Render(fmt.Sprintf("answers %d: %s", rule.DirectStatus, rule.DirectReason)))
+			}
+			lines = append(lines, v.backendLines(rule.Backends)...)
+		case e.SNI != nil:
+			lines = append(lines, st.Bold.Render(entryLabel(e))+"  SNI "+strings.Join(e.SNI.Hostnames, ",")+"  "+served)
+			lines = append(lines, v.backendLines(e.SNI.Backends)...)
+		case e.Stream != nil:
+			lines = append(lines, st.Bold.Render(entryLabel(e))+"  "+served)
+			lines = append(lines, v.backendLines(e.Stream.Backends)...)
 		}
-		if rule.DirectStatus != 0 {
-			lines = append(lines, "    "+st.Error.Render(fmt.Sprintf("answers %d: %s", rule.DirectStatus, rule.DirectReason)))
-		}
-		lines = append(lines, v.backendLines(rule.Backends)...)
-	}
-	for _, rule := range rr.sni {
-		lines = append(lines, st.Bold.Render(ruleLabel(rule.Name))+"  SNI "+strings.Join(rule.Hostnames, ",")+"  "+st.Dim.Render(strings.Join(rr.servedOn[rule.Name], ", ")))
-		lines = append(lines, v.backendLines(rule.Backends)...)
-	}
-	for _, rule := range rr.stream {
-		lines = append(lines, st.Bold.Render(ruleLabel(rule.Name))+"  "+st.Dim.Render(strings.Join(rr.servedOn[rule.Name], ", ")))
-		lines = append(lines, v.backendLines(rule.Backends)...)
 	}
 	return lines
 }

@@ -43,7 +43,6 @@ type session struct {
 
 	problems                []problem
 	errors, warnings, infos int
-	rules                   map[engine.ObjectKey]*routeRules
 	rate                    rateMeter
 	traces                  int // traces received in total
 }
@@ -65,7 +64,7 @@ type refreshMsg struct{}
 
 func newSession(dir string, now func() time.Time) *session {
 	return &session{dir: dir, now: now, index: map[engine.ObjectKey]int{},
-		changed: map[engine.ObjectKey]bool{}, rules: map[engine.ObjectKey]*routeRules{}}
+		changed: map[engine.ObjectKey]bool{}}
 }
 
 // apply digests a new state and returns whether anything visible changed
@@ -98,7 +97,6 @@ func (s *session) apply(msg StateMsg) bool {
 		}
 	}
 	s.buildProblems(prevProblems)
-	s.rules = indexRules(msg.Result)
 	newProblems := false
 	for _, p := range s.problems {
 		newProblems = newProblems || p.isNew
@@ -126,6 +124,15 @@ func (s *session) result() *engine.Result {
 		return nil
 	}
 	return s.state.Result
+}
+
+// serving returns what the routing table does with a route (nil: no
+// result, or not a route).
+func (s *session) serving(k engine.ObjectKey) *engine.RouteServing {
+	if res := s.result(); res != nil {
+		return res.Routes[k]
+	}
+	return nil
 }
 
 // portReport returns the data plane's report for a Gateway port.

@@ -221,34 +221,13 @@ func printExplain(out io.Writer, req *http.Request, port int32, t *emulator.Trac
 // have matched the host and where they are attached instead (or why they
 // are not attached at all).
 func noMatchHints(res *engine.Result, host string, port int32) []string {
-	type place struct {
-		listener string
-		port     int32
-		vhost    string
-	}
-	attached := map[engine.ObjectKey][]place{}
-	for _, g := range res.Table.Gateways {
-		for _, p := range g.Ports {
-			for _, l := range p.Listeners {
-				for _, vh := range l.VirtualHosts {
-					seen := map[engine.ObjectKey]bool{}
-					for _, r := range vh.Rules {
-						if !seen[r.Route] {
-							seen[r.Route] = true
-							attached[r.Route] = append(attached[r.Route], place{l.Name, p.Port, vh.Hostname})
-						}
-					}
-				}
-			}
-		}
-	}
 	var hints []string
 	consider := func(key engine.ObjectKey, hostnames []string, parents []gwv1.RouteParentStatus) {
-		if places, ok := attached[key]; ok {
-			for _, pl := range places {
-				if hostMatchesAny(host, []string{pl.vhost}) || pl.vhost == "" {
+		if rs := res.Routes[key]; rs != nil && len(rs.Places) > 0 {
+			for _, pl := range rs.Places {
+				if table.HostnameMatches(pl.Hostname, host) {
 					hints = append(hints, fmt.Sprintf("%s serves host %s on %s (port %d), not on port %d",
-						key, host, pl.listener, pl.port, port))
+						key, host, pl.Listener, pl.Port, port))
 				}
 			}
 			return

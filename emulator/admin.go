@@ -15,22 +15,26 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-
-	"github.com/gwdev/gwdev/engine"
 )
 
 // DefaultAdminAddr is where `gwdev up` serves the admin API.
 const DefaultAdminAddr = "127.0.0.1:9901"
 
 // Reload describes one translation applied to the data plane, for the
-// admin API and metrics.
+// admin API and metrics. The emulator does not read the translation itself:
+// the CLI, which wires engine and emulator, passes what the admin API shows.
 type Reload struct {
 	Time      time.Time
-	Result    *engine.Result
 	Translate time.Duration
 	Apply     time.Duration
-	// LoadProblems counts manifests that failed to load.
-	LoadProblems int
+	// Objects counts the objects of the translation.
+	Objects int
+	// Findings counts the translation's findings by severity ("error",
+	// "warning", "info"; manifests that failed to load count as errors).
+	Findings map[string]int
+	// FindingList is what /routes shows as "findings" next to the table
+	// (a JSON value; nil: no findings are shown).
+	FindingList any
 }
 
 // Admin is the admin API: /status, /routes, /traces, /traces/stream,
@@ -39,6 +43,7 @@ type Reload struct {
 // counted in gwdev_traces_dropped_total.
 type Admin struct {
 	srv    *Server
+	status http.Handler
 	reload atomic.Pointer[Reload]
 	reg    *prometheus.Registry
 
@@ -54,9 +59,11 @@ type Admin struct {
 }
 
 // NewAdmin returns the admin API of srv and starts collecting metrics.
-// Call Close to stop.
-func NewAdmin(srv *Server) *Admin {
-	a := &Admin{srv: srv, reg: prometheus.NewRegistry()}
+// status serves GET /status, every object with its computed status, which
+// the CLI renders from the translation (nil: /status is not found). Call
+// Close to stop.
+func NewAdmin(srv *Server, status http.Handler) *Admin {
+	a := &Admin{srv: srv, status: status, reg: prometheus.NewRegistry()}
 	sub, cancel := srv.traces.subscribe(1 << 14)
 	a.stop = cancel
 	a.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gwdev_requests_total",
@@ -98,15 +105,9 @@ func (a *Admin) SetReload(r *Reload) {
 	a.reload.Store(r)
 	a.reloads.Inc()
 	a.translate.Set(r.Translate.Seconds())
-	if r.Result != nil {
-		a.objects.Set(float64(r.Result.Objects.Len()))
-		counts := map[engine.Severity]int{engine.SeverityError: r.LoadProblems, engine.SeverityWarning: 0, engine.SeverityInfo: 0}
-		for _, f := range r.Result.Findings {
-			counts[f.Severity]++
-		}
-		for sev, n := range counts {
-			a.findings.WithLabelValues(string(sev)).Set(float64(n))
-		}
+	a.objects.Set(float64(r.Objects))
+	for sev, n := range r.Findings {
+		a.findings.WithLabelValues(sev).Set(float64(n))
 	}
 }
 
@@ -123,7 +124,9 @@ func (a *Admin) Handler() http.Handler {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "ok")
 	})
-	mux.HandleFunc("GET /status", a.status)
+	if a.status != nil {
+		mux.Handle("GET /status", a.status)
+	}
 	mux.HandleFunc("GET /routes", a.routes)
 	mux.HandleFunc("GET /traces", a.traces)
 	mux.HandleFunc("GET /traces/stream", a.stream)
@@ -139,37 +142,13 @@ func (a *Admin) Handler() http.Handler {
 	return mux
 }
 
-// status serves every object with its computed status, as `gwdev check -o
-// yaml` (default) or `-o json` (?format=json) prints it.
-func (a *Admin) status(w http.ResponseWriter, r *http.Request) {
-	rl := a.reload.Load()
-	if rl == nil || rl.Result == nil {
-		http.Error(w, "no translation yet", http.StatusServiceUnavailable)
-		return
-	}
-	if r.URL.Query().Get("format") == "json" {
-		items, err := rl.Result.ObjectsJSONItems()
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		writeJSON(w, map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
-		return
-	}
-	b, err := rl.Result.ObjectsYAML()
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/yaml")
-	_, _ = w.Write(b)
-}
-
 // routes serves the routing table currently applied, with the findings.
 func (a *Admin) routes(w http.ResponseWriter, _ *http.Request) {
 	out := map[string]any{"table": a.srv.Table()}
-	if rl := a.reload.Load(); rl != nil && rl.Result != nil {
-		out["findings"] = rl.Result.Findings
+	if rl := a.reload.Load(); rl != nil {
+		if rl.FindingList != nil {
+			out["findings"] = rl.FindingList
+		}
 		out["reloaded"] = rl.Time
 	}
 	writeJSON(w, out)

@@ -109,7 +109,8 @@ func TestUpAdminAPI(t *testing.T) {
 		{"/status?format=json", []string{`"kind": "List"`, `"type": "Accepted"`}},
 		{"/routes", []string{`"name": "gateway/default/web"`, `httproute/default/a/rule/0/match/0`}},
 		{"/traces", []string{`"path": "/hello?token=`, `"status": 200`, `"route": "HTTPRoute/default/a"`}},
-		{"/metrics", []string{`gwdev_requests_total{code="200",gateway="gateway/default/web"`, "gwdev_reloads_total 1", "gwdev_objects 3"}},
+		{"/metrics", []string{`gwdev_requests_total{code="200",gateway="gateway/default/web"`, "gwdev_reloads_total 1", "gwdev_objects 3", `gwdev_findings{severity="error"} 0`, `gwdev_findings{severity="info"}`}},
+		{"/routes", []string{`"findings": `, `"reloaded": "`}},
 	}
 	for _, c := range checks {
 		var code int

@@ -119,13 +119,14 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 	rl := &reloader{out: out, srv: srv, opts: engine.Options{Classes: o.classes, BackendMappings: mappings,
 		Profiles: profiles, YCCertificates: ycCerts}}
 	if o.admin != "" && o.admin != "off" {
-		adm := emulator.NewAdmin(srv)
+		objects := &adminObjects{}
+		adm := emulator.NewAdmin(srv, objects)
 		defer adm.Close()
 		addr, _, err := emulator.ServeAdmin(ctx, o.admin, adm, o.address != "")
 		if err != nil {
 			fmt.Fprintf(errOut, "gwdev: %v (continuing without the admin API; --admin ADDR to move it)\n", err)
 		} else {
-			rl.admin = adm
+			rl.admin, rl.adminObjects = adm, objects
 			if !o.useTUI(out) {
 				fmt.Fprintf(out, "gwdev: admin API on http://%s/\n", addr)
 			}
@@ -161,6 +162,8 @@ type reloader struct {
 	last map[string]string // port lines printed last time
 	// admin, when set, is told about every translation applied.
 	admin *emulator.Admin
+	// adminObjects serves the admin API's /status from every translation.
+	adminObjects *adminObjects
 	// notify, when set, receives each state instead of out (the dashboard).
 	notify func(tui.StateMsg)
 }
@@ -174,7 +177,8 @@ func (r *reloader) apply(u *watch.Update, first bool) {
 	rep := r.srv.Apply(res.Table)
 	applied := time.Since(start) - translated
 	if r.admin != nil {
-		r.admin.SetReload(&emulator.Reload{Time: start, Result: res, Translate: translated, Apply: applied, LoadProblems: len(u.Result.Problems)})
+		r.adminObjects.res.Store(res)
+		r.admin.SetReload(adminReload(res, len(u.Result.Problems), start, translated, applied))
 	}
 	if r.notify != nil {
 		r.notify(stateMsg(u, res, rep, r.n-1, start, translated, applied))

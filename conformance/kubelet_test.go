@@ -20,10 +20,9 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // kubelet stands in for the Deployment controller and the kubelet: every
@@ -143,12 +142,12 @@ func podTable(p corev1.Pod, app string) *engine.GatewayTable {
 		ln := fmt.Sprintf("%s/port/%d", name, port)
 		rule := &engine.RouteRule{
 			Name: ln + "/rule", Route: g.Gateway,
-			HTTP: &gwv1.HTTPRouteMatch{Path: &gwv1.HTTPPathMatch{Type: new(gwv1.PathMatchPathPrefix), Value: new("/")}},
+			HTTP: &table.HTTPRouteMatch{Path: &table.HTTPPathMatch{Type: new(table.PathMatchPathPrefix), Value: new("/")}},
 			Backends: []*engine.Backend{{Name: ln + "/backend", Service: svc, Port: port, Weight: 1,
 				Target: &engine.Target{Kind: engine.TargetEcho, Why: "the Pod's echo container"}}},
 		}
 		g.Ports = append(g.Ports, &engine.PortTable{Port: port, Transport: "TCP", Listeners: []*engine.ListenerTable{{
-			Name: ln, Owner: g.Gateway, SectionName: fmt.Sprint(port), Protocol: gwv1.HTTPProtocolType,
+			Name: ln, Owner: g.Gateway, SectionName: fmt.Sprint(port), Protocol: table.HTTPProtocolType,
 			VirtualHosts: []*engine.VirtualHost{{Name: ln + "/vhost/*", Rules: []*engine.RouteRule{rule}}},
 		}}})
 	}

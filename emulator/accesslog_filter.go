@@ -5,11 +5,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // Access-log filtering from an implementation profile
-// (engine.GatewayTable.AccessLog, for example gwin's logs.disable and
+// (table.GatewayTable.AccessLog, for example gwin's logs.disable and
 // logs.discardRule.*): it decides which lines the access log writes. Traces
 // (the ring, subscribers, the TUI, the admin API) always keep everything.
 
@@ -31,7 +31,7 @@ func (s *Server) keepAccessLine(t *Trace) bool {
 
 // keepLine applies an access-log policy to one trace; intn is the random
 // source (rand.IntN).
-func keepLine(p *engine.AccessLogPolicy, t *Trace, intn func(int) int) bool {
+func keepLine(p *table.AccessLogPolicy, t *Trace, intn func(int) int) bool {
 	if p == nil {
 		return true
 	}
@@ -50,7 +50,7 @@ func keepLine(p *engine.AccessLogPolicy, t *Trace, intn func(int) int) bool {
 
 // discardRuleMatches reports whether a trace's HTTP status is in the
 // rule's codes or intervals, or its gRPC status in its gRPC codes.
-func discardRuleMatches(r *engine.LogDiscardRule, t *Trace) bool {
+func discardRuleMatches(r *table.LogDiscardRule, t *Trace) bool {
 	for _, c := range r.HTTPCodes {
 		if t.Status == c {
 			return true

@@ -15,9 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // upstreamPool keeps upstreams (and their pooled transports) and compiled
@@ -58,7 +56,7 @@ type upstream struct {
 }
 
 // upstream returns the (possibly reused) upstream of a valid backend.
-func (c *compiler) upstream(b *engine.Backend) *upstream {
+func (c *compiler) upstream(b *table.Backend) *upstream {
 	key := upstreamKey(b)
 	if u, ok := c.next[key]; ok {
 		return u
@@ -71,9 +69,9 @@ func (c *compiler) upstream(b *engine.Backend) *upstream {
 	return u
 }
 
-func upstreamKey(b *engine.Backend) string {
+func upstreamKey(b *table.Backend) string {
 	k := b.Target.Kind + "|" + strings.Join(b.Target.Addresses, ",")
-	if b.Target.Kind == engine.TargetEcho {
+	if b.Target.Kind == table.TargetEcho {
 		k = "echo|" + serviceName(b)
 	}
 	if t := b.TLS; t != nil {
@@ -97,9 +95,9 @@ func upstreamKey(b *engine.Backend) string {
 	return k
 }
 
-func newUpstream(key string, b *engine.Backend, echoLog func(string) *echoLog) *upstream {
+func newUpstream(key string, b *table.Backend, echoLog func(string) *echoLog) *upstream {
 	u := &upstream{key: key, kind: b.Target.Kind, addrs: b.Target.Addresses, scheme: "http"}
-	if b.Target.Kind == engine.TargetEcho {
+	if b.Target.Kind == table.TargetEcho {
 		u.echo = newEchoTarget(b, echoLog)
 	}
 	if b.TLS != nil {
@@ -123,7 +121,7 @@ func newUpstream(key string, b *engine.Backend, echoLog func(string) *echoLog) *
 // trust the given CAs (or the system's), send SNI, verify the SNI name or,
 // when set, the subjectAltNames instead; present the Gateway's client
 // certificate, if it has one, when the backend asks (clientcert.go).
-func backendTLSConfig(t *engine.BackendTLS) (*tls.Config, error) {
+func backendTLSConfig(t *table.BackendTLS) (*tls.Config, error) {
 	conf := &tls.Config{ServerName: t.SNI, MinVersion: tls.VersionTLS12}
 	if c := t.ClientCertificate; c != nil {
 		if err := presentClientCertificate(conf, c); err != nil {
@@ -148,7 +146,7 @@ func backendTLSConfig(t *engine.BackendTLS) (*tls.Config, error) {
 	return conf, nil
 }
 
-func verifySANs(cs tls.ConnectionState, roots *x509.CertPool, sans []gwv1.SubjectAltName) error {
+func verifySANs(cs tls.ConnectionState, roots *x509.CertPool, sans []table.SubjectAltName) error {
 	if len(cs.PeerCertificates) == 0 {
 		return errors.New("backend sent no certificate")
 	}
@@ -162,11 +160,11 @@ func verifySANs(cs tls.ConnectionState, roots *x509.CertPool, sans []gwv1.Subjec
 	}
 	for _, s := range sans {
 		switch s.Type {
-		case gwv1.HostnameSubjectAltNameType:
+		case table.HostnameSubjectAltNameType:
 			if leaf.VerifyHostname(string(s.Hostname)) == nil {
 				return nil
 			}
-		case gwv1.URISubjectAltNameType:
+		case table.URISubjectAltNameType:
 			for _, u := range leaf.URIs {
 				if u.String() == string(s.URI) {
 					return nil
@@ -264,19 +262,19 @@ const (
 	defaultSessionHeader = "X-Gwdev-Session"
 )
 
-func compileSession(sp *gwv1.SessionPersistence) *sessionPolicy {
+func compileSession(sp *table.SessionPersistence) *sessionPolicy {
 	if sp == nil {
 		return nil
 	}
 	p := &sessionPolicy{name: defaultSessionCookie, timeout: parseDuration(sp.AbsoluteTimeout)}
-	if sp.Type != nil && *sp.Type == gwv1.HeaderBasedSessionPersistence {
+	if sp.Type != nil && *sp.Type == table.HeaderBasedSessionPersistence {
 		p.header, p.name = true, defaultSessionHeader
 	}
 	if sp.SessionName != nil && *sp.SessionName != "" {
 		p.name = *sp.SessionName
 	}
 	if sp.CookieConfig != nil && sp.CookieConfig.LifetimeType != nil {
-		p.permanent = *sp.CookieConfig.LifetimeType == gwv1.PermanentCookieLifetimeType
+		p.permanent = *sp.CookieConfig.LifetimeType == table.PermanentCookieLifetimeType
 	}
 	return p
 }

@@ -13,14 +13,12 @@ import (
 	"testing"
 	"time"
 
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 func TestWeightedSplit(t *testing.T) {
-	h := serve(t, func(p int32) *engine.Table {
-		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
+	h := serve(t, func(p int32) *table.Table {
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
 			rule("split", prefix("/split"), echo("v1", 80), echo("v2", 20), echo("zero", 0)),
 			rule("half", prefix("/half"), echo("ok", 1), invalid("missing", 1, "backendRef Service default/missing not found")),
 		)))))
@@ -54,8 +52,8 @@ func TestWeightedSplit(t *testing.T) {
 }
 
 func TestAllWeightsZero(t *testing.T) {
-	h := serve(t, func(p int32) *engine.Table {
-		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
+	h := serve(t, func(p int32) *table.Table {
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
 			rule("r", prefix("/"), echo("a", 0), echo("b", 0)))))))
 	})
 	if res := h.get("example.com", "/"); res.status != 500 {
@@ -77,8 +75,8 @@ func countingBackend(t *testing.T, name string) *httptest.Server {
 func TestMappedBackends(t *testing.T) {
 	a, b := countingBackend(t, "a"), countingBackend(t, "b")
 	down := freePort(t, "127.0.0.1") // nothing listens there
-	h := serve(t, func(p int32) *engine.Table {
-		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
+	h := serve(t, func(p int32) *table.Table {
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
 			rule("rr", prefix("/rr"), mapped("ab", 1, a.Listener.Addr().String(), b.Listener.Addr().String())),
 			rule("down", prefix("/down"), mapped("down", 1, fmt.Sprintf("127.0.0.1:%d", down))),
 			rule("none", prefix("/none"), mapped("none", 1)),
@@ -111,12 +109,12 @@ func TestMappedBackends(t *testing.T) {
 func TestSessionPersistence(t *testing.T) {
 	a, b := countingBackend(t, "a"), countingBackend(t, "b")
 	addrs := []string{a.Listener.Addr().String(), b.Listener.Addr().String()}
-	h := serve(t, func(p int32) *engine.Table {
+	h := serve(t, func(p int32) *table.Table {
 		cookie := rule("cookie", prefix("/cookie"), mapped("ab", 1, addrs...), echo("echo", 1))
-		cookie.SessionPersistence = &gwv1.SessionPersistence{SessionName: ptr("sticky")}
+		cookie.SessionPersistence = &table.SessionPersistence{SessionName: ptr("sticky")}
 		hdr := rule("header", prefix("/header"), mapped("ab2", 1, addrs...))
-		hdr.SessionPersistence = &gwv1.SessionPersistence{Type: ptr(gwv1.HeaderBasedSessionPersistence), SessionName: ptr("X-Session")}
-		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", cookie, hdr)))))
+		hdr.SessionPersistence = &table.SessionPersistence{Type: ptr(table.HeaderBasedSessionPersistence), SessionName: ptr("X-Session")}
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", cookie, hdr)))))
 	})
 	// Cookie: the first answer sets the cookie; later requests stick.
 	res := h.get("x", "/cookie")
@@ -164,14 +162,14 @@ func TestSessionPersistence(t *testing.T) {
 }
 
 func TestTimeouts(t *testing.T) {
-	h := serve(t, func(p int32) *engine.Table {
+	h := serve(t, func(p int32) *table.Table {
 		req := rule("request", prefix("/request"), echo("slow", 1))
-		req.Timeouts = &gwv1.HTTPRouteTimeouts{Request: dur("100ms")}
+		req.Timeouts = &table.HTTPRouteTimeouts{Request: dur("100ms")}
 		be := rule("backend", prefix("/backend"), echo("slow", 1))
-		be.Timeouts = &gwv1.HTTPRouteTimeouts{BackendRequest: dur("50ms")}
+		be.Timeouts = &table.HTTPRouteTimeouts{BackendRequest: dur("50ms")}
 		off := rule("off", prefix("/off"), echo("slow", 1))
-		off.Timeouts = &gwv1.HTTPRouteTimeouts{Request: dur("0s")}
-		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", req, be, off)))))
+		off.Timeouts = &table.HTTPRouteTimeouts{Request: dur("0s")}
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", req, be, off)))))
 	})
 	start := time.Now()
 	res, tr := h.traced(h.request("GET", "x", "/request?delay=5s"))
@@ -204,14 +202,14 @@ func TestRetries(t *testing.T) {
 	}))
 	defer flaky.Close()
 	down := freePort(t, "127.0.0.1")
-	h := serve(t, func(p int32) *engine.Table {
+	h := serve(t, func(p int32) *table.Table {
 		r := rule("retry", prefix("/"), mapped("flaky", 1, flaky.Listener.Addr().String()))
-		r.Retry = &gwv1.HTTPRouteRetry{Codes: []gwv1.HTTPRouteRetryStatusCode{503}, Attempts: ptr(2), Backoff: dur("10ms")}
+		r.Retry = &table.HTTPRouteRetry{Codes: []table.HTTPRouteRetryStatusCode{503}, Attempts: ptr(2), Backoff: dur("10ms")}
 		d := rule("down", prefix("/down"), mapped("down", 1, fmt.Sprintf("127.0.0.1:%d", down)))
-		d.Retry = &gwv1.HTTPRouteRetry{Attempts: ptr(3), Backoff: dur("1ms")}
+		d.Retry = &table.HTTPRouteRetry{Attempts: ptr(3), Backoff: dur("1ms")}
 		e := rule("echo", prefix("/status"), echo("e", 1))
-		e.Retry = &gwv1.HTTPRouteRetry{Codes: []gwv1.HTTPRouteRetryStatusCode{500}, Attempts: ptr(1)}
-		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", e, d, r)))))
+		e.Retry = &table.HTTPRouteRetry{Codes: []table.HTTPRouteRetryStatusCode{500}, Attempts: ptr(1)}
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", e, d, r)))))
 	})
 	req := h.request("POST", "x", "/once")
 	req.Body = http.NoBody
@@ -255,15 +253,15 @@ func TestBackendTLS(t *testing.T) {
 	}))
 	defer backend.Close()
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: backend.Certificate().Raw})
-	h := serve(t, func(p int32) *engine.Table {
+	h := serve(t, func(p int32) *table.Table {
 		good := mapped("good", 1, backend.Listener.Addr().String())
-		good.TLS = &engine.BackendTLS{Policy: "default/p", SNI: "example.com", CACertificates: ca}
+		good.TLS = &table.BackendTLS{Policy: "default/p", SNI: "example.com", CACertificates: ca}
 		san := mapped("san", 1, backend.Listener.Addr().String())
-		san.TLS = &engine.BackendTLS{Policy: "default/p2", SNI: "other.example.org", CACertificates: ca,
-			SubjectAltNames: []gwv1.SubjectAltName{{Type: gwv1.HostnameSubjectAltNameType, Hostname: "example.com"}}}
+		san.TLS = &table.BackendTLS{Policy: "default/p2", SNI: "other.example.org", CACertificates: ca,
+			SubjectAltNames: []table.SubjectAltName{{Type: table.HostnameSubjectAltNameType, Hostname: "example.com"}}}
 		bad := mapped("bad", 1, backend.Listener.Addr().String())
-		bad.TLS = &engine.BackendTLS{Policy: "default/p3", SNI: "wrong.example.org", CACertificates: ca}
-		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
+		bad.TLS = &table.BackendTLS{Policy: "default/p3", SNI: "wrong.example.org", CACertificates: ca}
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
 			rule("good", prefix("/good"), good), rule("san", prefix("/san"), san), rule("bad", prefix("/bad"), bad))))))
 	})
 	if res := h.get("app.example.com", "/good"); res.status != 200 || string(res.body) != "tls example.com app.example.com" {
@@ -279,7 +277,7 @@ func TestBackendTLS(t *testing.T) {
 }
 
 func TestClientGoneIs499(t *testing.T) {
-	h := serve(t, func(p int32) *engine.Table { return simpleTable("127.0.0.1", p, "slow") })
+	h := serve(t, func(p int32) *table.Table { return simpleTable("127.0.0.1", p, "slow") })
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	req := h.request("GET", "x", "/gone?delay=3s").WithContext(ctx)

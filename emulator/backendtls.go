@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // backendTLSFailure explains a failed TLS connection to the backend of a
@@ -59,7 +59,7 @@ const remoteTLSError = "remote error: tls: "
 // backendRefusal explains an alert the backend sent during the handshake:
 // one about a certificate, when the gateway presented its client
 // certificate, is about that certificate (the backend checks no other).
-func backendRefusal(p *engine.BackendTLS, alert string) string {
+func backendRefusal(p *table.BackendTLS, alert string) string {
 	if p.ClientCertificate != nil && strings.Contains(alert, "certificate") {
 		return "it refused the Gateway's client certificate (alert: " + alert + ")"
 	}
@@ -69,7 +69,7 @@ func backendRefusal(p *engine.BackendTLS, alert string) string {
 // clientCertHint adds the Gateway's client certificate to a failed backend
 // handshake's explanation, or says that the backend asked for one the
 // Gateway does not have.
-func clientCertHint(p *engine.BackendTLS, err error) string {
+func clientCertHint(p *table.BackendTLS, err error) string {
 	if c := p.ClientCertificate; c != nil {
 		return ", client certificate Secret " + c.Secret
 	}

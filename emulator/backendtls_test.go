@@ -5,9 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // TestBackendTLSPolicyToEcho: the echo backend serves TLS with its
@@ -18,21 +16,21 @@ import (
 func TestBackendTLSPolicyToEcho(t *testing.T) {
 	appCA, otherCA := newTestCA(t, "app CA"), newTestCA(t, "other CA")
 	echoCert := appCA.certificate("app-tls", certOpts{dnsNames: []string{"app.internal"}})
-	h := serve(t, func(p int32) *engine.Table {
-		policy := func(b *engine.Backend, name, sni string, ca []byte) *engine.Backend {
+	h := serve(t, func(p int32) *table.Table {
+		policy := func(b *table.Backend, name, sni string, ca []byte) *table.Backend {
 			b.Target.EchoTLS = echoCert
-			b.TLS = &engine.BackendTLS{Policy: "default/" + name, SNI: sni, CACertificates: ca, CARefs: []string{"ConfigMap default/" + name + "-ca"}}
+			b.TLS = &table.BackendTLS{Policy: "default/" + name, SNI: sni, CACertificates: ca, CARefs: []string{"ConfigMap default/" + name + "-ca"}}
 			return b
 		}
 		grpcish := policy(echo("app", 1), "good", "app.internal", appCA.pem)
 		grpcish.AppProtocol = "kubernetes.io/h2c"
 		san := policy(echo("app", 1), "san", "other.internal", appCA.pem)
-		san.TLS.SubjectAltNames = []gwv1.SubjectAltName{{Type: gwv1.HostnameSubjectAltNameType, Hostname: "app.internal"}}
+		san.TLS.SubjectAltNames = []table.SubjectAltName{{Type: table.HostnameSubjectAltNameType, Hostname: "app.internal"}}
 		badSAN := policy(echo("app", 1), "badsan", "app.internal", appCA.pem)
-		badSAN.TLS.SubjectAltNames = []gwv1.SubjectAltName{{Type: gwv1.HostnameSubjectAltNameType, Hostname: "nope.internal"}}
+		badSAN.TLS.SubjectAltNames = []table.SubjectAltName{{Type: table.HostnameSubjectAltNameType, Hostname: "nope.internal"}}
 		generated := echo("gen", 1)
-		generated.TLS = &engine.BackendTLS{Policy: "default/gen", SNI: "gen.internal", CACertificates: appCA.pem, CARefs: []string{"ConfigMap default/gen-ca"}}
-		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
+		generated.TLS = &table.BackendTLS{Policy: "default/gen", SNI: "gen.internal", CACertificates: appCA.pem, CARefs: []string{"ConfigMap default/gen-ca"}}
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
 			rule("good", prefix("/good"), policy(echo("app", 1), "good", "app.internal", appCA.pem)),
 			rule("h2", prefix("/h2"), grpcish),
 			rule("san", prefix("/san"), san),
@@ -73,15 +71,15 @@ func TestBackendTLSPolicyToEcho(t *testing.T) {
 func TestBackendTLSHTTP2ThenHTTP1(t *testing.T) {
 	ca := newTestCA(t, "app CA")
 	echoCert := ca.certificate("app-tls", certOpts{dnsNames: []string{"app.internal"}})
-	h := serve(t, func(p int32) *engine.Table {
-		withTLS := func(b *engine.Backend) *engine.Backend {
+	h := serve(t, func(p int32) *table.Table {
+		withTLS := func(b *table.Backend) *table.Backend {
 			b.Target.EchoTLS = echoCert
-			b.TLS = &engine.BackendTLS{Policy: "default/app", SNI: "app.internal", CACertificates: ca.pem, CARefs: []string{"ConfigMap default/app-ca"}}
+			b.TLS = &table.BackendTLS{Policy: "default/app", SNI: "app.internal", CACertificates: ca.pem, CARefs: []string{"ConfigMap default/app-ca"}}
 			return b
 		}
 		h2 := withTLS(echo("app", 1))
 		h2.AppProtocol = "kubernetes.io/h2c"
-		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
 			rule("h2", prefix("/h2"), h2),
 			rule("h1", prefix("/h1"), withTLS(echo("app", 1))),
 		)))))

@@ -8,19 +8,17 @@ import (
 	"net/http"
 	"testing"
 
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // benchRules makes n rules for one virtual host, in precedence order like
 // the engine's: Exact paths, regular expressions, then prefixes (longest
 // first), some with header or method conditions.
-func benchRules(host string, n int) []*engine.RouteRule {
-	var exacts, regexes, prefixes []*engine.RouteRule
+func benchRules(host string, n int) []*table.RouteRule {
+	var exacts, regexes, prefixes []*table.RouteRule
 	for i := range n {
 		name := fmt.Sprintf("%s-r%d", host, i)
-		var m *gwv1.HTTPRouteMatch
+		var m *table.HTTPRouteMatch
 		switch i % 10 {
 		case 0, 1:
 			m = exact(fmt.Sprintf("/api/v1/items/%d", i))
@@ -43,14 +41,14 @@ func benchRules(host string, n int) []*engine.RouteRule {
 }
 
 // benchTable spreads rules over hosts virtual hosts on one listener.
-func benchTable(p int32, hosts, rules int) *engine.Table {
-	var vhs []*engine.VirtualHost
+func benchTable(p int32, hosts, rules int) *table.Table {
+	var vhs []*table.VirtualHost
 	for h := range hosts {
 		host := fmt.Sprintf("host-%d.example.com", h)
 		vhs = append(vhs, vhost(host, benchRules(host, rules/hosts)...))
 	}
 	vhs = append(vhs, vhost("", rule("fallback", prefix("/"), echo("fallback", 1))))
-	return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhs...))))
+	return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhs...))))
 }
 
 func benchRequests(hosts, perHost int) []*http.Request {
@@ -123,7 +121,7 @@ func BenchmarkApply1000Routes(b *testing.B) {
 	p := freePort(b, "127.0.0.1")
 	s := New(Config{})
 	defer s.Close(context.Background())
-	tabs := []*engine.Table{benchTable(p, 100, 1000), benchTable(p, 100, 1000)}
+	tabs := []*table.Table{benchTable(p, 100, 1000), benchTable(p, 100, 1000)}
 	if err := s.Apply(tabs[0]).Err(); err != nil {
 		b.Fatal(err)
 	}
@@ -138,7 +136,7 @@ func BenchmarkApply1000Routes(b *testing.B) {
 // BenchmarkServeEcho is a full HTTP/1.1 round trip through the gateway to
 // the echo backend.
 func BenchmarkServeEcho(b *testing.B) {
-	h := serve(b, func(p int32) *engine.Table { return benchTable(p, 100, 1000) })
+	h := serve(b, func(p int32) *table.Table { return benchTable(p, 100, 1000) })
 	req := h.request("GET", "host-7.example.com", "/svc-7/a")
 	b.ReportAllocs()
 	for b.Loop() {

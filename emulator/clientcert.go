@@ -7,7 +7,7 @@ import (
 	"net/http/httptrace"
 	"sync/atomic"
 
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // The Gateway's client certificate to backends. When the table gives a
@@ -65,7 +65,7 @@ func (c *clientCertConn) CloseWrite() error {
 
 // presentClientCertificate makes conf present the certificate whenever the
 // backend asks, marking the connection of the handshake.
-func presentClientCertificate(conf *tls.Config, c *engine.Certificate) error {
+func presentClientCertificate(conf *tls.Config, c *table.Certificate) error {
 	pair, err := tls.X509KeyPair(c.CertPEM, c.KeyPEM)
 	if err != nil {
 		return err

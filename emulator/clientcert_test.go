@@ -12,16 +12,14 @@ import (
 	"strings"
 	"testing"
 
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // clientCertificate issues a client certificate as the engine puts a
 // Gateway's spec.tls.backend.clientCertificateRef in the table.
-func (ca *testCA) clientCertificate(secret, cn string) *engine.Certificate {
+func (ca *testCA) clientCertificate(secret, cn string) *table.Certificate {
 	c, k := ca.issue(certOpts{client: true, cn: cn})
-	return &engine.Certificate{Secret: "default/" + secret, CertPEM: c, KeyPEM: k}
+	return &table.Certificate{Secret: "default/" + secret, CertPEM: c, KeyPEM: k}
 }
 
 // mtlsBackend is a real HTTPS backend on loopback that answers with the
@@ -60,16 +58,16 @@ func TestBackendClientCertificate(t *testing.T) {
 	wrongCert := otherCA.clientCertificate("wrong-client", "impostor")
 	strict := mtlsBackend(t, backendCA, clientCA)
 	lax := mtlsBackend(t, backendCA, nil)
-	h := serve(t, func(p int32) *engine.Table {
-		to := func(addr string, cert *engine.Certificate) *engine.Backend {
+	h := serve(t, func(p int32) *table.Table {
+		to := func(addr string, cert *table.Certificate) *table.Backend {
 			b := mapped("api", 1, addr)
-			b.TLS = &engine.BackendTLS{Policy: "default/api-tls", SNI: "backend.internal", CACertificates: backendCA.pem,
+			b.TLS = &table.BackendTLS{Policy: "default/api-tls", SNI: "backend.internal", CACertificates: backendCA.pem,
 				CARefs: []string{"ConfigMap default/backend-ca"}, ClientCertificate: cert}
 			return b
 		}
 		h2 := to(strict, gwCert)
 		h2.AppProtocol = "kubernetes.io/h2c"
-		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
 			rule("with", prefix("/with"), to(strict, gwCert)),
 			rule("h2", prefix("/h2"), h2),
 			rule("without", prefix("/without"), to(strict, nil)),
@@ -118,15 +116,15 @@ func TestBackendClientCertificateToEcho(t *testing.T) {
 	appCA, clientCA := newTestCA(t, "app CA"), newTestCA(t, "client CA")
 	echoCert := appCA.certificate("app-tls", certOpts{dnsNames: []string{"app.internal"}})
 	gwCert := clientCA.clientCertificate("gw-client", "gateway")
-	h := serve(t, func(p int32) *engine.Table {
-		to := func(cert *engine.Certificate) *engine.Backend {
+	h := serve(t, func(p int32) *table.Table {
+		to := func(cert *table.Certificate) *table.Backend {
 			b := echo("app", 1)
 			b.Target.EchoTLS = echoCert
-			b.TLS = &engine.BackendTLS{Policy: "default/app-tls", SNI: "app.internal", CACertificates: appCA.pem,
+			b.TLS = &table.BackendTLS{Policy: "default/app-tls", SNI: "app.internal", CACertificates: appCA.pem,
 				CARefs: []string{"ConfigMap default/app-ca"}, ClientCertificate: cert}
 			return b
 		}
-		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
 			rule("with", prefix("/with"), to(gwCert)),
 			rule("without", prefix("/without"), to(nil)),
 		)))))
@@ -152,13 +150,13 @@ func TestTLSTerminateClientCertificate(t *testing.T) {
 	conf := beCA.serverConfig("secure.internal")
 	conf.ClientAuth, conf.ClientCAs = tls.RequireAndVerifyClientCert, clientCA.pool()
 	secure := lineServer(t, "secure", conf)
-	cert := []*engine.Certificate{gwCA.certificate("gw", certOpts{dnsNames: []string{"*.example.com"}})}
-	h := serve(t, func(p int32) *engine.Table {
+	cert := []*table.Certificate{gwCA.certificate("gw", certOpts{dnsNames: []string{"*.example.com"}})}
+	h := serve(t, func(p int32) *table.Table {
 		b := mapped("secure", 1, secure)
-		b.TLS = &engine.BackendTLS{Policy: "default/secure", SNI: "secure.internal", CACertificates: beCA.pem,
+		b.TLS = &table.BackendTLS{Policy: "default/secure", SNI: "secure.internal", CACertificates: beCA.pem,
 			CARefs: []string{"ConfigMap default/backend-ca"}, ClientCertificate: clientCA.clientCertificate("gw-client", "gateway")}
-		return table(gateway("gw", "127.0.0.1", port(p,
-			tlsListenerTable("tls", "*.example.com", gwv1.TLSModeTerminate, cert, sniRouteTo("secure", "secure.example.com", b)))))
+		return newTable(gateway("gw", "127.0.0.1", port(p,
+			tlsListenerTable("tls", "*.example.com", table.TLSModeTerminate, cert, sniRouteTo("secure", "secure.example.com", b)))))
 	})
 	conn, err := h.tlsDial("secure.example.com", &tls.Config{RootCAs: gwCA.pool()})
 	if err != nil {

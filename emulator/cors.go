@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // corsPolicy is a compiled HTTPCORSFilter. Wildcards are answered with the
@@ -35,7 +35,7 @@ type originPattern struct {
 	port   string
 }
 
-func compileCORS(f *gwv1.HTTPCORSFilter, rc *regexCache) *corsPolicy {
+func compileCORS(f *table.HTTPCORSFilter, rc *regexCache) *corsPolicy {
 	p := &corsPolicy{maxAge: "5"}
 	if f == nil {
 		return p

@@ -1,4 +1,5 @@
-// Package emulator is gwdev's data plane. It serves an [engine.Table] on
+// Package emulator is gwdev's data plane. It serves a [table.Table] (package
+// engine/table, the routing table the engine builds) on
 // loopback: one listener per Gateway address and port, HTTP/1.1 and h2c on
 // HTTP listeners, a router that picks the listener, virtual host and route
 // rule the way the Gateway API requires, the HTTPRoute filters, weighted
@@ -39,8 +40,8 @@
 // are explained in traces (backendtls.go); the echo backend serves TLS in
 // process with its Service's Secret (echotls.go).
 //
-// Implementation-profile behaviour from the table (engine.ListenerPolicy,
-// engine.RulePolicy, engine.AccessLogPolicy; for example the gwin profile,
+// Implementation-profile behaviour from the table (table.ListenerPolicy,
+// table.RulePolicy, table.AccessLogPolicy; for example the gwin profile,
 // docs/gwin.md): RBAC with 403 and the deciding principal in the trace
 // (rbac.go), HTTP/1.x-only listeners, the HTTP/2 stream limit and stream
 // idle timeouts (policy.go), and access-log discard rules that filter the

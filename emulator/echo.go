@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // echoTarget is the built-in echo backend of one Service port. It answers
@@ -36,7 +36,7 @@ type echoTarget struct {
 
 var _ http.RoundTripper = (*echoTarget)(nil)
 
-func newEchoTarget(b *engine.Backend, logFor func(string) *echoLog) *echoTarget {
+func newEchoTarget(b *table.Backend, logFor func(string) *echoLog) *echoTarget {
 	e := &echoTarget{namespace: b.Service.Namespace, service: b.Service.Name, port: b.Port}
 	key := e.namespace + "/" + e.service
 	h := fnv.New64a()

@@ -11,11 +11,11 @@ import (
 
 	"golang.org/x/net/websocket"
 
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 func TestEchoWebSocket(t *testing.T) {
-	h := serve(t, func(p int32) *engine.Table { return simpleTable("127.0.0.1", p, "ws") })
+	h := serve(t, func(p int32) *table.Table { return simpleTable("127.0.0.1", p, "ws") })
 	addr := net.JoinHostPort(h.ip, strconv.Itoa(int(h.port)))
 	ws, err := websocket.Dial("ws://"+addr+"/ws", "", "http://gateway/")
 	if err != nil {
@@ -38,7 +38,7 @@ func TestEchoWebSocket(t *testing.T) {
 }
 
 func TestEchoRetrySimulation(t *testing.T) {
-	e := newEchoTarget(&engine.Backend{Service: service("flaky"), Port: 80}, nil)
+	e := newEchoTarget(&table.Backend{Service: service("flaky"), Port: 80}, nil)
 	get := func(q string) (int, error) {
 		resp, err := e.RoundTrip(httptest.NewRequest(http.MethodGet, "http://echo/retry/x?"+q, nil))
 		if err != nil {

@@ -22,7 +22,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // The echo backend over TLS. When the gateway reaches an echo backend over
@@ -198,7 +198,7 @@ func (s *sniffedConn) CloseWrite() error {
 // verifying one, and the echo reports what it got (peerCertificates): it
 // is set where the gateway is the client (a BackendTLSPolicy), not for
 // passthrough, whose client is the user's.
-func echoServerTLS(cert *engine.Certificate, withALPN, askClientCert bool) *tls.Config {
+func echoServerTLS(cert *table.Certificate, withALPN, askClientCert bool) *tls.Config {
 	key := "generated"
 	if cert != nil {
 		h := sha256.New()
@@ -315,7 +315,7 @@ type echoHTTPS struct {
 	srv   *http.Server
 }
 
-func newEchoHTTPS(e *echoTarget, cert *engine.Certificate) *echoHTTPS {
+func newEchoHTTPS(e *echoTarget, cert *table.Certificate) *echoHTTPS {
 	return &echoHTTPS{e: e, conf: echoServerTLS(cert, true, true), queue: newConnQueue(memAddr("echo"))}
 }
 

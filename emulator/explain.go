@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // Explain runs the routing decision the data plane makes for req arriving
@@ -15,7 +15,7 @@ import (
 // and the backend with its candidates. Status is the gateway's own answer
 // (404, redirect, direct status, CORS preflight, 500/503) or 0 when the
 // backend would answer. Weighted choices are random, as in the data plane.
-func Explain(t *engine.Table, gatewayAddr string, port int32, req *http.Request) *Trace {
+func Explain(t *table.Table, gatewayAddr string, port int32, req *http.Request) *Trace {
 	return explain(explainRouter(t), gatewayAddr, port, req)
 }
 
@@ -24,11 +24,11 @@ func Explain(t *engine.Table, gatewayAddr string, port int32, req *http.Request)
 // once.
 var explainCache struct {
 	sync.Mutex
-	table *engine.Table
+	table *table.Table
 	rt    *router
 }
 
-func explainRouter(t *engine.Table) *router {
+func explainRouter(t *table.Table) *router {
 	explainCache.Lock()
 	defer explainCache.Unlock()
 	if explainCache.table != t || explainCache.rt == nil {

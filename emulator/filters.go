@@ -8,16 +8,16 @@ import (
 	"strconv"
 	"strings"
 
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // filterStep is a compiled HTTPRouteFilter.
 type filterStep struct {
-	typ         gwv1.HTTPRouteFilterType
+	typ         table.HTTPRouteFilterType
 	reqHeaders  *headerMod
 	respHeaders *headerMod
-	redirect    *gwv1.HTTPRequestRedirectFilter
-	rewrite     *gwv1.HTTPURLRewriteFilter
+	redirect    *table.HTTPRequestRedirectFilter
+	rewrite     *table.HTTPURLRewriteFilter
 	// mirror is the index into the resolved mirrors of the rule or
 	// backendRef (-1: not a mirror).
 	mirror      int
@@ -36,30 +36,30 @@ type headerMod struct {
 
 type headerValue struct{ name, value string }
 
-func compileFilters(fs []gwv1.HTTPRouteFilter, rc *regexCache) []filterStep {
+func compileFilters(fs []table.HTTPRouteFilter, rc *regexCache) []filterStep {
 	var out []filterStep
 	mirrors := 0
 	for _, f := range fs {
 		s := filterStep{typ: f.Type, mirror: -1}
 		switch f.Type {
-		case gwv1.HTTPRouteFilterRequestHeaderModifier:
+		case table.HTTPRouteFilterRequestHeaderModifier:
 			s.reqHeaders = compileHeaderMod(f.RequestHeaderModifier)
-		case gwv1.HTTPRouteFilterResponseHeaderModifier:
+		case table.HTTPRouteFilterResponseHeaderModifier:
 			s.respHeaders = compileHeaderMod(f.ResponseHeaderModifier)
-		case gwv1.HTTPRouteFilterRequestRedirect:
+		case table.HTTPRouteFilterRequestRedirect:
 			s.redirect = f.RequestRedirect
-		case gwv1.HTTPRouteFilterURLRewrite:
+		case table.HTTPRouteFilterURLRewrite:
 			s.rewrite = f.URLRewrite
-		case gwv1.HTTPRouteFilterRequestMirror:
+		case table.HTTPRouteFilterRequestMirror:
 			if f.RequestMirror == nil {
 				continue
 			}
 			s.mirror = mirrors
 			mirrors++
 			s.mirrorNum, s.mirrorDen = mirrorFraction(f.RequestMirror)
-		case gwv1.HTTPRouteFilterCORS:
+		case table.HTTPRouteFilterCORS:
 			s.cors = compileCORS(f.CORS, rc)
-		case gwv1.HTTPRouteFilterExtensionRef:
+		case table.HTTPRouteFilterExtensionRef:
 			name := ""
 			if f.ExtensionRef != nil {
 				name = string(f.ExtensionRef.Kind) + " " + string(f.ExtensionRef.Name)
@@ -73,7 +73,7 @@ func compileFilters(fs []gwv1.HTTPRouteFilter, rc *regexCache) []filterStep {
 	return out
 }
 
-func mirrorFraction(m *gwv1.HTTPRequestMirrorFilter) (num, den int32) {
+func mirrorFraction(m *table.HTTPRequestMirrorFilter) (num, den int32) {
 	switch {
 	case m.Fraction != nil:
 		den = 100
@@ -87,7 +87,7 @@ func mirrorFraction(m *gwv1.HTTPRequestMirrorFilter) (num, den int32) {
 	return 1, 1
 }
 
-func compileHeaderMod(f *gwv1.HTTPHeaderFilter) *headerMod {
+func compileHeaderMod(f *table.HTTPHeaderFilter) *headerMod {
 	m := &headerMod{}
 	if f == nil {
 		return m
@@ -149,16 +149,16 @@ func (m *headerMod) describe() string {
 
 // modifyPath applies a path modifier (redirect or rewrite) to path. A
 // ReplacePrefixMatch needs the rule's prefix; without one the path is kept.
-func modifyPath(m *gwv1.HTTPPathModifier, path string, rule *ruleRoutes) string {
+func modifyPath(m *table.HTTPPathModifier, path string, rule *ruleRoutes) string {
 	if m == nil {
 		return path
 	}
 	switch m.Type {
-	case gwv1.FullPathHTTPPathModifier:
+	case table.FullPathHTTPPathModifier:
 		if m.ReplaceFullPath != nil {
 			return *m.ReplaceFullPath
 		}
-	case gwv1.PrefixMatchHTTPPathModifier:
+	case table.PrefixMatchHTTPPathModifier:
 		if m.ReplacePrefixMatch == nil || rule == nil || rule.http == nil || rule.http.kind == pathRegex {
 			return path
 		}
@@ -186,7 +186,7 @@ func replacePrefix(path, prefix, repl string) string {
 // the spec: the request's scheme and host; the port of the scheme when the
 // scheme is set, else the listener's port; no port for http:80 and
 // https:443. The query string is kept.
-func redirectLocation(f *gwv1.HTTPRequestRedirectFilter, r *http.Request, host string, listenerPort int32, rule *ruleRoutes) (string, int) {
+func redirectLocation(f *table.HTTPRequestRedirectFilter, r *http.Request, host string, listenerPort int32, rule *ruleRoutes) (string, int) {
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"

@@ -9,37 +9,35 @@ import (
 	"testing"
 	"time"
 
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
-func headerFilter(typ gwv1.HTTPRouteFilterType, set, add map[string]string, remove ...string) gwv1.HTTPRouteFilter {
-	f := &gwv1.HTTPHeaderFilter{Remove: remove}
+func headerFilter(typ table.HTTPRouteFilterType, set, add map[string]string, remove ...string) table.HTTPRouteFilter {
+	f := &table.HTTPHeaderFilter{Remove: remove}
 	for k, v := range set {
-		f.Set = append(f.Set, gwv1.HTTPHeader{Name: gwv1.HTTPHeaderName(k), Value: v})
+		f.Set = append(f.Set, table.HTTPHeader{Name: table.HTTPHeaderName(k), Value: v})
 	}
 	for k, v := range add {
-		f.Add = append(f.Add, gwv1.HTTPHeader{Name: gwv1.HTTPHeaderName(k), Value: v})
+		f.Add = append(f.Add, table.HTTPHeader{Name: table.HTTPHeaderName(k), Value: v})
 	}
-	if typ == gwv1.HTTPRouteFilterRequestHeaderModifier {
-		return gwv1.HTTPRouteFilter{Type: typ, RequestHeaderModifier: f}
+	if typ == table.HTTPRouteFilterRequestHeaderModifier {
+		return table.HTTPRouteFilter{Type: typ, RequestHeaderModifier: f}
 	}
-	return gwv1.HTTPRouteFilter{Type: typ, ResponseHeaderModifier: f}
+	return table.HTTPRouteFilter{Type: typ, ResponseHeaderModifier: f}
 }
 
 func TestHeaderModifiers(t *testing.T) {
-	h := serve(t, func(p int32) *engine.Table {
+	h := serve(t, func(p int32) *table.Table {
 		b := echo("main", 1)
-		b.Filters = []gwv1.HTTPRouteFilter{headerFilter(gwv1.HTTPRouteFilterRequestHeaderModifier, map[string]string{"X-Backend": "main"}, nil)}
+		b.Filters = []table.HTTPRouteFilter{headerFilter(table.HTTPRouteFilterRequestHeaderModifier, map[string]string{"X-Backend": "main"}, nil)}
 		r := rule("r", prefix("/"), b)
-		r.Filters = []gwv1.HTTPRouteFilter{
-			headerFilter(gwv1.HTTPRouteFilterRequestHeaderModifier,
+		r.Filters = []table.HTTPRouteFilter{
+			headerFilter(table.HTTPRouteFilterRequestHeaderModifier,
 				map[string]string{"X-Env": "dev"}, map[string]string{"X-Trace": "1"}, "X-Internal"),
-			headerFilter(gwv1.HTTPRouteFilterResponseHeaderModifier,
+			headerFilter(table.HTTPRouteFilterResponseHeaderModifier,
 				map[string]string{"Cache-Control": "no-store"}, map[string]string{"X-Added": "yes"}, "X-Drop"),
 		}
-		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", r)))))
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", r)))))
 	})
 	res, tr := h.traced(h.request("GET", "example.com", "/x",
 		"X-Env: prod", "X-Trace: 0", "X-Internal: secret", "X-Echo-Set-Header: X-Drop:1, X-Keep:2"))
@@ -60,21 +58,21 @@ func TestHeaderModifiers(t *testing.T) {
 }
 
 func TestURLRewrite(t *testing.T) {
-	h := serve(t, func(p int32) *engine.Table {
+	h := serve(t, func(p int32) *table.Table {
 		pre := rule("pre", prefix("/api"), echo("pre", 1))
-		pre.Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterURLRewrite, URLRewrite: &gwv1.HTTPURLRewriteFilter{
-			Hostname: ptr(gwv1.PreciseHostname("internal.example.com")),
-			Path:     &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr("/v2")},
+		pre.Filters = []table.HTTPRouteFilter{{Type: table.HTTPRouteFilterURLRewrite, URLRewrite: &table.HTTPURLRewriteFilter{
+			Hostname: ptr(table.PreciseHostname("internal.example.com")),
+			Path:     &table.HTTPPathModifier{Type: table.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr("/v2")},
 		}}}
 		full := rule("full", prefix("/full"), echo("full", 1))
-		full.Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterURLRewrite, URLRewrite: &gwv1.HTTPURLRewriteFilter{
-			Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: ptr("/replaced")},
+		full.Filters = []table.HTTPRouteFilter{{Type: table.HTTPRouteFilterURLRewrite, URLRewrite: &table.HTTPURLRewriteFilter{
+			Path: &table.HTTPPathModifier{Type: table.FullPathHTTPPathModifier, ReplaceFullPath: ptr("/replaced")},
 		}}}
 		strip := rule("strip", prefix("/strip/"), echo("strip", 1))
-		strip.Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterURLRewrite, URLRewrite: &gwv1.HTTPURLRewriteFilter{
-			Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr("/")},
+		strip.Filters = []table.HTTPRouteFilter{{Type: table.HTTPRouteFilterURLRewrite, URLRewrite: &table.HTTPURLRewriteFilter{
+			Path: &table.HTTPPathModifier{Type: table.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr("/")},
 		}}}
-		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", pre, full, strip)))))
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", pre, full, strip)))))
 	})
 	for _, c := range []struct{ path, wantPath, wantHost string }{
 		{"/api/users?x=1", "/v2/users?x=1", "internal.example.com"},
@@ -112,23 +110,23 @@ func TestReplacePrefixTable(t *testing.T) {
 	}
 }
 
-func redirectRule(name, path string, f gwv1.HTTPRequestRedirectFilter) *engine.RouteRule {
+func redirectRule(name, path string, f table.HTTPRequestRedirectFilter) *table.RouteRule {
 	r := rule(name, prefix(path))
-	r.Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: &f}}
+	r.Filters = []table.HTTPRouteFilter{{Type: table.HTTPRouteFilterRequestRedirect, RequestRedirect: &f}}
 	return r
 }
 
 func TestRedirects(t *testing.T) {
-	h := serve(t, func(p int32) *engine.Table {
-		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
-			redirectRule("plain", "/plain", gwv1.HTTPRequestRedirectFilter{}),
-			redirectRule("https", "/https", gwv1.HTTPRequestRedirectFilter{Scheme: ptr("https")}),
-			redirectRule("http", "/http", gwv1.HTTPRequestRedirectFilter{Scheme: ptr("http")}),
-			redirectRule("full", "/full", gwv1.HTTPRequestRedirectFilter{
-				Hostname: ptr(gwv1.PreciseHostname("other.example.com")), Port: ptr(int32(8443)), StatusCode: ptr(301),
-				Path: &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: ptr("/new")}}),
-			redirectRule("prefix", "/old", gwv1.HTTPRequestRedirectFilter{Scheme: ptr("https"), Port: ptr(int32(443)),
-				Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr("/new")}}),
+	h := serve(t, func(p int32) *table.Table {
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
+			redirectRule("plain", "/plain", table.HTTPRequestRedirectFilter{}),
+			redirectRule("https", "/https", table.HTTPRequestRedirectFilter{Scheme: ptr("https")}),
+			redirectRule("http", "/http", table.HTTPRequestRedirectFilter{Scheme: ptr("http")}),
+			redirectRule("full", "/full", table.HTTPRequestRedirectFilter{
+				Hostname: ptr(table.PreciseHostname("other.example.com")), Port: ptr(int32(8443)), StatusCode: ptr(301),
+				Path: &table.HTTPPathModifier{Type: table.FullPathHTTPPathModifier, ReplaceFullPath: ptr("/new")}}),
+			redirectRule("prefix", "/old", table.HTTPRequestRedirectFilter{Scheme: ptr("https"), Port: ptr(int32(443)),
+				Path: &table.HTTPPathModifier{Type: table.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: ptr("/new")}}),
 		)))))
 	})
 	ps := h.url("")[len("http://127.0.0.1:"):]
@@ -154,26 +152,26 @@ func TestRedirects(t *testing.T) {
 	}
 }
 
-func corsRule(name, path string, f gwv1.HTTPCORSFilter) *engine.RouteRule {
+func corsRule(name, path string, f table.HTTPCORSFilter) *table.RouteRule {
 	r := rule(name, prefix(path), echo(name, 1))
-	r.Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterCORS, CORS: &f}}
+	r.Filters = []table.HTTPRouteFilter{{Type: table.HTTPRouteFilterCORS, CORS: &f}}
 	return r
 }
 
 func TestCORS(t *testing.T) {
-	h := serve(t, func(p int32) *engine.Table {
-		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
-			corsRule("cors1", "/cors-1", gwv1.HTTPCORSFilter{
-				AllowOrigins:     []gwv1.CORSOrigin{"https://www.foo.com", "https://*.bar.com"},
+	h := serve(t, func(p int32) *table.Table {
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
+			corsRule("cors1", "/cors-1", table.HTTPCORSFilter{
+				AllowOrigins:     []table.CORSOrigin{"https://www.foo.com", "https://*.bar.com"},
 				AllowCredentials: ptr(true),
-				AllowMethods:     []gwv1.HTTPMethodWithWildcard{"GET", "OPTIONS"},
-				AllowHeaders:     []gwv1.HTTPHeaderName{"x-header-1", "x-header-2"},
-				ExposeHeaders:    []gwv1.HTTPHeaderName{"x-header-3", "x-header-4"},
+				AllowMethods:     []table.HTTPMethodWithWildcard{"GET", "OPTIONS"},
+				AllowHeaders:     []table.HTTPHeaderName{"x-header-1", "x-header-2"},
+				ExposeHeaders:    []table.HTTPHeaderName{"x-header-3", "x-header-4"},
 				MaxAge:           3600,
 			}),
-			corsRule("cors2", "/cors-2", gwv1.HTTPCORSFilter{
-				AllowOrigins: []gwv1.CORSOrigin{"*"},
-				AllowMethods: []gwv1.HTTPMethodWithWildcard{"*"},
+			corsRule("cors2", "/cors-2", table.HTTPCORSFilter{
+				AllowOrigins: []table.CORSOrigin{"*"},
+				AllowMethods: []table.HTTPMethodWithWildcard{"*"},
 			}),
 		)))))
 	})
@@ -239,18 +237,18 @@ func TestRequestMirror(t *testing.T) {
 		got <- struct{}{}
 	}))
 	defer shadow.Close()
-	mirror := func(name string, frac *gwv1.Fraction) gwv1.HTTPRouteFilter {
-		return gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestMirror, RequestMirror: &gwv1.HTTPRequestMirrorFilter{
-			BackendRef: gwv1.BackendObjectReference{Name: gwv1.ObjectName(name)}, Fraction: frac}}
+	mirror := func(name string, frac *table.Fraction) table.HTTPRouteFilter {
+		return table.HTTPRouteFilter{Type: table.HTTPRouteFilterRequestMirror, RequestMirror: &table.HTTPRequestMirrorFilter{
+			BackendRef: table.BackendObjectReference{Name: table.ObjectName(name)}, Fraction: frac}}
 	}
-	h := serve(t, func(p int32) *engine.Table {
+	h := serve(t, func(p int32) *table.Table {
 		r := rule("r", prefix("/m"), echo("main", 1))
-		r.Filters = []gwv1.HTTPRouteFilter{mirror("shadow-echo", nil), mirror("shadow-http", nil), mirror("never", &gwv1.Fraction{Numerator: 0})}
-		r.Mirrors = []*engine.Backend{echo("shadow-echo", 1), mapped("shadow-http", 1, shadow.Listener.Addr().String()), echo("never", 1)}
+		r.Filters = []table.HTTPRouteFilter{mirror("shadow-echo", nil), mirror("shadow-http", nil), mirror("never", &table.Fraction{Numerator: 0})}
+		r.Mirrors = []*table.Backend{echo("shadow-echo", 1), mapped("shadow-http", 1, shadow.Listener.Addr().String()), echo("never", 1)}
 		for i, m := range r.Mirrors {
 			m.Name = r.Name + "/filter/" + string(rune('0'+i)) + "/mirror"
 		}
-		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", r)))))
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", r)))))
 	})
 	req := h.request("POST", "example.com", "/m/1")
 	req.Body = io.NopCloser(strings.NewReader("payload"))
@@ -284,14 +282,14 @@ func TestRequestMirror(t *testing.T) {
 }
 
 func TestDirectStatusAndUnsupportedFilters(t *testing.T) {
-	h := serve(t, func(p int32) *engine.Table {
+	h := serve(t, func(p int32) *table.Table {
 		direct := rule("direct", prefix("/direct"))
 		direct.DirectStatus, direct.DirectReason = 500, "the rule has no backendRefs"
 		b := echo("ext", 1)
-		b.Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterExtensionRef,
-			ExtensionRef: &gwv1.LocalObjectReference{Kind: "RateLimit", Name: "strict"}}}
+		b.Filters = []table.HTTPRouteFilter{{Type: table.HTTPRouteFilterExtensionRef,
+			ExtensionRef: &table.LocalObjectReference{Kind: "RateLimit", Name: "strict"}}}
 		ext := rule("ext", prefix("/ext"), b)
-		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", direct, ext)))))
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", direct, ext)))))
 	})
 	for _, path := range []string{"/direct", "/ext"} {
 		res, tr := h.traced(h.request("GET", "example.com", path))
@@ -305,14 +303,14 @@ func TestDirectStatusAndUnsupportedFilters(t *testing.T) {
 }
 
 func TestBackendLevelMirror(t *testing.T) {
-	h := serve(t, func(p int32) *engine.Table {
+	h := serve(t, func(p int32) *table.Table {
 		b := echo("main", 1)
-		b.Filters = []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestMirror, RequestMirror: &gwv1.HTTPRequestMirrorFilter{
-			BackendRef: gwv1.BackendObjectReference{Name: "bshadow"}, Percent: ptr(int32(100))}}}
-		b.Mirrors = []*engine.Backend{echo("bshadow", 1)}
+		b.Filters = []table.HTTPRouteFilter{{Type: table.HTTPRouteFilterRequestMirror, RequestMirror: &table.HTTPRequestMirrorFilter{
+			BackendRef: table.BackendObjectReference{Name: "bshadow"}, Percent: ptr(int32(100))}}}
+		b.Mirrors = []*table.Backend{echo("bshadow", 1)}
 		r := rule("r", prefix("/"), b)
 		b.Mirrors[0].Name = b.Name + "/filter/0/mirror"
-		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", r)))))
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", r)))))
 	})
 	if res := h.get("x", "/bm"); res.status != 200 {
 		t.Fatal(res.status)

@@ -9,10 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // TestEngineGoldenTables compiles the table of every engine golden case and
@@ -32,7 +31,7 @@ func TestEngineGoldenTables(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out struct {
-			Table *engine.Table `json:"table"`
+			Table *table.Table `json:"table"`
 		}
 		if err := yaml.Unmarshal(b, &out); err != nil {
 			t.Logf("%s: skipped: %v", f, err) // another package's file, maybe mid-edit
@@ -59,13 +58,13 @@ func TestEngineGoldenTables(t *testing.T) {
 							if tr.Listener != l.Name {
 								// Listener Isolation: a more specific listener
 								// of the port may take the host first.
-								k := slices.IndexFunc(p.Listeners, func(x *engine.ListenerTable) bool { return x.Name == tr.Listener })
+								k := slices.IndexFunc(p.Listeners, func(x *table.ListenerTable) bool { return x.Name == tr.Listener })
 								if k < 0 || p.Listeners[k] == l || k > slices.Index(p.Listeners, l) {
 									t.Errorf("%s: a request for %s reached listener %q", filepath.Base(f), r.Name, tr.Listener)
 								}
 								continue
 							}
-							j := slices.IndexFunc(vh.Rules, func(x *engine.RouteRule) bool { return x.Name == tr.Rule })
+							j := slices.IndexFunc(vh.Rules, func(x *table.RouteRule) bool { return x.Name == tr.Rule })
 							if tr.VirtualHost != vh.Name || j < 0 || j > i {
 								t.Errorf("%s: a request for %s reached %q / %q (%s)", filepath.Base(f), r.Name, tr.VirtualHost, tr.Rule, tr.Reason)
 							}
@@ -80,7 +79,7 @@ func TestEngineGoldenTables(t *testing.T) {
 
 // requestFor makes a request that the rule matches, when that is simple to
 // do (no regular expressions).
-func requestFor(vh *engine.VirtualHost, r *engine.RouteRule) (*http.Request, bool) {
+func requestFor(vh *table.VirtualHost, r *table.RouteRule) (*http.Request, bool) {
 	host := vh.Hostname
 	switch {
 	case host == "":
@@ -97,7 +96,7 @@ func requestFor(vh *engine.VirtualHost, r *engine.RouteRule) (*http.Request, boo
 		req.Header.Set("Content-Type", "application/grpc")
 		svc, method := "svc.Any", "Any"
 		if m := g.Method; m != nil {
-			if m.Type != nil && *m.Type == gwv1.GRPCMethodMatchRegularExpression {
+			if m.Type != nil && *m.Type == table.GRPCMethodMatchRegularExpression {
 				return nil, false
 			}
 			if m.Service != nil {
@@ -109,7 +108,7 @@ func requestFor(vh *engine.VirtualHost, r *engine.RouteRule) (*http.Request, boo
 		}
 		u.Path = "/" + svc + "/" + method
 		for _, h := range g.Headers {
-			if h.Type != nil && *h.Type == gwv1.GRPCHeaderMatchRegularExpression {
+			if h.Type != nil && *h.Type == table.GRPCHeaderMatchRegularExpression {
 				return nil, false
 			}
 			req.Header.Set(string(h.Name), h.Value)
@@ -121,7 +120,7 @@ func requestFor(vh *engine.VirtualHost, r *engine.RouteRule) (*http.Request, boo
 		return nil, false
 	}
 	if m.Path != nil && m.Path.Value != nil {
-		if m.Path.Type != nil && *m.Path.Type == gwv1.PathMatchRegularExpression {
+		if m.Path.Type != nil && *m.Path.Type == table.PathMatchRegularExpression {
 			return nil, false
 		}
 		u.Path = *m.Path.Value
@@ -130,14 +129,14 @@ func requestFor(vh *engine.VirtualHost, r *engine.RouteRule) (*http.Request, boo
 		req.Method = string(*m.Method)
 	}
 	for _, h := range m.Headers {
-		if h.Type != nil && *h.Type == gwv1.HeaderMatchRegularExpression {
+		if h.Type != nil && *h.Type == table.HeaderMatchRegularExpression {
 			return nil, false
 		}
 		req.Header.Set(string(h.Name), h.Value)
 	}
 	q := url.Values{}
 	for _, p := range m.QueryParams {
-		if p.Type != nil && *p.Type == gwv1.QueryParamMatchRegularExpression {
+		if p.Type != nil && *p.Type == table.QueryParamMatchRegularExpression {
 			return nil, false
 		}
 		q.Set(string(p.Name), p.Value)

@@ -13,10 +13,9 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	pb "sigs.k8s.io/gateway-api/conformance/echo-basic/grpcechoserver"
 
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // echoClient is a grpc-go client of the conformance echo service through
@@ -52,20 +51,20 @@ func echoHeaders(r *pb.EchoResponse) map[string][]string {
 
 const echoSvc = "gateway_api_conformance.echo_basic.grpcecho.GrpcEcho"
 
-func grpcMethod(service, method string) *gwv1.GRPCRouteMatch {
-	m := &gwv1.GRPCMethodMatch{}
+func grpcMethod(service, method string) *table.GRPCRouteMatch {
+	m := &table.GRPCMethodMatch{}
 	if service != "" {
 		m.Service = ptr(service)
 	}
 	if method != "" {
 		m.Method = ptr(method)
 	}
-	return &gwv1.GRPCRouteMatch{Method: m}
+	return &table.GRPCRouteMatch{Method: m}
 }
 
 func TestGRPCEchoService(t *testing.T) {
-	h := serve(t, func(p int32) *engine.Table {
-		return table(gateway("gw", "127.0.0.1", port(p, listener("grpc", "", vhost("",
+	h := serve(t, func(p int32) *table.Table {
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("grpc", "", vhost("",
 			grpcRule("echo", grpcMethod(echoSvc, ""), echo("grpc-infra-backend-v1", 1)))))))
 	})
 	c := echoClient(t, h, "grpc.example.com")
@@ -124,13 +123,13 @@ func TestGRPCEchoService(t *testing.T) {
 
 func TestGRPCStatusesFromTheGateway(t *testing.T) {
 	down := freePort(t, "127.0.0.1") // nothing listens there
-	h := serve(t, func(p int32) *engine.Table {
-		return table(gateway("gw", "127.0.0.1", port(p, listener("grpc", "", vhost("",
+	h := serve(t, func(p int32) *table.Table {
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("grpc", "", vhost("",
 			grpcRule("only-echotwo", grpcMethod(echoSvc, "EchoTwo"), echo("echo", 1)),
 			grpcRule("broken", grpcMethod("broken.Svc", ""), invalid("gone", 1, "backendRef Service default/gone not found")),
 			grpcRule("down", grpcMethod("down.Svc", ""), mapped("down", 1, "127.0.0.1:"+strconv.Itoa(int(down)))),
-			grpcRule("empty", grpcMethod("empty.Svc", ""), &engine.Backend{Service: service("empty"), Port: 80, Weight: 1,
-				Target: &engine.Target{Kind: engine.TargetEndpointSlice, Why: "no ready endpoints"}}),
+			grpcRule("empty", grpcMethod("empty.Svc", ""), &table.Backend{Service: service("empty"), Port: 80, Weight: 1,
+				Target: &table.Target{Kind: table.TargetEndpointSlice, Why: "no ready endpoints"}}),
 		)))))
 	})
 	c := echoClient(t, h, "grpc.example.com")
@@ -180,18 +179,18 @@ func echoConn(t *testing.T, h *harness) *grpc.ClientConn {
 // their HTTPRoute equivalents; request metadata is added and removed,
 // response metadata set; weights split calls between two echo Services.
 func TestGRPCRouteFiltersAndWeights(t *testing.T) {
-	h := serve(t, func(p int32) *engine.Table {
+	h := serve(t, func(p int32) *table.Table {
 		r := grpcRule("split", grpcMethod(echoSvc, ""), echo("echo-a", 3), echo("echo-b", 1))
-		r.Filters = []gwv1.HTTPRouteFilter{
-			{Type: gwv1.HTTPRouteFilterRequestHeaderModifier, RequestHeaderModifier: &gwv1.HTTPHeaderFilter{
-				Add:    []gwv1.HTTPHeader{{Name: "x-added", Value: "yes"}},
+		r.Filters = []table.HTTPRouteFilter{
+			{Type: table.HTTPRouteFilterRequestHeaderModifier, RequestHeaderModifier: &table.HTTPHeaderFilter{
+				Add:    []table.HTTPHeader{{Name: "x-added", Value: "yes"}},
 				Remove: []string{"x-secret"},
 			}},
-			{Type: gwv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &gwv1.HTTPHeaderFilter{
-				Set: []gwv1.HTTPHeader{{Name: "x-route", Value: "split"}},
+			{Type: table.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &table.HTTPHeaderFilter{
+				Set: []table.HTTPHeader{{Name: "x-route", Value: "split"}},
 			}},
 		}
-		return table(gateway("gw", "127.0.0.1", port(p, listener("grpc", "", vhost("", r)))))
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("grpc", "", vhost("", r)))))
 	})
 	c := echoClient(t, h, "grpc.example.com")
 	counts := map[string]int{}
@@ -222,8 +221,8 @@ func TestGRPCRouteFiltersAndWeights(t *testing.T) {
 // TestGRPCGarbageAndSilentClients: garbage and silent clients on an h2c
 // port are refused cleanly and traced, and the port keeps serving.
 func TestGRPCGarbageAndSilentClients(t *testing.T) {
-	h := serve(t, func(p int32) *engine.Table {
-		return table(gateway("gw", "127.0.0.1", port(p, listener("grpc", "", vhost("",
+	h := serve(t, func(p int32) *table.Table {
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("grpc", "", vhost("",
 			grpcRule("echo", grpcMethod(echoSvc, ""), echo("echo", 1)))))))
 	})
 	addr := strings.TrimPrefix(h.url(""), "http://")

@@ -15,9 +15,8 @@ import (
 	"testing"
 	"time"
 
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -34,7 +33,7 @@ var (
 // gwinTable loads manifests (PORT is replaced by port) and translates them
 // with the Gateway "gw" on 127.0.0.1; load problems and error findings
 // fail the test.
-func gwinTable(t testing.TB, manifests string, port int32, opts engine.Options) *engine.Table {
+func gwinTable(t testing.TB, manifests string, port int32, opts engine.Options) *table.Table {
 	t.Helper()
 	gwinLoaderOnce.Do(func() { gwinLoader, gwinLoaderErr = watch.NewLoader() })
 	if gwinLoaderErr != nil {
@@ -87,7 +86,7 @@ spec:
 }
 
 func TestGwinRBACDenyByHeader(t *testing.T) {
-	h := serve(t, func(p int32) *engine.Table {
+	h := serve(t, func(p int32) *table.Table {
 		return gwinTable(t, gwinManifests(`
     gwin.yandex.cloud/listeners.rbac.action: DENY
     gwin.yandex.cloud/listeners.rbac.principals.blocked.token.header.name: X-Api-Token
@@ -117,7 +116,7 @@ func TestGwinRBACDenyByHeader(t *testing.T) {
 }
 
 func TestGwinRBACAllowByCIDR(t *testing.T) {
-	h := serve(t, func(p int32) *engine.Table {
+	h := serve(t, func(p int32) *table.Table {
 		return gwinTable(t, gwinManifests(`
     gwin.yandex.cloud/listeners.rbac.action: ALLOW
     gwin.yandex.cloud/listeners.rbac.principals.office.net.ip.remoteIp: 127.0.0.1/32`), p, engine.Options{})
@@ -147,7 +146,7 @@ func TestGwinRBACAllowByCIDR(t *testing.T) {
 }
 
 func TestGwinRuleAndHostRBAC(t *testing.T) {
-	h := serve(t, func(p int32) *engine.Table {
+	h := serve(t, func(p int32) *table.Table {
 		return gwinTable(t, `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: gw}
@@ -203,7 +202,7 @@ spec:
 }
 
 func TestGwinAllowHTTP10RefusesH2C(t *testing.T) {
-	h := serve(t, func(p int32) *engine.Table {
+	h := serve(t, func(p int32) *table.Table {
 		return gwinTable(t, gwinManifests(`
     gwin.yandex.cloud/listeners.http.protocolSettings.allowHTTP10: "true"`), p, engine.Options{})
 	})
@@ -241,7 +240,7 @@ func TestGwinAllowHTTP10RefusesH2C(t *testing.T) {
 }
 
 func TestGwinH2CAllowedWithoutAllowHTTP10(t *testing.T) {
-	h := serve(t, func(p int32) *engine.Table {
+	h := serve(t, func(p int32) *table.Table {
 		return gwinTable(t, gwinManifests(`
     gwin.yandex.cloud/listeners.http.protocolSettings.allowHTTP10: "false"`), p, engine.Options{})
 	})
@@ -256,7 +255,7 @@ func TestGwinH2CAllowedWithoutAllowHTTP10(t *testing.T) {
 }
 
 func TestGwinMaxConcurrentStreams(t *testing.T) {
-	h := serve(t, func(p int32) *engine.Table {
+	h := serve(t, func(p int32) *table.Table {
 		return gwinTable(t, gwinManifests(`    example.com/none: ""`)+`---
 apiVersion: gwin.yandex.cloud/v1
 kind: GatewayPolicy
@@ -387,7 +386,7 @@ func TestGwinRouteTimeout(t *testing.T) {
 		}
 	}))
 	defer slow.Close()
-	h := serve(t, func(p int32) *engine.Table {
+	h := serve(t, func(p int32) *table.Table {
 		return gwinTable(t, `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: gw}
@@ -422,7 +421,7 @@ spec:
 }
 
 func TestKeepLine(t *testing.T) {
-	p := &engine.AccessLogPolicy{DiscardRules: []engine.LogDiscardRule{
+	p := &table.AccessLogPolicy{DiscardRules: []table.LogDiscardRule{
 		{Name: "a", HTTPCodes: []int{404}, DiscardPercent: 100},
 		{Name: "b", GRPCCodes: []string{"UNIMPLEMENTED", "CANCELLED"}, DiscardPercent: 50},
 		{Name: "c", HTTPCodeIntervals: []string{"HTTP_ALL"}, DiscardPercent: 0},
@@ -446,15 +445,15 @@ func TestKeepLine(t *testing.T) {
 			t.Errorf("%+v: keep %v, want %v", c.t, got, c.keep)
 		}
 	}
-	if keepLine(&engine.AccessLogPolicy{Disabled: true}, &Trace{Status: 200}, always) {
+	if keepLine(&table.AccessLogPolicy{Disabled: true}, &Trace{Status: 200}, always) {
 		t.Error("logs.disable keeps a line")
 	}
 }
 
 func TestEvalRBACPseudoHeaders(t *testing.T) {
-	p := &engine.RBAC{Name: "r", Action: engine.RBACAllow, Groups: []engine.RBACGroup{{Name: "g", Principals: []engine.RBACPrincipal{
-		{Name: "m", Header: &engine.RBACHeaderMatch{Name: ":method", Exact: "GET"}},
-		{Name: "p", Header: &engine.RBACHeaderMatch{Name: ":path", Prefix: "/public"}},
+	p := &table.RBAC{Name: "r", Action: table.RBACAllow, Groups: []table.RBACGroup{{Name: "g", Principals: []table.RBACPrincipal{
+		{Name: "m", Header: &table.RBACHeaderMatch{Name: ":method", Exact: "GET"}},
+		{Name: "p", Header: &table.RBACHeaderMatch{Name: ":path", Prefix: "/public"}},
 	}}}}
 	req := httptest.NewRequest("GET", "/public/x?y=1", nil)
 	if v := evalRBAC(p, req); !v.allowed {
@@ -467,7 +466,7 @@ func TestEvalRBACPseudoHeaders(t *testing.T) {
 }
 
 func TestGwinStreamIdleTimeoutTCP(t *testing.T) {
-	h := serve(t, func(p int32) *engine.Table {
+	h := serve(t, func(p int32) *table.Table {
 		return gwinTable(t, `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata:
@@ -525,7 +524,7 @@ func TestIdleConnSharesActivity(t *testing.T) {
 	b1, b2 := net.Pipe()
 	defer a2.Close()
 	defer b2.Close()
-	pr := &portRoutes{listeners: []*listenerRoutes{{l: &engine.ListenerTable{Policy: &engine.ListenerPolicy{StreamIdleTimeout: "150ms"}}}}}
+	pr := &portRoutes{listeners: []*listenerRoutes{{l: &table.ListenerTable{Policy: &table.ListenerPolicy{StreamIdleTimeout: "150ms"}}}}}
 	client, backend := withStreamIdle(pr, a1, b1)
 	// Traffic on the backend side keeps the client side's read alive.
 	go func() {
@@ -552,12 +551,12 @@ func TestIdleConnSharesActivity(t *testing.T) {
 func TestStreamIdleTimeoutTLSTerminate(t *testing.T) {
 	gwCA := newTestCA(t, "gateway CA")
 	plain := lineServer(t, "plain", nil)
-	cert := []*engine.Certificate{gwCA.certificate("gw", certOpts{dnsNames: []string{"*.example.com"}})}
-	h := serve(t, func(p int32) *engine.Table {
-		l := tlsListenerTable("tls", "*.example.com", gwv1.TLSModeTerminate, cert,
+	cert := []*table.Certificate{gwCA.certificate("gw", certOpts{dnsNames: []string{"*.example.com"}})}
+	h := serve(t, func(p int32) *table.Table {
+		l := tlsListenerTable("tls", "*.example.com", table.TLSModeTerminate, cert,
 			sniRouteTo("plain", "plain.example.com", mapped("plain", 1, plain)))
-		l.Policy = &engine.ListenerPolicy{Profile: "gwin", StreamIdleTimeout: "200ms"}
-		return table(gateway("gw", "127.0.0.1", port(p, l)))
+		l.Policy = &table.ListenerPolicy{Profile: "gwin", StreamIdleTimeout: "200ms"}
+		return newTable(gateway("gw", "127.0.0.1", port(p, l)))
 	})
 	conn, err := h.tlsDial("plain.example.com", &tls.Config{RootCAs: gwCA.pool()})
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // action is what the routing decision asks the data plane to do.
@@ -206,7 +206,7 @@ func (ex *exchange) collect(fs []filterStep, mirrors []*backendRoutes) (action, 
 			t.Location = ex.location
 			t.Filters = append(t.Filters, fmt.Sprintf("RequestRedirect: %d %s", ex.status, ex.location))
 			redirect = true
-		case f.typ == gwv1.HTTPRouteFilterRequestMirror:
+		case f.typ == table.HTTPRouteFilterRequestMirror:
 			ex.addMirror(f, mirrors)
 		case f.cors != nil:
 			cors = f.cors
@@ -242,7 +242,7 @@ func (ex *exchange) collect(fs []filterStep, mirrors []*backendRoutes) (action, 
 	return 0, false
 }
 
-func (ex *exchange) applyRewrite(f *gwv1.HTTPURLRewriteFilter) {
+func (ex *exchange) applyRewrite(f *table.HTTPURLRewriteFilter) {
 	var parts []string
 	if f.Hostname != nil && *f.Hostname != "" {
 		ex.rewriteHost = string(*f.Hostname)

@@ -12,19 +12,17 @@ import (
 	"testing"
 	"time"
 
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // Table builders: small helpers that fill in the stable names the engine
 // would produce, so tests read as the routing they set up.
 
-func table(gws ...*engine.GatewayTable) *engine.Table { return &engine.Table{Gateways: gws} }
+func newTable(gws ...*table.GatewayTable) *table.Table { return &table.Table{Gateways: gws} }
 
-func gateway(name, addr string, ports ...*engine.PortTable) *engine.GatewayTable {
-	g := &engine.GatewayTable{Name: "gateway/default/" + name, Address: addr, Ports: ports,
-		Gateway: engine.ObjectKey{Kind: "Gateway", Namespace: "default", Name: name}}
+func gateway(name, addr string, ports ...*table.PortTable) *table.GatewayTable {
+	g := &table.GatewayTable{Name: "gateway/default/" + name, Address: addr, Ports: ports,
+		Gateway: table.ObjectKey{Kind: "Gateway", Namespace: "default", Name: name}}
 	for _, p := range ports {
 		for _, l := range p.Listeners {
 			l.Name = g.Name + "/listener/" + l.SectionName
@@ -44,96 +42,96 @@ func displayHost(h string) string {
 	return h
 }
 
-func port(n int32, ls ...*engine.ListenerTable) *engine.PortTable {
-	return &engine.PortTable{Port: n, Transport: "TCP", Listeners: ls}
+func port(n int32, ls ...*table.ListenerTable) *table.PortTable {
+	return &table.PortTable{Port: n, Transport: "TCP", Listeners: ls}
 }
 
-func listener(section, hostname string, vhs ...*engine.VirtualHost) *engine.ListenerTable {
-	return &engine.ListenerTable{SectionName: section, Hostname: hostname,
-		Protocol: gwv1.HTTPProtocolType, VirtualHosts: vhs}
+func listener(section, hostname string, vhs ...*table.VirtualHost) *table.ListenerTable {
+	return &table.ListenerTable{SectionName: section, Hostname: hostname,
+		Protocol: table.HTTPProtocolType, VirtualHosts: vhs}
 }
 
-func vhost(hostname string, rules ...*engine.RouteRule) *engine.VirtualHost {
-	return &engine.VirtualHost{Hostname: hostname, Rules: rules}
+func vhost(hostname string, rules ...*table.RouteRule) *table.VirtualHost {
+	return &table.VirtualHost{Hostname: hostname, Rules: rules}
 }
 
 // rule makes the rule "httproute/default/<route>/rule/0/match/0" and names
 // its backends after it.
-func rule(route string, m *gwv1.HTTPRouteMatch, backends ...*engine.Backend) *engine.RouteRule {
+func rule(route string, m *table.HTTPRouteMatch, backends ...*table.Backend) *table.RouteRule {
 	base := "httproute/default/" + route + "/rule/0"
-	r := &engine.RouteRule{Name: base + "/match/0", HTTP: m, Backends: backends,
-		Route: engine.ObjectKey{Kind: "HTTPRoute", Namespace: "default", Name: route}}
+	r := &table.RouteRule{Name: base + "/match/0", HTTP: m, Backends: backends,
+		Route: table.ObjectKey{Kind: "HTTPRoute", Namespace: "default", Name: route}}
 	for i, b := range backends {
 		b.Name = base + "/backend/" + strconv.Itoa(i)
 	}
 	return r
 }
 
-func grpcRule(route string, m *gwv1.GRPCRouteMatch, backends ...*engine.Backend) *engine.RouteRule {
+func grpcRule(route string, m *table.GRPCRouteMatch, backends ...*table.Backend) *table.RouteRule {
 	base := "grpcroute/default/" + route + "/rule/0"
-	r := &engine.RouteRule{Name: base + "/match/0", GRPC: m, Backends: backends,
-		Route: engine.ObjectKey{Kind: "GRPCRoute", Namespace: "default", Name: route}}
+	r := &table.RouteRule{Name: base + "/match/0", GRPC: m, Backends: backends,
+		Route: table.ObjectKey{Kind: "GRPCRoute", Namespace: "default", Name: route}}
 	for i, b := range backends {
 		b.Name = base + "/backend/" + strconv.Itoa(i)
 	}
 	return r
 }
 
-func pathMatch(typ gwv1.PathMatchType, value string) *gwv1.HTTPRouteMatch {
-	return &gwv1.HTTPRouteMatch{Path: &gwv1.HTTPPathMatch{Type: &typ, Value: &value}}
+func pathMatch(typ table.PathMatchType, value string) *table.HTTPRouteMatch {
+	return &table.HTTPRouteMatch{Path: &table.HTTPPathMatch{Type: &typ, Value: &value}}
 }
 
-func prefix(p string) *gwv1.HTTPRouteMatch { return pathMatch(gwv1.PathMatchPathPrefix, p) }
-func exact(p string) *gwv1.HTTPRouteMatch  { return pathMatch(gwv1.PathMatchExact, p) }
-func regex(p string) *gwv1.HTTPRouteMatch  { return pathMatch(gwv1.PathMatchRegularExpression, p) }
+func prefix(p string) *table.HTTPRouteMatch { return pathMatch(table.PathMatchPathPrefix, p) }
+func exact(p string) *table.HTTPRouteMatch  { return pathMatch(table.PathMatchExact, p) }
+func regex(p string) *table.HTTPRouteMatch  { return pathMatch(table.PathMatchRegularExpression, p) }
 
-func withHeader(m *gwv1.HTTPRouteMatch, name, value string, re bool) *gwv1.HTTPRouteMatch {
-	t := gwv1.HeaderMatchExact
+func withHeader(m *table.HTTPRouteMatch, name, value string, re bool) *table.HTTPRouteMatch {
+	t := table.HeaderMatchExact
 	if re {
-		t = gwv1.HeaderMatchRegularExpression
+		t = table.HeaderMatchRegularExpression
 	}
-	m.Headers = append(m.Headers, gwv1.HTTPHeaderMatch{Type: &t, Name: gwv1.HTTPHeaderName(name), Value: value})
+	m.Headers = append(m.Headers, table.HTTPHeaderMatch{Type: &t, Name: table.HTTPHeaderName(name), Value: value})
 	return m
 }
 
-func withQuery(m *gwv1.HTTPRouteMatch, name, value string, re bool) *gwv1.HTTPRouteMatch {
-	t := gwv1.QueryParamMatchExact
+func withQuery(m *table.HTTPRouteMatch, name, value string, re bool) *table.HTTPRouteMatch {
+	t := table.QueryParamMatchExact
 	if re {
-		t = gwv1.QueryParamMatchRegularExpression
+		t = table.QueryParamMatchRegularExpression
 	}
-	m.QueryParams = append(m.QueryParams, gwv1.HTTPQueryParamMatch{Type: &t, Name: gwv1.HTTPHeaderName(name), Value: value})
+	m.QueryParams = append(m.QueryParams, table.HTTPQueryParamMatch{Type: &t, Name: table.HTTPHeaderName(name), Value: value})
 	return m
 }
 
-func withMethod(m *gwv1.HTTPRouteMatch, method string) *gwv1.HTTPRouteMatch {
-	mm := gwv1.HTTPMethod(method)
+func withMethod(m *table.HTTPRouteMatch, method string) *table.HTTPRouteMatch {
+	mm := table.HTTPMethod(method)
 	m.Method = &mm
 	return m
 }
 
-func service(name string) engine.ObjectKey {
-	return engine.ObjectKey{Kind: "Service", Namespace: "default", Name: name}
+func service(name string) table.ObjectKey {
+	return table.ObjectKey{Kind: "Service", Namespace: "default", Name: name}
 }
 
 // echo is a backend served by the built-in echo backend of Service <svc>.
-func echo(svc string, weight int32) *engine.Backend {
-	return &engine.Backend{Service: service(svc), Port: 80, Weight: weight,
-		Target: &engine.Target{Kind: engine.TargetEcho, Why: "echo for " + svc}}
+func echo(svc string, weight int32) *table.Backend {
+	return &table.Backend{Service: service(svc), Port: 80, Weight: weight,
+		Target: &table.Target{Kind: table.TargetEcho, Why: "echo for " + svc}}
 }
 
 // mapped is a backend mapped to real addresses.
-func mapped(svc string, weight int32, addrs ...string) *engine.Backend {
-	return &engine.Backend{Service: service(svc), Port: 80, Weight: weight,
-		Target: &engine.Target{Kind: engine.TargetMapped, Addresses: addrs, Why: "mapped " + svc}}
+func mapped(svc string, weight int32, addrs ...string) *table.Backend {
+	return &table.Backend{Service: service(svc), Port: 80, Weight: weight,
+		Target: &table.Target{Kind: table.TargetMapped, Addresses: addrs, Why: "mapped " + svc}}
 }
 
-func invalid(svc string, weight int32, why string) *engine.Backend {
-	return &engine.Backend{Service: service(svc), Port: 80, Weight: weight, Invalid: why}
+func invalid(svc string, weight int32, why string) *table.Backend {
+	return &table.Backend{Service: service(svc), Port: 80, Weight: weight, Invalid: why}
 }
 
 func ptr[T any](v T) *T { return &v }
 
-func dur(s string) *gwv1.Duration { d := gwv1.Duration(s); return &d }
+func dur(s string) *table.Duration { d := table.Duration(s); return &d }
 
 // freePort returns a port that was free on ip a moment ago.
 func freePort(t testing.TB, ip string) int32 {
@@ -152,13 +150,13 @@ type harness struct {
 	s      *Server
 	ip     string
 	port   int32
-	tab    *engine.Table
+	tab    *table.Table
 	client *http.Client
 }
 
 // serve starts a Server on 127.0.0.1 and a free port with the table build
 // makes for that port.
-func serve(t testing.TB, build func(port int32) *engine.Table) *harness {
+func serve(t testing.TB, build func(port int32) *table.Table) *harness {
 	t.Helper()
 	h := &harness{t: t, s: New(Config{}), ip: "127.0.0.1", port: freePort(t, "127.0.0.1")}
 	t.Cleanup(func() {
@@ -178,7 +176,7 @@ func serve(t testing.TB, build func(port int32) *engine.Table) *harness {
 	return h
 }
 
-func (h *harness) apply(tab *engine.Table) *ApplyReport {
+func (h *harness) apply(tab *table.Table) *ApplyReport {
 	h.t.Helper()
 	h.tab = tab
 	rep := h.s.Apply(tab)

@@ -3,16 +3,16 @@ package emulator
 import (
 	"strings"
 
-	routetable "github.com/gwdev/gwdev/engine/table"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // hostIndex finds the most specific hostname pattern that matches a host
 // (engine/table's HostIndex: the engine and the CLI match hostnames with
 // the same code).
-type hostIndex = routetable.HostIndex
+type hostIndex = table.HostIndex
 
 // newHostIndex indexes hostnames by position; the first of duplicates wins.
-func newHostIndex(hostnames []string) hostIndex { return routetable.NewHostIndex(hostnames) }
+func newHostIndex(hostnames []string) hostIndex { return table.NewHostIndex(hostnames) }
 
 // requestHost returns the request's host without port, lower case and
 // without a trailing dot.

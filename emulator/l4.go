@@ -13,9 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // L4 timeouts where the Gateway API leaves them to the implementation.
@@ -60,8 +58,8 @@ var (
 )
 
 // isL4 reports whether a listener protocol is served by an l4Server.
-func isL4(p gwv1.ProtocolType) bool {
-	return p == gwv1.TCPProtocolType || p == gwv1.UDPProtocolType
+func isL4(p table.ProtocolType) bool {
+	return p == table.TCPProtocolType || p == table.UDPProtocolType
 }
 
 // drainRetiredL4 lets a retired L4 listener's connections finish until ctx
@@ -84,7 +82,7 @@ func (s *Server) stopRetiredL4() {
 // the first route of the first listener that has one.
 type streamRoutes struct {
 	listener string
-	r        *engine.StreamRoute
+	r        *table.StreamRoute
 	source   string
 	weightedBackends
 }
@@ -109,7 +107,7 @@ func (c *compiler) stream(pr *portRoutes) *streamRoutes {
 	return nil
 }
 
-func sourceString(s engine.Source) string {
+func sourceString(s table.Source) string {
 	if s.File == "" {
 		return ""
 	}
@@ -222,7 +220,7 @@ func decideL4(pr *portRoutes, t *Trace, kind string) *backendRoutes {
 // bindL4 binds a TCP or UDP listener and its proxy.
 func (s *Server) bindL4(pr *portRoutes, key bindKey) (*boundListener, error) {
 	bl := &boundListener{key: key, protocol: pr.protocol}
-	if pr.protocol == gwv1.UDPProtocolType {
+	if pr.protocol == table.UDPProtocolType {
 		pc, fallback, err := s.bindPacket(key.addr, key.port)
 		if err != nil {
 			return nil, err

@@ -13,32 +13,30 @@ import (
 	"testing"
 	"time"
 
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // L4 table builders.
 
-func streamRoute(kind, name string, backends ...*engine.Backend) *engine.StreamRoute {
+func streamRoute(kind, name string, backends ...*table.Backend) *table.StreamRoute {
 	base := strings.ToLower(kind) + "/default/" + name + "/rule/0"
 	for i, b := range backends {
 		b.Name = base + "/backend/" + strconv.Itoa(i)
 	}
-	return &engine.StreamRoute{Name: base, Backends: backends,
-		Route: engine.ObjectKey{Kind: kind, Namespace: "default", Name: name}}
+	return &table.StreamRoute{Name: base, Backends: backends,
+		Route: table.ObjectKey{Kind: kind, Namespace: "default", Name: name}}
 }
 
-func tcpListener(section string, routes ...*engine.StreamRoute) *engine.ListenerTable {
-	return &engine.ListenerTable{SectionName: section, Protocol: gwv1.TCPProtocolType, StreamRoutes: routes}
+func tcpListener(section string, routes ...*table.StreamRoute) *table.ListenerTable {
+	return &table.ListenerTable{SectionName: section, Protocol: table.TCPProtocolType, StreamRoutes: routes}
 }
 
-func udpListener(section string, routes ...*engine.StreamRoute) *engine.ListenerTable {
-	return &engine.ListenerTable{SectionName: section, Protocol: gwv1.UDPProtocolType, StreamRoutes: routes}
+func udpListener(section string, routes ...*table.StreamRoute) *table.ListenerTable {
+	return &table.ListenerTable{SectionName: section, Protocol: table.UDPProtocolType, StreamRoutes: routes}
 }
 
-func udpPort(n int32, ls ...*engine.ListenerTable) *engine.PortTable {
-	return &engine.PortTable{Port: n, Transport: "UDP", Listeners: ls}
+func udpPort(n int32, ls ...*table.ListenerTable) *table.PortTable {
+	return &table.PortTable{Port: n, Transport: "UDP", Listeners: ls}
 }
 
 // l4Harness is a Server with its own Config (short timeouts) serving a
@@ -48,7 +46,7 @@ type l4Harness struct {
 	s *Server
 }
 
-func serveL4(t testing.TB, cfg Config, tab *engine.Table) *l4Harness {
+func serveL4(t testing.TB, cfg Config, tab *table.Table) *l4Harness {
 	t.Helper()
 	h := &l4Harness{t: t, s: New(cfg)}
 	t.Cleanup(func() {
@@ -62,7 +60,7 @@ func serveL4(t testing.TB, cfg Config, tab *engine.Table) *l4Harness {
 	return h
 }
 
-func (h *l4Harness) apply(tab *engine.Table) *ApplyReport {
+func (h *l4Harness) apply(tab *table.Table) *ApplyReport {
 	h.t.Helper()
 	rep := h.s.Apply(tab)
 	if err := rep.Err(); err != nil {
@@ -122,7 +120,7 @@ func nameBackend(t testing.TB, name string) string {
 func TestTCPRouteWeights(t *testing.T) {
 	p := freePort(t, "127.0.0.1")
 	a, b, zero := nameBackend(t, "a"), nameBackend(t, "b"), nameBackend(t, "zero")
-	h := serveL4(t, Config{}, table(gateway("gw", "127.0.0.1", port(p, tcpListener("tcp",
+	h := serveL4(t, Config{}, newTable(gateway("gw", "127.0.0.1", port(p, tcpListener("tcp",
 		streamRoute("TCPRoute", "db",
 			mapped("a", 6, a), mapped("b", 2, b), mapped("zero", 0, zero),
 			invalid("ghost", 2, "backendRef Service default/ghost not found")))))))
@@ -165,7 +163,7 @@ func TestTCPHalfClose(t *testing.T) {
 		n, _ := io.Copy(io.Discard, c)
 		fmt.Fprintf(c, "got %d bytes", n)
 	})
-	h := serveL4(t, Config{}, table(gateway("gw", "127.0.0.1",
+	h := serveL4(t, Config{}, newTable(gateway("gw", "127.0.0.1",
 		port(p, tcpListener("count", streamRoute("TCPRoute", "count", mapped("counter", 1, counter)))),
 		port(pe, tcpListener("echo", streamRoute("TCPRoute", "echo", echo("tcp-echo", 1)))))))
 
@@ -213,7 +211,7 @@ func TestTCPHalfClose(t *testing.T) {
 func TestTCPIdleTimeout(t *testing.T) {
 	p := freePort(t, "127.0.0.1")
 	const idle = 300 * time.Millisecond
-	h := serveL4(t, Config{TCPIdleTimeout: idle}, table(gateway("gw", "127.0.0.1",
+	h := serveL4(t, Config{TCPIdleTimeout: idle}, newTable(gateway("gw", "127.0.0.1",
 		port(p, tcpListener("echo", streamRoute("TCPRoute", "echo", echo("echo", 1)))))))
 
 	// Traffic every 60ms keeps the connection open well past the timeout.
@@ -254,7 +252,7 @@ func TestTCPIdleTimeout(t *testing.T) {
 func TestTCPBadBackends(t *testing.T) {
 	p, pn, pe := freePort(t, "127.0.0.1"), freePort(t, "127.0.0.1"), freePort(t, "127.0.0.1")
 	down := "127.0.0.1:" + strconv.Itoa(int(freePort(t, "127.0.0.1")))
-	h := serveL4(t, Config{}, table(gateway("gw", "127.0.0.1",
+	h := serveL4(t, Config{}, newTable(gateway("gw", "127.0.0.1",
 		port(p, tcpListener("down", streamRoute("TCPRoute", "down", mapped("down", 1, down)))),
 		port(pn, tcpListener("none")),
 		port(pe, tcpListener("echo", streamRoute("TCPRoute", "echo", echo("echo", 1)))))))
@@ -294,9 +292,9 @@ func TestTCPReload(t *testing.T) {
 		})
 	}
 	v1, v2 := echoName("v1"), echoName("v2")
-	tab := func(addr string, extra ...*engine.PortTable) *engine.Table {
-		ports := append([]*engine.PortTable{port(p, tcpListener("tcp", streamRoute("TCPRoute", "app", mapped("app", 1, addr))))}, extra...)
-		return table(gateway("gw", "127.0.0.1", ports...))
+	tab := func(addr string, extra ...*table.PortTable) *table.Table {
+		ports := append([]*table.PortTable{port(p, tcpListener("tcp", streamRoute("TCPRoute", "app", mapped("app", 1, addr))))}, extra...)
+		return newTable(gateway("gw", "127.0.0.1", ports...))
 	}
 	h := serveL4(t, Config{}, tab(v1, port(p2, tcpListener("extra", streamRoute("TCPRoute", "extra", echo("echo", 1))))))
 	line := func(r *bufio.Reader, c net.Conn, msg string) string {
@@ -341,7 +339,7 @@ func TestTCPReload(t *testing.T) {
 		t.Errorf("connection of a removed port: %v", err)
 	}
 	// The port changes protocol to HTTP: it is bound anew as HTTP.
-	rep = h.apply(table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", rule("r", prefix("/"), echo("web", 1))))))))
+	rep = h.apply(newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", rule("r", prefix("/"), echo("web", 1))))))))
 	if rep.Ports[0].Reused || rep.Ports[0].Bound == "" {
 		t.Errorf("protocol change: %+v", rep.Ports[0])
 	}

@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // bindKey identifies a bound listener: the address bound (the Gateway's or
@@ -32,7 +32,7 @@ type boundListener struct {
 	key bindKey
 	// protocol is the listener protocol the socket serves; a port whose
 	// protocol changes is bound anew.
-	protocol gwv1.ProtocolType
+	protocol table.ProtocolType
 	ln       net.Listener // nil for UDP
 	srv      *http.Server
 	// l4 serves TCP and UDP listeners in place of srv (nil: srv serves).

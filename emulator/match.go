@@ -8,7 +8,7 @@ import (
 	"regexp"
 	"strings"
 
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // reqView is what matching needs from a request, computed once per request.
@@ -151,27 +151,27 @@ func normalizePrefix(p string) string {
 	return strings.TrimRight(p, "/")
 }
 
-func compileHTTPMatch(m *gwv1.HTTPRouteMatch, rc *regexCache) (*httpMatch, error) {
+func compileHTTPMatch(m *table.HTTPRouteMatch, rc *regexCache) (*httpMatch, error) {
 	c := &httpMatch{kind: pathPrefix}
 	if m.Path != nil {
 		value := "/"
 		if m.Path.Value != nil {
 			value = *m.Path.Value
 		}
-		typ := gwv1.PathMatchPathPrefix
+		typ := table.PathMatchPathPrefix
 		if m.Path.Type != nil {
 			typ = *m.Path.Type
 		}
 		switch typ {
-		case gwv1.PathMatchExact:
+		case table.PathMatchExact:
 			c.kind, c.path = pathExact, value
-		case gwv1.PathMatchRegularExpression:
+		case table.PathMatchRegularExpression:
 			re, err := rc.compile(value)
 			if err != nil {
 				return nil, fmt.Errorf("path: %w", err)
 			}
 			c.kind, c.pathRE = pathRegex, re
-		case gwv1.PathMatchPathPrefix:
+		case table.PathMatchPathPrefix:
 			c.path = normalizePrefix(value)
 		default:
 			return nil, fmt.Errorf("path match type %q is not supported", typ)
@@ -181,14 +181,14 @@ func compileHTTPMatch(m *gwv1.HTTPRouteMatch, rc *regexCache) (*httpMatch, error
 		c.method = string(*m.Method)
 	}
 	var err error
-	c.headers, err = compileNamed(m.Headers, "header", func(h gwv1.HTTPHeaderMatch) (string, string, bool) {
-		return textproto.CanonicalMIMEHeaderKey(string(h.Name)), h.Value, h.Type != nil && *h.Type == gwv1.HeaderMatchRegularExpression
+	c.headers, err = compileNamed(m.Headers, "header", func(h table.HTTPHeaderMatch) (string, string, bool) {
+		return textproto.CanonicalMIMEHeaderKey(string(h.Name)), h.Value, h.Type != nil && *h.Type == table.HeaderMatchRegularExpression
 	}, rc)
 	if err != nil {
 		return nil, err
 	}
-	c.query, err = compileNamed(m.QueryParams, "query param", func(q gwv1.HTTPQueryParamMatch) (string, string, bool) {
-		return string(q.Name), q.Value, q.Type != nil && *q.Type == gwv1.QueryParamMatchRegularExpression
+	c.query, err = compileNamed(m.QueryParams, "query param", func(q table.HTTPQueryParamMatch) (string, string, bool) {
+		return string(q.Name), q.Value, q.Type != nil && *q.Type == table.QueryParamMatchRegularExpression
 	}, rc)
 	if err != nil {
 		return nil, err
@@ -196,10 +196,10 @@ func compileHTTPMatch(m *gwv1.HTTPRouteMatch, rc *regexCache) (*httpMatch, error
 	return c, nil
 }
 
-func compileGRPCMatch(m *gwv1.GRPCRouteMatch, rc *regexCache) (*grpcMatch, error) {
+func compileGRPCMatch(m *table.GRPCRouteMatch, rc *regexCache) (*grpcMatch, error) {
 	c := &grpcMatch{}
 	if mm := m.Method; mm != nil {
-		re := mm.Type != nil && *mm.Type == gwv1.GRPCMethodMatchRegularExpression
+		re := mm.Type != nil && *mm.Type == table.GRPCMethodMatchRegularExpression
 		if mm.Service != nil && *mm.Service != "" {
 			sm, err := compileString(*mm.Service, re, rc)
 			if err != nil {
@@ -216,8 +216,8 @@ func compileGRPCMatch(m *gwv1.GRPCRouteMatch, rc *regexCache) (*grpcMatch, error
 		}
 	}
 	var err error
-	c.headers, err = compileNamed(m.Headers, "header", func(h gwv1.GRPCHeaderMatch) (string, string, bool) {
-		return textproto.CanonicalMIMEHeaderKey(string(h.Name)), h.Value, h.Type != nil && *h.Type == gwv1.GRPCHeaderMatchRegularExpression
+	c.headers, err = compileNamed(m.Headers, "header", func(h table.GRPCHeaderMatch) (string, string, bool) {
+		return textproto.CanonicalMIMEHeaderKey(string(h.Name)), h.Value, h.Type != nil && *h.Type == table.GRPCHeaderMatchRegularExpression
 	}, rc)
 	if err != nil {
 		return nil, err

@@ -5,9 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // routeCase is a request and the echo service that must answer it ("" : a
@@ -54,9 +52,9 @@ func (h *harness) check(t *testing.T, c routeCase) {
 }
 
 func TestHTTPMatching(t *testing.T) {
-	r := func(name string, m *gwv1.HTTPRouteMatch) *engine.RouteRule { return rule(name, m, echo(name, 1)) }
-	h := serve(t, func(p int32) *engine.Table {
-		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
+	r := func(name string, m *table.HTTPRouteMatch) *table.RouteRule { return rule(name, m, echo(name, 1)) }
+	h := serve(t, func(p int32) *table.Table {
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
 			// In the engine's precedence order.
 			r("exact", exact("/exact")),
 			r("regex", regex("/re/[0-9]+")),
@@ -117,8 +115,8 @@ func TestHTTPMatching(t *testing.T) {
 func TestFirstMatchWinsInTableOrder(t *testing.T) {
 	// The table's order decides, even when indexes would find a rule of
 	// another kind first: here a regex rule comes before an Exact one.
-	h := serve(t, func(p int32) *engine.Table {
-		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
+	h := serve(t, func(p int32) *table.Table {
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
 			rule("re", regex("/a.*"), echo("re", 1)),
 			rule("ex", exact("/abc"), echo("ex", 1)),
 			rule("pre", prefix("/abc"), echo("pre", 1)),
@@ -129,8 +127,8 @@ func TestFirstMatchWinsInTableOrder(t *testing.T) {
 }
 
 func TestListenerIsolation(t *testing.T) {
-	h := serve(t, func(p int32) *engine.Table {
-		return table(gateway("gw", "127.0.0.1", port(p,
+	h := serve(t, func(p int32) *table.Table {
+		return newTable(gateway("gw", "127.0.0.1", port(p,
 			listener("exact", "foo.example.com", vhost("foo.example.com", rule("l-exact", prefix("/only"), echo("l-exact", 1)))),
 			listener("wild-long", "*.b.example.com", vhost("*.b.example.com", rule("l-wild-long", prefix("/"), echo("l-wild-long", 1)))),
 			listener("wild", "*.example.com", vhost("*.example.com", rule("l-wild", prefix("/"), echo("l-wild", 1)))),
@@ -155,8 +153,8 @@ func TestListenerIsolation(t *testing.T) {
 }
 
 func TestNoListenerForHost(t *testing.T) {
-	h := serve(t, func(p int32) *engine.Table {
-		return table(gateway("gw", "127.0.0.1", port(p,
+	h := serve(t, func(p int32) *table.Table {
+		return newTable(gateway("gw", "127.0.0.1", port(p,
 			listener("a", "a.example.com", vhost("a.example.com", rule("a", prefix("/"), echo("a", 1)))),
 			listener("b", "b.example.com"), // no routes attached
 		)))
@@ -173,8 +171,8 @@ func TestNoListenerForHost(t *testing.T) {
 }
 
 func TestVirtualHostPrecedence(t *testing.T) {
-	h := serve(t, func(p int32) *engine.Table {
-		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "",
+	h := serve(t, func(p int32) *table.Table {
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "",
 			vhost("foo.example.com", rule("v-exact", prefix("/x"), echo("v-exact", 1))),
 			vhost("*.example.com", rule("v-wild", prefix("/"), echo("v-wild", 1))),
 			vhost("", rule("v-any", prefix("/"), echo("v-any", 1))),
@@ -224,8 +222,8 @@ func TestRequestHost(t *testing.T) {
 }
 
 func TestBrokenRegexNeverMatches(t *testing.T) {
-	h := serve(t, func(p int32) *engine.Table {
-		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
+	h := serve(t, func(p int32) *table.Table {
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
 			rule("bad", regex("/(unclosed"), echo("bad", 1)),
 			rule("root", prefix("/"), echo("root", 1)),
 		)))))

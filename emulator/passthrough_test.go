@@ -12,9 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // TestTLSPassthroughBySNI: one port mixes an HTTPS listener and a
@@ -24,11 +22,11 @@ func TestTLSPassthroughBySNI(t *testing.T) {
 	gwCA, dbCA := newTestCA(t, "gateway CA"), newTestCA(t, "database CA")
 	db := lineServer(t, "db", dbCA.serverConfig("db.example.com"))
 	cache := lineServer(t, "cache", dbCA.serverConfig("cache.example.com"))
-	web := []*engine.Certificate{gwCA.certificate("web", certOpts{dnsNames: []string{"web.example.com"}})}
-	h := serve(t, func(p int32) *engine.Table {
-		return table(gateway("gw", "127.0.0.1", port(p,
+	web := []*table.Certificate{gwCA.certificate("web", certOpts{dnsNames: []string{"web.example.com"}})}
+	h := serve(t, func(p int32) *table.Table {
+		return newTable(gateway("gw", "127.0.0.1", port(p,
 			httpsListener("web", "web.example.com", web, vhost("", rule("web", prefix("/"), echo("web", 1)))),
-			tlsListenerTable("tls", "*.example.com", gwv1.TLSModePassthrough, nil,
+			tlsListenerTable("tls", "*.example.com", table.TLSModePassthrough, nil,
 				sniRouteTo("db", "db.example.com", mapped("db", 1, db)),
 				sniRouteTo("cache", "cache.example.com", mapped("cache", 1, cache)),
 			))))
@@ -80,11 +78,11 @@ func TestTLSPassthroughNoSNI(t *testing.T) {
 	ca := newTestCA(t, "backend CA")
 	backend := lineServer(t, "any", ca.serverConfig("localhost"))
 	dead := freePort(t, "127.0.0.1")
-	h := serve(t, func(p int32) *engine.Table {
-		return table(gateway("gw", "127.0.0.1", port(p,
-			tlsListenerTable("dead", "dead.example.com", gwv1.TLSModePassthrough, nil,
+	h := serve(t, func(p int32) *table.Table {
+		return newTable(gateway("gw", "127.0.0.1", port(p,
+			tlsListenerTable("dead", "dead.example.com", table.TLSModePassthrough, nil,
 				sniRouteTo("dead", "dead.example.com", mapped("dead", 1, fmt.Sprintf("127.0.0.1:%d", dead)))),
-			tlsListenerTable("any", "", gwv1.TLSModePassthrough, nil, sniRouteTo("any", "", mapped("any", 1, backend))),
+			tlsListenerTable("any", "", table.TLSModePassthrough, nil, sniRouteTo("any", "", mapped("any", 1, backend))),
 		)))
 	})
 	conn, err := h.tlsDial("", &tls.Config{})
@@ -131,16 +129,16 @@ func echoStreamTest(t *testing.T, conn net.Conn) (isTLS string, a echoStreamAsse
 // expectations: IS_TLS true for passthrough, false for terminate).
 func TestTLSRoutesToEcho(t *testing.T) {
 	gwCA, appCA := newTestCA(t, "gateway CA"), newTestCA(t, "app CA")
-	term := []*engine.Certificate{gwCA.certificate("tls-terminate", certOpts{dnsNames: []string{"tls.example.com"}})}
-	h := serve(t, func(p int32) *engine.Table {
+	term := []*table.Certificate{gwCA.certificate("tls-terminate", certOpts{dnsNames: []string{"tls.example.com"}})}
+	h := serve(t, func(p int32) *table.Table {
 		pass := echo("tcp-backend", 1)
 		pass.Target.EchoTLS = appCA.certificate("tcp-backend-tls", certOpts{dnsNames: []string{"abc.example.com"}})
-		return table(gateway("gw", "127.0.0.1", port(p,
-			tlsListenerTable("tls-terminate", "tls.example.com", gwv1.TLSModeTerminate, term,
+		return newTable(gateway("gw", "127.0.0.1", port(p,
+			tlsListenerTable("tls-terminate", "tls.example.com", table.TLSModeTerminate, term,
 				sniRouteTo("terminate", "tls.example.com", echo("tcp-backend", 1))),
-			tlsListenerTable("tls-passthrough", "abc.example.com", gwv1.TLSModePassthrough, nil,
+			tlsListenerTable("tls-passthrough", "abc.example.com", table.TLSModePassthrough, nil,
 				sniRouteTo("passthrough", "abc.example.com", pass)),
-			tlsListenerTable("generated", "gen.example.com", gwv1.TLSModePassthrough, nil,
+			tlsListenerTable("generated", "gen.example.com", table.TLSModePassthrough, nil,
 				sniRouteTo("generated", "gen.example.com", echo("gen", 1))),
 		)))
 	})
@@ -250,14 +248,14 @@ func TestTLSTerminateToBackend(t *testing.T) {
 	gwCA, beCA, otherCA := newTestCA(t, "gateway CA"), newTestCA(t, "backend CA"), newTestCA(t, "other CA")
 	plain := lineServer(t, "plain", nil)
 	secure := lineServer(t, "secure", beCA.serverConfig("secure.internal"))
-	cert := []*engine.Certificate{gwCA.certificate("gw", certOpts{dnsNames: []string{"*.example.com"}})}
-	h := serve(t, func(p int32) *engine.Table {
+	cert := []*table.Certificate{gwCA.certificate("gw", certOpts{dnsNames: []string{"*.example.com"}})}
+	h := serve(t, func(p int32) *table.Table {
 		good := mapped("secure", 1, secure)
-		good.TLS = &engine.BackendTLS{Policy: "default/secure", SNI: "secure.internal", CACertificates: beCA.pem, CARefs: []string{"ConfigMap default/backend-ca"}}
+		good.TLS = &table.BackendTLS{Policy: "default/secure", SNI: "secure.internal", CACertificates: beCA.pem, CARefs: []string{"ConfigMap default/backend-ca"}}
 		bad := mapped("secure", 1, secure)
-		bad.TLS = &engine.BackendTLS{Policy: "default/wrong", SNI: "secure.internal", CACertificates: otherCA.pem, CARefs: []string{"ConfigMap default/other-ca"}}
-		return table(gateway("gw", "127.0.0.1", port(p,
-			tlsListenerTable("tls", "*.example.com", gwv1.TLSModeTerminate, cert,
+		bad.TLS = &table.BackendTLS{Policy: "default/wrong", SNI: "secure.internal", CACertificates: otherCA.pem, CARefs: []string{"ConfigMap default/other-ca"}}
+		return newTable(gateway("gw", "127.0.0.1", port(p,
+			tlsListenerTable("tls", "*.example.com", table.TLSModeTerminate, cert,
 				sniRouteTo("plain", "plain.example.com", mapped("plain", 1, plain)),
 				sniRouteTo("secure", "secure.example.com", good),
 				sniRouteTo("wrong", "wrong.example.com", bad)))))

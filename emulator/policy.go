@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // Implementation-profile behaviour of listeners and rules (the routing
@@ -88,7 +88,7 @@ func streamIdleTimeout(pr *portRoutes) time.Duration {
 }
 
 // listenerStreamIdle parses a listener policy's stream idle timeout.
-func listenerStreamIdle(l *engine.ListenerTable) time.Duration {
+func listenerStreamIdle(l *table.ListenerTable) time.Duration {
 	if l == nil || l.Policy == nil || l.Policy.StreamIdleTimeout == "" {
 		return 0
 	}

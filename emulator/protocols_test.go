@@ -21,9 +21,8 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // h2cClient speaks HTTP/2 with prior knowledge over plain TCP.
@@ -42,10 +41,10 @@ func TestH2C(t *testing.T) {
 	backend.Config.Protocols.SetUnencryptedHTTP2(true) // h2c only: HTTP/1.1 is refused
 	backend.Start()
 	defer backend.Close()
-	h := serve(t, func(p int32) *engine.Table {
+	h := serve(t, func(p int32) *table.Table {
 		b := mapped("h2", 1, backend.Listener.Addr().String())
 		b.AppProtocol = "kubernetes.io/h2c"
-		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
 			rule("h2c", prefix("/h2c"), b),
 			rule("echo", prefix("/"), echo("echo", 1)),
 		)))))
@@ -108,17 +107,17 @@ func TestGRPCRouting(t *testing.T) {
 	go func() { _ = gs.Serve(ln) }()
 	defer gs.Stop()
 
-	h := serve(t, func(p int32) *engine.Table {
-		reT := gwv1.GRPCMethodMatchRegularExpression
-		return table(gateway("gw", "127.0.0.1", port(p, listener("grpc", "", vhost("",
-			grpcRule("health", &gwv1.GRPCRouteMatch{Method: &gwv1.GRPCMethodMatch{Service: ptr("grpc.health.v1.Health")}},
+	h := serve(t, func(p int32) *table.Table {
+		reT := table.GRPCMethodMatchRegularExpression
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("grpc", "", vhost("",
+			grpcRule("health", &table.GRPCRouteMatch{Method: &table.GRPCMethodMatch{Service: ptr("grpc.health.v1.Health")}},
 				mapped("health", 1, ln.Addr().String())),
-			grpcRule("foo", &gwv1.GRPCRouteMatch{Method: &gwv1.GRPCMethodMatch{Type: &reT, Service: ptr(`foo\..*`), Method: ptr("Get.*")}},
+			grpcRule("foo", &table.GRPCRouteMatch{Method: &table.GRPCMethodMatch{Type: &reT, Service: ptr(`foo\..*`), Method: ptr("Get.*")}},
 				echo("foo-grpc", 1)),
-			grpcRule("broken", &gwv1.GRPCRouteMatch{Method: &gwv1.GRPCMethodMatch{Service: ptr("broken.Svc")}},
+			grpcRule("broken", &table.GRPCRouteMatch{Method: &table.GRPCMethodMatch{Service: ptr("broken.Svc")}},
 				invalid("gone", 1, "backendRef Service default/gone not found")),
-			grpcRule("hdr", &gwv1.GRPCRouteMatch{Method: &gwv1.GRPCMethodMatch{Service: ptr("hdr.Svc")},
-				Headers: []gwv1.GRPCHeaderMatch{{Name: "X-Tenant", Value: "a"}}}, echo("hdr-a", 1)),
+			grpcRule("hdr", &table.GRPCRouteMatch{Method: &table.GRPCMethodMatch{Service: ptr("hdr.Svc")},
+				Headers: []table.GRPCHeaderMatch{{Name: "X-Tenant", Value: "a"}}}, echo("hdr-a", 1)),
 			rule("http", prefix("/"), echo("http-root", 1)),
 		)))))
 	})
@@ -172,10 +171,10 @@ func TestGRPCRouting(t *testing.T) {
 func TestWebSocket(t *testing.T) {
 	backend := httptest.NewServer(websocket.Handler(func(ws *websocket.Conn) { _, _ = io.Copy(ws, ws) }))
 	defer backend.Close()
-	h := serve(t, func(p int32) *engine.Table {
+	h := serve(t, func(p int32) *table.Table {
 		r := rule("ws", prefix("/ws"), mapped("ws", 1, backend.Listener.Addr().String()))
-		r.Timeouts = &gwv1.HTTPRouteTimeouts{Request: dur("50ms")} // not applied to upgrades
-		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", r)))))
+		r.Timeouts = &table.HTTPRouteTimeouts{Request: dur("50ms")} // not applied to upgrades
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", r)))))
 	})
 	ws, err := websocket.Dial(strings.Replace(h.url("/ws"), "http", "ws", 1), "", "http://example.com")
 	if err != nil {
@@ -204,8 +203,8 @@ func TestCurl(t *testing.T) {
 	if err != nil {
 		t.Skip("curl is not installed")
 	}
-	h := serve(t, func(p int32) *engine.Table {
-		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", rule("r", prefix("/"), echo("echo", 1)))))))
+	h := serve(t, func(p int32) *table.Table {
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", rule("r", prefix("/"), echo("echo", 1)))))))
 	})
 	for _, c := range []struct{ flag, proto string }{{"--http1.1", "HTTP/1.1"}, {"--http2-prior-knowledge", "HTTP/2.0"}} {
 		out, err := exec.Command(curl, "-sS", "--max-time", "5", "--noproxy", "*", c.flag, "-H", "Host: curl.example.com", h.url("/curl?a=b")).Output()
@@ -220,8 +219,8 @@ func TestCurl(t *testing.T) {
 }
 
 func TestEchoBackend(t *testing.T) {
-	h := serve(t, func(p int32) *engine.Table {
-		return table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", rule("r", prefix("/"), echo("infra-backend-v1", 1)))))))
+	h := serve(t, func(p int32) *table.Table {
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", rule("r", prefix("/"), echo("infra-backend-v1", 1)))))))
 	})
 	res := h.get("echo.example.com", "/some/path?x=1", "X-Echo-Set-Header: X-Foo: bar, X-Baz:qux", "X-Custom: v")
 	e := res.echo(t)

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
-// RBAC from an implementation profile (engine.RBAC, for example gwin's
+// RBAC from an implementation profile (table.RBAC, for example gwin's
 // listeners.rbac, hosts.rbac and rules.rbac): principal groups are ORed,
 // the principals of a group ANDed; ALLOW serves only requests some group
 // matches, DENY refuses them. A refused request gets 403, and the trace
@@ -25,13 +25,13 @@ type rbacVerdict struct {
 }
 
 // evalRBAC evaluates a policy against a request.
-func evalRBAC(p *engine.RBAC, r *http.Request) rbacVerdict {
+func evalRBAC(p *table.RBAC, r *http.Request) rbacVerdict {
 	remote, _ := netip.ParseAddrPort(r.RemoteAddr)
 	var misses []string
 	for _, g := range p.Groups {
 		ok, why := groupMatches(g, r, remote.Addr())
 		if ok {
-			return rbacVerdict{allowed: p.Action == engine.RBACAllow,
+			return rbacVerdict{allowed: p.Action == table.RBACAllow,
 				why: fmt.Sprintf("%s, group %q matched (%s)", p.Action, g.Name, why)}
 		}
 		misses = append(misses, fmt.Sprintf("%s: %s", g.Name, why))
@@ -40,12 +40,12 @@ func evalRBAC(p *engine.RBAC, r *http.Request) rbacVerdict {
 	if len(misses) > 0 {
 		why += " (" + strings.Join(misses, "; ") + ")"
 	}
-	return rbacVerdict{allowed: p.Action != engine.RBACAllow, why: why}
+	return rbacVerdict{allowed: p.Action != table.RBACAllow, why: why}
 }
 
 // groupMatches reports whether every principal of a group matches; why
 // lists what matched, or the first principal that did not and why.
-func groupMatches(g engine.RBACGroup, r *http.Request, remote netip.Addr) (bool, string) {
+func groupMatches(g table.RBACGroup, r *http.Request, remote netip.Addr) (bool, string) {
 	var matched []string
 	for _, p := range g.Principals {
 		ok, why := principalMatches(p, r, remote)
@@ -58,7 +58,7 @@ func groupMatches(g engine.RBACGroup, r *http.Request, remote netip.Addr) (bool,
 }
 
 // principalMatches evaluates one principal.
-func principalMatches(p engine.RBACPrincipal, r *http.Request, remote netip.Addr) (bool, string) {
+func principalMatches(p table.RBACPrincipal, r *http.Request, remote netip.Addr) (bool, string) {
 	switch {
 	case p.Any:
 		return true, "any request"
@@ -82,7 +82,7 @@ func principalMatches(p engine.RBACPrincipal, r *http.Request, remote netip.Addr
 // headerMatches evaluates a header principal. Several values of a header
 // are joined with ","; the pseudo-headers :method, :path, :authority and
 // :scheme read the request line.
-func headerMatches(h *engine.RBACHeaderMatch, r *http.Request) (bool, string) {
+func headerMatches(h *table.RBACHeaderMatch, r *http.Request) (bool, string) {
 	v, present := requestHeaderValue(r, h.Name)
 	if !present {
 		return false, "header " + h.Name + " is missing"
@@ -151,7 +151,7 @@ func rbacRegex(expr string) (*regexp.Regexp, error) {
 
 // checkRBAC applies one policy to the exchange: it records the decision in
 // the trace's filters and, on refusal, answers 403.
-func (ex *exchange) checkRBAC(p *engine.RBAC) (action, bool) {
+func (ex *exchange) checkRBAC(p *table.RBAC) (action, bool) {
 	if p == nil {
 		return 0, false
 	}

@@ -7,9 +7,7 @@ import (
 	"strings"
 	"time"
 
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // router is a compiled routing table: the engine's table plus what makes
@@ -17,7 +15,7 @@ import (
 // expressions, cumulative weights, resolved upstreams). It is immutable once
 // built; a new table gets a new router.
 type router struct {
-	table *engine.Table
+	table *table.Table
 	ports map[portKey]*portRoutes
 	// order lists ports in table order (gateways by namespace/name, then port).
 	order []*portRoutes
@@ -34,9 +32,9 @@ type portKey struct {
 // portRoutes is one Gateway port with its listeners in hostname precedence
 // order.
 type portRoutes struct {
-	gateway   *engine.GatewayTable
-	port      *engine.PortTable
-	protocol  gwv1.ProtocolType
+	gateway   *table.GatewayTable
+	port      *table.PortTable
+	protocol  table.ProtocolType
 	notServed string // "" : served over HTTP
 	listeners []*listenerRoutes
 	index     hostIndex
@@ -47,7 +45,7 @@ type portRoutes struct {
 }
 
 type listenerRoutes struct {
-	l      *engine.ListenerTable
+	l      *table.ListenerTable
 	vhosts []*vhostRoutes
 	index  hostIndex
 }
@@ -60,7 +58,7 @@ type listenerRoutes struct {
 // segment prefix of its path. Matching takes the lowest rule index any
 // index yields, so the table's order decides.
 type vhostRoutes struct {
-	vh       *engine.VirtualHost
+	vh       *table.VirtualHost
 	rules    []*ruleRoutes
 	exact    map[string][]int32
 	prefix   map[string][]int32
@@ -71,7 +69,7 @@ type vhostRoutes struct {
 
 // ruleRoutes is a compiled RouteRule.
 type ruleRoutes struct {
-	r    *engine.RouteRule
+	r    *table.RouteRule
 	http *httpMatch
 	grpc *grpcMatch
 	// broken, when set, is why the rule can never match (an expression that
@@ -91,7 +89,7 @@ type ruleRoutes struct {
 
 // backendRoutes is a compiled Backend.
 type backendRoutes struct {
-	b       *engine.Backend
+	b       *table.Backend
 	service string // "<ns>/<name>:<port>"
 	up      *upstream
 	filters []filterStep
@@ -121,19 +119,19 @@ type compiler struct {
 	pool     *upstreamPool
 	regex    *regexCache
 	next     map[string]*upstream
-	rules    map[*engine.RouteRule]*ruleRoutes
-	backends map[*engine.Backend]*backendRoutes
+	rules    map[*table.RouteRule]*ruleRoutes
+	backends map[*table.Backend]*backendRoutes
 }
 
 // compile builds the router for t. With a nil pool (Explain) upstreams carry
 // no transports.
-func compile(t *engine.Table, pool *upstreamPool) *router {
+func compile(t *table.Table, pool *upstreamPool) *router {
 	if pool == nil {
 		pool = newUpstreamPool(nil)
 	}
 	c := &compiler{pool: pool, next: map[string]*upstream{},
 		regex: &regexCache{old: pool.regex, cur: map[string]*regexp.Regexp{}},
-		rules: map[*engine.RouteRule]*ruleRoutes{}, backends: map[*engine.Backend]*backendRoutes{}}
+		rules: map[*table.RouteRule]*ruleRoutes{}, backends: map[*table.Backend]*backendRoutes{}}
 	rt := &router{table: t, ports: map[portKey]*portRoutes{}}
 	defer func() { pool.upstreams, pool.regex = c.next, c.regex.cur }()
 	if t == nil {
@@ -162,7 +160,7 @@ func compile(t *engine.Table, pool *upstreamPool) *router {
 	return rt
 }
 
-func (c *compiler) port(g *engine.GatewayTable, p *engine.PortTable) *portRoutes {
+func (c *compiler) port(g *table.GatewayTable, p *table.PortTable) *portRoutes {
 	pr := &portRoutes{gateway: g, port: p}
 	hosts := make([]string, 0, len(p.Listeners))
 	for _, l := range p.Listeners {
@@ -184,7 +182,7 @@ func (c *compiler) port(g *engine.GatewayTable, p *engine.PortTable) *portRoutes
 		pr.stream = c.stream(pr) // l4.go
 	case p.Transport != "" && p.Transport != "TCP":
 		pr.notServed = p.Transport + " listeners are not served yet"
-	case pr.protocol == gwv1.HTTPProtocolType:
+	case pr.protocol == table.HTTPProtocolType:
 	case isTLSProtocol(pr.protocol):
 		pr.notServed = c.tlsPort(pr)
 	case pr.protocol == "":
@@ -195,7 +193,7 @@ func (c *compiler) port(g *engine.GatewayTable, p *engine.PortTable) *portRoutes
 	return pr
 }
 
-func (c *compiler) listener(l *engine.ListenerTable) *listenerRoutes {
+func (c *compiler) listener(l *table.ListenerTable) *listenerRoutes {
 	lr := &listenerRoutes{l: l}
 	hosts := make([]string, 0, len(l.VirtualHosts))
 	for _, vh := range l.VirtualHosts {
@@ -209,7 +207,7 @@ func (c *compiler) listener(l *engine.ListenerTable) *listenerRoutes {
 	return lr
 }
 
-func (c *compiler) vhost(vh *engine.VirtualHost) *vhostRoutes {
+func (c *compiler) vhost(vh *table.VirtualHost) *vhostRoutes {
 	v := &vhostRoutes{vh: vh, exact: map[string][]int32{}, prefix: map[string][]int32{}, regexIdx: map[string][]int32{}}
 	for _, r := range vh.Rules {
 		if r == nil {
@@ -249,7 +247,7 @@ func regexKey(re *regexp.Regexp) (string, bool) {
 }
 
 // rule compiles a RouteRule once, even when several virtual hosts share it.
-func (c *compiler) rule(r *engine.RouteRule) *ruleRoutes {
+func (c *compiler) rule(r *table.RouteRule) *ruleRoutes {
 	if rr, ok := c.rules[r]; ok {
 		return rr
 	}
@@ -306,7 +304,7 @@ func (c *compiler) rule(r *engine.RouteRule) *ruleRoutes {
 	return rr
 }
 
-func (c *compiler) backend(b *engine.Backend, grpc bool) *backendRoutes {
+func (c *compiler) backend(b *table.Backend, grpc bool) *backendRoutes {
 	if br, ok := c.backends[b]; ok {
 		return br
 	}
@@ -325,7 +323,7 @@ func (c *compiler) backend(b *engine.Backend, grpc bool) *backendRoutes {
 	return br
 }
 
-func serviceName(b *engine.Backend) string {
+func serviceName(b *table.Backend) string {
 	s := b.Service.Name
 	if b.Service.Namespace != "" {
 		s = b.Service.Namespace + "/" + s
@@ -338,7 +336,7 @@ func serviceName(b *engine.Backend) string {
 
 // parseDuration reads a Gateway API duration; "0s", unset and invalid
 // values give 0 (no timeout).
-func parseDuration(d *gwv1.Duration) time.Duration {
+func parseDuration(d *table.Duration) time.Duration {
 	if d == nil {
 		return 0
 	}

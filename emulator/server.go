@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // Config configures a Server.
@@ -135,7 +135,7 @@ func (r *ApplyReport) Err() error {
 // unchanged ones are kept (not re-bound) and switch to the new table for
 // their next request. In-flight requests finish on the table they started
 // with.
-func (s *Server) Apply(t *engine.Table) *ApplyReport {
+func (s *Server) Apply(t *table.Table) *ApplyReport {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rep := &ApplyReport{}
@@ -308,7 +308,7 @@ func (s *Server) echoLog(service string) *echoLog {
 }
 
 // Table returns the table the server currently serves (nil before Apply).
-func (s *Server) Table() *engine.Table { return s.current.Load().table }
+func (s *Server) Table() *table.Table { return s.current.Load().table }
 
 // Explain runs the routing decision of the currently served table; see the
 // package-level Explain.

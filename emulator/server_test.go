@@ -14,13 +14,11 @@ import (
 	"testing"
 	"time"
 
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
-func simpleTable(addr string, p int32, svc string) *engine.Table {
-	return table(gateway("gw", addr, port(p, listener("http", "", vhost("", rule("r", prefix("/"), echo(svc, 1)))))))
+func simpleTable(addr string, p int32, svc string) *table.Table {
+	return newTable(gateway("gw", addr, port(p, listener("http", "", vhost("", rule("r", prefix("/"), echo(svc, 1)))))))
 }
 
 func (s *Server) listenerOf(addr string, p int32) *boundListener {
@@ -74,14 +72,14 @@ func TestPortOffsetFallback(t *testing.T) {
 func TestNotServedAndRefusedPorts(t *testing.T) {
 	p := freePort(t, "127.0.0.1")
 	https := listener("https", "")
-	https.Protocol = gwv1.HTTPSProtocolType
+	https.Protocol = table.HTTPSProtocolType
 	udp := listener("udp", "")
-	udp.Protocol = gwv1.UDPProtocolType
+	udp.Protocol = table.UDPProtocolType
 	udpPort := port(p, udp)
 	udpPort.Transport = "UDP"
 	s := New(Config{})
 	defer s.Close(context.Background())
-	rep := s.Apply(table(
+	rep := s.Apply(newTable(
 		gateway("a", "127.0.0.1", port(p, https), udpPort),
 		gateway("b", "", port(p, listener("http", ""))),
 		gateway("c", "10.1.2.3", port(p, listener("http", ""))),
@@ -109,7 +107,7 @@ func TestGatewaysOnTwoAddresses(t *testing.T) {
 	p := freePort(t, "127.0.0.2")
 	s := New(Config{})
 	defer s.Close(context.Background())
-	tab := table(
+	tab := newTable(
 		gateway("one", "127.0.0.1", port(p, listener("http", "", vhost("", rule("one", prefix("/"), echo("one", 1)))))),
 		gateway("two", "127.0.0.2", port(p, listener("http", "", vhost("", rule("two", prefix("/"), echo("two", 1)))))),
 	)
@@ -148,7 +146,7 @@ func TestBindOverride(t *testing.T) {
 		t.Fatalf("report %+v", rep.Ports)
 	}
 	// Two Gateways on one port cannot share the override address.
-	rep = s.Apply(table(
+	rep = s.Apply(newTable(
 		gateway("a", "10.9.8.7", port(p, listener("http", ""))),
 		gateway("b", "10.9.8.8", port(p, listener("http", ""))),
 	))
@@ -164,7 +162,7 @@ func TestBindOverride(t *testing.T) {
 func TestHotReload(t *testing.T) {
 	ip := "127.0.0.1"
 	p, p2 := freePort(t, ip), freePort(t, ip)
-	build := func(i int) *engine.Table {
+	build := func(i int) *table.Table {
 		g := gateway("gw", ip,
 			port(p, listener("http", "", vhost("",
 				rule("slow", prefix("/slow"), echo(fmt.Sprintf("slow-%d", i), 1)),
@@ -176,7 +174,7 @@ func TestHotReload(t *testing.T) {
 					rule("r", prefix("/"), echo(fmt.Sprintf("v%d", i), 1))))),
 				port(p2, listener("extra", "", vhost("", rule("extra", prefix("/"), echo("extra", 1))))))
 		}
-		return table(g)
+		return newTable(g)
 	}
 	s := New(Config{})
 	defer s.Close(context.Background())
@@ -372,7 +370,7 @@ func TestTracesRedactionAndAccessLog(t *testing.T) {
 }
 
 func TestSubscribersNeverBlock(t *testing.T) {
-	h := serve(t, func(p int32) *engine.Table { return simpleTable("127.0.0.1", p, "svc") })
+	h := serve(t, func(p int32) *table.Table { return simpleTable("127.0.0.1", p, "svc") })
 	stuck, cancelStuck := h.s.Subscribe(1) // never read
 	live, cancelLive := h.s.Subscribe(100)
 	start := time.Now()

@@ -8,9 +8,7 @@ import (
 	"strings"
 	"time"
 
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // TLS ports: a port whose listeners are HTTPS or TLS shares one socket. The
@@ -58,7 +56,7 @@ type tlsRoutes struct {
 
 // tlsListener is a compiled HTTPS or TLS listener.
 type tlsListener struct {
-	l    *engine.ListenerTable
+	l    *table.ListenerTable
 	mode tlsMode
 	// conf terminates TLS (HTTPS and Terminate); nil for Passthrough and
 	// when the listener is broken.
@@ -66,7 +64,7 @@ type tlsListener struct {
 	// broken, when set, is why connections for this listener are refused.
 	broken string
 	// certs are the certificates conf serves, parallel to conf.Certificates.
-	certs []*engine.Certificate
+	certs []*table.Certificate
 	// clientCAs verifies client certificates (nil: no client validation);
 	// insecureFallback lets connections without a valid one in.
 	clientCAs        *x509.CertPool
@@ -79,14 +77,14 @@ type tlsListener struct {
 
 // sniRoute is one compiled TLSRoute entry: a hostname and its backends.
 type sniRoute struct {
-	r      *engine.SNIRoute
+	r      *table.SNIRoute
 	source string
 	weightedBackends
 }
 
 // isTLSProtocol reports whether a listener protocol is served on a TLS port.
-func isTLSProtocol(p gwv1.ProtocolType) bool {
-	return p == gwv1.HTTPSProtocolType || p == gwv1.TLSProtocolType
+func isTLSProtocol(p table.ProtocolType) bool {
+	return p == table.HTTPSProtocolType || p == table.TLSProtocolType
 }
 
 // tlsPort compiles the TLS side of a port whose listeners are HTTPS or TLS.
@@ -110,12 +108,12 @@ func (c *compiler) tlsPort(pr *portRoutes) string {
 	return ""
 }
 
-func (c *compiler) tlsListener(l *engine.ListenerTable) *tlsListener {
+func (c *compiler) tlsListener(l *table.ListenerTable) *tlsListener {
 	tl := &tlsListener{l: l}
 	switch {
-	case l.Protocol == gwv1.HTTPSProtocolType:
+	case l.Protocol == table.HTTPSProtocolType:
 		tl.mode = tlsHTTPS
-	case l.TLS != nil && l.TLS.Mode == gwv1.TLSModePassthrough:
+	case l.TLS != nil && l.TLS.Mode == table.TLSModePassthrough:
 		tl.mode = tlsPassthrough
 	default:
 		tl.mode = tlsTerminate
@@ -176,7 +174,7 @@ func (tl *tlsListener) clientValidation(conf *tls.Config) error {
 		return fmt.Errorf("client validation CA bundle (%s) holds no certificate", strings.Join(t.ClientCARefs, ", "))
 	}
 	tl.clientCAs = pool
-	if t.ClientValidationMode == string(gwv1.AllowInsecureFallback) {
+	if t.ClientValidationMode == string(table.AllowInsecureFallback) {
 		tl.insecureFallback = true
 		conf.ClientAuth = tls.RequestClientCert
 		return nil
@@ -299,7 +297,7 @@ func (tl *tlsListener) describeClientCert(cs *tls.ConnectionState) string {
 // certificateFor returns the certificate the listener serves for an SNI,
 // as crypto/tls chooses it: the first that the ClientHello supports, else
 // the first.
-func (tl *tlsListener) certificateFor(hello *tls.ClientHelloInfo) *engine.Certificate {
+func (tl *tlsListener) certificateFor(hello *tls.ClientHelloInfo) *table.Certificate {
 	if tl.conf == nil || len(tl.certs) == 0 {
 		return nil
 	}

@@ -11,9 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -28,14 +27,14 @@ func TestTLSWithCurlAndOpenSSL(t *testing.T) {
 	if err := os.WriteFile(appCAFile, appCA.pem, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	certs := []*engine.Certificate{ca.certificate("web", certOpts{dnsNames: []string{"app.example.com", "api.example.com"}})}
-	h := serve(t, func(p int32) *engine.Table {
+	certs := []*table.Certificate{ca.certificate("web", certOpts{dnsNames: []string{"app.example.com", "api.example.com"}})}
+	h := serve(t, func(p int32) *table.Table {
 		pass := echo("db", 1)
 		pass.Target.EchoTLS = appCA.certificate("db-tls", certOpts{dnsNames: []string{"db.example.com"}})
-		return table(gateway("gw", "127.0.0.1", port(p,
+		return newTable(gateway("gw", "127.0.0.1", port(p,
 			httpsListener("app", "app.example.com", certs, vhost("", rule("app", prefix("/"), echo("app", 1)))),
 			httpsListener("api", "api.example.com", certs, vhost("", rule("api", prefix("/"), echo("api", 1)))),
-			tlsListenerTable("db", "db.example.com", gwv1.TLSModePassthrough, nil, sniRouteTo("db", "db.example.com", pass)),
+			tlsListenerTable("db", "db.example.com", table.TLSModePassthrough, nil, sniRouteTo("db", "db.example.com", pass)),
 		)))
 	})
 	hostport := fmt.Sprintf("%d", h.port)

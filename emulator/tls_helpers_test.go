@@ -18,9 +18,7 @@ import (
 	"testing"
 	"time"
 
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // testCA is a certificate authority for tests.
@@ -109,11 +107,11 @@ func (ca *testCA) issue(o certOpts) (certPEM, keyPEM []byte) {
 
 // certificate issues a serving certificate as the engine puts it in the
 // table.
-func (ca *testCA) certificate(secret string, o certOpts) *engine.Certificate {
+func (ca *testCA) certificate(secret string, o certOpts) *table.Certificate {
 	c, k := ca.issue(o)
 	b, _ := pem.Decode(c)
 	leaf, _ := x509.ParseCertificate(b.Bytes)
-	return &engine.Certificate{Secret: "default/" + secret, DNSNames: leaf.DNSNames, NotAfter: leaf.NotAfter, CertPEM: c, KeyPEM: k}
+	return &table.Certificate{Secret: "default/" + secret, DNSNames: leaf.DNSNames, NotAfter: leaf.NotAfter, CertPEM: c, KeyPEM: k}
 }
 
 // clientCert issues a client certificate for crypto/tls.
@@ -137,29 +135,29 @@ func (ca *testCA) serverConfig(names ...string) *tls.Config {
 }
 
 // httpsListener is an HTTPS listener terminating with certs.
-func httpsListener(section, hostname string, certs []*engine.Certificate, vhs ...*engine.VirtualHost) *engine.ListenerTable {
+func httpsListener(section, hostname string, certs []*table.Certificate, vhs ...*table.VirtualHost) *table.ListenerTable {
 	l := listener(section, hostname, vhs...)
-	l.Protocol = gwv1.HTTPSProtocolType
-	l.TLS = &engine.ListenerTLS{Mode: gwv1.TLSModeTerminate, Certificates: certs}
+	l.Protocol = table.HTTPSProtocolType
+	l.TLS = &table.ListenerTLS{Mode: table.TLSModeTerminate, Certificates: certs}
 	return l
 }
 
 // tlsListener is a TLS listener (Passthrough or Terminate) with TLSRoute
 // entries.
-func tlsListenerTable(section, hostname string, mode gwv1.TLSModeType, certs []*engine.Certificate, routes ...*engine.SNIRoute) *engine.ListenerTable {
-	l := &engine.ListenerTable{SectionName: section, Hostname: hostname, Protocol: gwv1.TLSProtocolType,
-		TLS: &engine.ListenerTLS{Mode: mode, Certificates: certs}, TLSRoutes: routes}
+func tlsListenerTable(section, hostname string, mode table.TLSModeType, certs []*table.Certificate, routes ...*table.SNIRoute) *table.ListenerTable {
+	l := &table.ListenerTable{SectionName: section, Hostname: hostname, Protocol: table.TLSProtocolType,
+		TLS: &table.ListenerTLS{Mode: mode, Certificates: certs}, TLSRoutes: routes}
 	return l
 }
 
 // sniRouteTo is the TLSRoute entry "tlsroute/default/<route>/rule/0" for one
 // hostname.
-func sniRouteTo(route, hostname string, backends ...*engine.Backend) *engine.SNIRoute {
+func sniRouteTo(route, hostname string, backends ...*table.Backend) *table.SNIRoute {
 	name := "tlsroute/default/" + route + "/rule/0"
 	for i, b := range backends {
 		b.Name = name + "/backend/" + string(rune('0'+i))
 	}
-	return &engine.SNIRoute{Name: name, Route: engine.ObjectKey{Kind: "TLSRoute", Namespace: "default", Name: route},
+	return &table.SNIRoute{Name: name, Route: table.ObjectKey{Kind: "TLSRoute", Namespace: "default", Name: route},
 		Hostnames: []string{hostname}, Backends: backends}
 }
 

@@ -15,7 +15,7 @@ import (
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // httpsClient is an HTTP client for the harness that sends SNI sni (the
@@ -63,12 +63,12 @@ func TestHTTPSCertificateBySNI(t *testing.T) {
 	longer := ca.certificate("longer", certOpts{dnsNames: []string{"*.api.example.com"}})
 	shorter := ca.certificate("shorter", certOpts{dnsNames: []string{"*.example.com", "*.web.example.com"}, cn: "*.example.com"})
 	any := ca.certificate("any", certOpts{dnsNames: []string{"fallback.test"}})
-	h := serve(t, func(p int32) *engine.Table {
-		return table(gateway("gw", "127.0.0.1", port(p,
-			httpsListener("exact", "app.example.com", []*engine.Certificate{exact}, vhost("", rule("exact", prefix("/"), echo("exact", 1)))),
-			httpsListener("longer", "*.api.example.com", []*engine.Certificate{longer}, vhost("", rule("longer", prefix("/"), echo("longer", 1)))),
-			httpsListener("shorter", "*.example.com", []*engine.Certificate{shorter}, vhost("", rule("shorter", prefix("/"), echo("shorter", 1)))),
-			httpsListener("any", "", []*engine.Certificate{any}, vhost("", rule("any", prefix("/"), echo("any", 1)))),
+	h := serve(t, func(p int32) *table.Table {
+		return newTable(gateway("gw", "127.0.0.1", port(p,
+			httpsListener("exact", "app.example.com", []*table.Certificate{exact}, vhost("", rule("exact", prefix("/"), echo("exact", 1)))),
+			httpsListener("longer", "*.api.example.com", []*table.Certificate{longer}, vhost("", rule("longer", prefix("/"), echo("longer", 1)))),
+			httpsListener("shorter", "*.example.com", []*table.Certificate{shorter}, vhost("", rule("shorter", prefix("/"), echo("shorter", 1)))),
+			httpsListener("any", "", []*table.Certificate{any}, vhost("", rule("any", prefix("/"), echo("any", 1)))),
 		)))
 	})
 	roots := &tls.Config{RootCAs: ca.pool()}
@@ -107,10 +107,10 @@ func TestHTTPSCertificateBySNI(t *testing.T) {
 // selects another listener than the SNI did gets 421.
 func TestHTTPSMisdirectedRequests(t *testing.T) {
 	ca := newTestCA(t, "test CA")
-	cert := []*engine.Certificate{ca.certificate("tls-validity-checks-certificate", certOpts{dnsNames: []string{
+	cert := []*table.Certificate{ca.certificate("tls-validity-checks-certificate", certOpts{dnsNames: []string{
 		"example.org", "second-example.org", "*.wildcard.org", "unknown-example.org"}})}
-	h := serve(t, func(p int32) *engine.Table {
-		return table(gateway("gw", "127.0.0.1", port(p,
+	h := serve(t, func(p int32) *table.Table {
+		return newTable(gateway("gw", "127.0.0.1", port(p,
 			httpsListener("https-with-hostname", "second-example.org", cert, vhost("second-example.org", rule("v2", prefix("/"), echo("v2", 1)))),
 			httpsListener("https-with-hostname-matching-wildcard", "fourth-example.wildcard.org", cert,
 				vhost("fourth-example.wildcard.org", rule("v4", prefix("/"), echo("v1", 1)))),
@@ -160,9 +160,9 @@ func TestHTTPSMisdirectedRequests(t *testing.T) {
 // protocol and TLS version.
 func TestHTTPSALPN(t *testing.T) {
 	ca := newTestCA(t, "test CA")
-	cert := []*engine.Certificate{ca.certificate("app", certOpts{dnsNames: []string{"app.example.com"}})}
-	h := serve(t, func(p int32) *engine.Table {
-		return table(gateway("gw", "127.0.0.1", port(p,
+	cert := []*table.Certificate{ca.certificate("app", certOpts{dnsNames: []string{"app.example.com"}})}
+	h := serve(t, func(p int32) *table.Table {
+		return newTable(gateway("gw", "127.0.0.1", port(p,
 			httpsListener("https", "app.example.com", cert, vhost("", rule("app", prefix("/"), echo("app", 1)))))))
 	})
 	roots := &tls.Config{RootCAs: ca.pool()}
@@ -203,15 +203,15 @@ func TestHTTPSClientCertificates(t *testing.T) {
 	ca := newTestCA(t, "server CA")
 	clients := newTestCA(t, "client CA")
 	strangers := newTestCA(t, "other CA")
-	cert := []*engine.Certificate{ca.certificate("app", certOpts{dnsNames: []string{"strict.example.com", "lenient.example.com"}})}
-	h := serve(t, func(p int32) *engine.Table {
+	cert := []*table.Certificate{ca.certificate("app", certOpts{dnsNames: []string{"strict.example.com", "lenient.example.com"}})}
+	h := serve(t, func(p int32) *table.Table {
 		strict := httpsListener("strict", "strict.example.com", cert, vhost("", rule("strict", prefix("/"), echo("strict", 1))))
 		strict.TLS.ClientCAs, strict.TLS.ClientCARefs = clients.pem, []string{"ConfigMap default/client-ca"}
 		strict.TLS.ClientValidationMode = string(gwv1.AllowValidOnly)
 		lenient := httpsListener("lenient", "lenient.example.com", cert, vhost("", rule("lenient", prefix("/"), echo("lenient", 1))))
 		lenient.TLS.ClientCAs, lenient.TLS.ClientCARefs = clients.pem, []string{"ConfigMap default/client-ca"}
 		lenient.TLS.ClientValidationMode = string(gwv1.AllowInsecureFallback)
-		return table(gateway("gw", "127.0.0.1", port(p, strict, lenient)))
+		return newTable(gateway("gw", "127.0.0.1", port(p, strict, lenient)))
 	})
 	good, bad := clients.clientCert("alice"), strangers.clientCert("mallory")
 	get := func(sni string, cert *tls.Certificate) (result, Trace, error) {
@@ -279,13 +279,13 @@ func TestHTTPSBadCertificates(t *testing.T) {
 	other := ca.certificate("other", certOpts{dnsNames: []string{"mismatch.example.com"}})
 	mismatch := ca.certificate("mismatch", certOpts{dnsNames: []string{"mismatch.example.com"}})
 	mismatch.KeyPEM = other.KeyPEM
-	notPEM := &engine.Certificate{Secret: "default/not-pem", CertPEM: []byte("not a certificate"), KeyPEM: []byte("nor a key")}
-	h := serve(t, func(p int32) *engine.Table {
-		return table(gateway("gw", "127.0.0.1", port(p,
-			httpsListener("good", "good.example.com", []*engine.Certificate{good}, vhost("", rule("good", prefix("/"), echo("good", 1)))),
-			httpsListener("expired", "expired.example.com", []*engine.Certificate{expired}, vhost("", rule("e", prefix("/"), echo("e", 1)))),
-			httpsListener("mismatch", "mismatch.example.com", []*engine.Certificate{mismatch}, vhost("", rule("m", prefix("/"), echo("m", 1)))),
-			httpsListener("notpem", "notpem.example.com", []*engine.Certificate{notPEM}, vhost("", rule("n", prefix("/"), echo("n", 1)))),
+	notPEM := &table.Certificate{Secret: "default/not-pem", CertPEM: []byte("not a certificate"), KeyPEM: []byte("nor a key")}
+	h := serve(t, func(p int32) *table.Table {
+		return newTable(gateway("gw", "127.0.0.1", port(p,
+			httpsListener("good", "good.example.com", []*table.Certificate{good}, vhost("", rule("good", prefix("/"), echo("good", 1)))),
+			httpsListener("expired", "expired.example.com", []*table.Certificate{expired}, vhost("", rule("e", prefix("/"), echo("e", 1)))),
+			httpsListener("mismatch", "mismatch.example.com", []*table.Certificate{mismatch}, vhost("", rule("m", prefix("/"), echo("m", 1)))),
+			httpsListener("notpem", "notpem.example.com", []*table.Certificate{notPEM}, vhost("", rule("n", prefix("/"), echo("n", 1)))),
 		)))
 	})
 	roots := &tls.Config{RootCAs: ca.pool()}
@@ -314,7 +314,7 @@ func TestHTTPSBadCertificates(t *testing.T) {
 
 	// Nothing usable on a port: it is not served, and says why.
 	p := freePort(t, "127.0.0.1")
-	rep := h.s.Apply(table(gateway("gw", "127.0.0.1", port(p, httpsListener("notpem", "", []*engine.Certificate{notPEM})))))
+	rep := h.s.Apply(newTable(gateway("gw", "127.0.0.1", port(p, httpsListener("notpem", "", []*table.Certificate{notPEM})))))
 	if rep.Ports[0].Bound != "" || !strings.Contains(rep.Ports[0].NotServed, "HTTPS listener notpem: no usable certificate (Secret default/not-pem") {
 		t.Errorf("report %+v", rep.Ports[0])
 	}
@@ -326,9 +326,9 @@ func TestHTTPSBadCertificates(t *testing.T) {
 // keeps serving.
 func TestTLSPortBadClients(t *testing.T) {
 	ca := newTestCA(t, "test CA")
-	cert := []*engine.Certificate{ca.certificate("app", certOpts{dnsNames: []string{"app.example.com"}})}
-	h := serve(t, func(p int32) *engine.Table {
-		return table(gateway("gw", "127.0.0.1", port(p,
+	cert := []*table.Certificate{ca.certificate("app", certOpts{dnsNames: []string{"app.example.com"}})}
+	h := serve(t, func(p int32) *table.Table {
+		return newTable(gateway("gw", "127.0.0.1", port(p,
 			httpsListener("https", "app.example.com", cert, vhost("", rule("app", prefix("/"), echo("app", 1)))))))
 	})
 	roots := &tls.Config{RootCAs: ca.pool()}
@@ -391,12 +391,12 @@ func TestTLSPortBadClients(t *testing.T) {
 // port that switches between HTTP and HTTPS is re-bound on the same port.
 func TestTLSHotReload(t *testing.T) {
 	ca := newTestCA(t, "test CA")
-	build := func(p int32, secret, service string) *engine.Table {
-		cert := []*engine.Certificate{ca.certificate(secret, certOpts{dnsNames: []string{"app.example.com"}, cn: secret})}
-		return table(gateway("gw", "127.0.0.1", port(p,
+	build := func(p int32, secret, service string) *table.Table {
+		cert := []*table.Certificate{ca.certificate(secret, certOpts{dnsNames: []string{"app.example.com"}, cn: secret})}
+		return newTable(gateway("gw", "127.0.0.1", port(p,
 			httpsListener("https", "app.example.com", cert, vhost("", rule("app", prefix("/"), echo(service, 1)))))))
 	}
-	h := serve(t, func(p int32) *engine.Table { return build(p, "first", "v1") })
+	h := serve(t, func(p int32) *table.Table { return build(p, "first", "v1") })
 	roots := &tls.Config{RootCAs: ca.pool()}
 	c := h.httpsClient("app.example.com", roots, true)
 	if res, _, _ := h.httpsGet(c, "app.example.com", "/"); res.echo(t).Service != "v1" {
@@ -445,11 +445,11 @@ func TestTLSHotReload(t *testing.T) {
 func TestTLSCloseEndsStreams(t *testing.T) {
 	ca := newTestCA(t, "test CA")
 	backend := lineServer(t, "plain", nil)
-	cert := []*engine.Certificate{ca.certificate("db", certOpts{dnsNames: []string{"db.example.com"}})}
+	cert := []*table.Certificate{ca.certificate("db", certOpts{dnsNames: []string{"db.example.com"}})}
 	s := New(Config{})
 	p := freePort(t, "127.0.0.1")
-	rep := s.Apply(table(gateway("gw", "127.0.0.1", port(p,
-		tlsListenerTable("tls", "", gwv1.TLSModeTerminate, cert, sniRouteTo("db", "", mapped("db", 1, backend)))))))
+	rep := s.Apply(newTable(gateway("gw", "127.0.0.1", port(p,
+		tlsListenerTable("tls", "", table.TLSModeTerminate, cert, sniRouteTo("db", "", mapped("db", 1, backend)))))))
 	if err := rep.Err(); err != nil {
 		t.Fatal(err)
 	}

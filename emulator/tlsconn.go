@@ -15,7 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // tlsServe is the TLS side of a bound listener on a TLS port: the accept
@@ -167,7 +167,7 @@ type handshakeConn struct {
 	alpn    []string
 	tl      *tlsListener
 	route   *sniRoute
-	cert    *engine.Certificate
+	cert    *table.Certificate
 	refused string
 }
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // freeUDPPort returns a UDP port that was free on ip a moment ago.
@@ -82,7 +82,7 @@ func udpBackend(t testing.TB, name string) string {
 
 func TestUDPEcho(t *testing.T) {
 	p := freeUDPPort(t, "127.0.0.1")
-	h := serveL4(t, Config{}, table(gateway("gw", "127.0.0.1",
+	h := serveL4(t, Config{}, newTable(gateway("gw", "127.0.0.1",
 		udpPort(p, udpListener("dns", streamRoute("UDPRoute", "dns", echo("udp-echo", 1)))))))
 	a, b := udpClient(t, p), udpClient(t, p)
 	for i := range 3 {
@@ -127,7 +127,7 @@ func TestUDPSessions(t *testing.T) {
 	p := freeUDPPort(t, "127.0.0.1")
 	backend := udpBackend(t, "b1")
 	const timeout = 300 * time.Millisecond
-	h := serveL4(t, Config{UDPSessionTimeout: timeout}, table(gateway("gw", "127.0.0.1",
+	h := serveL4(t, Config{UDPSessionTimeout: timeout}, newTable(gateway("gw", "127.0.0.1",
 		udpPort(p, udpListener("udp", streamRoute("UDPRoute", "app", mapped("app", 1, backend)))))))
 	a, b := udpClient(t, p), udpClient(t, p)
 	// seen is the gateway's source address as the backend saw it.
@@ -172,8 +172,8 @@ func TestUDPSessions(t *testing.T) {
 func TestUDPRefused(t *testing.T) {
 	p, pd := freeUDPPort(t, "127.0.0.1"), freeUDPPort(t, "127.0.0.1")
 	down := "127.0.0.1:" + strconv.Itoa(int(freeUDPPort(t, "127.0.0.1")))
-	tab := func(l ...*engine.StreamRoute) *engine.Table {
-		return table(gateway("gw", "127.0.0.1",
+	tab := func(l ...*table.StreamRoute) *table.Table {
+		return newTable(gateway("gw", "127.0.0.1",
 			udpPort(p, udpListener("udp", l...)),
 			udpPort(pd, udpListener("down", streamRoute("UDPRoute", "down", mapped("down", 1, down))))))
 	}
@@ -207,8 +207,8 @@ func TestUDPRefused(t *testing.T) {
 func TestUDPReload(t *testing.T) {
 	p := freeUDPPort(t, "127.0.0.1")
 	b1, b2 := udpBackend(t, "b1"), udpBackend(t, "b2")
-	tab := func(addr string) *engine.Table {
-		return table(gateway("gw", "127.0.0.1", udpPort(p, udpListener("udp", streamRoute("UDPRoute", "app", mapped("app", 1, addr))))))
+	tab := func(addr string) *table.Table {
+		return newTable(gateway("gw", "127.0.0.1", udpPort(p, udpListener("udp", streamRoute("UDPRoute", "app", mapped("app", 1, addr))))))
 	}
 	h := serveL4(t, Config{}, tab(b1))
 	a := udpClient(t, p)

@@ -6,6 +6,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // The Gateway's client certificate to backends (spec.tls.backend,
@@ -91,7 +93,7 @@ func presentClientCertificate(gt *GatewayTable, cert *Certificate) {
 		backends: map[*Backend]*Backend{}, rules: map[*RouteRule]*RouteRule{}}
 	for _, p := range gt.Ports {
 		for _, l := range p.Listeners {
-			if l.TLS != nil && l.TLS.Mode == gwv1.TLSModePassthrough {
+			if l.TLS != nil && l.TLS.Mode == table.TLSModePassthrough {
 				continue
 			}
 			for _, vh := range l.VirtualHosts {

@@ -4,6 +4,8 @@ import (
 	"sort"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // buildTable assembles the routing table from programmed listeners and the
@@ -53,7 +55,7 @@ func (t *translator) buildTable() *Table {
 func (t *translator) listenerTable(l *listenerState) *ListenerTable {
 	owner := l.ownerKey()
 	lt := &ListenerTable{Name: l.tableName(), Owner: owner, SectionName: l.name, Source: t.sourceAt(owner, "spec.listeners["+itoa(l.index)+"]"),
-		Protocol: l.protocol, Hostname: l.hostname, TLS: l.tlsTable}
+		Protocol: table.ProtocolType(l.protocol), Hostname: l.hostname, TLS: l.tlsTable}
 	switch l.protocol {
 	case gwv1.HTTPProtocolType, gwv1.HTTPSProtocolType:
 		lt.VirtualHosts = t.virtualHosts(lt.Name, l)

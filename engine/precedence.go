@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"slices"
 
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // rulePosition carries what orders rules from different routes: the route
@@ -51,21 +51,21 @@ func compareMatch(a, b *RouteRule) int {
 	return 1
 }
 
-func pathRank(m *gwv1.HTTPRouteMatch) (int, int) {
+func pathRank(m *table.HTTPRouteMatch) (int, int) {
 	if m.Path == nil || m.Path.Type == nil || m.Path.Value == nil {
 		return 1, 1
 	}
 	n := len(*m.Path.Value)
 	switch *m.Path.Type {
-	case gwv1.PathMatchExact:
+	case table.PathMatchExact:
 		return 3, n
-	case gwv1.PathMatchRegularExpression:
+	case table.PathMatchRegularExpression:
 		return 2, n
 	}
 	return 1, n
 }
 
-func compareHTTPMatch(a, b *gwv1.HTTPRouteMatch) int {
+func compareHTTPMatch(a, b *table.HTTPRouteMatch) int {
 	ta, la := pathRank(a)
 	tb, lb := pathRank(b)
 	if c := cmpDesc(ta, tb); c != 0 {
@@ -83,7 +83,7 @@ func compareHTTPMatch(a, b *gwv1.HTTPRouteMatch) int {
 	return cmpDesc(len(a.QueryParams), len(b.QueryParams))
 }
 
-func compareGRPCMatch(a, b *gwv1.GRPCRouteMatch) int {
+func compareGRPCMatch(a, b *table.GRPCRouteMatch) int {
 	sa, ma := grpcMethodLens(a)
 	sb, mb := grpcMethodLens(b)
 	if c := cmpDesc(sa, sb); c != 0 {
@@ -95,7 +95,7 @@ func compareGRPCMatch(a, b *gwv1.GRPCRouteMatch) int {
 	return cmpDesc(len(a.Headers), len(b.Headers))
 }
 
-func grpcMethodLens(m *gwv1.GRPCRouteMatch) (int, int) {
+func grpcMethodLens(m *table.GRPCRouteMatch) (int, int) {
 	if m.Method == nil {
 		return 0, 0
 	}

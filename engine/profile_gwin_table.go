@@ -7,6 +7,8 @@ import (
 	"time"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // What the gwin profile adds to the routing table: listener RBAC,
@@ -98,7 +100,7 @@ func (gwinProfile) routeRule(t *translator, l *listenerState, host string, r *ro
 	hostEff := gs.effective("host", routeHostFor(gs, l.hostname, host), seen)
 	c := *rr
 	if r.kind == "HTTPRoute" || r.kind == "GRPCRoute" {
-		tm := &gwv1.HTTPRouteTimeouts{}
+		tm := &table.HTTPRouteTimeouts{}
 		if rr.Timeouts != nil {
 			*tm = *rr.Timeouts
 		}
@@ -107,7 +109,7 @@ func (gwinProfile) routeRule(t *translator, l *listenerState, host string, r *ro
 			if v, ok := settingDuration(ruleEff, "timeout"); ok {
 				d = v
 			}
-			s := gwv1.Duration(gepDuration(d))
+			s := table.Duration(gepDuration(d))
 			tm.BackendRequest = &s
 		}
 		c.Timeouts = tm

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // collectRoutes wraps every route of every kind in a routeState, in a fixed
@@ -92,8 +94,8 @@ func (t *translator) compileHTTPRoute(r *routeState, o *gwv1.HTTPRoute) {
 			r.dropRule(i, rule.Name, why)
 			continue
 		}
-		proto := &RouteRule{Route: r.key, Source: r.ruleSource(i), Timeouts: rule.Timeouts, Retry: rule.Retry,
-			SessionPersistence: rule.SessionPersistence, Filters: rule.Filters}
+		proto := &RouteRule{Route: r.key, Source: r.ruleSource(i), Timeouts: toHTTPRouteTimeouts(rule.Timeouts), Retry: toHTTPRouteRetry(rule.Retry),
+			SessionPersistence: toSessionPersistence(rule.SessionPersistence), Filters: toFilters(rule.Filters)}
 		if rule.Name != nil {
 			proto.RuleName = string(*rule.Name)
 		}
@@ -103,7 +105,7 @@ func (t *translator) compileHTTPRoute(r *routeState, o *gwv1.HTTPRoute) {
 			if f != nil {
 				r.refFailures = append(r.refFailures, *f)
 			}
-			b.Filters = br.Filters
+			b.Filters = toFilters(br.Filters)
 			t.applyBackendFilters(r, b, br.Filters)
 			proto.Backends = append(proto.Backends, b)
 		}
@@ -113,12 +115,10 @@ func (t *translator) compileHTTPRoute(r *routeState, o *gwv1.HTTPRoute) {
 			matches = []gwv1.HTTPRouteMatch{{}}
 		}
 		for j := range matches {
-			m := &matches[j] // shared with the route: the table is read only
+			m := toHTTPRouteMatch(&matches[j])
 			if m.Path == nil {
-				c := *m
-				pt, v := gwv1.PathMatchPathPrefix, "/"
-				c.Path = &gwv1.HTTPPathMatch{Type: &pt, Value: &v}
-				m = &c
+				pt, v := table.PathMatchPathPrefix, "/"
+				m.Path = &table.HTTPPathMatch{Type: &pt, Value: &v}
 			}
 			rr := *proto
 			rr.Name = name + "/match/" + itoa(j)
@@ -140,19 +140,21 @@ func (t *translator) compileGRPCRoute(r *routeState, o *gwv1.GRPCRoute) {
 			r.dropRule(i, rule.Name, why)
 			continue
 		}
-		proto := &RouteRule{Route: r.key, Source: r.ruleSource(i), SessionPersistence: rule.SessionPersistence,
-			Filters: grpcFilters(rule.Filters)}
+		filters := grpcFilters(rule.Filters)
+		proto := &RouteRule{Route: r.key, Source: r.ruleSource(i), SessionPersistence: toSessionPersistence(rule.SessionPersistence),
+			Filters: toFilters(filters)}
 		if rule.Name != nil {
 			proto.RuleName = string(*rule.Name)
 		}
-		t.applyRuleFilters(r, proto, name, proto.Filters)
+		t.applyRuleFilters(r, proto, name, filters)
 		for k, br := range rule.BackendRefs {
 			b, f := t.resolveBackendRef(r, name+"/backend/"+itoa(k), br.BackendObjectReference, br.Weight)
 			if f != nil {
 				r.refFailures = append(r.refFailures, *f)
 			}
-			b.Filters = grpcFilters(br.Filters)
-			t.applyBackendFilters(r, b, b.Filters)
+			bf := grpcFilters(br.Filters)
+			b.Filters = toFilters(bf)
+			t.applyBackendFilters(r, b, bf)
 			proto.Backends = append(proto.Backends, b)
 		}
 		finishRuleResponse(proto)
@@ -164,7 +166,7 @@ func (t *translator) compileGRPCRoute(r *routeState, o *gwv1.GRPCRoute) {
 			rr := *proto
 			rr.Name = name + "/match/" + itoa(j)
 			r.addEntry(rr.Name, i, j)
-			rr.GRPC = &matches[j]
+			rr.GRPC = toGRPCRouteMatch(&matches[j])
 			r.rules = append(r.rules, &rr)
 		}
 	}
@@ -347,7 +349,7 @@ func finishRuleResponse(rr *RouteRule) {
 		return
 	}
 	for _, f := range rr.Filters {
-		if f.Type == gwv1.HTTPRouteFilterRequestRedirect {
+		if f.Type == table.HTTPRouteFilterRequestRedirect {
 			return
 		}
 	}

@@ -11,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // resolveListenerTLS resolves a terminating or passthrough listener's TLS
@@ -19,7 +21,7 @@ import (
 // cross-namespace reference without ReferenceGrant, InvalidCertificateRef
 // otherwise), and with no valid certificate the listener is not programmed.
 func (t *translator) resolveListenerTLS(l *listenerState, mode gwv1.TLSModeType) {
-	lt := &ListenerTLS{Mode: mode}
+	lt := &ListenerTLS{Mode: table.TLSModeType(mode)}
 	l.tlsTable = lt
 	if l.tls == nil {
 		l.cond.fail("ResolvedRefs", string(gwv1.ListenerReasonInvalidCertificateRef), "tls is required for protocol "+string(l.protocol))

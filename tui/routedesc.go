@@ -9,6 +9,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // routeObject is a route of any kind, reduced to what the Routes view shows.
@@ -83,7 +84,7 @@ func describeMatch(r *engine.RouteRule) string {
 	var parts []string
 	if m := r.HTTP; m != nil {
 		if m.Path != nil {
-			t := gwv1.PathMatchPathPrefix
+			t := table.PathMatchPathPrefix
 			if m.Path.Type != nil {
 				t = *m.Path.Type
 			}
@@ -127,9 +128,9 @@ func describeMatch(r *engine.RouteRule) string {
 }
 
 // describeFilter renders a filter on one line.
-func describeFilter(f gwv1.HTTPRouteFilter) string {
+func describeFilter(f table.HTTPRouteFilter) string {
 	s := string(f.Type)
-	headers := func(h *gwv1.HTTPHeaderFilter) string {
+	headers := func(h *table.HTTPHeaderFilter) string {
 		if h == nil {
 			return ""
 		}
@@ -190,7 +191,7 @@ func describeFilter(f gwv1.HTTPRouteFilter) string {
 	return s
 }
 
-func pathModifier(p gwv1.HTTPPathModifier) string {
+func pathModifier(p table.HTTPPathModifier) string {
 	switch {
 	case p.ReplaceFullPath != nil:
 		return "= " + *p.ReplaceFullPath

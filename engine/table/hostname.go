@@ -1,7 +1,3 @@
-// Package table holds what the routing table's readers share without the
-// Gateway API types: the one hostname-matching function used by the engine
-// (route and listener hostnames), the data plane (Host and SNI lookup) and
-// the CLI (explain's hints). It imports the standard library only.
 package table
 
 import "strings"

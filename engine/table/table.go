@@ -1,10 +1,9 @@
-package engine
+package table
 
 import (
 	"fmt"
+	"strconv"
 	"time"
-
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // Table is the routing table: plain data, no behaviour. Gateways are sorted
@@ -43,10 +42,10 @@ type ListenerTable struct {
 	// "listenerset/<ns>/<ls>/listener/<section>".
 	Name string `json:"name"`
 	// Owner is the Gateway or ListenerSet that declares the listener.
-	Owner       ObjectKey         `json:"owner"`
-	SectionName string            `json:"sectionName"`
-	Source      Source            `json:"source,omitzero"`
-	Protocol    gwv1.ProtocolType `json:"protocol"`
+	Owner       ObjectKey    `json:"owner"`
+	SectionName string       `json:"sectionName"`
+	Source      Source       `json:"source,omitzero"`
+	Protocol    ProtocolType `json:"protocol"`
 	// Hostname is the listener hostname ("" matches any host).
 	Hostname string `json:"hostname,omitempty"`
 	// TLS is set for HTTPS and TLS listeners.
@@ -67,8 +66,8 @@ type ListenerTable struct {
 
 // ListenerTLS is a listener's TLS configuration with resolved material.
 type ListenerTLS struct {
-	Mode         gwv1.TLSModeType `json:"mode"`
-	Certificates []*Certificate   `json:"certificates,omitempty"`
+	Mode         TLSModeType    `json:"mode"`
+	Certificates []*Certificate `json:"certificates,omitempty"`
 	// ClientCAs is the PEM bundle that client certificates must chain to
 	// (nil: no client validation).
 	ClientCAs []byte `json:"-"`
@@ -116,19 +115,19 @@ type RouteRule struct {
 	// RuleName is the rule's spec name, if any.
 	RuleName string `json:"ruleName,omitempty"`
 	// HTTP is set for HTTPRoute rules (its path is always set).
-	HTTP *gwv1.HTTPRouteMatch `json:"http,omitempty"`
+	HTTP *HTTPRouteMatch `json:"http,omitempty"`
 	// GRPC is set for GRPCRoute rules.
-	GRPC *gwv1.GRPCRouteMatch `json:"grpc,omitempty"`
+	GRPC *GRPCRouteMatch `json:"grpc,omitempty"`
 	// Filters are applied in order before a backend is chosen. GRPCRoute
 	// filters are converted to their HTTPRoute equivalents.
-	Filters []gwv1.HTTPRouteFilter `json:"filters,omitempty"`
+	Filters []HTTPRouteFilter `json:"filters,omitempty"`
 	// Mirrors holds the resolved backend of each RequestMirror filter, in
 	// filter order.
-	Mirrors            []*Backend               `json:"mirrors,omitempty"`
-	Backends           []*Backend               `json:"backends,omitempty"`
-	Timeouts           *gwv1.HTTPRouteTimeouts  `json:"timeouts,omitempty"`
-	Retry              *gwv1.HTTPRouteRetry     `json:"retry,omitempty"`
-	SessionPersistence *gwv1.SessionPersistence `json:"sessionPersistence,omitempty"`
+	Mirrors            []*Backend          `json:"mirrors,omitempty"`
+	Backends           []*Backend          `json:"backends,omitempty"`
+	Timeouts           *HTTPRouteTimeouts  `json:"timeouts,omitempty"`
+	Retry              *HTTPRouteRetry     `json:"retry,omitempty"`
+	SessionPersistence *SessionPersistence `json:"sessionPersistence,omitempty"`
 	// DirectStatus, when non-zero, is answered instead of forwarding: the
 	// spec's 500 for a rule with no valid backend.
 	DirectStatus int `json:"directStatus,omitempty"`
@@ -172,7 +171,7 @@ type Backend struct {
 	// AppProtocol is the Service port's appProtocol ("" : none).
 	AppProtocol string `json:"appProtocol,omitempty"`
 	// Filters are the backendRef's own filters.
-	Filters []gwv1.HTTPRouteFilter `json:"filters,omitempty"`
+	Filters []HTTPRouteFilter `json:"filters,omitempty"`
 	// Mirrors holds the resolved backend of each RequestMirror among
 	// Filters, in filter order (nil: none).
 	Mirrors []*Backend `json:"mirrors,omitempty"`
@@ -222,7 +221,7 @@ type BackendTLS struct {
 	// System means the system trust store.
 	System bool `json:"system,omitempty"`
 	// SubjectAltNames, when set, replace SNI for verification.
-	SubjectAltNames []gwv1.SubjectAltName `json:"subjectAltNames,omitempty"`
+	SubjectAltNames []SubjectAltName `json:"subjectAltNames,omitempty"`
 	// ClientCertificate is the certificate the gateway presents when the
 	// backend asks for one: the Gateway's
 	// spec.tls.backend.clientCertificateRef (nil: none is configured or it is
@@ -258,7 +257,7 @@ func (t *Table) Validate() error {
 			if p.Port < 1 || p.Port > 65535 {
 				return fmt.Errorf("%s: port %d out of range", g.Name, p.Port)
 			}
-			pk := p.Transport + "/" + itoa(int(p.Port))
+			pk := p.Transport + "/" + strconv.Itoa(int(p.Port))
 			if ports[pk] {
 				return fmt.Errorf("%s: port %s listed twice", g.Name, pk)
 			}
@@ -267,7 +266,7 @@ func (t *Table) Validate() error {
 				if err := name(l.Name); err != nil {
 					return err
 				}
-				if transportOf(l.Protocol) != p.Transport {
+				if Transport(l.Protocol) != p.Transport {
 					return fmt.Errorf("%s: protocol %s on %s port", l.Name, l.Protocol, p.Transport)
 				}
 				if err := l.validate(name); err != nil {
@@ -312,9 +311,9 @@ func (l *ListenerTable) validate(name func(string) error) error {
 	return nil
 }
 
-// transportOf maps a listener protocol to "TCP" or "UDP".
-func transportOf(p gwv1.ProtocolType) string {
-	if p == gwv1.UDPProtocolType {
+// Transport maps a listener protocol to "TCP" or "UDP".
+func Transport(p ProtocolType) string {
+	if p == UDPProtocolType {
 		return "UDP"
 	}
 	return "TCP"

@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -28,6 +29,9 @@ type Update struct {
 	Changed []string
 	// Took is how long reloading the changed files took.
 	Took time.Duration
+	// Root says what happened to the watched root itself in this update
+	// (RootSteady: nothing).
+	Root RootEvent
 }
 
 // StaleObject is an object still in effect at its last good version.
@@ -43,16 +47,32 @@ type WatchOptions struct {
 	// Debounce is how long the watcher waits after the last event before
 	// reloading (0: 50ms). Editors write a file in several steps.
 	Debounce time.Duration
+	// EmptyGrace is how long a file that became empty keeps its last
+	// objects in effect (0: DefaultEmptyGrace; negative: not at all). Some
+	// editors truncate a file and write it again a moment later; an
+	// intentionally emptied file takes effect once the grace is over.
+	EmptyGrace time.Duration
 }
 
 // Watcher keeps a LoadResult up to date with a directory tree, watching
 // directories (not files: editors save by rename) with fsnotify, including
 // directories created later. Each burst of changes produces one Update.
+//
+// The root may come and go: when it is removed or renamed away, or does
+// not exist yet, the watcher watches its nearest existing ancestor, keeps
+// the objects last loaded in effect and reports the root missing; when a
+// directory (the same or another one, as after `mv new dir`) is there
+// again, it watches and reloads it.
 type Watcher struct {
-	loader   *Loader
-	root     string
-	debounce time.Duration
-	fsw      *fsnotify.Watcher
+	loader     *Loader
+	root       string
+	abs        string // root made absolute, to place ancestors and events
+	debounce   time.Duration
+	emptyGrace time.Duration
+	// fsw and watched are owned by the run goroutine once Watch returns:
+	// fsw is replaced whenever the root changes, dropping every old watch.
+	fsw     *fsnotify.Watcher
+	watched rootWatch
 
 	mu      sync.Mutex
 	files   map[string]*watchedFile
@@ -66,6 +86,9 @@ type Watcher struct {
 type watchedFile struct {
 	size int64
 	mod  time.Time
+	// emptySince is when the file was first seen empty while it still had
+	// objects in effect (zero: it is not being held; see grace.go).
+	emptySince time.Time
 	// good are the objects in effect from this file: its last load's
 	// objects plus stale ones kept from before.
 	good  []loaded
@@ -76,17 +99,23 @@ type watchedFile struct {
 // Watch loads root and starts watching it until ctx is done. The first
 // state is available at once from Current; later ones arrive on Updates.
 func (l *Loader) Watch(ctx context.Context, root string, opts WatchOptions) (*Watcher, error) {
-	fsw, err := fsnotify.NewWatcher()
+	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, fmt.Errorf("watching %s: %w", root, err)
 	}
-	w := &Watcher{loader: l, root: root, debounce: opts.Debounce, fsw: fsw,
+	w := &Watcher{loader: l, root: root, abs: abs, debounce: opts.Debounce, emptyGrace: opts.EmptyGrace,
 		files: map[string]*watchedFile{}, updates: make(chan *Update, 1), errs: make(chan error, 1)}
 	if w.debounce <= 0 {
 		w.debounce = 50 * time.Millisecond
 	}
-	w.addDirs(root)
-	w.current = w.rescan(nil, true)
+	if w.emptyGrace == 0 {
+		w.emptyGrace = DefaultEmptyGrace
+	}
+	ev, err := w.syncRoot()
+	if err != nil {
+		return nil, fmt.Errorf("watching %s: %w", root, err)
+	}
+	w.current, _ = w.rescan(nil, true, ev)
 	go w.run(ctx)
 	return w, nil
 }
@@ -144,22 +173,38 @@ func (w *Watcher) addDirs(dir string) {
 }
 
 func (w *Watcher) run(ctx context.Context) {
-	defer w.fsw.Close()
-	var timer *time.Timer
-	var fire <-chan time.Time
+	defer func() { w.fsw.Close() }()
+	var timer, graceTimer *time.Timer
+	var fire, graceFire <-chan time.Time
 	touched := map[string]bool{}
+	// setGrace arms the timer for the end of the earliest grace of an
+	// emptied file (zero: none).
+	setGrace := func(until time.Time) {
+		if graceTimer != nil {
+			graceTimer.Stop()
+		}
+		graceFire = nil
+		if !until.IsZero() {
+			graceTimer = time.NewTimer(time.Until(until))
+			graceFire = graceTimer.C
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			if timer != nil {
 				timer.Stop()
 			}
+			setGrace(time.Time{})
 			return
 		case ev, ok := <-w.fsw.Events:
 			if !ok {
 				return
 			}
-			if ev.Op&fsnotify.Create != 0 {
+			if !w.concerns(ev.Name) {
+				continue // a sibling of the root, seen by the watch on its parent
+			}
+			if ev.Op&fsnotify.Create != 0 && !w.watched.missing {
 				if st, err := os.Stat(ev.Name); err == nil && st.IsDir() && !skipName(filepath.Base(ev.Name)) {
 					w.addDirs(ev.Name)
 				}
@@ -175,37 +220,71 @@ func (w *Watcher) run(ctx context.Context) {
 			if !ok {
 				return
 			}
-			select {
-			case w.errs <- err:
-			default:
-			}
+			w.report(err)
 		case <-fire:
 			fire = nil
-			u := w.rescan(touched, false)
+			root, err := w.syncRoot()
+			if err != nil {
+				w.report(err)
+			}
+			u, until := w.rescan(touched, false, root)
 			touched = map[string]bool{}
-			if u == nil {
-				continue
-			}
-			select {
-			case <-w.updates: // drop the unread older state
-			default:
-			}
-			w.updates <- u
+			setGrace(until)
+			w.publish(u)
+		case <-graceFire:
+			graceFire = nil
+			u, until := w.rescan(w.held(), false, RootSteady)
+			setGrace(until)
+			w.publish(u)
 		}
 	}
 }
 
+// publish makes u the pending update (nil: nothing changed).
+func (w *Watcher) publish(u *Update) {
+	if u == nil {
+		return
+	}
+	select {
+	case <-w.updates: // drop the unread older state
+	default:
+	}
+	w.updates <- u
+}
+
+// report delivers a watcher failure unless one is already pending.
+func (w *Watcher) report(err error) {
+	select {
+	case w.errs <- err:
+	default:
+	}
+}
+
 // rescan walks the tree, reloads files that are new, changed (size, mtime)
-// or named by an event, forgets deleted ones and returns the new state, or
-// nil when nothing changed.
-func (w *Watcher) rescan(touched map[string]bool, first bool) *Update {
+// or named by an event (every file when the root came back), forgets
+// deleted ones and returns the new state, or nil when nothing changed, with
+// the time the earliest grace of an emptied file ends (zero: none). While
+// the root is missing nothing is walked: the objects last loaded stay.
+func (w *Watcher) rescan(touched map[string]bool, first bool, root RootEvent) (*Update, time.Time) {
 	start := time.Now()
+	if w.watched.missing {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if !first && root == RootSteady {
+			return nil, time.Time{}
+		}
+		u := w.assemble([]Problem{w.missingProblem(first)})
+		u.Root, u.Took = root, time.Since(start)
+		w.current = u
+		return u, time.Time{}
+	}
 	found, walkProblems := findManifests(w.root)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	type reload struct {
-		f   manifestFile
-		res *LoadResult
+		f     manifestFile
+		res   *LoadResult
+		empty bool
 	}
 	var (
 		changed []string
@@ -215,7 +294,7 @@ func (w *Watcher) rescan(touched map[string]bool, first bool) *Update {
 	for _, f := range found {
 		present[f.path] = true
 		old := w.files[f.path]
-		if old != nil && !touched[f.path] && old.size == f.size && old.mod.Equal(f.mod) {
+		if old != nil && root != RootBack && !touched[f.path] && old.size == f.size && old.mod.Equal(f.mod) {
 			continue
 		}
 		reloads = append(reloads, reload{f: f})
@@ -228,10 +307,16 @@ func (w *Watcher) rescan(touched map[string]bool, first bool) *Update {
 	parallel(len(reloads), func(i int) {
 		r := &reloads[i]
 		data, p := readManifest(r.f)
+		r.empty = p == nil && len(bytes.TrimSpace(data)) == 0
 		r.res = w.loader.load([]fileInput{{path: r.f.path, data: data, problem: p}}, nil)
 	})
 	for _, r := range reloads {
-		w.files[r.f.path] = mergeFile(w.files[r.f.path], r.res, r.f.size, r.f.mod)
+		old := w.files[r.f.path]
+		if r.empty && w.holds(old, start) {
+			w.files[r.f.path] = holdFile(old, r.res, r.f.size, r.f.mod, start, w.emptyGrace)
+		} else {
+			w.files[r.f.path] = mergeFile(old, r.res, r.f.size, r.f.mod)
+		}
 		changed = append(changed, r.f.path)
 	}
 	for path := range w.files {
@@ -240,17 +325,19 @@ func (w *Watcher) rescan(touched map[string]bool, first bool) *Update {
 			changed = append(changed, path)
 		}
 	}
-	if !first && len(changed) == 0 {
-		return nil
+	until := w.graceEnd()
+	if !first && len(changed) == 0 && root == RootSteady {
+		return nil, until
 	}
 	sort.Strings(changed)
 	u := w.assemble(walkProblems)
 	if !first {
 		u.Changed = changed
 	}
+	u.Root = root
 	u.Took = time.Since(start)
 	w.current = u
-	return u
+	return u, until
 }
 
 // mergeFile computes a file's objects in effect after a reload: the new

@@ -116,6 +116,9 @@ func (l *Loader) Watch(ctx context.Context, root string, opts WatchOptions) (*Wa
 		return nil, fmt.Errorf("watching %s: %w", root, err)
 	}
 	w.current, _ = w.rescan(nil, true, ev)
+	if ev == RootMissing {
+		go l.warm()
+	}
 	go w.run(ctx)
 	return w, nil
 }

@@ -79,6 +79,7 @@ func hasRootProblem(u *Update, text string) bool {
 func TestWatcherRootRecreated(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "manifests")
 	rt := startRootTest(t, dir, WatchOptions{})
+	rt.w.loader.warm() // as the watcher does in the background meanwhile
 	rt.write(dir, "a.yaml", "a", "80")
 	// The folder did not exist when the watch began: it is noticed.
 	rt.waitFor(5*time.Second, "route a on 80", rt.serves("a", 80))
@@ -179,6 +180,7 @@ func TestWatcherRootLater(t *testing.T) {
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "later", "manifests")
 	rt := startRootTest(t, dir, WatchOptions{})
+	rt.w.loader.warm() // as the watcher does in the background meanwhile
 	first := rt.w.Current()
 	if first.Root != RootMissing || !hasRootProblem(first, "no such file or directory: waiting for it to appear") {
 		t.Errorf("first state: root %v, problems %v", first.Root, problemStrings("", first.Result.Problems))

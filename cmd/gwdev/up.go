@@ -26,6 +26,8 @@ type upOptions struct {
 	backends   []string
 	classes    []string
 	debounce   time.Duration
+	// emptyGrace is how long an emptied file keeps its objects (0: not).
+	emptyGrace time.Duration
 	noTUI      bool
 	// admin is the admin API address ("" or "off": none).
 	admin string
@@ -67,6 +69,7 @@ gwdev's built-in echo backend.`,
 	f.StringArrayVar(&o.backends, "backend", nil, "serve a Service port from a local address: namespace/service:port=host:port (repeatable)")
 	f.StringSliceVar(&o.classes, "class", nil, "manage only these GatewayClass names")
 	f.DurationVar(&o.debounce, "debounce", 50*time.Millisecond, "wait this long after the last file change before reloading")
+	f.DurationVar(&o.emptyGrace, "empty-file-grace", watch.DefaultEmptyGrace, "keep serving a file's last objects this long after it becomes empty, as editors that truncate before writing leave it (0: drop them at once)")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	f.DurationVar(&o.tcpIdle, "tcp-idle-timeout", emulator.DefaultTCPIdleTimeout, "close a TCPRoute connection after this long without traffic either way")
 	f.DurationVar(&o.udpSession, "udp-session-timeout", emulator.DefaultUDPSessionTimeout, "end a UDPRoute session (one client address) after this long without datagrams")
@@ -105,7 +108,11 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 	if err != nil {
 		return err
 	}
-	w, err := loader.Watch(ctx, dir, watch.WatchOptions{Debounce: o.debounce})
+	grace := o.emptyGrace
+	if grace <= 0 {
+		grace = -1 // WatchOptions: negative is none, 0 the default
+	}
+	w, err := loader.Watch(ctx, dir, watch.WatchOptions{Debounce: o.debounce, EmptyGrace: grace})
 	if err != nil {
 		return err
 	}
@@ -116,7 +123,7 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 		defer cancel()
 		_ = srv.Close(sctx)
 	}()
-	rl := &reloader{out: out, srv: srv, opts: engine.Options{Classes: o.classes, BackendMappings: mappings,
+	rl := &reloader{out: out, dir: dir, srv: srv, opts: engine.Options{Classes: o.classes, BackendMappings: mappings,
 		Profiles: profiles, YCCertificates: ycCerts}}
 	if o.admin != "" && o.admin != "off" {
 		adm := emulator.NewAdmin(srv)
@@ -155,6 +162,7 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 // reloader translates each watch update and applies it to the data plane.
 type reloader struct {
 	out  io.Writer
+	dir  string // the watched folder, as given
 	srv  *emulator.Server
 	opts engine.Options
 	n    int
@@ -179,6 +187,9 @@ func (r *reloader) apply(u *watch.Update, first bool) {
 	if r.notify != nil {
 		r.notify(stateMsg(u, res, rep, r.n-1, start, translated, applied))
 		return
+	}
+	if note, _ := rootNotice(r.dir, u, first); note != "" {
+		fmt.Fprintf(r.out, "gwdev: %s\n", note)
 	}
 	nerr := len(u.Result.Problems)
 	for _, f := range res.Findings {
@@ -244,6 +255,21 @@ func (r *reloader) printPorts(rep *emulator.ApplyReport) {
 		fmt.Fprintln(r.out, lines[k])
 	}
 	r.last = lines
+}
+
+// rootNotice words what happened to the watched folder itself in u (""
+// when nothing did); bad is true when it is missing.
+func rootNotice(dir string, u *watch.Update, first bool) (note string, bad bool) {
+	switch u.Root {
+	case watch.RootMissing:
+		if first {
+			return dir + " does not exist yet: watching for it to appear", true
+		}
+		return dir + " is gone (removed or renamed away): still serving its last objects, watching for it to come back", true
+	case watch.RootBack:
+		return dir + " is back: watching it again, every file reloaded", false
+	}
+	return "", false
 }
 
 func changedSummary(files []string) string {

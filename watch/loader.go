@@ -44,13 +44,15 @@ func (l *Loader) warm() {
 // target is raised to 200% (see gc.go).
 func (l *Loader) LoadDir(root string) *LoadResult {
 	defer relaxGC()()
-	files, walkProblems := findManifests(root)
+	files, walkProblems, warnings := findManifests(root)
 	inputs := make([]fileInput, len(files))
 	parallel(len(files), func(i int) {
 		data, p := readManifest(files[i])
 		inputs[i] = fileInput{path: files[i].path, data: data, problem: p}
 	})
-	return l.load(inputs, walkProblems)
+	r := l.load(inputs, walkProblems)
+	r.Warnings = warnings
+	return r
 }
 
 // LoadBytes loads the content of one file, named file in sources and

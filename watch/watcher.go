@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -73,10 +74,17 @@ type Watcher struct {
 	// fsw is replaced whenever the root changes, dropping every old watch.
 	fsw     *fsnotify.Watcher
 	watched rootWatch
+	// realRoot is the root with symlinks resolved; linkDirs are the
+	// directories outside it watched for symlinked files (see
+	// watchLinkTarget). Both are owned like fsw.
+	realRoot string
+	linkDirs map[string]bool
 
-	mu      sync.Mutex
-	files   map[string]*watchedFile
-	current *Update
+	mu    sync.Mutex
+	files map[string]*watchedFile
+	// warnings are the last walk's (symlinks leaving the root).
+	warnings []Warning
+	current  *Update
 
 	updates chan *Update
 	errs    chan error
@@ -167,12 +175,48 @@ func (w *Watcher) addDirs(dir string) {
 				continue
 			}
 			p := filepath.Join(d, e.Name())
-			if st, err := os.Stat(p); err == nil && st.IsDir() {
+			st, err := os.Stat(p)
+			switch {
+			case err != nil:
+			case st.IsDir():
 				walk(p)
+			case e.Type()&fs.ModeSymlink != 0 && IsManifestName(e.Name()):
+				w.watchLinkTarget(p)
 			}
 		}
 	}
 	walk(dir)
+}
+
+// watchCreated starts watching a new directory, or the target's directory
+// of a new symlink leading out of the root.
+func (w *Watcher) watchCreated(path string) {
+	name := filepath.Base(path)
+	st, err := os.Stat(path)
+	if err != nil || skipName(name) {
+		return
+	}
+	if st.IsDir() {
+		w.addDirs(path)
+		return
+	}
+	if lst, err := os.Lstat(path); err == nil && lst.Mode()&fs.ModeSymlink != 0 && IsManifestName(name) {
+		w.watchLinkTarget(path)
+	}
+}
+
+// watchLinkTarget watches the directory of the file a symlink leads to
+// when it is outside the root (the root's own directories are watched
+// already), so that editing the target reloads the link.
+func (w *Watcher) watchLinkTarget(link string) {
+	target := realPath(link)
+	if within(target, w.realRoot) {
+		return
+	}
+	dir := filepath.Dir(target)
+	if !w.linkDirs[dir] && w.fsw.Add(dir) == nil {
+		w.linkDirs[dir] = true
+	}
 }
 
 func (w *Watcher) run(ctx context.Context) {
@@ -208,9 +252,7 @@ func (w *Watcher) run(ctx context.Context) {
 				continue // a sibling of the root, seen by the watch on its parent
 			}
 			if ev.Op&fsnotify.Create != 0 && !w.watched.missing {
-				if st, err := os.Stat(ev.Name); err == nil && st.IsDir() && !skipName(filepath.Base(ev.Name)) {
-					w.addDirs(ev.Name)
-				}
+				w.watchCreated(ev.Name)
 			}
 			touched[ev.Name] = true
 			if timer == nil {
@@ -281,7 +323,7 @@ func (w *Watcher) rescan(touched map[string]bool, first bool, root RootEvent) (*
 		w.current = u
 		return u, time.Time{}
 	}
-	found, walkProblems := findManifests(w.root)
+	found, walkProblems, warnings := findManifests(w.root)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	type reload struct {
@@ -332,6 +374,7 @@ func (w *Watcher) rescan(touched map[string]bool, first bool, root RootEvent) (*
 	if !first && len(changed) == 0 && root == RootSteady {
 		return nil, until
 	}
+	w.warnings = warnings
 	sort.Strings(changed)
 	u := w.assemble(walkProblems)
 	if !first {
@@ -391,5 +434,7 @@ func (w *Watcher) assemble(walkProblems []Problem) *Update {
 		stale = append(stale, f.stale...)
 	}
 	problems = append(problems, walkProblems...)
-	return &Update{Result: assemble(len(w.files), objs, problems, skipped), Stale: stale}
+	res := assemble(len(w.files), objs, problems, skipped)
+	res.Warnings = w.warnings
+	return &Update{Result: res, Stale: stale}
 }

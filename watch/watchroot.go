@@ -91,6 +91,7 @@ func (w *Watcher) rewatch(want rootWatch) error {
 		w.fsw.Close()
 	}
 	w.fsw, w.watched = fsw, want
+	w.realRoot, w.linkDirs = realPath(w.root), map[string]bool{}
 	if !want.missing {
 		w.addDirs(w.root)
 	}
@@ -116,14 +117,14 @@ func existingAncestor(abs string) string {
 }
 
 // concerns reports whether an event about name can matter: it is the root,
-// inside it, or one of its ancestors. The watch on the root's parent also
+// inside it, one of its ancestors or beside a file a symlink leads to. The watch on the root's parent also
 // reports the root's siblings, which do not matter.
 func (w *Watcher) concerns(name string) bool {
 	abs, err := filepath.Abs(name)
 	if err != nil {
 		return true
 	}
-	return abs == w.abs || within(abs, w.abs) || within(w.abs, abs)
+	return abs == w.abs || within(abs, w.abs) || within(w.abs, abs) || w.linkDirs[filepath.Dir(abs)]
 }
 
 // within reports whether path is strictly inside dir (both clean and

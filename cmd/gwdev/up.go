@@ -178,6 +178,7 @@ func (r *reloader) apply(u *watch.Update, first bool) {
 	start := time.Now()
 	r.opts.Now = metav1.NewTime(start.UTC().Truncate(time.Second))
 	res := engine.Translate(u.Result.Snapshot, r.opts)
+	addLoadWarnings(res, u.Result.Warnings)
 	translated := time.Since(start)
 	rep := r.srv.Apply(res.Table)
 	applied := time.Since(start) - translated
@@ -208,6 +209,9 @@ func (r *reloader) apply(u *watch.Update, first bool) {
 	}
 	for _, s := range u.Stale {
 		fmt.Fprintf(r.out, "  ! %s: still serving the last good version from %s\n", s.Object, s.Source)
+	}
+	for _, w := range u.Result.Warnings {
+		fmt.Fprintf(r.out, "  ! %s\n", w)
 	}
 	for _, f := range res.Findings {
 		if f.Severity != engine.SeverityError {

@@ -326,6 +326,11 @@ func (w *Watcher) rescan(touched map[string]bool, first bool, root RootEvent) (*
 	found, walkProblems, warnings := findManifests(w.root)
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if _, err := os.Stat(w.root); err != nil && !first {
+		// Gone since syncRoot, maybe during the walk: keep the state; the
+		// event about the removal comes next and syncRoot sees it.
+		return nil, w.graceEnd()
+	}
 	type reload struct {
 		f     manifestFile
 		res   *LoadResult

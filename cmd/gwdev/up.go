@@ -271,7 +271,7 @@ func rootNotice(dir string, u *watch.Update, first bool) (note string, bad bool)
 		}
 		return dir + " is gone (removed or renamed away): still serving its last objects, watching for it to come back", true
 	case watch.RootBack:
-		return dir + " is back: watching it again, every file reloaded", false
+		return dir + " is there: watching it, every file (re)loaded", false
 	}
 	return "", false
 }

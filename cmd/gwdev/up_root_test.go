@@ -143,7 +143,7 @@ func TestUpFolderComesAndGoes(t *testing.T) {
 	start := time.Now()
 	files(dir, "svc-3")
 	waitServes("folder recreated", "svc-3", start)
-	waitLog("site is back: watching it again")
+	waitLog("site is there: watching it, every file (re)loaded")
 
 	// mv dir dir.old && mv dir.new dir, then an edit in the new folder.
 	files(filepath.Join(parent, "site.new"), "svc-4")

@@ -48,6 +48,10 @@ every change and serves the result on loopback: each Gateway gets 127.0.0.1, 127
 (or the loopback address in its spec.addresses) and its listeners' ports. A port that cannot
 be bound (privileged, or in use) is served on port+--port-offset instead (80→8080).
 
+DIR may be removed, replaced (mv) or not exist yet: gwdev keeps serving the objects it last
+loaded, says so, and loads DIR again as soon as it is there. A file that becomes empty keeps
+its objects for --empty-file-grace, as some editors truncate a file before writing it.
+
 Backends: a Service port resolves to a local address you give (gwdev.yaml "backends:" or
 --backend ns/name:port=host:port), else its EndpointSlices, else its ExternalName, else
 gwdev's built-in echo backend.`,

@@ -42,13 +42,22 @@ type rootWatch struct {
 // (appeared, disappeared, replaced), replaces the fsnotify watcher, which
 // drops every watch of the old tree, and watches the new state.
 func (w *Watcher) syncRoot() (RootEvent, error) {
-	want := w.probeRoot()
 	prev := w.watched
+	want := w.probeRoot()
 	if prev.set && want == prev {
 		return RootSteady, nil
 	}
-	if err := w.rewatch(want); err != nil {
-		return RootSteady, err
+	// The root may appear between the probe and the new watch on its
+	// ancestor, which then never reports it: probe again after watching.
+	for range 3 {
+		if err := w.rewatch(want); err != nil {
+			return RootSteady, err
+		}
+		again := w.probeRoot()
+		if again == want {
+			break
+		}
+		want = again
 	}
 	switch {
 	case want.missing && !prev.missing:

@@ -216,3 +216,27 @@ func TestWatcherIgnoresSiblings(t *testing.T) {
 	case <-time.After(300 * time.Millisecond):
 	}
 }
+
+// TestWatcherParentRemoved: the root's parent goes too (`rm -rf
+// project`), then both come back (`mkdir -p project/manifests`).
+func TestWatcherParentRemoved(t *testing.T) {
+	project := filepath.Join(t.TempDir(), "project")
+	dir := filepath.Join(project, "manifests")
+	writeTree(t, dir, map[string]string{"a.yaml": watchRouteYAML("a", "80")})
+	rt := startRootTest(t, dir, WatchOptions{})
+	if err := os.RemoveAll(project); err != nil {
+		t.Fatal(err)
+	}
+	u, _ := rt.waitFor(5*time.Second, "the root missing", func(u *Update) bool { return u.Root == RootMissing })
+	if routePort(t, u, "a") != 80 {
+		t.Error("the routes went away with the folder")
+	}
+	back := time.Now()
+	rt.write(dir, "a.yaml", "a", "81")
+	rt.waitFor(5*time.Second, "route a on 81", rt.serves("a", 81))
+	if took := time.Since(back); took > time.Second {
+		t.Errorf("took %s", took)
+	}
+	rt.write(dir, "a.yaml", "a", "82")
+	rt.waitFor(5*time.Second, "an edit", rt.serves("a", 82))
+}

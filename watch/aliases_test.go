@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	yaml "go.yaml.in/yaml/v4"
 )
 
 // aliasBomb is a "billion laughs" manifest: nine levels of mappings of nine
@@ -120,5 +122,41 @@ func TestCheckAliases(t *testing.T) {
 	}
 	if err := CheckAliases("gwdev.yaml", []byte("a: &x {b: 1}\nc: *x\nd: [unclosed\n")); err != nil {
 		t.Errorf("within limits (syntax errors left to the decoder): %v", err)
+	}
+}
+
+// naiveCount expands aliases the slow way: the nodes a decoder visits,
+// each alias node itself included.
+func naiveCount(n *yaml.Node) int64 {
+	c := int64(1)
+	if n.Kind == yaml.AliasNode {
+		return c + naiveCount(n.Alias)
+	}
+	for _, child := range n.Content {
+		c += naiveCount(child)
+	}
+	return c
+}
+
+// TestAliasCounterCounts: the counter's totals, computed without
+// expanding, are what expanding gives, for anchors nested in anchors,
+// merge keys and aliases used as keys.
+func TestAliasCounterCounts(t *testing.T) {
+	for _, doc := range []string{
+		"a: 1\nb: [x, y]\n",
+		"a: &a {x: 1, y: [1, 2, 3]}\nb: *a\nc: [*a, *a]\n",
+		"a: &a [1, 2]\nb: &b [*a, *a, {k: *a}]\nc: &c [*b, *b]\nd: {x: *c, y: *b}\n",
+		"base: &base {x: 1, y: 2}\nderived:\n  <<: *base\n  z: 3\n",
+		"k: &k key\nm: {*k : v}\n",
+	} {
+		var n yaml.Node
+		if err := yaml.Unmarshal([]byte(doc), &n); err != nil {
+			t.Fatal(err)
+		}
+		c := &aliasCounter{}
+		c.walk(&n)
+		if want := naiveCount(&n); c.decoded != want || c.bad != nil {
+			t.Errorf("%q: decoded %d, want %d (bad %v)", doc, c.decoded, want, c.msg)
+		}
 	}
 }

@@ -240,3 +240,35 @@ func TestWatcherParentRemoved(t *testing.T) {
 	rt.write(dir, "a.yaml", "a", "82")
 	rt.waitFor(5*time.Second, "an edit", rt.serves("a", 82))
 }
+
+// TestWatcherRootFile: a root that is one file follows saves by rename,
+// ignores its siblings, and may be deleted and written again.
+func TestWatcherRootFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.yaml")
+	writeTree(t, dir, map[string]string{"a.yaml": watchRouteYAML("a", "80")})
+	rt := startRootTest(t, path, WatchOptions{})
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.WriteFile(tmp, []byte(watchRouteYAML("a", "81")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	rt.waitFor(5*time.Second, "the save by rename", rt.serves("a", 81))
+	writeTree(t, dir, map[string]string{"b.yaml": watchRouteYAML("b", "1")})
+	select {
+	case u := <-rt.w.Updates():
+		t.Errorf("a sibling produced an update (changed %v)", u.Changed)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	u, _ := rt.waitFor(5*time.Second, "the root missing", func(u *Update) bool { return u.Root == RootMissing })
+	if routePort(t, u, "a") != 81 {
+		t.Error("the route went away with the file")
+	}
+	rt.write(dir, "a.yaml", "a", "82")
+	rt.waitFor(5*time.Second, "the file written again", rt.serves("a", 82))
+}

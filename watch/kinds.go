@@ -8,12 +8,10 @@ import (
 	"github.com/gwdev/gwdev/engine"
 )
 
-// API groups gwdev knows.
+// API groups the loader names (the others come from engine's registry).
 const (
-	groupGateway             = "gateway.networking.k8s.io"
-	groupGatewayExperimental = "gateway.networking.x-k8s.io"
-	groupCore                = ""
-	groupDiscovery           = "discovery.k8s.io"
+	groupGateway = "gateway.networking.k8s.io"
+	groupCore    = ""
 )
 
 // kindSpec describes one kind as gwdev stores it in the Snapshot.
@@ -119,14 +117,9 @@ func (v *servedVersion) converted(g gvk) bool {
 
 // groupVersions lists the versions of each group gwdev knows, known or not
 // for a given kind: an unknown version of a known group is a Problem, not a
-// Skipped object.
-var groupVersions = map[string][]string{
-	groupGateway:             {"v1", "v1beta1", "v1alpha2", "v1alpha3"},
-	groupGatewayExperimental: {"v1alpha1"},
-	groupCore:                {"v1"},
-	groupDiscovery:           {"v1"},
-	groupGwin:                {"v1"},
-}
+// Skipped object. buildRegistry fills it with every version served in the
+// group.
+var groupVersions = map[string]map[string]bool{}
 
 // registry maps every accepted group/version/kind to how it is loaded.
 var registry = buildRegistry()
@@ -142,6 +135,10 @@ func buildRegistry() map[gvk]*servedVersion {
 			kindsByGroup[g.group] = map[string]bool{}
 		}
 		kindsByGroup[g.group][g.kind] = true
+		if groupVersions[g.group] == nil {
+			groupVersions[g.group] = map[string]bool{}
+		}
+		groupVersions[g.group][g.version] = true
 	}
 	for spec, versions := range crdServedVersions {
 		for _, v := range versions {
@@ -186,10 +183,8 @@ func lookup(g gvk) (*servedVersion, lookupResult) {
 	if kindsByGroup[g.group][g.kind] {
 		return nil, lookupUnknownVersion
 	}
-	for _, v := range versions {
-		if v == g.version {
-			return nil, lookupUnknownKind
-		}
+	if versions[g.version] {
+		return nil, lookupUnknownKind
 	}
 	return nil, lookupUnknownVersion
 }

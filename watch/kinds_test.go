@@ -232,3 +232,30 @@ func TestCELRulesCompile(t *testing.T) {
 		t.Errorf("only %d rules compiled; expected the Gateway API CRDs to have many more", count)
 	}
 }
+
+// TestLookupGroupVersions checks the versions each known group has, as
+// derived from engine's registry: an unknown kind in a known version is
+// Skipped, an unknown version of a known group is a Problem.
+func TestLookupGroupVersions(t *testing.T) {
+	for _, c := range []struct {
+		g    gvk
+		want lookupResult
+	}{
+		{gvk{"gateway.networking.k8s.io", "v1alpha2", "TLSRoute"}, lookupServed},
+		{gvk{"gateway.networking.k8s.io", "v1alpha2", "BackendLBPolicy"}, lookupUnknownKind},
+		{gvk{"gateway.networking.k8s.io", "v1alpha3", "SomethingNew"}, lookupUnknownKind},
+		{gvk{"gateway.networking.k8s.io", "v1alpha9", "SomethingNew"}, lookupUnknownVersion},
+		{gvk{"gateway.networking.x-k8s.io", "v1alpha1", "XListenerSet"}, lookupServed},
+		{gvk{"gateway.networking.x-k8s.io", "v1alpha1", "XBackendTrafficPolicy"}, lookupUnknownKind},
+		{gvk{"gateway.networking.x-k8s.io", "v1beta1", "XMesh"}, lookupUnknownVersion},
+		{gvk{"discovery.k8s.io", "v1", "EndpointSlice"}, lookupServed},
+		{gvk{"discovery.k8s.io", "v1beta1", "EndpointSlice"}, lookupUnknownVersion},
+		{gvk{"", "v1", "Pod"}, lookupUnknownKind},
+		{gvk{"gwin.yandex.cloud", "v1", "YCCertificate"}, lookupUnknownKind},
+		{gvk{"example.com", "v1", "Widget"}, lookupUnknownKind},
+	} {
+		if _, got := lookup(c.g); got != c.want {
+			t.Errorf("lookup(%v) = %d, want %d", c.g, got, c.want)
+		}
+	}
+}

@@ -432,16 +432,32 @@ func (w *responseRecorder) FlushError() error {
 // the underlying writer.
 func (w *responseRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// countingReader counts request body bytes.
+// countingReader counts request body bytes and keeps the first read error
+// other than EOF (a malformed chunked body, a body cut short).
 type countingReader struct {
-	r io.ReadCloser
-	n atomic.Int64 // the transport may read the body from its own goroutine
+	r   io.ReadCloser
+	n   atomic.Int64 // the transport may read the body from its own goroutine
+	err atomic.Pointer[error]
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n.Add(int64(n))
+	if err != nil && err != io.EOF {
+		c.err.CompareAndSwap(nil, &err)
+	}
 	return n, err
+}
+
+// readErr is the first error reading the client's body (nil: none).
+func (c *countingReader) readErr() error {
+	if c == nil {
+		return nil
+	}
+	if p := c.err.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 func (c *countingReader) Close() error { return c.r.Close() }

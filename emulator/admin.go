@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -175,16 +176,36 @@ func (a *Admin) routes(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, out)
 }
 
-// traces serves the recent traces, newest last (?limit=N keeps the newest N).
+// traces serves the recent traces, newest last (?limit=N keeps the newest
+// N), as a JSON array written one trace at a time: the history is never
+// rendered whole in memory.
 func (a *Admin) traces(w http.ResponseWriter, r *http.Request) {
 	ts := a.srv.Traces()
 	if n, err := strconv.Atoi(r.URL.Query().Get("limit")); err == nil && n >= 0 && n < len(ts) {
 		ts = ts[len(ts)-n:]
 	}
-	if ts == nil {
-		ts = []Trace{}
+	w.Header().Set("Content-Type", "application/json")
+	bw := bufio.NewWriterSize(w, 32<<10)
+	_, _ = bw.WriteString("[")
+	for i := range ts {
+		if i > 0 {
+			_, _ = bw.WriteString(",")
+		}
+		b, err := json.MarshalIndent(&ts[i], "  ", "  ")
+		if err != nil {
+			continue
+		}
+		ts[i] = Trace{} // the copy is no longer needed
+		_, _ = bw.WriteString("\n  ")
+		if _, err := bw.Write(b); err != nil {
+			return // the client went away
+		}
 	}
-	writeJSON(w, ts)
+	if len(ts) > 0 {
+		_, _ = bw.WriteString("\n")
+	}
+	_, _ = bw.WriteString("]\n")
+	_ = bw.Flush()
 }
 
 // stream sends each new trace as a server-sent event until the client goes.

@@ -373,9 +373,8 @@ func (s *Server) finish(ex *exchange, rec *responseRecorder, panicked any) {
 	}
 	t.Upstream, t.Attempts = ex.upstreamAddr, ex.attempts
 	t.UpstreamDuration = Duration(ex.upstreamDur)
-	t.RequestHeaders = redactHeader(ex.req.Header)
-	t.ResponseHeaders = redactHeader(rec.Header())
-	ex.traceGRPC(rec.Header()) // grpctrace.go
+	t.RequestHeaders, t.ResponseHeaders = ex.req.Header, rec.Header() // record redacts them
+	ex.traceGRPC(rec.Header())                                        // grpctrace.go
 	s.traces.record(*t)
 }
 

@@ -30,6 +30,10 @@ type Config struct {
 	AccessLog io.Writer
 	// TraceBuffer is the number of traces kept for Traces (0: 1000).
 	TraceBuffer int
+	// TraceBytes bounds the memory of the traces kept for Traces: the
+	// oldest are forgotten past it (0: DefaultTraceBytes, 64 MiB). Each
+	// trace is itself bounded (TraceValueLimit, TraceHeaderLimit).
+	TraceBytes int
 	// TCPIdleTimeout closes a TCPRoute connection without traffic either
 	// way for this long (0: DefaultTCPIdleTimeout, one hour).
 	TCPIdleTimeout time.Duration
@@ -43,6 +47,9 @@ type Config struct {
 const DefaultPortOffset = 8000
 
 const defaultTraceBuffer = 1000
+
+// DefaultTraceBytes is the default memory budget of the trace history.
+const DefaultTraceBytes = 64 << 20
 
 // Server is the data plane: it binds the table's listeners and serves them.
 // All methods are safe for concurrent use.
@@ -76,10 +83,13 @@ func New(cfg Config) *Server {
 	if cfg.TraceBuffer <= 0 {
 		cfg.TraceBuffer = defaultTraceBuffer
 	}
+	if cfg.TraceBytes <= 0 {
+		cfg.TraceBytes = DefaultTraceBytes
+	}
 	s := &Server{
 		cfg:       cfg,
 		listeners: map[bindKey]*boundListener{},
-		traces:    newTraceRing(cfg.TraceBuffer),
+		traces:    newTraceRing(cfg.TraceBuffer, cfg.TraceBytes),
 		echoLogs:  map[string]*echoLog{},
 		mirrorSem: make(chan struct{}, maxMirrorsInFlight),
 	}

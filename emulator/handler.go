@@ -326,7 +326,7 @@ func (s *Server) serve(bl *boundListener, w http.ResponseWriter, r *http.Request
 		ex.body = &countingReader{r: r.Body}
 		r.Body = ex.body
 	}
-	rec := &responseRecorder{ResponseWriter: w, ex: ex}
+	rec := &responseRecorder{ResponseWriter: w, ex: ex, stall: s.stall}
 	defer func() {
 		p := recover()
 		s.finish(ex, rec, p)
@@ -393,6 +393,10 @@ type responseRecorder struct {
 	ex     *exchange
 	status int
 	bytes  int64
+	// stall is the write-stall timeout; deadline the write deadline set
+	// (limits.go).
+	stall    time.Duration
+	deadline time.Time
 }
 
 // WriteHeader applies the exchange's response headers once; 1xx
@@ -407,6 +411,7 @@ func (w *responseRecorder) WriteHeader(code int) {
 	}
 	w.status = code
 	w.ex.beforeResponse(w.Header())
+	w.extendWriteDeadline()
 	w.ResponseWriter.WriteHeader(code)
 }
 
@@ -414,6 +419,7 @@ func (w *responseRecorder) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.WriteHeader(http.StatusOK)
 	}
+	w.extendWriteDeadline()
 	n, err := w.ResponseWriter.Write(b)
 	w.bytes += int64(n)
 	return n, err

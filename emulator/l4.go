@@ -235,8 +235,9 @@ func (s *Server) bindL4(pr *portRoutes, key bindKey) (*boundListener, error) {
 	if err != nil {
 		return nil, err
 	}
-	bl.ln, bl.bound, bl.fallback = ln, ln.Addr().String(), fallback
-	bl.l4 = newTCPProxy(s, bl, ln)
+	bl.bound, bl.fallback = ln.Addr().String(), fallback
+	bl.ln = s.limitConns(bl, ln, "TCP") // limits.go
+	bl.l4 = newTCPProxy(s, bl, bl.ln)
 	return bl, nil
 }
 

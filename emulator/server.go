@@ -37,6 +37,15 @@ type Config struct {
 	// TCPIdleTimeout closes a TCPRoute connection without traffic either
 	// way for this long (0: DefaultTCPIdleTimeout, one hour).
 	TCPIdleTimeout time.Duration
+	// MaxConnsPerListener bounds the open connections of each bound TCP
+	// socket; more are refused (0: DefaultMaxConnsPerListener).
+	MaxConnsPerListener int
+	// MaxUDPSessions bounds the sessions of each UDP listener; datagrams
+	// that would start more are dropped (0: DefaultMaxUDPSessions).
+	MaxUDPSessions int
+	// WriteStallTimeout ends a response the client accepts no bytes of for
+	// this long (0: DefaultWriteStallTimeout).
+	WriteStallTimeout time.Duration
 	// UDPSessionTimeout ends a UDPRoute session (one client address)
 	// without datagrams either way for this long (0:
 	// DefaultUDPSessionTimeout, 60 seconds).
@@ -69,7 +78,9 @@ type Server struct {
 
 	traces *traceRing
 	access *accessLog
-	proxy  *httputil.ReverseProxy
+	// stall is the write-stall timeout of responses (limits.go).
+	stall time.Duration
+	proxy *httputil.ReverseProxy
 
 	echoMu   sync.Mutex
 	echoLogs map[string]*echoLog
@@ -93,6 +104,7 @@ func New(cfg Config) *Server {
 		echoLogs:  map[string]*echoLog{},
 		mirrorSem: make(chan struct{}, maxMirrorsInFlight),
 	}
+	_, _, s.stall = cfg.limits()
 	s.pool = newUpstreamPool(s.echoLog)
 	s.proxy = s.newProxy()
 	s.current.Store(compile(nil, nil))

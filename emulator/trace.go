@@ -99,7 +99,11 @@ type Trace struct {
 	// End says how a TCP connection or UDP session ended ("client closed",
 	// "backend closed", "idle timeout", "session expired (…)", "refused",
 	// "listener retired", "gateway stopped"); "" for HTTP requests.
-	End              string   `json:"end,omitempty"`
+	End string `json:"end,omitempty"`
+	// Refused counts the connections, or UDP datagrams starting a session,
+	// a listener refused over its limit since its previous such trace
+	// (limits.go); 0 on every other trace.
+	Refused          int64    `json:"refused,omitempty"`
 	Duration         Duration `json:"duration"`
 	UpstreamDuration Duration `json:"upstreamDuration,omitempty"`
 	// RequestHeaders and ResponseHeaders are the headers as sent, with

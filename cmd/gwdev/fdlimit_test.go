@@ -112,4 +112,3 @@ spec:
 		t.Errorf("gwdev did not say what its limits are:\n%s", s)
 	}
 }
-

@@ -1,12 +1,14 @@
 package emulator
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -14,6 +16,7 @@ import (
 
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
+	"golang.org/x/net/websocket"
 )
 
 // Connections over one listener's limit are refused, traced and counted;
@@ -174,4 +177,74 @@ func TestHTTP2WriteStall(t *testing.T) {
 	}
 	tr := waitTrace(t, h.s, func(tr Trace) bool { return tr.Path == "/stall" })
 	t.Logf("stalled stream trace: status %d, reason %q, after %s", tr.Status, tr.Reason, time.Duration(tr.Duration))
+}
+
+// The write-stall deadline of one response never cuts a later answer on
+// the same connection: after an idle longer than the stall timeout, a
+// request with Expect: 100-continue and a malformed request are answered,
+// and a WebSocket outlives the timeout.
+func TestWriteStallDeadlineIsPerResponse(t *testing.T) {
+	const stall = 150 * time.Millisecond
+	backend := httptest.NewServer(websocket.Handler(func(ws *websocket.Conn) { _, _ = io.Copy(ws, ws) }))
+	defer backend.Close()
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		fmt.Fprintf(w, "read %d", n)
+	}))
+	defer upstream.Close()
+	p := freePort(t, "127.0.0.1")
+	serveL4(t, Config{WriteStallTimeout: stall}, table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
+		rule("ws", prefix("/ws"), mapped("ws", 1, backend.Listener.Addr().String())),
+		rule("up", prefix("/"), mapped("up", 1, upstream.Listener.Addr().String()))))))))
+	c := dialTCP(t, p)
+	br := bufio.NewReader(c)
+	send := func(raw string, body string) (int, string) {
+		t.Helper()
+		if _, err := io.WriteString(c, raw); err != nil {
+			t.Fatal(err)
+		}
+		if body != "" {
+			// Wait for 100 Continue, as a client does.
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil || resp.StatusCode != 100 {
+				t.Fatalf("expected 100 Continue: %v", err)
+			}
+			_, _ = io.WriteString(c, body)
+		}
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("after %q: %v", raw, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(b)
+	}
+	if st, _ := send("GET / HTTP/1.1\r\nHost: x\r\n\r\n", ""); st != 200 {
+		t.Fatalf("first request: %d", st)
+	}
+	time.Sleep(3 * stall)
+	if st, b := send("POST / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n", "hello"); st != 200 || b != "read 5" {
+		t.Errorf("100-continue after idle: %d %q", st, b)
+	}
+	time.Sleep(3 * stall)
+	if st, _ := send("GET / HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n", ""); st != 400 {
+		t.Errorf("malformed request after idle: %d, want net/http's 400", st)
+	}
+
+	ws, err := websocket.Dial(fmt.Sprintf("ws://127.0.0.1:%d/ws", p), "", "http://example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	for _, msg := range []string{"hello", "again"} {
+		time.Sleep(2 * stall)
+		if _, err := ws.Write([]byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 16)
+		n, err := ws.Read(buf)
+		if err != nil || string(buf[:n]) != msg {
+			t.Fatalf("echoed %q, %v", buf[:n], err)
+		}
+	}
 }

@@ -364,6 +364,9 @@ func (s *Server) finish(ex *exchange, rec *responseRecorder, panicked any) {
 	case ex.clientGone && rec.status == 0:
 		t.Status = 499
 	}
+	if rec.stalled && t.Reason == "" {
+		t.Reason = fmt.Sprintf("the client accepted no bytes of the response for %s (write-stall timeout): response ended", rec.stall)
+	}
 	if panicked != nil && t.Reason == "" {
 		t.Reason = fmt.Sprintf("response aborted: %v", panicked)
 	}
@@ -397,6 +400,8 @@ type responseRecorder struct {
 	// (limits.go).
 	stall    time.Duration
 	deadline time.Time
+	// stalled is set when a write failed past the deadline.
+	stalled bool
 }
 
 // WriteHeader applies the exchange's response headers once; 1xx
@@ -422,6 +427,9 @@ func (w *responseRecorder) Write(b []byte) (int, error) {
 	w.extendWriteDeadline()
 	n, err := w.ResponseWriter.Write(b)
 	w.bytes += int64(n)
+	if err != nil && w.stall > 0 && !time.Now().Before(w.deadline) {
+		w.stalled = true
+	}
 	return n, err
 }
 

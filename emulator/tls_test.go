@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
 	"github.com/gwdev/gwdev/engine/table"
 )
 
@@ -207,10 +205,10 @@ func TestHTTPSClientCertificates(t *testing.T) {
 	h := serve(t, func(p int32) *table.Table {
 		strict := httpsListener("strict", "strict.example.com", cert, vhost("", rule("strict", prefix("/"), echo("strict", 1))))
 		strict.TLS.ClientCAs, strict.TLS.ClientCARefs = clients.pem, []string{"ConfigMap default/client-ca"}
-		strict.TLS.ClientValidationMode = string(gwv1.AllowValidOnly)
+		strict.TLS.ClientValidationMode = string(table.AllowValidOnly)
 		lenient := httpsListener("lenient", "lenient.example.com", cert, vhost("", rule("lenient", prefix("/"), echo("lenient", 1))))
 		lenient.TLS.ClientCAs, lenient.TLS.ClientCARefs = clients.pem, []string{"ConfigMap default/client-ca"}
-		lenient.TLS.ClientValidationMode = string(gwv1.AllowInsecureFallback)
+		lenient.TLS.ClientValidationMode = string(table.AllowInsecureFallback)
 		return newTable(gateway("gw", "127.0.0.1", port(p, strict, lenient)))
 	})
 	good, bad := clients.clientCert("alice"), strangers.clientCert("mallory")

@@ -73,6 +73,21 @@ func (k *Kind) Versions() []string {
 	return k.ServedVersions
 }
 
+// ExperimentalGroup is the Gateway API's group of experimental kinds
+// (XListenerSet, XBackendTrafficPolicy…).
+const ExperimentalGroup = "gateway.networking.x-k8s.io"
+
+// CRD is the file name of the Gateway API CustomResourceDefinition of the
+// kind in the gateway-api module's config/crd/experimental
+// ("gateway.networking.k8s.io_httproutes.yaml"), which the loader embeds and
+// validates against; "" for kinds outside the Gateway API groups.
+func (k *Kind) CRD() string {
+	if (k.Group != Group && k.Group != ExperimentalGroup) || k.Resource == "" {
+		return ""
+	}
+	return k.Group + "_" + k.Resource + ".yaml"
+}
+
 // New returns an empty object of the kind's Go type.
 func (k *Kind) New() metav1.Object { return k.ops.newObject() }
 
@@ -122,7 +137,7 @@ var kinds = []*Kind{
 	{Kind: "Gateway", Group: Group, Version: "v1", Resource: "gateways", Namespaced: true, ServedVersions: []string{"v1", "v1beta1"},
 		Status: true, ops: kindOf(func(s *Snapshot) *[]*gwv1.Gateway { return &s.Gateways }, nil)},
 	{Kind: "ListenerSet", Group: Group, Version: "v1", Resource: "listenersets", Namespaced: true, ServedVersions: []string{"v1"},
-		Aliases: []schema.GroupVersionKind{{Group: "gateway.networking.x-k8s.io", Version: "v1alpha1", Kind: "XListenerSet"}},
+		Aliases: []schema.GroupVersionKind{{Group: ExperimentalGroup, Version: "v1alpha1", Kind: "XListenerSet"}},
 		Status:  true, ops: kindOf(func(s *Snapshot) *[]*gwv1.ListenerSet { return &s.ListenerSets }, nil)},
 	{Kind: "HTTPRoute", Group: Group, Version: "v1", Resource: "httproutes", Namespaced: true, ServedVersions: []string{"v1", "v1beta1"},
 		Status: true, RouteProtocols: []gwv1.ProtocolType{gwv1.HTTPProtocolType, gwv1.HTTPSProtocolType},

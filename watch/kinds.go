@@ -55,7 +55,7 @@ var (
 )
 
 // buildKindSpecs derives a kindSpec from every entry of engine's registry;
-// Gateway API kinds are validated by the embedded CRD of their resource.
+// Gateway API kinds are validated by their embedded CRD (Kind.CRD).
 func buildKindSpecs() ([]*kindSpec, map[*kindSpec][]string) {
 	var all []*kindSpec
 	crds := map[*kindSpec][]string{}
@@ -64,8 +64,7 @@ func buildKindSpecs() ([]*kindSpec, map[*kindSpec][]string) {
 			continue
 		}
 		spec := &kindSpec{kind: k.Kind, group: k.Group, version: k.Version, namespaced: k.Namespaced, newObject: k.New, entry: k}
-		if k.Group == groupGateway {
-			spec.crd = k.Group + "_" + k.Resource + ".yaml"
+		if spec.crd = k.CRD(); spec.crd != "" {
 			crds[spec] = k.Versions()
 		}
 		all = append(all, spec)

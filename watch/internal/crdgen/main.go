@@ -21,20 +21,20 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/gwdev/gwdev/engine"
 )
 
-// crdFiles are the experimental-channel CRDs of the kinds gwdev loads.
-var crdFiles = []string{
-	"gateway.networking.k8s.io_backendtlspolicies.yaml",
-	"gateway.networking.k8s.io_gatewayclasses.yaml",
-	"gateway.networking.k8s.io_gateways.yaml",
-	"gateway.networking.k8s.io_grpcroutes.yaml",
-	"gateway.networking.k8s.io_httproutes.yaml",
-	"gateway.networking.k8s.io_listenersets.yaml",
-	"gateway.networking.k8s.io_referencegrants.yaml",
-	"gateway.networking.k8s.io_tcproutes.yaml",
-	"gateway.networking.k8s.io_tlsroutes.yaml",
-	"gateway.networking.k8s.io_udproutes.yaml",
+// crdFiles are the experimental-channel CRDs of the kinds gwdev loads: one
+// per Gateway API kind of engine's kind registry.
+func crdFiles() []string {
+	var out []string
+	for _, k := range engine.Kinds() {
+		if f := k.CRD(); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func main() {
@@ -55,7 +55,7 @@ func run(out string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	for _, name := range crdFiles {
+	for _, name := range crdFiles() {
 		data, err := os.ReadFile(filepath.Join(src, name))
 		if err != nil {
 			return fmt.Errorf("reading CRD: %w", err)

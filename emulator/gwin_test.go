@@ -499,14 +499,16 @@ spec:
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.Write([]byte("ping")); err != nil {
+	_ = c.SetReadDeadline(time.Now().Add(3 * time.Second))
+	r := bufio.NewReader(c)
+	echoGreeting(t, r)
+	if _, err := c.Write([]byte("PING\n")); err != nil {
 		t.Fatal(err)
 	}
-	buf := make([]byte, 4)
-	_ = c.SetReadDeadline(time.Now().Add(3 * time.Second))
-	if _, err := c.Read(buf); err != nil || string(buf) != "ping" {
-		t.Fatalf("echo: %q %v", buf, err)
+	if got, err := r.ReadString('\n'); err != nil || got != "PONG\n" {
+		t.Fatalf("echo: %q %v", got, err)
 	}
+	buf := make([]byte, 4)
 	start := time.Now()
 	if _, err := c.Read(buf); err == nil {
 		t.Fatal("read after idle: no error")

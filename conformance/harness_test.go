@@ -137,7 +137,7 @@ func startGwdev(t *testing.T, api *apiServer) {
 	workload := emulator.New(emulator.Config{PortOffset: 0})
 	ctrl := &controller{
 		api: api, loader: loader, srv: gwdevServer, kube: &kubelet{api: api, workload: workload},
-		logf: stderrLogf, addresses: map[string]string{},
+		logf: stderrLogf,
 	}
 	gc := &gwv1.GatewayClass{
 		ObjectMeta: metav1.ObjectMeta{Name: className},

@@ -193,11 +193,22 @@ func timeouts() config.TimeoutConfig {
 	return c
 }
 
-// implementation names gwdev in the report; Version is the commit.
+// generatedFiles are what a run writes (git pathspecs from the repository
+// root): a change to them does not make the tested code "dirty".
+var generatedFiles = []string{":(exclude)conformance/report.yaml", ":(exclude)conformance/reports",
+	":(exclude)conformance/README.md", ":(exclude)README.md"}
+
+// implementation names gwdev in the report; Version is the commit tested,
+// with "-dirty" when tracked files other than the generated ones differ
+// from it.
 func implementation() confv1.Implementation {
 	version := "dev"
-	if out, err := exec.Command("git", "describe", "--always", "--dirty").Output(); err == nil {
+	if out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
 		version = "dev-" + strings.TrimSpace(string(out))
+		args := append([]string{"-C", "..", "status", "--porcelain", "--untracked-files=no", "--", "."}, generatedFiles...)
+		if st, err := exec.Command("git", args...).Output(); err != nil || len(st) > 0 {
+			version += "-dirty"
+		}
 	}
 	return confv1.Implementation{
 		Organization: "gwdev",

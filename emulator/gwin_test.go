@@ -32,8 +32,8 @@ var (
 )
 
 // gwinTable loads manifests (PORT is replaced by port) and translates them
-// with the Gateway "gw" on 127.0.0.1; load problems and error findings
-// fail the test.
+// (the only Gateway, "gw", gets 127.0.0.1); load problems and error
+// findings fail the test.
 func gwinTable(t testing.TB, manifests string, port int32, opts engine.Options) *engine.Table {
 	t.Helper()
 	gwinLoaderOnce.Do(func() { gwinLoader, gwinLoaderErr = watch.NewLoader() })
@@ -43,9 +43,6 @@ func gwinTable(t testing.TB, manifests string, port int32, opts engine.Options) 
 	lr := gwinLoader.LoadBytes("gwin.yaml", []byte(strings.ReplaceAll(manifests, "PORT", fmt.Sprint(port))))
 	for _, p := range lr.Problems {
 		t.Fatalf("load problem: %s", p)
-	}
-	if opts.Addresses == nil {
-		opts.Addresses = map[string]string{"default/gw": "127.0.0.1"}
 	}
 	res := engine.Translate(lr.Snapshot, opts)
 	for _, f := range res.Findings {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -47,17 +46,7 @@ func TestUpGatewaysKeepAddresses(t *testing.T) {
 	}
 	write("web.yaml", "web", webPort)
 
-	ctx, cancel := context.WithCancel(context.Background())
-	out := &syncBuffer{}
-	done := make(chan error, 1)
-	o := &upOptions{portOffset: 0, debounce: 10 * time.Millisecond}
-	go func() { done <- o.run(ctx, out, out, dir) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("up: %v", err)
-		}
-	}()
+	out := startUp(t, dir)
 	client := &http.Client{Timeout: 2 * time.Second}
 	serves := func(addr string, port int) bool {
 		resp, err := client.Get(fmt.Sprintf("http://%s:%d/", addr, port))
@@ -67,16 +56,7 @@ func TestUpGatewaysKeepAddresses(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode == http.StatusOK
 	}
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s; gwdev said:\n%s", what, out.String())
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	waitFor := func(what string, cond func() bool) { t.Helper(); waitForUp(t, out, what, cond) }
 	waitFor("web on 127.0.0.1", func() bool { return serves("127.0.0.1", webPort) })
 
 	write("a-first.yaml", "a-first", firstPort)

@@ -73,6 +73,36 @@ func routeFile(name, service string) string {
 	return fmt.Sprintf(upRoute, name, name, service, service)
 }
 
+// startUp runs `gwdev up` on dir until the test ends and returns its
+// output.
+func startUp(t *testing.T, dir string) *syncBuffer {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &syncBuffer{}
+	done := make(chan error, 1)
+	o := &upOptions{portOffset: 0, debounce: 10 * time.Millisecond}
+	go func() { done <- o.run(ctx, out, out, dir) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("up: %v", err)
+		}
+	})
+	return out
+}
+
+// waitForUp polls cond for up to 5s, failing with gwdev's output.
+func waitForUp(t *testing.T, out *syncBuffer, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s; gwdev said:\n%s", what, out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // TestUpReloadsWithoutFailures runs `gwdev up` on a folder and, while a
 // client sends requests continuously, edits, breaks, fixes and deletes
 // files: no request fails because of a reload, a broken file's objects keep
@@ -94,17 +124,8 @@ func TestUpReloadsWithoutFailures(t *testing.T) {
 	write("a.yaml", routeFile("a", "svc-a"))
 	write("b.yaml", routeFile("b", "svc-b"))
 
-	ctx, cancel := context.WithCancel(context.Background())
-	out := &syncBuffer{}
-	done := make(chan error, 1)
-	o := &upOptions{portOffset: 0, debounce: 10 * time.Millisecond}
-	go func() { done <- o.run(ctx, out, out, dir) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("up: %v", err)
-		}
-	}()
+	out := startUp(t, dir)
+	waitFor := func(what string, cond func() bool) { t.Helper(); waitForUp(t, out, what, cond) }
 
 	client := &http.Client{Timeout: 5 * time.Second}
 	get := func(host string) (int, string) {
@@ -119,16 +140,6 @@ func TestUpReloadsWithoutFailures(t *testing.T) {
 		var echo struct{ Service string }
 		_ = json.Unmarshal(body, &echo)
 		return resp.StatusCode, echo.Service
-	}
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s; gwdev said:\n%s", what, out.String())
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
 	}
 	waitFor("route a served", func() bool { c, s := get("a.example.com"); return c == 200 && s == "svc-a" })
 

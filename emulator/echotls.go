@@ -32,9 +32,9 @@ import (
 // memory. So a BackendTLSPolicy with the right CA works, and one with the
 // wrong CA fails the way it would in a cluster.
 
-// echoTLSWelcome is the first line the TCPRoute and TLSRoute echo backend
+// echoTCPWelcome is the first line the TCPRoute and TLSRoute echo backend
 // sends: the conformance TCP echo server's (echo-basic tcpserver).
-const echoTLSWelcome = "Gateway API Test TCP Server\n"
+const echoTCPWelcome = "Gateway API Test TCP Server\n"
 
 // echoStreamAssertions is the conformance TCP echo server's answer to TEST.
 type echoStreamAssertions struct {
@@ -101,7 +101,7 @@ func serveEchoStream(conn net.Conn, e *echoTarget, ingress string, conf *tls.Con
 	conn = sc
 	defer conn.Close()
 	test, _ := json.Marshal(a)
-	if _, err := io.WriteString(conn, echoTLSWelcome); err != nil {
+	if _, err := io.WriteString(conn, echoTCPWelcome); err != nil {
 		return
 	}
 	echoed, err := echoLines(conn, test, a.IsTLS)

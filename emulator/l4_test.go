@@ -92,7 +92,7 @@ func dialTCP(t testing.TB, port int32) *net.TCPConn {
 // echo server's) from r.
 func echoGreeting(t testing.TB, r *bufio.Reader) {
 	t.Helper()
-	if g, err := r.ReadString('\n'); err != nil || g != echoTLSWelcome {
+	if g, err := r.ReadString('\n'); err != nil || g != echoTCPWelcome {
 		t.Fatalf("echo greeting: %q %v", g, err)
 	}
 }
@@ -214,7 +214,7 @@ func TestTCPHalfClose(t *testing.T) {
 		t.Errorf("echo after half-close: %q %v", rest, err)
 	}
 	tr = waitTrace(t, h.s, func(tr Trace) bool { return tr.Proto == "TCP" && tr.Upstream == "echo" })
-	if tr.BytesIn != 12 || tr.BytesOut != int64(len(echoTLSWelcome))+12 || tr.Service != "default/tcp-echo:80" || tr.Target != "echo" || tr.End != endClient {
+	if tr.BytesIn != 12 || tr.BytesOut != int64(len(echoTCPWelcome))+12 || tr.Service != "default/tcp-echo:80" || tr.Target != "echo" || tr.End != endClient {
 		t.Errorf("echo trace %+v", tr)
 	}
 	if log := h.s.EchoLog("default/tcp-echo"); len(log) != 1 || !strings.Contains(log[0], "12 bytes echoed") {
@@ -303,7 +303,7 @@ func TestTCPIdleTimeout(t *testing.T) {
 		t.Errorf("closed after %s of silence (idle timeout %s)", d, idle)
 	}
 	tr := waitTrace(t, h.s, func(tr Trace) bool { return tr.End == endIdle && tr.BytesIn == 16 })
-	if !strings.Contains(tr.Reason, "idle timeout") || tr.BytesOut != int64(len(echoTLSWelcome))+16 {
+	if !strings.Contains(tr.Reason, "idle timeout") || tr.BytesOut != int64(len(echoTCPWelcome))+16 {
 		t.Errorf("trace %+v", tr)
 	}
 
@@ -344,7 +344,7 @@ func TestTCPBadBackends(t *testing.T) {
 	c := dialTCP(t, pe)
 	_, _ = io.WriteString(c, "still here")
 	_ = c.CloseWrite()
-	if got, _ := io.ReadAll(c); string(got) != echoTLSWelcome+"still here" {
+	if got, _ := io.ReadAll(c); string(got) != echoTCPWelcome+"still here" {
 		t.Errorf("echo port after failures: %q", got)
 	}
 }

@@ -99,8 +99,9 @@ on every CI run.
 
 No cluster is needed: the harness gives the suite a fake Kubernetes API and runs gwdev's own
 loader, engine and emulator as the controller (see conformance/README.md in the repository).
-It binds 127.0.0.x ports 80, 443 and 8080, so run it as root, inside `+"`unshare -rn`"+`, or
-with `+"`sysctl net.ipv4.ip_unprivileged_port_start=0`"+`.
+It binds the ports the tests' listeners name (80, 443, 8080, …) on 127.0.0.x addresses, so
+run it as root, inside `+"`unshare -rn`"+` (then `+"`ip link set lo up`"+`), or with
+`+"`sysctl net.ipv4.ip_unprivileged_port_start=0`"+`.
 
 1. Clone the repository and check out the version:
 

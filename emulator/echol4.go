@@ -31,8 +31,8 @@ const echoLineLimit = 64 << 10
 
 // echoLines answers the TCP echo protocol on conn after the greeting: test
 // is the JSON answer to TEST and isTLS the answer to IS_TLS. It returns when
-// the client half-closes or the connection fails; it counts the lines and
-// bytes echoed unchanged.
+// the client half-closes or the connection fails, with the number of bytes
+// it sent back unchanged (everything but commands and their answers).
 func echoLines(conn io.ReadWriter, test []byte, isTLS bool) (echoed int64, err error) {
 	r := bufio.NewReaderSize(conn, echoLineLimit)
 	w := bufio.NewWriter(conn)

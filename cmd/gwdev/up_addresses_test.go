@@ -46,7 +46,7 @@ func TestUpGatewaysKeepAddresses(t *testing.T) {
 	}
 	write("web.yaml", "web", webPort)
 
-	out := startUp(t, dir)
+	out := runUp(t, &upOptions{portOffset: 0, debounce: 10 * time.Millisecond}, dir)
 	client := &http.Client{Timeout: 2 * time.Second}
 	serves := func(addr string, port int) bool {
 		resp, err := client.Get(fmt.Sprintf("http://%s:%d/", addr, port))
@@ -66,5 +66,17 @@ func TestUpGatewaysKeepAddresses(t *testing.T) {
 	}
 	if serves("127.0.0.2", webPort) || serves("127.0.0.1", firstPort) {
 		t.Errorf("a Gateway moved; gwdev said:\n%s", out.String())
+	}
+}
+
+// waitForUp polls cond for up to 5s, failing with gwdev's output.
+func waitForUp(t *testing.T, out *syncBuffer, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s; gwdev said:\n%s", what, out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -73,14 +72,12 @@ func routeFile(name, service string) string {
 	return fmt.Sprintf(upRoute, name, name, service, service)
 }
 
-// startUp runs `gwdev up` on dir until the test ends and returns its
-// output.
-func startUp(t *testing.T, dir string) *syncBuffer {
-	t.Helper()
+// runUp runs `gwdev up` on dir with o until the test ends and returns what
+// it writes.
+func runUp(t *testing.T, o *upOptions, dir string) *syncBuffer {
 	ctx, cancel := context.WithCancel(context.Background())
 	out := &syncBuffer{}
 	done := make(chan error, 1)
-	o := &upOptions{portOffset: 0, debounce: 10 * time.Millisecond}
 	go func() { done <- o.run(ctx, out, out, dir) }()
 	t.Cleanup(func() {
 		cancel()
@@ -91,16 +88,20 @@ func startUp(t *testing.T, dir string) *syncBuffer {
 	return out
 }
 
-// waitForUp polls cond for up to 5s, failing with gwdev's output.
-func waitForUp(t *testing.T, out *syncBuffer, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s; gwdev said:\n%s", what, out.String())
-		}
-		time.Sleep(10 * time.Millisecond)
+// echoGet sends GET /x for host to 127.0.0.1:port and returns the status
+// and the Service the echo backend says it answered for (-1 and the error
+// when the request fails).
+func echoGet(client *http.Client, port int, host string) (int, string) {
+	req, _ := http.NewRequest("GET", fmt.Sprintf("http://127.0.0.1:%d/x", port), nil)
+	req.Host = host
+	resp, err := client.Do(req)
+	if err != nil {
+		return -1, err.Error()
 	}
+	defer resp.Body.Close()
+	var echo struct{ Service string }
+	_ = json.NewDecoder(resp.Body).Decode(&echo)
+	return resp.StatusCode, echo.Service
 }
 
 // TestUpReloadsWithoutFailures runs `gwdev up` on a folder and, while a
@@ -124,23 +125,11 @@ func TestUpReloadsWithoutFailures(t *testing.T) {
 	write("a.yaml", routeFile("a", "svc-a"))
 	write("b.yaml", routeFile("b", "svc-b"))
 
-	out := startUp(t, dir)
-	waitFor := func(what string, cond func() bool) { t.Helper(); waitForUp(t, out, what, cond) }
+	out := runUp(t, &upOptions{portOffset: 0, debounce: 10 * time.Millisecond}, dir)
 
 	client := &http.Client{Timeout: 5 * time.Second}
-	get := func(host string) (int, string) {
-		req, _ := http.NewRequest("GET", fmt.Sprintf("http://127.0.0.1:%d/x", port), nil)
-		req.Host = host
-		resp, err := client.Do(req)
-		if err != nil {
-			return -1, err.Error()
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		var echo struct{ Service string }
-		_ = json.Unmarshal(body, &echo)
-		return resp.StatusCode, echo.Service
-	}
+	get := func(host string) (int, string) { return echoGet(client, port, host) }
+	waitFor := func(what string, cond func() bool) { t.Helper(); waitForUp(t, out, what, cond) }
 	waitFor("route a served", func() bool { c, s := get("a.example.com"); return c == 200 && s == "svc-a" })
 
 	// Route b is never touched: a client hammers it during every reload.

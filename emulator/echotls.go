@@ -105,11 +105,13 @@ func serveEchoStream(conn net.Conn, e *echoTarget, ingress string, conf *tls.Con
 		return
 	}
 	echoed, err := echoLines(conn, test, a.IsTLS)
-	if err == nil {
-		closeWrite(conn)
-	}
+	// Logged before the half-close, which is what the client (and the
+	// gateway's trace of the connection) waits for.
 	if e.log != nil {
 		e.log.add(fmt.Sprintf("TCP connection (TLS: %t): greeted, %d bytes echoed", a.IsTLS, echoed))
+	}
+	if err == nil {
+		closeWrite(conn)
 	}
 }
 

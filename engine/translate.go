@@ -33,6 +33,7 @@ func Translate(snap *Snapshot, opts Options) *Result {
 	t.processBackendTLSPolicies()
 	t.writeStatus()
 	res := &Result{Objects: t.out, Table: t.buildTable()}
+	t.noteShadowedRules(res.Table)
 	res.Findings = t.collectFindings()
 	res.Objects.Each(func(ObjectKey, metav1.Object) {}) // set apiVersion and kind now, not on read (see each)
 	return res

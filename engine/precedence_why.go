@@ -192,3 +192,9 @@ func (r *Result) routeObject(k ObjectKey) object {
 	}
 	return nil
 }
+
+// DescribeRule names a table rule and its match for people, e.g.
+// `HTTPRoute default/api rules[1].matches[0] (PathPrefix /v1, method GET)`.
+func DescribeRule(r *RouteRule) string {
+	return ruleLabel(r) + " (" + describeMatch(r) + ")"
+}

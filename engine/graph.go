@@ -197,7 +197,7 @@ func conditionProblem(conds []metav1.Condition) string {
 // and, from the table, its rules and backends.
 func (b *graphBuilder) routes(r *Result) {
 	attached := map[string]map[string][]string{} // route ID → owner ID → listener IDs
-	rules := map[string][]*tableRule{}            // route ID → rules in table order
+	rules := map[string][]*tableRule{}           // route ID → rules in table order
 	shadowed := map[*RouteRule]bool{}
 	for _, s := range r.Shadows() {
 		shadowed[s.Loser] = true

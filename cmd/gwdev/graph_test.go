@@ -192,3 +192,39 @@ func TestGraphEscaping(t *testing.T) {
 		t.Errorf("mermaidText = %s, want %s", got, want)
 	}
 }
+
+// TestGraphMermaidParsesWithMermaid feeds every sample's Mermaid output to
+// Mermaid's own parser (testdata/mermaid-parse.mjs) when
+// GWDEV_MERMAID_NODE_MODULES names a node_modules folder with the mermaid
+// and jsdom packages; a broken flowchart must fail, so the check can fail.
+func TestGraphMermaidParsesWithMermaid(t *testing.T) {
+	modules := os.Getenv("GWDEV_MERMAID_NODE_MODULES")
+	node, err := exec.LookPath("node")
+	if modules == "" || err != nil {
+		t.Skip("set GWDEV_MERMAID_NODE_MODULES to a node_modules folder with mermaid and jsdom (npm install mermaid jsdom) and have node on PATH to parse with Mermaid itself; TestGraphStructure still checks the syntax gwdev writes")
+	}
+	tmp := t.TempDir()
+	var files []string
+	for _, dir := range sampleDirs(t) {
+		out, _, _ := runGwdev(t, "", "graph", dir)
+		f := filepath.Join(tmp, filepath.Base(dir)+".mmd")
+		if err := os.WriteFile(f, []byte(out), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	parse := func(files ...string) (string, error) {
+		cmd := exec.Command(node, append([]string{"testdata/mermaid-parse.mjs"}, files...)...)
+		cmd.Env = append(os.Environ(), "GWDEV_MERMAID_NODE_MODULES="+modules)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := parse(files...); err != nil {
+		t.Errorf("mermaid.parse: %v\n%s", err, out)
+	}
+	broken := filepath.Join(tmp, "broken.mmd")
+	_ = os.WriteFile(broken, []byte("flowchart LR\n  n0[\"a\"]\n  n0 -->\n"), 0o644)
+	if out, err := parse(broken); err == nil {
+		t.Errorf("mermaid.parse accepted a broken flowchart:\n%s", out)
+	}
+}

@@ -37,6 +37,9 @@ type GraphNode struct {
 	// Problem says what is wrong ("" : accepted, programmed, resolved and,
 	// for rules, reachable).
 	Problem string `json:"problem,omitempty"`
+	// Object is the manifest the node comes from: the Gateway, ListenerSet,
+	// route or Service itself, a listener's owner, a rule's route.
+	Object ObjectKey `json:"object"`
 }
 
 // GraphEdge links a parent to a child. Problem is set on a route's edge to
@@ -131,8 +134,8 @@ func (r *Result) Graph() *Graph {
 		}
 		gid := graphID(k)
 		b.node(&GraphNode{ID: gid, Kind: "Gateway", Label: "Gateway " + gw.Namespace + "/" + gw.Name, Detail: detail,
-			Problem: conditionProblem(gw.Status.Conditions)})
-		b.listeners(gid, gw.Spec.Listeners, gw.Status.Listeners)
+			Problem: conditionProblem(gw.Status.Conditions), Object: k})
+		b.listeners(gid, k, gw.Spec.Listeners, gw.Status.Listeners)
 	}
 	for _, ls := range r.Objects.ListenerSets {
 		k := ObjectKey{Kind: "ListenerSet", Namespace: ls.Namespace, Name: ls.Name}
@@ -142,7 +145,7 @@ func (r *Result) Graph() *Graph {
 			ns = string(*ls.Spec.ParentRef.Namespace)
 		}
 		b.node(&GraphNode{ID: id, Kind: "ListenerSet", Label: "ListenerSet " + ls.Namespace + "/" + ls.Name,
-			Problem: conditionProblem(ls.Status.Conditions)})
+			Problem: conditionProblem(ls.Status.Conditions), Object: k})
 		if parent := graphID(ObjectKey{Kind: "Gateway", Namespace: ns, Name: string(ls.Spec.ParentRef.Name)}); b.nodes[parent] != nil {
 			b.edge(GraphEdge{From: parent, To: id, Problem: conditionProblem(ls.Status.Conditions)})
 		}
@@ -154,7 +157,7 @@ func (r *Result) Graph() *Graph {
 		for _, s := range ls.Status.Listeners {
 			statuses = append(statuses, gwv1.ListenerStatus{Name: s.Name, Conditions: s.Conditions})
 		}
-		b.listeners(id, specs, statuses)
+		b.listeners(id, k, specs, statuses)
 	}
 	b.routes(r)
 	return b.g
@@ -163,7 +166,7 @@ func (r *Result) Graph() *Graph {
 func graphID(k ObjectKey) string { return strings.ToLower(k.Kind) + "/" + k.Namespace + "/" + k.Name }
 
 // listeners adds an owner's listeners with their status.
-func (b *graphBuilder) listeners(owner string, specs []gwv1.Listener, statuses []gwv1.ListenerStatus) {
+func (b *graphBuilder) listeners(owner string, k ObjectKey, specs []gwv1.Listener, statuses []gwv1.ListenerStatus) {
 	for _, l := range specs {
 		var conds []metav1.Condition
 		for _, s := range statuses {
@@ -177,7 +180,7 @@ func (b *graphBuilder) listeners(owner string, specs []gwv1.Listener, statuses [
 		}
 		id := owner + "/listener/" + string(l.Name)
 		b.node(&GraphNode{ID: id, Kind: "Listener", Label: "listener " + string(l.Name),
-			Detail: fmt.Sprintf("%s :%d %s", l.Protocol, l.Port, host), Problem: conditionProblem(conds)})
+			Detail: fmt.Sprintf("%s :%d %s", l.Protocol, l.Port, host), Problem: conditionProblem(conds), Object: k})
 		b.edge(GraphEdge{From: owner, To: id})
 	}
 }
@@ -235,12 +238,15 @@ func (b *graphBuilder) routes(r *Result) {
 		}
 	})
 	r.Objects.Each(func(k ObjectKey, o metav1.Object) {
+		if !strings.HasSuffix(k.Kind, "Route") {
+			return // only routes have status.parents
+		}
 		parents := routeParents(o)
 		if parents == nil {
 			return
 		}
 		id := graphID(k)
-		route := &GraphNode{ID: id, Kind: k.Kind, Label: k.Kind + " " + k.Namespace + "/" + k.Name}
+		route := &GraphNode{ID: id, Kind: k.Kind, Label: k.Kind + " " + k.Namespace + "/" + k.Name, Object: k}
 		b.node(route)
 		for _, p := range parents {
 			problem := conditionProblem(p.Conditions)
@@ -279,7 +285,7 @@ func (b *graphBuilder) routes(r *Result) {
 			return a < c
 		})
 		for _, tr := range rs {
-			b.rule(id, tr)
+			b.rule(id, k, tr)
 		}
 	})
 }
@@ -345,7 +351,7 @@ func contains(xs []string, x string) bool {
 }
 
 // rule adds a rule node and its backends.
-func (b *graphBuilder) rule(route string, tr *tableRule) {
+func (b *graphBuilder) rule(route string, k ObjectKey, tr *tableRule) {
 	i, _ := ruleIndexes(tr.name + "/match/0")
 	label := fmt.Sprintf("rule %d", i)
 	if tr.ruleName != "" {
@@ -361,7 +367,7 @@ func (b *graphBuilder) rule(route string, tr *tableRule) {
 	if len(tr.hosts) > 0 {
 		detail = "SNI " + strings.Join(tr.hosts, ", ")
 	}
-	n := &GraphNode{ID: tr.name, Kind: "Rule", Label: label, Detail: detail}
+	n := &GraphNode{ID: tr.name, Kind: "Rule", Label: label, Detail: detail, Object: k}
 	switch {
 	case allShadowed:
 		n.Problem = "shadowed: never matches (see gwdev check)"
@@ -372,7 +378,8 @@ func (b *graphBuilder) rule(route string, tr *tableRule) {
 	b.edge(GraphEdge{From: route, To: tr.name})
 	for _, be := range tr.backends {
 		id := fmt.Sprintf("service/%s/%s:%d", be.Service.Namespace, be.Service.Name, be.Port)
-		bn := &GraphNode{ID: id, Kind: "Service", Label: fmt.Sprintf("Service %s/%s:%d", be.Service.Namespace, be.Service.Name, be.Port)}
+		bn := &GraphNode{ID: id, Kind: "Service", Label: fmt.Sprintf("Service %s/%s:%d", be.Service.Namespace, be.Service.Name, be.Port),
+			Object: be.Service}
 		switch {
 		case be.Invalid != "":
 			bn.Problem = be.Invalid // the first reference decides; every invalid edge says why too

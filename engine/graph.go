@@ -1,8 +1,8 @@
 package engine
 
 import (
-	"encoding/json"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -291,21 +291,23 @@ func (b *graphBuilder) routes(r *Result) {
 }
 
 // routeParents reads status.parents of a route of any kind (nil: the
-// object is not a route, or no parent has status).
+// object is not a route, or no parent has status). Every route type has
+// Status.RouteStatus.Parents; reflection finds it without a list of kinds.
 func routeParents(o metav1.Object) []gwv1.RouteParentStatus {
-	data, err := json.Marshal(o)
-	if err != nil {
+	v := reflect.ValueOf(o)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
 		return nil
 	}
-	var doc struct {
-		Status struct {
-			Parents []gwv1.RouteParentStatus `json:"parents"`
-		} `json:"status"`
-	}
-	if json.Unmarshal(data, &doc) != nil {
+	st := v.Elem().FieldByName("Status")
+	if !st.IsValid() || st.Kind() != reflect.Struct {
 		return nil
 	}
-	return doc.Status.Parents
+	ps := st.FieldByName("Parents")
+	if !ps.IsValid() {
+		return nil
+	}
+	parents, _ := ps.Interface().([]gwv1.RouteParentStatus)
+	return parents
 }
 
 // tableRule is one route rule as the table serves it, its matches merged

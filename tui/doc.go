@@ -1,6 +1,6 @@
 // Package tui is gwdev's terminal dashboard: a bubbletea program that shows
-// what `gwdev up` serves and why. Five views — Overview, Routes, Problems,
-// Traces and Detail — are components with Init/Update/View, SetSize and a
+// what `gwdev up` serves and why. Six views — Overview, Routes, Problems,
+// Traces, Detail and Graph — are components with Init/Update/View, SetSize and a
 // help.KeyMap; one keymap (keys.go) and one styles struct (styles.go) serve
 // them all. The root Model (model.go) only routes messages.
 //

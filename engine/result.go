@@ -93,6 +93,10 @@ type Result struct {
 	Table *Table
 	// Findings lists every problem, most severe first, then by source.
 	Findings []Finding
+	// Policies says, for every object a policy targets, whether the policy
+	// applies and how, or why not; by target, applied first (nil: no
+	// policy targets anything).
+	Policies []PolicyEffect
 }
 
 // HasErrors reports whether any finding is an error.

@@ -35,6 +35,7 @@ func Translate(snap *Snapshot, opts Options) *Result {
 	res := &Result{Objects: t.out, Table: t.buildTable()}
 	t.noteShadowedRules(res.Table)
 	res.Findings = t.collectFindings()
+	res.Policies = t.sortedEffects()
 	res.Objects.Each(func(ObjectKey, metav1.Object) {}) // set apiVersion and kind now, not on read (see each)
 	return res
 }
@@ -68,6 +69,8 @@ type translator struct {
 	prof profileRun
 
 	notes []Finding
+	// effects records what each policy does to each target (policy_effects.go).
+	effects []PolicyEffect
 }
 
 func newTranslator(snap *Snapshot, opts Options) *translator {

@@ -12,6 +12,6 @@
 // Files: msg.go (messages the dashboard receives), session.go (state shared
 // by the views), model.go (root), layout.go (header, tabs, status line),
 // overview.go, routes.go, problems.go + explain.go, traces.go +
-// tracedetail.go + request.go (curl, replay, clipboard), detail.go + yaml.go,
+// tracedetail.go + request.go (curl, replay, clipboard), detail.go + yaml.go, graph.go (the structure as a tree),
 // forward.go (trace batching).
 package tui

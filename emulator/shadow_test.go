@@ -4,7 +4,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -21,19 +20,9 @@ import (
 // data plane must answer it with the winner or a rule before the winner,
 // never with the shadowed match.
 func TestShadowsAgreeWithDataPlane(t *testing.T) {
-	files, _ := filepath.Glob("../engine/testdata/*.out.yaml")
 	checked := 0
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out struct {
-			Table *engine.Table `json:"table"`
-		}
-		if err := yaml.Unmarshal(b, &out); err != nil || out.Table == nil {
-			continue
-		}
+	for _, out := range engineGoldenTables(t) {
+		f := out.file
 		rt := compile(out.Table, nil)
 		for _, s := range (&engine.Result{Table: out.Table}).Shadows() {
 			req, ok := requestFor(s.VirtualHost, s.Loser)

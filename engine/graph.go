@@ -205,7 +205,7 @@ func (b *graphBuilder) routes(r *Result) {
 	for _, s := range r.Shadows() {
 		shadowed[s.Loser] = true
 	}
-	forEachTableListener(r.Table, func(l *ListenerTable) {
+	EachListener(r.Table, func(l *ListenerTable) {
 		owner := graphID(l.Owner)
 		attach := func(route ObjectKey, rule *tableRule) {
 			id := graphID(route)
@@ -397,7 +397,9 @@ func (b *graphBuilder) rule(route string, k ObjectKey, tr *tableRule) {
 	}
 }
 
-func forEachTableListener(t *Table, fn func(*ListenerTable)) {
+// EachListener calls fn for every listener of the table, Gateway by
+// Gateway and port by port.
+func EachListener(t *Table, fn func(*ListenerTable)) {
 	if t == nil {
 		return
 	}

@@ -103,19 +103,15 @@ func (x *shadowIndex) candidates(r *RouteRule) []int {
 func (tab *Table) shadows(route func(ObjectKey) object) []Shadow {
 	var c coverChecker
 	var out []Shadow
-	for _, g := range tab.Gateways {
-		for _, p := range g.Ports {
-			for _, l := range p.Listeners {
-				for _, vh := range l.VirtualHosts {
-					for _, s := range findShadows(&c, vh) {
-						w, lo := vh.Rules[s[0]], vh.Rules[s[1]]
-						out = append(out, Shadow{Loser: lo, Winner: w, Listener: l, VirtualHost: vh,
-							Why: precedenceReason(w, lo, route(w.Route), route(lo.Route))})
-					}
-				}
+	EachListener(tab, func(l *ListenerTable) {
+		for _, vh := range l.VirtualHosts {
+			for _, s := range findShadows(&c, vh) {
+				w, lo := vh.Rules[s[0]], vh.Rules[s[1]]
+				out = append(out, Shadow{Loser: lo, Winner: w, Listener: l, VirtualHost: vh,
+					Why: precedenceReason(w, lo, route(w.Route), route(lo.Route))})
 			}
 		}
-	}
+	})
 	return out
 }
 

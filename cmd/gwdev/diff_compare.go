@@ -68,7 +68,7 @@ func newStatusView(lr *watch.LoadResult, res *engine.Result, file func(string) s
 	for _, s := range res.Shadows() {
 		shadowed[s.Loser] = true
 	}
-	forEachListener(res.Table, func(l *engine.ListenerTable) {
+	engine.EachListener(res.Table, func(l *engine.ListenerTable) {
 		place := func(route engine.ObjectKey, host string) {
 			if v.traffic[route] == nil {
 				v.traffic[route] = map[string]bool{}
@@ -105,17 +105,16 @@ func anyHost(h string) string {
 	return h
 }
 
-func forEachListener(t *engine.Table, fn func(*engine.ListenerTable)) {
-	if t == nil {
-		return
+// unionKeys returns the keys of both maps.
+func unionKeys[K comparable, V any](a, b map[K]V) map[K]bool {
+	out := make(map[K]bool, len(a)+len(b))
+	for k := range a {
+		out[k] = true
 	}
-	for _, g := range t.Gateways {
-		for _, p := range g.Ports {
-			for _, l := range p.Listeners {
-				fn(l)
-			}
-		}
+	for k := range b {
+		out[k] = true
 	}
+	return out
 }
 
 // objectConditions flattens an object's status conditions, whatever its
@@ -227,14 +226,7 @@ type diffItem struct {
 // then fixes, then neutral changes, each by file and line.
 func compareViews(base, head *statusView) []diffItem {
 	var items []diffItem
-	keys := map[engine.ObjectKey]bool{}
-	for k := range base.objects {
-		keys[k] = true
-	}
-	for k := range head.objects {
-		keys[k] = true
-	}
-	for k := range keys {
+	for k := range unionKeys(base.objects, head.objects) {
 		b, h := base.objects[k], head.objects[k]
 		switch {
 		case h == nil:
@@ -284,14 +276,7 @@ func itemRank(d diffItem) int {
 // problem conditions that appeared or went away with their scope.
 func compareConditions(k engine.ObjectKey, b, h *objectView) []diffItem {
 	var items []diffItem
-	scopes := map[string]bool{}
-	for s := range b.conds {
-		scopes[s] = true
-	}
-	for s := range h.conds {
-		scopes[s] = true
-	}
-	for s := range scopes {
+	for s := range unionKeys(b.conds, h.conds) {
 		bc, hc := b.conds[s], h.conds[s]
 		if bc.status == hc.status && bc.reason == hc.reason {
 			continue
@@ -380,14 +365,7 @@ func compareProblems(base, head *statusView) []diffItem {
 // started receiving traffic on a listener and host.
 func compareTraffic(base, head *statusView) []diffItem {
 	var items []diffItem
-	routes := map[engine.ObjectKey]bool{}
-	for k := range base.traffic {
-		routes[k] = true
-	}
-	for k := range head.traffic {
-		routes[k] = true
-	}
-	for k := range routes {
+	for k := range unionKeys(base.traffic, head.traffic) {
 		b, h := base.objects[k], head.objects[k]
 		if b == nil || h == nil {
 			continue // added or removed: said once already

@@ -34,21 +34,15 @@ func printOutranked(out io.Writer, res *engine.Result, t *emulator.Trace) {
 }
 
 func findVirtualHost(tab *engine.Table, name string) *engine.VirtualHost {
-	if tab == nil || name == "" {
-		return nil
-	}
-	for _, g := range tab.Gateways {
-		for _, p := range g.Ports {
-			for _, l := range p.Listeners {
-				for _, vh := range l.VirtualHosts {
-					if vh.Name == name {
-						return vh
-					}
-				}
+	var found *engine.VirtualHost
+	engine.EachListener(tab, func(l *engine.ListenerTable) {
+		for _, vh := range l.VirtualHosts {
+			if vh.Name == name && name != "" {
+				found = vh
 			}
 		}
-	}
-	return nil
+	})
+	return found
 }
 
 func findRule(vh *engine.VirtualHost, name string) *engine.RouteRule {

@@ -91,6 +91,12 @@ func (o *diffOptions) run(out io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Loaded by absolute path, the two trees name their files the same way
+	// once the tree's own folder is cut off (see newStatusView).
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
 	baseRef := base
 	if base == "" {
 		base, baseRef, err = repo.mainMergeBase()
@@ -107,11 +113,11 @@ func (o *diffOptions) run(out io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	headLR, headRes, err := translateTree(loader, dir, o.profiles, now)
+	headLR, headRes, err := translateTree(loader, absDir, o.profiles, now)
 	if err != nil {
 		return err
 	}
-	headView := newStatusView(headLR, headRes, func(p string) string { return repo.repoPath(dir, p) })
+	headView := newStatusView(headLR, headRes, repo.pathMapper(absDir))
 
 	tmp, err := os.MkdirTemp("", "gwdev-diff-")
 	if err != nil {
@@ -128,7 +134,7 @@ func (o *diffOptions) run(out io.Writer, args []string) error {
 		if err != nil {
 			return fmt.Errorf("at %s: %w", base, err)
 		}
-		baseView = newStatusView(baseLR, baseRes, func(p string) string { return repo.repoPath(baseDir, p) })
+		baseView = newStatusView(baseLR, baseRes, repo.pathMapper(baseDir))
 	}
 	rep := diffReport{Base: commit, BaseRef: baseRef, Dir: dir, Changes: compareViews(baseView, headView)}
 	for _, d := range rep.Changes {
@@ -227,8 +233,10 @@ func (r *gitRepo) mainMergeBase() (string, string, error) {
 	return "", "", fmt.Errorf("no branch %s: give BASE (a branch, tag or commit)", strings.Join(mainBranches, ", "))
 }
 
-// extract writes DIR as it is at commit under tmp and returns its path
-// there ("" when DIR did not exist at commit: everything is new).
+// extract writes the repository as it is at commit under tmp and returns
+// DIR's path there ("" when DIR did not exist at commit: everything is
+// new). The whole tree is written, so that symlinks from DIR to elsewhere
+// in the repository resolve as they do in the working tree.
 func (r *gitRepo) extract(commit, tmp string) (string, error) {
 	tree := commit
 	if r.prefix != "" {
@@ -237,7 +245,7 @@ func (r *gitRepo) extract(commit, tmp string) (string, error) {
 	if _, err := r.git("cat-file", "-e", tree); err != nil {
 		return "", nil
 	}
-	cmd := exec.Command("git", "-C", r.root, "archive", "--format=tar", tree)
+	cmd := exec.Command("git", "-C", r.root, "archive", "--format=tar", commit)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	pipe, err := cmd.StdoutPipe()
@@ -252,10 +260,11 @@ func (r *gitRepo) extract(commit, tmp string) (string, error) {
 	if err := cmd.Wait(); err != nil {
 		return "", fmt.Errorf("git archive %s: %s", tree, strings.TrimSpace(stderr.String()))
 	}
-	return tmp, xerr
+	return filepath.Join(tmp, filepath.FromSlash(r.prefix)), xerr
 }
 
-// untar writes the regular files and directories of a tar stream under dir.
+// untar writes the regular files, directories and symlinks of a tar stream
+// under dir (a symlink keeps its target, as git stores it).
 func untar(r io.Reader, dir string) error {
 	tr := tar.NewReader(r)
 	for {
@@ -276,6 +285,13 @@ func untar(r io.Reader, dir string) error {
 			if err := os.MkdirAll(target, 0o755); err != nil {
 				return err
 			}
+		case tar.TypeSymlink:
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				return err
+			}
+			if err := os.Symlink(h.Linkname, target); err != nil {
+				return err
+			}
 		case tar.TypeReg:
 			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 				return err
@@ -293,6 +309,19 @@ func untar(r io.Reader, dir string) error {
 			}
 		}
 	}
+}
+
+// pathMapper returns how to show the paths of a tree loaded from dir: as
+// repository paths (repoPath), in file names and inside messages.
+func (r *gitRepo) pathMapper(dir string) pathMapper {
+	return pathMapper{file: func(p string) string { return r.repoPath(dir, p) },
+		text: strings.NewReplacer(dir+string(filepath.Separator), r.prefix).Replace}
+}
+
+// pathMapper maps a loaded tree's paths to repository paths.
+type pathMapper struct {
+	file func(string) string
+	text func(string) string
 }
 
 // repoPath turns a path the loader reported for a tree loaded from dir

@@ -19,6 +19,9 @@ type statusView struct {
 	objects  map[engine.ObjectKey]*objectView
 	findings map[string]engine.Finding
 	problems map[string]watch.Problem
+	// warnings are the loader's warnings (symlinks out of the folder), by
+	// file: their messages name absolute paths that differ between trees.
+	warnings map[string]watch.Warning
 	// traffic maps a route to the listener/hosts where at least one of its
 	// matches is served and not shadowed.
 	traffic map[engine.ObjectKey]map[string]bool
@@ -43,11 +46,13 @@ func (c condView) String() string {
 	return c.status + " (" + c.reason + ")"
 }
 
-// newStatusView reads one side. file maps a loader path to the path shown
-// to people (the base side is loaded from a temporary copy).
-func newStatusView(lr *watch.LoadResult, res *engine.Result, file func(string) string) *statusView {
+// newStatusView reads one side. paths maps a loader path, alone or in a
+// message, to the path shown to people (the base side is loaded from a
+// temporary copy).
+func newStatusView(lr *watch.LoadResult, res *engine.Result, paths pathMapper) *statusView {
+	file := paths.file
 	v := &statusView{objects: map[engine.ObjectKey]*objectView{}, findings: map[string]engine.Finding{},
-		problems: map[string]watch.Problem{}, traffic: map[engine.ObjectKey]map[string]bool{}}
+		problems: map[string]watch.Problem{}, warnings: map[string]watch.Warning{}, traffic: map[engine.ObjectKey]map[string]bool{}}
 	res.Objects.Each(func(k engine.ObjectKey, o metav1.Object) {
 		src := res.Objects.SourceOf(k).At("")
 		src.File = file(src.File)
@@ -58,11 +63,18 @@ func newStatusView(lr *watch.LoadResult, res *engine.Result, file func(string) s
 			continue // conditions are compared as conditions; notes only inform
 		}
 		f.Source.File = file(f.Source.File)
+		f.Message = paths.text(f.Message)
 		v.findings[string(f.Severity)+"|"+f.Object.String()+"|"+f.Scope+"|"+f.Reason+"|"+f.Message] = f
 	}
 	for _, p := range lr.Problems {
 		p.File = file(p.File)
+		p.Message = paths.text(p.Message)
 		v.problems[p.File+"|"+p.Message] = p
+	}
+	for _, w := range lr.Warnings {
+		w.File = file(w.File)
+		w.Message = paths.text(w.Message)
+		v.warnings[w.File] = w
 	}
 	shadowed := map[*engine.RouteRule]bool{}
 	for _, s := range res.Shadows() {
@@ -356,6 +368,11 @@ func compareProblems(base, head *statusView) []diffItem {
 		if _, ok := head.problems[key]; !ok {
 			items = append(items, diffItem{Change: "load", Better: true, Level: diffNotice, Object: p.Object, File: p.File,
 				Message: "loads again: " + p.Message})
+		}
+	}
+	for key, w := range head.warnings {
+		if _, ok := base.warnings[key]; !ok {
+			items = append(items, diffItem{Change: "load", Worse: true, Level: diffWarning, File: w.File, Message: "new warning: " + w.Message})
 		}
 	}
 	return items

@@ -254,3 +254,35 @@ func TestDiffUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffSymlinks: a manifest symlinked from elsewhere in the repository
+// loads the same at the base (the whole tree is extracted), so an
+// unchanged repository has no changes, not a file that stopped loading.
+func TestDiffSymlinks(t *testing.T) {
+	repo, dir, git := gitRepoForTest(t)
+	shared := filepath.Join(repo, "shared")
+	if err := os.MkdirAll(shared, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(shared, "api.yaml"), []byte(strings.ReplaceAll(diffAPIService[4:], "name: api", "name: shared-api")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../shared/api.yaml", filepath.Join(dir, "api.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	git("add", ".")
+	git("commit", "-q", "-m", "symlinked Service")
+	out, _, code := runGwdev(t, "", "diff", "HEAD", dir)
+	if code != 0 || !strings.Contains(out, "No status changes.") {
+		t.Errorf("diff HEAD with a symlinked manifest: exit %d:\n%s", code, out)
+	}
+	// A load problem that names files reads the same in both trees.
+	if err := os.WriteFile(filepath.Join(shared, "api.yaml"), []byte(diffAPIService[4:]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git("commit", "-q", "-am", "the symlinked file redefines Service api")
+	out, _, code = runGwdev(t, "", "diff", "HEAD", dir)
+	if code != 0 || !strings.Contains(out, "No status changes.") {
+		t.Errorf("diff HEAD with a load problem naming a file: exit %d:\n%s", code, out)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/exp/teatest"
+
+	"github.com/gwdev/gwdev/engine"
 )
 
 // TestGoldenGraph runs the dashboard (teatest) on the conflicts and
@@ -67,5 +69,21 @@ func TestGraphViewTree(t *testing.T) {
 	press(m, "j", "j", "j", "j", "j", "j", "enter") // rule 0 api → its route
 	if m.active != viewDetail || !strings.Contains(m.View(), "name: search") {
 		t.Errorf("enter on a rule does not open its route in Detail (view %d):\n%s", m.active, m.View())
+	}
+}
+
+// TestDetailPolicies: the Detail view of a Service lists the
+// BackendTLSPolicy that applies to it.
+func TestDetailPolicies(t *testing.T) {
+	m := newTestModel(160, 40, Options{})
+	run(m, sampleState(t, "backend-tls"))
+	run(m, showObjectMsg{key: engine.ObjectKey{Kind: "Service", Namespace: "default", Name: "secure-app"}})
+	view := m.View()
+	if !strings.Contains(view, "Policies:") || !strings.Contains(view, "✓ BackendTLSPolicy default/secure-app  Accepted: TLS to the backends, SNI app.internal") {
+		t.Errorf("Detail of Service secure-app lacks its policy:\n%s", view)
+	}
+	run(m, showObjectMsg{key: engine.ObjectKey{Kind: "Gateway", Namespace: "default", Name: "web"}})
+	if strings.Contains(m.View(), "Policies:") {
+		t.Errorf("Detail of a Gateway no policy targets shows Policies:\n%s", m.View())
 	}
 }

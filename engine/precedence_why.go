@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -80,7 +81,10 @@ func ruleIndexes(name string) (rule, match int) {
 	rule, match = -1, -1
 	parts := strings.Split(name, "/")
 	for k := 0; k+1 < len(parts); k++ {
-		n := atoiOr(parts[k+1], -1)
+		n, err := strconv.Atoi(parts[k+1])
+		if err != nil || n < 0 {
+			continue
+		}
 		switch parts[k] {
 		case "rule":
 			rule = n
@@ -89,20 +93,6 @@ func ruleIndexes(name string) (rule, match int) {
 		}
 	}
 	return rule, match
-}
-
-func atoiOr(s string, def int) int {
-	n := 0
-	if s == "" {
-		return def
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return def
-		}
-		n = n*10 + int(r-'0')
-	}
-	return n
 }
 
 // describeMatch renders a table rule's match briefly, e.g.

@@ -156,7 +156,87 @@ func TestShadowNoFalsePositives(t *testing.T) {
 	t.Logf("%d shadowing pairs, %d requests checked", shadows, witnessed)
 }
 
-func describe(m *gwv1.HTTPRouteMatch) string {
+func describe(m any) string {
 	b, _ := yaml.Marshal(m)
 	return string(b)
+}
+
+// TestShadowNoFalsePositivesGRPC is TestShadowNoFalsePositives for
+// GRPCRoute matches: services, methods, regular expressions and headers.
+func TestShadowNoFalsePositivesGRPC(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
+	ptr := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		return &s
+	}
+	randMatch := func() *gwv1.GRPCRouteMatch {
+		m := &gwv1.GRPCRouteMatch{}
+		if rng.IntN(4) > 0 {
+			typ := gwv1.GRPCMethodMatchExact
+			svc, meth := pick("", "a.S", "b.S"), pick("", "Get", "Put")
+			if rng.IntN(3) == 0 {
+				typ = gwv1.GRPCMethodMatchRegularExpression
+				svc, meth = pick("", `a\.S`, `(a|b)\.S`, `.*`), pick("", "Get", "Get|Put", "[A-Z].*")
+			}
+			m.Method = &gwv1.GRPCMethodMatch{Type: &typ, Service: ptr(svc), Method: ptr(meth)}
+		}
+		for range rng.IntN(3) {
+			ht := gwv1.GRPCHeaderMatchType(pick("Exact", "Exact", "RegularExpression"))
+			val := pick("1", "2")
+			if ht == gwv1.GRPCHeaderMatchRegularExpression {
+				val = pick("1|2", "1")
+			}
+			m.Headers = append(m.Headers, gwv1.GRPCHeaderMatch{Type: &ht, Name: gwv1.GRPCHeaderName(pick("x-a", "X-A", "x-b")), Value: val})
+		}
+		return m
+	}
+	randRequest := func() *http.Request {
+		r := &http.Request{Method: http.MethodPost, ProtoMajor: 2, Host: "h", Header: http.Header{},
+			URL: &url.URL{Path: "/" + pick("a.S", "b.S", "c.S") + "/" + pick("Get", "Put", "get")}}
+		r.Header.Set("Content-Type", "application/grpc")
+		for _, n := range []string{"X-A", "X-B"} {
+			if rng.IntN(3) > 0 {
+				r.Header.Set(n, pick("1", "2", "3"))
+			}
+		}
+		return r
+	}
+	rc := &regexCache{cur: map[string]*regexp.Regexp{}}
+	matches := func(m *gwv1.GRPCRouteMatch, r *http.Request) bool {
+		c, err := compileGRPCMatch(m, rc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := newReqView(r)
+		return c.matches(&v)
+	}
+	reqs := make([]*http.Request, 300)
+	for i := range reqs {
+		reqs[i] = randRequest()
+	}
+	shadows, witnessed := 0, 0
+	for range 20000 {
+		a, b := randMatch(), randMatch()
+		vh := &engine.VirtualHost{Name: "vh", Rules: []*engine.RouteRule{{Name: "a/rule/0/match/0", GRPC: a}, {Name: "b/rule/0/match/0", GRPC: b}}}
+		tab := &engine.Table{Gateways: []*engine.GatewayTable{{Ports: []*engine.PortTable{{Listeners: []*engine.ListenerTable{{VirtualHosts: []*engine.VirtualHost{vh}}}}}}}}
+		if len((&engine.Result{Table: tab}).Shadows()) == 0 {
+			continue
+		}
+		shadows++
+		for _, r := range reqs {
+			if matches(b, r) {
+				witnessed++
+				if !matches(a, r) {
+					t.Fatalf("engine says %s shadows %s, but %s %v matches only the second", describe(a), describe(b), r.URL.Path, r.Header)
+				}
+			}
+		}
+	}
+	if shadows < 50 || witnessed < 500 {
+		t.Errorf("only %d shadowing pairs (%d requests) drawn", shadows, witnessed)
+	}
+	t.Logf("%d shadowing pairs, %d requests checked", shadows, witnessed)
 }

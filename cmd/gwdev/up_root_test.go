@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -36,32 +34,9 @@ func TestUpFolderComesAndGoes(t *testing.T) {
 		}
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	out := &syncBuffer{}
-	done := make(chan error, 1)
-	o := &upOptions{debounce: 20 * time.Millisecond, emptyGrace: time.Second}
-	go func() { done <- o.run(ctx, out, out, dir) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("up: %v", err)
-		}
-	}()
+	out := runUp(t, &upOptions{debounce: 20 * time.Millisecond, emptyGrace: time.Second}, dir)
 	client := &http.Client{Timeout: 2 * time.Second}
-	// get returns the status of a request for route a and the Service
-	// the echo backend says it answered for.
-	get := func() (int, string) {
-		req, _ := http.NewRequest("GET", fmt.Sprintf("http://127.0.0.1:%d/x", port), nil)
-		req.Host = "a.example.com"
-		resp, err := client.Do(req)
-		if err != nil {
-			return -1, ""
-		}
-		defer resp.Body.Close()
-		var echo struct{ Service string }
-		_ = json.NewDecoder(resp.Body).Decode(&echo)
-		return resp.StatusCode, echo.Service
-	}
+	get := func() (int, string) { return echoGet(client, port, "a.example.com") }
 	serves := func(svc string) bool { c, s := get(); return c == 200 && s == svc }
 	// waitServes waits for svc and fails when it took over a second from
 	// since.

@@ -26,17 +26,23 @@ func precedenceReason(a, b *RouteRule, ra, rb object) string {
 		}
 		return fmt.Sprintf("same match precedence in the same route: rules[%d] comes before rules[%d]", ia, ib)
 	}
+	return "same match precedence: " + olderRouteReason(a.Route, b.Route, ra, rb)
+}
+
+// olderRouteReason says why route a (object ra) sorts before route b: the
+// older creationTimestamp, or namespace/name (olderFirst).
+func olderRouteReason(a, b ObjectKey, ra, rb object) string {
 	ta, tb := ra.GetCreationTimestamp(), rb.GetCreationTimestamp()
 	switch {
 	case !ta.Equal(&tb) && tb.IsZero():
-		return fmt.Sprintf("same match precedence: the oldest route wins, and %s has a creationTimestamp (%s) while %s has none",
-			routeRef(a.Route), ta.UTC().Format(time.RFC3339), routeRef(b.Route))
+		return fmt.Sprintf("the oldest route wins, and %s has a creationTimestamp (%s) while %s has none",
+			routeRef(a), ta.UTC().Format(time.RFC3339), routeRef(b))
 	case !ta.Equal(&tb):
-		return fmt.Sprintf("same match precedence: the oldest route wins (%s created %s, %s created %s)",
-			routeRef(a.Route), ta.UTC().Format(time.RFC3339), routeRef(b.Route), tb.UTC().Format(time.RFC3339))
+		return fmt.Sprintf("the oldest route wins (%s created %s, %s created %s)",
+			routeRef(a), ta.UTC().Format(time.RFC3339), routeRef(b), tb.UTC().Format(time.RFC3339))
 	}
-	return fmt.Sprintf("same match precedence and creation time: the first route in namespace/name order wins (%s/%s before %s/%s)",
-		a.Route.Namespace, a.Route.Name, b.Route.Namespace, b.Route.Name)
+	return fmt.Sprintf("the first route in namespace/name order wins (%s/%s before %s/%s; the same creationTimestamp, or none)",
+		a.Namespace, a.Name, b.Namespace, b.Name)
 }
 
 // routeRef renders a route as "HTTPRoute ns/name".

@@ -34,6 +34,7 @@ func Translate(snap *Snapshot, opts Options) *Result {
 	t.writeStatus()
 	res := &Result{Objects: t.out, Table: t.buildTable()}
 	t.noteShadowedRules(res.Table)
+	t.noteShadowedL4(res.Table)
 	res.Findings = t.collectFindings()
 	res.Policies = t.sortedEffects()
 	res.Objects.Each(func(ObjectKey, metav1.Object) {}) // set apiVersion and kind now, not on read (see each)

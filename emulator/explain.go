@@ -55,6 +55,7 @@ func explain(rt *router, gatewayAddr string, port int32, req *http.Request) *Tra
 	} else if ex.pinAddr >= 0 && ex.pinAddr < len(ex.backend.up.addrs) {
 		t.Upstream = ex.backend.up.addrs[ex.pinAddr]
 	}
-	t.RequestHeaders = redactHeader(req.Header)
+	t.RequestHeaders = req.Header
+	redactTrace(t)
 	return t
 }

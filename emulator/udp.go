@@ -43,6 +43,8 @@ type udpProxy struct {
 	bl      *boundListener
 	pc      net.PacketConn
 	timeout time.Duration
+	// max bounds the sessions (Config.MaxUDPSessions).
+	max int
 
 	mu       sync.Mutex
 	stopped  bool
@@ -56,7 +58,15 @@ func newUDPProxy(s *Server, bl *boundListener, pc net.PacketConn) *udpProxy {
 	if timeout <= 0 {
 		timeout = DefaultUDPSessionTimeout
 	}
-	return &udpProxy{s: s, bl: bl, pc: pc, timeout: timeout, sessions: map[string]*udpSession{}}
+	_, maxSessions, _ := s.cfg.limits()
+	return &udpProxy{s: s, bl: bl, pc: pc, timeout: timeout, max: maxSessions, sessions: map[string]*udpSession{}}
+}
+
+// full reports whether the proxy holds as many sessions as it may.
+func (p *udpProxy) full() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.sessions) >= p.max
 }
 
 func (p *udpProxy) serve() {
@@ -113,6 +123,10 @@ func (p *udpProxy) datagram(b []byte, client net.Addr) {
 	if ss != nil && ss.refused && ss.routes != p.bl.routes.Load() {
 		ss.end(endRefused, "")
 		ss = nil
+	}
+	if ss == nil && p.full() {
+		p.s.refuse(p.bl, "UDP", key, fmt.Sprintf("%d UDP sessions are open on this listener, the limit (gwdev up --max-udp-sessions)", p.max))
+		return // limits.go
 	}
 	if ss == nil {
 		ss = p.newSession(client)
@@ -198,8 +212,9 @@ func (ss *udpSession) fromClient(b []byte) {
 	switch {
 	case ss.refused:
 	case ss.echo != nil:
-		if _, err := ss.p.pc.WriteTo(b, ss.client); err == nil {
-			ss.out.Add(int64(len(b)))
+		answer := ss.echo.udpAnswer(b, ss.routes.gateway.Gateway.Name, ss.client) // echol4.go
+		if _, err := ss.p.pc.WriteTo(answer, ss.client); err == nil {
+			ss.out.Add(int64(len(answer)))
 			ss.outDg.Add(1)
 		}
 	default:
@@ -287,6 +302,6 @@ func (ss *udpSession) end(end, reason string) {
 	}
 	p.s.traces.record(*t)
 	if ss.echo != nil && ss.echo.log != nil {
-		ss.echo.log.add(fmt.Sprintf("Echoed %d datagrams (%d bytes) back to client (%s) over UDP", t.DatagramsOut, t.BytesOut, t.Client))
+		ss.echo.log.add(fmt.Sprintf("Answered %d datagrams (%d bytes) to client (%s) over UDP", t.DatagramsOut, t.BytesOut, t.Client))
 	}
 }

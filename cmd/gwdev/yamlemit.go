@@ -203,6 +203,9 @@ func analyzeScalar(s string) (a scalarAnalysis, ok bool) {
 	if s == "" {
 		return scalarAnalysis{plainAllowed: true}, true
 	}
+	if isWord(s) {
+		return scalarAnalysis{plainAllowed: true, blockAllowed: true}, true
+	}
 	indicators := strings.HasPrefix(s, "---") || strings.HasPrefix(s, "...")
 	var (
 		leadingSpace, trailingSpace, leadingBreak, trailingBreak bool
@@ -347,4 +350,29 @@ func (e *yamlEmitter) literal(s string, indent int) {
 		e.put(s[i])
 		e.indention, breaks = false, false
 	}
+}
+
+// wordChars are the characters that can never make an indicator, a break
+// or a special character, wherever they are.
+var wordChars = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '/' || c == '.' || c == '-'
+	}
+	return t
+}()
+
+// isWord reports whether s, made of letters, digits and "_/.-" and not
+// starting with '-' or '.', passes analyzeScalar's every check: the common
+// case (names, kinds, paths, hostnames), decided in one table lookup a
+// byte.
+func isWord(s string) bool {
+	if s[0] == '-' || s[0] == '.' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !wordChars[s[i]] {
+			return false
+		}
+	}
+	return true
 }

@@ -14,12 +14,32 @@ import (
 // yamlKeyLess is yaml.v2's order of string map keys: letters by code
 // point, runs of digits by value, letters after other characters.
 func yamlKeyLess(a, b string) bool {
-	ar, br := []rune(a), []rune(b)
+	if isASCII(a) && isASCII(b) {
+		return keyLess([]byte(a), []byte(b), isASCIILetter, isASCIIDigit)
+	}
+	return keyLess([]rune(a), []rune(b), unicode.IsLetter, unicode.IsDigit)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+func isASCIILetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+func isASCIIDigit(c byte) bool  { return c >= '0' && c <= '9' }
+
+// keyLess is yaml.v2's comparison on runes, or on bytes for ASCII keys,
+// where the two are the same.
+func keyLess[C rune | byte](ar, br []C, isLetter, isDigit func(C) bool) bool {
 	for i := 0; i < len(ar) && i < len(br); i++ {
 		if ar[i] == br[i] {
 			continue
 		}
-		al, bl := unicode.IsLetter(ar[i]), unicode.IsLetter(br[i])
+		al, bl := isLetter(ar[i]), isLetter(br[i])
 		if al && bl {
 			return ar[i] < br[i]
 		}
@@ -28,7 +48,7 @@ func yamlKeyLess(a, b string) bool {
 		}
 		var an, bn int64
 		if ar[i] == '0' || br[i] == '0' {
-			for j := i - 1; j >= 0 && unicode.IsDigit(ar[j]); j-- {
+			for j := i - 1; j >= 0 && isDigit(ar[j]); j-- {
 				if ar[j] != '0' {
 					an, bn = 1, 1
 					break
@@ -36,10 +56,10 @@ func yamlKeyLess(a, b string) bool {
 			}
 		}
 		ai, bi := i, i
-		for ; ai < len(ar) && unicode.IsDigit(ar[ai]); ai++ {
+		for ; ai < len(ar) && isDigit(ar[ai]); ai++ {
 			an = an*10 + int64(ar[ai]-'0')
 		}
-		for ; bi < len(br) && unicode.IsDigit(br[bi]); bi++ {
+		for ; bi < len(br) && isDigit(br[bi]); bi++ {
 			bn = bn*10 + int64(br[bi]-'0')
 		}
 		if an != bn {

@@ -60,15 +60,17 @@ func (s *Snapshot) Len() int {
 }
 
 // MarshalYAML renders the result as one YAML document: every object with
-// its status, the routing table and the findings. It is the golden format.
+// its status, the routing table, the findings and the policies' effects.
+// It is the golden format.
 func (r *Result) MarshalYAML() ([]byte, error) {
 	var objs []any
 	r.Objects.Each(func(_ ObjectKey, o metav1.Object) { objs = append(objs, redact(o)) })
 	doc := struct {
-		Objects  []any     `json:"objects"`
-		Table    *Table    `json:"table"`
-		Findings []Finding `json:"findings"`
-	}{objs, r.Table, r.Findings}
+		Objects  []any          `json:"objects"`
+		Table    *Table         `json:"table"`
+		Findings []Finding      `json:"findings"`
+		Policies []PolicyEffect `json:"policies,omitempty"`
+	}{objs, r.Table, r.Findings, r.Policies}
 	return yaml.Marshal(doc)
 }
 

@@ -18,6 +18,8 @@ type checkOptions struct {
 	files   []string
 	classes []string
 	strict  bool
+	// policies adds the Policies section to the summary.
+	policies bool
 	// now, when set (RFC 3339), replaces the clock in status (for tests).
 	now string
 
@@ -46,6 +48,7 @@ False condition or failed to load, 2 on usage errors.`,
 	f.StringArrayVarP(&o.files, "filename", "f", nil, "manifest file or directory to read (repeatable; - reads stdin)")
 	f.StringSliceVar(&o.classes, "class", nil, "manage only these GatewayClass names (default: every class the Gateways name)")
 	f.BoolVar(&o.strict, "strict", false, "exit 1 on warnings too")
+	f.BoolVar(&o.policies, "policies", false, "list, for every object a policy targets, the policies that apply and those refused, and why")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	f.StringVar(&o.now, "now", "", "use this RFC 3339 time as the current time (for reproducible output)")
 	_ = f.MarkHidden("now")
@@ -120,6 +123,9 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 		printLoadProblems(cmd.ErrOrStderr(), lr)
 	default:
 		printSummary(out, lr, res, loaded, total)
+		if o.policies {
+			printPolicies(out, res)
+		}
 	}
 	if len(lr.Problems) > 0 || res.HasErrors() || (o.strict && hasWarnings(res)) {
 		return exitError{exitProblems}

@@ -74,6 +74,19 @@ func (r *Result) MarshalYAML() ([]byte, error) {
 	return yaml.Marshal(doc)
 }
 
+// EachOutput calls fn for every object with its status, in the order of
+// Each, Secret data redacted, and stops at the first error fn returns. It
+// is what `gwdev check -o yaml|json` prints, one object at a time.
+func (r *Result) EachOutput(fn func(obj any) error) error {
+	var err error
+	r.Objects.Each(func(_ ObjectKey, o metav1.Object) {
+		if err == nil {
+			err = fn(redact(o))
+		}
+	})
+	return err
+}
+
 // ObjectsYAML renders every object with its status as a multi-document YAML
 // stream, as `kubectl get -o yaml` users know it. Secret data is redacted.
 func (r *Result) ObjectsYAML() ([]byte, error) {

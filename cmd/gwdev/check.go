@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -113,20 +112,12 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 	out := cmd.OutOrStdout()
 	switch o.output {
 	case "yaml":
-		b, err := res.ObjectsYAML()
-		if err != nil {
-			return err
-		}
-		if _, err := out.Write(b); err != nil {
+		if err := writeObjectsYAML(out, res); err != nil {
 			return err
 		}
 		printLoadProblems(cmd.ErrOrStderr(), lr)
 	case "json":
-		b, err := objectsJSON(res)
-		if err != nil {
-			return err
-		}
-		if _, err := out.Write(b); err != nil {
+		if err := writeObjectsJSON(out, res); err != nil {
 			return err
 		}
 		printLoadProblems(cmd.ErrOrStderr(), lr)
@@ -169,25 +160,6 @@ func addLoadWarnings(res *engine.Result, ws []watch.Warning) {
 		fs = append(fs, engine.Finding{Severity: engine.SeverityWarning, Source: engine.Source{File: w.File}, Message: w.Message})
 	}
 	res.Findings = append(fs, res.Findings[i:]...)
-}
-
-// objectsJSON renders the objects as a kubectl-style v1 List.
-func objectsJSON(res *engine.Result) ([]byte, error) {
-	list := struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-		Items      []any  `json:"items"`
-	}{APIVersion: "v1", Kind: "List", Items: []any{}}
-	y, err := res.ObjectsJSONItems()
-	if err != nil {
-		return nil, err
-	}
-	list.Items = y
-	b, err := json.MarshalIndent(list, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	return append(b, '\n'), nil
 }
 
 // printLoadProblems writes load problems and warnings to w, one per line.

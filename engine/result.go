@@ -98,6 +98,10 @@ type Result struct {
 	// where they are served and the rules left out. It is not part of the
 	// YAML output (the table and the route status say the same).
 	Routes map[ObjectKey]*RouteServing
+	// Policies says, for every object a policy targets, whether the policy
+	// applies and how, or why not; by target, applied first (nil: no
+	// policy targets anything).
+	Policies []PolicyEffect
 	// addresses is the loopback address of every managed Gateway that has
 	// or keeps one, keyed by "namespace/name": what TranslateNext keeps.
 	addresses map[string]string

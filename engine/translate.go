@@ -32,7 +32,10 @@ func Translate(snap *Snapshot, opts Options) *Result {
 	t.writeStatus()
 	res := &Result{Objects: t.out, Table: t.buildTable(), addresses: t.addresses}
 	res.Routes = t.routeServing(res.Table)
+	t.noteShadowedRules(res.Table)
+	t.noteShadowedL4(res.Table)
 	res.Findings = t.collectFindings()
+	res.Policies = t.sortedEffects()
 	return res
 }
 
@@ -67,6 +70,8 @@ type translator struct {
 	prof profileRun
 
 	notes []Finding
+	// effects records what each policy does to each target (policy_effects.go).
+	effects []PolicyEffect
 }
 
 func newTranslator(snap *Snapshot, opts Options) *translator {

@@ -74,7 +74,7 @@ func (c *compiler) upstream(b *engine.Backend) *upstream {
 func upstreamKey(b *engine.Backend) string {
 	k := b.Target.Kind + "|" + strings.Join(b.Target.Addresses, ",")
 	if b.Target.Kind == engine.TargetEcho {
-		k = "echo|" + serviceName(b)
+		k = "echo|" + serviceName(b) + "|" + b.Target.EchoAuthHeader
 	}
 	if t := b.TLS; t != nil {
 		h := fnv.New64a()

@@ -20,10 +20,13 @@ type filterStep struct {
 	rewrite     *gwv1.HTTPURLRewriteFilter
 	// mirror is the index into the resolved mirrors of the rule or
 	// backendRef (-1: not a mirror).
-	mirror      int
-	mirrorNum   int32
-	mirrorDen   int32
-	cors        *corsPolicy
+	mirror    int
+	mirrorNum int32
+	mirrorDen int32
+	cors      *corsPolicy
+	// extAuth is the index into the resolved ExternalAuth filters of the
+	// rule or backendRef (-1: not an ExternalAuth filter).
+	extAuth     int
 	unsupported string
 }
 
@@ -38,9 +41,9 @@ type headerValue struct{ name, value string }
 
 func compileFilters(fs []gwv1.HTTPRouteFilter, rc *regexCache) []filterStep {
 	var out []filterStep
-	mirrors := 0
+	mirrors, auths := 0, 0
 	for _, f := range fs {
-		s := filterStep{typ: f.Type, mirror: -1}
+		s := filterStep{typ: f.Type, mirror: -1, extAuth: -1}
 		switch f.Type {
 		case gwv1.HTTPRouteFilterRequestHeaderModifier:
 			s.reqHeaders = compileHeaderMod(f.RequestHeaderModifier)
@@ -59,6 +62,12 @@ func compileFilters(fs []gwv1.HTTPRouteFilter, rc *regexCache) []filterStep {
 			s.mirrorNum, s.mirrorDen = mirrorFraction(f.RequestMirror)
 		case gwv1.HTTPRouteFilterCORS:
 			s.cors = compileCORS(f.CORS, rc)
+		case gwv1.HTTPRouteFilterExternalAuth:
+			if f.ExternalAuth == nil {
+				continue
+			}
+			s.extAuth = auths
+			auths++
 		case gwv1.HTTPRouteFilterExtensionRef:
 			name := ""
 			if f.ExtensionRef != nil {

@@ -124,7 +124,10 @@ type RouteRule struct {
 	Filters []gwv1.HTTPRouteFilter `json:"filters,omitempty"`
 	// Mirrors holds the resolved backend of each RequestMirror filter, in
 	// filter order.
-	Mirrors            []*Backend               `json:"mirrors,omitempty"`
+	Mirrors []*Backend `json:"mirrors,omitempty"`
+	// ExternalAuth holds the resolved ExternalAuth filters, in filter order
+	// (nil: none).
+	ExternalAuth       []*ExternalAuth          `json:"externalAuth,omitempty"`
 	Backends           []*Backend               `json:"backends,omitempty"`
 	Timeouts           *gwv1.HTTPRouteTimeouts  `json:"timeouts,omitempty"`
 	Retry              *gwv1.HTTPRouteRetry     `json:"retry,omitempty"`
@@ -176,6 +179,9 @@ type Backend struct {
 	// Mirrors holds the resolved backend of each RequestMirror among
 	// Filters, in filter order (nil: none).
 	Mirrors []*Backend `json:"mirrors,omitempty"`
+	// ExternalAuth holds the resolved ExternalAuth filters among Filters,
+	// in filter order (nil: none).
+	ExternalAuth []*ExternalAuth `json:"externalAuth,omitempty"`
 	// Target says where requests go; nil when the backend is invalid.
 	Target *Target `json:"target,omitempty"`
 	// Invalid, when set, is why this backend cannot be used: requests that
@@ -207,6 +213,9 @@ type Target struct {
 	// Secret the Service's EchoTLSSecretAnnotation names (nil: none; the
 	// echo backend then generates one).
 	EchoTLS *Certificate `json:"echoTLS,omitempty"`
+	// EchoAuthHeader, when set, makes the echo backend a demo auth server
+	// that allows requests carrying this header (EchoAuthHeaderAnnotation).
+	EchoAuthHeader string `json:"echoAuthHeader,omitempty"`
 }
 
 // BackendTLS is TLS from the gateway to a backend, from a BackendTLSPolicy.

@@ -83,6 +83,7 @@ func upstreamKey(b *engine.Backend) string {
 			h.Write(c.CertPEM)
 			h.Write(c.KeyPEM)
 		}
+		hashTLSLimits(h, t.Limits)
 		for _, s := range t.SubjectAltNames {
 			fmt.Fprintf(h, "|%s=%s%s", s.Type, s.Hostname, s.URI)
 		}
@@ -125,6 +126,9 @@ func newUpstream(key string, b *engine.Backend, echoLog func(string) *echoLog) *
 // certificate, if it has one, when the backend asks (clientcert.go).
 func backendTLSConfig(t *engine.BackendTLS) (*tls.Config, error) {
 	conf := &tls.Config{ServerName: t.SNI, MinVersion: tls.VersionTLS12}
+	if err := applyTLSLimits(conf, t.Limits); err != nil { // tlsoptions.go
+		return conf, fmt.Errorf("BackendTLSPolicy %s options: %w", t.Policy, err)
+	}
 	if c := t.ClientCertificate; c != nil {
 		if err := presentClientCertificate(conf, c); err != nil {
 			return conf, fmt.Errorf("client certificate of Secret %s: %w", c.Secret, err)

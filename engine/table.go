@@ -78,6 +78,9 @@ type ListenerTLS struct {
 	ClientValidationMode string `json:"clientValidationMode,omitempty"`
 	// Options are the listener's tls.options, passed through.
 	Options map[string]string `json:"options,omitempty"`
+	// Limits are the TLS versions and cipher suites gwdev's option keys
+	// allow (nil: gwdev's defaults).
+	Limits *TLSLimits `json:"limits,omitempty"`
 }
 
 // Certificate is a parsed certificate with its key from a Secret: a
@@ -238,6 +241,9 @@ type BackendTLS struct {
 	// invalid, and the gateway presents no certificate). Its key is never
 	// serialised.
 	ClientCertificate *Certificate `json:"clientCertificate,omitempty"`
+	// Limits are the TLS versions and cipher suites the policy's options
+	// allow (nil: gwdev's defaults).
+	Limits *TLSLimits `json:"limits,omitempty"`
 }
 
 // Validate checks the table's invariants: names unique and present, ports

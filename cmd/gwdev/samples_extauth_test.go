@@ -78,7 +78,8 @@ func TestSampleExternalAuth(t *testing.T) {
 		t.Errorf("public: service %s", svc)
 	}
 	stdout, stderr, code := runGwdev(t, "", "explain", "--dir", filepath.Join("..", "..", "samples", "external-auth"), "http://app.example.com:8080/admin")
-	if code != 0 || !strings.Contains(stdout, "ExternalAuth: httproute/default/app/rule/0/filter/0/externalauth asks default/http-auth:9000 over HTTP") {
+	if code != 0 || !strings.Contains(stdout, "ExternalAuth: httproute/default/app/rule/0/filter/0/externalauth asks default/http-auth:9000 over HTTP") ||
+		!strings.Contains(stdout, "only if the ExternalAuth check allows it") {
 		t.Errorf("explain: exit %d\n%s%s", code, stdout, stderr)
 	}
 }

@@ -183,6 +183,8 @@ func (ex *exchange) checkHTTP(a *extAuthRoutes, w http.ResponseWriter, r *http.R
 	if err != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			ex.authFailed(a, w, fmt.Sprintf("did not answer within %s", extAuthTimeout))
+		} else if why, ok := tlsFailure(a.backend, addr, err); ok {
+			ex.authFailed(a, w, "failed: "+why)
 		} else {
 			ex.authFailed(a, w, "unreachable: "+err.Error())
 		}

@@ -1,6 +1,8 @@
 package emulator
 
 import (
+	"encoding/base64"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -198,5 +200,137 @@ func TestExternalAuthHTTPFailsClosed(t *testing.T) {
 	}
 	if tr.Backend != "" || !strings.Contains(tr.Reason, "unreachable") || !strings.Contains(tr.Reason, dead) {
 		t.Errorf("trace backend %q reason %q", tr.Backend, tr.Reason)
+	}
+}
+
+// TestExternalAuthOnBackendRef: an ExternalAuth filter of a backendRef runs
+// when that backend is chosen, and denies like a rule's.
+func TestExternalAuthOnBackendRef(t *testing.T) {
+	m := `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw}
+spec:
+  gatewayClassName: gwdev
+  listeners: [{name: http, protocol: HTTP, port: PORT}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: app}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - backendRefs:
+    - name: app
+      port: 80
+      filters:
+      - type: ExternalAuth
+        externalAuth: {protocol: HTTP, backendRef: {name: auth, port: 9000}, http: {allowedHeaders: [X-Demo-Token]}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: auth, annotations: {gwdev.dev/echo-auth-header: X-Demo-Token}}
+spec: {ports: [{port: 9000}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: app}
+spec: {ports: [{port: 80}]}
+`
+	h := serve(t, func(p int32) *engine.Table { return gwinTable(t, m, p, engine.Options{}) })
+	res, tr := h.traced(h.request("GET", "app.example.com", "/"))
+	if res.status != http.StatusForbidden || !strings.Contains(tr.Reason, "denied by ExternalAuth httproute/default/app/rule/0/backend/0/filter/0/externalauth") {
+		t.Fatalf("without the header: %d, reason %q", res.status, tr.Reason)
+	}
+	if res := h.get("app.example.com", "/", "X-Demo-Token: x"); res.status != 200 || res.echo(t).Service != "app" {
+		t.Errorf("with the header: %d %s", res.status, res.body)
+	}
+}
+
+// TestExternalAuthOverBackendTLS: a BackendTLSPolicy on the auth Service
+// makes the gateway ask it over TLS (the echo serves the Secret's
+// certificate); with a CA that did not sign it the check fails and denies.
+func TestExternalAuthOverBackendTLS(t *testing.T) {
+	ca, other := newTestCA(t, "auth CA"), newTestCA(t, "other CA")
+	crt, key := ca.issue(certOpts{dnsNames: []string{"auth.internal"}})
+	b64 := base64.StdEncoding.EncodeToString
+	m := fmt.Sprintf(`apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw}
+spec:
+  gatewayClassName: gwdev
+  listeners: [{name: http, protocol: HTTP, port: PORT}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: app}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /good}}]
+    filters:
+    - type: ExternalAuth
+      externalAuth: {protocol: HTTP, backendRef: {name: auth, port: 443}, http: {allowedHeaders: [X-Demo-Token]}}
+    backendRefs: [{name: app, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /bad}}]
+    filters:
+    - type: ExternalAuth
+      externalAuth: {protocol: GRPC, backendRef: {name: auth-wrong-ca, port: 443}, grpc: {}}
+    backendRefs: [{name: app, port: 80}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: auth, annotations: {gwdev.dev/echo-auth-header: X-Demo-Token, gwdev.dev/echo-tls-secret: auth-tls}}
+spec: {ports: [{port: 443}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: auth-wrong-ca, annotations: {gwdev.dev/echo-auth-header: X-Demo-Token, gwdev.dev/echo-tls-secret: auth-tls}}
+spec: {ports: [{port: 443}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: app}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: auth}
+spec:
+  targetRefs: [{group: "", kind: Service, name: auth}]
+  validation: {caCertificateRefs: [{group: "", kind: ConfigMap, name: ca}], hostname: auth.internal}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: auth-wrong-ca}
+spec:
+  targetRefs: [{group: "", kind: Service, name: auth-wrong-ca}]
+  validation: {caCertificateRefs: [{group: "", kind: ConfigMap, name: other-ca}], hostname: auth.internal}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: ca}
+data: {ca.crt: %q}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: other-ca}
+data: {ca.crt: %q}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: auth-tls}
+type: kubernetes.io/tls
+data: {tls.crt: %s, tls.key: %s}
+`, string(ca.pem), string(other.pem), b64(crt), b64(key))
+	h := serve(t, func(p int32) *engine.Table { return gwinTable(t, m, p, engine.Options{}) })
+	if res, tr := h.traced(h.request("GET", "app.example.com", "/good")); res.status != http.StatusForbidden || !strings.Contains(tr.Reason, "answered 403") {
+		t.Errorf("no header: %d, reason %q", res.status, tr.Reason)
+	}
+	if res, tr := h.traced(h.request("GET", "app.example.com", "/good", "X-Demo-Token: x")); res.status != 200 || res.echo(t).Service != "app" {
+		t.Errorf("over TLS with the header: %d %s (reason %q)", res.status, res.body, tr.Reason)
+	}
+	res, tr := h.traced(h.request("GET", "app.example.com", "/bad", "X-Demo-Token: x"))
+	if res.status != http.StatusForbidden || !strings.Contains(tr.Reason, "its certificate is not signed by the CA certificates of ConfigMap default/other-ca") {
+		t.Errorf("wrong CA: %d, reason %q", res.status, tr.Reason)
 	}
 }

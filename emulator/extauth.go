@@ -176,18 +176,8 @@ func (ex *exchange) checkHTTP(a *extAuthRoutes, w http.ResponseWriter, r *http.R
 	}
 	req.Host = r.Host
 	req.Header = authRequestHeaders(r.Header, a.a.AllowedHeaders)
-	if a.backend.up.clientCert != "" {
-		req = req.WithContext(ex.traceClientCert(ctx))
-	}
-	resp, err := rt.RoundTrip(req)
-	if err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			ex.authFailed(a, w, fmt.Sprintf("did not answer within %s", extAuthTimeout))
-		} else if why, ok := tlsFailure(a.backend, addr, err); ok {
-			ex.authFailed(a, w, "failed: "+why)
-		} else {
-			ex.authFailed(a, w, "unreachable: "+err.Error())
-		}
+	resp := ex.roundTripAuth(a, w, rt, addr, req)
+	if resp == nil {
 		return false
 	}
 	defer resp.Body.Close()
@@ -203,6 +193,28 @@ func (ex *exchange) checkHTTP(a *extAuthRoutes, w http.ResponseWriter, r *http.R
 	n := ex.addAuthHeaders(resp.Header, a.a.AllowedResponseHeaders)
 	ex.trace.Filters = append(ex.trace.Filters, fmt.Sprintf("ExternalAuth: %s allowed (200), %d header(s) copied to the request", a.backend.service, n))
 	return true
+}
+
+// roundTripAuth sends an authorization request to the auth backend at
+// addr (tracing the Gateway's client certificate when it has one). When the
+// call fails it denies, with why, and returns nil.
+func (ex *exchange) roundTripAuth(a *extAuthRoutes, w http.ResponseWriter, rt http.RoundTripper, addr string, req *http.Request) *http.Response {
+	ctx := req.Context()
+	if a.backend.up.clientCert != "" {
+		req = req.WithContext(ex.traceClientCert(ctx))
+	}
+	resp, err := rt.RoundTrip(req)
+	if err == nil {
+		return resp
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		ex.authFailed(a, w, fmt.Sprintf("did not answer within %s", extAuthTimeout))
+	} else if why, ok := tlsFailure(a.backend, addr, err); ok {
+		ex.authFailed(a, w, "failed: "+why)
+	} else {
+		ex.authFailed(a, w, "unreachable: "+err.Error())
+	}
+	return nil
 }
 
 // unescapedPrefix is the decoded form of a sanitised path prefix.

@@ -59,18 +59,8 @@ func (ex *exchange) checkGRPC(a *extAuthRoutes, w http.ResponseWriter, r *http.R
 	}
 	req.Header = http.Header{"Content-Type": {"application/grpc"}, "Te": {"trailers"}, "User-Agent": {"gwdev-extauth"}}
 	req.Proto, req.ProtoMajor, req.ProtoMinor = "HTTP/2.0", 2, 0 // gRPC is HTTP/2 (the echo backend checks)
-	if a.backend.up.clientCert != "" {
-		req = req.WithContext(ex.traceClientCert(ctx))
-	}
-	resp, err := rt.RoundTrip(req)
-	if err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			ex.authFailed(a, w, fmt.Sprintf("did not answer within %s", extAuthTimeout))
-		} else if why, ok := tlsFailure(a.backend, addr, err); ok {
-			ex.authFailed(a, w, "failed: "+why)
-		} else {
-			ex.authFailed(a, w, "unreachable: "+err.Error())
-		}
+	resp := ex.roundTripAuth(a, w, rt, addr, req)
+	if resp == nil {
 		return false
 	}
 	cr, err := readCheckResponse(resp)

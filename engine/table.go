@@ -308,6 +308,14 @@ func (l *ListenerTable) validate(name func(string) error) error {
 				return fmt.Errorf("%s: rule %s needs exactly one of http/grpc match", vh.Name, r.Name)
 			}
 			backends = append(backends, r.Backends...)
+			if err := validateExternalAuth(r.ExternalAuth); err != nil {
+				return err
+			}
+			for _, b := range r.Backends {
+				if err := validateExternalAuth(b.ExternalAuth); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	for _, r := range l.TLSRoutes {

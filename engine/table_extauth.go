@@ -1,5 +1,7 @@
 package engine
 
+import "fmt"
+
 // ExternalAuth is a resolved ExternalAuth filter (GEP-1494): where the
 // gateway asks whether a request may pass, and what it sends and copies.
 type ExternalAuth struct {
@@ -29,4 +31,22 @@ type ExternalAuth struct {
 	// sent to the auth backend up to this many bytes, and a larger body is
 	// refused with 413 (0: the body is not sent).
 	MaxBodySize int `json:"maxBodySize,omitempty"`
+}
+
+// validateExternalAuth checks a rule's or backend's ExternalAuth entries:
+// each has a name, a known protocol and a backend with a target or a reason.
+func validateExternalAuth(as []*ExternalAuth) error {
+	for _, a := range as {
+		switch {
+		case a == nil || a.Name == "":
+			return fmt.Errorf("ExternalAuth entry without a name")
+		case a.Protocol != "HTTP" && a.Protocol != "GRPC":
+			return fmt.Errorf("%s: protocol %q", a.Name, a.Protocol)
+		case a.Backend == nil || (a.Backend.Target == nil && a.Backend.Invalid == ""):
+			return fmt.Errorf("%s: no backend target and no reason", a.Name)
+		case a.MaxBodySize < 0:
+			return fmt.Errorf("%s: negative maxBodySize", a.Name)
+		}
+	}
+	return nil
 }

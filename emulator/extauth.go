@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -251,36 +252,67 @@ var authResponseSkip = map[string]bool{
 	"Content-Length": true, "Content-Type": true, "Content-Encoding": true, "Date": true, "Server": true,
 }
 
+// authHeaderOp is one header an auth backend puts on the request to the
+// backend.
+type authHeaderOp struct {
+	name   string // canonical
+	values []string
+	action authHeaderAction
+}
+
+// authHeaderAction is how an authHeaderOp changes the request (Envoy's
+// HeaderValueOption append actions).
+type authHeaderAction int
+
+const (
+	authSet         authHeaderAction = iota // replace any value
+	authAppend                              // add a value, keeping those there
+	authAddIfAbsent                         // only when the request has none
+	authSetIfExists                         // only when the request has one
+)
+
 // addAuthHeaders keeps the auth response headers to set on the request to
 // the backend and returns how many there are.
 func (ex *exchange) addAuthHeaders(from http.Header, allowed []string) int {
-	if ex.authHeaders == nil {
-		ex.authHeaders = http.Header{}
-	}
 	n := 0
 	if len(allowed) > 0 {
 		for _, k := range allowed {
 			if v := from.Values(k); len(v) > 0 && !authResponseSkip[k] {
-				ex.authHeaders[k] = slices.Clone(v)
+				ex.authHeaders = append(ex.authHeaders, authHeaderOp{k, slices.Clone(v), authSet})
 				n++
 			}
 		}
 		return n
 	}
-	for k, v := range from {
+	keys := slices.Sorted(maps.Keys(from))
+	for _, k := range keys {
 		if !authResponseSkip[k] {
-			ex.authHeaders[k] = slices.Clone(v)
+			ex.authHeaders = append(ex.authHeaders, authHeaderOp{k, slices.Clone(from[k]), authSet})
 			n++
 		}
 	}
 	return n
 }
 
-// applyAuthHeaders sets what the auth backends allowed on the request to
+// applyAuthHeaders puts what the auth backends allowed on the request to
 // the backend (before the rule's header modifiers).
 func (ex *exchange) applyAuthHeaders(h http.Header) {
-	for k, v := range ex.authHeaders {
-		h[k] = v
+	for _, op := range ex.authHeaders {
+		_, exists := h[op.name]
+		switch op.action {
+		case authSet:
+			h[op.name] = op.values
+		case authAppend:
+			h[op.name] = append(slices.Clone(h[op.name]), op.values...)
+		case authAddIfAbsent:
+			if !exists {
+				h[op.name] = op.values
+			}
+		case authSetIfExists:
+			if exists {
+				h[op.name] = op.values
+			}
+		}
 	}
 }
 

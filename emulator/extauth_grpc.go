@@ -205,11 +205,10 @@ func envoyHeaderValue(hv *corev3.HeaderValue) string {
 }
 
 // addGRPCAuthHeaders keeps an OkHttpResponse's headers for the request to
-// the backend (set, or appended when the option says so).
+// the backend, with their append actions (a set "append" field, which
+// ext_authz servers still send, decides first, as in Envoy; "append"
+// defaults to false in this message).
 func (ex *exchange) addGRPCAuthHeaders(opts []*corev3.HeaderValueOption) int {
-	if ex.authHeaders == nil {
-		ex.authHeaders = http.Header{}
-	}
 	n := 0
 	for _, o := range opts {
 		hv := o.GetHeader()
@@ -220,12 +219,31 @@ func (ex *exchange) addGRPCAuthHeaders(opts []*corev3.HeaderValueOption) int {
 		if authResponseSkip[k] {
 			continue
 		}
-		if o.GetAppend().GetValue() || o.GetAppendAction() == corev3.HeaderValueOption_APPEND_IF_EXISTS_OR_ADD {
-			ex.authHeaders[k] = append(ex.authHeaders[k], envoyHeaderValue(hv))
-		} else {
-			ex.authHeaders[k] = []string{envoyHeaderValue(hv)}
-		}
+		ex.authHeaders = append(ex.authHeaders, authHeaderOp{k, []string{envoyHeaderValue(hv)}, grpcAppendAction(o)})
 		n++
 	}
 	return n
+}
+
+// grpcAppendAction reads a HeaderValueOption's append action.
+func grpcAppendAction(o *corev3.HeaderValueOption) authHeaderAction {
+	//lint:ignore SA1019 ext_authz servers still set the deprecated append field, and Envoy honours it before append_action
+	if ap := o.Append; ap != nil {
+		if ap.GetValue() {
+			return authAppend
+		}
+		return authSet
+	}
+	switch o.GetAppendAction() {
+	case corev3.HeaderValueOption_ADD_IF_ABSENT:
+		return authAddIfAbsent
+	case corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD:
+		return authSet
+	case corev3.HeaderValueOption_OVERWRITE_IF_EXISTS:
+		return authSetIfExists
+	}
+	// APPEND_IF_EXISTS_OR_ADD is also the value of an unset field, and
+	// "append defaults to false" in OkHttpResponse: the auth server's value
+	// replaces what the client sent (a client cannot add its own).
+	return authSet
 }

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/gwdev/gwdev/engine"
 )
@@ -34,7 +35,11 @@ func (s *grpcAuthServer) Check(_ context.Context, req *authv3.CheckRequest) (*au
 	if req.GetAttributes().GetRequest().GetHttp().GetHeaders()["authorization"] == "Bearer good" {
 		return &authv3.CheckResponse{Status: &status.Status{Code: int32(codes.OK)},
 			HttpResponse: &authv3.CheckResponse_OkResponse{OkResponse: &authv3.OkHttpResponse{
-				Headers: []*corev3.HeaderValueOption{{Header: &corev3.HeaderValue{Key: "x-user", Value: "alice"}}}}}}, nil
+				Headers: []*corev3.HeaderValueOption{
+					{Header: &corev3.HeaderValue{Key: "x-user", Value: "alice"}}, // no action: replaces
+					{Header: &corev3.HeaderValue{Key: "x-tag", Value: "b"}, Append: wrapperspb.Bool(true)},
+					{Header: &corev3.HeaderValue{Key: "x-default", Value: "auth"}, AppendAction: corev3.HeaderValueOption_ADD_IF_ABSENT},
+				}}}}, nil
 	}
 	return &authv3.CheckResponse{Status: &status.Status{Code: int32(codes.Unauthenticated)},
 		HttpResponse: &authv3.CheckResponse_DeniedResponse{DeniedResponse: &authv3.DeniedHttpResponse{
@@ -119,9 +124,15 @@ func TestExternalAuthGRPC(t *testing.T) {
 		hr.GetHeaders()["x-request-id"] != "r1" || hr.GetHeaders()["x-secret"] != "" {
 		t.Errorf("check request %v", hr)
 	}
-	res, tr = h.traced(h.request("GET", "app.example.com", "/x", "Authorization: Bearer good"))
-	if res.status != 200 || http.Header(res.echo(t).Headers).Get("X-User") != "alice" {
+	res, tr = h.traced(h.request("GET", "app.example.com", "/x", "Authorization: Bearer good",
+		"X-User: mallory", "X-Tag: a", "X-Default: mine"))
+	if res.status != 200 {
 		t.Fatalf("allowed: %d %s (trace %+v)", res.status, res.body, tr)
+	}
+	got := http.Header(res.echo(t).Headers)
+	if u, tag, d := got.Values("X-User"), got.Values("X-Tag"), got.Values("X-Default"); len(u) != 1 || u[0] != "alice" ||
+		strings.Join(tag, ",") != "a,b" || len(d) != 1 || d[0] != "mine" {
+		t.Errorf("backend got X-User %q (want the auth server's alice only), X-Tag %q (want a,b), X-Default %q (want mine)", u, tag, d)
 	}
 }
 

@@ -138,12 +138,12 @@ func TestExternalAuthHTTPDeniesWithoutCredentials(t *testing.T) {
 func TestExternalAuthHTTPAllows(t *testing.T) {
 	a := newAuthServer(t)
 	h := extAuthHarness(t, a.addr())
-	res, tr := h.traced(h.request("GET", "app.example.com", "/admin", "Authorization: Bearer good", "X-Request-Id: r1", "X-Secret: s"))
+	res, tr := h.traced(h.request("GET", "app.example.com", "/admin", "Authorization: Bearer good", "X-Request-Id: r1", "X-Secret: s", "X-User: mallory"))
 	if res.status != 200 {
 		t.Fatalf("status %d: %s (trace %+v)", res.status, res.body, tr)
 	}
 	e := res.echo(t)
-	if e.Service != "admin" || http.Header(e.Headers).Get("X-User") != "alice" || http.Header(e.Headers).Get("X-Other") != "" {
+	if u := http.Header(e.Headers).Values("X-User"); e.Service != "admin" || len(u) != 1 || u[0] != "alice" || http.Header(e.Headers).Get("X-Other") != "" {
 		t.Errorf("backend got service %s headers %v", e.Service, e.Headers)
 	}
 	req, body := a.lastRequest()

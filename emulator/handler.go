@@ -57,9 +57,9 @@ type exchange struct {
 	mirrors     []*backendRoutes
 	// auths are the ExternalAuth checks to pass before the gateway
 	// forwards or redirects (extauth.go); authHeaders is what they allowed
-	// onto the request to the backend.
+	// onto the request to the backend, in order.
 	auths       []*extAuthRoutes
-	authHeaders http.Header
+	authHeaders []authHeaderOp
 
 	// pinAddr is the endpoint a session pins (-1: round robin).
 	pinAddr int

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/watch"
 )
 
 // authServer is a real HTTP authorization server on 127.0.0.1: it allows
@@ -332,5 +333,35 @@ data: {tls.crt: %s, tls.key: %s}
 	res, tr := h.traced(h.request("GET", "app.example.com", "/bad", "X-Demo-Token: x"))
 	if res.status != http.StatusForbidden || !strings.Contains(tr.Reason, "its certificate is not signed by the CA certificates of ConfigMap default/other-ca") {
 		t.Errorf("wrong CA: %d, reason %q", res.status, tr.Reason)
+	}
+}
+
+// TestExternalAuthUnresolvedBackendRefuses: an ExternalAuth filter whose
+// auth Service does not exist is ResolvedRefs=False, and the protected
+// rule answers 500; the request never falls through to the public rule.
+func TestExternalAuthUnresolvedBackendRefuses(t *testing.T) {
+	gwinLoaderOnce.Do(func() { gwinLoader, gwinLoaderErr = watch.NewLoader() })
+	if gwinLoaderErr != nil {
+		t.Fatal(gwinLoaderErr)
+	}
+	m := strings.ReplaceAll(extAuthManifests, "backendRef: {name: auth, port: 9000}", "backendRef: {name: missing, port: 9000}")
+	h := serve(t, func(p int32) *engine.Table {
+		lr := gwinLoader.LoadBytes("extauth.yaml", []byte(strings.ReplaceAll(m, "PORT", fmt.Sprint(p))))
+		if len(lr.Problems) > 0 {
+			t.Fatalf("load: %v", lr.Problems)
+		}
+		res := engine.Translate(lr.Snapshot, engine.Options{})
+		found := false
+		for _, f := range res.Findings {
+			found = found || (f.Condition == "ResolvedRefs=False" && strings.Contains(f.Message, "ExternalAuth backendRef Service default/missing not found"))
+		}
+		if !found {
+			t.Fatalf("no ResolvedRefs=False finding: %+v", res.Findings)
+		}
+		return res.Table
+	})
+	res, tr := h.traced(h.request("GET", "app.example.com", "/admin", "Authorization: Bearer good"))
+	if res.status != http.StatusInternalServerError || tr.Backend != "" || !strings.Contains(tr.Reason, "ExternalAuth backendRef") {
+		t.Errorf("status %d backend %q reason %q", res.status, tr.Backend, tr.Reason)
 	}
 }

@@ -83,6 +83,10 @@ func (l *Loader) loadNode(r *docResult, pos docPos, n *yaml.Node) {
 	if root.Kind == yaml.ScalarNode && scalarValue(root) == nil {
 		return // empty document
 	}
+	if bad, msg := checkAliases(n); bad != nil {
+		r.problems = append(r.problems, pos.problem(bad, keyFromNode(root), issue{msg: msg}))
+		return
+	}
 	v, nerr := toUnstructured(root)
 	if nerr != nil {
 		r.problems = append(r.problems, pos.problem(nerr.node, keyFromNode(root), issue{field: nerr.path, msg: nerr.msg}))

@@ -22,7 +22,7 @@ type loaded struct {
 
 // Merge combines the results of several loads (for example one per file)
 // into one, as if everything had been loaded together: Files add up,
-// Problems and Skipped are concatenated and sorted, and the Snapshots are
+// Problems and Skipped are concatenated and sorted, Warnings concatenated, and the Snapshots are
 // merged. When the same object (kind, namespace, name) appears more than
 // once, the definition that comes first by file and line wins and each other
 // one becomes a Problem. Nil results are ignored; the inputs are not
@@ -33,6 +33,7 @@ func Merge(results ...*LoadResult) *LoadResult {
 		objs     []loaded
 		problems []Problem
 		skipped  []Skipped
+		warnings []Warning
 	)
 	for _, r := range results {
 		if r == nil {
@@ -41,9 +42,12 @@ func Merge(results ...*LoadResult) *LoadResult {
 		files += r.Files
 		problems = append(problems, r.Problems...)
 		skipped = append(skipped, r.Skipped...)
+		warnings = append(warnings, r.Warnings...)
 		objs = append(objs, snapshotObjects(r.Snapshot)...)
 	}
-	return assemble(files, objs, problems, skipped)
+	res := assemble(files, objs, problems, skipped)
+	res.Warnings = warnings
+	return res
 }
 
 // assemble builds a LoadResult: it sorts everything, keeps the first

@@ -24,7 +24,24 @@ type LoadResult struct {
 	Skipped []Skipped
 	// Files is the number of manifest files read.
 	Files int
+	// Warnings are things the loader did that deserve a note although
+	// nothing was rejected, sorted by file; nil means none.
+	Warnings []Warning
 }
+
+// Warning is a note about the files read, such as a symlink followed out
+// of the folder (gwdev follows those, never silently).
+type Warning struct {
+	// File is the path the warning is about (the symlink).
+	File string
+	// Target is where the symlink leads, with every symlink resolved.
+	Target string
+	// Message is the complete note, without File.
+	Message string
+}
+
+// String renders the warning as "file: message".
+func (w Warning) String() string { return w.File + ": " + w.Message }
 
 // OK reports whether the load found no problems.
 func (r *LoadResult) OK() bool { return len(r.Problems) == 0 }

@@ -58,22 +58,49 @@ func skipName(name string) bool {
 type walker struct {
 	files    []manifestFile
 	problems []Problem
+	warnings []Warning
 	seen     map[fileID]bool // directories and files already visited
+	// realRoot is the root with symlinks resolved, to tell symlinks that
+	// lead out of it.
+	realRoot string
 }
 
 // findManifests lists the manifest files under root (or root itself when it
-// is a file), in lexical order, with problems for what could not be read.
-func findManifests(root string) ([]manifestFile, []Problem) {
+// is a file), in lexical order, with problems for what could not be read
+// and a warning for each symlink followed out of root.
+func findManifests(root string) ([]manifestFile, []Problem, []Warning) {
 	fi, err := os.Stat(root)
 	if err != nil {
-		return nil, []Problem{{File: root, Message: describeStatError(err)}}
+		return nil, []Problem{{File: root, Message: describeStatError(err)}}, nil
 	}
 	if !fi.IsDir() {
-		return []manifestFile{{path: root, size: fi.Size(), mod: fi.ModTime()}}, nil
+		return []manifestFile{{path: root, size: fi.Size(), mod: fi.ModTime()}}, nil, nil
 	}
-	w := &walker{seen: map[fileID]bool{}}
+	w := &walker{seen: map[fileID]bool{}, realRoot: realPath(root)}
 	w.walkDir(root, fi, map[fileID]string{})
-	return w.files, w.problems
+	return w.files, w.problems, w.warnings
+}
+
+// realPath resolves symlinks in path, falling back to the absolute path.
+func realPath(path string) string {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
+}
+
+// leavesRoot returns a warning when the symlink at path leads out of the
+// walked folder: gwdev follows it, but never silently.
+func (w *walker) leavesRoot(path string) *Warning {
+	target := realPath(path)
+	if target == w.realRoot || within(target, w.realRoot) {
+		return nil
+	}
+	return &Warning{File: path, Target: target,
+		Message: fmt.Sprintf("symlink to %s, outside the folder: followed", target)}
 }
 
 // walkDir visits dir; ancestors maps the directories on the path from the
@@ -100,6 +127,7 @@ func (w *walker) walkDir(dir string, fi os.FileInfo, ancestors map[fileID]string
 		if err != nil {
 			continue // removed while walking
 		}
+		var outside *Warning
 		if info.Mode()&fs.ModeSymlink != 0 {
 			target, err := os.Stat(path)
 			if err != nil {
@@ -111,6 +139,7 @@ func (w *walker) walkDir(dir string, fi os.FileInfo, ancestors map[fileID]string
 				continue
 			}
 			info = target
+			outside = w.leavesRoot(path)
 		}
 		switch {
 		case info.IsDir():
@@ -123,6 +152,7 @@ func (w *walker) walkDir(dir string, fi os.FileInfo, ancestors map[fileID]string
 					continue // reached through another symlink already
 				}
 			}
+			w.warn(outside)
 			w.walkDir(path, info, ancestors)
 		case info.Mode().IsRegular() && IsManifestName(name):
 			if id, ok := idOf(info); ok {
@@ -131,8 +161,16 @@ func (w *walker) walkDir(dir string, fi os.FileInfo, ancestors map[fileID]string
 				}
 				w.seen[id] = true
 			}
+			w.warn(outside)
 			w.files = append(w.files, manifestFile{path: path, size: info.Size(), mod: info.ModTime()})
 		}
+	}
+}
+
+// warn records a warning, if any.
+func (w *walker) warn(wr *Warning) {
+	if wr != nil {
+		w.warnings = append(w.warnings, *wr)
 	}
 }
 

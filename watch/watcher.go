@@ -1,8 +1,10 @@
 package watch
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -28,6 +30,9 @@ type Update struct {
 	Changed []string
 	// Took is how long reloading the changed files took.
 	Took time.Duration
+	// Root says what happened to the watched root itself in this update
+	// (RootSteady: nothing).
+	Root RootEvent
 }
 
 // StaleObject is an object still in effect at its last good version.
@@ -43,20 +48,43 @@ type WatchOptions struct {
 	// Debounce is how long the watcher waits after the last event before
 	// reloading (0: 50ms). Editors write a file in several steps.
 	Debounce time.Duration
+	// EmptyGrace is how long a file that became empty keeps its last
+	// objects in effect (0: DefaultEmptyGrace; negative: not at all). Some
+	// editors truncate a file and write it again a moment later; an
+	// intentionally emptied file takes effect once the grace is over.
+	EmptyGrace time.Duration
 }
 
 // Watcher keeps a LoadResult up to date with a directory tree, watching
 // directories (not files: editors save by rename) with fsnotify, including
 // directories created later. Each burst of changes produces one Update.
+//
+// The root may come and go: when it is removed or renamed away, or does
+// not exist yet, the watcher watches its nearest existing ancestor, keeps
+// the objects last loaded in effect and reports the root missing; when a
+// directory (the same or another one, as after `mv new dir`) is there
+// again, it watches and reloads it.
 type Watcher struct {
-	loader   *Loader
-	root     string
-	debounce time.Duration
-	fsw      *fsnotify.Watcher
+	loader     *Loader
+	root       string
+	abs        string // root made absolute, to place ancestors and events
+	debounce   time.Duration
+	emptyGrace time.Duration
+	// fsw and watched are owned by the run goroutine once Watch returns:
+	// fsw is replaced whenever the root changes, dropping every old watch.
+	fsw     *fsnotify.Watcher
+	watched rootWatch
+	// realRoot is the root with symlinks resolved; linkDirs are the
+	// directories outside it watched for symlinked files (see
+	// watchLinkTarget). Both are owned like fsw.
+	realRoot string
+	linkDirs map[string]bool
 
-	mu      sync.Mutex
-	files   map[string]*watchedFile
-	current *Update
+	mu    sync.Mutex
+	files map[string]*watchedFile
+	// warnings are the last walk's (symlinks leaving the root).
+	warnings []Warning
+	current  *Update
 
 	updates chan *Update
 	errs    chan error
@@ -66,6 +94,9 @@ type Watcher struct {
 type watchedFile struct {
 	size int64
 	mod  time.Time
+	// emptySince is when the file was first seen empty while it still had
+	// objects in effect (zero: it is not being held; see grace.go).
+	emptySince time.Time
 	// good are the objects in effect from this file: its last load's
 	// objects plus stale ones kept from before.
 	good  []loaded
@@ -76,17 +107,26 @@ type watchedFile struct {
 // Watch loads root and starts watching it until ctx is done. The first
 // state is available at once from Current; later ones arrive on Updates.
 func (l *Loader) Watch(ctx context.Context, root string, opts WatchOptions) (*Watcher, error) {
-	fsw, err := fsnotify.NewWatcher()
+	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, fmt.Errorf("watching %s: %w", root, err)
 	}
-	w := &Watcher{loader: l, root: root, debounce: opts.Debounce, fsw: fsw,
+	w := &Watcher{loader: l, root: root, abs: abs, debounce: opts.Debounce, emptyGrace: opts.EmptyGrace,
 		files: map[string]*watchedFile{}, updates: make(chan *Update, 1), errs: make(chan error, 1)}
 	if w.debounce <= 0 {
 		w.debounce = 50 * time.Millisecond
 	}
-	w.addDirs(root)
-	w.current = w.rescan(nil, true)
+	if w.emptyGrace == 0 {
+		w.emptyGrace = DefaultEmptyGrace
+	}
+	ev, err := w.syncRoot()
+	if err != nil {
+		return nil, fmt.Errorf("watching %s: %w", root, err)
+	}
+	w.current, _ = w.rescan(nil, true, ev)
+	if ev == RootMissing {
+		go l.warm()
+	}
 	go w.run(ctx)
 	return w, nil
 }
@@ -135,34 +175,84 @@ func (w *Watcher) addDirs(dir string) {
 				continue
 			}
 			p := filepath.Join(d, e.Name())
-			if st, err := os.Stat(p); err == nil && st.IsDir() {
+			st, err := os.Stat(p)
+			switch {
+			case err != nil:
+			case st.IsDir():
 				walk(p)
+			case e.Type()&fs.ModeSymlink != 0 && IsManifestName(e.Name()):
+				w.watchLinkTarget(p)
 			}
 		}
 	}
 	walk(dir)
 }
 
+// watchCreated starts watching a new directory, or the target's directory
+// of a new symlink leading out of the root.
+func (w *Watcher) watchCreated(path string) {
+	name := filepath.Base(path)
+	st, err := os.Stat(path)
+	if err != nil || skipName(name) {
+		return
+	}
+	if st.IsDir() {
+		w.addDirs(path)
+		return
+	}
+	if lst, err := os.Lstat(path); err == nil && lst.Mode()&fs.ModeSymlink != 0 && IsManifestName(name) {
+		w.watchLinkTarget(path)
+	}
+}
+
+// watchLinkTarget watches the directory of the file a symlink leads to
+// when it is outside the root (the root's own directories are watched
+// already), so that editing the target reloads the link.
+func (w *Watcher) watchLinkTarget(link string) {
+	target := realPath(link)
+	if within(target, w.realRoot) {
+		return
+	}
+	dir := filepath.Dir(target)
+	if !w.linkDirs[dir] && w.fsw.Add(dir) == nil {
+		w.linkDirs[dir] = true
+	}
+}
+
 func (w *Watcher) run(ctx context.Context) {
-	defer w.fsw.Close()
-	var timer *time.Timer
-	var fire <-chan time.Time
+	defer func() { w.fsw.Close() }()
+	var timer, graceTimer *time.Timer
+	var fire, graceFire <-chan time.Time
 	touched := map[string]bool{}
+	// setGrace arms the timer for the end of the earliest grace of an
+	// emptied file (zero: none).
+	setGrace := func(until time.Time) {
+		if graceTimer != nil {
+			graceTimer.Stop()
+		}
+		graceFire = nil
+		if !until.IsZero() {
+			graceTimer = time.NewTimer(time.Until(until))
+			graceFire = graceTimer.C
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			if timer != nil {
 				timer.Stop()
 			}
+			setGrace(time.Time{})
 			return
 		case ev, ok := <-w.fsw.Events:
 			if !ok {
 				return
 			}
-			if ev.Op&fsnotify.Create != 0 {
-				if st, err := os.Stat(ev.Name); err == nil && st.IsDir() && !skipName(filepath.Base(ev.Name)) {
-					w.addDirs(ev.Name)
-				}
+			if !w.concerns(ev.Name) {
+				continue // a sibling of the root, seen by the watch on its parent
+			}
+			if ev.Op&fsnotify.Create != 0 && !w.watched.missing {
+				w.watchCreated(ev.Name)
 			}
 			touched[ev.Name] = true
 			if timer == nil {
@@ -175,37 +265,76 @@ func (w *Watcher) run(ctx context.Context) {
 			if !ok {
 				return
 			}
-			select {
-			case w.errs <- err:
-			default:
-			}
+			w.report(err)
 		case <-fire:
 			fire = nil
-			u := w.rescan(touched, false)
+			root, err := w.syncRoot()
+			if err != nil {
+				w.report(err)
+			}
+			u, until := w.rescan(touched, false, root)
 			touched = map[string]bool{}
-			if u == nil {
-				continue
-			}
-			select {
-			case <-w.updates: // drop the unread older state
-			default:
-			}
-			w.updates <- u
+			setGrace(until)
+			w.publish(u)
+		case <-graceFire:
+			graceFire = nil
+			u, until := w.rescan(w.held(), false, RootSteady)
+			setGrace(until)
+			w.publish(u)
 		}
 	}
 }
 
+// publish makes u the pending update (nil: nothing changed).
+func (w *Watcher) publish(u *Update) {
+	if u == nil {
+		return
+	}
+	select {
+	case <-w.updates: // drop the unread older state
+	default:
+	}
+	w.updates <- u
+}
+
+// report delivers a watcher failure unless one is already pending.
+func (w *Watcher) report(err error) {
+	select {
+	case w.errs <- err:
+	default:
+	}
+}
+
 // rescan walks the tree, reloads files that are new, changed (size, mtime)
-// or named by an event, forgets deleted ones and returns the new state, or
-// nil when nothing changed.
-func (w *Watcher) rescan(touched map[string]bool, first bool) *Update {
+// or named by an event (every file when the root came back), forgets
+// deleted ones and returns the new state, or nil when nothing changed, with
+// the time the earliest grace of an emptied file ends (zero: none). While
+// the root is missing nothing is walked: the objects last loaded stay.
+func (w *Watcher) rescan(touched map[string]bool, first bool, root RootEvent) (*Update, time.Time) {
 	start := time.Now()
-	found, walkProblems := findManifests(w.root)
+	if w.watched.missing {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if !first && root == RootSteady {
+			return nil, time.Time{}
+		}
+		u := w.assemble([]Problem{w.missingProblem(first)})
+		u.Root, u.Took = root, time.Since(start)
+		w.current = u
+		return u, time.Time{}
+	}
+	found, walkProblems, warnings := findManifests(w.root)
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if _, err := os.Stat(w.root); err != nil && !first {
+		// Gone since syncRoot, maybe during the walk: keep the state; the
+		// event about the removal comes next and syncRoot sees it.
+		return nil, w.graceEnd()
+	}
 	type reload struct {
-		f   manifestFile
-		res *LoadResult
+		f     manifestFile
+		res   *LoadResult
+		empty bool
 	}
 	var (
 		changed []string
@@ -215,7 +344,7 @@ func (w *Watcher) rescan(touched map[string]bool, first bool) *Update {
 	for _, f := range found {
 		present[f.path] = true
 		old := w.files[f.path]
-		if old != nil && !touched[f.path] && old.size == f.size && old.mod.Equal(f.mod) {
+		if old != nil && root != RootBack && !touched[f.path] && old.size == f.size && old.mod.Equal(f.mod) {
 			continue
 		}
 		reloads = append(reloads, reload{f: f})
@@ -228,10 +357,16 @@ func (w *Watcher) rescan(touched map[string]bool, first bool) *Update {
 	parallel(len(reloads), func(i int) {
 		r := &reloads[i]
 		data, p := readManifest(r.f)
+		r.empty = p == nil && len(bytes.TrimSpace(data)) == 0
 		r.res = w.loader.load([]fileInput{{path: r.f.path, data: data, problem: p}}, nil)
 	})
 	for _, r := range reloads {
-		w.files[r.f.path] = mergeFile(w.files[r.f.path], r.res, r.f.size, r.f.mod)
+		old := w.files[r.f.path]
+		if r.empty && w.holds(old, start) {
+			w.files[r.f.path] = holdFile(old, r.res, r.f.size, r.f.mod, start, w.emptyGrace)
+		} else {
+			w.files[r.f.path] = mergeFile(old, r.res, r.f.size, r.f.mod)
+		}
 		changed = append(changed, r.f.path)
 	}
 	for path := range w.files {
@@ -240,17 +375,20 @@ func (w *Watcher) rescan(touched map[string]bool, first bool) *Update {
 			changed = append(changed, path)
 		}
 	}
-	if !first && len(changed) == 0 {
-		return nil
+	until := w.graceEnd()
+	if !first && len(changed) == 0 && root == RootSteady {
+		return nil, until
 	}
+	w.warnings = warnings
 	sort.Strings(changed)
 	u := w.assemble(walkProblems)
 	if !first {
 		u.Changed = changed
 	}
+	u.Root = root
 	u.Took = time.Since(start)
 	w.current = u
-	return u
+	return u, until
 }
 
 // mergeFile computes a file's objects in effect after a reload: the new
@@ -301,5 +439,7 @@ func (w *Watcher) assemble(walkProblems []Problem) *Update {
 		stale = append(stale, f.stale...)
 	}
 	problems = append(problems, walkProblems...)
-	return &Update{Result: assemble(len(w.files), objs, problems, skipped), Stale: stale}
+	res := assemble(len(w.files), objs, problems, skipped)
+	res.Warnings = w.warnings
+	return &Update{Result: res, Stale: stale}
 }

@@ -104,6 +104,7 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 	}
 	loaded := time.Since(start)
 	res := engine.Translate(lr.Snapshot, engine.Options{Classes: o.classes, Now: now, Profiles: profiles, YCCertificates: ycCerts})
+	addLoadWarnings(res, lr.Warnings)
 	total := time.Since(start)
 
 	out := cmd.OutOrStdout()
@@ -144,6 +145,26 @@ func hasWarnings(res *engine.Result) bool {
 	return false
 }
 
+// addLoadWarnings adds the loader's warnings (symlinks followed out of
+// the folder) to the result's findings, first among the warnings, so that
+// check, --strict, the dashboard and the admin API show them as they show
+// the engine's.
+func addLoadWarnings(res *engine.Result, ws []watch.Warning) {
+	if len(ws) == 0 {
+		return
+	}
+	i := 0
+	for i < len(res.Findings) && res.Findings[i].Severity == engine.SeverityError {
+		i++
+	}
+	fs := make([]engine.Finding, 0, len(res.Findings)+len(ws))
+	fs = append(fs, res.Findings[:i]...)
+	for _, w := range ws {
+		fs = append(fs, engine.Finding{Severity: engine.SeverityWarning, Source: engine.Source{File: w.File}, Message: w.Message})
+	}
+	res.Findings = append(fs, res.Findings[i:]...)
+}
+
 // objectsJSON renders the objects as a kubectl-style v1 List.
 func objectsJSON(res *engine.Result) ([]byte, error) {
 	list := struct {
@@ -163,9 +184,12 @@ func objectsJSON(res *engine.Result) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// printLoadProblems writes load problems to w, one per line.
+// printLoadProblems writes load problems and warnings to w, one per line.
 func printLoadProblems(w io.Writer, lr *watch.LoadResult) {
 	for _, p := range lr.Problems {
 		fmt.Fprintln(w, "error:", p.String())
+	}
+	for _, wr := range lr.Warnings {
+		fmt.Fprintln(w, "warning:", wr.String())
 	}
 }

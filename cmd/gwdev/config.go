@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/gwdev/gwdev/watch"
 )
 
 // projectConfig is gwdev.yaml in the project root.
@@ -36,6 +38,11 @@ func loadProjectConfig(dir string) (*projectConfig, string, error) {
 			continue
 		}
 		if err != nil {
+			return nil, p, err
+		}
+		// The decoder refuses an alias bomb too, but after some work and
+		// without a position; this check words it with file:line.
+		if err := watch.CheckAliases(p, data); err != nil {
 			return nil, p, err
 		}
 		var c projectConfig

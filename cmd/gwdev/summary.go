@@ -66,7 +66,10 @@ func printFindings(w io.Writer, title, mark string, fs []engine.Finding, sev eng
 		if loc == "" {
 			loc = "-"
 		}
-		head := loc + "  " + f.Object.String()
+		head := loc
+		if f.Object.Kind != "" {
+			head += "  " + f.Object.String()
+		}
 		if f.Scope != "" {
 			head += "  " + f.Scope
 		}

@@ -26,6 +26,8 @@ type upOptions struct {
 	backends   []string
 	classes    []string
 	debounce   time.Duration
+	// emptyGrace is how long an emptied file keeps its objects (0: not).
+	emptyGrace time.Duration
 	noTUI      bool
 	// admin is the admin API address ("" or "off": none).
 	admin string
@@ -45,6 +47,10 @@ func newUpCmd() *cobra.Command {
 every change and serves the result on loopback: each Gateway gets 127.0.0.1, 127.0.0.2, …
 (or the loopback address in its spec.addresses) and its listeners' ports. A port that cannot
 be bound (privileged, or in use) is served on port+--port-offset instead (80→8080).
+
+DIR may be removed, replaced (mv) or not exist yet: gwdev keeps serving the objects it last
+loaded, says so, and loads DIR again as soon as it is there. A file that becomes empty keeps
+its objects for --empty-file-grace, as some editors truncate a file before writing it.
 
 Backends: a Service port resolves to a local address you give (gwdev.yaml "backends:" or
 --backend ns/name:port=host:port), else its EndpointSlices, else its ExternalName, else
@@ -67,6 +73,7 @@ gwdev's built-in echo backend.`,
 	f.StringArrayVar(&o.backends, "backend", nil, "serve a Service port from a local address: namespace/service:port=host:port (repeatable)")
 	f.StringSliceVar(&o.classes, "class", nil, "manage only these GatewayClass names")
 	f.DurationVar(&o.debounce, "debounce", 50*time.Millisecond, "wait this long after the last file change before reloading")
+	f.DurationVar(&o.emptyGrace, "empty-file-grace", watch.DefaultEmptyGrace, "keep serving a file's last objects this long after it becomes empty, as editors that truncate before writing leave it (0: drop them at once)")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	f.DurationVar(&o.tcpIdle, "tcp-idle-timeout", emulator.DefaultTCPIdleTimeout, "close a TCPRoute connection after this long without traffic either way")
 	f.DurationVar(&o.udpSession, "udp-session-timeout", emulator.DefaultUDPSessionTimeout, "end a UDPRoute session (one client address) after this long without datagrams")
@@ -105,7 +112,11 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 	if err != nil {
 		return err
 	}
-	w, err := loader.Watch(ctx, dir, watch.WatchOptions{Debounce: o.debounce})
+	grace := o.emptyGrace
+	if grace <= 0 {
+		grace = -1 // WatchOptions: negative is none, 0 the default
+	}
+	w, err := loader.Watch(ctx, dir, watch.WatchOptions{Debounce: o.debounce, EmptyGrace: grace})
 	if err != nil {
 		return err
 	}
@@ -116,7 +127,7 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 		defer cancel()
 		_ = srv.Close(sctx)
 	}()
-	rl := &reloader{out: out, srv: srv, opts: engine.Options{Classes: o.classes, BackendMappings: mappings,
+	rl := &reloader{out: out, dir: dir, srv: srv, opts: engine.Options{Classes: o.classes, BackendMappings: mappings,
 		Profiles: profiles, YCCertificates: ycCerts}}
 	if o.admin != "" && o.admin != "off" {
 		adm := emulator.NewAdmin(srv)
@@ -155,6 +166,7 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 // reloader translates each watch update and applies it to the data plane.
 type reloader struct {
 	out  io.Writer
+	dir  string // the watched folder, as given
 	srv  *emulator.Server
 	opts engine.Options
 	n    int
@@ -170,6 +182,7 @@ func (r *reloader) apply(u *watch.Update, first bool) {
 	start := time.Now()
 	r.opts.Now = metav1.NewTime(start.UTC().Truncate(time.Second))
 	res := engine.Translate(u.Result.Snapshot, r.opts)
+	addLoadWarnings(res, u.Result.Warnings)
 	translated := time.Since(start)
 	rep := r.srv.Apply(res.Table)
 	applied := time.Since(start) - translated
@@ -179,6 +192,9 @@ func (r *reloader) apply(u *watch.Update, first bool) {
 	if r.notify != nil {
 		r.notify(stateMsg(u, res, rep, r.n-1, start, translated, applied))
 		return
+	}
+	if note, _ := rootNotice(r.dir, u, first); note != "" {
+		fmt.Fprintf(r.out, "gwdev: %s\n", note)
 	}
 	nerr := len(u.Result.Problems)
 	for _, f := range res.Findings {
@@ -197,6 +213,9 @@ func (r *reloader) apply(u *watch.Update, first bool) {
 	}
 	for _, s := range u.Stale {
 		fmt.Fprintf(r.out, "  ! %s: still serving the last good version from %s\n", s.Object, s.Source)
+	}
+	for _, w := range u.Result.Warnings {
+		fmt.Fprintf(r.out, "  ! %s\n", w)
 	}
 	for _, f := range res.Findings {
 		if f.Severity != engine.SeverityError {
@@ -244,6 +263,21 @@ func (r *reloader) printPorts(rep *emulator.ApplyReport) {
 		fmt.Fprintln(r.out, lines[k])
 	}
 	r.last = lines
+}
+
+// rootNotice words what happened to the watched folder itself in u (""
+// when nothing did); bad is true when it is missing.
+func rootNotice(dir string, u *watch.Update, first bool) (note string, bad bool) {
+	switch u.Root {
+	case watch.RootMissing:
+		if first {
+			return dir + " does not exist yet: watching for it to appear", true
+		}
+		return dir + " is gone (removed or renamed away): still serving its last objects, watching for it to come back", true
+	case watch.RootBack:
+		return dir + " is there: watching it, every file (re)loaded", false
+	}
+	return "", false
 }
 
 func changedSummary(files []string) string {

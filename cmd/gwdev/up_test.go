@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -73,6 +72,38 @@ func routeFile(name, service string) string {
 	return fmt.Sprintf(upRoute, name, name, service, service)
 }
 
+// runUp runs `gwdev up` on dir with o until the test ends and returns what
+// it writes.
+func runUp(t *testing.T, o *upOptions, dir string) *syncBuffer {
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() { done <- o.run(ctx, out, out, dir) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("up: %v", err)
+		}
+	})
+	return out
+}
+
+// echoGet sends GET /x for host to 127.0.0.1:port and returns the status
+// and the Service the echo backend says it answered for (-1 and the error
+// when the request fails).
+func echoGet(client *http.Client, port int, host string) (int, string) {
+	req, _ := http.NewRequest("GET", fmt.Sprintf("http://127.0.0.1:%d/x", port), nil)
+	req.Host = host
+	resp, err := client.Do(req)
+	if err != nil {
+		return -1, err.Error()
+	}
+	defer resp.Body.Close()
+	var echo struct{ Service string }
+	_ = json.NewDecoder(resp.Body).Decode(&echo)
+	return resp.StatusCode, echo.Service
+}
+
 // TestUpReloadsWithoutFailures runs `gwdev up` on a folder and, while a
 // client sends requests continuously, edits, breaks, fixes and deletes
 // files: no request fails because of a reload, a broken file's objects keep
@@ -94,32 +125,10 @@ func TestUpReloadsWithoutFailures(t *testing.T) {
 	write("a.yaml", routeFile("a", "svc-a"))
 	write("b.yaml", routeFile("b", "svc-b"))
 
-	ctx, cancel := context.WithCancel(context.Background())
-	out := &syncBuffer{}
-	done := make(chan error, 1)
-	o := &upOptions{portOffset: 0, debounce: 10 * time.Millisecond}
-	go func() { done <- o.run(ctx, out, out, dir) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("up: %v", err)
-		}
-	}()
+	out := runUp(t, &upOptions{portOffset: 0, debounce: 10 * time.Millisecond}, dir)
 
 	client := &http.Client{Timeout: 5 * time.Second}
-	get := func(host string) (int, string) {
-		req, _ := http.NewRequest("GET", fmt.Sprintf("http://127.0.0.1:%d/x", port), nil)
-		req.Host = host
-		resp, err := client.Do(req)
-		if err != nil {
-			return -1, err.Error()
-		}
-		defer resp.Body.Close()
-		body, _ := io.ReadAll(resp.Body)
-		var echo struct{ Service string }
-		_ = json.Unmarshal(body, &echo)
-		return resp.StatusCode, echo.Service
-	}
+	get := func(host string) (int, string) { return echoGet(client, port, host) }
 	waitFor := func(what string, cond func() bool) {
 		t.Helper()
 		deadline := time.Now().Add(5 * time.Second)

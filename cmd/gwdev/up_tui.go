@@ -44,6 +44,15 @@ func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir, cfgPath stri
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithOutput(out),
 		tea.WithFPS(int(time.Second/tui.FrameInterval)))
 	rl.out, rl.notify = io.Discard, func(s tui.StateMsg) { p.Send(s) }
+	apply := func(u *watch.Update, first bool) {
+		rl.apply(u, first)
+		switch note, bad := rootNotice(dir, u, first); {
+		case bad:
+			p.Send(tui.WatchErrorMsg{Err: errors.New(note)})
+		case note != "":
+			p.Send(tui.NoticeMsg{Text: note})
+		}
+	}
 	traces, unsubscribe := rl.srv.Subscribe(traceSubscription)
 	defer unsubscribe()
 
@@ -58,7 +67,7 @@ func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir, cfgPath stri
 		if cfgPath != "" {
 			p.Send(tui.NoticeMsg{Text: "backends from " + cfgPath})
 		}
-		rl.apply(w.Current(), true)
+		apply(w.Current(), true)
 		for {
 			select {
 			case <-ctx.Done():
@@ -66,7 +75,7 @@ func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir, cfgPath stri
 			case err := <-w.Errors():
 				p.Send(tui.WatchErrorMsg{Err: err})
 			case u := <-w.Updates():
-				rl.apply(u, false)
+				apply(u, false)
 			}
 		}
 	}()

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestUpFolderComesAndGoes runs `gwdev up` on a folder that does not exist
+// yet, then creates it, truncates a file for 200 ms as some editors do,
+// deletes and recreates the folder and swaps it with mv, sending real
+// requests: each time the routes are served again within a second of the
+// files being back (the first appearance may take longer: see below), the log says what happened, and the truncated file's
+// route never answers 404.
+func TestUpFolderComesAndGoes(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "site")
+	port := freePort(t)
+	files := func(where, svc string) {
+		t.Helper()
+		if err := os.MkdirAll(where, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, content := range map[string]string{"gateway.yaml": fmt.Sprintf(upGateway, port), "a.yaml": routeFile("a", svc)} {
+			if err := os.WriteFile(filepath.Join(where, name), []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	out := runUp(t, &upOptions{debounce: 20 * time.Millisecond, emptyGrace: time.Second}, dir)
+	client := &http.Client{Timeout: 2 * time.Second}
+	get := func() (int, string) { return echoGet(client, port, "a.example.com") }
+	serves := func(svc string) bool { c, s := get(); return c == 200 && s == svc }
+	// waitServes waits for svc and fails when it took over a second from
+	// since.
+	waitServes := func(what, svc string, since time.Time) {
+		t.Helper()
+		for !serves(svc) {
+			if time.Since(since) > 5*time.Second {
+				t.Fatalf("%s: %s not served within 5s; gwdev said:\n%s", what, svc, out.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if took := time.Since(since); took > time.Second {
+			t.Errorf("%s: serving %s again took %s", what, svc, took)
+		}
+	}
+	waitLog := func(text string) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for !strings.Contains(out.String(), text) {
+			if time.Now().After(deadline) {
+				t.Fatalf("gwdev never said %q; it said:\n%s", text, out.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+
+	waitLog("site does not exist yet: watching for it to appear")
+	// The first load compiles the validators (the watcher starts on that
+	// meanwhile; it takes over a second on a loaded machine), so only the
+	// returns below are held to a second.
+	files(dir, "svc-1")
+	for deadline := time.Now().Add(10 * time.Second); !serves("svc-1"); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the folder created after up is not served; gwdev said:\n%s", out.String())
+		}
+	}
+
+	// Truncate, wait 200 ms, write: no request sees the route missing.
+	var sent, failed atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if c, _ := get(); c != 200 {
+				failed.Add(1)
+			}
+			sent.Add(1)
+		}
+	})
+	a := filepath.Join(dir, "a.yaml")
+	if err := os.Truncate(a, 0); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if err := os.WriteFile(a, []byte(routeFile("a", "svc-2")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitServes("rewritten after truncation", "svc-2", time.Now())
+	close(stop)
+	wg.Wait()
+	t.Logf("truncated for 200 ms: %d requests, %d not 200", sent.Load(), failed.Load())
+	if failed.Load() > 0 || sent.Load() < 10 {
+		t.Errorf("truncated for 200 ms: %d of %d requests failed", failed.Load(), sent.Load())
+	}
+
+	// rm -rf dir: the last objects stay; mkdir dir; cp …: served again.
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	waitLog("site is gone (removed or renamed away)")
+	if !serves("svc-2") {
+		t.Error("the routes went away with the folder")
+	}
+	start := time.Now()
+	files(dir, "svc-3")
+	waitServes("folder recreated", "svc-3", start)
+	waitLog("site is there: watching it, every file (re)loaded")
+
+	// mv dir dir.old && mv dir.new dir, then an edit in the new folder.
+	files(filepath.Join(parent, "site.new"), "svc-4")
+	if err := os.Rename(dir, filepath.Join(parent, "site.old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(parent, "site.new"), dir); err != nil {
+		t.Fatal(err)
+	}
+	waitServes("folder swapped", "svc-4", time.Now())
+	if err := os.WriteFile(a, []byte(routeFile("a", "svc-5")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitServes("edit after the swap", "svc-5", time.Now())
+}

@@ -208,13 +208,21 @@ func (ex *exchange) roundTripAuth(a *extAuthRoutes, w http.ResponseWriter, rt ht
 	if err == nil {
 		return resp
 	}
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		ex.authFailed(a, w, fmt.Sprintf("did not answer within %s", extAuthTimeout))
-	} else if why, ok := tlsFailure(a.backend, addr, err); ok {
-		ex.authFailed(a, w, "failed: "+why)
-	} else {
-		ex.authFailed(a, w, "unreachable: "+err.Error())
+	var why string
+	switch {
+	case errors.Is(ctx.Err(), context.Canceled): // the client's context
+		ex.clientGone = true
+		ex.trace.Reason = "the client went away during the ExternalAuth check of " + a.a.Name
+		return nil
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		why = fmt.Sprintf("did not answer within %s", extAuthTimeout)
+	default:
+		why = "unreachable: " + err.Error()
+		if tlsWhy, ok := tlsFailure(a.backend, addr, err); ok {
+			why = "failed: " + tlsWhy
+		}
 	}
+	ex.authFailed(a, w, why)
 	return nil
 }
 

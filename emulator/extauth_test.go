@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"context"
 	"encoding/base64"
 	"fmt"
 	"io"
@@ -363,5 +364,30 @@ func TestExternalAuthUnresolvedBackendRefuses(t *testing.T) {
 	res, tr := h.traced(h.request("GET", "app.example.com", "/admin", "Authorization: Bearer good"))
 	if res.status != http.StatusInternalServerError || tr.Backend != "" || !strings.Contains(tr.Reason, "ExternalAuth backendRef") {
 		t.Errorf("status %d backend %q reason %q", res.status, tr.Backend, tr.Reason)
+	}
+}
+
+// TestExternalAuthClientGone: a client that goes away while the auth server
+// thinks is traced as 499, not as a denial.
+func TestExternalAuthClientGone(t *testing.T) {
+	asked := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked <- struct{}{}
+		<-r.Context().Done()
+	}))
+	t.Cleanup(srv.Close)
+	h := extAuthHarness(t, strings.TrimPrefix(srv.URL, "http://"))
+	ctx, cancel := context.WithCancel(context.Background())
+	req := h.request("GET", "app.example.com", "/admin", "X-Test-Id: gone").WithContext(ctx)
+	go func() {
+		<-asked
+		cancel()
+	}()
+	if _, err := h.client.Do(req); err == nil {
+		t.Fatal("the request finished although its client went away")
+	}
+	tr := waitTrace(t, h.s, func(tr Trace) bool { return tr.RequestHeaders.Get("X-Test-Id") == "gone" })
+	if tr.Status != 499 || !strings.Contains(tr.Reason, "client went away during the ExternalAuth check") {
+		t.Errorf("status %d reason %q", tr.Status, tr.Reason)
 	}
 }

@@ -121,7 +121,7 @@ func (ex *exchange) refuseBody(a *extAuthRoutes, w http.ResponseWriter, size int
 		what = fmt.Sprintf("%d bytes,", size)
 	}
 	ex.trace.Reason = fmt.Sprintf("ExternalAuth %s: the request body is %s forwardBody.maxSize %d bytes; refused", a.a.Name, what, a.a.MaxBodySize)
-	ex.writeError(w, http.StatusRequestEntityTooLarge, ex.trace.Reason)
+	ex.authRefusal(w, http.StatusRequestEntityTooLarge, ex.trace.Reason)
 	return false
 }
 
@@ -130,7 +130,7 @@ func (ex *exchange) refuseBody(a *extAuthRoutes, w http.ResponseWriter, size int
 func (ex *exchange) authFailed(a *extAuthRoutes, w http.ResponseWriter, why string) {
 	ex.trace.Reason = fmt.Sprintf("ExternalAuth %s: auth backend %s %s; denied (gwdev never fails open)", a.a.Name, a.backend.service, why)
 	ex.trace.Filters = append(ex.trace.Filters, "ExternalAuth: "+a.backend.service+" failed, denied")
-	ex.writeError(w, extAuthErrorStatus, ex.trace.Reason)
+	ex.authRefusal(w, extAuthErrorStatus, ex.trace.Reason)
 }
 
 // authUpstream returns the auth backend's round tripper and address, or
@@ -185,9 +185,8 @@ func (ex *exchange) checkHTTP(a *extAuthRoutes, w http.ResponseWriter, r *http.R
 	if resp.StatusCode != http.StatusOK {
 		ex.trace.Reason = fmt.Sprintf("denied by ExternalAuth %s: %s answered %d", a.a.Name, a.backend.service, resp.StatusCode)
 		ex.trace.Filters = append(ex.trace.Filters, fmt.Sprintf("ExternalAuth: %s denied (%d)", a.backend.service, resp.StatusCode))
-		copyDenial(w, resp.Header)
-		w.WriteHeader(resp.StatusCode)
-		_, _ = io.Copy(w, io.LimitReader(resp.Body, maxAuthDenialBody))
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxAuthDenialBody))
+		ex.authDenial(w, resp.StatusCode, resp.Header, body)
 		return false
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxAuthDenialBody))

@@ -177,14 +177,14 @@ func grpcStatusName(s string) string {
 // denyGRPC answers the client with a CheckResponse's denial: its HTTP
 // status (403 when unset), headers and body.
 func (ex *exchange) denyGRPC(a *extAuthRoutes, w http.ResponseWriter, cr *authv3.CheckResponse) {
-	status, body := http.StatusForbidden, ""
+	status, body, h := http.StatusForbidden, "", http.Header{}
 	if d := cr.GetDeniedResponse(); d != nil {
 		if c := int(d.GetStatus().GetCode()); c >= 200 && c <= 599 {
 			status = c
 		}
 		for _, o := range d.GetHeaders() {
 			if hv := o.GetHeader(); hv != nil {
-				w.Header().Add(textproto.CanonicalMIMEHeaderKey(hv.GetKey()), envoyHeaderValue(hv))
+				h.Add(textproto.CanonicalMIMEHeaderKey(hv.GetKey()), envoyHeaderValue(hv))
 			}
 		}
 		body = d.GetBody()
@@ -192,9 +192,7 @@ func (ex *exchange) denyGRPC(a *extAuthRoutes, w http.ResponseWriter, cr *authv3
 	ex.trace.Reason = fmt.Sprintf("denied by ExternalAuth %s: %s answered %s (%s)", a.a.Name, a.backend.service,
 		codes.Code(cr.GetStatus().GetCode()), cr.GetStatus().GetMessage())
 	ex.trace.Filters = append(ex.trace.Filters, fmt.Sprintf("ExternalAuth: %s denied (%d)", a.backend.service, status))
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(status)
-	_, _ = io.WriteString(w, body)
+	ex.authDenial(w, status, h, []byte(body))
 }
 
 func envoyHeaderValue(hv *corev3.HeaderValue) string {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
@@ -14,7 +15,11 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	grpcstatus "google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/wrapperspb"
+	pb "sigs.k8s.io/gateway-api/conformance/echo-basic/grpcechoserver"
 
 	"github.com/gwdev/gwdev/engine"
 )
@@ -185,5 +190,32 @@ func TestExternalAuthEchoDemo(t *testing.T) {
 				t.Fatalf("with the header: %d %s (trace %+v)", res.status, res.body, tr)
 			}
 		})
+	}
+}
+
+// TestExternalAuthGRPCClient: a gRPC client behind an HTTPRoute with an
+// ExternalAuth filter gets PERMISSION_DENIED from a denial (not a transport
+// error), and its call goes through with the credential.
+func TestExternalAuthGRPCClient(t *testing.T) {
+	m := strings.ReplaceAll(grpcAuthManifests, "ANNOTATION", "gwdev.dev/echo-auth-header: X-Demo-Token")
+	m = strings.ReplaceAll(m, "grpc: {allowedHeaders: [authorization, x-request-id]}", "grpc: {allowedHeaders: [x-demo-token]}")
+	h := serve(t, func(p int32) *engine.Table { return gwinTable(t, m, p, engine.Options{}) })
+	conn, err := grpc.NewClient(h.addr(), grpc.WithTransportCredentials(insecure.NewCredentials()), grpc.WithAuthority("app.example.com"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	call := func(kv ...string) (*pb.EchoResponse, error) {
+		ctx, cancel := context.WithTimeout(metadata.AppendToOutgoingContext(context.Background(), kv...), 5*time.Second)
+		defer cancel()
+		return pb.NewGrpcEchoClient(conn).Echo(ctx, &pb.EchoRequest{})
+	}
+	_, err = call()
+	if st, _ := grpcstatus.FromError(err); st.Code() != codes.PermissionDenied || !strings.Contains(st.Message(), "x-demo-token is missing") {
+		t.Errorf("without the token: %v", err)
+	}
+	resp, err := call("x-demo-token", "t")
+	if err != nil || resp.GetAssertions().GetContext().GetServiceName() != "app" {
+		t.Fatalf("with the token: %v %v", resp, err)
 	}
 }

@@ -1,12 +1,12 @@
 package emulator
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -49,6 +49,7 @@ type Admin struct {
 	translate prometheus.Gauge
 	objects   prometheus.Gauge
 	findings  *prometheus.GaugeVec
+	refused   *prometheus.CounterVec
 	stop      func()
 	wg        sync.WaitGroup
 }
@@ -72,7 +73,14 @@ func NewAdmin(srv *Server) *Admin {
 	dropped := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "gwdev_traces_dropped_total",
 		Help: "Traces the metrics collector missed because it fell behind (metrics undercount by this much)."},
 		func() float64 { return float64(sub.dropped.Load()) })
+	a.refused = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gwdev_refused_total",
+		Help: "Connections (TCP, HTTP) and UDP sessions refused over a listener's limit (--max-conns, --max-udp-sessions)."},
+		[]string{"gateway", "listener", "proto"})
+	traceBytes := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "gwdev_trace_history_bytes",
+		Help: "Estimated memory of the trace history (bounded by --trace-memory)."},
+		func() float64 { _, b := srv.traces.usage(); return float64(b) })
 	a.reg.MustRegister(a.requests, a.duration, a.bytesOut, a.reloads, a.translate, a.objects, a.findings, dropped,
+		a.refused, traceBytes,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.wg.Add(1)
 	go a.collect(sub.ch)
@@ -83,6 +91,10 @@ func NewAdmin(srv *Server) *Admin {
 func (a *Admin) collect(ch <-chan Trace) {
 	defer a.wg.Done()
 	for t := range ch {
+		if t.Refused > 0 {
+			a.refused.WithLabelValues(t.Gateway, t.Listener, t.Proto).Add(float64(t.Refused))
+			continue
+		}
 		route := t.Route
 		if route == "" {
 			route = "-"
@@ -128,13 +140,9 @@ func (a *Admin) Handler() http.Handler {
 	mux.HandleFunc("GET /traces", a.traces)
 	mux.HandleFunc("GET /traces/stream", a.stream)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{}))
-	// Go profiling, for measuring gwdev itself (the admin API is loopback-only).
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprintln(w, "gwdev admin API: /status[?format=json] /routes /traces /traces/stream /metrics /healthz /debug/pprof/")
+		fmt.Fprintln(w, "gwdev admin API: /status[?format=json] /routes /traces /traces/stream /metrics /healthz (/debug/pprof/ with --admin-pprof)")
 	})
 	return mux
 }
@@ -175,16 +183,36 @@ func (a *Admin) routes(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, out)
 }
 
-// traces serves the recent traces, newest last (?limit=N keeps the newest N).
+// traces serves the recent traces, newest last (?limit=N keeps the newest
+// N), as a JSON array written one trace at a time: the history is never
+// rendered whole in memory.
 func (a *Admin) traces(w http.ResponseWriter, r *http.Request) {
 	ts := a.srv.Traces()
 	if n, err := strconv.Atoi(r.URL.Query().Get("limit")); err == nil && n >= 0 && n < len(ts) {
 		ts = ts[len(ts)-n:]
 	}
-	if ts == nil {
-		ts = []Trace{}
+	w.Header().Set("Content-Type", "application/json")
+	bw := bufio.NewWriterSize(w, 32<<10)
+	_, _ = bw.WriteString("[")
+	for i := range ts {
+		if i > 0 {
+			_, _ = bw.WriteString(",")
+		}
+		b, err := json.MarshalIndent(&ts[i], "  ", "  ")
+		if err != nil {
+			continue
+		}
+		ts[i] = Trace{} // the copy is no longer needed
+		_, _ = bw.WriteString("\n  ")
+		if _, err := bw.Write(b); err != nil {
+			return // the client went away
+		}
 	}
-	writeJSON(w, ts)
+	if len(ts) > 0 {
+		_, _ = bw.WriteString("\n")
+	}
+	_, _ = bw.WriteString("]\n")
+	_ = bw.Flush()
 }
 
 // stream sends each new trace as a server-sent event until the client goes.
@@ -232,20 +260,26 @@ func writeJSON(w http.ResponseWriter, v any) {
 }
 
 // ServeAdmin serves the admin API on addr until ctx is done. It refuses a
-// non-loopback address unless allowRemote is set.
-func ServeAdmin(ctx context.Context, addr string, a *Admin, allowRemote bool) (net.Addr, <-chan error, error) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, nil, fmt.Errorf("admin address %q: %w", addr, err)
-	}
-	if ip := net.ParseIP(host); !allowRemote && (ip == nil || !ip.IsLoopback()) && host != "localhost" {
-		return nil, nil, fmt.Errorf("admin address %q is not loopback", addr)
+// non-loopback address and foreign Host headers unless opts.AllowRemote is
+// set (adminguard.go).
+func ServeAdmin(ctx context.Context, addr string, a *Admin, opts AdminOptions) (net.Addr, <-chan error, error) {
+	if err := checkAdminAddr(addr, opts.AllowRemote); err != nil {
+		return nil, nil, err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("admin API: %w", err)
 	}
-	hs := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	mux := http.NewServeMux()
+	mux.Handle("/", a.Handler())
+	if opts.Pprof {
+		withPprof(mux)
+	}
+	var h http.Handler = mux
+	if !opts.AllowRemote {
+		h = guardHost(ln.Addr(), mux)
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() {
 		err := hs.Serve(ln)

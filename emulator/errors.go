@@ -22,7 +22,9 @@ func errorHandler(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // classifyError maps a forwarding error to a status: 504 for the request or
-// backendRequest timeout, 499 when the client went away, 502 otherwise.
+// backendRequest timeout, 499 when the client went away, 400 when the
+// client's body could not be read (malformed chunked encoding), 502
+// otherwise.
 func classifyError(ctx context.Context, ex *exchange, err error) (int, string) {
 	var bt *backendTimeoutError
 	switch {
@@ -32,6 +34,8 @@ func classifyError(ctx context.Context, ex *exchange, err error) (int, string) {
 		return http.StatusGatewayTimeout, bt.Error()
 	case ex.req.Context().Err() != nil:
 		return 499, "client closed the request"
+	case ex.body.readErr() != nil:
+		return http.StatusBadRequest, fmt.Sprintf("reading the request body: %v", ex.body.readErr())
 	}
 	if reason, ok := backendTLSFailure(ex, err); ok {
 		return http.StatusBadGateway, reason

@@ -58,6 +58,7 @@ func explain(rt *router, gatewayAddr string, port int32, req *http.Request) *Tra
 	if (act == actProxy || act == actRedirect) && len(ex.auths) > 0 {
 		t.Reason = "only if the ExternalAuth check allows it (explain does not ask the auth server; a failing one denies with 403)"
 	}
-	t.RequestHeaders = redactHeader(req.Header)
+	t.RequestHeaders = req.Header
+	redactTrace(t)
 	return t
 }

@@ -102,7 +102,10 @@ func (ex *exchange) bufferAuthBody(a *extAuthRoutes, w http.ResponseWriter, r *h
 	}
 	buf, err := io.ReadAll(io.LimitReader(r.Body, int64(max)+1))
 	if err != nil {
-		ex.authFailed(a, w, "reading the request body: "+err.Error())
+		// The client's body, not the auth backend, failed: 400, like a body
+		// the proxy cannot read (errors.go).
+		ex.trace.Reason = fmt.Sprintf("ExternalAuth %s: reading the request body: %v", a.a.Name, err)
+		ex.authRefusal(w, http.StatusBadRequest, ex.trace.Reason)
 		return false
 	}
 	if len(buf) > max {

@@ -335,7 +335,7 @@ func (s *Server) serve(bl *boundListener, w http.ResponseWriter, r *http.Request
 		ex.body = &countingReader{r: r.Body}
 		r.Body = ex.body
 	}
-	rec := &responseRecorder{ResponseWriter: w, ex: ex}
+	rec := &responseRecorder{ResponseWriter: w, ex: ex, stall: s.stall}
 	defer func() {
 		p := recover()
 		s.finish(ex, rec, p)
@@ -377,6 +377,9 @@ func (s *Server) finish(ex *exchange, rec *responseRecorder, panicked any) {
 	case ex.clientGone && rec.status == 0:
 		t.Status = 499
 	}
+	if rec.stalled && t.Reason == "" {
+		t.Reason = fmt.Sprintf("the client accepted no bytes of the response for %s (write-stall timeout): response ended", rec.stall)
+	}
 	if panicked != nil && t.Reason == "" {
 		t.Reason = fmt.Sprintf("response aborted: %v", panicked)
 	}
@@ -386,9 +389,8 @@ func (s *Server) finish(ex *exchange, rec *responseRecorder, panicked any) {
 	}
 	t.Upstream, t.Attempts = ex.upstreamAddr, ex.attempts
 	t.UpstreamDuration = Duration(ex.upstreamDur)
-	t.RequestHeaders = redactHeader(ex.req.Header)
-	t.ResponseHeaders = redactHeader(rec.Header())
-	ex.traceGRPC(rec.Header()) // grpctrace.go
+	t.RequestHeaders, t.ResponseHeaders = ex.req.Header, rec.Header() // record redacts them
+	ex.traceGRPC(rec.Header())                                        // grpctrace.go
 	s.traces.record(*t)
 }
 
@@ -407,6 +409,12 @@ type responseRecorder struct {
 	ex     *exchange
 	status int
 	bytes  int64
+	// stall is the write-stall timeout; deadline the write deadline set
+	// (limits.go).
+	stall    time.Duration
+	deadline time.Time
+	// stalled is set when a write failed past the deadline.
+	stalled bool
 }
 
 // WriteHeader applies the exchange's response headers once; 1xx
@@ -421,6 +429,7 @@ func (w *responseRecorder) WriteHeader(code int) {
 	}
 	w.status = code
 	w.ex.beforeResponse(w.Header())
+	w.extendWriteDeadline()
 	w.ResponseWriter.WriteHeader(code)
 }
 
@@ -428,8 +437,12 @@ func (w *responseRecorder) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.WriteHeader(http.StatusOK)
 	}
+	w.extendWriteDeadline()
 	n, err := w.ResponseWriter.Write(b)
 	w.bytes += int64(n)
+	if err != nil && w.stall > 0 && !time.Now().Before(w.deadline) {
+		w.stalled = true
+	}
 	return n, err
 }
 
@@ -445,16 +458,32 @@ func (w *responseRecorder) FlushError() error {
 // the underlying writer.
 func (w *responseRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// countingReader counts request body bytes.
+// countingReader counts request body bytes and keeps the first read error
+// other than EOF (a malformed chunked body, a body cut short).
 type countingReader struct {
-	r io.ReadCloser
-	n atomic.Int64 // the transport may read the body from its own goroutine
+	r   io.ReadCloser
+	n   atomic.Int64 // the transport may read the body from its own goroutine
+	err atomic.Pointer[error]
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n.Add(int64(n))
+	if err != nil && err != io.EOF {
+		c.err.CompareAndSwap(nil, &err)
+	}
 	return n, err
+}
+
+// readErr is the first error reading the client's body (nil: none).
+func (c *countingReader) readErr() error {
+	if c == nil {
+		return nil
+	}
+	if p := c.err.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 func (c *countingReader) Close() error { return c.r.Close() }

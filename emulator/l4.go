@@ -235,8 +235,9 @@ func (s *Server) bindL4(pr *portRoutes, key bindKey) (*boundListener, error) {
 	if err != nil {
 		return nil, err
 	}
-	bl.ln, bl.bound, bl.fallback = ln, ln.Addr().String(), fallback
-	bl.l4 = newTCPProxy(s, bl, ln)
+	bl.bound, bl.fallback = ln.Addr().String(), fallback
+	bl.ln = s.limitConns(bl, ln, "TCP") // limits.go
+	bl.l4 = newTCPProxy(s, bl, bl.ln)
 	return bl, nil
 }
 
@@ -396,15 +397,22 @@ func (up *upstream) dialEndpoints(timeout time.Duration, t *Trace) (net.Conn, er
 func (tc *tcpConn) splice(up net.Conn) {
 	t := &tc.trace
 	var in, out atomic.Int64
+	var eofOrder atomic.Int32
 	results := make(chan copyResult, 2)
-	go backendWriter{tc: tc, dst: up, src: tc.client, n: &in}.run(results)
-	go clientWriter{tc: tc, dst: tc.client, src: up, n: &out}.run(results)
+	go backendWriter{tc: tc, dst: up, src: tc.client, n: &in, eofOrder: &eofOrder}.run(results)
+	go clientWriter{tc: tc, dst: tc.client, src: up, n: &out, eofOrder: &eofOrder}.run(results)
 	var first *copyResult
-	var eofs []string
+	eofs := make([]string, 0, 2)
 	for range 2 {
 		r := <-results
 		if r.err == nil {
+			// Results arrive in any order (a half-close lets the other
+			// side finish before this result is sent); the order of the
+			// EOFs themselves is what says who closed first.
 			eofs = append(eofs, r.from)
+			if r.eof == 1 && len(eofs) == 2 {
+				eofs[0], eofs[1] = eofs[1], eofs[0]
+			}
 			continue
 		}
 		if first == nil {
@@ -491,6 +499,10 @@ var errIdle = errors.New("idle timeout")
 type copyResult struct {
 	from string
 	err  error
+	// eof is the order in which this direction saw its EOF among the
+	// connection's directions (1: first), taken before the half-close is
+	// passed on; 0 when err is set.
+	eof int32
 }
 
 // streamCopy copies src to dst, counting bytes in n. On EOF it half-closes
@@ -502,6 +514,9 @@ type streamCopy struct {
 	n        *atomic.Int64
 	// from names the source side in results ("client" or "backend").
 	from string
+	// eofOrder numbers the EOFs of the connection's directions (nil: the
+	// echo, which has one direction).
+	eofOrder *atomic.Int32
 }
 
 // backendWriter copies the client's bytes to the backend.
@@ -540,7 +555,7 @@ func (c streamCopy) copy() copyResult {
 				if errors.Is(werr, os.ErrDeadlineExceeded) {
 					werr = errIdle
 				}
-				return copyResult{c.from, fmt.Errorf("writing what the %s sent: %w", c.from, werr)}
+				return copyResult{from: c.from, err: fmt.Errorf("writing what the %s sent: %w", c.from, werr)}
 			}
 			c.tc.touch()
 		}
@@ -548,15 +563,19 @@ func (c streamCopy) copy() copyResult {
 		case err == nil:
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			if c.tc.idleFor() >= idle {
-				return copyResult{c.from, errIdle}
+				return copyResult{from: c.from, err: errIdle}
 			}
 		case errors.Is(err, io.EOF):
+			var order int32 = 1
+			if c.eofOrder != nil {
+				order = c.eofOrder.Add(1)
+			}
 			if cw, ok := c.dst.(interface{ CloseWrite() error }); ok {
 				_ = cw.CloseWrite()
 			}
-			return copyResult{c.from, nil}
+			return copyResult{from: c.from, eof: order}
 		default:
-			return copyResult{c.from, fmt.Errorf("reading from the %s: %w", c.from, err)}
+			return copyResult{from: c.from, err: fmt.Errorf("reading from the %s: %w", c.from, err)}
 		}
 	}
 }

@@ -42,6 +42,8 @@ type boundListener struct {
 	routes   atomic.Pointer[portRoutes]
 	// tls is set on TLS ports (tlsconn.go).
 	tls *tlsServe
+	// refused counts what the listener refused over a limit (limits.go).
+	refused refusals
 }
 
 // Server timeouts towards clients.
@@ -86,8 +88,9 @@ func (s *Server) listenerFor(pr *portRoutes, claimed map[bindKey]*boundListener)
 	if err != nil {
 		return nil, false, err
 	}
-	bl = &boundListener{key: key, protocol: pr.protocol, ln: countingListener{ln}, bound: ln.Addr().String(), fallback: fallback}
-	ct := newConnTracker(s, bl) // conntrace.go: connections without a request are traced
+	bl = &boundListener{key: key, protocol: pr.protocol, bound: ln.Addr().String(), fallback: fallback}
+	bl.ln = countingListener{s.limitConns(bl, ln, "HTTP")} // limits.go
+	ct := newConnTracker(s, bl)                            // conntrace.go: connections without a request are traced
 	bl.srv = &http.Server{
 		Handler:           http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serve(bl, w, r) }),
 		ReadHeaderTimeout: readHeaderTimeout,
@@ -100,6 +103,7 @@ func (s *Server) listenerFor(pr *portRoutes, claimed map[bindKey]*boundListener)
 	bl.srv.Protocols.SetHTTP1(true)
 	bl.srv.Protocols.SetUnencryptedHTTP2(true) // h2c with prior knowledge
 	setupHTTP2(bl.srv, pr)                     // policy.go: an implementation profile's stream limit
+	s.setupStreams(bl.srv)                     // limits.go: the default stream limit, write stalls
 	s.setupTLS(bl, pr)                         // TLS ports: HTTPS, TLS listeners
 	return bl, true, nil
 }

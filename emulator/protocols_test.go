@@ -181,8 +181,20 @@ func TestWebSocket(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	wsEchoes(t, ws, 60*time.Millisecond) // longer than the request timeout
+	ws.Close()
+	tr := waitTrace(t, h.s, func(tr Trace) bool { return tr.Path == "/ws" })
+	if tr.Status != http.StatusSwitchingProtocols {
+		t.Errorf("trace status %d", tr.Status)
+	}
+}
+
+// wsEchoes sends two messages over an echoing WebSocket, each after pause,
+// and checks they come back.
+func wsEchoes(t *testing.T, ws *websocket.Conn, pause time.Duration) {
+	t.Helper()
 	for _, msg := range []string{"hello", "again"} {
-		time.Sleep(60 * time.Millisecond) // longer than the request timeout
+		time.Sleep(pause)
 		if _, err := ws.Write([]byte(msg)); err != nil {
 			t.Fatal(err)
 		}
@@ -191,11 +203,6 @@ func TestWebSocket(t *testing.T) {
 		if err != nil || string(buf[:n]) != msg {
 			t.Fatalf("echoed %q, %v", buf[:n], err)
 		}
-	}
-	ws.Close()
-	tr := waitTrace(t, h.s, func(tr Trace) bool { return tr.Path == "/ws" })
-	if tr.Status != http.StatusSwitchingProtocols {
-		t.Errorf("trace status %d", tr.Status)
 	}
 }
 

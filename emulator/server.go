@@ -30,9 +30,22 @@ type Config struct {
 	AccessLog io.Writer
 	// TraceBuffer is the number of traces kept for Traces (0: 1000).
 	TraceBuffer int
+	// TraceBytes bounds the memory of the traces kept for Traces: the
+	// oldest are forgotten past it (0: DefaultTraceBytes, 64 MiB). Each
+	// trace is itself bounded (TraceValueLimit, TraceHeaderLimit).
+	TraceBytes int
 	// TCPIdleTimeout closes a TCPRoute connection without traffic either
 	// way for this long (0: DefaultTCPIdleTimeout, one hour).
 	TCPIdleTimeout time.Duration
+	// MaxConnsPerListener bounds the open connections of each bound TCP
+	// socket; more are refused (0: DefaultMaxConnsPerListener).
+	MaxConnsPerListener int
+	// MaxUDPSessions bounds the sessions of each UDP listener; datagrams
+	// that would start more are dropped (0: DefaultMaxUDPSessions).
+	MaxUDPSessions int
+	// WriteStallTimeout ends a response the client accepts no bytes of for
+	// this long (0: DefaultWriteStallTimeout).
+	WriteStallTimeout time.Duration
 	// UDPSessionTimeout ends a UDPRoute session (one client address)
 	// without datagrams either way for this long (0:
 	// DefaultUDPSessionTimeout, 60 seconds).
@@ -43,6 +56,9 @@ type Config struct {
 const DefaultPortOffset = 8000
 
 const defaultTraceBuffer = 1000
+
+// DefaultTraceBytes is the default memory budget of the trace history.
+const DefaultTraceBytes = 64 << 20
 
 // Server is the data plane: it binds the table's listeners and serves them.
 // All methods are safe for concurrent use.
@@ -62,7 +78,9 @@ type Server struct {
 
 	traces *traceRing
 	access *accessLog
-	proxy  *httputil.ReverseProxy
+	// stall is the write-stall timeout of responses (limits.go).
+	stall time.Duration
+	proxy *httputil.ReverseProxy
 
 	echoMu   sync.Mutex
 	echoLogs map[string]*echoLog
@@ -76,13 +94,17 @@ func New(cfg Config) *Server {
 	if cfg.TraceBuffer <= 0 {
 		cfg.TraceBuffer = defaultTraceBuffer
 	}
+	if cfg.TraceBytes <= 0 {
+		cfg.TraceBytes = DefaultTraceBytes
+	}
 	s := &Server{
 		cfg:       cfg,
 		listeners: map[bindKey]*boundListener{},
-		traces:    newTraceRing(cfg.TraceBuffer),
+		traces:    newTraceRing(cfg.TraceBuffer, cfg.TraceBytes),
 		echoLogs:  map[string]*echoLog{},
 		mirrorSem: make(chan struct{}, maxMirrorsInFlight),
 	}
+	_, _, s.stall = cfg.limits()
 	s.pool = newUpstreamPool(s.echoLog)
 	s.proxy = s.newProxy()
 	s.current.Store(compile(nil, nil))

@@ -326,8 +326,8 @@ func TestTracesRedactionAndAccessLog(t *testing.T) {
 	resp.Body.Close()
 	tr := waitTrace(t, s, func(tr Trace) bool { return tr.Method == "POST" })
 	if tr.Path != "/login?api_key=[redacted]&Token=[redacted]&user=bob&password=[redacted]" ||
-		tr.RequestHeaders.Get("Authorization") != redacted || tr.RequestHeaders.Get("Cookie") != redacted ||
-		tr.ResponseHeaders.Get("Set-Cookie") != redacted {
+		tr.RequestHeaders.Get("Authorization") != Redacted || tr.RequestHeaders.Get("Cookie") != Redacted ||
+		tr.ResponseHeaders.Get("Set-Cookie") != Redacted {
 		t.Errorf("not redacted: %s %v %v", tr.Path, tr.RequestHeaders, tr.ResponseHeaders)
 	}
 	if tr.Gateway != "gateway/default/gw" || tr.Listener != "gateway/default/gw/listener/http" || tr.Host != "app.example.com" ||

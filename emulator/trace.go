@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/url"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,7 +43,8 @@ type Trace struct {
 	// Host is the request host without port, lower case.
 	Host   string `json:"host,omitempty"`
 	Method string `json:"method,omitempty"`
-	// Path is the request URI; sensitive query values are redacted.
+	// Path is the request URI; sensitive query values are redacted, and a
+	// URI longer than TraceValueLimit is cut.
 	Path string `json:"path,omitempty"`
 	// GRPC is set for gRPC requests (HTTP/2, content-type application/grpc).
 	GRPC bool `json:"grpc,omitempty"`
@@ -100,11 +99,20 @@ type Trace struct {
 	// End says how a TCP connection or UDP session ended ("client closed",
 	// "backend closed", "idle timeout", "session expired (…)", "refused",
 	// "listener retired", "gateway stopped"); "" for HTTP requests.
-	End              string      `json:"end,omitempty"`
-	Duration         Duration    `json:"duration"`
-	UpstreamDuration Duration    `json:"upstreamDuration,omitempty"`
-	RequestHeaders   http.Header `json:"requestHeaders,omitempty"`
-	ResponseHeaders  http.Header `json:"responseHeaders,omitempty"`
+	End string `json:"end,omitempty"`
+	// Refused counts the connections, or UDP datagrams starting a session,
+	// a listener refused over its limit since its previous such trace
+	// (limits.go); 0 on every other trace.
+	Refused          int64    `json:"refused,omitempty"`
+	Duration         Duration `json:"duration"`
+	UpstreamDuration Duration `json:"upstreamDuration,omitempty"`
+	// RequestHeaders and ResponseHeaders are the headers as sent, with
+	// credentials redacted and long values cut (redact.go).
+	RequestHeaders  http.Header `json:"requestHeaders,omitempty"`
+	ResponseHeaders http.Header `json:"responseHeaders,omitempty"`
+	// Truncated says which header values the trace cut or left out to stay
+	// within TraceValueLimit and TraceHeaderLimit ("" : none).
+	Truncated string `json:"truncated,omitempty"`
 }
 
 // Duration is a time.Duration that serialises as a string such as "1.5ms".
@@ -127,92 +135,20 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// redacted replaces credential values in traces and the access log.
-const redacted = "[redacted]"
-
-// sensitiveHeaders are the headers whose values never appear in a Trace.
-var sensitiveHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie"}
-
-// redactHeader copies h with credential values replaced.
-func redactHeader(h http.Header) http.Header {
-	if len(h) == 0 {
-		return nil
-	}
-	out := h.Clone()
-	for _, n := range sensitiveHeaders {
-		if vs, ok := out[n]; ok {
-			for i := range vs {
-				vs[i] = redacted
-			}
-		}
-	}
-	return out
-}
-
-// sensitiveParam reports whether a query parameter name looks like it
-// carries a credential.
-func sensitiveParam(name string) bool {
-	n := strings.ToLower(name)
-	for _, w := range [...]string{"token", "key", "secret", "password"} {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
-}
-
-// redactQuery replaces the values of sensitive query parameters, keeping the
-// rest of the raw query as sent.
-func redactQuery(raw string) string {
-	if raw == "" {
-		return ""
-	}
-	var b strings.Builder
-	changed := false
-	for i, part := range strings.Split(raw, "&") {
-		if i > 0 {
-			b.WriteByte('&')
-		}
-		k, _, hasValue := strings.Cut(part, "=")
-		name, err := url.QueryUnescape(k)
-		if err != nil {
-			name = k
-		}
-		if hasValue && sensitiveParam(name) {
-			b.WriteString(k)
-			b.WriteString("=" + redacted)
-			changed = true
-			continue
-		}
-		b.WriteString(part)
-	}
-	if !changed {
-		return raw
-	}
-	return b.String()
-}
-
-// requestURI renders a request's path and redacted query for a Trace.
-func requestURI(u *url.URL) string {
-	p := u.EscapedPath()
-	if p == "" {
-		p = "/"
-	}
-	if u.RawQuery == "" {
-		return p
-	}
-	return p + "?" + redactQuery(u.RawQuery)
-}
-
-// traceRing keeps the last traces and fans them out to subscribers. A
-// subscriber whose channel is full loses the trace: the data path never
-// waits.
+// traceRing keeps the last traces, within a count and a byte budget, and
+// fans them out to subscribers. A subscriber whose channel is full loses
+// the trace: the data path never waits.
 type traceRing struct {
-	mu   sync.Mutex
-	buf  []Trace
-	next int
-	full bool
-	subs map[*subscription]struct{}
+	mu sync.Mutex
+	// buf holds n traces from head on (wrapping); sizes their estimated
+	// bytes, which add up to bytes.
+	buf    []Trace
+	sizes  []int
+	head   int
+	n      int
+	bytes  int
+	budget int
+	subs   map[*subscription]struct{}
 }
 
 type subscription struct {
@@ -220,19 +156,29 @@ type subscription struct {
 	dropped atomic.Int64
 }
 
-func newTraceRing(size int) *traceRing {
-	return &traceRing{buf: make([]Trace, size), subs: map[*subscription]struct{}{}}
+// newTraceRing keeps up to size traces and about budget bytes of them.
+func newTraceRing(size, budget int) *traceRing {
+	return &traceRing{buf: make([]Trace, size), sizes: make([]int, size), budget: budget,
+		subs: map[*subscription]struct{}{}}
 }
 
-// record stores t and offers it to every subscriber without blocking.
+// record redacts t, stores it (forgetting the oldest traces past the count
+// or the byte budget) and offers it to every subscriber without blocking.
 func (r *traceRing) record(t Trace) {
+	redactTrace(&t) // redact.go: the one place credentials are redacted
+	size := traceSize(&t)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.buf[r.next] = t
-	r.next++
-	if r.next == len(r.buf) {
-		r.next, r.full = 0, true
+	for r.n > 0 && (r.n == len(r.buf) || r.bytes+size > r.budget) {
+		r.buf[r.head] = Trace{} // let the collector have it
+		r.bytes -= r.sizes[r.head]
+		r.head = (r.head + 1) % len(r.buf)
+		r.n--
 	}
+	i := (r.head + r.n) % len(r.buf)
+	r.buf[i], r.sizes[i] = t, size
+	r.n++
+	r.bytes += size
 	for s := range r.subs {
 		select {
 		case s.ch <- t:
@@ -246,12 +192,45 @@ func (r *traceRing) record(t Trace) {
 func (r *traceRing) snapshot() []Trace {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.full {
-		return append([]Trace(nil), r.buf[:r.next]...)
+	out := make([]Trace, 0, r.n)
+	for i := range r.n {
+		out = append(out, r.buf[(r.head+i)%len(r.buf)])
 	}
-	out := make([]Trace, 0, len(r.buf))
-	out = append(out, r.buf[r.next:]...)
-	return append(out, r.buf[:r.next]...)
+	return out
+}
+
+// usage is the number of traces kept and their estimated bytes.
+func (r *traceRing) usage() (n, bytes int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.n, r.bytes
+}
+
+// traceSize estimates the memory a trace holds: its fixed part and every
+// string it refers to.
+func traceSize(t *Trace) int {
+	const fixed, perString, perHeader = 600, 16, 64
+	n := fixed
+	for _, s := range [...]string{t.Client, t.Gateway, t.Listener, t.Address, t.Proto, t.SNI,
+		t.NegotiatedProtocol, t.TLSVersion, t.ClientCert, t.Host, t.Method, t.Path, t.GRPCService,
+		t.GRPCMethod, t.GRPCStatus, t.VirtualHost, t.Rule, t.Route, t.Source, t.Reason, t.Backend,
+		t.Service, t.Target, t.Why, t.Upstream, t.BackendClientCert, t.Location, t.End, t.Truncated} {
+		n += len(s)
+	}
+	for _, l := range [...][]string{t.ALPN, t.Filters, t.Candidates} {
+		for _, s := range l {
+			n += perString + len(s)
+		}
+	}
+	for _, h := range [...]http.Header{t.RequestHeaders, t.ResponseHeaders} {
+		for k, vs := range h {
+			n += perHeader + len(k)
+			for _, v := range vs {
+				n += perString + len(v)
+			}
+		}
+	}
+	return n
 }
 
 // subscribe adds a subscriber with a channel of size buf; the returned

@@ -43,6 +43,8 @@ type udpProxy struct {
 	bl      *boundListener
 	pc      net.PacketConn
 	timeout time.Duration
+	// max bounds the sessions (Config.MaxUDPSessions).
+	max int
 
 	mu       sync.Mutex
 	stopped  bool
@@ -56,7 +58,15 @@ func newUDPProxy(s *Server, bl *boundListener, pc net.PacketConn) *udpProxy {
 	if timeout <= 0 {
 		timeout = DefaultUDPSessionTimeout
 	}
-	return &udpProxy{s: s, bl: bl, pc: pc, timeout: timeout, sessions: map[string]*udpSession{}}
+	_, maxSessions, _ := s.cfg.limits()
+	return &udpProxy{s: s, bl: bl, pc: pc, timeout: timeout, max: maxSessions, sessions: map[string]*udpSession{}}
+}
+
+// full reports whether the proxy holds as many sessions as it may.
+func (p *udpProxy) full() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.sessions) >= p.max
 }
 
 func (p *udpProxy) serve() {
@@ -113,6 +123,10 @@ func (p *udpProxy) datagram(b []byte, client net.Addr) {
 	if ss != nil && ss.refused && ss.routes != p.bl.routes.Load() {
 		ss.end(endRefused, "")
 		ss = nil
+	}
+	if ss == nil && p.full() {
+		p.s.refuse(p.bl, "UDP", key, fmt.Sprintf("%d UDP sessions are open on this listener, the limit (gwdev up --max-udp-sessions)", p.max))
+		return // limits.go
 	}
 	if ss == nil {
 		ss = p.newSession(client)

@@ -8,9 +8,14 @@ import (
 // Redacted replaces every Secret value in output: gwdev never prints keys.
 const Redacted = "<redacted>"
 
-// redact returns o, or for a Secret a copy whose values are replaced by
-// their size.
-func redact(o metav1.Object) any {
+// redact is RedactSecret (output.go).
+func redact(o metav1.Object) any { return RedactSecret(o) }
+
+// RedactSecret returns o, or for a Secret a copy whose values are replaced
+// by Redacted and their size: every output of objects (check -o yaml/json,
+// the admin API's /status, the dashboard) goes through it. Credentials in
+// requests are redacted by the emulator (emulator/redact.go).
+func RedactSecret(o metav1.Object) any {
 	s, ok := o.(*corev1.Secret)
 	if !ok {
 		return o

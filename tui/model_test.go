@@ -313,7 +313,7 @@ func TestTraceDetailAndCopy(t *testing.T) {
 	if string(cmd) != want {
 		t.Fatalf("copied %q, want %q", cmd, want)
 	}
-	if v := m.View(); !strings.Contains(v, "copied (1 redacted header left out): curl -i") {
+	if v := m.View(); !strings.Contains(v, "copied (1 redacted or cut header left out): curl -i") {
 		t.Errorf("the status line does not show the command:\n%s", v)
 	}
 	press(m, "esc")

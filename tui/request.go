@@ -24,16 +24,14 @@ type requester struct {
 	client    *http.Client
 }
 
-// redactedValue is what the emulator writes in place of credentials.
-const redactedValue = "[redacted]"
-
 // skipHeaders are not repeated in a curl command or a replay: curl and
 // net/http set them themselves.
 var skipHeaders = map[string]bool{"Content-Length": true, "Connection": true, "Accept-Encoding": true,
 	"User-Agent": true, "Transfer-Encoding": true}
 
 // replayHeaders returns the trace's request headers that can be sent
-// again, and how many were left out because they were redacted.
+// again, and how many were left out because the emulator redacted them or
+// cut them to emulator.TraceValueLimit.
 func replayHeaders(t emulator.Trace) (http.Header, int) {
 	h := http.Header{}
 	redacted := 0
@@ -42,7 +40,7 @@ func replayHeaders(t emulator.Trace) (http.Header, int) {
 			continue
 		}
 		for _, v := range vals {
-			if v == redactedValue {
+			if v == emulator.Redacted || emulator.IsTruncated(v) {
 				redacted++
 				continue
 			}
@@ -62,7 +60,8 @@ func requestURL(t emulator.Trace) (string, error) {
 
 // curlCommand renders the request as a curl command line that sends it to
 // the same listener with the same Host and headers. Credentials the
-// emulator redacted are left out.
+// emulator redacted, and values it cut, are left out; the path is the
+// trace's, with sensitive query values redacted.
 func curlCommand(t emulator.Trace) (string, int, error) {
 	u, err := requestURL(t)
 	if err != nil {
@@ -111,7 +110,7 @@ func (r *requester) copyCurl(t emulator.Trace) tea.Cmd {
 		}
 		note := ""
 		if redacted > 0 {
-			note = fmt.Sprintf(" (%s left out)", plural(redacted, "redacted header"))
+			note = fmt.Sprintf(" (%s left out)", plural(redacted, "redacted or cut header"))
 		}
 		if r.clipboard == nil {
 			return statusMsg{text: "curl" + note + ": " + cmd}

@@ -103,6 +103,9 @@ func traceDetail(st *styles, t emulator.Trace, width int) []string {
 		timing += "  upstream " + roundDuration(up) + "  gateway " + roundDuration(total-up)
 	}
 	lines = append(lines, timing, fmt.Sprintf("  bytes in %d  out %d", t.BytesIn, t.BytesOut))
+	if t.Truncated != "" {
+		lines = append(lines, "  "+st.Warning.Render("trace shortened: "+t.Truncated))
+	}
 	lines = append(lines, "", st.Bold.Render("Request headers"))
 	lines = append(lines, indentAll(headerLines(t.RequestHeaders), "  ", "(none recorded)")...)
 	lines = append(lines, "", st.Bold.Render("Response headers"))

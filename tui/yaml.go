@@ -1,42 +1,17 @@
 package tui
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/gwdev/gwdev/engine"
 )
 
-// RedactSecret returns o, or for a Secret a copy whose data values are
-// replaced by engine.Redacted and their size, as `gwdev check -o yaml`
-// prints them: the dashboard never shows key material.
-func RedactSecret(o metav1.Object) any {
-	s, ok := o.(*corev1.Secret)
-	if !ok {
-		return o
-	}
-	c := s.DeepCopy()
-	c.StringData = nil
-	data := map[string]string{}
-	for k, v := range s.Data {
-		data[k] = fmt.Sprintf("%s (%d bytes)", engine.Redacted, len(v))
-	}
-	c.Data = nil
-	type redactedSecret struct {
-		corev1.Secret `json:",inline"`
-		Data          map[string]string `json:"data,omitempty"`
-	}
-	return redactedSecret{Secret: *c, Data: data}
-}
-
 // objectYAML renders an object with its status, Secrets redacted.
 func objectYAML(o objectEntry) string {
-	b, err := yaml.Marshal(RedactSecret(o.obj))
+	b, err := yaml.Marshal(engine.RedactSecret(o.obj))
 	if err != nil {
 		return "# cannot render: " + err.Error()
 	}

@@ -172,7 +172,8 @@ func (o *explainOptions) request(rawURL string) (*http.Request, int32, error) {
 }
 
 func printExplain(out io.Writer, req *http.Request, port int32, t *emulator.Trace) {
-	fmt.Fprintf(out, "%s %s (Host %s, port %d)\n", req.Method, req.URL.RequestURI(), req.Host, port)
+	// The trace's path, not the request's: it is redacted (emulator/redact.go).
+	fmt.Fprintf(out, "%s %s (Host %s, port %d)\n", req.Method, t.Path, req.Host, port)
 	step := func(label, value string) {
 		if value != "" {
 			fmt.Fprintf(out, "  %-14s %s\n", label+":", value)

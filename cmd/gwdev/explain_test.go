@@ -37,3 +37,24 @@ func TestExplain(t *testing.T) {
 		t.Errorf("unknown --gateway: exit %d, want %d", code, exitUsage)
 	}
 }
+
+// explain prints the request it was given, text or JSON, with the
+// credentials redacted as in traces.
+func TestExplainRedactsCredentials(t *testing.T) {
+	for _, format := range []string{"text", "json"} {
+		out, errOut, code := runGwdev(t, "", "explain", "--dir", "../../samples/https", "-o", format,
+			"-H", "X-Api-Key: APIKEY1", "-H", "Authorization: Bearer BEARER2", "-H", "Referer: http://u:PASS3@x/",
+			"http://app.example.com/login?token=TOKEN4&sig=SIG5&X-Amz-Signature=AMZ6&code=CODE7&page=2")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", format, code, errOut)
+		}
+		for _, s := range []string{"APIKEY1", "BEARER2", "PASS3", "TOKEN4", "SIG5", "AMZ6", "CODE7"} {
+			if strings.Contains(out, s) {
+				t.Errorf("%s output leaks %s:\n%s", format, s, out)
+			}
+		}
+		if !strings.Contains(out, "token=[redacted]") || !strings.Contains(out, "page=2") {
+			t.Errorf("%s output does not show the redacted URL:\n%s", format, out)
+		}
+	}
+}

@@ -36,6 +36,9 @@ type upOptions struct {
 
 	// profiles are --profile CLASS=PROFILE flags (profiles.go).
 	profiles []string
+	// limits are the connection, session and trace limits and the admin
+	// API's exposure (limits.go).
+	limits limitOptions
 }
 
 func newUpCmd() *cobra.Command {
@@ -78,6 +81,7 @@ gwdev's built-in echo backend.`,
 	f.DurationVar(&o.tcpIdle, "tcp-idle-timeout", emulator.DefaultTCPIdleTimeout, "close a TCPRoute connection after this long without traffic either way")
 	f.DurationVar(&o.udpSession, "udp-session-timeout", emulator.DefaultUDPSessionTimeout, "end a UDPRoute session (one client address) after this long without datagrams")
 	f.StringVar(&o.admin, "admin", emulator.DefaultAdminAddr, "admin API address (/status /routes /traces /traces/stream /metrics /healthz); off to disable")
+	o.limits.addFlags(f)
 	f.BoolVar(&o.noTUI, "no-tui", false, "print plain lines instead of the dashboard (the default when stdin or stdout is not a terminal, or with --access-log -)")
 	return cmd
 }
@@ -120,8 +124,10 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 	if err != nil {
 		return err
 	}
-	srv := emulator.New(emulator.Config{PortOffset: o.portOffset, BindOverride: o.address, AccessLog: accessLog,
-		TCPIdleTimeout: o.tcpIdle, UDPSessionTimeout: o.udpSession})
+	ecfg := emulator.Config{PortOffset: o.portOffset, BindOverride: o.address, AccessLog: accessLog,
+		TCPIdleTimeout: o.tcpIdle, UDPSessionTimeout: o.udpSession}
+	o.limits.apply(&ecfg, errOut)
+	srv := emulator.New(ecfg)
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -132,7 +138,7 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 	if o.admin != "" && o.admin != "off" {
 		adm := emulator.NewAdmin(srv)
 		defer adm.Close()
-		addr, _, err := emulator.ServeAdmin(ctx, o.admin, adm, o.address != "")
+		addr, _, err := emulator.ServeAdmin(ctx, o.admin, adm, o.limits.adminOptions())
 		if err != nil {
 			fmt.Fprintf(errOut, "gwdev: %v (continuing without the admin API; --admin ADDR to move it)\n", err)
 		} else {

@@ -1,0 +1,164 @@
+package emulator
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Limits on what clients can hold open, so that one listener cannot take
+// the descriptors or memory every other listener and the admin API need.
+const (
+	// DefaultMaxConnsPerListener bounds the open connections of one bound
+	// TCP socket (HTTP, HTTPS, TLS and TCP listeners alike); more are
+	// accepted and closed at once.
+	DefaultMaxConnsPerListener = 4096
+	// DefaultMaxUDPSessions bounds the sessions (client addresses) of one
+	// UDP listener; datagrams that would start another are dropped.
+	DefaultMaxUDPSessions = 4096
+	// DefaultMaxHTTP2Streams is the HTTP/2 concurrent stream limit of a
+	// connection when no listener policy sets one.
+	DefaultMaxHTTP2Streams = 250
+	// DefaultWriteStallTimeout ends a response the client lets the gateway
+	// write nothing of for this long (an HTTP/2 stream whose flow-control
+	// window never opens, a client that stops reading).
+	DefaultWriteStallTimeout = time.Minute
+	// refusalNoteEvery is how often a listener refusing over a limit traces
+	// it (with the count refused meanwhile).
+	refusalNoteEvery = time.Second
+)
+
+// limits returns the server's limits with defaults applied.
+func (c *Config) limits() (conns, udpSessions int, stall time.Duration) {
+	conns, udpSessions, stall = c.MaxConnsPerListener, c.MaxUDPSessions, c.WriteStallTimeout
+	if conns <= 0 {
+		conns = DefaultMaxConnsPerListener
+	}
+	if udpSessions <= 0 {
+		udpSessions = DefaultMaxUDPSessions
+	}
+	if stall <= 0 {
+		stall = DefaultWriteStallTimeout
+	}
+	return conns, udpSessions, stall
+}
+
+// refusals counts what one listener refused over a limit and traces it at
+// most every refusalNoteEvery.
+type refusals struct {
+	mu      sync.Mutex
+	pending int64
+	last    time.Time
+}
+
+// refuse notes one refusal by bl of client; what says which limit.
+func (s *Server) refuse(bl *boundListener, proto, client, what string) {
+	r := &bl.refused
+	r.mu.Lock()
+	r.pending++
+	now := time.Now()
+	if now.Sub(r.last) < refusalNoteEvery {
+		r.mu.Unlock()
+		return
+	}
+	n := r.pending
+	r.pending, r.last = 0, now
+	r.mu.Unlock()
+	t := Trace{Time: now, Client: client, Address: bl.bound, Proto: proto, End: endRefused, Refused: n,
+		Reason: fmt.Sprintf("refused: %s (%d refused since the last note)", what, n)}
+	if pr := bl.routes.Load(); pr != nil {
+		t.Gateway, t.Port = pr.gateway.Name, pr.port.Port
+		if len(pr.listeners) > 0 {
+			t.Listener = pr.listeners[0].l.Name
+		}
+	}
+	s.traces.record(t)
+}
+
+// limitConns wraps a bound socket so that it holds at most the configured
+// number of open connections.
+func (s *Server) limitConns(bl *boundListener, ln net.Listener, proto string) net.Listener {
+	max, _, _ := s.cfg.limits()
+	return &limitListener{Listener: ln, max: int64(max), refuse: func(c net.Conn) {
+		s.refuse(bl, proto, c.RemoteAddr().String(),
+			fmt.Sprintf("%d connections are open on this listener, the limit (gwdev up --max-conns)", max))
+	}}
+}
+
+// limitListener accepts at most max open connections; one over the limit
+// is closed as soon as it is accepted.
+type limitListener struct {
+	net.Listener
+	max    int64
+	active atomic.Int64
+	refuse func(net.Conn)
+}
+
+// Accept returns the next connection within the limit.
+func (l *limitListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if l.active.Add(1) <= l.max {
+			return &limitConn{Conn: c, l: l}, nil
+		}
+		l.active.Add(-1)
+		l.refuse(c)
+		_ = c.Close()
+	}
+}
+
+// limitConn gives its slot back when closed.
+type limitConn struct {
+	net.Conn
+	l    *limitListener
+	once sync.Once
+}
+
+func (c *limitConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(func() { c.l.active.Add(-1) })
+	return err
+}
+
+// CloseWrite half-closes the connection.
+func (c *limitConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+// setupStreams sets an HTTP listener's HTTP/2 limits: the stream limit
+// (when no listener policy set one) and the write-stall timeout of a
+// connection.
+func (s *Server) setupStreams(srv *http.Server) {
+	_, _, stall := s.cfg.limits()
+	if srv.HTTP2 == nil {
+		srv.HTTP2 = &http.HTTP2Config{}
+	}
+	if srv.HTTP2.MaxConcurrentStreams == 0 {
+		srv.HTTP2.MaxConcurrentStreams = DefaultMaxHTTP2Streams
+	}
+	srv.HTTP2.WriteByteTimeout = stall
+}
+
+// extendWriteDeadline keeps a response's write deadline at least half the
+// write-stall timeout away: a response the client lets the gateway write
+// nothing of for that long fails (an HTTP/2 stream is reset).
+func (w *responseRecorder) extendWriteDeadline() {
+	if w.stall <= 0 {
+		return
+	}
+	now := time.Now()
+	if w.deadline.Sub(now) > w.stall/2 {
+		return
+	}
+	w.deadline = now.Add(w.stall)
+	_ = http.NewResponseController(w.ResponseWriter).SetWriteDeadline(w.deadline)
+}

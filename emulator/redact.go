@@ -1,0 +1,286 @@
+package emulator
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+)
+
+// Redacted replaces a credential's value in every output gwdev has for a
+// request: traces, the admin API, the access log, the dashboard, its
+// copy-as-curl, and `gwdev explain` (text and JSON).
+const Redacted = "[redacted]"
+
+// SensitiveHeaders are the request and response headers whose values are
+// always redacted (canonical names). A header whose lower-case name
+// contains one of SensitiveHeaderWords is redacted as well.
+var SensitiveHeaders = []string{
+	"Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie",
+	"X-Api-Key", "X-Auth-Token", "X-Access-Token", "X-Amz-Security-Token",
+	"X-Csrf-Token", "X-Xsrf-Token", "X-Goog-Api-Key", "Api-Key",
+}
+
+// SensitiveHeaderWords redact a header whose lower-case name contains one
+// of them (X-Session-Id, X-Client-Secret, X-Refresh-Token, …).
+var SensitiveHeaderWords = []string{
+	"authorization", "cookie", "token", "secret", "password", "passwd", "apikey", "api-key", "api_key",
+	"credential", "signature", "session",
+}
+
+// SensitiveQueryNames are the query parameters whose values are always
+// redacted (compared without case): signed-URL and OAuth parameters.
+var SensitiveQueryNames = []string{
+	"sig", "signature", "x-amz-signature", "x-amz-credential", "x-amz-security-token",
+	"x-goog-signature", "x-goog-credential", "auth", "code", "jwt", "session", "sid",
+	"token", "access_token", "id_token", "refresh_token", "client_secret", "apikey", "api_key",
+	"key", "password", "pwd", "pass", "secret",
+}
+
+// SensitiveQueryWords redact a query parameter whose lower-case name
+// contains one of them (api_key, x-amz-signature, sessionid, …).
+var SensitiveQueryWords = []string{"token", "key", "secret", "password", "signature", "session", "credential", "jwt"}
+
+// sensitiveHeader reports whether a header's values are credentials.
+func sensitiveHeader(name string) bool {
+	c := http.CanonicalHeaderKey(name)
+	for _, n := range SensitiveHeaders {
+		if c == n {
+			return true
+		}
+	}
+	return containsAny(strings.ToLower(name), SensitiveHeaderWords)
+}
+
+// sensitiveParam reports whether a query parameter's value is a
+// credential.
+func sensitiveParam(name string) bool {
+	n := strings.ToLower(name)
+	for _, s := range SensitiveQueryNames {
+		if n == s {
+			return true
+		}
+	}
+	return containsAny(n, SensitiveQueryWords)
+}
+
+func containsAny(s string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// redactQuery replaces the values of sensitive query parameters, keeping the
+// rest of the raw query as sent.
+func redactQuery(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	var b strings.Builder
+	changed := false
+	for i, part := range strings.Split(raw, "&") {
+		if i > 0 {
+			b.WriteByte('&')
+		}
+		k, _, hasValue := strings.Cut(part, "=")
+		name, err := url.QueryUnescape(k)
+		if err != nil {
+			name = k
+		}
+		if hasValue && sensitiveParam(name) {
+			b.WriteString(k)
+			b.WriteString("=" + Redacted)
+			changed = true
+			continue
+		}
+		b.WriteString(part)
+	}
+	if !changed {
+		return raw
+	}
+	return b.String()
+}
+
+// RedactURI redacts a path with its query, or an absolute URL: the values
+// of sensitive query parameters and a password in the user information.
+func RedactURI(s string) string {
+	if scheme, rest, ok := strings.Cut(s, "://"); ok && !strings.ContainsAny(scheme, "/?") {
+		authority := rest
+		if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+			authority = rest[:i]
+		}
+		if at := strings.LastIndexByte(authority, '@'); at >= 0 {
+			if user, _, hasPass := strings.Cut(authority[:at], ":"); hasPass {
+				s = scheme + "://" + user + ":" + Redacted + rest[at:]
+			}
+		}
+	}
+	base, query, ok := strings.Cut(s, "?")
+	if !ok {
+		return s
+	}
+	query, frag, hasFrag := strings.Cut(query, "#")
+	out := base + "?" + redactQuery(query)
+	if hasFrag {
+		out += "#" + frag
+	}
+	return out
+}
+
+// redactText redacts the URLs in free text (a filter's description, a
+// reason): every space-separated word with a query or user information.
+func redactText(s string) string {
+	if !strings.ContainsAny(s, "?@") {
+		return s
+	}
+	words := strings.Split(s, " ")
+	for i, w := range words {
+		if strings.ContainsAny(w, "?@") {
+			words[i] = RedactURI(w)
+		}
+	}
+	return strings.Join(words, " ")
+}
+
+// requestURI renders a request's path and query as sent (redactTrace
+// redacts it).
+func requestURI(u *url.URL) string {
+	p := u.EscapedPath()
+	if p == "" {
+		p = "/"
+	}
+	if u.RawQuery == "" {
+		return p
+	}
+	return p + "?" + u.RawQuery
+}
+
+// Sizes past which a trace keeps a shortened copy of what the client sent.
+const (
+	// TraceValueLimit is the longest header value, path, host, location,
+	// reason or filter description a trace keeps; a longer one is cut and
+	// ends with TruncatedMarker and the number of bytes cut.
+	TraceValueLimit = 2048
+	// TraceHeaderLimit bounds the header names and values a trace keeps
+	// per direction; the values past it are left out and counted in
+	// Trace.Truncated.
+	TraceHeaderLimit = 16 << 10
+)
+
+// TruncatedMarker starts the note that ends a value cut to TraceValueLimit:
+// "…[truncated 1046528 bytes]".
+const TruncatedMarker = "…[truncated "
+
+// IsTruncated reports whether a trace value was cut to TraceValueLimit.
+func IsTruncated(v string) bool {
+	return strings.HasSuffix(v, " bytes]") && strings.Contains(v, TruncatedMarker)
+}
+
+// clip cuts s to TraceValueLimit bytes (at a rune boundary) with a marker.
+func clip(s string) string {
+	if len(s) <= TraceValueLimit || IsTruncated(s) {
+		return s
+	}
+	n := TraceValueLimit
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return fmt.Sprintf("%s%s%d bytes]", s[:n], TruncatedMarker, len(s)-n)
+}
+
+// headerCounts says what redactHeader left out or cut.
+type headerCounts struct{ dropped, cut int }
+
+// redactHeader copies h with credential values replaced by Redacted, URLs
+// in the other values redacted (Location, Referer), and long values
+// clipped, keeping at most TraceHeaderLimit bytes.
+func redactHeader(h http.Header) (http.Header, headerCounts) {
+	var n headerCounts
+	if len(h) == 0 {
+		return nil, n
+	}
+	out := make(http.Header, len(h))
+	size := 0
+	names := make([]string, 0, len(h))
+	for name := range h {
+		names = append(names, name)
+	}
+	sort.Strings(names) // the same headers are left out every time
+	for _, name := range names {
+		secret := sensitiveHeader(name)
+		for _, v := range h[name] {
+			if secret {
+				v = Redacted
+			} else {
+				if c := clip(v); c != v {
+					v = c
+					n.cut++
+				}
+				v = redactText(v)
+			}
+			if size+len(name)+len(v) > TraceHeaderLimit {
+				n.dropped++
+				continue
+			}
+			size += len(name) + len(v)
+			out[name] = append(out[name], v)
+		}
+	}
+	return out, n
+}
+
+// RedactHeader copies h with the values of sensitive headers replaced by
+// Redacted (and long values cut, as in traces).
+func RedactHeader(h http.Header) http.Header {
+	out, _ := redactHeader(h)
+	return out
+}
+
+// redactTrace is the one place a trace's credentials are redacted and its
+// client-controlled values bounded, before the trace is kept, sent to a
+// subscriber or returned by Explain. It replaces the header maps (it never
+// changes the maps it was given).
+func redactTrace(t *Trace) {
+	// Clip first: redacting a megabyte would cost more than the rest.
+	t.Path = RedactURI(clip(t.Path))
+	t.Location = RedactURI(clip(t.Location))
+	t.Reason = redactText(clip(t.Reason))
+	t.Host, t.Method, t.SNI = clip(t.Host), clip(t.Method), clip(t.SNI)
+	t.GRPCService, t.GRPCMethod = clip(t.GRPCService), clip(t.GRPCMethod)
+	if len(t.Filters) > 0 {
+		fs := make([]string, len(t.Filters))
+		for i, f := range t.Filters {
+			fs[i] = redactText(clip(f))
+		}
+		t.Filters = fs
+	}
+	if len(t.ALPN) > 0 {
+		alpn := make([]string, len(t.ALPN))
+		for i, p := range t.ALPN {
+			alpn[i] = clip(p)
+		}
+		t.ALPN = alpn
+	}
+	var req, resp headerCounts
+	t.RequestHeaders, req = redactHeader(t.RequestHeaders)
+	t.ResponseHeaders, resp = redactHeader(t.ResponseHeaders)
+	var notes []string
+	for _, c := range []struct {
+		what string
+		n    headerCounts
+	}{{"request", req}, {"response", resp}} {
+		if c.n.cut > 0 {
+			notes = append(notes, fmt.Sprintf("%d %s header values cut to %d bytes", c.n.cut, c.what, TraceValueLimit))
+		}
+		if c.n.dropped > 0 {
+			notes = append(notes, fmt.Sprintf("%d %s header values past %d bytes left out", c.n.dropped, c.what, TraceHeaderLimit))
+		}
+	}
+	if t.Truncated == "" {
+		t.Truncated = strings.Join(notes, "; ")
+	}
+}

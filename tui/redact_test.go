@@ -1,0 +1,94 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/gwdev/gwdev/emulator"
+	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/watch"
+)
+
+// The dashboard's trace detail and its copy-as-curl show a real request's
+// trace without the credentials it carried.
+func TestTraceDetailAndCurlRedactCredentials(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	dir := t.TempDir()
+	manifest := fmt.Sprintf(`apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web}
+spec:
+  gatewayClassName: gwdev
+  listeners: [{name: http, protocol: HTTP, port: %d}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: app}
+spec:
+  parentRefs: [{name: web}]
+  rules: [{backendRefs: [{name: app, port: 80}]}]
+`, port)
+	if err := os.WriteFile(filepath.Join(dir, "app.yaml"), []byte(manifest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	loader, err := watch.NewLoader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := engine.Translate(loader.LoadDir(dir).Snapshot, engine.Options{})
+	srv := emulator.New(emulator.Config{BindOverride: "127.0.0.1"})
+	defer srv.Close(context.Background())
+	if err := srv.Apply(res.Table).Err(); err != nil {
+		t.Fatal(err)
+	}
+	traces, cancel := srv.Subscribe(4)
+	defer cancel()
+	req, _ := http.NewRequest("GET", fmt.Sprintf("http://127.0.0.1:%d/x?X-Amz-Signature=AMZ1&jwt=JWT2&page=2", port), nil)
+	req.Header.Set("X-Api-Key", "APIKEY3")
+	req.Header.Set("X-Auth-Token", "AUTHTOK4")
+	req.Header.Set("Cookie", "sid=COOKIE5")
+	req.Header.Set("X-Keep", "kept")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	var tr emulator.Trace
+	select {
+	case tr = <-traces:
+	case <-time.After(3 * time.Second):
+		t.Fatal("no trace")
+	}
+	detail := strings.Join(traceDetail(newStyles(lipgloss.NewRenderer(io.Discard), true), tr, 120), "\n")
+	curl, left, err := curlCommand(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, out := range map[string]string{"detail": detail, "curl": curl} {
+		for _, s := range []string{"AMZ1", "JWT2", "APIKEY3", "AUTHTOK4", "COOKIE5"} {
+			if strings.Contains(out, s) {
+				t.Errorf("%s leaks %s:\n%s", what, s, out)
+			}
+		}
+	}
+	if left != 3 || !strings.Contains(curl, "X-Keep: kept") || !strings.Contains(curl, "page=2") ||
+		!strings.Contains(detail, "X-Api-Key: "+emulator.Redacted) {
+		t.Errorf("%d left out; curl %s\ndetail:\n%s", left, curl, detail)
+	}
+}

@@ -40,11 +40,9 @@ type controller struct {
 	kube   *kubelet
 	logf   func(format string, args ...any)
 
-	// addresses pins the address the engine first gave each Gateway that
-	// does not ask for one, the way a load balancer keeps a Service's IP:
-	// the engine's default plan numbers Gateways by namespace/name, so
-	// without this a Gateway created mid-test would move the others.
-	addresses map[string]string
+	// prev is the last translation: engine.TranslateNext keeps each
+	// Gateway's address from it, exactly as `gwdev up` does.
+	prev *engine.Result
 
 	lastInput    uint64
 	lastProblems string
@@ -118,10 +116,9 @@ func (c *controller) reconcile(ctx context.Context) error {
 	opts := engine.Options{
 		OnlyOwnClasses: true,
 		Now:            metav1.NewTime(time.Now().UTC().Truncate(time.Second)),
-		Addresses:      c.pinnedAddresses(res.Snapshot),
 	}
-	out := engine.Translate(res.Snapshot, opts)
-	c.pinAddresses(res.Snapshot, out.Table)
+	out := engine.TranslateNext(c.prev, res.Snapshot, opts) // the call `gwdev up` makes (cmd/gwdev/up.go)
+	c.prev = out
 	rep := c.srv.Apply(out.Table)
 	c.reportBind(rep)
 	if err := c.writeStatus(ctx, out.Objects); err != nil {
@@ -231,43 +228,6 @@ func (c *controller) reportBind(rep *emulator.ApplyReport) {
 			c.logf("emulator: %s", msg)
 		}
 	}
-}
-
-// pinnedAddresses returns the pinned address of every Gateway that still
-// exists and asks for no specific address.
-func (c *controller) pinnedAddresses(s *engine.Snapshot) map[string]string {
-	out := map[string]string{}
-	for _, gw := range s.Gateways {
-		key := gw.Namespace + "/" + gw.Name
-		if a, ok := c.addresses[key]; ok && !requestsAddress(gw) {
-			out[key] = a
-		}
-	}
-	c.addresses = out
-	return out
-}
-
-// pinAddresses remembers the address the engine gave each new Gateway.
-func (c *controller) pinAddresses(s *engine.Snapshot, t *engine.Table) {
-	asks := map[string]bool{}
-	for _, gw := range s.Gateways {
-		asks[gw.Namespace+"/"+gw.Name] = requestsAddress(gw)
-	}
-	for _, g := range t.Gateways {
-		key := g.Gateway.Namespace + "/" + g.Gateway.Name
-		if _, ok := c.addresses[key]; !ok && g.Address != "" && !asks[key] {
-			c.addresses[key] = g.Address
-		}
-	}
-}
-
-func requestsAddress(gw *gwv1.Gateway) bool {
-	for _, a := range gw.Spec.Addresses {
-		if a.Value != "" {
-			return true
-		}
-	}
-	return false
 }
 
 // writeStatus writes the status the engine computed for every object that

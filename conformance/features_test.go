@@ -12,11 +12,14 @@ import (
 	"github.com/gwdev/gwdev/engine"
 )
 
-// profiles are the conformance profiles gwdev reports.
+// profiles are the conformance profiles gwdev reports: every profile of
+// the suite but the mesh ones.
 var profiles = []suite.ConformanceProfile{
 	suite.GatewayHTTPConformanceProfile,
 	suite.GatewayTLSConformanceProfile,
 	suite.GatewayGRPCConformanceProfile,
+	suite.GatewayTCPConformanceProfile,
+	suite.GatewayUDPConformanceProfile,
 }
 
 // claimedFeatures are the extended features gwdev claims: the list in
@@ -27,7 +30,9 @@ var claimedFeatures = engine.ExtendedFeatures()
 // unclaimedReasons says why gwdev does not claim an extended feature of its
 // profiles; the report repeats it for every test that needs the feature.
 var unclaimedReasons = map[features.FeatureName]string{
-	features.SupportGatewayInfrastructure:         "gwdev creates no Pods, Services or ServiceAccounts per Gateway that could carry spec.infrastructure labels and annotations",
+	features.SupportGatewayInfrastructure: "gwdev creates no Pods, Services or ServiceAccounts per Gateway that could carry spec.infrastructure labels and annotations " +
+		"(GatewayInfrastructureMetadata checks them); GatewayInvalidParametersRef needs the same feature, so it does not run either, " +
+		"although gwdev does set Accepted=False/InvalidParameters for an unresolvable parametersRef (engine golden gateway-infrastructure-parameters-invalid)",
 	features.SupportHTTPRouteRetryBackendTimeout:  "not claimed yet: no conformance test exercises it in v1.6.3",
 	features.SupportHTTPRouteRetryConnectionError: "not claimed yet: no conformance test exercises it in v1.6.3",
 }
@@ -76,9 +81,15 @@ func isExtended(p suite.ConformanceProfile, test suite.ConformanceTest) bool {
 	return slices.ContainsFunc(test.Features, func(f features.FeatureName) bool { return !p.CoreFeatures.Has(f) })
 }
 
+// meshReason is why no mesh test runs.
+const meshReason = "a mesh test (feature Mesh): gwdev is a gateway on loopback, not a service mesh; it has no sidecars or east-west traffic to test"
+
 // notSupportedReason says why a test is not run because gwdev does not
 // claim one of its features ("" : every feature is claimed).
 func notSupportedReason(test suite.ConformanceTest, supported sets.Set[features.FeatureName]) string {
+	if slices.Contains(test.Features, features.SupportMesh) {
+		return meshReason
+	}
 	var why []string
 	for _, f := range test.Features {
 		if supported.Has(f) {

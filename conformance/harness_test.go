@@ -35,10 +35,13 @@ var (
 // className is the GatewayClass the suite's Gateways use.
 const className = "gwdev"
 
-// TestConformance runs every conformance test of the GATEWAY-HTTP,
-// GATEWAY-TLS and GATEWAY-GRPC profiles against gwdev and writes the
-// report. A failing conformance test fails this test; `make conformance`
-// then decides with TestNoRegression.
+// TestConformance runs every conformance test of v1.6.3 against gwdev,
+// the way the suite's own Run does: a test runs when gwdev supports all of
+// its features (the core features of the GATEWAY-HTTP, -TLS, -GRPC, -TCP
+// and -UDP profiles and the claimed extended ones), whether or not it
+// belongs to one of those profiles; every other test is recorded with why
+// it did not run. It writes the reports. A failing conformance test fails
+// this test; `make conformance` then decides with TestNoRegression.
 func TestConformance(t *testing.T) {
 	if !*runSuite {
 		t.Skip("run with -gwdev.conformance (make conformance)")
@@ -88,8 +91,14 @@ func TestConformance(t *testing.T) {
 				return
 			}
 			t.Logf("report written to %s:\n%s", *reportPath, rep.summaryTable())
-			if err := updateReadme("README.md", rep); err != nil {
+			if err := updateReadme("README.md", "summary", rep, true); err != nil {
 				t.Errorf("updating the README summary: %v", err)
+			}
+			if err := updateReadme("../README.md", "conformance", rep, false); err != nil {
+				t.Errorf("updating the repository README's conformance table: %v", err)
+			}
+			if err := writeUpstreamReport(upstreamReportDir, rep); err != nil {
+				t.Errorf("writing the report in upstream's format: %v", err)
 			}
 		})
 	}
@@ -97,8 +106,8 @@ func TestConformance(t *testing.T) {
 	cs.Setup(t, tests.ConformanceTests)
 	supported := supportedFeatures()
 	for _, test := range tests.ConformanceTests {
-		if len(testProfiles(test)) == 0 || (only.Len() > 0 && !only.Has(test.ShortName)) {
-			continue // mesh, TCP and UDP tests: not in a reported profile
+		if only.Len() > 0 && !only.Has(test.ShortName) {
+			continue // -gwdev.only: a partial run, which writes no report
 		}
 		t.Run(test.ShortName, func(t *testing.T) {
 			t.Cleanup(func() {
@@ -137,7 +146,7 @@ func startGwdev(t *testing.T, api *apiServer) {
 	workload := emulator.New(emulator.Config{PortOffset: 0})
 	ctrl := &controller{
 		api: api, loader: loader, srv: gwdevServer, kube: &kubelet{api: api, workload: workload},
-		logf: stderrLogf, addresses: map[string]string{},
+		logf: stderrLogf,
 	}
 	gc := &gwv1.GatewayClass{
 		ObjectMeta: metav1.ObjectMeta{Name: className},
@@ -184,11 +193,22 @@ func timeouts() config.TimeoutConfig {
 	return c
 }
 
-// implementation names gwdev in the report; Version is the commit.
+// generatedFiles are what a run writes (git pathspecs from the repository
+// root): a change to them does not make the tested code "dirty".
+var generatedFiles = []string{":(exclude)conformance/report.yaml", ":(exclude)conformance/reports",
+	":(exclude)conformance/README.md", ":(exclude)README.md"}
+
+// implementation names gwdev in the report; Version is the commit tested,
+// with "-dirty" when tracked files other than the generated ones differ
+// from it.
 func implementation() confv1.Implementation {
 	version := "dev"
-	if out, err := exec.Command("git", "describe", "--always", "--dirty").Output(); err == nil {
+	if out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output(); err == nil {
 		version = "dev-" + strings.TrimSpace(string(out))
+		args := append([]string{"-C", "..", "status", "--porcelain", "--untracked-files=no", "--", "."}, generatedFiles...)
+		if st, err := exec.Command("git", args...).Output(); err != nil || len(st) > 0 {
+			version += "-dirty"
+		}
 	}
 	return confv1.Implementation{
 		Organization: "gwdev",

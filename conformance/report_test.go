@@ -66,6 +66,10 @@ type Report struct {
 	GatewayAPIChannel         string          `json:"gatewayAPIChannel"`
 	ProfileReports            []ProfileReport `json:"profiles"`
 	SucceededProvisionalTests []string        `json:"succeededProvisionalTests,omitempty"`
+	// OtherTests are the tests in no reported profile (a gwdev addition):
+	// the suite runs those whose features are supported but counts them in
+	// no profile. Mesh tests are here, not supported.
+	OtherTests *Status `json:"otherTests,omitempty"`
 	// SkipReasons maps each skipped or not-supported test to why it did not
 	// run (a gwdev addition).
 	SkipReasons map[string]string `json:"skipReasons,omitempty"`
@@ -117,6 +121,13 @@ func (r *results) build(impl confv1.Implementation, channel string, now time.Tim
 		GatewayAPIVersion: consts.BundleVersion, GatewayAPIChannel: channel, Mode: "default",
 		SkipReasons: map[string]string{},
 	}
+	rep.OtherTests = &Status{}
+	for _, n := range names {
+		if len(testProfiles(r.tests[n])) == 0 {
+			r.add(rep, rep.OtherTests, n)
+		}
+	}
+	rep.OtherTests.Result = result(*rep.OtherTests)
 	for _, p := range profiles {
 		pr := ProfileReport{Name: string(p.Name)}
 		for _, n := range names {
@@ -131,24 +142,7 @@ func (r *results) build(impl confv1.Implementation, channel string, now time.Tim
 				}
 				st = &pr.Extended.Status
 			}
-			switch r.outcome[n] {
-			case passed:
-				st.Passed++
-				st.PassedTests = append(st.PassedTests, n)
-				if test.Provisional && !slices.Contains(rep.SucceededProvisionalTests, n) {
-					rep.SucceededProvisionalTests = append(rep.SucceededProvisionalTests, n)
-				}
-			case failed:
-				st.Failed++
-				st.FailedTests = append(st.FailedTests, n)
-			case skipped:
-				st.Skipped++
-				st.SkippedTests = append(st.SkippedTests, n)
-				rep.SkipReasons[n] = r.reason[n]
-			case notSupported:
-				st.NotSupportedTests = append(st.NotSupportedTests, n)
-				rep.SkipReasons[n] = r.reason[n]
-			}
+			r.add(rep, st, n)
 		}
 		pr.Core.Result = result(pr.Core)
 		pr.Summary = "Core tests " + summary(pr.Core)
@@ -167,6 +161,28 @@ func (r *results) build(impl confv1.Implementation, channel string, now time.Tim
 	}
 	sort.Strings(rep.SucceededProvisionalTests)
 	return rep
+}
+
+// add counts test n's outcome in st (r.mu held).
+func (r *results) add(rep *Report, st *Status, n string) {
+	switch r.outcome[n] {
+	case passed:
+		st.Passed++
+		st.PassedTests = append(st.PassedTests, n)
+		if r.tests[n].Provisional && !slices.Contains(rep.SucceededProvisionalTests, n) {
+			rep.SucceededProvisionalTests = append(rep.SucceededProvisionalTests, n)
+		}
+	case failed:
+		st.Failed++
+		st.FailedTests = append(st.FailedTests, n)
+	case skipped:
+		st.Skipped++
+		st.SkippedTests = append(st.SkippedTests, n)
+		rep.SkipReasons[n] = r.reason[n]
+	case notSupported:
+		st.NotSupportedTests = append(st.NotSupportedTests, n)
+		rep.SkipReasons[n] = r.reason[n]
+	}
 }
 
 func result(s Status) confv1.Result {
@@ -222,9 +238,15 @@ func readReport(path string) (*Report, error) {
 	return rep, nil
 }
 
-// passedTests returns every test a report lists as passed, in any profile.
+// passedTests returns every test a report lists as passed, in any profile
+// or in none.
 func (rep *Report) passedTests() map[string]bool {
 	out := map[string]bool{}
+	if rep.OtherTests != nil {
+		for _, n := range rep.OtherTests.PassedTests {
+			out[n] = true
+		}
+	}
 	for _, p := range rep.ProfileReports {
 		for _, n := range p.Core.PassedTests {
 			out[n] = true
@@ -269,21 +291,69 @@ func (rep *Report) summaryTable() string {
 	return b.String()
 }
 
-// updateReadme replaces the summary table between the summary markers of
-// the README with the report's.
-func updateReadme(path string, rep *Report) error {
+// notRunTable lists every non-mesh test that did not run, with why, as a
+// Markdown table.
+func (rep *Report) notRunTable() string {
+	var names []string
+	for n, why := range rep.SkipReasons {
+		if why != meshReason {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return "Every non-mesh test runs.\n"
+	}
+	var b strings.Builder
+	b.WriteString("| test | why it does not run |\n| --- | --- |\n")
+	for _, n := range names {
+		fmt.Fprintf(&b, "| %s | %s |\n", n, strings.ReplaceAll(rep.SkipReasons[n], "|", "\\|"))
+	}
+	return b.String()
+}
+
+// otherTestsLine says what became of the tests in no reported profile.
+func (rep *Report) otherTestsLine() string {
+	o := rep.OtherTests
+	if o == nil {
+		return ""
+	}
+	mesh := 0
+	for _, n := range o.NotSupportedTests {
+		if rep.SkipReasons[n] == meshReason {
+			mesh++
+		}
+	}
+	list := func(ns []string) string {
+		if len(ns) == 0 {
+			return "none"
+		}
+		return strings.Join(ns, ", ")
+	}
+	return fmt.Sprintf("Tests in no single profile (run when gwdev supports all their features, counted in no profile, as upstream does): "+
+		"passed: %s; failed: %s; skipped: %s; %d mesh tests not run (gwdev is not a service mesh).\n",
+		list(o.PassedTests), list(o.FailedTests), list(o.SkippedTests), mesh)
+}
+
+// updateReadme replaces what is between the given markers of a README
+// with the report's summary: the per-profile table and, with details, the
+// tests in no profile and every non-mesh test that did not run.
+func updateReadme(path, marker string, rep *Report, details bool) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	const start, end = "<!-- summary:start -->\n", "<!-- summary:end -->"
+	start, end := "<!-- "+marker+":start -->\n", "<!-- "+marker+":end -->"
 	before, rest, ok1 := strings.Cut(string(data), start)
 	_, after, ok2 := strings.Cut(rest, end)
 	if !ok1 || !ok2 {
-		return fmt.Errorf("%s has no summary markers", path)
+		return fmt.Errorf("%s has no %s markers", path, marker)
 	}
-	table := fmt.Sprintf("gwdev %s, Gateway API %s, %s:\n\n%s", rep.Version, rep.GatewayAPIVersion, rep.Date[:10], rep.summaryTable())
-	return os.WriteFile(path, []byte(before+start+table+end+after), 0o644)
+	text := fmt.Sprintf("gwdev %s, Gateway API %s, %s:\n\n%s", rep.Version, rep.GatewayAPIVersion, rep.Date[:10], rep.summaryTable())
+	if details {
+		text += "\n" + rep.otherTestsLine() + "\nNon-mesh tests of " + rep.GatewayAPIVersion + " that do not run, and why:\n\n" + rep.notRunTable()
+	}
+	return os.WriteFile(path, []byte(before+start+text+end+after), 0o644)
 }
 
 // TestNoRegression compares the report of the last run (-gwdev.report)

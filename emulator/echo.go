@@ -24,8 +24,9 @@ import (
 // description of the request it received, /status/<code>, ?delay=<duration>
 // and X-Echo-Set-Header. It is an http.RoundTripper, so requests reach it
 // through the same proxy path (filters, retries, timeouts) as real backends.
-// gRPC calls get the conformance gRPC echo service (grpcecho.go); TCPRoute
-// and UDPRoute traffic is echoed byte for byte (l4.go, udp.go).
+// gRPC calls get the conformance gRPC echo service (grpcecho.go); TCPRoute,
+// TLSRoute and UDPRoute traffic gets the conformance TCP and UDP echo
+// servers' protocols (echol4.go).
 type echoTarget struct {
 	namespace, service string
 	port               int32

@@ -1,7 +1,6 @@
 package emulator
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/ecdsa"
@@ -33,9 +32,9 @@ import (
 // memory. So a BackendTLSPolicy with the right CA works, and one with the
 // wrong CA fails the way it would in a cluster.
 
-// echoTLSWelcome is the first line the TLSRoute echo backend sends: the
-// conformance TCP echo server's (echo-basic tcpserver).
-const echoTLSWelcome = "Gateway API Test TCP Server\n"
+// echoTCPWelcome is the first line the TCPRoute and TLSRoute echo backend
+// sends: the conformance TCP echo server's (echo-basic tcpserver).
+const echoTCPWelcome = "Gateway API Test TCP Server\n"
 
 // echoStreamAssertions is the conformance TCP echo server's answer to TEST.
 type echoStreamAssertions struct {
@@ -61,11 +60,12 @@ type echoStreamTLS struct {
 // that speaks first (HTTP) before it greets like the TCP echo server.
 const echoSniffWindow = 100 * time.Millisecond
 
-// serveEchoStream answers a TLSRoute connection like the conformance TCP
-// echo server: a welcome line, then PING → PONG, IS_TLS → true/false and
-// TEST → a JSON description of the connection; any other line comes back
-// as it was sent. With conf it first terminates TLS (passthrough, or a
-// BackendTLSPolicy), as the backend of a passthrough route does. A client
+// serveEchoStream answers a TCPRoute or TLSRoute connection like the
+// conformance TCP echo server: a welcome line, then PING → PONG, IS_TLS →
+// true/false and TEST → a JSON description of the connection; any other
+// line comes back as it was sent (echol4.go). With conf it first
+// terminates TLS (passthrough, or a BackendTLSPolicy), as the backend of a
+// passthrough route does. A client
 // that speaks HTTP (ALPN h2 or http/1.1, or an HTTP request line sent at
 // once) gets the HTTP echo backend instead, like the conformance
 // tls-backend.
@@ -100,32 +100,19 @@ func serveEchoStream(conn net.Conn, e *echoTarget, ingress string, conf *tls.Con
 	}
 	conn = sc
 	defer conn.Close()
-	if e.log != nil {
-		e.log.add(fmt.Sprintf("TCP connection (TLS: %t)", a.IsTLS))
-	}
 	test, _ := json.Marshal(a)
-	w := bufio.NewWriter(conn)
-	_, _ = w.WriteString(echoTLSWelcome)
-	if w.Flush() != nil {
+	if _, err := io.WriteString(conn, echoTCPWelcome); err != nil {
 		return
 	}
-	lines := bufio.NewScanner(conn)
-	for lines.Scan() {
-		switch line := lines.Text(); line {
-		case "TEST":
-			_, _ = w.Write(append(test, '\n'))
-		case "IS_TLS":
-			_, _ = w.WriteString(strconv.FormatBool(a.IsTLS) + "\n")
-		case "PING":
-			_, _ = w.WriteString("PONG\n")
-		default:
-			_, _ = w.WriteString(line + "\n")
-		}
-		if w.Flush() != nil {
-			return
-		}
+	echoed, err := echoLines(conn, test, a.IsTLS)
+	// Logged before the half-close, which is what the client (and the
+	// gateway's trace of the connection) waits for.
+	if e.log != nil {
+		e.log.add(fmt.Sprintf("TCP connection (TLS: %t): greeted, %d bytes echoed", a.IsTLS, echoed))
 	}
-	closeWrite(conn)
+	if err == nil {
+		closeWrite(conn)
+	}
 }
 
 // sniffedConn is a connection whose first read started before anyone

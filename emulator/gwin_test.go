@@ -32,8 +32,8 @@ var (
 )
 
 // gwinTable loads manifests (PORT is replaced by port) and translates them
-// with the Gateway "gw" on 127.0.0.1; load problems and error findings
-// fail the test.
+// (the only Gateway, "gw", gets 127.0.0.1); load problems and error
+// findings fail the test.
 func gwinTable(t testing.TB, manifests string, port int32, opts engine.Options) *engine.Table {
 	t.Helper()
 	gwinLoaderOnce.Do(func() { gwinLoader, gwinLoaderErr = watch.NewLoader() })
@@ -43,9 +43,6 @@ func gwinTable(t testing.TB, manifests string, port int32, opts engine.Options) 
 	lr := gwinLoader.LoadBytes("gwin.yaml", []byte(strings.ReplaceAll(manifests, "PORT", fmt.Sprint(port))))
 	for _, p := range lr.Problems {
 		t.Fatalf("load problem: %s", p)
-	}
-	if opts.Addresses == nil {
-		opts.Addresses = map[string]string{"default/gw": "127.0.0.1"}
 	}
 	res := engine.Translate(lr.Snapshot, opts)
 	for _, f := range res.Findings {
@@ -499,14 +496,16 @@ spec:
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.Write([]byte("ping")); err != nil {
+	_ = c.SetReadDeadline(time.Now().Add(3 * time.Second))
+	r := bufio.NewReader(c)
+	echoGreeting(t, r)
+	if _, err := c.Write([]byte("PING\n")); err != nil {
 		t.Fatal(err)
 	}
-	buf := make([]byte, 4)
-	_ = c.SetReadDeadline(time.Now().Add(3 * time.Second))
-	if _, err := c.Read(buf); err != nil || string(buf) != "ping" {
-		t.Fatalf("echo: %q %v", buf, err)
+	if got, err := r.ReadString('\n'); err != nil || got != "PONG\n" {
+		t.Fatalf("echo: %q %v", got, err)
 	}
+	buf := make([]byte, 4)
 	start := time.Now()
 	if _, err := c.Read(buf); err == nil {
 		t.Fatal("read after idle: no error")

@@ -348,15 +348,20 @@ func (tc *tcpConn) run() {
 		t.End = endRefused
 		return
 	}
+	var up net.Conn
 	if b.up.echo != nil {
+		// The echo backend answers in process (echotls.go, echol4.go).
 		t.Upstream = "echo"
-		tc.echo(b.up.echo)
-		return
-	}
-	up, err := b.up.dialEndpoints(l4DialTimeout, &tc.trace)
-	if err != nil {
-		t.Reason, t.End = err.Error(), endRefused
-		return
+		gw, echoSide := memPipe()
+		go serveEchoStream(echoSide, b.up.echo, pr.gateway.Gateway.Name, nil)
+		up = gw
+	} else {
+		c, err := b.up.dialEndpoints(l4DialTimeout, &tc.trace)
+		if err != nil {
+			t.Reason, t.End = err.Error(), endRefused
+			return
+		}
+		up = c
 	}
 	tc.mu.Lock()
 	tc.upstream = up
@@ -448,25 +453,6 @@ func (tc *tcpConn) finish(first *copyResult, eofs []string) {
 		t.End = endClient
 	case len(eofs) > 0:
 		t.End = endBackend
-	}
-}
-
-// echo answers the connection with the built-in TCP echo backend: every
-// byte comes back; a half-close is answered with a half-close.
-func (tc *tcpConn) echo(e *echoTarget) {
-	t := &tc.trace
-	var n atomic.Int64
-	results := make(chan copyResult, 1)
-	clientWriter{tc: tc, dst: tc.client, src: tc.client, n: &n, from: "client"}.run(results)
-	r := <-results
-	t.BytesIn, t.BytesOut = n.Load(), n.Load()
-	if r.err == nil {
-		tc.finish(nil, []string{"client", "echo"})
-	} else {
-		tc.finish(&r, nil)
-	}
-	if e.log != nil {
-		e.log.add(fmt.Sprintf("Echoed %d bytes back to client (%s) over TCP", n.Load(), t.Client))
 	}
 }
 

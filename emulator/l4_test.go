@@ -3,6 +3,7 @@ package emulator
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -85,6 +86,15 @@ func dialTCP(t testing.TB, port int32) *net.TCPConn {
 	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
 	t.Cleanup(func() { c.Close() })
 	return c.(*net.TCPConn)
+}
+
+// echoGreeting reads the TCP echo backend's greeting (the conformance TCP
+// echo server's) from r.
+func echoGreeting(t testing.TB, r *bufio.Reader) {
+	t.Helper()
+	if g, err := r.ReadString('\n'); err != nil || g != echoTCPWelcome {
+		t.Fatalf("echo greeting: %q %v", g, err)
+	}
 }
 
 // tcpBackend is a TCP server for tests; handle runs per connection.
@@ -186,14 +196,16 @@ func TestTCPHalfClose(t *testing.T) {
 		t.Errorf("trace %+v", tr)
 	}
 
+	// The echo answers line by line; the last line, cut short by the
+	// half-close, comes back too, then the echo half-closes.
 	c = dialTCP(t, pe)
-	if _, err := io.WriteString(c, "hello, "); err != nil {
+	r := bufio.NewReader(c)
+	echoGreeting(t, r)
+	if _, err := io.WriteString(c, "hello,\n"); err != nil {
 		t.Fatal(err)
 	}
-	r := bufio.NewReader(c)
-	buf := make([]byte, 7)
-	if _, err := io.ReadFull(r, buf); err != nil || string(buf) != "hello, " {
-		t.Fatalf("echo: %q %v", buf, err)
+	if got, err := r.ReadString('\n'); err != nil || got != "hello,\n" {
+		t.Fatalf("echo: %q %v", got, err)
 	}
 	_, _ = io.WriteString(c, "world")
 	_ = c.CloseWrite()
@@ -202,11 +214,64 @@ func TestTCPHalfClose(t *testing.T) {
 		t.Errorf("echo after half-close: %q %v", rest, err)
 	}
 	tr = waitTrace(t, h.s, func(tr Trace) bool { return tr.Proto == "TCP" && tr.Upstream == "echo" })
-	if tr.BytesIn != 12 || tr.BytesOut != 12 || tr.Service != "default/tcp-echo:80" || tr.Target != "echo" || tr.End != endClient {
+	if tr.BytesIn != 12 || tr.BytesOut != int64(len(echoTCPWelcome))+12 || tr.Service != "default/tcp-echo:80" || tr.Target != "echo" || tr.End != endClient {
 		t.Errorf("echo trace %+v", tr)
 	}
-	if log := h.s.EchoLog("default/tcp-echo"); len(log) != 1 || !strings.Contains(log[0], "12 bytes") {
+	if log := h.s.EchoLog("default/tcp-echo"); len(log) != 1 || !strings.Contains(log[0], "12 bytes echoed") {
 		t.Errorf("echo log %q", log)
+	}
+}
+
+// TestTCPEchoProtocol: the TCP echo backend speaks the conformance TCP echo
+// server's protocol (what the suite's TCPRoute tests send), and a client
+// that speaks HTTP first gets the HTTP echo.
+func TestTCPEchoProtocol(t *testing.T) {
+	p := freePort(t, "127.0.0.1")
+	serveL4(t, Config{}, table(gateway("gw", "127.0.0.1",
+		port(p, tcpListener("echo", streamRoute("TCPRoute", "echo", echo("tcp-echo", 1)))))))
+	c := dialTCP(t, p)
+	r := bufio.NewReader(c)
+	echoGreeting(t, r)
+	for _, x := range []struct{ send, want string }{
+		{"PING\n", "PONG\n"}, {"IS_TLS\r\n", "false\n"}, {"ping\n", "ping\n"}, {"PING \n", "PING \n"},
+	} {
+		_, _ = io.WriteString(c, x.send)
+		if got, err := r.ReadString('\n'); err != nil || got != x.want {
+			t.Errorf("%q: %q %v, want %q", x.send, got, err, x.want)
+		}
+	}
+	_, _ = io.WriteString(c, "TEST\n")
+	line, err := r.ReadBytes('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got echoStreamAssertions
+	if err := json.Unmarshal(line, &got); err != nil {
+		t.Fatalf("TEST: %q: %v", line, err)
+	}
+	if got.Namespace != "default" || got.Service != "tcp-echo" || !strings.HasPrefix(got.Pod, "tcp-echo-") ||
+		got.Ingress != "gw" || got.TCPPort != "80" || got.IsTLS || got.TLS != nil {
+		t.Errorf("TEST: %s", line)
+	}
+
+	// A line longer than the line limit comes back whole, in pieces.
+	long := strings.Repeat("x", echoLineLimit+10) + "\n"
+	go func() { _, _ = io.WriteString(c, long) }()
+	buf := make([]byte, len(long))
+	if _, err := io.ReadFull(r, buf); err != nil || string(buf) != long {
+		t.Errorf("long line: %d bytes back, %v", len(buf), err)
+	}
+
+	hc := dialTCP(t, p)
+	_, _ = io.WriteString(hc, "GET /x HTTP/1.1\r\nHost: tcp.example\r\nConnection: close\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(hc), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var er echoResponse
+	if err := json.NewDecoder(resp.Body).Decode(&er); err != nil || er.Path != "/x" || er.Host != "tcp.example" || er.Service != "tcp-echo" {
+		t.Errorf("HTTP over the TCP echo: %+v %v", er, err)
 	}
 }
 
@@ -218,32 +283,36 @@ func TestTCPIdleTimeout(t *testing.T) {
 
 	// Traffic every 60ms keeps the connection open well past the timeout.
 	c := dialTCP(t, p)
-	buf := make([]byte, 1)
+	r := bufio.NewReader(c)
+	echoGreeting(t, r)
 	for range 8 {
-		if _, err := c.Write([]byte("x")); err != nil {
+		if _, err := c.Write([]byte("x\n")); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := io.ReadFull(c, buf); err != nil {
+		if _, err := r.ReadString('\n'); err != nil {
 			t.Fatalf("connection closed while active: %v", err)
 		}
 		time.Sleep(idle / 5)
 	}
 	// Then silence: the gateway closes it.
 	start := time.Now()
-	if n, err := c.Read(buf); err != io.EOF {
+	if n, err := r.Read(make([]byte, 1)); err != io.EOF {
 		t.Fatalf("idle connection: read %d, %v", n, err)
 	}
 	if d := time.Since(start); d < idle/2 || d > 2*time.Second {
 		t.Errorf("closed after %s of silence (idle timeout %s)", d, idle)
 	}
-	tr := waitTrace(t, h.s, func(tr Trace) bool { return tr.End == endIdle && tr.BytesIn == 8 })
-	if !strings.Contains(tr.Reason, "idle timeout") || tr.BytesOut != 8 {
+	tr := waitTrace(t, h.s, func(tr Trace) bool { return tr.End == endIdle && tr.BytesIn == 16 })
+	if !strings.Contains(tr.Reason, "idle timeout") || tr.BytesOut != int64(len(echoTCPWelcome))+16 {
 		t.Errorf("trace %+v", tr)
 	}
 
-	// A client that connects and sends nothing is closed the same way.
+	// A client that connects and sends nothing is greeted, then closed the
+	// same way.
 	c = dialTCP(t, p)
-	if n, err := c.Read(buf); err != io.EOF {
+	r = bufio.NewReader(c)
+	echoGreeting(t, r)
+	if n, err := r.Read(make([]byte, 1)); err != io.EOF {
 		t.Fatalf("silent client: read %d, %v", n, err)
 	}
 	waitTrace(t, h.s, func(tr Trace) bool { return tr.End == endIdle && tr.BytesIn == 0 })
@@ -275,7 +344,7 @@ func TestTCPBadBackends(t *testing.T) {
 	c := dialTCP(t, pe)
 	_, _ = io.WriteString(c, "still here")
 	_ = c.CloseWrite()
-	if got, _ := io.ReadAll(c); string(got) != "still here" {
+	if got, _ := io.ReadAll(c); string(got) != echoTCPWelcome+"still here" {
 		t.Errorf("echo port after failures: %q", got)
 	}
 }
@@ -314,11 +383,8 @@ func TestTCPReload(t *testing.T) {
 		t.Fatalf("before reload: %q", got)
 	}
 	extra := dialTCP(t, p2)
-	_, _ = io.WriteString(extra, "x")
-	buf := make([]byte, 1)
-	if _, err := io.ReadFull(extra, buf); err != nil { // accepted and served
-		t.Fatal(err)
-	}
+	extraR := bufio.NewReader(extra)
+	echoGreeting(t, extraR) // accepted and served
 
 	rep := h.apply(tab(v2))
 	if !rep.Ports[0].Reused {
@@ -336,9 +402,8 @@ func TestTCPReload(t *testing.T) {
 		c.Close()
 		t.Errorf("removed port still accepts")
 	}
-	_, _ = io.WriteString(extra, "y")
-	if _, err := io.ReadFull(extra, buf); err != nil {
-		t.Errorf("connection of a removed port: %v", err)
+	if got := line(extraR, extra, "y"); got != "y" {
+		t.Errorf("connection of a removed port: %q", got)
 	}
 	// The port changes protocol to HTTP: it is bound anew as HTTP.
 	rep = h.apply(table(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", rule("r", prefix("/"), echo("web", 1))))))))

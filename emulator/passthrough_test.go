@@ -109,7 +109,7 @@ func TestTLSPassthroughNoSNI(t *testing.T) {
 func echoStreamTest(t *testing.T, conn net.Conn) (isTLS string, a echoStreamAssertions) {
 	t.Helper()
 	r := bufio.NewReader(conn)
-	if got := readLine(t, conn, r) + "\n"; got != echoTLSWelcome {
+	if got := readLine(t, conn, r) + "\n"; got != echoTCPWelcome {
 		t.Fatalf("welcome %q", got)
 	}
 	fmt.Fprintf(conn, "PING\n")

@@ -212,8 +212,9 @@ func (ss *udpSession) fromClient(b []byte) {
 	switch {
 	case ss.refused:
 	case ss.echo != nil:
-		if _, err := ss.p.pc.WriteTo(b, ss.client); err == nil {
-			ss.out.Add(int64(len(b)))
+		answer := ss.echo.udpAnswer(b, ss.routes.gateway.Gateway.Name, ss.client) // echol4.go
+		if _, err := ss.p.pc.WriteTo(answer, ss.client); err == nil {
+			ss.out.Add(int64(len(answer)))
 			ss.outDg.Add(1)
 		}
 	default:
@@ -301,6 +302,6 @@ func (ss *udpSession) end(end, reason string) {
 	}
 	p.s.traces.record(*t)
 	if ss.echo != nil && ss.echo.log != nil {
-		ss.echo.log.add(fmt.Sprintf("Echoed %d datagrams (%d bytes) back to client (%s) over UDP", t.DatagramsOut, t.BytesOut, t.Client))
+		ss.echo.log.add(fmt.Sprintf("Answered %d datagrams (%d bytes) to client (%s) over UDP", t.DatagramsOut, t.BytesOut, t.Client))
 	}
 }

@@ -2,12 +2,15 @@ package emulator
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/net/dns/dnsmessage"
 
 	"github.com/gwdev/gwdev/engine"
 )
@@ -80,6 +83,20 @@ func udpBackend(t testing.TB, name string) string {
 	return pc.LocalAddr().String()
 }
 
+// udpEchoRequest returns the request field of the UDP echo's JSON answer
+// after checking it names Service default/<service> and Gateway gw.
+func udpEchoRequest(t testing.TB, answer, service string) string {
+	t.Helper()
+	var r echoUDPResponse
+	if err := json.Unmarshal([]byte(answer), &r); err != nil {
+		t.Fatalf("UDP echo answer %q: %v", answer, err)
+	}
+	if r.Namespace != "default" || r.Service != service || r.Ingress != "gw" || !strings.HasPrefix(r.Pod, service+"-") {
+		t.Errorf("UDP echo answer %q", answer)
+	}
+	return r.Request
+}
+
 func TestUDPEcho(t *testing.T) {
 	p := freeUDPPort(t, "127.0.0.1")
 	h := serveL4(t, Config{}, table(gateway("gw", "127.0.0.1",
@@ -88,21 +105,21 @@ func TestUDPEcho(t *testing.T) {
 	for i := range 3 {
 		for _, c := range []*net.UDPConn{a, b} {
 			msg := c.LocalAddr().String() + "#" + strconv.Itoa(i)
-			if got := udpExchange(t, c, msg, 2*time.Second); got != msg {
+			if got := udpEchoRequest(t, udpExchange(t, c, msg, 2*time.Second), "udp-echo"); got != msg {
 				t.Fatalf("echo of %q: %q", msg, got)
 			}
 		}
 	}
 	// An empty datagram is a datagram too.
-	if got, ok := udpExchangeOK(t, a, "", 2*time.Second); got != "" || !ok {
-		t.Errorf("empty datagram echoed as %q, %t", got, ok)
+	if got, ok := udpExchangeOK(t, a, "", 2*time.Second); !ok || udpEchoRequest(t, got, "udp-echo") != "" {
+		t.Errorf("empty datagram answered with %q, %t", got, ok)
 	}
 	// Closing the server ends the sessions; each is traced once.
 	ctxClose(t, h.s)
 	for _, c := range []*net.UDPConn{a, b} {
 		tr := waitTrace(t, h.s, func(tr Trace) bool { return tr.Proto == "UDP" && tr.Client == c.LocalAddr().String() })
 		if tr.End != endStopped || tr.Upstream != "echo" || tr.Rule != "udproute/default/dns/rule/0" ||
-			tr.Listener != "gateway/default/gw/listener/dns" || tr.BytesIn != tr.BytesOut || tr.BytesIn == 0 {
+			tr.Listener != "gateway/default/gw/listener/dns" || tr.BytesOut <= tr.BytesIn || tr.BytesIn == 0 || tr.DatagramsOut != tr.DatagramsIn {
 			t.Errorf("session trace %+v", tr)
 		}
 	}
@@ -197,7 +214,7 @@ func TestUDPRefused(t *testing.T) {
 	if !rep.Ports[0].Reused {
 		t.Errorf("UDP listener re-bound: %+v", rep.Ports[0])
 	}
-	if got := udpExchange(t, c, "now?", 2*time.Second); got != "now?" {
+	if got := udpExchange(t, c, "now?", 2*time.Second); udpEchoRequest(t, got, "echo") != "now?" {
 		t.Errorf("after reload: %q", got)
 	}
 }
@@ -223,5 +240,53 @@ func TestUDPReload(t *testing.T) {
 	}
 	if got := udpExchange(t, udpClient(t, p), "z", 2*time.Second); !strings.HasPrefix(got, "b2 ") {
 		t.Errorf("new client after reload: %q", got)
+	}
+}
+
+// TestUDPEchoDNSWhoami: a DNS query to the UDP echo is answered like
+// CoreDNS's whoami (the conformance suite's UDPRoute backend): the client's
+// address and port in the additional section; other datagrams that start
+// like a DNS header get the JSON echo.
+func TestUDPEchoDNSWhoami(t *testing.T) {
+	p := freeUDPPort(t, "127.0.0.1")
+	serveL4(t, Config{}, table(gateway("gw", "127.0.0.1",
+		udpPort(p, udpListener("dns", streamRoute("UDPRoute", "dns", echo("coredns", 1)))))))
+	c := udpClient(t, p)
+	for _, edns := range []bool{false, true} {
+		b := dnsmessage.NewBuilder(nil, dnsmessage.Header{ID: 0x4242, RecursionDesired: true})
+		_ = b.StartQuestions()
+		_ = b.Question(dnsmessage.Question{Name: dnsmessage.MustNewName("foo.bar.com."), Type: dnsmessage.TypeA, Class: dnsmessage.ClassINET})
+		if edns {
+			_ = b.StartAdditionals()
+			var opt dnsmessage.ResourceHeader
+			_ = opt.SetEDNS0(1232, dnsmessage.RCodeSuccess, false)
+			_ = b.OPTResource(opt, dnsmessage.OPTResource{})
+		}
+		q, err := b.Finish()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := udpExchange(t, c, string(q), 2*time.Second)
+		var m dnsmessage.Message
+		if err := m.Unpack([]byte(got)); err != nil {
+			t.Fatalf("edns %t: answer %q: %v", edns, got, err)
+		}
+		if m.ID != 0x4242 || !m.Response || !m.RecursionDesired || m.RCode != dnsmessage.RCodeSuccess ||
+			len(m.Questions) != 1 || m.Questions[0].Name.String() != "foo.bar.com." || len(m.Answers) != 0 || len(m.Additionals) != 2 {
+			t.Fatalf("edns %t: answer %+v", edns, m)
+		}
+		a, ok := m.Additionals[0].Body.(*dnsmessage.AResource)
+		if !ok || m.Additionals[0].Header.Name.String() != "foo.bar.com." || net.IP(a.A[:]).String() != "127.0.0.1" {
+			t.Errorf("edns %t: address record %+v", edns, m.Additionals[0])
+		}
+		srv, ok := m.Additionals[1].Body.(*dnsmessage.SRVResource)
+		if !ok || m.Additionals[1].Header.Name.String() != "_udp.foo.bar.com." || int(srv.Port) != c.LocalAddr().(*net.UDPAddr).Port {
+			t.Errorf("edns %t: port record %+v", edns, m.Additionals[1])
+		}
+	}
+	// Twelve bytes that are not a query (QDCOUNT 0) get the JSON echo.
+	notDNS := "\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"
+	if got := udpEchoRequest(t, udpExchange(t, c, notDNS, 2*time.Second), "coredns"); got != notDNS {
+		t.Errorf("not a DNS query: %q", got)
 	}
 }

@@ -8,13 +8,16 @@ import (
 )
 
 // coreFeatures are the core features of the conformance profiles gwdev
-// implements (GATEWAY-HTTP, GATEWAY-TLS, GATEWAY-GRPC).
+// implements (GATEWAY-HTTP, GATEWAY-TLS, GATEWAY-GRPC, GATEWAY-TCP,
+// GATEWAY-UDP).
 var coreFeatures = []features.FeatureName{
 	features.SupportGateway,
 	features.SupportReferenceGrant,
 	features.SupportHTTPRoute,
 	features.SupportTLSRoute,
 	features.SupportGRPCRoute,
+	features.SupportTCPRoute,
+	features.SupportUDPRoute,
 }
 
 // extendedFeatures are the extended features gwdev implements: what its

@@ -129,11 +129,6 @@ func (t *translator) checkGatewayParameters(g *gatewayState) {
 // address per Gateway, so an IPAddress must be in 127.0.0.0/8 or ::1, other
 // address types are not supported, and a second address cannot be bound.
 func (t *translator) checkGatewayAddresses(g *gatewayState, used map[string]bool) {
-	if a, ok := t.opts.Addresses[g.key.Namespace+"/"+g.key.Name]; ok {
-		g.addr = a
-		used[a] = true
-		return
-	}
 	if t.profileAddresses(g, used) {
 		return
 	}
@@ -177,10 +172,31 @@ func (t *translator) checkGatewayAddresses(g *gatewayState, used map[string]bool
 	}
 }
 
-// assignAddresses gives every Gateway without a requested address the next
-// free loopback address: 127.0.0.1 for the first Gateway by namespace/name,
-// then 127.0.0.2, and so on.
+// assignAddresses gives every Gateway without a requested address one:
+// first the address it had before (Options.previous, see TranslateNext)
+// when no spec.addresses claimed it since, else the next free loopback
+// address: 127.0.0.1 for the first Gateway by namespace/name, then
+// 127.0.0.2, and so on. A Gateway that cannot be programmed now keeps its
+// previous address reserved, so that it finds it again once fixed. It
+// records the assignment in t.addresses.
 func (t *translator) assignAddresses(used map[string]bool) {
+	t.addresses = map[string]string{}
+	for _, g := range t.gateways {
+		key := g.key.Namespace + "/" + g.key.Name
+		prev := t.opts.previous[key]
+		switch {
+		case g.addr != "":
+			t.addresses[key] = g.addr
+		case prev == "" || used[prev]:
+		case g.cond.isFalse(string(gwv1.GatewayConditionProgrammed)):
+			used[prev] = true
+			t.addresses[key] = prev
+		default:
+			g.addr = prev
+			used[prev] = true
+			t.addresses[key] = prev
+		}
+	}
 	next := 1
 	for _, g := range t.gateways {
 		if g.addr != "" || g.cond.isFalse(string(gwv1.GatewayConditionProgrammed)) {
@@ -195,6 +211,7 @@ func (t *translator) assignAddresses(used map[string]bool) {
 			if !used[a] {
 				g.addr = a
 				used[a] = true
+				t.addresses[g.key.Namespace+"/"+g.key.Name] = a
 				break
 			}
 		}

@@ -27,13 +27,14 @@ type Options struct {
 	// BackendMappings maps "namespace/service:port" to a "host:port" the
 	// user runs locally (gwdev.yaml or --backend). nil: none.
 	BackendMappings map[string]string
-	// Addresses overrides the address gwdev assigns a Gateway, keyed by
-	// "namespace/name" (nil: gwdev's default plan, see AssignAddresses).
-	Addresses map[string]string
 	// Profiles maps GatewayClass names to implementation profiles (see
 	// ProfileNames). A class not listed gets ProfileGwin when it is
 	// gwin-default, else ProfileGeneric. nil: the defaults.
 	Profiles map[string]string
+	// previous is the address each Gateway had in the previous translation,
+	// keyed by "namespace/name"; only TranslateNext sets it (nil: every
+	// Gateway is new).
+	previous map[string]string
 	// YCCertificates gives the local PEM of gwin YCCertificate
 	// certificateRefs, keyed by "namespace/name" (nil: none, so such
 	// references do not resolve).
@@ -93,6 +94,9 @@ type Result struct {
 	Table *Table
 	// Findings lists every problem, most severe first, then by source.
 	Findings []Finding
+	// addresses is the loopback address of every managed Gateway that has
+	// or keeps one, keyed by "namespace/name": what TranslateNext keeps.
+	addresses map[string]string
 }
 
 // HasErrors reports whether any finding is an error.

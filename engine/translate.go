@@ -32,7 +32,7 @@ func Translate(snap *Snapshot, opts Options) *Result {
 	t.processRoutes()
 	t.processBackendTLSPolicies()
 	t.writeStatus()
-	res := &Result{Objects: t.out, Table: t.buildTable()}
+	res := &Result{Objects: t.out, Table: t.buildTable(), addresses: t.addresses}
 	res.Findings = t.collectFindings()
 	res.Objects.Each(func(ObjectKey, metav1.Object) {}) // set apiVersion and kind now, not on read (see each)
 	return res
@@ -63,6 +63,8 @@ type translator struct {
 	// BackendTLSPolicy ancestor status (empty when there is no policy).
 	backendUses map[nsName][]*gatewayState
 	policies    []*policyState
+	// addresses is the Gateways' address assignment (assignAddresses).
+	addresses map[string]string
 	// prof is the implementation profiles' state (profile.go).
 	prof profileRun
 

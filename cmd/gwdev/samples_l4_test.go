@@ -147,7 +147,7 @@ func TestSampleTCPUDP(t *testing.T) {
 	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
 	_, _ = io.WriteString(c, "hello tcp")
 	_ = c.(*net.TCPConn).CloseWrite()
-	if got, err := io.ReadAll(c); err != nil || string(got) != "hello tcp" {
+	if got, err := io.ReadAll(c); err != nil || string(got) != "Gateway API Test TCP Server\nhello tcp" {
 		t.Errorf("TCP echo: %q %v\n%s", got, err, out.String())
 	}
 	u, err := net.Dial("udp", "127.0.0.1:"+strconv.Itoa(up))
@@ -157,8 +157,8 @@ func TestSampleTCPUDP(t *testing.T) {
 	defer u.Close()
 	_, _ = io.WriteString(u, "hello udp")
 	_ = u.SetReadDeadline(time.Now().Add(5 * time.Second))
-	buf := make([]byte, 64)
-	if n, err := u.Read(buf); err != nil || string(buf[:n]) != "hello udp" {
+	buf := make([]byte, 512)
+	if n, err := u.Read(buf); err != nil || !strings.HasPrefix(string(buf[:n]), `{"request":"hello udp","namespace":"default",`) {
 		t.Errorf("UDP echo: %q %v\n%s", buf[:n], err, out.String())
 	}
 }

@@ -177,6 +177,8 @@ type reloader struct {
 	opts engine.Options
 	n    int
 	last map[string]string // port lines printed last time
+	// prev is the last translation: each Gateway keeps its address from it.
+	prev *engine.Result
 	// admin, when set, is told about every translation applied.
 	admin *emulator.Admin
 	// notify, when set, receives each state instead of out (the dashboard).
@@ -187,7 +189,8 @@ func (r *reloader) apply(u *watch.Update, first bool) {
 	r.n++
 	start := time.Now()
 	r.opts.Now = metav1.NewTime(start.UTC().Truncate(time.Second))
-	res := engine.Translate(u.Result.Snapshot, r.opts)
+	res := engine.TranslateNext(r.prev, u.Result.Snapshot, r.opts) // Gateways keep their addresses
+	r.prev = res
 	addLoadWarnings(res, u.Result.Warnings)
 	translated := time.Since(start)
 	rep := r.srv.Apply(res.Table)

@@ -129,16 +129,7 @@ func TestUpReloadsWithoutFailures(t *testing.T) {
 
 	client := &http.Client{Timeout: 5 * time.Second}
 	get := func(host string) (int, string) { return echoGet(client, port, host) }
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s; gwdev said:\n%s", what, out.String())
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
+	waitFor := func(what string, cond func() bool) { t.Helper(); waitForUp(t, out, what, cond) }
 	waitFor("route a served", func() bool { c, s := get("a.example.com"); return c == 200 && s == "svc-a" })
 
 	// Route b is never touched: a client hammers it during every reload.

@@ -47,6 +47,9 @@ func explain(rt *router, gatewayAddr string, port int32, req *http.Request) *Tra
 	t := &ex.trace
 	if ex.rule != nil {
 		t.Candidates = candidates(ex.rule)
+		if ex.vhost != nil {
+			t.Outranked = ex.vhost.outranked(&ex.view, ex.rule)
+		}
 	}
 	if act != actProxy {
 		t.Status = ex.status

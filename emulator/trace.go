@@ -74,6 +74,9 @@ type Trace struct {
 	Why string `json:"why,omitempty"`
 	// Candidates lists the rule's backends with their weights (Explain only).
 	Candidates []string `json:"candidates,omitempty"`
+	// Outranked names the other rules of the virtual host that match the
+	// request too but come after Rule in precedence order (Explain only).
+	Outranked []string `json:"outranked,omitempty"`
 	// Upstream is the endpoint address the last attempt went to ("echo" for
 	// the built-in echo backend).
 	Upstream string `json:"upstream,omitempty"`

@@ -44,8 +44,10 @@ func (t *translator) processBackendTLSPolicies() {
 	for _, ps := range pols {
 		for _, tr := range ps.obj.Spec.TargetRefs {
 			if tr.Group != "" || tr.Kind != "Service" {
-				ps.cond.fail(string(gwv1.PolicyConditionAccepted), string(gwv1.PolicyReasonInvalid),
-					fmt.Sprintf("targetRef %s %s: only core Services can be targeted", groupKind(string(tr.Group), string(tr.Kind)), tr.Name))
+				msg := fmt.Sprintf("targetRef %s %s: only core Services can be targeted", groupKind(string(tr.Group), string(tr.Kind)), tr.Name)
+				ps.cond.fail(string(gwv1.PolicyConditionAccepted), string(gwv1.PolicyReasonInvalid), msg)
+				t.effect(PolicyEffect{Policy: ps.key, Target: ObjectKey{Kind: string(tr.Kind), Namespace: ps.obj.Namespace, Name: string(tr.Name)},
+					Reason: string(gwv1.PolicyReasonInvalid), Message: msg})
 				continue
 			}
 			pt := policyTarget{ns: ps.obj.Namespace, service: string(tr.Name)}
@@ -55,12 +57,16 @@ func (t *translator) processBackendTLSPolicies() {
 			if svc := t.services[nsName{pt.ns, pt.service}]; svc != nil && pt.section != "" && !hasPortNamed(svc, pt.section) {
 				// "If a SectionName is specified, but does not exist on the
 				// targeted object, the Policy must fail to attach."
-				ps.cond.fail(string(gwv1.PolicyConditionAccepted), string(gwv1.PolicyReasonTargetNotFound),
-					fmt.Sprintf("targetRef Service %s/%s sectionName %q: the Service has no port of that name", pt.ns, pt.service, pt.section))
+				msg := fmt.Sprintf("targetRef Service %s/%s sectionName %q: the Service has no port of that name", pt.ns, pt.service, pt.section)
+				ps.cond.fail(string(gwv1.PolicyConditionAccepted), string(gwv1.PolicyReasonTargetNotFound), msg)
+				t.effect(PolicyEffect{Policy: ps.key, Target: backendTLSTarget(pt), Section: pt.section,
+					Reason: string(gwv1.PolicyReasonTargetNotFound), Message: msg})
 				continue
 			}
 			if w := winners[pt]; w != nil {
 				ps.lost = append(ps.lost, fmt.Sprintf("Service %s/%s (BackendTLSPolicy %s/%s is older or sorts first)", pt.ns, pt.service, w.key.Namespace, w.key.Name))
+				t.effect(PolicyEffect{Policy: ps.key, Target: backendTLSTarget(pt), Section: pt.section, Reason: string(gwv1.PolicyReasonConflicted),
+					Message: fmt.Sprintf("not applied: BackendTLSPolicy %s/%s targets the same Service and is older or sorts first", w.key.Namespace, w.key.Name)})
 				continue
 			}
 			winners[pt] = ps
@@ -76,6 +82,7 @@ func (t *translator) processBackendTLSPolicies() {
 		}
 	}
 	t.policies = pols
+	t.recordBackendTLSWinners(winners)
 	if len(winners) == 0 {
 		return // no backend to change
 	}

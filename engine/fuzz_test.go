@@ -30,6 +30,7 @@ func FuzzTranslate(f *testing.F) {
 		if _, err := json.Marshal(res.Table); err != nil {
 			t.Fatalf("marshal: %v", err)
 		}
+		checkGraph(t, res.Graph())
 		if res.Objects.Len() != lr.Snapshot.Len() {
 			t.Fatalf("translation has %d objects, input %d", res.Objects.Len(), lr.Snapshot.Len())
 		}

@@ -60,16 +60,31 @@ func (s *Snapshot) Len() int {
 }
 
 // MarshalYAML renders the result as one YAML document: every object with
-// its status, the routing table and the findings. It is the golden format.
+// its status, the routing table, the findings and the policies' effects.
+// It is the golden format.
 func (r *Result) MarshalYAML() ([]byte, error) {
 	var objs []any
 	r.Objects.Each(func(_ ObjectKey, o metav1.Object) { objs = append(objs, redact(o)) })
 	doc := struct {
-		Objects  []any     `json:"objects"`
-		Table    *Table    `json:"table"`
-		Findings []Finding `json:"findings"`
-	}{objs, r.Table, r.Findings}
+		Objects  []any          `json:"objects"`
+		Table    *Table         `json:"table"`
+		Findings []Finding      `json:"findings"`
+		Policies []PolicyEffect `json:"policies,omitempty"`
+	}{objs, r.Table, r.Findings, r.Policies}
 	return yaml.Marshal(doc)
+}
+
+// EachOutput calls fn for every object with its status, in the order of
+// Each, Secret data redacted, and stops at the first error fn returns. It
+// is what `gwdev check -o yaml|json` prints, one object at a time.
+func (r *Result) EachOutput(fn func(obj any) error) error {
+	var err error
+	r.Objects.Each(func(_ ObjectKey, o metav1.Object) {
+		if err == nil {
+			err = fn(redact(o))
+		}
+	})
+	return err
 }
 
 // ObjectsYAML renders every object with its status as a multi-document YAML

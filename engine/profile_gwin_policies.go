@@ -144,6 +144,7 @@ func (t *translator) writeGwinPolicyStatus(p *gwinPolicy) {
 	cond := newConditionSet(p.obj.Generation, t.opts.Now)
 	acc := "Accepted"
 	targets, foreign := t.gwinPolicyTargets(p)
+	t.recordGwinEffects(p, targets, foreign)
 	switch {
 	case len(p.errs) > 0:
 		cond.fail(acc, "Invalid", "invalid gwin settings, the policy is not applied: "+strings.Join(p.errs, "; "))

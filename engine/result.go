@@ -94,6 +94,10 @@ type Result struct {
 	Table *Table
 	// Findings lists every problem, most severe first, then by source.
 	Findings []Finding
+	// Policies says, for every object a policy targets, whether the policy
+	// applies and how, or why not; by target, applied first (nil: no
+	// policy targets anything).
+	Policies []PolicyEffect
 	// addresses is the loopback address of every managed Gateway that has
 	// or keeps one, keyed by "namespace/name": what TranslateNext keeps.
 	addresses map[string]string

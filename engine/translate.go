@@ -33,7 +33,10 @@ func Translate(snap *Snapshot, opts Options) *Result {
 	t.processBackendTLSPolicies()
 	t.writeStatus()
 	res := &Result{Objects: t.out, Table: t.buildTable(), addresses: t.addresses}
+	t.noteShadowedRules(res.Table)
+	t.noteShadowedL4(res.Table)
 	res.Findings = t.collectFindings()
+	res.Policies = t.sortedEffects()
 	res.Objects.Each(func(ObjectKey, metav1.Object) {}) // set apiVersion and kind now, not on read (see each)
 	return res
 }
@@ -69,6 +72,8 @@ type translator struct {
 	prof profileRun
 
 	notes []Finding
+	// effects records what each policy does to each target (policy_effects.go).
+	effects []PolicyEffect
 }
 
 func newTranslator(snap *Snapshot, opts Options) *translator {

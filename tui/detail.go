@@ -130,7 +130,7 @@ func (v *detailView) render(top bool) {
 	}
 	cur := objectYAML(o)
 	var lines []string
-	for _, l := range v.statusDiff(o, cur) {
+	for _, l := range append(v.statusDiff(o, cur), v.policyLines(o.key)...) {
 		lines = append(lines, wrapHanging(l, v.w, 4)...)
 	}
 	lines = append(lines, "")

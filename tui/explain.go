@@ -50,6 +50,8 @@ var explanations = map[string]string{
 	// Policies.
 	"Conflicted":     "another policy targets the same object and takes precedence (older, or first by namespace/name). Fix: merge the policies or target different objects",
 	"TargetNotFound": "the policy's targetRefs name an object that is not in the manifests. Fix: add the target or fix targetRefs",
+	// gwdev's own findings (not status reasons).
+	"ShadowedRule": "a match tried earlier (the spec's precedence: path type and length, method, header and query counts, then the oldest route, then namespace/name, then rule order) takes every request this one would, so it never receives traffic. Fix: remove the duplicate, make this match more specific, or give the routes distinct hostnames",
 }
 
 // explainFinding returns the one-line explanation for a condition reason

@@ -27,7 +27,7 @@ func newKeyMap() *keyMap {
 		Quit:     b([]string{"q", "ctrl+c"}, "q", "quit"),
 		Help:     b([]string{"?"}, "?", "all keys"),
 		Filter:   b([]string{"/"}, "/", "filter"),
-		Views:    b([]string{"1", "2", "3", "4", "5"}, "1-5", "switch view"),
+		Views:    b([]string{"1", "2", "3", "4", "5", "6"}, "1-6", "switch view"),
 		NextView: b([]string{"tab"}, "tab", "next view"),
 		PrevView: b([]string{"shift+tab"}, "shift+tab", "previous view"),
 

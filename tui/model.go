@@ -42,6 +42,7 @@ const (
 	viewProblems
 	viewTraces
 	viewDetail
+	viewGraph
 	numViews
 )
 
@@ -124,6 +125,7 @@ func New(opts Options) *Model {
 		newProblemsView(c),
 		newTracesView(c, opts.TraceLimit, &requester{clipboard: opts.Clipboard, client: opts.Client}),
 		newDetailView(c),
+		newGraphView(c),
 	}
 	return m
 }

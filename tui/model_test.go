@@ -24,9 +24,9 @@ func TestSwitchViews(t *testing.T) {
 	for _, c := range []struct {
 		key  string
 		want int
-	}{{"2", viewRoutes}, {"3", viewProblems}, {"4", viewTraces}, {"5", viewDetail}, {"1", viewOverview},
+	}{{"2", viewRoutes}, {"3", viewProblems}, {"4", viewTraces}, {"5", viewDetail}, {"6", viewGraph}, {"1", viewOverview},
 		{"tab", viewRoutes}, {"tab", viewProblems}, {"shift+tab", viewRoutes}, {"shift+tab", viewOverview},
-		{"shift+tab", viewDetail}, {"tab", viewOverview}} {
+		{"shift+tab", viewGraph}, {"tab", viewOverview}} {
 		press(m, c.key)
 		if m.active != c.want {
 			t.Fatalf("after %q: active view %d, want %d", c.key, m.active, c.want)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"time"
@@ -19,6 +18,8 @@ type checkOptions struct {
 	files   []string
 	classes []string
 	strict  bool
+	// policies adds the Policies section to the summary.
+	policies bool
 	// now, when set (RFC 3339), replaces the clock in status (for tests).
 	now string
 
@@ -47,6 +48,7 @@ False condition or failed to load, 2 on usage errors.`,
 	f.StringArrayVarP(&o.files, "filename", "f", nil, "manifest file or directory to read (repeatable; - reads stdin)")
 	f.StringSliceVar(&o.classes, "class", nil, "manage only these GatewayClass names (default: every class the Gateways name)")
 	f.BoolVar(&o.strict, "strict", false, "exit 1 on warnings too")
+	f.BoolVar(&o.policies, "policies", false, "list, for every object a policy targets, the policies that apply and those refused, and why")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	f.StringVar(&o.now, "now", "", "use this RFC 3339 time as the current time (for reproducible output)")
 	_ = f.MarkHidden("now")
@@ -110,25 +112,20 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 	out := cmd.OutOrStdout()
 	switch o.output {
 	case "yaml":
-		b, err := res.ObjectsYAML()
-		if err != nil {
-			return err
-		}
-		if _, err := out.Write(b); err != nil {
+		if err := writeObjectsYAML(out, res); err != nil {
 			return err
 		}
 		printLoadProblems(cmd.ErrOrStderr(), lr)
 	case "json":
-		b, err := objectsJSON(res)
-		if err != nil {
-			return err
-		}
-		if _, err := out.Write(b); err != nil {
+		if err := writeObjectsJSON(out, res); err != nil {
 			return err
 		}
 		printLoadProblems(cmd.ErrOrStderr(), lr)
 	default:
 		printSummary(out, lr, res, loaded, total)
+		if o.policies {
+			printPolicies(out, res)
+		}
 	}
 	if len(lr.Problems) > 0 || res.HasErrors() || (o.strict && hasWarnings(res)) {
 		return exitError{exitProblems}
@@ -163,25 +160,6 @@ func addLoadWarnings(res *engine.Result, ws []watch.Warning) {
 		fs = append(fs, engine.Finding{Severity: engine.SeverityWarning, Source: engine.Source{File: w.File}, Message: w.Message})
 	}
 	res.Findings = append(fs, res.Findings[i:]...)
-}
-
-// objectsJSON renders the objects as a kubectl-style v1 List.
-func objectsJSON(res *engine.Result) ([]byte, error) {
-	list := struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-		Items      []any  `json:"items"`
-	}{APIVersion: "v1", Kind: "List", Items: []any{}}
-	y, err := res.ObjectsJSONItems()
-	if err != nil {
-		return nil, err
-	}
-	list.Items = y
-	b, err := json.MarshalIndent(list, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	return append(b, '\n'), nil
 }
 
 // printLoadProblems writes load problems and warnings to w, one per line.

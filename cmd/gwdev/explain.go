@@ -114,6 +114,8 @@ func (o *explainOptions) run(out io.Writer, rawURL string) error {
 		return nil
 	}
 	printExplain(out, req, port, tr)
+	printOutranked(out, res, tr)
+	printExplainPolicies(out, res, tr)
 	if tr.Rule == "" && tr.Status != http.StatusMisdirectedRequest {
 		for _, h := range noMatchHints(res, req.Host, port) {
 			fmt.Fprintf(out, "  hint: %s\n", h)

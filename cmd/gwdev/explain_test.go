@@ -18,6 +18,17 @@ func TestExplain(t *testing.T) {
 			[]string{"404 Not Found", "nope.example.com"}},
 		{[]string{"explain", "--dir", "../../samples/https", "-X", "POST", "http://app.example.com/login"},
 			[]string{"RequestRedirect", "301 Moved Permanently", "https://app.example.com/login"}},
+		// The shadowed sample: the canary rule wins on its header match and
+		// explain names both /api rules that lost, with the criterion.
+		{[]string{"explain", "--dir", "../../samples/shadowed", "-H", "x-canary: true", "http://shop.example.com:8080/api/cart"},
+			[]string{"httproute/default/search/rule/1/match/0", "also matched:  HTTPRoute default/cart rules[0].matches[0] (PathPrefix /api)",
+				"lost: more header matches win (1 against 0)", `HTTPRoute default/search rules[0] ("api").matches[0]`}},
+		// Without the header the oldest route wins the tie.
+		{[]string{"explain", "--dir", "../../samples/shadowed", "http://shop.example.com:8080/api/cart"},
+			[]string{"httproute/default/cart/rule/0/match/0", `also matched:  HTTPRoute default/search rules[0] ("api").matches[0] (PathPrefix /api)`,
+				"lost: same match precedence: the oldest route wins (HTTPRoute default/cart created 2026-01-10T09:00:00Z"}},
+		{[]string{"explain", "--dir", "../../samples/shadowed", "-o", "json", "http://shop.example.com:8080/api"},
+			[]string{`"outranked": [`, `"httproute/default/search/rule/0/match/0"`}},
 		{[]string{"explain", "--dir", "../../samples/basic", "-o", "json", "http://app.example.com:8080/api"},
 			[]string{`"rule": "httproute/default/app/rule/0/match/0"`}},
 	}

@@ -59,7 +59,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newCheckCmd(), newUpCmd(), newExplainCmd(), newCertsCmd(), newVersionCmd())
+	root.AddCommand(newCheckCmd(), newUpCmd(), newExplainCmd(), newCertsCmd(), newVersionCmd(), newDiffCmd(), newGraphCmd())
 	return root
 }
 

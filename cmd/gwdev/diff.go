@@ -1,0 +1,339 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/watch"
+)
+
+// diffOptions are the flags of `gwdev diff`.
+type diffOptions struct {
+	format   string
+	profiles []string
+}
+
+// mainBranches are tried in order to find the default BASE.
+var mainBranches = []string{"main", "master", "origin/main", "origin/master"}
+
+func newDiffCmd() *cobra.Command {
+	o := &diffOptions{}
+	cmd := &cobra.Command{
+		Use:   "diff [BASE] [DIR]",
+		Short: "Compare the computed status at a git revision with the working tree",
+		Long: `diff translates the manifests under DIR (default: the current directory) twice, as they
+are at the git revision BASE and as they are in the working tree, and lists what changed:
+objects added and removed, conditions whose status or reason changed, gwdev's own
+warnings (such as shadowed rules) that appeared or went away, files that stopped loading,
+and routes that gained or lost traffic on a listener.
+
+BASE defaults to the merge base of HEAD with the main branch: the first of main, master,
+origin/main and origin/master that exists. With one argument, it is BASE when git knows
+it as a revision, else DIR.
+
+Exit status: 1 when something got worse (a condition turned into a problem, a new warning
+or error, a file that no longer loads, a route that lost traffic), 0 otherwise, 2 on
+usage or git errors. --format github prints GitHub Actions annotations; json prints
+the list for other tools.`,
+		Args: cobra.MaximumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.run(cmd.OutOrStdout(), args)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.format, "format", "text", "output format: text, github or json")
+	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
+	return cmd
+}
+
+// diffReport is the JSON form of a diff.
+type diffReport struct {
+	// Base is the commit compared against; BaseRef how it was chosen.
+	Base    string     `json:"base"`
+	BaseRef string     `json:"baseRef"`
+	Dir     string     `json:"dir"`
+	Worse   int        `json:"worse"`
+	Better  int        `json:"better"`
+	Changes []diffItem `json:"changes"`
+}
+
+func (o *diffOptions) run(out io.Writer, args []string) error {
+	switch o.format {
+	case "text", "github", "json":
+	default:
+		return fmt.Errorf("unknown format %q (want text, github or json)", o.format)
+	}
+	base, dir := "", "."
+	switch len(args) {
+	case 2:
+		base, dir = args[0], args[1]
+	case 1:
+		if st, err := os.Stat(args[0]); err == nil && st.IsDir() && !isRevision(".", args[0]) {
+			dir = args[0]
+		} else {
+			base = args[0]
+		}
+	}
+	repo, err := openRepo(dir)
+	if err != nil {
+		return err
+	}
+	// Loaded by absolute path, the two trees name their files the same way
+	// once the tree's own folder is cut off (see newStatusView).
+	absDir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	baseRef := base
+	if base == "" {
+		base, baseRef, err = repo.mainMergeBase()
+		if err != nil {
+			return err
+		}
+	}
+	commit, err := repo.git("rev-parse", "--verify", "--quiet", base+"^{commit}")
+	if err != nil {
+		return fmt.Errorf("BASE %q is not a git revision", base)
+	}
+	now := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
+	loader, err := watch.NewLoader()
+	if err != nil {
+		return err
+	}
+	headLR, headRes, err := translateTree(loader, absDir, o.profiles, now)
+	if err != nil {
+		return err
+	}
+	headView := newStatusView(headLR, headRes, repo.pathMapper(absDir))
+
+	tmp, err := os.MkdirTemp("", "gwdev-diff-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	baseDir, err := repo.extract(commit, tmp)
+	if err != nil {
+		return err
+	}
+	baseView := &statusView{}
+	if baseDir != "" {
+		baseLR, baseRes, err := translateTree(loader, baseDir, o.profiles, now)
+		if err != nil {
+			return fmt.Errorf("at %s: %w", base, err)
+		}
+		baseView = newStatusView(baseLR, baseRes, repo.pathMapper(baseDir))
+	}
+	rep := diffReport{Base: commit, BaseRef: baseRef, Dir: dir, Changes: compareViews(baseView, headView)}
+	for _, d := range rep.Changes {
+		if d.Worse {
+			rep.Worse++
+		}
+		if d.Better {
+			rep.Better++
+		}
+	}
+	switch o.format {
+	case "json":
+		err = printDiffJSON(out, rep)
+	case "github":
+		printDiffGitHub(out, rep)
+	default:
+		printDiffText(out, rep)
+	}
+	if err != nil {
+		return err
+	}
+	if rep.Worse > 0 {
+		return exitError{exitProblems}
+	}
+	return nil
+}
+
+// translateTree loads and translates a directory with its gwdev.yaml
+// profiles, as check does.
+func translateTree(loader *watch.Loader, dir string, profileFlags []string, now metav1.Time) (*watch.LoadResult, *engine.Result, error) {
+	profiles, ycCerts, err := projectProfiles([]string{dir}, profileFlags)
+	if err != nil {
+		return nil, nil, err
+	}
+	lr := loader.LoadDir(dir)
+	return lr, engine.Translate(lr.Snapshot, engine.Options{Now: now, Profiles: profiles, YCCertificates: ycCerts}), nil
+}
+
+// gitRepo is the repository DIR belongs to.
+type gitRepo struct {
+	// root is the work tree's top directory; prefix is DIR relative to it
+	// ("" for the top, else slash-separated with a trailing slash).
+	root, prefix string
+}
+
+func openRepo(dir string) (*gitRepo, error) {
+	if _, err := exec.LookPath("git"); err != nil {
+		return nil, errors.New("gwdev diff needs git on PATH")
+	}
+	r := &gitRepo{root: dir}
+	top, err := r.git("rev-parse", "--show-toplevel")
+	if err != nil {
+		return nil, fmt.Errorf("%s is not in a git work tree: %w", dir, err)
+	}
+	prefix, err := r.git("rev-parse", "--show-prefix")
+	if err != nil {
+		return nil, err
+	}
+	return &gitRepo{root: top, prefix: prefix}, nil
+}
+
+// git runs git in the repository and returns its trimmed output.
+func (r *gitRepo) git(args ...string) (string, error) {
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command("git", append([]string{"-C", r.root}, args...)...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return "", fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
+	}
+	return strings.TrimSpace(stdout.String()), nil
+}
+
+func isRevision(dir, rev string) bool {
+	r := &gitRepo{root: dir}
+	_, err := r.git("rev-parse", "--verify", "--quiet", rev+"^{commit}")
+	return err == nil
+}
+
+// mainMergeBase returns the merge base of HEAD with the first main branch
+// that exists, and a description of it.
+func (r *gitRepo) mainMergeBase() (string, string, error) {
+	for _, b := range mainBranches {
+		if _, err := r.git("rev-parse", "--verify", "--quiet", b+"^{commit}"); err != nil {
+			continue
+		}
+		mb, err := r.git("merge-base", "HEAD", b)
+		if err != nil {
+			return "", "", err
+		}
+		return mb, "merge base with " + b, nil
+	}
+	return "", "", fmt.Errorf("no branch %s: give BASE (a branch, tag or commit)", strings.Join(mainBranches, ", "))
+}
+
+// extract writes the repository as it is at commit under tmp and returns
+// DIR's path there ("" when DIR did not exist at commit: everything is
+// new). The whole tree is written, so that symlinks from DIR to elsewhere
+// in the repository resolve as they do in the working tree.
+func (r *gitRepo) extract(commit, tmp string) (string, error) {
+	tree := commit
+	if r.prefix != "" {
+		tree += ":" + strings.TrimSuffix(r.prefix, "/")
+	}
+	if _, err := r.git("cat-file", "-e", tree); err != nil {
+		return "", nil
+	}
+	cmd := exec.Command("git", "-C", r.root, "archive", "--format=tar", commit)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	xerr := untar(pipe, tmp)
+	_, _ = io.Copy(io.Discard, pipe)
+	if err := cmd.Wait(); err != nil {
+		return "", fmt.Errorf("git archive %s: %s", tree, strings.TrimSpace(stderr.String()))
+	}
+	return filepath.Join(tmp, filepath.FromSlash(r.prefix)), xerr
+}
+
+// untar writes the regular files, directories and symlinks of a tar stream
+// under dir (a symlink keeps its target, as git stores it).
+func untar(r io.Reader, dir string) error {
+	tr := tar.NewReader(r)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading git archive: %w", err)
+		}
+		name := path.Clean(h.Name)
+		if name == "." || strings.HasPrefix(name, "../") || path.IsAbs(name) {
+			continue
+		}
+		target := filepath.Join(dir, filepath.FromSlash(name))
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(target, 0o755); err != nil {
+				return err
+			}
+		case tar.TypeSymlink:
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				return err
+			}
+			if err := os.Symlink(h.Linkname, target); err != nil {
+				return err
+			}
+		case tar.TypeReg:
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				return err
+			}
+			f, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(f, tr)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// pathMapper returns how to show the paths of a tree loaded from dir: as
+// repository paths (repoPath), in file names and inside messages.
+func (r *gitRepo) pathMapper(dir string) pathMapper {
+	return pathMapper{file: func(p string) string { return r.repoPath(dir, p) },
+		text: strings.NewReplacer(dir+string(filepath.Separator), r.prefix).Replace}
+}
+
+// pathMapper maps a loaded tree's paths to repository paths.
+type pathMapper struct {
+	file func(string) string
+	text func(string) string
+}
+
+// repoPath turns a path the loader reported for a tree loaded from dir
+// into the path relative to the repository root, slash-separated, as
+// GitHub annotations want it.
+func (r *gitRepo) repoPath(dir, p string) string {
+	if p == "" {
+		return ""
+	}
+	rel, err := filepath.Rel(dir, p)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return filepath.ToSlash(p)
+	}
+	return r.prefix + filepath.ToSlash(rel)
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/watch"
+)
+
+// TestObjectsOutputMatchesWholeResult checks that the streamed -o yaml
+// and -o json are byte for byte what rendering the whole result at once
+// gives (engine's ObjectsYAML; json.MarshalIndent of the List), on every
+// sample and on the engine's golden inputs.
+func TestObjectsOutputMatchesWholeResult(t *testing.T) {
+	samples, _ := filepath.Glob("../../samples/*")
+	inputs, _ := filepath.Glob("../../engine/testdata/*.in.yaml")
+	loader, err := watch.NewLoader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, src := range append(append(samples, inputs...), t.TempDir()) { // and an empty folder
+		lr := loader.LoadDir(src)
+		res := engine.Translate(lr.Snapshot, engine.Options{Now: metav1.Now()})
+		want, err := res.ObjectsYAML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if err := writeObjectsYAML(&got, res); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != string(want) {
+			t.Errorf("%s: -o yaml differs:\ngot:\n%s\nwant:\n%s", src, got.String(), want)
+		}
+		items, _ := res.ObjectsJSONItems()
+		list := struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+			Items      []any  `json:"items"`
+		}{"v1", "List", append([]any{}, items...)}
+		wantJSON, _ := json.MarshalIndent(list, "", "  ")
+		got.Reset()
+		if err := writeObjectsJSON(&got, res); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != string(wantJSON)+"\n" {
+			t.Errorf("%s: -o json differs:\ngot:\n%s\nwant:\n%s", src, got.String(), wantJSON)
+		}
+		n++
+	}
+	if n < 50 {
+		t.Fatalf("checked %d inputs, want at least 50", n)
+	}
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/gwdev/gwdev/emulator"
+	"github.com/gwdev/gwdev/engine"
+)
+
+// printPolicies writes every object a policy targets, with each policy
+// that applies (✓) or was refused (✗) and why (check --policies).
+func printPolicies(out io.Writer, res *engine.Result) {
+	fmt.Fprintln(out, "\nPolicies:")
+	if len(res.Policies) == 0 {
+		fmt.Fprintln(out, "  no policy targets anything")
+		return
+	}
+	var last engine.ObjectKey
+	for _, e := range res.Policies {
+		if e.Target != last {
+			last = e.Target
+			fmt.Fprintf(out, "  %s %s/%s\n", e.Target.Kind, e.Target.Namespace, e.Target.Name)
+		}
+		fmt.Fprintf(out, "    %s\n", policyLine(e))
+	}
+}
+
+// policyLine renders one effect: mark, policy, section, reason, message.
+func policyLine(e engine.PolicyEffect) string {
+	mark := "✓"
+	if !e.Applied {
+		mark = "✗"
+	}
+	s := fmt.Sprintf("%s %s %s/%s", mark, e.Policy.Kind, e.Policy.Namespace, e.Policy.Name)
+	if e.Section != "" {
+		s += " (port " + e.Section + ")"
+	}
+	return s + "  " + e.Reason + ": " + e.Message
+}
+
+// printExplainPolicies lists the policies that target the Gateway, the
+// route and the backend Service a request went through.
+func printExplainPolicies(out io.Writer, res *engine.Result, t *emulator.Trace) {
+	var targets []engine.ObjectKey
+	for _, g := range res.Table.Gateways {
+		if g.Name == t.Gateway {
+			targets = append(targets, g.Gateway)
+		}
+	}
+	if vh := findVirtualHost(res.Table, t.VirtualHost); vh != nil {
+		if r := findRule(vh, t.Rule); r != nil {
+			targets = append(targets, r.Route)
+			for _, b := range r.Backends {
+				if b.Name == t.Backend {
+					targets = append(targets, b.Service)
+				}
+			}
+		}
+	}
+	first := true
+	for _, k := range targets {
+		for _, e := range res.PoliciesFor(k) {
+			label := ""
+			if first {
+				label, first = "policies:", false
+			}
+			fmt.Fprintf(out, "  %-14s %s %s/%s: %s\n", label, k.Kind, k.Namespace, k.Name, policyLine(e))
+		}
+	}
+}

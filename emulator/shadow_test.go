@@ -1,0 +1,232 @@
+package emulator
+
+import (
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"testing"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/gwdev/gwdev/engine"
+)
+
+// TestShadowsAgreeWithDataPlane asks Explain, for every shadowed match the
+// engine finds in its golden tables, about a request made to match it: the
+// data plane must answer it with the winner or a rule before the winner,
+// never with the shadowed match.
+func TestShadowsAgreeWithDataPlane(t *testing.T) {
+	checked := 0
+	for _, out := range engineGoldenTables(t) {
+		f := out.file
+		rt := compile(out.Table, nil)
+		for _, s := range (&engine.Result{Table: out.Table}).Shadows() {
+			req, ok := requestFor(s.VirtualHost, s.Loser)
+			if !ok {
+				continue
+			}
+			checked++
+			g := gatewayOf(out.Table, s.Listener)
+			tr := explain(rt, g.Address, portOf(g, s.Listener), req)
+			rules := s.VirtualHost.Rules
+			j := slices.IndexFunc(rules, func(x *engine.RouteRule) bool { return x.Name == tr.Rule })
+			w := slices.Index(rules, s.Winner)
+			if j < 0 || j > w {
+				t.Errorf("%s: a request for shadowed %s reached %q, want %s or earlier", filepath.Base(f), s.Loser.Name, tr.Rule, s.Winner.Name)
+			}
+		}
+	}
+	if checked < 10 {
+		t.Errorf("only %d shadowed matches checked; the golden cases should have more", checked)
+	}
+	t.Logf("%d shadowed matches checked against the data plane", checked)
+}
+
+func gatewayOf(tab *engine.Table, l *engine.ListenerTable) *engine.GatewayTable {
+	for _, g := range tab.Gateways {
+		for _, p := range g.Ports {
+			if slices.Contains(p.Listeners, l) {
+				return g
+			}
+		}
+	}
+	return nil
+}
+
+func portOf(g *engine.GatewayTable, l *engine.ListenerTable) int32 {
+	for _, p := range g.Ports {
+		if slices.Contains(p.Listeners, l) {
+			return p.Port
+		}
+	}
+	return 0
+}
+
+// TestShadowNoFalsePositives draws random pairs of HTTP matches from a small
+// vocabulary of paths, methods, headers and query params, and random
+// requests from the same vocabulary. Whenever the engine says the first
+// match shadows the second, every request the second matches must match the
+// first, by the data plane's own matcher.
+func TestShadowNoFalsePositives(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
+	paths := []string{"/", "/a", "/a/", "/a/b", "/ab", "/a/b/c"}
+	randMatch := func() *gwv1.HTTPRouteMatch {
+		m := &gwv1.HTTPRouteMatch{}
+		typ := gwv1.PathMatchType(pick("PathPrefix", "PathPrefix", "Exact", "RegularExpression"))
+		v := pick(paths...)
+		if typ == gwv1.PathMatchRegularExpression {
+			v = pick("(?s)/a/.*", "/a/.*", "/a/[a-z]+", "(?s).*", "/a", "(?s)/.*")
+		}
+		m.Path = &gwv1.HTTPPathMatch{Type: &typ, Value: &v}
+		if rng.IntN(3) == 0 {
+			meth := gwv1.HTTPMethod(pick("GET", "POST"))
+			m.Method = &meth
+		}
+		for range rng.IntN(3) {
+			ht := gwv1.HeaderMatchType(pick("Exact", "Exact", "RegularExpression"))
+			val := pick("1", "2")
+			if ht == gwv1.HeaderMatchRegularExpression {
+				val = pick("1|2", "1", "[0-9]")
+			}
+			m.Headers = append(m.Headers, gwv1.HTTPHeaderMatch{Type: &ht, Name: gwv1.HTTPHeaderName(pick("x-a", "X-A", "x-b")), Value: val})
+		}
+		if rng.IntN(3) == 0 {
+			qt := gwv1.QueryParamMatchExact
+			m.QueryParams = append(m.QueryParams, gwv1.HTTPQueryParamMatch{Type: &qt, Name: gwv1.HTTPHeaderName(pick("q", "Q")), Value: pick("1", "2")})
+		}
+		return m
+	}
+	randRequest := func() *http.Request {
+		u := &url.URL{Path: pick(append(paths, "/a/b/\n", "/a/x", "/abc", "/a/\n")...)}
+		q := url.Values{}
+		for _, n := range []string{"q", "Q"} {
+			if rng.IntN(2) == 0 {
+				q.Set(n, pick("1", "2"))
+			}
+		}
+		u.RawQuery = q.Encode()
+		r := &http.Request{Method: pick("GET", "POST"), URL: u, Header: http.Header{}, Host: "h", ProtoMajor: 1}
+		for _, n := range []string{"X-A", "X-B"} {
+			if rng.IntN(3) > 0 {
+				r.Header.Set(n, pick("1", "2", "3"))
+			}
+		}
+		return r
+	}
+	rc := &regexCache{cur: map[string]*regexp.Regexp{}}
+	matches := func(r *engine.RouteRule, req *http.Request) bool {
+		c, err := compileHTTPMatch(r.HTTP, rc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := newReqView(req)
+		return c.matchPath(v.path) && c.matchRest(&v)
+	}
+	draw := func() (*engine.RouteRule, *engine.RouteRule) {
+		return &engine.RouteRule{Name: "a/rule/0/match/0", HTTP: randMatch()}, &engine.RouteRule{Name: "b/rule/0/match/0", HTTP: randMatch()}
+	}
+	checkShadowPairs(t, draw, randRequest, 600, matches)
+}
+
+// checkShadowPairs draws 20000 pairs of rules; whenever the engine says
+// the first shadows the second, every one of n random requests that the
+// second matches must match the first, by the data plane's matcher.
+func checkShadowPairs(t *testing.T, draw func() (a, b *engine.RouteRule), request func() *http.Request, n int,
+	matches func(*engine.RouteRule, *http.Request) bool) {
+	t.Helper()
+	reqs := make([]*http.Request, n)
+	for i := range reqs {
+		reqs[i] = request()
+	}
+	shadows, witnessed := 0, 0
+	for range 20000 {
+		a, b := draw()
+		vh := &engine.VirtualHost{Name: "vh", Rules: []*engine.RouteRule{a, b}}
+		tab := &engine.Table{Gateways: []*engine.GatewayTable{{Ports: []*engine.PortTable{{Listeners: []*engine.ListenerTable{{VirtualHosts: []*engine.VirtualHost{vh}}}}}}}}
+		if len((&engine.Result{Table: tab}).Shadows()) == 0 {
+			continue
+		}
+		shadows++
+		for _, r := range reqs {
+			if matches(b, r) {
+				witnessed++
+				if !matches(a, r) {
+					t.Fatalf("engine says %s shadows %s, but %s %s?%s %v matches only the second",
+						describe(a), describe(b), r.Method, r.URL.Path, r.URL.RawQuery, r.Header)
+				}
+			}
+		}
+	}
+	if shadows < 50 || witnessed < 500 {
+		t.Errorf("only %d shadowing pairs (%d requests) drawn: the vocabulary is too wide to test anything", shadows, witnessed)
+	}
+	t.Logf("%d shadowing pairs, %d requests checked", shadows, witnessed)
+}
+
+func describe(m any) string {
+	b, _ := yaml.Marshal(m)
+	return string(b)
+}
+
+// TestShadowNoFalsePositivesGRPC is TestShadowNoFalsePositives for
+// GRPCRoute matches: services, methods, regular expressions and headers.
+func TestShadowNoFalsePositivesGRPC(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
+	ptr := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		return &s
+	}
+	randMatch := func() *gwv1.GRPCRouteMatch {
+		m := &gwv1.GRPCRouteMatch{}
+		if rng.IntN(4) > 0 {
+			typ := gwv1.GRPCMethodMatchExact
+			svc, meth := pick("", "a.S", "b.S"), pick("", "Get", "Put")
+			if rng.IntN(3) == 0 {
+				typ = gwv1.GRPCMethodMatchRegularExpression
+				svc, meth = pick("", `a\.S`, `(a|b)\.S`, `.*`), pick("", "Get", "Get|Put", "[A-Z].*")
+			}
+			m.Method = &gwv1.GRPCMethodMatch{Type: &typ, Service: ptr(svc), Method: ptr(meth)}
+		}
+		for range rng.IntN(3) {
+			ht := gwv1.GRPCHeaderMatchType(pick("Exact", "Exact", "RegularExpression"))
+			val := pick("1", "2")
+			if ht == gwv1.GRPCHeaderMatchRegularExpression {
+				val = pick("1|2", "1")
+			}
+			m.Headers = append(m.Headers, gwv1.GRPCHeaderMatch{Type: &ht, Name: gwv1.GRPCHeaderName(pick("x-a", "X-A", "x-b")), Value: val})
+		}
+		return m
+	}
+	randRequest := func() *http.Request {
+		r := &http.Request{Method: http.MethodPost, ProtoMajor: 2, Host: "h", Header: http.Header{},
+			URL: &url.URL{Path: "/" + pick("a.S", "b.S", "c.S") + "/" + pick("Get", "Put", "get")}}
+		r.Header.Set("Content-Type", "application/grpc")
+		for _, n := range []string{"X-A", "X-B"} {
+			if rng.IntN(3) > 0 {
+				r.Header.Set(n, pick("1", "2", "3"))
+			}
+		}
+		return r
+	}
+	rc := &regexCache{cur: map[string]*regexp.Regexp{}}
+	matches := func(r *engine.RouteRule, req *http.Request) bool {
+		c, err := compileGRPCMatch(r.GRPC, rc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := newReqView(req)
+		return c.matches(&v)
+	}
+	draw := func() (*engine.RouteRule, *engine.RouteRule) {
+		return &engine.RouteRule{Name: "a/rule/0/match/0", GRPC: randMatch()}, &engine.RouteRule{Name: "b/rule/0/match/0", GRPC: randMatch()}
+	}
+	checkShadowPairs(t, draw, randRequest, 300, matches)
+}

@@ -1,0 +1,64 @@
+package engine_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/gwdev/gwdev/engine"
+)
+
+// TestPolicyEffectsAgreeWithTable checks, on every golden case, that the
+// recorded BackendTLSPolicy effects are what the routing table does: every
+// backend with TLS names a policy recorded as applied to its Service, and
+// a policy recorded as refused for a Service never gives its backends TLS.
+func TestPolicyEffectsAgreeWithTable(t *testing.T) {
+	ins, _ := filepath.Glob("testdata/*.in.yaml")
+	applied, refused := 0, 0
+	for _, in := range ins {
+		res := translateFile(t, in)
+		type pair struct {
+			policy  string
+			service engine.ObjectKey
+		}
+		ok, no := map[pair]bool{}, map[pair]bool{}
+		for _, e := range res.Policies {
+			if e.Policy.Kind != "BackendTLSPolicy" {
+				continue
+			}
+			p := pair{e.Policy.Namespace + "/" + e.Policy.Name, e.Target}
+			if e.Applied {
+				ok[p] = true
+			} else if e.Section == "" {
+				no[p] = true
+			}
+		}
+		for _, g := range res.Table.Gateways {
+			for _, p := range g.Ports {
+				for _, l := range p.Listeners {
+					for _, vh := range l.VirtualHosts {
+						for _, r := range vh.Rules {
+							for _, b := range r.Backends {
+								if b.TLS == nil {
+									continue
+								}
+								k := pair{b.TLS.Policy, b.Service}
+								if !ok[k] {
+									t.Errorf("%s: %s gets TLS from %s, which is not recorded as applied to it", in, b.Name, b.TLS.Policy)
+								}
+								if no[k] {
+									t.Errorf("%s: %s gets TLS from %s, recorded as refused for %s", in, b.Name, b.TLS.Policy, b.Service)
+								}
+								applied++
+							}
+						}
+					}
+				}
+			}
+		}
+		refused += len(no)
+	}
+	if applied < 10 || refused < 3 {
+		t.Errorf("only %d TLS backends and %d refusals checked", applied, refused)
+	}
+	t.Logf("%d backends with TLS, %d refused policy targets checked", applied, refused)
+}

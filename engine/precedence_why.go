@@ -1,0 +1,196 @@
+package engine
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// precedenceReason says which of the spec's precedence criteria puts rule a
+// before rule b of the same virtual host (a comes first in the table). ra
+// and rb are their routes (nil when unknown). It follows sortRules step by
+// step, so it names the criterion that actually decided.
+func precedenceReason(a, b *RouteRule, ra, rb object) string {
+	if c := compareMatch(a, b); c != 0 {
+		return matchReason(a, b)
+	}
+	if ra == nil || rb == nil {
+		return "same match precedence; table order decides"
+	}
+	if a.Route == b.Route {
+		ia, ja := ruleIndexes(a.Name)
+		ib, jb := ruleIndexes(b.Name)
+		if ia == ib {
+			return fmt.Sprintf("same match precedence in the same rule: matches[%d] comes before matches[%d]", ja, jb)
+		}
+		return fmt.Sprintf("same match precedence in the same route: rules[%d] comes before rules[%d]", ia, ib)
+	}
+	return "same match precedence: " + olderRouteReason(a.Route, b.Route, ra, rb)
+}
+
+// olderRouteReason says why route a (object ra) sorts before route b: the
+// older creationTimestamp, or namespace/name (olderFirst).
+func olderRouteReason(a, b ObjectKey, ra, rb object) string {
+	ta, tb := ra.GetCreationTimestamp(), rb.GetCreationTimestamp()
+	switch {
+	case !ta.Equal(&tb) && tb.IsZero():
+		return fmt.Sprintf("the oldest route wins, and %s has a creationTimestamp (%s) while %s has none",
+			routeRef(a), ta.UTC().Format(time.RFC3339), routeRef(b))
+	case !ta.Equal(&tb):
+		return fmt.Sprintf("the oldest route wins (%s created %s, %s created %s)",
+			routeRef(a), ta.UTC().Format(time.RFC3339), routeRef(b), tb.UTC().Format(time.RFC3339))
+	}
+	return fmt.Sprintf("the first route in namespace/name order wins (%s/%s before %s/%s; the same creationTimestamp, or none)",
+		a.Namespace, a.Name, b.Namespace, b.Name)
+}
+
+// routeRef renders a route as "HTTPRoute ns/name".
+func routeRef(k ObjectKey) string { return k.Kind + " " + k.Namespace + "/" + k.Name }
+
+// matchReason names the match criterion that orders a before b.
+func matchReason(a, b *RouteRule) string {
+	if a.HTTP == nil || b.HTTP == nil {
+		if a.GRPC == nil || b.GRPC == nil {
+			return "GRPCRoute rules come before HTTPRoute rules on a shared hostname"
+		}
+		sa, ma := grpcMethodLens(a.GRPC)
+		sb, mb := grpcMethodLens(b.GRPC)
+		switch {
+		case sa != sb:
+			return fmt.Sprintf("the longer service match wins (%d characters against %d)", sa, sb)
+		case ma != mb:
+			return fmt.Sprintf("the longer method match wins (%d characters against %d)", ma, mb)
+		}
+		return fmt.Sprintf("more header matches win (%d against %d)", len(a.GRPC.Headers), len(b.GRPC.Headers))
+	}
+	pa, la := pathRank(a.HTTP)
+	pb, lb := pathRank(b.HTTP)
+	ta, _ := pathOf(a.HTTP)
+	tb, _ := pathOf(b.HTTP)
+	switch {
+	case pa != pb:
+		return fmt.Sprintf("%s paths come before %s paths", ta, tb)
+	case la != lb:
+		return fmt.Sprintf("the longer %s wins (%d characters against %d)", ta, la, lb)
+	case (a.HTTP.Method != nil) != (b.HTTP.Method != nil):
+		return "a method match comes before none"
+	case len(a.HTTP.Headers) != len(b.HTTP.Headers):
+		return fmt.Sprintf("more header matches win (%d against %d)", len(a.HTTP.Headers), len(b.HTTP.Headers))
+	}
+	return fmt.Sprintf("more query param matches win (%d against %d)", len(a.HTTP.QueryParams), len(b.HTTP.QueryParams))
+}
+
+// ruleIndexes parses "<kind>/<ns>/<name>/rule/<i>/match/<j>" (-1 when a
+// part is missing).
+func ruleIndexes(name string) (rule, match int) {
+	rule, match = -1, -1
+	parts := strings.Split(name, "/")
+	for k := 0; k+1 < len(parts); k++ {
+		n, err := strconv.Atoi(parts[k+1])
+		if err != nil || n < 0 {
+			continue
+		}
+		switch parts[k] {
+		case "rule":
+			rule = n
+		case "match":
+			match = n
+		}
+	}
+	return rule, match
+}
+
+// describeMatch renders a table rule's match briefly, e.g.
+// `PathPrefix /api, method GET, header X-Env=prod`.
+func describeMatch(r *RouteRule) string {
+	var parts []string
+	named := func(what string, ns []namedValue) {
+		for _, n := range ns {
+			op := "="
+			if n.regex {
+				op = "~"
+			}
+			parts = append(parts, what+" "+n.name+op+n.value)
+		}
+	}
+	switch {
+	case r.HTTP != nil:
+		typ, _ := pathOf(r.HTTP)
+		value := "/"
+		if r.HTTP.Path != nil && r.HTTP.Path.Value != nil {
+			value = *r.HTTP.Path.Value
+		}
+		parts = append(parts, string(typ)+" "+value)
+		if r.HTTP.Method != nil {
+			parts = append(parts, "method "+string(*r.HTTP.Method))
+		}
+		named("header", httpHeaders(r.HTTP.Headers))
+		named("query", queryParams(r.HTTP.QueryParams))
+	case r.GRPC != nil:
+		s, m, re := grpcMethodParts(r.GRPC)
+		if s == "" {
+			s = "*"
+		}
+		if m == "" {
+			m = "*"
+		}
+		method := "method " + s + "/" + m
+		if re {
+			method += " (regex)"
+		}
+		parts = append(parts, method)
+		named("header", grpcHeaders(r.GRPC.Headers))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ruleLabel renders a rule's place in its route, e.g.
+// `HTTPRoute default/api rules[1].matches[0]` (with the rule's name when it
+// has one).
+func ruleLabel(r *RouteRule) string {
+	i, j := ruleIndexes(r.Name)
+	s := fmt.Sprintf("%s rules[%d]", routeRef(r.Route), i)
+	if r.RuleName != "" {
+		s += fmt.Sprintf(" (%q)", r.RuleName)
+	}
+	return s + fmt.Sprintf(".matches[%d]", j)
+}
+
+// PrecedenceReason says why rule a of a virtual host of r.Table is tried
+// before rule b: the spec's precedence criterion that decides (path type
+// and length, method, header and query param counts for HTTPRoute; service,
+// method and headers for GRPCRoute; then the oldest route, then
+// namespace/name, then rule order). It is what explain prints for the rules
+// that also matched a request but lost.
+func (r *Result) PrecedenceReason(a, b *RouteRule) string {
+	return precedenceReason(a, b, r.routeObject(a.Route), r.routeObject(b.Route))
+}
+
+// routeObject finds an HTTPRoute or GRPCRoute of the result (nil: none).
+func (r *Result) routeObject(k ObjectKey) object {
+	if r.Objects == nil {
+		return nil
+	}
+	switch k.Kind {
+	case "HTTPRoute":
+		for _, o := range r.Objects.HTTPRoutes {
+			if o.Namespace == k.Namespace && o.Name == k.Name {
+				return o
+			}
+		}
+	case "GRPCRoute":
+		for _, o := range r.Objects.GRPCRoutes {
+			if o.Namespace == k.Namespace && o.Name == k.Name {
+				return o
+			}
+		}
+	}
+	return nil
+}
+
+// DescribeRule names a table rule and its match for people, e.g.
+// `HTTPRoute default/api rules[1].matches[0] (PathPrefix /v1, method GET)`.
+func DescribeRule(r *RouteRule) string {
+	return ruleLabel(r) + " (" + describeMatch(r) + ")"
+}

@@ -1,0 +1,174 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+)
+
+// Shadowed rules: a route match that can never receive a request on a
+// virtual host, because a match tried before it (the table is in the
+// spec's precedence order, and the data plane takes the first match)
+// accepts every request it would. Both routes are Accepted, so status says
+// nothing; gwdev reports a warning finding on the shadowed route naming the
+// winner and the precedence criterion that put it first. Only a single
+// earlier match that covers the whole match counts (coverChecker), so there
+// are no false warnings; a match covered only by several earlier ones
+// together is not reported.
+
+// Shadow is one shadowed match on one virtual host.
+type Shadow struct {
+	// Loser never matches on VirtualHost; Winner is the earliest rule
+	// before it that accepts every request Loser would.
+	Loser, Winner *RouteRule
+	Listener      *ListenerTable
+	VirtualHost   *VirtualHost
+	// Why is the precedence criterion that puts Winner first.
+	Why string
+}
+
+// shadowIndex holds the rules of a virtual host seen so far, by what can
+// cover a new rule.
+type shadowIndex struct {
+	exact  map[string][]int // HTTP Exact paths
+	prefix map[string][]int // HTTP PathPrefix values, normalised
+	regex  []int            // HTTP RegularExpression paths
+	grpc   []int            // GRPCRoute matches
+}
+
+// findShadows lists the shadowed matches of a virtual host.
+func findShadows(c *coverChecker, vh *VirtualHost) [][2]int {
+	idx := shadowIndex{exact: map[string][]int{}, prefix: map[string][]int{}}
+	var out [][2]int
+	for j, b := range vh.Rules {
+		cands := idx.candidates(b)
+		slices.Sort(cands)
+		for _, i := range cands {
+			if c.covers(vh.Rules[i], b) {
+				out = append(out, [2]int{i, j})
+				break
+			}
+		}
+		idx.add(j, b)
+	}
+	return out
+}
+
+func (x *shadowIndex) add(j int, r *RouteRule) {
+	if r.GRPC != nil {
+		x.grpc = append(x.grpc, j)
+		return
+	}
+	typ, v := pathOf(r.HTTP)
+	switch typ {
+	case gwv1.PathMatchExact:
+		x.exact[v] = append(x.exact[v], j)
+	case gwv1.PathMatchPathPrefix:
+		x.prefix[v] = append(x.prefix[v], j)
+	default:
+		x.regex = append(x.regex, j)
+	}
+}
+
+// candidates returns the earlier rules that might cover r (unsorted).
+func (x *shadowIndex) candidates(r *RouteRule) []int {
+	if r.GRPC != nil {
+		return slices.Clone(x.grpc)
+	}
+	typ, v := pathOf(r.HTTP)
+	out := slices.Clone(x.regex)
+	if typ == gwv1.PathMatchRegularExpression {
+		return out
+	}
+	if typ == gwv1.PathMatchExact {
+		out = append(out, x.exact[v]...)
+	}
+	out = append(out, x.prefix[""]...)
+	for k := 1; k < len(v); k++ {
+		if v[k] == '/' {
+			out = append(out, x.prefix[v[:k]]...)
+		}
+	}
+	if v != "" && !strings.HasSuffix(v, "/") {
+		out = append(out, x.prefix[v]...)
+	}
+	return out
+}
+
+// shadows lists every shadowed match of the table, listener by listener.
+// route gives a route's object for the precedence explanation (nil: the
+// explanation says only that table order decides).
+func (tab *Table) shadows(route func(ObjectKey) object) []Shadow {
+	var c coverChecker
+	var out []Shadow
+	EachListener(tab, func(l *ListenerTable) {
+		for _, vh := range l.VirtualHosts {
+			for _, s := range findShadows(&c, vh) {
+				w, lo := vh.Rules[s[0]], vh.Rules[s[1]]
+				out = append(out, Shadow{Loser: lo, Winner: w, Listener: l, VirtualHost: vh,
+					Why: precedenceReason(w, lo, route(w.Route), route(lo.Route))})
+			}
+		}
+	})
+	return out
+}
+
+// Shadows lists every route match of the result's table that can never
+// receive a request because an earlier match takes all of them.
+func (r *Result) Shadows() []Shadow {
+	if r.Table == nil {
+		return nil
+	}
+	return r.Table.shadows(r.routeObject)
+}
+
+// noteShadowedRules adds a warning per shadowed match, naming every
+// listener and host where it is shadowed by the same winner.
+func (t *translator) noteShadowedRules(tab *Table) {
+	routes := make(map[ObjectKey]object, len(t.routes))
+	for _, r := range t.routes {
+		routes[r.key] = r.obj
+	}
+	type group struct {
+		s      Shadow
+		places []string
+	}
+	var groups []*group
+	byPair := map[[2]string]*group{}
+	for _, s := range tab.shadows(func(k ObjectKey) object { return routes[k] }) {
+		k := [2]string{s.Loser.Name, s.Winner.Name}
+		g := byPair[k]
+		if g == nil {
+			g = &group{s: s}
+			byPair[k] = g
+			groups = append(groups, g)
+		}
+		g.places = append(g.places, shadowPlace(s.Listener, s.VirtualHost))
+	}
+	for _, g := range groups {
+		s := g.s
+		i, j := ruleIndexes(s.Loser.Name)
+		t.notes = append(t.notes, Finding{Severity: SeverityWarning, Object: s.Loser.Route, Source: s.Loser.Source,
+			Scope: fmt.Sprintf("rules[%d].matches[%d]", i, j), Reason: ReasonShadowed, Message: ShadowMessage(s, g.places)})
+	}
+}
+
+// ReasonShadowed is the Reason of the findings about shadowed rules (a
+// gwdev finding, not a status condition reason).
+const ReasonShadowed = "ShadowedRule"
+
+// ShadowMessage words a shadow finding: the match, where it never
+// matches, the winner, and the precedence criterion.
+func ShadowMessage(s Shadow, places []string) string {
+	return fmt.Sprintf("%s (%s) never receives a request on %s: %s (%s) is tried first and matches every request it would; %s",
+		ruleLabel(s.Loser), describeMatch(s.Loser), strings.Join(places, "; "),
+		ruleLabel(s.Winner), describeMatch(s.Winner), s.Why)
+}
+
+// shadowPlace names a listener and virtual host, e.g.
+// `Gateway default/gw listener "http" host "*"`.
+func shadowPlace(l *ListenerTable, vh *VirtualHost) string {
+	return fmt.Sprintf("%s %s/%s listener %q host %q", l.Owner.Kind, l.Owner.Namespace, l.Owner.Name, l.SectionName, displayVHost(vh.Hostname))
+}

@@ -3,10 +3,13 @@ package conformance
 import (
 	"slices"
 	"strings"
+	"testing"
 
 	"k8s.io/apimachinery/pkg/util/sets"
 	"sigs.k8s.io/gateway-api/conformance/utils/suite"
 	"sigs.k8s.io/gateway-api/pkg/features"
+
+	"github.com/gwdev/gwdev/engine"
 )
 
 // profiles are the conformance profiles gwdev reports: every profile of
@@ -19,53 +22,10 @@ var profiles = []suite.ConformanceProfile{
 	suite.GatewayUDPConformanceProfile,
 }
 
-// claimedFeatures are the extended features gwdev claims: what its engine
-// and HTTP data plane implement. The profiles' core features are claimed
-// implicitly. A claimed feature whose test fails is a gwdev bug, not a
-// reason to drop the claim.
-var claimedFeatures = []features.FeatureName{
-	// Gateway
-	features.SupportGatewayPort8080,
-	features.SupportGatewayHTTPListenerIsolation,
-	features.SupportGatewayAddressEmpty,
-	features.SupportGatewayStaticAddresses,
-	features.SupportListenerSet,
-	// HTTPRoute
-	features.SupportHTTPRouteDestinationPortMatching,
-	features.SupportHTTPRouteParentRefPort,
-	features.SupportHTTPRouteQueryParamMatching,
-	features.SupportHTTPRouteMethodMatching,
-	features.SupportHTTPRouteNamedRouteRule,
-	features.SupportHTTPRouteBackendRequestHeaderModification,
-	features.SupportHTTPRouteResponseHeaderModification,
-	features.SupportHTTPRoutePortRedirect,
-	features.SupportHTTPRouteSchemeRedirect,
-	features.SupportHTTPRoutePathRedirect,
-	features.SupportHTTPRoute303RedirectStatusCode,
-	features.SupportHTTPRoute307RedirectStatusCode,
-	features.SupportHTTPRoute308RedirectStatusCode,
-	features.SupportHTTPRouteHostRewrite,
-	features.SupportHTTPRoutePathRewrite,
-	features.SupportHTTPRouteRequestMirror,
-	features.SupportHTTPRouteRequestMultipleMirrors,
-	features.SupportHTTPRouteRequestPercentageMirror,
-	features.SupportHTTPRouteRequestTimeout,
-	features.SupportHTTPRouteBackendTimeout,
-	features.SupportHTTPRouteRetry,
-	features.SupportHTTPRouteCORS,
-	features.SupportHTTPRouteBackendProtocolH2C,
-	features.SupportHTTPRouteBackendProtocolWebSocket,
-	features.SupportGatewayHTTPSListenerDetectMisdirectedRequests,
-	features.SupportGatewayFrontendClientCertificateValidation,
-	features.SupportGatewayFrontendClientCertificateValidationInsecureFallback,
-	features.SupportBackendTLSPolicy,
-	features.SupportBackendTLSPolicySANValidation,
-	features.SupportGatewayBackendClientCertificate,
-	features.SupportTLSRouteModeTerminate,
-	features.SupportTLSRouteModeMixed,
-	// GRPCRoute
-	features.SupportGRPCRouteNamedRouteRule,
-}
+// claimedFeatures are the extended features gwdev claims: the list in
+// gwdev's engine, which GatewayClass status.supportedFeatures also reports.
+// The profiles' core features are claimed implicitly.
+var claimedFeatures = engine.ExtendedFeatures()
 
 // unclaimedReasons says why gwdev does not claim an extended feature of its
 // profiles; the report repeats it for every test that needs the feature.
@@ -89,6 +49,15 @@ func supportedFeatures() sets.Set[features.FeatureName] {
 		s = s.Union(p.CoreFeatures)
 	}
 	return s
+}
+
+// TestSupportedFeaturesFromEngine: what the run claims is what gwdev's
+// GatewayClass status.supportedFeatures says (engine.SupportedFeatures),
+// the one list; a profile added here needs its core features there.
+func TestSupportedFeaturesFromEngine(t *testing.T) {
+	if got, want := sets.List(supportedFeatures()), engine.SupportedFeatures(); !slices.Equal(got, want) {
+		t.Errorf("the conformance run claims %v, GatewayClass status says %v", got, want)
+	}
 }
 
 // testProfiles returns the reported profiles a test belongs to: those

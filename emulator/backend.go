@@ -72,7 +72,7 @@ func (c *compiler) upstream(b *table.Backend) *upstream {
 func upstreamKey(b *table.Backend) string {
 	k := b.Target.Kind + "|" + strings.Join(b.Target.Addresses, ",")
 	if b.Target.Kind == table.TargetEcho {
-		k = "echo|" + serviceName(b)
+		k = "echo|" + serviceName(b) + "|" + b.Target.EchoAuthHeader
 	}
 	if t := b.TLS; t != nil {
 		h := fnv.New64a()
@@ -81,6 +81,7 @@ func upstreamKey(b *table.Backend) string {
 			h.Write(c.CertPEM)
 			h.Write(c.KeyPEM)
 		}
+		hashTLSLimits(h, t.Limits)
 		for _, s := range t.SubjectAltNames {
 			fmt.Fprintf(h, "|%s=%s%s", s.Type, s.Hostname, s.URI)
 		}
@@ -123,6 +124,9 @@ func newUpstream(key string, b *table.Backend, echoLog func(string) *echoLog) *u
 // certificate, if it has one, when the backend asks (clientcert.go).
 func backendTLSConfig(t *table.BackendTLS) (*tls.Config, error) {
 	conf := &tls.Config{ServerName: t.SNI, MinVersion: tls.VersionTLS12}
+	if err := applyTLSLimits(conf, t.Limits); err != nil { // tlsoptions.go
+		return conf, fmt.Errorf("BackendTLSPolicy %s options: %w", t.Policy, err)
+	}
 	if c := t.ClientCertificate; c != nil {
 		if err := presentClientCertificate(conf, c); err != nil {
 			return conf, fmt.Errorf("client certificate of Secret %s: %w", c.Secret, err)

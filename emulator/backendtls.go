@@ -15,10 +15,16 @@ import (
 // and the policy, SNI and trust anchors it was checked against. ok is false
 // when err is not about TLS.
 func backendTLSFailure(ex *exchange, err error) (reason string, ok bool) {
-	if ex.backend == nil || ex.backend.b.TLS == nil {
+	return tlsFailure(ex.backend, ex.upstreamAddr, err)
+}
+
+// tlsFailure is backendTLSFailure for backend b reached at addr (a route's
+// backend, or an ExternalAuth backend).
+func tlsFailure(b *backendRoutes, addr string, err error) (reason string, ok bool) {
+	if b == nil || b.b.TLS == nil {
 		return "", false
 	}
-	p := ex.backend.b.TLS
+	p := b.b.TLS
 	trust := "the system trust store"
 	if !p.System {
 		trust = "the CA certificates of " + strings.Join(p.CARefs, ", ")
@@ -50,7 +56,7 @@ func backendTLSFailure(ex *exchange, err error) (reason string, ok bool) {
 		return "", false
 	}
 	return fmt.Sprintf("TLS to backend %s (%s) failed: %s [BackendTLSPolicy %s, SNI %s%s]",
-		ex.upstreamAddr, ex.backend.service, what, p.Policy, p.SNI, clientCertHint(p, err)), true
+		addr, b.service, what, p.Policy, p.SNI, clientCertHint(p, err)), true
 }
 
 // remoteTLSError starts the error of an alert the backend sent.

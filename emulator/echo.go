@@ -33,12 +33,18 @@ type echoTarget struct {
 	pod                string
 	log                *echoLog
 	retries            retrySimulation
+	// authHeader, when set, makes this echo a demo auth server
+	// (echoauth.go): it allows requests carrying this header.
+	authHeader string
 }
 
 var _ http.RoundTripper = (*echoTarget)(nil)
 
 func newEchoTarget(b *table.Backend, logFor func(string) *echoLog) *echoTarget {
 	e := &echoTarget{namespace: b.Service.Namespace, service: b.Service.Name, port: b.Port}
+	if b.Target != nil {
+		e.authHeader = b.Target.EchoAuthHeader
+	}
 	key := e.namespace + "/" + e.service
 	h := fnv.New64a()
 	h.Write([]byte(key))
@@ -87,6 +93,9 @@ func (e *echoTarget) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if isGRPC(req) {
 		return e.roundTripGRPC(req) // grpcecho.go
+	}
+	if e.authHeader != "" {
+		return e.authorize(req), nil // echoauth.go
 	}
 	if isEchoWebSocket(req) {
 		return e.roundTripWebSocket(req) // echo_ws.go

@@ -58,6 +58,9 @@ func explain(rt *router, gatewayAddr string, port int32, req *http.Request) *Tra
 	} else if ex.pinAddr >= 0 && ex.pinAddr < len(ex.backend.up.addrs) {
 		t.Upstream = ex.backend.up.addrs[ex.pinAddr]
 	}
+	if (act == actProxy || act == actRedirect) && len(ex.auths) > 0 {
+		t.Reason = "only if the ExternalAuth check allows it (explain does not ask the auth server; a failing one denies with 403)"
+	}
 	t.RequestHeaders = req.Header
 	redactTrace(t)
 	return t

@@ -20,10 +20,13 @@ type filterStep struct {
 	rewrite     *table.HTTPURLRewriteFilter
 	// mirror is the index into the resolved mirrors of the rule or
 	// backendRef (-1: not a mirror).
-	mirror      int
-	mirrorNum   int32
-	mirrorDen   int32
-	cors        *corsPolicy
+	mirror    int
+	mirrorNum int32
+	mirrorDen int32
+	cors      *corsPolicy
+	// extAuth is the index into the resolved ExternalAuth filters of the
+	// rule or backendRef (-1: not an ExternalAuth filter).
+	extAuth     int
 	unsupported string
 }
 
@@ -38,9 +41,9 @@ type headerValue struct{ name, value string }
 
 func compileFilters(fs []table.HTTPRouteFilter, rc *regexCache) []filterStep {
 	var out []filterStep
-	mirrors := 0
+	mirrors, auths := 0, 0
 	for _, f := range fs {
-		s := filterStep{typ: f.Type, mirror: -1}
+		s := filterStep{typ: f.Type, mirror: -1, extAuth: -1}
 		switch f.Type {
 		case table.HTTPRouteFilterRequestHeaderModifier:
 			s.reqHeaders = compileHeaderMod(f.RequestHeaderModifier)
@@ -59,6 +62,12 @@ func compileFilters(fs []table.HTTPRouteFilter, rc *regexCache) []filterStep {
 			s.mirrorNum, s.mirrorDen = mirrorFraction(f.RequestMirror)
 		case table.HTTPRouteFilterCORS:
 			s.cors = compileCORS(f.CORS, rc)
+		case table.HTTPRouteFilterExternalAuth:
+			if f.ExternalAuth == nil {
+				continue
+			}
+			s.extAuth = auths
+			auths++
 		case table.HTTPRouteFilterExtensionRef:
 			name := ""
 			if f.ExtensionRef != nil {

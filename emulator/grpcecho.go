@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -30,6 +31,9 @@ const (
 	echoMetaService   = echoMetaPrefix + "service"
 	echoMetaPod       = echoMetaPrefix + "pod"
 	echoMetaIngress   = echoMetaPrefix + "ingress"
+	// echoMetaAuthHeader is the echo Service's demo auth header
+	// (echoauth.go).
+	echoMetaAuthHeader = echoMetaPrefix + "auth-header"
 )
 
 // grpcEcho is the gRPC side of the echo backend: one grpc-go server for
@@ -52,6 +56,7 @@ func newGRPCEcho() *grpcEcho {
 	ln := bufconn.Listen(256 << 10)
 	srv := grpc.NewServer(grpc.UnknownServiceHandler(echoUnknownMethod))
 	pb.RegisterGrpcEchoServer(srv, grpcEchoServer{})
+	authv3.RegisterAuthorizationServer(srv, echoAuthServer{}) // echoauth.go
 	reflection.Register(srv)
 	go func() { _ = srv.Serve(ln) }()
 	tr := &http.Transport{
@@ -88,6 +93,9 @@ func (e *echoTarget) roundTripGRPC(req *http.Request) (*http.Response, error) {
 	out.Header.Set(echoMetaService, e.service)
 	out.Header.Set(echoMetaPod, e.pod)
 	out.Header.Set(echoMetaIngress, ingress)
+	if e.authHeader != "" {
+		out.Header.Set(echoMetaAuthHeader, e.authHeader)
+	}
 	return sharedGRPCEcho().tr.RoundTrip(out)
 }
 

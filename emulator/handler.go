@@ -55,6 +55,11 @@ type exchange struct {
 	cors        *corsPolicy
 	corsOrigin  string // set when the request's Origin is allowed
 	mirrors     []*backendRoutes
+	// auths are the ExternalAuth checks to pass before the gateway
+	// forwards or redirects (extauth.go); authHeaders is what they allowed
+	// onto the request to the backend, in order.
+	auths       []*extAuthRoutes
+	authHeaders []authHeaderOp
 
 	// pinAddr is the endpoint a session pins (-1: round robin).
 	pinAddr int
@@ -131,7 +136,7 @@ func (ex *exchange) decide(pr *portRoutes) action {
 		ex.status = r.r.DirectStatus
 		return actDirect
 	}
-	if a, done := ex.collect(r.filters, r.mirrors); done {
+	if a, done := ex.collect(r.filters, r.mirrors, r.auths); done {
 		return a
 	}
 	b := ex.chooseBackend(r)
@@ -160,7 +165,7 @@ func (ex *exchange) decide(pr *portRoutes) action {
 		ex.status = http.StatusInternalServerError
 		return actInvalidBackend
 	}
-	if a, done := ex.collect(b.filters, b.mirrors); done {
+	if a, done := ex.collect(b.filters, b.mirrors, b.auths); done {
 		return a
 	}
 	if b.up.tlsErr != "" {
@@ -178,7 +183,7 @@ func (ex *exchange) decide(pr *portRoutes) action {
 
 // collect applies a list of filters (the rule's, then the chosen backend's)
 // to the exchange. done reports that the gateway answers by itself.
-func (ex *exchange) collect(fs []filterStep, mirrors []*backendRoutes) (action, bool) {
+func (ex *exchange) collect(fs []filterStep, mirrors []*backendRoutes, auths []*extAuthRoutes) (action, bool) {
 	t := &ex.trace
 	var redirect bool
 	var cors *corsPolicy
@@ -208,6 +213,10 @@ func (ex *exchange) collect(fs []filterStep, mirrors []*backendRoutes) (action, 
 			redirect = true
 		case f.typ == table.HTTPRouteFilterRequestMirror:
 			ex.addMirror(f, mirrors)
+		case f.typ == table.HTTPRouteFilterExternalAuth:
+			if ex.addAuth(f, auths) {
+				return actUnsupported, true
+			}
 		case f.cors != nil:
 			cors = f.cors
 		}
@@ -334,7 +343,11 @@ func (s *Server) serve(bl *boundListener, w http.ResponseWriter, r *http.Request
 			panic(p)
 		}
 	}()
-	switch ex.decide(bl.routes.Load()) {
+	act := ex.decide(bl.routes.Load())
+	if (act == actProxy || act == actRedirect) && !ex.authorize(rec, r) {
+		return // denied, or refused because an auth backend failed
+	}
+	switch act {
 	case actProxy:
 		s.forward(ex, rec, r)
 	case actPreflight:

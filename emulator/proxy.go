@@ -107,6 +107,7 @@ func (s *Server) rewrite(pr *httputil.ProxyRequest) {
 	}
 	pr.SetXForwarded()
 	out.Host = pr.In.Host
+	ex.applyAuthHeaders(out.Header)
 	for _, m := range ex.reqMods {
 		m.apply(out.Header, &out.Host)
 	}

@@ -84,7 +84,9 @@ type ruleRoutes struct {
 	retry          *retryPolicy
 	// mirrors parallels the rule's RequestMirror filters (RouteRule.Mirrors).
 	mirrors []*backendRoutes
-	source  string
+	// auths parallels the rule's ExternalAuth filters (extauth.go).
+	auths  []*extAuthRoutes
+	source string
 }
 
 // backendRoutes is a compiled Backend.
@@ -95,6 +97,8 @@ type backendRoutes struct {
 	filters []filterStep
 	// mirrors parallels the backendRef's RequestMirror filters.
 	mirrors []*backendRoutes
+	// auths parallels the backendRef's ExternalAuth filters.
+	auths []*extAuthRoutes
 	// token identifies the backend in session cookies and headers.
 	token string
 	h2c   bool
@@ -283,6 +287,7 @@ func (c *compiler) rule(r *table.RouteRule) *ruleRoutes {
 			rr.mirrors = append(rr.mirrors, c.backend(m, r.GRPC != nil))
 		}
 	}
+	rr.auths = c.auths(r.ExternalAuth)
 	rr.session = compileSession(r.SessionPersistence)
 	if t := r.Timeouts; t != nil {
 		rr.requestTimeout = parseDuration(t.Request)
@@ -315,6 +320,7 @@ func (c *compiler) backend(b *table.Backend, grpc bool) *backendRoutes {
 	}
 	br.filters = compileFilters(b.Filters, c.regex)
 	c.backends[b] = br
+	br.auths = c.auths(b.ExternalAuth)
 	for _, m := range b.Mirrors {
 		if m != nil {
 			br.mirrors = append(br.mirrors, c.backend(m, grpc))

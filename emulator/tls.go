@@ -152,6 +152,10 @@ func (c *compiler) tlsListener(l *table.ListenerTable) *tlsListener {
 	if tl.mode == tlsHTTPS {
 		conf.NextProtos = httpsALPN
 	}
+	if err := applyTLSLimits(conf, l.TLS.Limits); err != nil { // tlsoptions.go
+		tl.broken = "tls.options: " + err.Error()
+		return tl
+	}
 	if err := tl.clientValidation(conf); err != nil {
 		tl.broken = err.Error()
 		return tl

@@ -55,11 +55,10 @@ func (t *translator) resolveBackendRef(r *routeState, name string, ref gwv1.Back
 	if ref.Port == nil {
 		return fail(gwv1.RouteReasonUnsupportedValue, "backendRef "+display()+": port is required for a Service")
 	}
-	var sp *corev1.ServicePort
-	for i := range svc.Spec.Ports {
-		if svc.Spec.Ports[i].Port == int32(*ref.Port) {
-			sp = &svc.Spec.Ports[i]
-		}
+	sp, other := servicePort(svc, int32(*ref.Port), r.kind)
+	if other != nil {
+		return fail(gwv1.RouteReasonBackendNotFound, fmt.Sprintf("backendRef %s: the Service's port %d is for %s only; a %s sends %s to it",
+			display(), *ref.Port, other.Protocol, r.kind, routeTransport(r.kind)))
 	}
 	if sp == nil && svc.Spec.Type != corev1.ServiceTypeExternalName {
 		return fail(gwv1.RouteReasonBackendNotFound, fmt.Sprintf("backendRef %s: the Service has no port %d", display(), *ref.Port))

@@ -165,6 +165,7 @@ func (t *translator) resolvePolicy(ps *policyState) {
 		ps.cond.fail(acc, string(gwv1.BackendTLSPolicyReasonNoValidCACertificate), "no caCertificateRef is valid")
 		ps.invalid = "no valid CA certificate"
 	}
+	t.policyTLSOptions(ps) // tlsoptions.go
 	ps.cond.setDefault(res, metav1.ConditionTrue, string(gwv1.BackendTLSPolicyReasonResolvedRefs), "all references are resolved")
 }
 

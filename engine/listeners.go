@@ -90,6 +90,7 @@ func protocolFamily(p gwv1.ProtocolType) string {
 // protocol, route kinds, TLS references, conflicts and overlapping TLS.
 func (t *translator) processListeners() {
 	for _, g := range t.gateways {
+		t.noteAllowedListenersSelector(g) // selectors.go
 		for _, l := range g.merged {
 			t.validateListener(l)
 		}
@@ -113,6 +114,7 @@ func (t *translator) validateListener(l *listenerState) {
 	}
 	t.profileListener(l)
 	t.resolveRouteKinds(l, kinds)
+	t.validateAllowedRoutesSelector(l) // selectors.go
 	switch {
 	case l.protocol == gwv1.HTTPSProtocolType:
 		t.resolveListenerTLS(l, gwv1.TLSModeTerminate)
@@ -209,28 +211,29 @@ func (t *translator) detectConflicts(ls []*listenerState) {
 			}
 		}
 	}
-	// ListenerSet entries, in merge precedence order: an entry that
-	// conflicts with a listener already accepted (the Gateway's, an older
-	// set's, or an earlier entry of its own set) is the one rejected — what
-	// the conformance tests for ListenerSets expect.
+	// ListenerSet entries, one set at a time in merge precedence order: an
+	// entry that conflicts with a listener already accepted (the Gateway's,
+	// or an older set's) is the one rejected — what the conformance tests
+	// for ListenerSets expect; then the set's remaining entries that
+	// conflict with each other are all marked, as inside a Gateway (GEP-1713:
+	// a set's listeners "MUST behave the same as if the list were part of a
+	// single Gateway").
 	var accepted []*listenerState
 	for _, l := range ls {
 		if l.set == nil && conflicts[l] == nil && routeKindsFor(l.protocol) != nil {
 			accepted = append(accepted, l)
 		}
 	}
-	for _, l := range ls {
-		if l.set == nil || routeKindsFor(l.protocol) == nil {
-			continue
+	for start := 0; start < len(ls); {
+		set := ls[start].set
+		end := start + 1
+		for end < len(ls) && ls[end].set == set {
+			end++
 		}
-		for _, a := range accepted {
-			if c, ok := listenersConflict(l, a); ok {
-				mark(l, listenerConflict{c, conflictMessage(l, a, c)})
-			}
+		if set != nil {
+			accepted = t.setConflicts(ls[start:end], accepted, mark, conflicts)
 		}
-		if conflicts[l] == nil {
-			accepted = append(accepted, l)
-		}
+		start = end
 	}
 	for _, l := range ls {
 		c := conflicts[l]
@@ -243,6 +246,40 @@ func (t *translator) detectConflicts(ls []*listenerState) {
 		l.cond.fail("Accepted", string(c.reason), "listener is conflicted and not accepted: "+c.msg)
 		l.cond.fail("Programmed", string(c.reason), "conflicted listeners are not programmed")
 	}
+}
+
+// setConflicts marks the conflicts of one ListenerSet's entries (see
+// detectConflicts) and returns accepted with the entries that remain.
+func (t *translator) setConflicts(entries, accepted []*listenerState, mark func(*listenerState, listenerConflict),
+	conflicts map[*listenerState]*listenerConflict) []*listenerState {
+	var rest []*listenerState
+	for _, l := range entries {
+		if routeKindsFor(l.protocol) == nil {
+			continue
+		}
+		for _, a := range accepted {
+			if c, ok := listenersConflict(l, a); ok {
+				mark(l, listenerConflict{c, conflictMessage(l, a, c)})
+			}
+		}
+		if conflicts[l] == nil {
+			rest = append(rest, l)
+		}
+	}
+	for i, a := range rest {
+		for _, b := range rest[i+1:] {
+			if c, ok := listenersConflict(a, b); ok {
+				mark(a, listenerConflict{c, conflictMessage(a, b, c)})
+				mark(b, listenerConflict{c, conflictMessage(b, a, c)})
+			}
+		}
+	}
+	for _, l := range rest {
+		if conflicts[l] == nil {
+			accepted = append(accepted, l)
+		}
+	}
+	return accepted
 }
 
 // listenersConflict applies the distinctness rules to two listeners: on one

@@ -181,23 +181,10 @@ func (r *routeState) dropRule(i int, name *gwv1.SectionName, why string) {
 	r.dropped = append(r.dropped, d)
 }
 
-// httpRuleUnsupported says why gwdev cannot implement an HTTPRoute rule: an
-// ExternalAuth filter (not emulated) or a regular expression Go's RE2 engine
-// cannot compile. "" means the rule is fine.
+// httpRuleUnsupported says why gwdev cannot implement an HTTPRoute rule: a
+// regular expression Go's RE2 engine cannot compile. "" means the rule is
+// fine.
 func httpRuleUnsupported(rule *gwv1.HTTPRouteRule) string {
-	if why := unsupportedFilters("filters", rule.Filters); why != "" {
-		return why
-	}
-	// This runs for every rule: field paths are built only where there is
-	// something to check.
-	for k, br := range rule.BackendRefs {
-		if len(br.Filters) == 0 {
-			continue
-		}
-		if why := unsupportedFilters("backendRefs["+itoa(k)+"].filters", br.Filters); why != "" {
-			return why
-		}
-	}
 	for j, m := range rule.Matches {
 		if m.Path != nil && m.Path.Type != nil && *m.Path.Type == gwv1.PathMatchRegularExpression && m.Path.Value != nil {
 			if why := badRegex(matchPath(j)+".path", *m.Path.Value); why != "" {
@@ -252,16 +239,6 @@ func grpcRuleUnsupported(rule *gwv1.GRPCRouteRule) string {
 	return ""
 }
 
-// unsupportedFilters reports the first filter gwdev cannot emulate.
-func unsupportedFilters(at string, filters []gwv1.HTTPRouteFilter) string {
-	for i, f := range filters {
-		if f.Type == gwv1.HTTPRouteFilterExternalAuth {
-			return fmt.Sprintf("%s[%d]: ExternalAuth is not emulated by gwdev", at, i)
-		}
-	}
-	return ""
-}
-
 // badRegex reports a regular expression the data plane (Go RE2 syntax)
 // cannot compile.
 func badRegex(at, expr string) string {
@@ -285,35 +262,43 @@ func grpcFilters(in []gwv1.GRPCRouteFilter) []gwv1.HTTPRouteFilter {
 	return out
 }
 
-// applyRuleFilters resolves a rule's mirror backends and makes the rule
-// answer 500 for an extensionRef filter gwdev cannot resolve (the spec:
-// "requests that would have been processed by that filter MUST receive a HTTP
-// error response").
+// applyRuleFilters resolves a rule's mirror and ExternalAuth backends and
+// makes the rule answer 500 for a filter whose reference gwdev cannot
+// resolve (the spec: "requests that would have been processed by that
+// filter MUST receive a HTTP error response").
 func (t *translator) applyRuleFilters(r *routeState, rr *RouteRule, where string, filters []gwv1.HTTPRouteFilter) {
-	mirrors, unresolved := t.resolveFilters(r, where, filters)
-	rr.Mirrors = mirrors
-	if unresolved != "" {
-		rr.DirectStatus, rr.DirectReason = 500, unresolved
+	rf := t.resolveFilters(r, where, filters)
+	rr.Mirrors, rr.ExternalAuth = rf.mirrors, rf.auths
+	if rf.unresolved != "" {
+		rr.DirectStatus, rr.DirectReason = 500, rf.unresolved
 	}
 }
 
 // applyBackendFilters is applyRuleFilters for a backendRef's own filters:
-// an unresolvable extensionRef makes that backend invalid, so the requests
+// an unresolvable reference makes that backend invalid, so the requests
 // that pick it get a 500.
 func (t *translator) applyBackendFilters(r *routeState, b *Backend, filters []gwv1.HTTPRouteFilter) {
-	mirrors, unresolved := t.resolveFilters(r, b.Name, filters)
-	b.Mirrors = mirrors
-	if unresolved != "" && b.Invalid == "" {
-		b.Invalid, b.Target = unresolved, nil
+	rf := t.resolveFilters(r, b.Name, filters)
+	b.Mirrors, b.ExternalAuth = rf.mirrors, rf.auths
+	if rf.unresolved != "" && b.Invalid == "" {
+		b.Invalid, b.Target = rf.unresolved, nil
 	}
 }
 
-// resolveFilters resolves RequestMirror backends and reports the first
-// extensionRef filter gwdev cannot resolve; every problem also goes to the
+// resolvedFilters is what resolveFilters found in a filter list.
+type resolvedFilters struct {
+	mirrors []*Backend
+	auths   []*ExternalAuth
+	// unresolved is the first filter whose reference cannot be resolved.
+	unresolved string
+}
+
+// resolveFilters resolves RequestMirror and ExternalAuth backends and
+// reports the first filter whose reference gwdev cannot resolve (an
+// extensionRef, an invalid auth backend); every problem also goes to the
 // route's ResolvedRefs failures.
-func (t *translator) resolveFilters(r *routeState, where string, filters []gwv1.HTTPRouteFilter) ([]*Backend, string) {
-	var mirrors []*Backend
-	unresolved := ""
+func (t *translator) resolveFilters(r *routeState, where string, filters []gwv1.HTTPRouteFilter) resolvedFilters {
+	var rf resolvedFilters
 	for i, f := range filters {
 		switch f.Type {
 		case gwv1.HTTPRouteFilterRequestMirror:
@@ -324,7 +309,16 @@ func (t *translator) resolveFilters(r *routeState, where string, filters []gwv1.
 			if fail != nil {
 				r.refFailures = append(r.refFailures, *fail)
 			}
-			mirrors = append(mirrors, b)
+			rf.mirrors = append(rf.mirrors, b)
+		case gwv1.HTTPRouteFilterExternalAuth:
+			if f.ExternalAuth == nil {
+				continue
+			}
+			a, unresolved := t.resolveExternalAuth(r, where, i, f.ExternalAuth)
+			rf.auths = append(rf.auths, a)
+			if rf.unresolved == "" {
+				rf.unresolved = unresolved
+			}
 		case gwv1.HTTPRouteFilterExtensionRef:
 			name := ""
 			if f.ExtensionRef != nil {
@@ -332,12 +326,12 @@ func (t *translator) resolveFilters(r *routeState, where string, filters []gwv1.
 			}
 			msg := fmt.Sprintf("%s: filters[%d]: extensionRef %s is not supported by gwdev; matching requests get 500", where, i, name)
 			r.refFailures = append(r.refFailures, routeFailure{gwv1.RouteReasonInvalidKind, msg})
-			if unresolved == "" {
-				unresolved = msg
+			if rf.unresolved == "" {
+				rf.unresolved = msg
 			}
 		}
 	}
-	return mirrors, unresolved
+	return rf
 }
 
 // finishRuleResponse decides the spec's 500 for a rule that cannot forward:

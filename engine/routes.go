@@ -348,7 +348,8 @@ func (t *translator) recordBackendUses(r *routeState, p *parentResult) {
 	}
 }
 
-// backends lists every resolved backend of the route (including mirrors).
+// backends lists every resolved backend of the route (including mirrors
+// and ExternalAuth backends).
 func (r *routeState) backends() []*Backend {
 	var out []*Backend
 	seen := map[*Backend]bool{}
@@ -363,8 +364,10 @@ func (r *routeState) backends() []*Backend {
 	for _, rr := range r.rules {
 		add(rr.Backends)
 		add(rr.Mirrors)
+		add(authBackends(rr.ExternalAuth))
 		for _, b := range rr.Backends {
 			add(b.Mirrors)
+			add(authBackends(b.ExternalAuth))
 		}
 	}
 	for _, s := range r.sni {

@@ -11,6 +11,9 @@ func (t *translator) writeStatus() {
 	for _, cs := range t.classes {
 		if cs.obj != nil && cs.managed {
 			cs.obj.Status.Conditions = cs.cond.list()
+			if cs.accepted {
+				cs.obj.Status.SupportedFeatures = supportedFeatureStatus() // features.go
+			}
 		}
 	}
 	for _, s := range t.listenerSets {

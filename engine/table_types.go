@@ -52,6 +52,10 @@ type (
 	AccessLogPolicy = table.AccessLogPolicy
 	// LogDiscardRule is table.LogDiscardRule.
 	LogDiscardRule = table.LogDiscardRule
+	// ExternalAuth is table.ExternalAuth.
+	ExternalAuth = table.ExternalAuth
+	// TLSLimits is table.TLSLimits.
+	TLSLimits = table.TLSLimits
 )
 
 // Target kinds and RBAC actions (see package table).

@@ -33,6 +33,7 @@ func (t *translator) resolveListenerTLS(l *listenerState, mode gwv1.TLSModeType)
 		for k, v := range l.tls.Options {
 			lt.Options[string(k)] = string(v)
 		}
+		t.listenerTLSOptions(l, lt) // tlsoptions.go
 	}
 	if mode == gwv1.TLSModePassthrough {
 		if len(l.tls.CertificateRefs) > 0 {

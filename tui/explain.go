@@ -67,6 +67,10 @@ func explainReason(condition, reason string) string {
 // noteExplanations explain gwdev's own notes (findings without a
 // condition), matched by a fragment of their message.
 var noteExplanations = []struct{ fragment, text string }{
+	{"is not an option gwdev knows", "the key is not one of gwdev's TLS options (gwdev.dev/min-tls-version, gwdev.dev/max-tls-version, gwdev.dev/cipher-suites), so it has no effect here. Fix: remove it, or use gwdev's keys"},
+	{"keys are ignored in Passthrough mode", "a Passthrough listener does not terminate TLS, so gwdev's TLS version and cipher suite options cannot apply; the backend decides. Fix: remove them, or use mode Terminate"},
+	{"which allows every request", "the ExternalAuth filter's auth Service is answered by gwdev's echo backend, which allows everything. Fix: annotate the Service gwdev.dev/echo-auth-header: <header>, or map it to your auth server (--backend)"},
+	{"no ListenerSet can attach", "the Gateway's allowedListeners selector is missing or not a valid label selector, so it admits no ListenerSet. Fix the selector"},
 	{"no parentRefs", "a route without parentRefs is never served. Fix: add a parentRef to a Gateway or ListenerSet"},
 	{"no GatewayClass manifest", "without a GatewayClass manifest gwdev acts as the controller of every class the Gateways name; nothing to fix"},
 	{"is not managed by gwdev", "the Gateway's class belongs to another controller (--class or controllerName), so gwdev leaves it alone"},

@@ -77,6 +77,9 @@ type ListenerTLS struct {
 	ClientValidationMode string `json:"clientValidationMode,omitempty"`
 	// Options are the listener's tls.options, passed through.
 	Options map[string]string `json:"options,omitempty"`
+	// Limits are the TLS versions and cipher suites gwdev's option keys
+	// allow (nil: gwdev's defaults).
+	Limits *TLSLimits `json:"limits,omitempty"`
 }
 
 // Certificate is a parsed certificate with its key from a Secret: a
@@ -123,7 +126,10 @@ type RouteRule struct {
 	Filters []HTTPRouteFilter `json:"filters,omitempty"`
 	// Mirrors holds the resolved backend of each RequestMirror filter, in
 	// filter order.
-	Mirrors            []*Backend          `json:"mirrors,omitempty"`
+	Mirrors []*Backend `json:"mirrors,omitempty"`
+	// ExternalAuth holds the resolved ExternalAuth filters, in filter order
+	// (nil: none).
+	ExternalAuth       []*ExternalAuth     `json:"externalAuth,omitempty"`
 	Backends           []*Backend          `json:"backends,omitempty"`
 	Timeouts           *HTTPRouteTimeouts  `json:"timeouts,omitempty"`
 	Retry              *HTTPRouteRetry     `json:"retry,omitempty"`
@@ -175,6 +181,9 @@ type Backend struct {
 	// Mirrors holds the resolved backend of each RequestMirror among
 	// Filters, in filter order (nil: none).
 	Mirrors []*Backend `json:"mirrors,omitempty"`
+	// ExternalAuth holds the resolved ExternalAuth filters among Filters,
+	// in filter order (nil: none).
+	ExternalAuth []*ExternalAuth `json:"externalAuth,omitempty"`
 	// Target says where requests go; nil when the backend is invalid.
 	Target *Target `json:"target,omitempty"`
 	// Invalid, when set, is why this backend cannot be used: requests that
@@ -206,6 +215,9 @@ type Target struct {
 	// Secret the Service's EchoTLSSecretAnnotation names (nil: none; the
 	// echo backend then generates one).
 	EchoTLS *Certificate `json:"echoTLS,omitempty"`
+	// EchoAuthHeader, when set, makes the echo backend a demo auth server
+	// that allows requests carrying this header (EchoAuthHeaderAnnotation).
+	EchoAuthHeader string `json:"echoAuthHeader,omitempty"`
 }
 
 // BackendTLS is TLS from the gateway to a backend, from a BackendTLSPolicy.
@@ -228,6 +240,9 @@ type BackendTLS struct {
 	// invalid, and the gateway presents no certificate). Its key is never
 	// serialised.
 	ClientCertificate *Certificate `json:"clientCertificate,omitempty"`
+	// Limits are the TLS versions and cipher suites the policy's options
+	// allow (nil: gwdev's defaults).
+	Limits *TLSLimits `json:"limits,omitempty"`
 }
 
 // Validate checks the table's invariants: names unique and present, ports
@@ -292,6 +307,14 @@ func (l *ListenerTable) validate(name func(string) error) error {
 				return fmt.Errorf("%s: rule %s needs exactly one of http/grpc match", vh.Name, r.Name)
 			}
 			backends = append(backends, r.Backends...)
+			if err := validateExternalAuth(r.ExternalAuth); err != nil {
+				return err
+			}
+			for _, b := range r.Backends {
+				if err := validateExternalAuth(b.ExternalAuth); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	for _, r := range l.TLSRoutes {

@@ -1,8 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -37,7 +41,8 @@ like a conformant controller and prints a summary, problems first, each with fil
 With -o yaml|json it prints every loaded object with its computed status instead.
 
 Exit status: 0 when every object is accepted and resolved, 1 when any object has a
-False condition or failed to load, 2 on usage errors.`,
+False condition or failed to load or when there is no manifest to check, 2 on usage
+errors (a folder or file that does not exist among them).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd, args)
@@ -79,6 +84,11 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 		}
 		now = metav1.NewTime(t)
 	}
+	for _, src := range sources {
+		if _, err := os.Stat(src); src != "-" && errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s: no such file or directory", src)
+		}
+	}
 	profiles, ycCerts, err := projectProfiles(sources, o.profiles)
 	if err != nil {
 		return err
@@ -110,6 +120,16 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 	total := time.Since(start)
 
 	out := cmd.OutOrStdout()
+	if lr.Snapshot.Len() == 0 && len(lr.Problems) == 0 {
+		// Nothing loaded and nothing refused: a folder with no manifests
+		// is not a pass (a CI job pointed at the wrong folder must fail).
+		w := out
+		if o.output != "summary" {
+			w = cmd.ErrOrStderr()
+		}
+		fmt.Fprintf(w, "No manifests found in %s: nothing to check (gwdev reads *.yaml, *.yml and *.json files).\n", strings.Join(sourceNames(sources), ", "))
+		return exitError{exitProblems}
+	}
 	switch o.output {
 	case "yaml":
 		if err := writeObjectsYAML(out, res); err != nil {
@@ -170,4 +190,16 @@ func printLoadProblems(w io.Writer, lr *watch.LoadResult) {
 	for _, wr := range lr.Warnings {
 		fmt.Fprintln(w, "warning:", wr.String())
 	}
+}
+
+// sourceNames names check's sources as its messages do ("-" is <stdin>).
+func sourceNames(sources []string) []string {
+	names := make([]string, len(sources))
+	for i, src := range sources {
+		names[i] = src
+		if src == "-" {
+			names[i] = "<stdin>"
+		}
+	}
+	return names
 }

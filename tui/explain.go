@@ -96,10 +96,12 @@ func explainNote(msg string) string {
 	return ""
 }
 
+// yamlExplanation explains the loader's YAML errors.
+const yamlExplanation = "the file is not valid YAML, so none of its objects were reloaded; the last good version keeps serving. Fix the syntax at that line"
+
 // loadExplanations explain load problems, matched by a fragment of the
 // loader's message.
 var loadExplanations = []struct{ fragment, text string }{
-	{"yaml:", "the file is not valid YAML, so none of its objects were reloaded; the last good version keeps serving. Fix the syntax at that line"},
 	{"Required value", "a required field is missing; the object is rejected as the API server would reject it. Add the field"},
 	{"Unsupported value", "the field only accepts the listed values. Use one of them"},
 	{"unknown field", "the field is not part of the schema (a typo, or a field of another API version). Fix or remove it"},
@@ -116,6 +118,11 @@ var loadExplanations = []struct{ fragment, text string }{
 }
 
 func explainLoad(msg string) string {
+	// The loader's YAML errors start with "yaml: "; other messages may hold
+	// a path ending in ".yaml:" that says nothing about the syntax.
+	if strings.HasPrefix(msg, "yaml: ") {
+		return yamlExplanation
+	}
 	for _, l := range loadExplanations {
 		if strings.Contains(msg, l.fragment) {
 			return l.text

@@ -68,6 +68,10 @@ func TestExplainLoad(t *testing.T) {
 		"spec.listeners[0].port: Invalid value: 0: should be at least 1": "breaks a schema rule",
 		`spec.rules[0].matches[0].path.type: Unsupported value: "Regex"`: "only accepts the listed values",
 		"something else entirely":                                        "rejected when loading",
+		// A path ending in .yaml inside a message is not a YAML error
+		// (issue 13: a duplicate object was told to fix its syntax).
+		"Service/default/app is already defined at apps/a.yaml:1; this definition is ignored": "define the same object",
+		"reading conf/app.yaml: permission denied":                                            "could not be read",
 	} {
 		if got := explainLoad(msg); !strings.Contains(got, want) {
 			t.Errorf("explainLoad(%q) = %q, want it to contain %q", msg, got, want)

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -285,9 +284,4 @@ func (v *graphView) FullHelp() [][]key.Binding {
 	return [][]key.Binding{v.keys.moves(), {withHelp(v.keys.Enter, "open the node's object in Detail")}}
 }
 
-func (v *graphView) position() string {
-	if len(v.shown) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%d/%d", v.cursor+1, len(v.shown))
-}
+func (v *graphView) position() string { return cursorPosition(v.cursor, len(v.shown)) }

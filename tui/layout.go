@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -138,4 +139,13 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return strconv.Itoa(n) + " " + word + "s"
+}
+
+// cursorPosition is a list view's "row/rows" for the status line ("" when
+// the list is empty).
+func cursorPosition(cursor, rows int) string {
+	if rows == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", cursor+1, rows)
 }

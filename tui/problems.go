@@ -325,9 +325,4 @@ func (v *problemsView) FullHelp() [][]key.Binding {
 	return [][]key.Binding{v.keys.moves(), {withHelp(v.keys.Enter, "open the object in Detail")}}
 }
 
-func (v *problemsView) position() string {
-	if len(v.shown) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%d/%d", v.cursor+1, len(v.shown))
-}
+func (v *problemsView) position() string { return cursorPosition(v.cursor, len(v.shown)) }

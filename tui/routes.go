@@ -48,12 +48,7 @@ func (v *routesView) count() int { return 0 }
 
 func (v *routesView) filterText() string { return v.filter }
 
-func (v *routesView) position() string {
-	if len(v.rows) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%d/%d", v.tbl.Cursor()+1, len(v.rows))
-}
+func (v *routesView) position() string { return cursorPosition(v.tbl.Cursor(), len(v.rows)) }
 
 func (v *routesView) SetSize(w, h int) {
 	v.w, v.h = w, h

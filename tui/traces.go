@@ -76,8 +76,8 @@ func (v *tracesView) filterText() string { return v.filter }
 
 func (v *tracesView) position() string {
 	var parts []string
-	if len(v.shown) > 0 {
-		parts = append(parts, fmt.Sprintf("%d/%d", v.tbl.Cursor()+1, len(v.shown)))
+	if p := cursorPosition(v.tbl.Cursor(), len(v.shown)); p != "" {
+		parts = append(parts, p)
 	}
 	switch {
 	case v.paused:

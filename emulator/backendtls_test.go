@@ -25,9 +25,9 @@ func TestBackendTLSPolicyToEcho(t *testing.T) {
 		grpcish := policy(echo("app", 1), "good", "app.internal", appCA.pem)
 		grpcish.AppProtocol = "kubernetes.io/h2c"
 		san := policy(echo("app", 1), "san", "other.internal", appCA.pem)
-		san.TLS.SubjectAltNames = []table.SubjectAltName{{Type: table.HostnameSubjectAltNameType, Hostname: "app.internal"}}
+		san.TLS.SubjectAltNames = []table.SubjectAltName{{Hostname: "app.internal"}}
 		badSAN := policy(echo("app", 1), "badsan", "app.internal", appCA.pem)
-		badSAN.TLS.SubjectAltNames = []table.SubjectAltName{{Type: table.HostnameSubjectAltNameType, Hostname: "nope.internal"}}
+		badSAN.TLS.SubjectAltNames = []table.SubjectAltName{{Hostname: "nope.internal"}}
 		generated := echo("gen", 1)
 		generated.TLS = &table.BackendTLS{Policy: "default/gen", SNI: "gen.internal", CACertificates: appCA.pem, CARefs: []string{"ConfigMap default/gen-ca"}}
 		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",

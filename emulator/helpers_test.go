@@ -138,8 +138,6 @@ func invalid(svc string, weight int32, why string) *table.Backend {
 
 func ptr[T any](v T) *T { return &v }
 
-func dur(s string) *table.Duration { d := table.Duration(s); return &d }
-
 // freePort returns a port that was free on ip a moment ago.
 func freePort(t testing.TB, ip string) int32 {
 	t.Helper()

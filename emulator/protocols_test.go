@@ -172,7 +172,7 @@ func TestWebSocket(t *testing.T) {
 	defer backend.Close()
 	h := serve(t, func(p int32) *table.Table {
 		r := rule("ws", prefix("/ws"), mapped("ws", 1, backend.Listener.Addr().String()))
-		r.Timeouts = &table.HTTPRouteTimeouts{Request: dur("50ms")} // not applied to upgrades
+		r.Timeouts = &table.Timeouts{Request: 50 * time.Millisecond} // not applied to upgrades
 		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", r)))))
 	})
 	ws, err := websocket.Dial(strings.Replace(h.url("/ws"), "http", "ws", 1), "", "http://example.com")

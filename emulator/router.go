@@ -104,19 +104,16 @@ type backendRoutes struct {
 	h2c   bool
 }
 
-// retryPolicy is a compiled HTTPRouteRetry.
+// retryPolicy is the table's Retry.
 type retryPolicy struct {
 	codes   []int
 	retries int
 	backoff time.Duration
 }
 
-// Retry defaults where the spec leaves them to the implementation.
-const (
-	defaultRetries = 1
-	defaultBackoff = 25 * time.Millisecond
-	maxBackoff     = 10 // times the configured backoff
-)
+// maxBackoff caps the doubling backoff: no wait exceeds ten times the
+// first.
+const maxBackoff = 10
 
 // compiler builds a router, reusing upstreams and expressions from pool.
 type compiler struct {
@@ -290,21 +287,10 @@ func (c *compiler) rule(r *table.RouteRule) *ruleRoutes {
 	rr.auths = c.auths(r.ExternalAuth)
 	rr.session = compileSession(r.SessionPersistence)
 	if t := r.Timeouts; t != nil {
-		rr.requestTimeout = parseDuration(t.Request)
-		rr.backendTimeout = parseDuration(t.BackendRequest)
+		rr.requestTimeout, rr.backendTimeout = t.Request, t.BackendRequest
 	}
 	if rt := r.Retry; rt != nil {
-		p := &retryPolicy{retries: defaultRetries, backoff: defaultBackoff}
-		for _, code := range rt.Codes {
-			p.codes = append(p.codes, int(code))
-		}
-		if rt.Attempts != nil {
-			p.retries = *rt.Attempts
-		}
-		if d := parseDuration(rt.Backoff); d > 0 {
-			p.backoff = d
-		}
-		rr.retry = p
+		rr.retry = &retryPolicy{codes: rt.Codes, retries: rt.Attempts, backoff: rt.Backoff}
 	}
 	return rr
 }
@@ -338,19 +324,6 @@ func serviceName(b *table.Backend) string {
 		s += ":" + strconv.Itoa(int(b.Port))
 	}
 	return s
-}
-
-// parseDuration reads a Gateway API duration; "0s", unset and invalid
-// values give 0 (no timeout).
-func parseDuration(d *table.Duration) time.Duration {
-	if d == nil {
-		return 0
-	}
-	v, err := time.ParseDuration(string(*d))
-	if err != nil || v < 0 {
-		return 0
-	}
-	return v
 }
 
 // lookup finds the port a request arrived on.

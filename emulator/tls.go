@@ -178,7 +178,7 @@ func (tl *tlsListener) clientValidation(conf *tls.Config) error {
 		return fmt.Errorf("client validation CA bundle (%s) holds no certificate", strings.Join(t.ClientCARefs, ", "))
 	}
 	tl.clientCAs = pool
-	if t.ClientValidationMode == string(table.AllowInsecureFallback) {
+	if t.ClientValidationMode == table.AllowInsecureFallback {
 		tl.insecureFallback = true
 		conf.ClientAuth = tls.RequestClientCert
 		return nil

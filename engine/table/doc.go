@@ -15,5 +15,3 @@
 // attachment code, the data plane's Host and SNI lookup and the CLI's
 // explain hints all use them.
 package table
-
-//go:generate sh -c "go run ./gen $(go list -m -f '{{.Dir}}' sigs.k8s.io/gateway-api)/apis/v1 HTTPRouteTimeouts,HTTPRouteRetry,SessionPersistence,SubjectAltName,ProtocolType,TLSModeType,FrontendValidationModeType spec_gen.go ../table_convert_gen.go"

@@ -74,6 +74,7 @@ func grpcRule(route string, m *table.GRPCMatch, backends ...*table.Backend) *tab
 		Route: table.ObjectKey{Kind: "GRPCRoute", Namespace: "default", Name: route}}
 	for i, b := range backends {
 		b.Name = base + "/backend/" + strconv.Itoa(i)
+		b.HTTP2 = true // as the engine marks GRPCRoute backends
 	}
 	return r
 }

@@ -277,11 +277,11 @@ func (c *compiler) rule(r *table.RouteRule) *ruleRoutes {
 		if b == nil {
 			continue
 		}
-		rr.add(c.backend(b, r.GRPC != nil), b.Weight)
+		rr.add(c.backend(b), b.Weight)
 	}
 	for _, m := range r.Mirrors {
 		if m != nil {
-			rr.mirrors = append(rr.mirrors, c.backend(m, r.GRPC != nil))
+			rr.mirrors = append(rr.mirrors, c.backend(m))
 		}
 	}
 	rr.auths = c.auths(r.ExternalAuth)
@@ -295,12 +295,12 @@ func (c *compiler) rule(r *table.RouteRule) *ruleRoutes {
 	return rr
 }
 
-func (c *compiler) backend(b *table.Backend, grpc bool) *backendRoutes {
+func (c *compiler) backend(b *table.Backend) *backendRoutes {
 	if br, ok := c.backends[b]; ok {
 		return br
 	}
 	br := &backendRoutes{b: b, service: serviceName(b), token: backendToken(b.Name)}
-	br.h2c = grpc || b.AppProtocol == "kubernetes.io/h2c" || b.AppProtocol == "h2c" || b.AppProtocol == "grpc"
+	br.h2c = b.HTTP2
 	if b.Invalid == "" && b.Target != nil {
 		br.up = c.upstream(b)
 	}
@@ -309,7 +309,7 @@ func (c *compiler) backend(b *table.Backend, grpc bool) *backendRoutes {
 	br.auths = c.auths(b.ExternalAuth)
 	for _, m := range b.Mirrors {
 		if m != nil {
-			br.mirrors = append(br.mirrors, c.backend(m, grpc))
+			br.mirrors = append(br.mirrors, c.backend(m))
 		}
 	}
 	return br

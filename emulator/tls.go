@@ -200,7 +200,7 @@ func (c *compiler) sniRoutes(tl *tlsListener) {
 			if b == nil {
 				continue
 			}
-			sr.add(c.backend(b, false), b.Weight)
+			sr.add(c.backend(b), b.Weight)
 		}
 		tl.routes = append(tl.routes, sr)
 		h := ""

@@ -187,6 +187,11 @@ type Backend struct {
 	Weight  int32     `json:"weight"`
 	// AppProtocol is the Service port's appProtocol ("" : none).
 	AppProtocol string `json:"appProtocol,omitempty"`
+	// HTTP2 is set when the gateway speaks HTTP/2 to the backend (h2c
+	// without TLS): GRPCRoute backends, gRPC ExternalAuth backends and
+	// ports whose appProtocol is kubernetes.io/h2c, h2c or grpc (false:
+	// HTTP/1.1, unless the request itself is gRPC).
+	HTTP2 bool `json:"http2,omitempty"`
 	// Filters are the backendRef's own filters, resolved for the rule's
 	// match.
 	Filters []Filter `json:"filters,omitempty"`

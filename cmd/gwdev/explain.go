@@ -79,7 +79,7 @@ func (o *explainOptions) run(out io.Writer, rawURL string) error {
 	if err != nil {
 		return err
 	}
-	mappings, err := backendMappings(cfg, o.backends)
+	mappings, _, err := backendMappings(cfg, o.backends)
 	if err != nil {
 		return err
 	}

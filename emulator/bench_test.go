@@ -18,7 +18,7 @@ func benchRules(host string, n int) []*table.RouteRule {
 	var exacts, regexes, prefixes []*table.RouteRule
 	for i := range n {
 		name := fmt.Sprintf("%s-r%d", host, i)
-		var m *table.HTTPRouteMatch
+		var m *table.HTTPMatch
 		switch i % 10 {
 		case 0, 1:
 			m = exact(fmt.Sprintf("/api/v1/items/%d", i))

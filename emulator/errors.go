@@ -52,23 +52,12 @@ func (ex *exchange) writeError(w http.ResponseWriter, status int, reason string)
 	}
 	h := w.Header()
 	if ex.view.grpc {
-		code := grpcUnavailable
-		switch status {
-		case http.StatusNotFound:
-			code = grpcUnimplemented
-		case http.StatusGatewayTimeout:
-			code = grpcDeadlineExceeded
-		case http.StatusInternalServerError:
-			code = grpcInternal
-			if ex.backend != nil {
-				code = grpcUnavailable // the spec's UNAVAILABLE for invalid backends
-			}
-		}
+		code := ex.grpcCode(status) // grpctrace.go
 		h.Set("Content-Type", "application/grpc")
 		h.Set("Grpc-Status", strconv.Itoa(code))
 		h.Set("Grpc-Message", grpcEscape(reason))
 		w.WriteHeader(http.StatusOK)
-		ex.trace.Reason = fmt.Sprintf("%s (sent as grpc-status %d)", reason, code)
+		ex.trace.Reason = grpcReason(reason, code) // grpctrace.go
 		return
 	}
 	body := "gwdev: " + http.StatusText(status) + ": " + reason + "\n"

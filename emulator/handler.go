@@ -488,8 +488,9 @@ func (c *countingReader) readErr() error {
 
 func (c *countingReader) Close() error { return c.r.Close() }
 
-// candidates lists a rule's backends with their weights (for Explain).
-func candidates(r *ruleRoutes) []string {
+// candidates lists a rule's or a route's backends with their weights (for
+// Explain).
+func candidates(r *weightedBackends) []string {
 	var out []string
 	for _, b := range r.backends {
 		s := fmt.Sprintf("%s → %s (weight %d", b.b.Name, b.service, b.b.Weight)

@@ -194,7 +194,7 @@ func (r *reloader) apply(u *watch.Update, first bool) {
 	r.opts.Now = metav1.NewTime(start.UTC().Truncate(time.Second))
 	res := engine.TranslateNext(r.prev, u.Result.Snapshot, r.opts) // Gateways keep their addresses
 	r.prev = res
-	addLoadWarnings(res, u.Result.Warnings)
+	addLoadWarnings(res, u.Result)
 	translated := time.Since(start)
 	rep := r.srv.Apply(res.Table)
 	applied := time.Since(start) - translated

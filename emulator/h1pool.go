@@ -89,6 +89,7 @@ func (p *h1Pool) RoundTrip(req *http.Request) (*http.Response, error) {
 			if gerr != nil {
 				return nil, err
 			}
+			req = req.WithContext(req.Context()) // a copy: RoundTrip leaves its request alone
 			req.Body = body
 		}
 	}

@@ -229,8 +229,8 @@ func noMatchHints(res *engine.Result, host string, port int32) []string {
 		if rs := res.Routes[key]; rs != nil && len(rs.Places) > 0 {
 			for _, pl := range rs.Places {
 				if table.HostnameMatches(pl.Hostname, host) {
-					hints = append(hints, fmt.Sprintf("%s serves host %s on %s (port %d), not on port %d",
-						key, host, pl.Listener, pl.Port, port))
+					hints = append(hints, fmt.Sprintf("%s serves host %s on %s at %s",
+						key, host, pl.Listener, listenerAddress(res.Table, pl.Listener, pl.Port)))
 				}
 			}
 			return

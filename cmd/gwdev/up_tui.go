@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/atotto/clipboard"
 	tea "github.com/charmbracelet/bubbletea"
 	"golang.org/x/term"
 
@@ -40,7 +41,8 @@ func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir string, w *wa
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	noColor := os.Getenv("NO_COLOR") != ""
-	m := tui.New(tui.Options{Dir: dir, Renderer: tui.NewRenderer(out, noColor), NoColor: noColor, Clipboard: clipboardWriter(out)})
+	m := tui.New(tui.Options{Dir: dir, Renderer: tui.NewRenderer(out, noColor), NoColor: noColor, Clipboard: clipboardWriter(out),
+		SystemClipboard: clipboard.WriteAll})
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithOutput(out),
 		tea.WithFPS(int(time.Second/tui.FrameInterval)))
 	rl.out, rl.notify = io.Discard, func(s tui.StateMsg) { p.Send(s) }

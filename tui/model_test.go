@@ -310,7 +310,7 @@ func TestTraceDetailAndCopy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "curl -i http://127.0.0.1:8080/posts/1 -H 'Host: blog.example.com' -H 'Accept: */*'"
+	want := "curl -i http://127.0.0.1:8080/posts/1 -H 'Host: blog.example.com' -H 'Accept: */*' -H 'User-Agent: curl/8.5.0'"
 	if string(cmd) != want {
 		t.Fatalf("copied %q, want %q", cmd, want)
 	}

@@ -170,7 +170,7 @@ func explainTLSPort(pr *portRoutes, p Probe, now time.Time) *Trace {
 			return finishExplain(&t, nil)
 		}
 		cs := tc.ConnectionState()
-		req := p.Request
+		req := p.Request.WithContext(withServedCert(p.Request.Context(), tc))
 		req.TLS = &cs
 		setProto(req, cs.NegotiatedProtocol == "h2")
 		return explainRequest(pr, pr.port.Port, req, now)

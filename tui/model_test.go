@@ -353,7 +353,7 @@ func TestReplay(t *testing.T) {
 func TestCurlQuoting(t *testing.T) {
 	tr := emulator.Trace{Address: "127.0.0.2:80", Host: "a.example.com", Method: "POST", Path: "/q?x=1&y='2'",
 		RequestHeaders: http.Header{"X-Note": {"it's"}, "Content-Length": {"3"}}}
-	got, _, err := curlCommand(tr)
+	got, _, err := commandLine(tr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +361,7 @@ func TestCurlQuoting(t *testing.T) {
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
-	if _, _, err := curlCommand(emulator.Trace{}); err == nil {
+	if _, _, err := commandLine(emulator.Trace{}); err == nil {
 		t.Error("a trace without address gives a command")
 	}
 }

@@ -80,19 +80,14 @@ func commandLine(t emulator.Trace) (string, int, error) {
 	case protoGRPC, protoGRPCS:
 		return grpcurlLine(t), 0, nil
 	}
-	return curlCommand(t)
+	c, redacted := curlCommand(t, ip, port)
+	return c, redacted, nil
 }
 
 // curlCommand renders an HTTP request as a curl command line that sends it
-// to the same listener with the same Host (and SNI) and headers.
-func curlCommand(t emulator.Trace) (string, int, error) {
-	if t.Address == "" {
-		return "", 0, errors.New("the trace has no listener address")
-	}
-	ip, port, err := net.SplitHostPort(t.Address)
-	if err != nil {
-		return "", 0, err
-	}
+// to the same listener (ip and port) with the same Host (and SNI) and
+// headers.
+func curlCommand(t emulator.Trace, ip, port string) (string, int) {
 	h, redacted := replayHeaders(t)
 	var b strings.Builder
 	b.WriteString("curl -i")
@@ -130,7 +125,7 @@ func curlCommand(t emulator.Trace) (string, int, error) {
 		h.Del("Accept-Encoding")
 	}
 	writeHeaders(&b, h, "-H")
-	return b.String(), redacted, nil
+	return b.String(), redacted
 }
 
 // writeHeaders appends the headers in name order as flag 'Name: value'.

@@ -61,6 +61,9 @@ func (ex *exchange) writeError(w http.ResponseWriter, status int, reason string)
 		return
 	}
 	body := "gwdev: " + http.StatusText(status) + ": " + reason + "\n"
+	if ex.trace.Hint != "" {
+		body += "gwdev: " + ex.trace.Hint + "\n"
+	}
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Length", strconv.Itoa(len(body)))

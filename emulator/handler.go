@@ -358,10 +358,15 @@ func (s *Server) serve(bl *boundListener, w http.ResponseWriter, r *http.Request
 		rec.Header().Set("Content-Length", "0")
 		rec.WriteHeader(ex.status)
 	case actRedirect:
+		if note := s.mappedRedirect(ex); note != "" {
+			ex.trace.Location = ex.location
+			ex.trace.Filters = append(ex.trace.Filters, note)
+		}
 		rec.Header().Set("Location", ex.location)
 		rec.Header().Set("Content-Length", "0")
 		rec.WriteHeader(ex.status)
 	default:
+		s.noteServedElsewhere(ex, act)
 		ex.writeError(rec, ex.status, ex.trace.Reason)
 	}
 }

@@ -327,6 +327,9 @@ func withServedCert(ctx context.Context, c net.Conn) context.Context {
 // A plain HTTP request gets a plain 400 answer, as net/http gives one.
 func (hc *handshakeConn) failure(address string, err error, start time.Time) Trace {
 	t := hc.trace(address, start)
+	if address != "" && hc.tl == nil && (hc.hello || len(hc.rec) > 0) {
+		t.Hint = tlsRefusalHint(address, hc.pr, hc.sni, hc.rec) // hints.go
+	}
 	var rhe tls.RecordHeaderError
 	msg := strings.TrimPrefix(err.Error(), "tls: ")
 	switch {
@@ -334,7 +337,10 @@ func (hc *handshakeConn) failure(address string, err error, start time.Time) Tra
 		t.Reason = "refused: " + hc.refused
 	case !hc.hello && errors.As(err, &rhe):
 		if method, ok := plainHTTP(hc.rec); ok {
-			const body = "gwdev: this port serves TLS; use https://\n"
+			body := "gwdev: this port serves TLS; use https://\n"
+			if t.Hint != "" {
+				body += "gwdev: " + t.Hint + "\n"
+			}
 			_, _ = io.WriteString(hc.Conn, "HTTP/1.0 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"+body)
 			t.Proto, t.Method, t.Status, t.BytesOut = "HTTP/1.x", method, http.StatusBadRequest, int64(len(body))
 			t.Reason = "plain HTTP on a TLS port: answered 400 (use https://)"

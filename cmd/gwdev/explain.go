@@ -102,7 +102,7 @@ func (o *explainOptions) run(out io.Writer, rawURL string, sniSet bool) error {
 	if err != nil {
 		return err
 	}
-	mappings, err := backendMappings(cfg, o.backends)
+	mappings, _, err := backendMappings(cfg, o.backends)
 	if err != nil {
 		return err
 	}
@@ -264,9 +264,9 @@ func noMatchHints(res *engine.Result, host string, port int32, grpc bool) []stri
 					hints = append(hints, fmt.Sprintf("%s serves host %s on this listener, but only to gRPC requests (HTTP/2, content-type application/grpc): try grpc://", key, host))
 					continue
 				}
-				if pl.Port != port && table.HostnameMatches(pl.Hostname, host) {
-					hints = append(hints, fmt.Sprintf("%s serves host %s on %s (port %d), not on port %d",
-						key, host, pl.Listener, pl.Port, port))
+				if table.HostnameMatches(pl.Hostname, host) {
+					hints = append(hints, fmt.Sprintf("%s serves host %s on %s at %s",
+						key, host, pl.Listener, listenerAddress(res.Table, pl.Listener, pl.Port)))
 				}
 			}
 			return

@@ -300,9 +300,16 @@ func portHosts(p *table.PortTable) []string {
 func hostPaths(p *table.PortTable, host string) []string {
 	paths := []string{"/"}
 	eachRule(p, host, func(r *table.RouteRule) {
-		if m := r.HTTP; m != nil && m.Path != nil && m.Path.Value != nil && m.Path.Type != nil &&
-			*m.Path.Type != table.PathMatchRegularExpression && len(paths) < 3 && !slices.Contains(paths, *m.Path.Value) {
-			paths = append(paths, *m.Path.Value)
+		m := r.HTTP
+		if m == nil || m.Path.Type == table.MatchRegularExpression || len(paths) >= 3 {
+			return
+		}
+		v := m.Path.Value
+		if v == "" {
+			v = "/"
+		}
+		if !slices.Contains(paths, v) {
+			paths = append(paths, v)
 		}
 	})
 	return paths
@@ -318,16 +325,14 @@ func hostGRPC(p *table.PortTable, host string) []string {
 			return
 		}
 		svc, method := "gwdev.test.Any", "Any"
-		if m := g.Method; m != nil {
-			if m.Type != nil && *m.Type == table.GRPCMethodMatchRegularExpression {
-				return
-			}
-			if m.Service != nil {
-				svc = *m.Service
-			}
-			if m.Method != nil {
-				method = *m.Method
-			}
+		if g.Type == table.MatchRegularExpression {
+			return
+		}
+		if g.Service != "" {
+			svc = g.Service
+		}
+		if g.Method != "" {
+			method = g.Method
 		}
 		if len(g.Headers) == 0 && !slices.Contains(out, "/"+svc+"/"+method) {
 			out = append(out, "/"+svc+"/"+method)

@@ -207,6 +207,9 @@ func printExplain(out io.Writer, p emulator.Probe, t *emulator.Trace) {
 		step("connection", t.End)
 	}
 	step("why", t.Reason)
+	if t.Hint != "" {
+		fmt.Fprintf(out, "  hint: %s\n", t.Hint)
+	}
 }
 
 // probeLine is the first line of explain's answer: what was sent where.

@@ -286,12 +286,6 @@ func goldenFieldPaths(file string) (map[string][]string, error) {
 var reportedExamples = map[string]string{
 	"Gateway spec.infrastructure.labels":      gatewayExample("  infrastructure:\n    labels: {team: shop}\n"),
 	"Gateway spec.infrastructure.annotations": gatewayExample("  infrastructure:\n    annotations: {owner: shop}\n"),
-	"Gateway spec.defaultScope":               gatewayExample("  defaultScope: All\n"),
-	"HTTPRoute spec.useDefaultGateways":       routeExample("HTTPRoute", "v1"),
-	"GRPCRoute spec.useDefaultGateways":       routeExample("GRPCRoute", "v1"),
-	"TLSRoute spec.useDefaultGateways":        routeExample("TLSRoute", "v1"),
-	"TCPRoute spec.useDefaultGateways":        routeExample("TCPRoute", "v1"),
-	"UDPRoute spec.useDefaultGateways":        routeExample("UDPRoute", "v1"),
 	"XBackendTrafficPolicy ": `apiVersion: gateway.networking.x-k8s.io/v1alpha1
 kind: XBackendTrafficPolicy
 metadata: {name: budget}
@@ -321,20 +315,6 @@ spec:
   gatewayClassName: gwdev
   listeners: [{name: http, port: 80, protocol: HTTP}]
 ` + extra
-}
-
-func routeExample(kind, version string) string {
-	rules := "  rules: [{backendRefs: [{name: app, port: 80}]}]\n"
-	if kind == "TLSRoute" {
-		rules = "  hostnames: [app.example.com]\n" + rules
-	}
-	return `apiVersion: gateway.networking.k8s.io/` + version + `
-kind: ` + kind + `
-metadata: {name: app}
-spec:
-  parentRefs: [{name: web}]
-  useDefaultGateways: All
-` + rules
 }
 
 // TestFieldGuardReportedFieldsWarn runs `gwdev check --strict` on a tiny

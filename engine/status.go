@@ -44,6 +44,7 @@ func (t *translator) finishGateway(g *gatewayState) {
 	}
 	// Accepted=ListenersNotValid was decided by acceptGateway.
 	g.cond.setDefault(acc, metav1.ConditionTrue, string(gwv1.GatewayReasonAccepted), "accepted by gwdev")
+	t.defaultGatewayCondition(g) // defaultgw.go
 	switch {
 	case !g.accepted():
 		g.cond.fail(prog, string(gwv1.GatewayReasonInvalid), "the Gateway is not accepted")

@@ -34,6 +34,9 @@ type trafficPolicyState struct {
 	session *table.SessionPersistence
 	// won are the targets this policy applies to.
 	won []ObjectKey
+	// found are the targets of a kind it may target that exist, won or
+	// not: the Gateways using them are its ancestors.
+	found []ObjectKey
 }
 
 // Retry budget defaults of the API (kubebuilder defaults of
@@ -69,7 +72,7 @@ func (t *translator) processXBackendTrafficPolicies() {
 	t.applyTrafficPolicies(winners)
 	for _, ps := range pols {
 		ps.cond.setDefault(string(gwv1.PolicyConditionAccepted), metav1.ConditionTrue, string(gwv1.PolicyReasonAccepted), "policy is accepted")
-		ancestors := t.gatewaysUsing(ps.won, false)
+		ancestors := t.gatewaysUsing(ps.found, false)
 		if len(ancestors) == 0 {
 			t.note(SeverityInfo, ps.key, "", "no route of a managed Gateway uses a backend this policy applies to")
 		}
@@ -100,9 +103,9 @@ func (t *translator) attachTrafficPolicy(ps *trafficPolicyState, winners map[Obj
 		case !t.backendExists(target):
 			msg := fmt.Sprintf("targetRefs[%d] %s %s/%s not found", i, tr.Kind, target.Namespace, target.Name)
 			missing = append(missing, msg)
-			t.note(SeverityWarning, ps.key, "targetRefs", msg)
 			refuse(gwv1.PolicyReasonTargetNotFound, msg)
 		case winners[target] != nil:
+			ps.found = append(ps.found, target)
 			w := winners[target]
 			msg := fmt.Sprintf("%s %s/%s: XBackendTrafficPolicy %s/%s targets it too and is older or sorts first", tr.Kind, target.Namespace, target.Name, w.key.Namespace, w.key.Name)
 			lost = append(lost, msg)
@@ -110,6 +113,7 @@ func (t *translator) attachTrafficPolicy(ps *trafficPolicyState, winners map[Obj
 		default:
 			winners[target] = ps
 			ps.won = append(ps.won, target)
+			ps.found = append(ps.found, target)
 		}
 	}
 	switch {

@@ -28,6 +28,9 @@ type xbackendState struct {
 	resolved *Backend
 	// invalid is why the XBackend cannot be used ("" : usable).
 	invalid string
+	// usedBy are the routes whose backendRefs reach it (permitted, port
+	// matching): the Gateways of their accepted parents are its parents.
+	usedBy []*routeState
 }
 
 // findXBackend returns the XBackend ns/name of the snapshot, or nil.
@@ -66,6 +69,9 @@ func (t *translator) resolveXBackendRef(r *routeState, b *Backend, ref gwv1.Back
 	port := int32(xs.obj.Spec.Port.Port)
 	if ref.Port != nil && int32(*ref.Port) != port {
 		return fail(gwv1.RouteReasonBackendNotFound, fmt.Sprintf("backendRef %s: port %d is not the XBackend's port %d", display, *ref.Port, port))
+	}
+	if len(xs.usedBy) == 0 || xs.usedBy[len(xs.usedBy)-1] != r {
+		xs.usedBy = append(xs.usedBy, r)
 	}
 	if xs.invalid != "" {
 		return fail(gwv1.RouteReasonBackendNotFound, "backendRef "+display+" is not accepted: "+xs.invalid)
@@ -198,7 +204,7 @@ func (t *translator) writeXBackendStatus() {
 		xs.cond.setDefault(string(gwv1.PolicyConditionAccepted), metav1.ConditionTrue, string(gwv1.PolicyReasonAccepted), "the XBackend is accepted")
 		t.conditionOwners = append(t.conditionOwners, conditionOwner{xs.key, xs.cond})
 		var parents []gwxv1a1.BackendAncestorStatus
-		for _, g := range t.gatewaysUsing([]ObjectKey{xs.key}, true) {
+		for _, g := range gatewaysOf(xs.usedBy) {
 			if len(parents) == 32 {
 				break
 			}

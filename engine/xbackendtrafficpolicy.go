@@ -72,7 +72,7 @@ func (t *translator) processXBackendTrafficPolicies() {
 	t.applyTrafficPolicies(winners)
 	for _, ps := range pols {
 		ps.cond.setDefault(string(gwv1.PolicyConditionAccepted), metav1.ConditionTrue, string(gwv1.PolicyReasonAccepted), "policy is accepted")
-		ancestors := t.gatewaysUsing(ps.found, false)
+		ancestors := t.gatewaysUsing(ps.found)
 		if len(ancestors) == 0 {
 			t.note(SeverityInfo, ps.key, "", "no route of a managed Gateway uses a backend this policy applies to")
 		}
@@ -225,9 +225,8 @@ func specDuration(d *gwv1.Duration) (time.Duration, bool) {
 }
 
 // gatewaysUsing lists the Gateways whose accepted routes send to any of
-// the backends (or refer to them, with invalid refs too), sorted by
-// namespace/name.
-func (t *translator) gatewaysUsing(backends []ObjectKey, invalid bool) []*gatewayState {
+// the backends, sorted by namespace/name.
+func (t *translator) gatewaysUsing(backends []ObjectKey) []*gatewayState {
 	if len(backends) == 0 {
 		return nil
 	}
@@ -235,19 +234,24 @@ func (t *translator) gatewaysUsing(backends []ObjectKey, invalid bool) []*gatewa
 	for _, k := range backends {
 		want[k] = true
 	}
-	seen := map[*gatewayState]bool{}
-	var out []*gatewayState
+	var routes []*routeState
 	for _, r := range t.routes {
-		uses := false
 		for _, b := range r.backends() {
-			if (invalid || b.Invalid == "") && want[b.Service] {
-				uses = true
+			if b.Invalid == "" && want[b.Service] {
+				routes = append(routes, r)
 				break
 			}
 		}
-		if !uses {
-			continue
-		}
+	}
+	return gatewaysOf(routes)
+}
+
+// gatewaysOf lists the Gateways the routes are accepted by, sorted by
+// namespace/name.
+func gatewaysOf(routes []*routeState) []*gatewayState {
+	seen := map[*gatewayState]bool{}
+	var out []*gatewayState
+	for _, r := range routes {
 		for _, p := range r.parents {
 			if len(p.attachments) == 0 {
 				continue

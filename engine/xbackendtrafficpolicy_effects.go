@@ -69,8 +69,12 @@ func (u *routeTrafficEffects) rule(r *routeState, rr *RouteRule, own bool, from 
 			continue
 		}
 		var what []string
-		if b.RetryBudget != nil {
-			what = append(what, "retry budget on "+b.Service.String())
+		switch {
+		case b.RetryBudget == nil:
+		case rr.Retry != nil:
+			what = append(what, "retries limited by the budget of "+b.Service.String())
+		default: // no retries of its own (GRPCRoute has none in the API)
+			what = append(what, "requests count toward the retry budget of "+b.Service.String())
 		}
 		switch {
 		case ps.session == nil:

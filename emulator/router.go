@@ -102,6 +102,8 @@ type backendRoutes struct {
 	// token identifies the backend in session cookies and headers.
 	token string
 	h2c   bool
+	// budget limits the retries to the backend (nil: none).
+	budget *retryBudget
 }
 
 // retryPolicy is the table's Retry.
@@ -122,6 +124,7 @@ type compiler struct {
 	next     map[string]*upstream
 	rules    map[*table.RouteRule]*ruleRoutes
 	backends map[*table.Backend]*backendRoutes
+	budgets  map[string]*retryBudget
 }
 
 // compile builds the router for t. With a nil pool (Explain) upstreams carry
@@ -134,7 +137,7 @@ func compile(t *table.Table, pool *upstreamPool) *router {
 		regex: &regexCache{old: pool.regex, cur: map[string]*regexp.Regexp{}},
 		rules: map[*table.RouteRule]*ruleRoutes{}, backends: map[*table.Backend]*backendRoutes{}}
 	rt := &router{table: t, ports: map[portKey]*portRoutes{}}
-	defer func() { pool.upstreams, pool.regex = c.next, c.regex.cur }()
+	defer func() { pool.upstreams, pool.regex, pool.budgets = c.next, c.regex.cur, c.budgets }()
 	if t == nil {
 		return rt
 	}
@@ -301,6 +304,7 @@ func (c *compiler) backend(b *table.Backend) *backendRoutes {
 	}
 	br := &backendRoutes{b: b, service: serviceName(b), token: backendToken(b.Name)}
 	br.h2c = b.HTTP2
+	br.budget = c.retryBudget(b.RetryBudget)
 	if b.Invalid == "" && b.Target != nil {
 		br.up = c.upstream(b)
 	}
@@ -326,14 +330,20 @@ func serviceName(b *table.Backend) string {
 	return s
 }
 
-// lookup finds the port a request arrived on.
+// lookup finds the TCP port a request arrived on.
 func (rt *router) lookup(addr string, port int32) *portRoutes {
-	if pr, ok := rt.ports[portKey{addr, port, "TCP"}]; ok {
+	return rt.lookupTransport(addr, port, "TCP")
+}
+
+// lookupTransport finds a port by address ("" : the first Gateway with the
+// port), number and transport ("TCP" or "UDP").
+func (rt *router) lookupTransport(addr string, port int32, transport string) *portRoutes {
+	if pr, ok := rt.ports[portKey{addr, port, transport}]; ok {
 		return pr
 	}
 	if addr == "" {
 		for _, pr := range rt.order {
-			if pr.port.Port == port && pr.port.Transport == "TCP" {
+			if pr.port.Port == port && pr.port.Transport == transport {
 				return pr
 			}
 		}

@@ -22,17 +22,13 @@ const (
 	defaultSessionHeader = "X-Gwdev-Session"
 )
 
-// specDuration reads a Gateway API duration: unset, "0s" (which disables a
-// timeout), invalid and negative values give 0.
-func specDuration(d *gwv1.Duration) time.Duration {
-	if d == nil {
-		return 0
+// durationOrZero reads a Gateway API duration (specDuration): unset,
+// "0s" (which disables a timeout), invalid and negative values give 0.
+func durationOrZero(d *gwv1.Duration) time.Duration {
+	if v, ok := specDuration(d); ok && v > 0 {
+		return v
 	}
-	v, err := time.ParseDuration(string(*d))
-	if err != nil || v < 0 {
-		return 0
-	}
-	return v
+	return 0
 }
 
 // compileTimeouts converts a rule's timeouts (nil: none).
@@ -40,7 +36,7 @@ func compileTimeouts(t *gwv1.HTTPRouteTimeouts) *table.Timeouts {
 	if t == nil {
 		return nil
 	}
-	return &table.Timeouts{Request: specDuration(t.Request), BackendRequest: specDuration(t.BackendRequest)}
+	return &table.Timeouts{Request: durationOrZero(t.Request), BackendRequest: durationOrZero(t.BackendRequest)}
 }
 
 // compileRetry converts a rule's retry policy with gwdev's defaults for
@@ -56,7 +52,7 @@ func compileRetry(r *gwv1.HTTPRouteRetry) *table.Retry {
 	if r.Attempts != nil {
 		out.Attempts = *r.Attempts
 	}
-	if d := specDuration(r.Backoff); d > 0 {
+	if d := durationOrZero(r.Backoff); d > 0 {
 		out.Backoff = d
 	}
 	return out
@@ -69,7 +65,7 @@ func compileSession(sp *gwv1.SessionPersistence) *table.Session {
 	if sp == nil {
 		return nil
 	}
-	s := &table.Session{Type: table.SessionCookie, Name: defaultSessionCookie, AbsoluteTimeout: specDuration(sp.AbsoluteTimeout),
+	s := &table.Session{Type: table.SessionCookie, Name: defaultSessionCookie, AbsoluteTimeout: durationOrZero(sp.AbsoluteTimeout),
 		Lifetime: table.LifetimeSession}
 	if sp.Type != nil && *sp.Type == gwv1.HeaderBasedSessionPersistence {
 		s.Type, s.Name, s.Lifetime = table.SessionHeader, defaultSessionHeader, ""

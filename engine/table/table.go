@@ -208,6 +208,9 @@ type Backend struct {
 	Invalid string `json:"invalid,omitempty"`
 	// TLS is set when a BackendTLSPolicy applies.
 	TLS *BackendTLS `json:"tls,omitempty"`
+	// RetryBudget is set when an XBackendTrafficPolicy limits retries to
+	// the backend (nil: the rule's retries are not limited).
+	RetryBudget *RetryBudget `json:"retryBudget,omitempty"`
 }
 
 // Target kinds, in resolution order.

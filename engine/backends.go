@@ -44,7 +44,7 @@ func (t *translator) resolveBackendRef(r *routeState, name string, ref gwv1.Back
 	if group != "" || kind != "Service" {
 		return fail(gwv1.RouteReasonInvalidKind, fmt.Sprintf("backendRef %s: kind %s is not supported (only core Service)", display(), groupKind(group, kind)))
 	}
-	if !t.refPermitted(reference{Group, r.kind, r.key.Namespace, "", "Service", ns, string(ref.Name)}) {
+	if !r.meshOnly && !t.refPermitted(reference{Group, r.kind, r.key.Namespace, "", "Service", ns, string(ref.Name)}) {
 		return fail(gwv1.RouteReasonRefNotPermitted,
 			fmt.Sprintf("backendRef %s is in another namespace and no ReferenceGrant in %s allows %s from %s", display(), ns, r.kind, r.key.Namespace))
 	}

@@ -29,8 +29,10 @@ func Translate(snap *Snapshot, opts Options) *Result {
 	t.processListeners()
 	t.processRoutes()
 	t.processBackendTLSPolicies()
+	t.processXMeshes()
 	t.writeStatus()
-	res := &Result{Objects: t.out, Table: t.buildTable(), addresses: t.addresses}
+	tab := t.buildTable() // assigns the mesh addresses too
+	res := &Result{Objects: t.out, Table: tab, addresses: t.addresses}
 	res.Routes = t.routeServing(res.Table)
 	t.noteShadowedRules(res.Table)
 	t.noteShadowedL4(res.Table)
@@ -60,6 +62,9 @@ type translator struct {
 	listenerSets []*listenerSetState
 	setByKey     map[nsName]*listenerSetState
 	routes       []*routeState
+	// mesh lists the routes bound to Services, one entry per parentRef
+	// (mesh.go).
+	mesh []*meshAttachment
 	// backendUses records, per Service, the gateways whose routes use it, for
 	// BackendTLSPolicy ancestor status (empty when there is no policy).
 	backendUses map[nsName][]*gatewayState

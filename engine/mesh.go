@@ -204,8 +204,26 @@ func (t *translator) resolveMeshConflicts() {
 	}
 }
 
-// finishMeshParent decides Accepted for a Service parent.
-func (t *translator) finishMeshParent(r *routeState, p *parentResult) {
+// finishMesh decides Accepted for every Service parent: first the refusals,
+// then the frontends of the Services that keep routes and their addresses,
+// which the accepted parents' messages name.
+func (t *translator) finishMesh() {
+	t.resolveMeshConflicts()
+	for _, a := range t.mesh {
+		t.refuseMeshParent(a.route, a.p)
+	}
+	t.planMeshFrontends() // mesh_table.go
+	for _, a := range t.mesh {
+		if len(a.ports) > 0 {
+			t.acceptMeshParent(a.route, a.p)
+		}
+	}
+}
+
+// refuseMeshParent sets Accepted=False on a Service parent that cannot
+// take the route: refused when attached, every port lost to a GRPCRoute, or
+// no rule gwdev can implement.
+func (t *translator) refuseMeshParent(r *routeState, p *parentResult) {
 	acc := string(gwv1.RouteConditionAccepted)
 	a := p.mesh
 	switch {
@@ -217,8 +235,14 @@ func (t *translator) finishMeshParent(r *routeState, p *parentResult) {
 	}
 	if p.cond.isFalse(acc) {
 		a.ports = nil
-		return
 	}
+}
+
+// acceptMeshParent accepts a Service parent: the message says whose
+// requests the route applies to and on which address gwdev serves them.
+func (t *translator) acceptMeshParent(r *routeState, p *parentResult) {
+	acc := string(gwv1.RouteConditionAccepted)
+	a := p.mesh
 	if len(a.conflicts) > 0 {
 		t.note(SeverityWarning, r.key, "parent "+p.where, strings.Join(a.conflicts, "; "))
 	}
@@ -226,9 +250,10 @@ func (t *translator) finishMeshParent(r *routeState, p *parentResult) {
 		t.note(SeverityInfo, r.key, "spec.hostnames", "ignored for the Service parent "+p.where+
 			": a mesh route matches requests by the Service's address, not by Host (GEP-1294: mesh implementations SHOULD NOT infer functionality from hostnames)")
 	}
-	role := "as a producer route (the Service's own namespace): it applies to requests from every namespace that has no consumer routes for the Service"
+	addr := t.meshAddresses[meshAddressKey(a.svc, a.consumer)]
+	role := "as a producer route (the Service's own namespace): it applies to requests from every namespace that has no consumer routes for the Service; gwdev serves them on " + addr
 	if a.consumer != "" {
-		role = "as a consumer route: it applies only to requests from namespace " + a.consumer
+		role = "as a consumer route: it applies only to requests from namespace " + a.consumer + ", which gwdev serves on " + addr
 	}
 	p.cond.setDefault(acc, metav1.ConditionTrue, string(gwv1.RouteReasonAccepted),
 		"accepted by gwdev's mesh for Service "+a.svc.Namespace+"/"+a.svc.Name+" port(s) "+servicePortList(a.ports)+" "+role)

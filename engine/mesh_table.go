@@ -29,13 +29,9 @@ type meshFrontend struct {
 	addr   string
 }
 
-// meshTables builds the mesh part of the routing table: for each Service a
-// mesh route binds, one entry for every client, plus one per namespace with
-// consumer routes for it (GEP-1294, "Multiple routes for a Service":
-// requests from a namespace with consumer routes use those routes, requests
-// from other namespaces the producer routes). Each entry serves every TCP
-// port of the Service.
-func (t *translator) meshTables() []*GatewayTable {
+// planMeshFrontends lists the frontends of the Services that keep mesh
+// routes and gives each its address (t.meshFronts, t.meshAddresses).
+func (t *translator) planMeshFrontends() {
 	var fronts []*meshFrontend
 	for _, ms := range t.meshServices() {
 		fronts = append(fronts, &meshFrontend{ms: ms})
@@ -44,17 +40,27 @@ func (t *translator) meshTables() []*GatewayTable {
 		}
 	}
 	t.assignMeshAddresses(fronts)
-	out := make([]*GatewayTable, 0, len(fronts))
-	for _, f := range fronts {
+	t.meshFronts = fronts
+}
+
+// meshTables builds the mesh part of the routing table: for each Service a
+// mesh route binds, one entry for every client, plus one per namespace with
+// consumer routes for it (GEP-1294, "Multiple routes for a Service":
+// requests from a namespace with consumer routes use those routes, requests
+// from other namespaces the producer routes). Each entry serves every TCP
+// port of the Service.
+func (t *translator) meshTables() []*GatewayTable {
+	out := make([]*GatewayTable, 0, len(t.meshFronts))
+	for _, f := range t.meshFronts {
 		out = append(out, t.meshTable(f))
 	}
 	return out
 }
 
-// assignMeshAddresses gives each frontend a loopback address in
-// 127.10.0.0/16, away from the Gateways' 127.0.x.y: the address it had in
-// the previous translation when still free (as a Service keeps its
-// ClusterIP), else the next free one in order.
+// assignMeshAddresses gives each frontend a loopback address from
+// 127.0.10.1 on, away from the Gateways' (127.0.0.1 on, one per Gateway):
+// the address it had in the previous translation when still free (as a
+// Service keeps its ClusterIP), else the next free one in order.
 func (t *translator) assignMeshAddresses(fronts []*meshFrontend) {
 	used := map[string]bool{}
 	for _, a := range t.addresses {
@@ -63,12 +69,14 @@ func (t *translator) assignMeshAddresses(fronts []*meshFrontend) {
 	if t.addresses == nil {
 		t.addresses = map[string]string{}
 	}
+	t.meshAddresses = map[string]string{}
 	for _, f := range fronts {
 		key := meshAddressKey(f.ms.svc, f.client)
 		if prev := t.opts.previous[key]; prev != "" && !used[prev] {
 			f.addr = prev
 			used[prev] = true
 			t.addresses[key] = prev
+			t.meshAddresses[key] = prev
 		}
 	}
 	next := 1
@@ -77,7 +85,7 @@ func (t *translator) assignMeshAddresses(fronts []*meshFrontend) {
 			continue
 		}
 		for f.addr == "" {
-			a := fmt.Sprintf("127.10.%d.%d", next/254, next%254)
+			a := fmt.Sprintf("127.0.%d.%d", 10+next/254, next%254)
 			next++
 			if next%254 == 0 {
 				next++
@@ -86,6 +94,7 @@ func (t *translator) assignMeshAddresses(fronts []*meshFrontend) {
 				f.addr = a
 				used[a] = true
 				t.addresses[meshAddressKey(f.ms.svc, f.client)] = a
+				t.meshAddresses[meshAddressKey(f.ms.svc, f.client)] = a
 			}
 		}
 	}

@@ -101,14 +101,12 @@ func (t *translator) processRoutes() {
 		}
 	}
 	t.resolveCrossServing()
-	t.resolveMeshConflicts()
+	t.finishMesh() // mesh.go
 	for _, r := range t.routes {
 		for _, p := range r.parents {
-			if p.mesh != nil {
-				t.finishMeshParent(r, p)
-				continue
+			if p.mesh == nil {
+				t.finishParent(r, p)
 			}
-			t.finishParent(r, p)
 		}
 	}
 }

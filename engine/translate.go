@@ -65,6 +65,10 @@ type translator struct {
 	// mesh lists the routes bound to Services, one entry per parentRef
 	// (mesh.go).
 	mesh []*meshAttachment
+	// meshFronts are the Services' mesh frontends, with their addresses
+	// (meshAddresses, by meshAddressKey).
+	meshFronts    []*meshFrontend
+	meshAddresses map[string]string
 	// backendUses records, per Service, the gateways whose routes use it, for
 	// BackendTLSPolicy ancestor status (empty when there is no policy).
 	backendUses map[nsName][]*gatewayState

@@ -105,6 +105,9 @@ func (o *explainOptions) run(out io.Writer, rawURL string) error {
 			return fmt.Errorf("--gateway %s: no such Gateway is served (see gwdev check %s)", o.gateway, o.dir)
 		}
 	}
+	if addr == "" {
+		addr = servedAddress(res.Table, req.Host) // explain_mesh.go
+	}
 	tr := emulator.Explain(res.Table, addr, port, req)
 	if o.output == "json" {
 		b, err := json.MarshalIndent(tr, "", "  ")

@@ -36,6 +36,7 @@ func Translate(snap *Snapshot, opts Options) *Result {
 	res.Routes = t.routeServing(res.Table)
 	t.noteShadowedRules(res.Table)
 	t.noteShadowedL4(res.Table)
+	t.noteReportedFields()
 	res.Findings = t.collectFindings()
 	res.Policies = t.sortedEffects()
 	return res

@@ -37,8 +37,6 @@ var reportedFields = []ReportedField{
 	{Kind: "TCPRoute", Path: "spec.useDefaultGateways", Text: defaultGatewaysText("spec.useDefaultGateways")},
 	{Kind: "UDPRoute", Path: "spec.useDefaultGateways", Text: defaultGatewaysText("spec.useDefaultGateways")},
 	// Kinds of the experimental channel gwdev does not load yet.
-	{Kind: "XBackendTrafficPolicy", Text: skippedKindText("XBackendTrafficPolicy")},
-	{Kind: "XBackend", Text: skippedKindText("XBackend")},
 	{Kind: "XMesh", Text: skippedKindText("XMesh")},
 }
 

@@ -285,7 +285,7 @@ func goldenFieldPaths(file string) (map[string][]string, error) {
 // reportedExamples are tiny manifests setting each reported field, keyed by
 // "Kind path" (the path is "" for a whole kind).
 var reportedExamples = map[string]string{
-	"Gateway spec.infrastructure.labels": gatewayExample("  infrastructure:\n    labels: {team: shop}\n"),
+	"Gateway spec.infrastructure.labels":      gatewayExample("  infrastructure:\n    labels: {team: shop}\n"),
 	"Gateway spec.infrastructure.annotations": gatewayExample("  infrastructure:\n    annotations: {owner: shop}\n"),
 	"Gateway spec.defaultScope":               gatewayExample("  defaultScope: All\n"),
 	"HTTPRoute spec.useDefaultGateways":       routeExample("HTTPRoute", "v1"),
@@ -293,19 +293,6 @@ var reportedExamples = map[string]string{
 	"TLSRoute spec.useDefaultGateways":        routeExample("TLSRoute", "v1"),
 	"TCPRoute spec.useDefaultGateways":        routeExample("TCPRoute", "v1"),
 	"UDPRoute spec.useDefaultGateways":        routeExample("UDPRoute", "v1"),
-	"XBackendTrafficPolicy ": `apiVersion: gateway.networking.x-k8s.io/v1alpha1
-kind: XBackendTrafficPolicy
-metadata: {name: budget}
-spec:
-  targetRefs: [{group: "", kind: Service, name: app}]
-  retryConstraint: {budget: {percent: 20}}
-`,
-	"XBackend ": `apiVersion: gateway.networking.x-k8s.io/v1alpha1
-kind: XBackend
-metadata: {name: external}
-spec:
-  destination: {type: FQDN, fqdn: {hostname: example.com}, ports: [{port: 443, protocol: TLS}]}
-`,
 	"XMesh ": `apiVersion: gateway.networking.x-k8s.io/v1alpha1
 kind: XMesh
 metadata: {name: mesh}

@@ -18,15 +18,7 @@ import (
 // that does not is spread over both.
 func TestTrafficPolicySessionPersistenceGRPC(t *testing.T) {
 	h := serve(t, func(p int32) *table.Table {
-		return gwinTable(t, `apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw}
-spec:
-  gatewayClassName: gwdev
-  listeners:
-  - {name: http, protocol: HTTP, port: PORT}
----
-apiVersion: gateway.networking.k8s.io/v1
+		return gwinTable(t, gatewayGW+`apiVersion: gateway.networking.k8s.io/v1
 kind: GRPCRoute
 metadata: {name: rpc}
 spec:

@@ -109,7 +109,7 @@ func explainProbe(rt *router, p Probe) *Trace {
 		t := Trace{Time: now, Port: p.Port, Proto: transport, Reason: "no Gateway serves this address and port", End: endRefused}
 		return finishExplain(&t, nil)
 	case pr != nil && pr.tls != nil:
-		return explainTLSPort(pr, p, now)
+		return explainTLSPort(rt, pr, p, now)
 	case p.TLS && pr != nil:
 		return explainTLSOnPlain(pr, p, now)
 	case p.Request == nil && pr != nil:
@@ -121,7 +121,7 @@ func explainProbe(rt *router, p Probe) *Trace {
 		t := Trace{Time: now, Port: p.Port, Reason: "no Gateway serves this address and port", End: endRefused}
 		return finishExplain(&t, nil)
 	}
-	return explainRequest(pr, p.Port, p.Request, now)
+	return explainRequest(rt, pr, p.Port, p.Request, now)
 }
 
 // explainStream answers for a connection or session on a TCP or UDP port.
@@ -144,7 +144,7 @@ func explainStream(pr *portRoutes, transport string, now time.Time) *Trace {
 // explainTLSPort runs the port's handshake against a crypto/tls client (or
 // the clear-text bytes a client without TLS sends) over an in-memory pipe,
 // then explains the HTTPS request or the TLSRoute stream.
-func explainTLSPort(pr *portRoutes, p Probe, now time.Time) *Trace {
+func explainTLSPort(rt *router, pr *portRoutes, p Probe, now time.Time) *Trace {
 	srv, cli := memPipe()
 	defer srv.Close()
 	done := make(chan struct{})
@@ -160,6 +160,9 @@ func explainTLSPort(pr *portRoutes, p Probe, now time.Time) *Trace {
 	switch outcome {
 	case hsFailed:
 		t := hc.failure("", err, now)
+		if addr, ok := tableBound(pr); ok && hc.tl == nil && (hc.hello || len(hc.rec) > 0) {
+			t.Hint = tlsRefusalHint(addr, pr, hc.sni, hc.rec) // as the listener's trace says
+		}
 		t.Client, t.Duration = "", 0
 		return finishExplain(&t, nil)
 	case hsHTTPS:
@@ -173,7 +176,7 @@ func explainTLSPort(pr *portRoutes, p Probe, now time.Time) *Trace {
 		req := p.Request
 		req.TLS = &cs
 		setProto(req, cs.NegotiatedProtocol == "h2")
-		return explainRequest(pr, pr.port.Port, req, now)
+		return explainRequest(rt, pr, pr.port.Port, req, now)
 	}
 	t := hc.trace("", now)
 	t.Client = ""
@@ -242,13 +245,18 @@ func setProto(req *http.Request, h2 bool) {
 }
 
 // explainRequest runs the HTTP routing decision (handler.go) for req.
-func explainRequest(pr *portRoutes, port int32, req *http.Request, now time.Time) *Trace {
+func explainRequest(rt *router, pr *portRoutes, port int32, req *http.Request, now time.Time) *Trace {
 	if req.Host == "" && req.URL != nil {
 		req.Host = req.URL.Host
 	}
 	ex := newExchange(req, now)
 	ex.trace.Port = port
 	act := ex.decide(pr)
+	if act != actProxy && act != actPreflight && act != actRedirect {
+		noteServedElsewhere(ex, act, func(host string, skip *portRoutes) []servedPlace {
+			return servedPlaces(rt, tableBound, host, skip)
+		})
+	}
 	t := &ex.trace
 	if ex.rule != nil {
 		t.Candidates = candidates(&ex.rule.weightedBackends)

@@ -61,8 +61,8 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// servedAt lists the HTTP and HTTPS sockets that have a route for host, in
-// table order, skipping the port skip (nil: none).
+// servedAt lists the HTTP and HTTPS sockets of the serving Server that
+// have a route for host, in table order, skipping the port skip (nil: none).
 func (s *Server) servedAt(host string, skip *portRoutes) []servedPlace {
 	rt := s.current.Load()
 	if rt == nil {
@@ -76,10 +76,32 @@ func (s *Server) servedAt(host string, skip *portRoutes) []servedPlace {
 		}
 	}
 	s.mu.Unlock()
+	return servedPlaces(rt, func(pr *portRoutes) (string, bool) {
+		addr, ok := bound[pr]
+		return addr, ok
+	}, host, skip)
+}
+
+// tableBound is where the table says a port is served: explain's stand-in
+// for the Server's bound sockets.
+func tableBound(pr *portRoutes) (string, bool) {
+	if pr.gateway == nil || pr.gateway.Address == "" || pr.port == nil {
+		return "", false
+	}
+	return net.JoinHostPort(pr.gateway.Address, strconv.Itoa(int(pr.port.Port))), true
+}
+
+// servedPlaces lists the HTTP and HTTPS ports of rt that have a route for
+// host, in table order, at the address bound gives (ports it does not know
+// are skipped), skipping the port skip (nil: none).
+func servedPlaces(rt *router, bound func(*portRoutes) (string, bool), host string, skip *portRoutes) []servedPlace {
 	var out []servedPlace
 	for _, pr := range rt.order {
-		addr, ok := bound[pr]
-		if !ok || pr == skip || pr.stream != nil {
+		if pr == skip || pr.stream != nil {
+			continue
+		}
+		addr, ok := bound(pr)
+		if !ok {
 			continue
 		}
 		i := pr.index.Lookup(host)
@@ -98,8 +120,9 @@ func (s *Server) servedAt(host string, skip *portRoutes) []servedPlace {
 // noteServedElsewhere adds to a 404 or 421 answer where the request's host
 // is served instead: the reason (and so the body) names the address:port,
 // the trace's hint has the curl line. A 404 of a host this port serves
-// (no rule matched the path) is left alone.
-func (s *Server) noteServedElsewhere(ex *exchange, act action) {
+// (no rule matched the path) is left alone. places lists where hosts are
+// served (the Server's servedAt, or explain's from the table).
+func noteServedElsewhere(ex *exchange, act action, places func(host string, skip *portRoutes) []servedPlace) {
 	var skip *portRoutes
 	switch {
 	case act == actNotFound && ex.vhost == nil:
@@ -109,16 +132,16 @@ func (s *Server) noteServedElsewhere(ex *exchange, act action) {
 	default:
 		return
 	}
-	places := s.servedAt(ex.host, skip)
-	if len(places) == 0 {
+	served := places(ex.host, skip)
+	if len(served) == 0 {
 		return
 	}
-	where := make([]string, 0, len(places))
-	for _, p := range places {
+	where := make([]string, 0, len(served))
+	for _, p := range served {
 		where = append(where, fmt.Sprintf("%s (%s, listener %s)", p.url(ex.host, ""), p.gateway, p.listener))
 	}
 	ex.trace.Reason += fmt.Sprintf("; host %s is served on %s", ex.host, strings.Join(where, " and "))
-	ex.trace.Hint = "try: " + places[0].curl(ex.host, ex.trace.Path)
+	ex.trace.Hint = "try: " + served[0].curl(ex.host, ex.trace.Path)
 }
 
 // tlsRefusalHint is what to type instead when a TLS port refused a

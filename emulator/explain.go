@@ -3,7 +3,9 @@ package emulator
 import (
 	"crypto/tls"
 	"io"
+	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -159,11 +161,10 @@ func explainTLSPort(rt *router, pr *portRoutes, p Probe, now time.Time) *Trace {
 	<-done
 	switch outcome {
 	case hsFailed:
-		t := hc.failure("", err, now)
-		if addr, ok := tableBound(pr); ok && hc.tl == nil && (hc.hello || len(hc.rec) > 0) {
-			t.Hint = tlsRefusalHint(addr, pr, hc.sni, hc.rec) // as the listener's trace says
-		}
-		t.Client, t.Duration = "", 0
+		// The Gateway's address from the table names where to connect in
+		// the refusal's hint (the data plane names the address it bound).
+		t := hc.failure(net.JoinHostPort(pr.gateway.Address, strconv.Itoa(int(pr.port.Port))), err, now)
+		t.Client, t.Address, t.Duration = "", "", 0
 		return finishExplain(&t, nil)
 	case hsHTTPS:
 		if p.Request == nil {
@@ -173,7 +174,7 @@ func explainTLSPort(rt *router, pr *portRoutes, p Probe, now time.Time) *Trace {
 			return finishExplain(&t, nil)
 		}
 		cs := tc.ConnectionState()
-		req := p.Request
+		req := p.Request.WithContext(withServedCert(p.Request.Context(), tc))
 		req.TLS = &cs
 		setProto(req, cs.NegotiatedProtocol == "h2")
 		return explainRequest(rt, pr, pr.port.Port, req, now)
@@ -252,11 +253,7 @@ func explainRequest(rt *router, pr *portRoutes, port int32, req *http.Request, n
 	ex := newExchange(req, now)
 	ex.trace.Port = port
 	act := ex.decide(pr)
-	if act != actProxy && act != actPreflight && act != actRedirect {
-		noteServedElsewhere(ex, act, func(host string, skip *portRoutes) []servedPlace {
-			return servedPlaces(rt, tableBound, host, skip)
-		})
-	}
+	noteServedElsewhere(rt, rt.tableAddresses, ex, act) // hints.go
 	t := &ex.trace
 	if ex.rule != nil {
 		t.Candidates = candidates(&ex.rule.weightedBackends)
@@ -295,4 +292,18 @@ func finishExplain(t *Trace, b *backendRoutes) *Trace {
 	}
 	redactTrace(t)
 	return t
+}
+
+// tableAddresses maps every served port to the Gateway's address and port
+// in the table: where Explain says a host is served (the data plane names
+// the address it bound, which differs only by a port offset or an address
+// override).
+func (rt *router) tableAddresses() map[*portRoutes]string {
+	out := make(map[*portRoutes]string, len(rt.order))
+	for _, pr := range rt.order {
+		if pr.notServed == "" {
+			out[pr] = net.JoinHostPort(pr.gateway.Address, strconv.Itoa(int(pr.port.Port)))
+		}
+	}
+	return out
 }

@@ -366,7 +366,7 @@ func (s *Server) serve(bl *boundListener, w http.ResponseWriter, r *http.Request
 		rec.Header().Set("Content-Length", "0")
 		rec.WriteHeader(ex.status)
 	default:
-		noteServedElsewhere(ex, act, s.servedAt)
+		s.noteServedElsewhere(ex, act)
 		ex.writeError(rec, ex.status, ex.trace.Reason)
 	}
 }

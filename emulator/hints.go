@@ -61,47 +61,31 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// servedAt lists the HTTP and HTTPS sockets of the serving Server that
-// have a route for host, in table order, skipping the port skip (nil: none).
-func (s *Server) servedAt(host string, skip *portRoutes) []servedPlace {
-	rt := s.current.Load()
-	if rt == nil {
-		return nil
-	}
+// boundPorts maps each served port to the address:port its socket is
+// bound on.
+func (s *Server) boundPorts() map[*portRoutes]string {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	bound := make(map[*portRoutes]string, len(s.listeners))
 	for _, bl := range s.listeners {
 		if pr := bl.routes.Load(); pr != nil {
 			bound[pr] = bl.bound
 		}
 	}
-	s.mu.Unlock()
-	return servedPlaces(rt, func(pr *portRoutes) (string, bool) {
-		addr, ok := bound[pr]
-		return addr, ok
-	}, host, skip)
+	return bound
 }
 
-// tableBound is where the table says a port is served: explain's stand-in
-// for the Server's bound sockets.
-func tableBound(pr *portRoutes) (string, bool) {
-	if pr.gateway == nil || pr.gateway.Address == "" || pr.port == nil {
-		return "", false
+// servedAt lists the HTTP and HTTPS sockets (bound: where each port
+// listens) that have a route for host, in table order, skipping the port
+// skip (nil: none).
+func servedAt(rt *router, bound map[*portRoutes]string, host string, skip *portRoutes) []servedPlace {
+	if rt == nil {
+		return nil
 	}
-	return net.JoinHostPort(pr.gateway.Address, strconv.Itoa(int(pr.port.Port))), true
-}
-
-// servedPlaces lists the HTTP and HTTPS ports of rt that have a route for
-// host, in table order, at the address bound gives (ports it does not know
-// are skipped), skipping the port skip (nil: none).
-func servedPlaces(rt *router, bound func(*portRoutes) (string, bool), host string, skip *portRoutes) []servedPlace {
 	var out []servedPlace
 	for _, pr := range rt.order {
-		if pr == skip || pr.stream != nil {
-			continue
-		}
-		addr, ok := bound(pr)
-		if !ok {
+		addr, ok := bound[pr]
+		if !ok || pr == skip || pr.stream != nil {
 			continue
 		}
 		i := pr.index.Lookup(host)
@@ -120,9 +104,14 @@ func servedPlaces(rt *router, bound func(*portRoutes) (string, bool), host strin
 // noteServedElsewhere adds to a 404 or 421 answer where the request's host
 // is served instead: the reason (and so the body) names the address:port,
 // the trace's hint has the curl line. A 404 of a host this port serves
-// (no rule matched the path) is left alone. places lists where hosts are
-// served (the Server's servedAt, or explain's from the table).
-func noteServedElsewhere(ex *exchange, act action, places func(host string, skip *portRoutes) []servedPlace) {
+// (no rule matched the path) is left alone.
+func (s *Server) noteServedElsewhere(ex *exchange, act action) {
+	noteServedElsewhere(s.current.Load(), s.boundPorts, ex, act)
+}
+
+// noteServedElsewhere is the data plane's and Explain's: bound says where
+// each port listens (asked only when the note applies).
+func noteServedElsewhere(rt *router, bound func() map[*portRoutes]string, ex *exchange, act action) {
 	var skip *portRoutes
 	switch {
 	case act == actNotFound && ex.vhost == nil:
@@ -132,16 +121,16 @@ func noteServedElsewhere(ex *exchange, act action, places func(host string, skip
 	default:
 		return
 	}
-	served := places(ex.host, skip)
-	if len(served) == 0 {
+	places := servedAt(rt, bound(), ex.host, skip)
+	if len(places) == 0 {
 		return
 	}
-	where := make([]string, 0, len(served))
-	for _, p := range served {
+	where := make([]string, 0, len(places))
+	for _, p := range places {
 		where = append(where, fmt.Sprintf("%s (%s, listener %s)", p.url(ex.host, ""), p.gateway, p.listener))
 	}
 	ex.trace.Reason += fmt.Sprintf("; host %s is served on %s", ex.host, strings.Join(where, " and "))
-	ex.trace.Hint = "try: " + served[0].curl(ex.host, ex.trace.Path)
+	ex.trace.Hint = "try: " + places[0].curl(ex.host, ex.trace.Path)
 }
 
 // tlsRefusalHint is what to type instead when a TLS port refused a

@@ -251,6 +251,24 @@ spec:
 			},
 		},
 		{
+			// The v1.6.3 CRD's rule on port.name cannot pass for a
+			// non-empty name (fixed upstream in gateway-api#5193); an
+			// apiserver with this CRD rejects it, and so does gwdev.
+			name: "XBackend port name (v1.6.3 CRD rule)",
+			yaml: `apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XBackend
+metadata:
+  name: b
+spec:
+  type: ExternalHostname
+  externalHostname: {hostname: api.example.com}
+  port: {name: web, port: 8080}
+`,
+			want: []string{
+				`m.yaml:8:10: XBackend/default/b: spec.port.name: Invalid value: "web": Name must be a valid DNS label`,
+			},
+		},
+		{
 			name: "XBackend unknown field and cluster.local hostname",
 			yaml: `apiVersion: gateway.networking.x-k8s.io/v1alpha1
 kind: XBackend

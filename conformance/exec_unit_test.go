@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	k8sfake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
-	k8sfake "k8s.io/client-go/kubernetes/fake"
 )
 
 // TestExecServer runs a command through the exec endpoint the way the

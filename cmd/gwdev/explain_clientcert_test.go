@@ -68,7 +68,9 @@ func TestExplainClientCertificate(t *testing.T) {
 	dir := t.TempDir()
 	server, clients := newTestPKI(t, "server CA"), newTestPKI(t, "client CA")
 	crt, key := server.issue("mtls.example.com", false, "mtls.example.com")
-	indent := func(b []byte) string { return "    " + strings.ReplaceAll(strings.TrimSpace(string(b)), "\n", "\n    ") }
+	indent := func(b []byte) string {
+		return "    " + strings.ReplaceAll(strings.TrimSpace(string(b)), "\n", "\n    ")
+	}
 	manifest := `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: gw}
@@ -136,16 +138,7 @@ data:
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", c.args, code, errOut)
 		}
-		for _, w := range c.want {
-			if !strings.Contains(out, w) {
-				t.Errorf("%v: output lacks %q:\n%s", c.args, w, out)
-			}
-		}
-		for _, w := range c.notWant {
-			if strings.Contains(out, w) {
-				t.Errorf("%v: output has %q:\n%s", c.args, w, out)
-			}
-		}
+		checkLines(t, c.args, out, c.want, c.notWant)
 		if strings.Contains(out, "PRIVATE KEY") {
 			t.Errorf("explain printed a private key")
 		}

@@ -66,15 +66,21 @@ func TestExplainFindings(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", c.args, code, errOut)
 		}
-		for _, w := range c.want {
-			if !strings.Contains(out, w) {
-				t.Errorf("%v: output lacks %q:\n%s", c.args, w, out)
-			}
+		checkLines(t, c.args, out, c.want, c.notWant)
+	}
+}
+
+// checkLines requires every want and no notWant in out.
+func checkLines(t *testing.T, args []string, out string, want, notWant []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("%v: output lacks %q:\n%s", args, w, out)
 		}
-		for _, w := range c.notWant {
-			if strings.Contains(out, w) {
-				t.Errorf("%v: output has %q:\n%s", c.args, w, out)
-			}
+	}
+	for _, w := range notWant {
+		if strings.Contains(out, w) {
+			t.Errorf("%v: output has %q:\n%s", args, w, out)
 		}
 	}
 }

@@ -101,3 +101,18 @@ func TestHelpListsPageDownOnce(t *testing.T) {
 		press(m, "?")
 	}
 }
+
+// TestOverviewShowsAdminProblem: the Overview says that the admin API is
+// not where it was asked to be, and the status line says it at once.
+func TestOverviewShowsAdminProblem(t *testing.T) {
+	note := "admin API: 127.0.0.1:9901 is in use (another gwdev?); this one serves it on http://127.0.0.1:41234/"
+	m := newTestModel(200, 40, Options{Admin: note, AdminProblem: true})
+	run(m, NoticeMsg{Text: note, Problem: true})
+	if v := m.View(); !strings.Contains(v, note) {
+		t.Errorf("status line lacks the notice:\n%s", v)
+	}
+	run(m, sampleState(t, "basic"))
+	if v := m.View(); !strings.Contains(v, "! "+note) {
+		t.Errorf("overview lacks the notice:\n%s", v)
+	}
+}

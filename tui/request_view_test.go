@@ -116,3 +116,19 @@ func TestOverviewShowsAdminProblem(t *testing.T) {
 		t.Errorf("overview lacks the notice:\n%s", v)
 	}
 }
+
+// TestListenerSetConflictHintIsTrue: the hint for a ListenerSet listener
+// that conflicts with the Gateway's own does not claim that neither is
+// served (the Gateway's listener is).
+func TestListenerSetConflictHintIsTrue(t *testing.T) {
+	m := newTestModel(120, 60, Options{})
+	run(m, sampleState(t, "listenerset"))
+	press(m, "3")
+	v := m.View()
+	if !strings.Contains(v, "HostnameConflict") {
+		t.Fatalf("Problems view lacks the conflict:\n%s", v)
+	}
+	if strings.Contains(v, "neither") {
+		t.Errorf("the hint says neither listener is served, but the Gateway's is:\n%s", v)
+	}
+}

@@ -39,9 +39,9 @@ type explainOptions struct {
 func newExplainCmd() *cobra.Command {
 	o := &explainOptions{}
 	cmd := &cobra.Command{
-		Use:   "explain URL",
+		Use:   "explain [DIR] URL",
 		Short: "Say what gwdev's data plane would do with a request, without sending it",
-		Long: `explain translates the manifests in --dir (default: the current directory) and runs the
+		Long: `explain translates the manifests in DIR (or --dir; default: the current directory) and runs the
 data plane's routing decision for one request: which Gateway listener takes it, which
 virtual host, which route rule and match (or why nothing matched), which filters apply,
 and which backend would answer and why. It agrees with what ` + "`gwdev up`" + ` serves.
@@ -49,14 +49,20 @@ and which backend would answer and why. It agrees with what ` + "`gwdev up`" + `
 The URL's host is the Host header and its port the listener port (80 for http, 443 for
 https when absent). Example:
 
-  gwdev explain --dir samples/basic -H 'X-Canary: true' http://app.example.com:8080/api/users`,
-		Args: cobra.ExactArgs(1),
+  gwdev explain samples/basic -H 'X-Canary: true' http://app.example.com:8080/api/users`,
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 2 { // explain DIR URL, as the other commands take DIR
+				if cmd.Flags().Changed("dir") && o.dir != args[0] {
+					return fmt.Errorf("two folders given: %s and --dir %s", args[0], o.dir)
+				}
+				o.dir, args = args[0], args[1:]
+			}
 			return o.run(cmd.OutOrStdout(), args[0])
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.dir, "dir", "d", ".", "manifest directory")
+	f.StringVarP(&o.dir, "dir", "d", ".", "the folder of manifests (the same as giving DIR)")
 	f.StringVarP(&o.method, "request", "X", "GET", "request method")
 	f.StringArrayVarP(&o.headers, "header", "H", nil, "request header 'Name: value' (repeatable)")
 	f.StringVar(&o.gateway, "gateway", "", "namespace/name of the Gateway (default: any Gateway with a listener on the port)")

@@ -62,7 +62,7 @@ func (l *Loader) loadCRDObject(u map[string]any, v *servedVersion) (metav1.Objec
 			errs = s.cel.validate(nil, u, errs)
 		}
 	}
-	issues = append(issues, fieldIssues(errs)...)
+	issues = append(issues, nameDuplicateListeners(u, fieldIssues(errs))...)
 	if len(issues) > 0 {
 		return nil, issues
 	}

@@ -383,8 +383,8 @@ func TestH1PoolRefusesInvalidHeaders(t *testing.T) {
 	backend, conns := connCountingBackend(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "reached") })
 	h := serve(t, func(p int32) *table.Table {
 		r := rule("api", prefix("/"), mapped("api", 1, backend.Listener.Addr().String()))
-		r.Filters = []table.HTTPRouteFilter{{Type: table.HTTPRouteFilterRequestHeaderModifier,
-			RequestHeaderModifier: &table.HTTPHeaderFilter{Set: []table.HTTPHeader{{Name: "Bad Name", Value: "x"}}}}}
+		r.Filters = []table.Filter{{Type: table.FilterRequestHeaderModifier,
+			RequestHeaderModifier: &table.HeaderModifier{Set: []table.Header{{Name: "Bad Name", Value: "x"}}}}}
 		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("*", r)))))
 	})
 	res, tr := h.traced(h.request(http.MethodGet, "x", "/"))

@@ -14,6 +14,18 @@ import (
 	"github.com/gwdev/gwdev/engine/table"
 )
 
+// gatewayGW is Gateway gw of class gwdev with an HTTP listener on PORT,
+// the start of the manifests of these tests (gwinTable replaces PORT).
+const gatewayGW = `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw}
+spec:
+  gatewayClassName: gwdev
+  listeners:
+  - {name: http, protocol: HTTP, port: PORT}
+---
+`
+
 // failingBackend answers every request 503 and counts them.
 func failingBackend(t *testing.T) (addr string, hits *atomic.Int64) {
 	hits = &atomic.Int64{}
@@ -40,15 +52,7 @@ func TestRetryBudgetCutsRetries(t *testing.T) {
 	limited, limitedHits := failingBackend(t)
 	free, freeHits := failingBackend(t)
 	h := serve(t, func(p int32) *table.Table {
-		return gwinTable(t, `apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw}
-spec:
-  gatewayClassName: gwdev
-  listeners:
-  - {name: http, protocol: HTTP, port: PORT}
----
-apiVersion: gateway.networking.k8s.io/v1
+		return gwinTable(t, gatewayGW+`apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: app}
 spec:
@@ -128,15 +132,7 @@ func TestTrafficPolicySessionPersistence(t *testing.T) {
 	_, pa, _ := net.SplitHostPort(a)
 	_, pb, _ := net.SplitHostPort(b)
 	h := serve(t, func(p int32) *table.Table {
-		return gwinTable(t, strings.NewReplacer("PA", pa, "PB", pb).Replace(`apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw}
-spec:
-  gatewayClassName: gwdev
-  listeners:
-  - {name: http, protocol: HTTP, port: PORT}
----
-apiVersion: gateway.networking.k8s.io/v1
+		return gwinTable(t, strings.NewReplacer("PA", pa, "PB", pb).Replace(gatewayGW+`apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: app}
 spec:

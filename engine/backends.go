@@ -38,7 +38,7 @@ func (t *translator) resolveBackendRef(r *routeState, name string, ref gwv1.Back
 	}
 	fail := func(reason gwv1.RouteConditionReason, msg string) (*Backend, *routeFailure) {
 		b.Invalid = msg
-		return b, &routeFailure{reason, msg}
+		return b, &routeFailure{reason: reason, msg: msg}
 	}
 	display := func() string { return groupKind(group, kind) + " " + ns + "/" + string(ref.Name) } // for failures only
 	if group == ExperimentalGroup && kind == "XBackend" {
@@ -51,7 +51,7 @@ func (t *translator) resolveBackendRef(r *routeState, name string, ref gwv1.Back
 		}
 		return fail(gwv1.RouteReasonInvalidKind, fmt.Sprintf("backendRef %s: kind %s is not supported (%s)", display(), groupKind(group, kind), supported))
 	}
-	if !t.refPermitted(reference{Group, r.kind, r.key.Namespace, "", "Service", ns, string(ref.Name)}) {
+	if !r.meshOnly && !t.refPermitted(reference{Group, r.kind, r.key.Namespace, "", "Service", ns, string(ref.Name)}) {
 		return fail(gwv1.RouteReasonRefNotPermitted,
 			fmt.Sprintf("backendRef %s is in another namespace and no ReferenceGrant in %s allows %s from %s", display(), ns, r.kind, r.key.Namespace))
 	}

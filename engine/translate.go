@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -31,8 +32,10 @@ func Translate(snap *Snapshot, opts Options) *Result {
 	t.processBackendTLSPolicies()
 	t.processXBackendTrafficPolicies() // xbackendtrafficpolicy.go
 	t.writeXBackendStatus()            // xbackend.go
+	t.processXMeshes()
 	t.writeStatus()
-	res := &Result{Objects: t.out, Table: t.buildTable(), addresses: t.addresses}
+	tab := t.buildTable() // assigns the mesh addresses too
+	res := &Result{Objects: t.out, Table: tab, addresses: t.addresses}
 	res.Routes = t.routeServing(res.Table)
 	t.noteShadowedRules(res.Table)
 	t.noteShadowedL4(res.Table)
@@ -63,6 +66,13 @@ type translator struct {
 	listenerSets []*listenerSetState
 	setByKey     map[nsName]*listenerSetState
 	routes       []*routeState
+	// mesh lists the routes bound to Services, one entry per parentRef
+	// (mesh.go).
+	mesh []*meshAttachment
+	// meshFronts are the Services' mesh frontends, with their addresses
+	// (meshAddresses, by meshAddressKey).
+	meshFronts    []*meshFrontend
+	meshAddresses map[string]string
 	// backendUses records, per Service, the gateways whose routes use it, for
 	// BackendTLSPolicy ancestor status (empty when there is no policy).
 	backendUses map[nsName][]*gatewayState
@@ -205,7 +215,30 @@ func (t *translator) sourceAt(k ObjectKey, path string) Source {
 	return t.in.SourceOf(k).At(path)
 }
 
-// note records a finding that does not come from a status condition.
+// sourceAtFirst returns where the first of paths whose line is known was
+// read from ("" paths are skipped; the object's own line when none is).
+func (t *translator) sourceAtFirst(k ObjectKey, paths ...string) Source {
+	src := t.in.SourceOf(k)
+	for _, p := range paths {
+		if _, ok := src.Fields[p]; ok && p != "" {
+			return src.At(p)
+		}
+	}
+	return src.At("")
+}
+
+// note records a finding that does not come from a status condition; one
+// about an annotation points at the annotation's line.
 func (t *translator) note(sev Severity, k ObjectKey, scope, msg string) {
-	t.notes = append(t.notes, Finding{Severity: sev, Object: k, Source: t.source(k), Scope: scope, Message: msg})
+	t.notes = append(t.notes, Finding{Severity: sev, Object: k, Source: t.sourceAtFirst(k, annotationPath(msg), listItem(scope)), Scope: scope, Message: msg})
+}
+
+// listItem is the list item a field path is inside (spec.rules[1] for
+// spec.rules[1].matches[0].path), "" when it is not in one.
+func listItem(path string) string {
+	i := strings.IndexByte(path, ']')
+	if i < 0 || !strings.HasPrefix(path, "spec.") {
+		return ""
+	}
+	return path[:i+1]
 }

@@ -105,7 +105,15 @@ func (v *overviewView) rebuild() {
 	}
 	snap := res.Objects
 	lines := []string{v.summary(res)}
-	if len(snap.Gateways) == 0 {
+	if v.s.admin != "" {
+		if v.s.adminProblem {
+			lines = append(lines, v.st.Warning.Render("! "+v.s.admin))
+		} else {
+			lines = append(lines, v.st.Dim.Render(v.s.admin))
+		}
+	}
+	meshLines := v.mesh(res) // overview_mesh.go
+	if len(snap.Gateways) == 0 && len(meshLines) == 0 {
 		lines = append(lines, "", "No Gateway in "+v.s.dir+": add one (see samples/basic) to serve routes.")
 	}
 	sets := map[engine.ObjectKey][]*gwv1.ListenerSet{}
@@ -127,6 +135,10 @@ func (v *overviewView) rebuild() {
 		shown++
 		lines = append(lines, "")
 		lines = append(lines, block...)
+	}
+	if v.filter == "" || strings.Contains(strings.ToLower(ansi.Strip(strings.Join(meshLines, "\n"))), v.filter) {
+		lines = append(lines, meshLines...)
+		shown += len(meshLines)
 	}
 	if v.filter != "" && shown == 0 {
 		lines = append(lines, "", "No Gateway matches the filter.")

@@ -128,7 +128,7 @@ spec:
     protocol: HTTP
 `,
 			want: []string{
-				"m.yaml:7:3: Gateway/default/gw: spec.listeners: Invalid value: Listener name must be unique within the Gateway",
+				"m.yaml:7:3: Gateway/default/gw: spec.listeners: Invalid value: Listener name must be unique within the Gateway (listeners[0] and listeners[1] have name \"web\")",
 				"m.yaml:11:5: Gateway/default/gw: spec.listeners[1]: Duplicate value: {\"name\":\"web\"}",
 			},
 		},
@@ -251,6 +251,24 @@ spec:
 			},
 		},
 		{
+			// The v1.6.3 CRD's rule on port.name cannot pass for a
+			// non-empty name (fixed upstream in gateway-api#5193); an
+			// apiserver with this CRD rejects it, and so does gwdev.
+			name: "XBackend port name (v1.6.3 CRD rule)",
+			yaml: `apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XBackend
+metadata:
+  name: b
+spec:
+  type: ExternalHostname
+  externalHostname: {hostname: api.example.com}
+  port: {name: web, port: 8080}
+`,
+			want: []string{
+				`m.yaml:8:10: XBackend/default/b: spec.port.name: Invalid value: "web": Name must be a valid DNS label`,
+			},
+		},
+		{
 			name: "XBackend unknown field and cluster.local hostname",
 			yaml: `apiVersion: gateway.networking.x-k8s.io/v1alpha1
 kind: XBackend
@@ -280,6 +298,31 @@ data: {}
 			want: []string{
 				"m.yaml:7:1: ConfigMap/c: duplicate field \"data\"",
 			},
+		},
+		{
+			name: "XMesh unknown field",
+			yaml: `apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XMesh
+metadata:
+  name: gwdev
+spec:
+  controllerName: gwdev.dev/mesh-controller
+  bogus: 1
+`,
+			want: []string{
+				`m.yaml:7:3: XMesh/gwdev: unknown field "spec.bogus"`,
+			},
+		},
+		{
+			name: "XMesh controllerName not domain-prefixed",
+			yaml: `apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XMesh
+metadata:
+  name: gwdev
+spec:
+  controllerName: gwdev
+`,
+			want: []string{`m.yaml:6:3: XMesh/gwdev: spec.controllerName: Invalid value: "gwdev": should match '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/[A-Za-z0-9\/\-._~%!$&'()*+,;=:]+$'`},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

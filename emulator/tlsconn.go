@@ -278,7 +278,7 @@ func (hc *handshakeConn) trace(bl *boundListener, start time.Time) Trace {
 // A plain HTTP request gets a plain 400 answer, as net/http gives one.
 func (hc *handshakeConn) failure(bl *boundListener, err error, start time.Time) Trace {
 	t := hc.trace(bl, start)
-	if hc.tl == nil && (hc.hello || len(hc.rec) > 0) {
+	if (hc.tl == nil || hc.route == nil && hc.tl.mode != tlsHTTPS && hc.refused != "") && (hc.hello || len(hc.rec) > 0) {
 		t.Hint = tlsRefusalHint(bl.bound, hc.pr, hc.sni, hc.rec) // hints.go
 	}
 	var rhe tls.RecordHeaderError

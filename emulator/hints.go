@@ -29,11 +29,14 @@ type servedPlace struct {
 // url is the place's URL for host and path.
 func (p servedPlace) url(host, path string) string {
 	_, port, _ := net.SplitHostPort(p.bound)
-	scheme := "http"
+	scheme, hostPort := "http", net.JoinHostPort(host, port)
 	if p.https {
 		scheme = "https"
 	}
-	return scheme + "://" + net.JoinHostPort(host, port) + path
+	if p.https && port == "443" || !p.https && port == "80" {
+		hostPort = host
+	}
+	return scheme + "://" + hostPort + path
 }
 
 // curl is the command that reaches host at this place.

@@ -23,7 +23,9 @@ import (
 // backends that are still in the table.
 type upstreamPool struct {
 	upstreams map[string]*upstream
-	regex     map[string]*regexp.Regexp
+	// budgets are the retry budgets by settings (retrybudget.go).
+	budgets map[string]*retryBudget
+	regex   map[string]*regexp.Regexp
 	// echoLog returns the log buffer of an echo service (nil: no logging).
 	echoLog func(service string) *echoLog
 }
@@ -53,6 +55,9 @@ type upstream struct {
 	rr             atomic.Uint32
 	h1Once, h2Once sync.Once
 	h1, h2         *http.Transport
+	// h1p sends plain HTTP/1.1 requests, h1 the rest (h1pool.go; nil: h1
+	// sends them all).
+	h1p *h1Pool
 }
 
 // upstream returns the (possibly reused) upstream of a valid backend.
@@ -83,7 +88,7 @@ func upstreamKey(b *table.Backend) string {
 		}
 		hashTLSLimits(h, t.Limits)
 		for _, s := range t.SubjectAltNames {
-			fmt.Fprintf(h, "|%s=%s%s", s.Type, s.Hostname, s.URI)
+			fmt.Fprintf(h, "|%s|%s", s.Hostname, s.URI)
 		}
 		client := ""
 		if c := t.ClientCertificate; c != nil {
@@ -163,14 +168,14 @@ func verifySANs(cs tls.ConnectionState, roots *x509.CertPool, sans []table.Subje
 		return err
 	}
 	for _, s := range sans {
-		switch s.Type {
-		case table.HostnameSubjectAltNameType:
-			if leaf.VerifyHostname(string(s.Hostname)) == nil {
+		switch {
+		case s.Hostname != "":
+			if leaf.VerifyHostname(s.Hostname) == nil {
 				return nil
 			}
-		case table.URISubjectAltNameType:
+		case s.URI != "":
 			for _, u := range leaf.URIs {
-				if u.String() == string(s.URI) {
+				if u.String() == s.URI {
 					return nil
 				}
 			}
@@ -191,7 +196,15 @@ func (u *upstream) transport(h2 bool) http.RoundTripper {
 		u.h2Once.Do(func() { u.h2 = u.withClientCert(u.echoTLS.transport(newTransport(u.tls.Clone(), true))) })
 		return u.h2
 	}
-	u.h1Once.Do(func() { u.h1 = u.withClientCert(u.echoTLS.transport(newTransport(u.tls.Clone(), false))) })
+	u.h1Once.Do(func() {
+		u.h1 = u.withClientCert(u.echoTLS.transport(newTransport(u.tls.Clone(), false)))
+		if u.tls == nil {
+			u.h1p = newH1Pool(u.h1)
+		}
+	})
+	if u.h1p != nil {
+		return u.h1p
+	}
 	return u.h1
 }
 
@@ -230,6 +243,9 @@ func newTransport(conf *tls.Config, h2 bool) *http.Transport {
 // closeIdle drops idle connections (the upstream left the table).
 func (u *upstream) closeIdle() {
 	u.echoTLS.close()
+	if u.h1p != nil {
+		u.h1p.closeIdle()
+	}
 	for _, t := range []*http.Transport{u.h1, u.h2} {
 		if t != nil {
 			t.CloseIdleConnections()
@@ -252,7 +268,7 @@ func backendToken(name string) string {
 	return strconv.FormatUint(h.Sum64(), 36)
 }
 
-// sessionPolicy is a compiled SessionPersistence.
+// sessionPolicy is the table's Session.
 type sessionPolicy struct {
 	header    bool
 	name      string
@@ -260,27 +276,12 @@ type sessionPolicy struct {
 	permanent bool
 }
 
-// Default session names (SessionName is implementation-specific when unset).
-const (
-	defaultSessionCookie = "gwdev-session"
-	defaultSessionHeader = "X-Gwdev-Session"
-)
-
-func compileSession(sp *table.SessionPersistence) *sessionPolicy {
+func compileSession(sp *table.Session) *sessionPolicy {
 	if sp == nil {
 		return nil
 	}
-	p := &sessionPolicy{name: defaultSessionCookie, timeout: parseDuration(sp.AbsoluteTimeout)}
-	if sp.Type != nil && *sp.Type == table.HeaderBasedSessionPersistence {
-		p.header, p.name = true, defaultSessionHeader
-	}
-	if sp.SessionName != nil && *sp.SessionName != "" {
-		p.name = *sp.SessionName
-	}
-	if sp.CookieConfig != nil && sp.CookieConfig.LifetimeType != nil {
-		p.permanent = *sp.CookieConfig.LifetimeType == table.PermanentCookieLifetimeType
-	}
-	return p
+	return &sessionPolicy{header: sp.Type == table.SessionHeader, name: sp.Name, timeout: sp.AbsoluteTimeout,
+		permanent: sp.Lifetime == table.LifetimePermanent}
 }
 
 // read returns the session value the client sent.

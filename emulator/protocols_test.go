@@ -43,7 +43,7 @@ func TestH2C(t *testing.T) {
 	defer backend.Close()
 	h := serve(t, func(p int32) *table.Table {
 		b := mapped("h2", 1, backend.Listener.Addr().String())
-		b.AppProtocol = "kubernetes.io/h2c"
+		b.AppProtocol, b.HTTP2 = "kubernetes.io/h2c", true
 		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
 			rule("h2c", prefix("/h2c"), b),
 			rule("echo", prefix("/"), echo("echo", 1)),
@@ -108,16 +108,15 @@ func TestGRPCRouting(t *testing.T) {
 	defer gs.Stop()
 
 	h := serve(t, func(p int32) *table.Table {
-		reT := table.GRPCMethodMatchRegularExpression
 		return newTable(gateway("gw", "127.0.0.1", port(p, listener("grpc", "", vhost("",
-			grpcRule("health", &table.GRPCRouteMatch{Method: &table.GRPCMethodMatch{Service: ptr("grpc.health.v1.Health")}},
+			grpcRule("health", &table.GRPCMatch{Type: table.MatchExact, Service: "grpc.health.v1.Health"},
 				mapped("health", 1, ln.Addr().String())),
-			grpcRule("foo", &table.GRPCRouteMatch{Method: &table.GRPCMethodMatch{Type: &reT, Service: ptr(`foo\..*`), Method: ptr("Get.*")}},
+			grpcRule("foo", &table.GRPCMatch{Type: table.MatchRegularExpression, Service: `foo\..*`, Method: "Get.*"},
 				echo("foo-grpc", 1)),
-			grpcRule("broken", &table.GRPCRouteMatch{Method: &table.GRPCMethodMatch{Service: ptr("broken.Svc")}},
+			grpcRule("broken", &table.GRPCMatch{Type: table.MatchExact, Service: "broken.Svc"},
 				invalid("gone", 1, "backendRef Service default/gone not found")),
-			grpcRule("hdr", &table.GRPCRouteMatch{Method: &table.GRPCMethodMatch{Service: ptr("hdr.Svc")},
-				Headers: []table.GRPCHeaderMatch{{Name: "X-Tenant", Value: "a"}}}, echo("hdr-a", 1)),
+			grpcRule("hdr", &table.GRPCMatch{Type: table.MatchExact, Service: "hdr.Svc",
+				Headers: []table.ValueMatch{{Name: "X-Tenant", Type: table.MatchExact, Value: "a"}}}, echo("hdr-a", 1)),
 			rule("http", prefix("/"), echo("http-root", 1)),
 		)))))
 	})
@@ -173,7 +172,7 @@ func TestWebSocket(t *testing.T) {
 	defer backend.Close()
 	h := serve(t, func(p int32) *table.Table {
 		r := rule("ws", prefix("/ws"), mapped("ws", 1, backend.Listener.Addr().String()))
-		r.Timeouts = &table.HTTPRouteTimeouts{Request: dur("50ms")} // not applied to upgrades
+		r.Timeouts = &table.Timeouts{Request: 50 * time.Millisecond} // not applied to upgrades
 		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", r)))))
 	})
 	ws, err := websocket.Dial(strings.Replace(h.url("/ws"), "http", "ws", 1), "", "http://example.com")

@@ -178,7 +178,7 @@ func (tl *tlsListener) clientValidation(conf *tls.Config) error {
 		return fmt.Errorf("client validation CA bundle (%s) holds no certificate", strings.Join(t.ClientCARefs, ", "))
 	}
 	tl.clientCAs = pool
-	if t.ClientValidationMode == string(table.AllowInsecureFallback) {
+	if t.ClientValidationMode == table.AllowInsecureFallback {
 		tl.insecureFallback = true
 		conf.ClientAuth = tls.RequestClientCert
 		return nil
@@ -200,7 +200,7 @@ func (c *compiler) sniRoutes(tl *tlsListener) {
 			if b == nil {
 				continue
 			}
-			sr.add(c.backend(b, false), b.Weight)
+			sr.add(c.backend(b), b.Weight)
 		}
 		tl.routes = append(tl.routes, sr)
 		h := ""
@@ -236,9 +236,10 @@ func (ex *exchange) checkTLS(pr *portRoutes) (action, bool) {
 	}
 	t := &ex.trace
 	t.SNI, t.NegotiatedProtocol = cs.ServerName, cs.NegotiatedProtocol
-	if cs.Version != 0 { // 0: Explain, without a handshake
+	if cs.Version != 0 {
 		t.TLSVersion = tls.VersionName(cs.Version)
 	}
+	t.Certificate, _ = ex.req.Context().Value(servedCertKey{}).(string) // tlsconn.go
 	byName := pr.tls.listenerFor(pr, cs.ServerName)
 	if byName < 0 {
 		return 0, false // the handshake refuses these; Explain may ask anyway

@@ -43,6 +43,7 @@ var explanations = map[string]string{
 	"InvalidParameters":           "parametersRef (or infrastructure.parametersRef) points to an object that is missing or of an unsupported kind. Fix: add the referenced object or remove the reference",
 	"InvalidClientCertificateRef": "spec.tls.backend.clientCertificateRef is missing, not a core Secret, or a Secret without a valid tls.crt and tls.key, so the Gateway presents no client certificate to backends. Fix: add or fix the Secret (kubectl create secret tls … --dry-run=client -o yaml)",
 	"ListenersNotResolved":        "some of the Gateway's listeners have references that do not resolve (their own ResolvedRefs says which). Fix those listeners",
+	"DefaultGateway/NotAccepted":  "the Gateway sets spec.defaultScope but is not Accepted itself, so it claims no route as a default Gateway (GEP-3793). Fix the Gateway's own Accepted condition first",
 	// ListenerSets.
 	"NotAllowed":          "the parent Gateway does not admit this ListenerSet: its spec.allowedListeners excludes the ListenerSet's namespace, or the parentRef is not a Gateway. Fix: set allowedListeners.namespaces.from on the Gateway (Same, All or Selector)",
 	"ParentNotAccepted":   "the parent Gateway does not exist or is not accepted, so the ListenerSet has nowhere to attach. Fix the parentRef or the Gateway",

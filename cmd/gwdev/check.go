@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 
@@ -121,12 +122,15 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 	loaded := time.Since(start)
 	res := engine.Translate(lr.Snapshot, engine.Options{Classes: o.classes, Now: now, Profiles: profiles, YCCertificates: ycCerts,
 		BackendMappings: mappings})
-	addLoadWarnings(res, lr.Warnings)
+	addLoadWarnings(res, lr)
 	addFindings(res, mappingFindings(res.Objects, mappings, where))
 	total := time.Since(start)
 
+	empty := lr.Snapshot.Len() == 0
+	dropUnprinted(lr, res, o.policies)
+
 	out := cmd.OutOrStdout()
-	if lr.Snapshot.Len() == 0 && len(lr.Problems) == 0 {
+	if empty && len(lr.Problems) == 0 {
 		// Nothing loaded and nothing refused: a folder with no manifests
 		// is not a pass (a CI job pointed at the wrong folder must fail).
 		w := out
@@ -159,6 +163,31 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
+// dropUnprinted lets go of what check does not print once the result is
+// computed: the loaded snapshot (the result holds every object, sharing
+// what it did not copy), the routing table but its mesh frontends (the
+// summary's Mesh section prints those; --policies reads the whole table)
+// and the routes' serving. For 10,000 HTTPRoutes that is 30 MB less held
+// while the objects are written.
+func dropUnprinted(lr *watch.LoadResult, res *engine.Result, policies bool) {
+	lr.Snapshot = nil
+	res.Routes = nil
+	if !policies && res.Table != nil {
+		mesh := &engine.Table{}
+		for _, g := range res.Table.Gateways {
+			if g.Mesh != nil {
+				mesh.Gateways = append(mesh.Gateways, g)
+			}
+		}
+		res.Table = mesh
+	}
+	// The collector's next goal is twice what was live at its last cycle,
+	// the table included: collect now so that writing the objects starts
+	// from what is live without it (peak RSS of check -o yaml, 10,000
+	// routes: 207 MB against 234 MB; one cycle, tens of milliseconds).
+	runtime.GC()
+}
+
 func hasWarnings(res *engine.Result) bool {
 	for _, f := range res.Findings {
 		if f.Severity == engine.SeverityWarning {
@@ -169,11 +198,21 @@ func hasWarnings(res *engine.Result) bool {
 }
 
 // addLoadWarnings adds the loader's warnings (symlinks followed out of
-// the folder) to the result's findings, first among the warnings, so that
-// check, --strict, the dashboard and the admin API show them as they show
-// the engine's.
-func addLoadWarnings(res *engine.Result, ws []watch.Warning) {
-	if len(ws) == 0 {
+// the folder, objects of Gateway API kinds gwdev does not load) to the
+// result's findings, first among the warnings, so that check, --strict, the
+// dashboard and the admin API show them as they show the engine's.
+func addLoadWarnings(res *engine.Result, lr *watch.LoadResult) {
+	ws := lr.Warnings
+	var skipped []engine.Finding
+	for _, s := range lr.Skipped {
+		if s.GatewayAPI() {
+			skipped = append(skipped, engine.Finding{Severity: engine.SeverityWarning,
+				Object: engine.ObjectKey{Kind: s.Kind, Namespace: s.Namespace, Name: s.Name},
+				Source: engine.Source{File: s.File, Line: s.Line}, Reason: engine.ReasonNotImplemented,
+				Message: engine.SkippedKindWarning(s.Kind)})
+		}
+	}
+	if len(ws) == 0 && len(skipped) == 0 {
 		return
 	}
 	i := 0
@@ -185,6 +224,7 @@ func addLoadWarnings(res *engine.Result, ws []watch.Warning) {
 	for _, w := range ws {
 		fs = append(fs, engine.Finding{Severity: engine.SeverityWarning, Source: engine.Source{File: w.File}, Message: w.Message})
 	}
+	fs = append(fs, skipped...)
 	res.Findings = append(fs, res.Findings[i:]...)
 }
 

@@ -207,7 +207,7 @@ func (r *reloader) apply(u *watch.Update, first bool) {
 	r.proj.set(&r.opts)
 	res := engine.TranslateNext(r.prev, u.Result.Snapshot, r.opts) // Gateways keep their addresses
 	r.prev = res
-	addLoadWarnings(res, u.Result.Warnings)
+	addLoadWarnings(res, u.Result)
 	addFindings(res, mappingFindings(res.Objects, r.proj.mappings, r.proj.where))
 	translated := time.Since(start)
 	rep := r.srv.Apply(res.Table)

@@ -29,11 +29,14 @@ type servedPlace struct {
 // url is the place's URL for host and path.
 func (p servedPlace) url(host, path string) string {
 	_, port, _ := net.SplitHostPort(p.bound)
-	scheme := "http"
+	scheme, hostPort := "http", net.JoinHostPort(host, port)
 	if p.https {
 		scheme = "https"
 	}
-	return scheme + "://" + net.JoinHostPort(host, port) + path
+	if p.https && port == "443" || !p.https && port == "80" {
+		hostPort = host
+	}
+	return scheme + "://" + hostPort + path
 }
 
 // curl is the command that reaches host at this place.
@@ -152,10 +155,17 @@ func tlsRefusalHint(bound string, pr *portRoutes, sni string, rec []byte) string
 			host, path = requestHost(req.Host), req.URL.RequestURI()
 		}
 	}
-	pick := names[0]
+	pick := names[0] // the shortest name: the likeliest meant (app.example.com before admin.app.example.com)
 	for _, n := range names {
-		if n.name == host {
+		if n.name == host || host == "" && strings.Count(n.name, ".") < strings.Count(pick.name, ".") {
 			pick = n
+		}
+	}
+	if host != "" { // a Host the port serves wins over the shortest name
+		for _, n := range names {
+			if n.name == host {
+				pick = n
+			}
 		}
 	}
 	var cmd string
@@ -174,7 +184,7 @@ func tlsRefusalHint(bound string, pr *portRoutes, sni string, rec []byte) string
 	case sni == "localhost" || net.ParseIP(sni) != nil:
 		why = fmt.Sprintf("TLS picks the listener by the name the client connects to (SNI %q), not by a Host header: connect by name", sni)
 	default:
-		why = fmt.Sprintf("no listener of this port serves SNI %q", sni)
+		why = fmt.Sprintf("no listener or TLSRoute of this port serves SNI %q", sni)
 	}
 	also := ""
 	if len(names) > 1 {

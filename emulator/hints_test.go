@@ -93,7 +93,7 @@ func TestRefusedHandshakeSaysWhatToType(t *testing.T) {
 	}
 	for _, c := range []struct{ sni, why string }{
 		{"localhost", `not by a Host header`},
-		{"nope.example.org", `no listener of this port serves SNI "nope.example.org"`},
+		{"nope.example.org", `no listener or TLSRoute of this port serves SNI "nope.example.org"`},
 	} {
 		conn, err := h.tlsDial(c.sni, &tls.Config{InsecureSkipVerify: true})
 		if err == nil {
@@ -185,5 +185,28 @@ func TestRedirectToMappedPort(t *testing.T) {
 	note := fmt.Sprintf("port mapping: Location https://app.example.com:%d/x rewritten to port %d", hp, int(hp)+offset)
 	if tr.Location != want || !strings.Contains(strings.Join(tr.Filters, "\n"), note) {
 		t.Errorf("trace location %q filters %q, want a note %q", tr.Location, tr.Filters, note)
+	}
+}
+
+// TestRefusedTLSRouteSNISaysWhatToType: an SNI that a TLS listener's
+// wildcard takes but no TLSRoute serves is refused with the names the port
+// does serve, as an openssl s_client line for a TLSRoute's name.
+func TestRefusedTLSRouteSNISaysWhatToType(t *testing.T) {
+	dbCA := newTestCA(t, "database CA")
+	db := lineServer(t, "db", dbCA.serverConfig("db.example.com"))
+	h := serve(t, func(p int32) *table.Table {
+		return newTable(gateway("gw", "127.0.0.1", port(p,
+			tlsListenerTable("tls", "*.example.com", table.TLSModePassthrough, nil,
+				sniRouteTo("db", "db.example.com", mapped("db", 1, db))))))
+	})
+	conn, err := h.tlsDial("mail.example.com", &tls.Config{InsecureSkipVerify: true})
+	if err == nil {
+		conn.Close()
+		t.Fatal("SNI mail.example.com: handshake succeeded")
+	}
+	tr := waitTrace(t, h.s, func(t Trace) bool { return t.SNI == "mail.example.com" })
+	want := fmt.Sprintf(`no listener or TLSRoute of this port serves SNI "mail.example.com"; try: openssl s_client -connect 127.0.0.1:%d -servername db.example.com`, h.port)
+	if tr.Hint != want {
+		t.Errorf("hint %q\nwant %q", tr.Hint, want)
 	}
 }

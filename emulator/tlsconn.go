@@ -327,7 +327,7 @@ func withServedCert(ctx context.Context, c net.Conn) context.Context {
 // A plain HTTP request gets a plain 400 answer, as net/http gives one.
 func (hc *handshakeConn) failure(address string, err error, start time.Time) Trace {
 	t := hc.trace(address, start)
-	if address != "" && hc.tl == nil && (hc.hello || len(hc.rec) > 0) {
+	if address != "" && (hc.tl == nil || hc.route == nil && hc.tl.mode != tlsHTTPS && hc.refused != "") && (hc.hello || len(hc.rec) > 0) {
 		t.Hint = tlsRefusalHint(address, hc.pr, hc.sni, hc.rec) // hints.go
 	}
 	var rhe tls.RecordHeaderError

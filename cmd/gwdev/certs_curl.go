@@ -25,7 +25,12 @@ func gatewayAddresses(s *engine.Snapshot) map[string]string {
 // trusted: the name resolved to the Gateway's address, on the port gwdev
 // serves.
 func certsCurl(caPath string, w *wantedSecret, addr string) string {
-	host := w.hostnames[0]
+	host := w.hostnames[0] // the shortest name: app.example.com before admin.app.example.com
+	for _, h := range w.hostnames[1:] {
+		if strings.Count(h, ".") < strings.Count(host, ".") {
+			host = h
+		}
+	}
 	if rest, ok := strings.CutPrefix(host, "*."); ok {
 		host = "www." + rest
 	}
@@ -33,7 +38,11 @@ func certsCurl(caPath string, w *wantedSecret, addr string) string {
 		addr = "127.0.0.1"
 	}
 	port := strconv.Itoa(int(servedPort(w.port)))
-	return fmt.Sprintf("curl --cacert %s --resolve %s:%s:%s https://%s:%s/", caPath, host, port, addr, host, port)
+	url := "https://" + host + "/"
+	if port != "443" {
+		url = "https://" + host + ":" + port + "/"
+	}
+	return fmt.Sprintf("curl --cacert %s --resolve %s:%s:%s %s", caPath, host, port, addr, url)
 }
 
 // servedPort is the port gwdev up will most likely serve port on: a port

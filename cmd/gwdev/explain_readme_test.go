@@ -26,7 +26,7 @@ func TestSampleREADMEExplainLines(t *testing.T) {
 				continue
 			}
 			n++
-			args := append([]string{"explain"}, shellWords(strings.ReplaceAll(m[1], "--dir samples/", "--dir ../../samples/"))...)
+			args := append([]string{"explain"}, shellWords(strings.ReplaceAll(" "+m[1], " samples/", " ../../samples/"))...) // DIR or --dir DIR
 			out, errOut, code := runGwdev(t, "", args...)
 			if code != 0 || !strings.Contains(out, "gateway:") {
 				t.Errorf("%s: gwdev %s: exit %d, no Gateway answered:\n%s%s", f, m[1], code, out, errOut)

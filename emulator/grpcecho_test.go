@@ -51,15 +51,8 @@ func echoHeaders(r *pb.EchoResponse) map[string][]string {
 
 const echoSvc = "gateway_api_conformance.echo_basic.grpcecho.GrpcEcho"
 
-func grpcMethod(service, method string) *table.GRPCRouteMatch {
-	m := &table.GRPCMethodMatch{}
-	if service != "" {
-		m.Service = ptr(service)
-	}
-	if method != "" {
-		m.Method = ptr(method)
-	}
-	return &table.GRPCRouteMatch{Method: m}
+func grpcMethod(service, method string) *table.GRPCMatch {
+	return &table.GRPCMatch{Type: table.MatchExact, Service: service, Method: method}
 }
 
 func TestGRPCEchoService(t *testing.T) {

@@ -358,10 +358,15 @@ func (s *Server) serve(bl *boundListener, w http.ResponseWriter, r *http.Request
 		rec.Header().Set("Content-Length", "0")
 		rec.WriteHeader(ex.status)
 	case actRedirect:
+		if note := s.mappedRedirect(ex); note != "" {
+			ex.trace.Location = ex.location
+			ex.trace.Filters = append(ex.trace.Filters, note)
+		}
 		rec.Header().Set("Location", ex.location)
 		rec.Header().Set("Content-Length", "0")
 		rec.WriteHeader(ex.status)
 	default:
+		s.noteServedElsewhere(ex, act)
 		ex.writeError(rec, ex.status, ex.trace.Reason)
 	}
 }
@@ -488,8 +493,9 @@ func (c *countingReader) readErr() error {
 
 func (c *countingReader) Close() error { return c.r.Close() }
 
-// candidates lists a rule's backends with their weights (for Explain).
-func candidates(r *ruleRoutes) []string {
+// candidates lists a rule's or a route's backends with their weights (for
+// Explain).
+func candidates(r *weightedBackends) []string {
 	var out []string
 	for _, b := range r.backends {
 		s := fmt.Sprintf("%s → %s (weight %d", b.b.Name, b.service, b.b.Weight)

@@ -235,8 +235,14 @@ func (ex *exchange) attempt(rt http.RoundTripper, req *http.Request) (*http.Resp
 	if d > 0 && !ex.upgrade {
 		ctx, cancel = context.WithTimeoutCause(ctx, d, errBackendTimeout)
 	}
-	o := req.WithContext(ex.traceClientCert(ctx))
-	if up.echo == nil {
+	o := req
+	if octx := ex.traceClientCert(ctx); octx != req.Context() {
+		o = req.WithContext(octx)
+	}
+	if up.echo == nil && req.URL.Host != addr {
+		if o == req {
+			o = req.WithContext(ctx)
+		}
 		u := *req.URL
 		u.Host = addr
 		o.URL = &u
@@ -307,14 +313,22 @@ func modifyResponse(resp *http.Response) error {
 	return nil
 }
 
-// bufferPool recycles the proxy's copy buffers.
+// bufferPool recycles the proxy's copy buffers. The pool holds pointers to
+// fixed-size arrays, so that neither Get nor Put allocates.
 type bufferPool struct{ p sync.Pool }
 
+// copyBufferSize is the size of the proxy's copy buffers.
+const copyBufferSize = 32 << 10
+
 func (b *bufferPool) Get() []byte {
-	if v, ok := b.p.Get().(*[]byte); ok {
-		return *v
+	if v, ok := b.p.Get().(*[copyBufferSize]byte); ok {
+		return v[:]
 	}
-	return make([]byte, 32<<10)
+	return new([copyBufferSize]byte)[:]
 }
 
-func (b *bufferPool) Put(buf []byte) { b.p.Put(&buf) }
+func (b *bufferPool) Put(buf []byte) {
+	if cap(buf) == copyBufferSize {
+		b.p.Put((*[copyBufferSize]byte)(buf[:copyBufferSize]))
+	}
+}

@@ -353,14 +353,20 @@ func parseDuration(d *table.Duration) time.Duration {
 	return v
 }
 
-// lookup finds the port a request arrived on.
+// lookup finds the TCP port a request arrived on.
 func (rt *router) lookup(addr string, port int32) *portRoutes {
-	if pr, ok := rt.ports[portKey{addr, port, "TCP"}]; ok {
+	return rt.lookupTransport(addr, port, "TCP")
+}
+
+// lookupTransport finds a port by address ("" : the first Gateway with the
+// port), number and transport ("TCP" or "UDP").
+func (rt *router) lookupTransport(addr string, port int32, transport string) *portRoutes {
+	if pr, ok := rt.ports[portKey{addr, port, transport}]; ok {
 		return pr
 	}
 	if addr == "" {
 		for _, pr := range rt.order {
-			if pr.port.Port == port && pr.port.Transport == "TCP" {
+			if pr.port.Port == port && pr.port.Transport == transport {
 				return pr
 			}
 		}

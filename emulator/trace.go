@@ -62,6 +62,10 @@ type Trace struct {
 	// Reason says why nothing matched, why the gateway answered itself, or
 	// what went wrong upstream ("" : forwarded without trouble).
 	Reason string `json:"reason,omitempty"`
+	// Hint says what to type instead when the request or connection did not
+	// reach what the client likely meant: the curl (or openssl) line for
+	// the listener that serves the host ("" : nothing to suggest).
+	Hint string `json:"hint,omitempty"`
 	// Filters lists the filters applied, in order, with what they did.
 	Filters []string `json:"filters,omitempty"`
 	// Backend is the chosen backend's name ("<rule>/backend/<k>").

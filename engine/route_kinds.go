@@ -115,16 +115,12 @@ func (t *translator) compileHTTPRoute(r *routeState, o *gwv1.HTTPRoute) {
 			matches = []gwv1.HTTPRouteMatch{{}}
 		}
 		for j := range matches {
-			m := toHTTPRouteMatch(&matches[j])
-			if m.Path == nil {
-				pt, v := table.PathMatchPathPrefix, "/"
-				m.Path = &table.HTTPPathMatch{Type: &pt, Value: &v}
-			}
 			rr := *proto
 			rr.Name = name + "/match/" + itoa(j)
 			r.addEntry(rr.Name, i, j)
-			rr.HTTP = m
+			rr.HTTP = compileHTTPMatch(&matches[j])
 			r.rules = append(r.rules, &rr)
+			r.pathLens = append(r.pathLens, writtenPathLen(&matches[j]))
 		}
 	}
 }
@@ -166,8 +162,9 @@ func (t *translator) compileGRPCRoute(r *routeState, o *gwv1.GRPCRoute) {
 			rr := *proto
 			rr.Name = name + "/match/" + itoa(j)
 			r.addEntry(rr.Name, i, j)
-			rr.GRPC = toGRPCRouteMatch(&matches[j])
+			rr.GRPC = compileGRPCMatch(&matches[j])
 			r.rules = append(r.rules, &rr)
+			r.pathLens = append(r.pathLens, 0)
 		}
 	}
 }

@@ -42,9 +42,12 @@ type routeState struct {
 	entryAt map[string]entryIndex
 
 	// compiled route content, one of these per kind.
-	rules  []*RouteRule
-	sni    []*SNIRoute
-	stream []*StreamRoute
+	rules []*RouteRule
+	// pathLens parallels rules: each HTTP match's path length as written,
+	// which precedence compares (see writtenPathLen).
+	pathLens []int
+	sni      []*SNIRoute
+	stream   []*StreamRoute
 
 	parents []*parentResult
 }

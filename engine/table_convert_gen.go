@@ -81,55 +81,6 @@ func toGRPCAuthConfig(in *gwv1.GRPCAuthConfig) *table.GRPCAuthConfig {
 	return out
 }
 
-func toGRPCHeaderMatch(in *gwv1.GRPCHeaderMatch) *table.GRPCHeaderMatch {
-	if in == nil {
-		return nil
-	}
-	out := &table.GRPCHeaderMatch{}
-	if in.Type != nil {
-		v := table.GRPCHeaderMatchType(*in.Type)
-		out.Type = &v
-	}
-	out.Name = table.GRPCHeaderName(in.Name)
-	out.Value = in.Value
-	return out
-}
-
-func toGRPCMethodMatch(in *gwv1.GRPCMethodMatch) *table.GRPCMethodMatch {
-	if in == nil {
-		return nil
-	}
-	out := &table.GRPCMethodMatch{}
-	if in.Type != nil {
-		v := table.GRPCMethodMatchType(*in.Type)
-		out.Type = &v
-	}
-	if in.Service != nil {
-		v := *in.Service
-		out.Service = &v
-	}
-	if in.Method != nil {
-		v := *in.Method
-		out.Method = &v
-	}
-	return out
-}
-
-func toGRPCRouteMatch(in *gwv1.GRPCRouteMatch) *table.GRPCRouteMatch {
-	if in == nil {
-		return nil
-	}
-	out := &table.GRPCRouteMatch{}
-	out.Method = toGRPCMethodMatch(in.Method)
-	if in.Headers != nil {
-		out.Headers = make([]table.GRPCHeaderMatch, len(in.Headers))
-		for i := range in.Headers {
-			out.Headers[i] = *toGRPCHeaderMatch(&in.Headers[i])
-		}
-	}
-	return out
-}
-
 func toHTTPAuthConfig(in *gwv1.HTTPAuthConfig) *table.HTTPAuthConfig {
 	if in == nil {
 		return nil
@@ -237,36 +188,6 @@ func toHTTPHeaderFilter(in *gwv1.HTTPHeaderFilter) *table.HTTPHeaderFilter {
 	return out
 }
 
-func toHTTPHeaderMatch(in *gwv1.HTTPHeaderMatch) *table.HTTPHeaderMatch {
-	if in == nil {
-		return nil
-	}
-	out := &table.HTTPHeaderMatch{}
-	if in.Type != nil {
-		v := table.HeaderMatchType(*in.Type)
-		out.Type = &v
-	}
-	out.Name = table.HTTPHeaderName(in.Name)
-	out.Value = in.Value
-	return out
-}
-
-func toHTTPPathMatch(in *gwv1.HTTPPathMatch) *table.HTTPPathMatch {
-	if in == nil {
-		return nil
-	}
-	out := &table.HTTPPathMatch{}
-	if in.Type != nil {
-		v := table.PathMatchType(*in.Type)
-		out.Type = &v
-	}
-	if in.Value != nil {
-		v := *in.Value
-		out.Value = &v
-	}
-	return out
-}
-
 func toHTTPPathModifier(in *gwv1.HTTPPathModifier) *table.HTTPPathModifier {
 	if in == nil {
 		return nil
@@ -281,20 +202,6 @@ func toHTTPPathModifier(in *gwv1.HTTPPathModifier) *table.HTTPPathModifier {
 		v := *in.ReplacePrefixMatch
 		out.ReplacePrefixMatch = &v
 	}
-	return out
-}
-
-func toHTTPQueryParamMatch(in *gwv1.HTTPQueryParamMatch) *table.HTTPQueryParamMatch {
-	if in == nil {
-		return nil
-	}
-	out := &table.HTTPQueryParamMatch{}
-	if in.Type != nil {
-		v := table.QueryParamMatchType(*in.Type)
-		out.Type = &v
-	}
-	out.Name = table.HTTPHeaderName(in.Name)
-	out.Value = in.Value
 	return out
 }
 
@@ -351,31 +258,6 @@ func toHTTPRouteFilter(in *gwv1.HTTPRouteFilter) *table.HTTPRouteFilter {
 	out.CORS = toHTTPCORSFilter(in.CORS)
 	out.ExternalAuth = toHTTPExternalAuthFilter(in.ExternalAuth)
 	out.ExtensionRef = toLocalObjectReference(in.ExtensionRef)
-	return out
-}
-
-func toHTTPRouteMatch(in *gwv1.HTTPRouteMatch) *table.HTTPRouteMatch {
-	if in == nil {
-		return nil
-	}
-	out := &table.HTTPRouteMatch{}
-	out.Path = toHTTPPathMatch(in.Path)
-	if in.Headers != nil {
-		out.Headers = make([]table.HTTPHeaderMatch, len(in.Headers))
-		for i := range in.Headers {
-			out.Headers[i] = *toHTTPHeaderMatch(&in.Headers[i])
-		}
-	}
-	if in.QueryParams != nil {
-		out.QueryParams = make([]table.HTTPQueryParamMatch, len(in.QueryParams))
-		for i := range in.QueryParams {
-			out.QueryParams[i] = *toHTTPQueryParamMatch(&in.QueryParams[i])
-		}
-	}
-	if in.Method != nil {
-		v := table.HTTPMethod(*in.Method)
-		out.Method = &v
-	}
 	return out
 }
 

@@ -21,7 +21,11 @@ import (
 type requester struct {
 	// clipboard receives the OSC 52 sequence (nil: not copied, only shown).
 	clipboard io.Writer
-	client    *http.Client
+	// system puts text on the system clipboard (nil: there is none); when
+	// it fails, the OSC 52 sequence is the only attempt, and the status line
+	// says the terminal may or may not have taken it.
+	system func(string) error
+	client *http.Client
 }
 
 // skipHeaders are not repeated in a curl command or a replay: curl and
@@ -112,13 +116,17 @@ func (r *requester) copyCurl(t emulator.Trace) tea.Cmd {
 		if redacted > 0 {
 			note = fmt.Sprintf(" (%s left out)", plural(redacted, "redacted or cut header"))
 		}
+		if r.system != nil && r.system(cmd) == nil {
+			return statusMsg{text: "copied" + note + ": " + cmd}
+		}
 		if r.clipboard == nil {
 			return statusMsg{text: "curl" + note + ": " + cmd}
 		}
 		if _, err := io.WriteString(r.clipboard, osc52.New(cmd).String()); err != nil {
 			return statusMsg{text: "copy: " + err.Error() + ": " + cmd, isErr: true}
 		}
-		return statusMsg{text: "copied" + note + ": " + cmd}
+		// OSC 52 has no answer: say what was done, not that it worked.
+		return statusMsg{text: "sent to the clipboard via OSC 52 (unconfirmed)" + note + ": " + cmd}
 	}
 }
 

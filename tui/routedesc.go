@@ -83,42 +83,32 @@ func conditionCell(conds []metav1.Condition, typ string) string {
 func describeMatch(r *engine.RouteRule) string {
 	var parts []string
 	if m := r.HTTP; m != nil {
-		if m.Path != nil {
-			t := table.PathMatchPathPrefix
-			if m.Path.Type != nil {
-				t = *m.Path.Type
-			}
-			v := "/"
-			if m.Path.Value != nil {
-				v = *m.Path.Value
-			}
-			parts = append(parts, string(t)+" "+v)
-		}
-		if m.Method != nil {
-			parts = append(parts, "method "+string(*m.Method))
+		parts = append(parts, m.Path.String())
+		if m.Method != "" {
+			parts = append(parts, "method "+m.Method)
 		}
 		for _, h := range m.Headers {
-			parts = append(parts, "header "+string(h.Name)+"="+h.Value)
+			parts = append(parts, "header "+h.Name+"="+h.Value)
 		}
 		for _, q := range m.QueryParams {
-			parts = append(parts, "query "+string(q.Name)+"="+q.Value)
+			parts = append(parts, "query "+q.Name+"="+q.Value)
 		}
 	}
 	if m := r.GRPC; m != nil {
-		if m.Method != nil {
+		if m.Service != "" || m.Method != "" {
 			svc, meth := "*", "*"
-			if m.Method.Service != nil {
-				svc = *m.Method.Service
+			if m.Service != "" {
+				svc = m.Service
 			}
-			if m.Method.Method != nil {
-				meth = *m.Method.Method
+			if m.Method != "" {
+				meth = m.Method
 			}
 			parts = append(parts, "gRPC "+svc+"/"+meth)
 		} else {
 			parts = append(parts, "gRPC any method")
 		}
 		for _, h := range m.Headers {
-			parts = append(parts, "header "+string(h.Name)+"="+h.Value)
+			parts = append(parts, "header "+h.Name+"="+h.Value)
 		}
 	}
 	if len(parts) == 0 {

@@ -349,6 +349,7 @@ func (v *routesView) ShortHelp() []key.Binding {
 
 func (v *routesView) FullHelp() [][]key.Binding {
 	k := v.keys
-	return [][]key.Binding{k.moves(), {withHelp(k.Enter, "expand/collapse rules"), withHelp(k.Back, "collapse"),
-		withHelp(k.PageDown, "scroll rules (expanded)"), k.Detail}}
+	moves := []key.Binding{k.Up, k.Down, withHelp(k.PageUp, "page up (scroll rules when expanded)"),
+		withHelp(k.PageDown, "page down (scroll rules when expanded)"), k.Top, k.Bottom}
+	return [][]key.Binding{moves, {withHelp(k.Enter, "expand/collapse rules"), withHelp(k.Back, "collapse"), k.Detail}}
 }

@@ -93,6 +93,10 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	mappings, where, err := projectMappings(sources)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	loader, err := newLoader()
 	if err != nil {
@@ -115,8 +119,10 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 		lr = watch.Merge(results...)
 	}
 	loaded := time.Since(start)
-	res := engine.Translate(lr.Snapshot, engine.Options{Classes: o.classes, Now: now, Profiles: profiles, YCCertificates: ycCerts})
+	res := engine.Translate(lr.Snapshot, engine.Options{Classes: o.classes, Now: now, Profiles: profiles, YCCertificates: ycCerts,
+		BackendMappings: mappings})
 	addLoadWarnings(res, lr)
+	addFindings(res, mappingFindings(res.Objects, mappings, where))
 	total := time.Since(start)
 
 	out := cmd.OutOrStdout()

@@ -52,40 +52,6 @@ type GRPCAuthConfig struct {
 	AllowedRequestHeaders []string `json:"allowedHeaders,omitempty"`
 }
 
-// GRPCHeaderMatch mirrors the Gateway API type of the same name (same fields and JSON).
-type GRPCHeaderMatch struct {
-	Type *GRPCHeaderMatchType `json:"type,omitempty"`
-
-	Name GRPCHeaderName `json:"name"`
-
-	Value string `json:"value"`
-}
-
-// GRPCHeaderMatchType mirrors the Gateway API type of the same name (same fields and JSON).
-type GRPCHeaderMatchType string
-
-// GRPCHeaderName mirrors the Gateway API type of the same name (same fields and JSON).
-type GRPCHeaderName HeaderName
-
-// GRPCMethodMatch mirrors the Gateway API type of the same name (same fields and JSON).
-type GRPCMethodMatch struct {
-	Type *GRPCMethodMatchType `json:"type,omitempty"`
-
-	Service *string `json:"service,omitempty"`
-
-	Method *string `json:"method,omitempty"`
-}
-
-// GRPCMethodMatchType mirrors the Gateway API type of the same name (same fields and JSON).
-type GRPCMethodMatchType string
-
-// GRPCRouteMatch mirrors the Gateway API type of the same name (same fields and JSON).
-type GRPCRouteMatch struct {
-	Method *GRPCMethodMatch `json:"method,omitempty"`
-
-	Headers []GRPCHeaderMatch `json:"headers,omitempty"`
-}
-
 // Group mirrors the Gateway API type of the same name (same fields and JSON).
 type Group string
 
@@ -142,30 +108,11 @@ type HTTPHeaderFilter struct {
 	Remove []string `json:"remove,omitempty"`
 }
 
-// HTTPHeaderMatch mirrors the Gateway API type of the same name (same fields and JSON).
-type HTTPHeaderMatch struct {
-	Type *HeaderMatchType `json:"type,omitempty"`
-
-	Name HTTPHeaderName `json:"name"`
-
-	Value string `json:"value"`
-}
-
 // HTTPHeaderName mirrors the Gateway API type of the same name (same fields and JSON).
 type HTTPHeaderName HeaderName
 
-// HTTPMethod mirrors the Gateway API type of the same name (same fields and JSON).
-type HTTPMethod string
-
 // HTTPMethodWithWildcard mirrors the Gateway API type of the same name (same fields and JSON).
 type HTTPMethodWithWildcard string
-
-// HTTPPathMatch mirrors the Gateway API type of the same name (same fields and JSON).
-type HTTPPathMatch struct {
-	Type *PathMatchType `json:"type,omitempty"`
-
-	Value *string `json:"value,omitempty"`
-}
 
 // HTTPPathModifier mirrors the Gateway API type of the same name (same fields and JSON).
 type HTTPPathModifier struct {
@@ -178,15 +125,6 @@ type HTTPPathModifier struct {
 
 // HTTPPathModifierType mirrors the Gateway API type of the same name (same fields and JSON).
 type HTTPPathModifierType string
-
-// HTTPQueryParamMatch mirrors the Gateway API type of the same name (same fields and JSON).
-type HTTPQueryParamMatch struct {
-	Type *QueryParamMatchType `json:"type,omitempty"`
-
-	Name HTTPHeaderName `json:"name"`
-
-	Value string `json:"value"`
-}
 
 // HTTPRequestMirrorFilter mirrors the Gateway API type of the same name (same fields and JSON).
 type HTTPRequestMirrorFilter struct {
@@ -237,17 +175,6 @@ type HTTPRouteFilter struct {
 // HTTPRouteFilterType mirrors the Gateway API type of the same name (same fields and JSON).
 type HTTPRouteFilterType string
 
-// HTTPRouteMatch mirrors the Gateway API type of the same name (same fields and JSON).
-type HTTPRouteMatch struct {
-	Path *HTTPPathMatch `json:"path,omitempty"`
-
-	Headers []HTTPHeaderMatch `json:"headers,omitempty"`
-
-	QueryParams []HTTPQueryParamMatch `json:"queryParams,omitempty"`
-
-	Method *HTTPMethod `json:"method,omitempty"`
-}
-
 // HTTPRouteRetry mirrors the Gateway API type of the same name (same fields and JSON).
 type HTTPRouteRetry struct {
 	Codes []HTTPRouteRetryStatusCode `json:"codes,omitempty"`
@@ -274,9 +201,6 @@ type HTTPURLRewriteFilter struct {
 	Path *HTTPPathModifier `json:"path,omitempty"`
 }
 
-// HeaderMatchType mirrors the Gateway API type of the same name (same fields and JSON).
-type HeaderMatchType string
-
 // HeaderName mirrors the Gateway API type of the same name (same fields and JSON).
 type HeaderName string
 
@@ -301,9 +225,6 @@ type Namespace string
 // ObjectName mirrors the Gateway API type of the same name (same fields and JSON).
 type ObjectName string
 
-// PathMatchType mirrors the Gateway API type of the same name (same fields and JSON).
-type PathMatchType string
-
 // PortNumber mirrors the Gateway API type of the same name (same fields and JSON).
 type PortNumber = int32
 
@@ -312,9 +233,6 @@ type PreciseHostname string
 
 // ProtocolType mirrors the Gateway API type of the same name (same fields and JSON).
 type ProtocolType string
-
-// QueryParamMatchType mirrors the Gateway API type of the same name (same fields and JSON).
-type QueryParamMatchType string
 
 // SessionPersistence mirrors the Gateway API type of the same name (same fields and JSON).
 type SessionPersistence struct {
@@ -377,66 +295,6 @@ const AllowValidOnly FrontendValidationModeType = "AllowValidOnly"
 
 // AllowInsecureFallback mirrors the Gateway API constant.
 const AllowInsecureFallback FrontendValidationModeType = "AllowInsecureFallback"
-
-// GRPCMethodMatchExact mirrors the Gateway API constant.
-const GRPCMethodMatchExact GRPCMethodMatchType = "Exact"
-
-// GRPCMethodMatchRegularExpression mirrors the Gateway API constant.
-const GRPCMethodMatchRegularExpression GRPCMethodMatchType = "RegularExpression"
-
-// GRPCHeaderMatchExact mirrors the Gateway API constant.
-const GRPCHeaderMatchExact GRPCHeaderMatchType = "Exact"
-
-// GRPCHeaderMatchRegularExpression mirrors the Gateway API constant.
-const GRPCHeaderMatchRegularExpression GRPCHeaderMatchType = "RegularExpression"
-
-// PathMatchExact mirrors the Gateway API constant.
-const PathMatchExact PathMatchType = "Exact"
-
-// PathMatchPathPrefix mirrors the Gateway API constant.
-const PathMatchPathPrefix PathMatchType = "PathPrefix"
-
-// PathMatchRegularExpression mirrors the Gateway API constant.
-const PathMatchRegularExpression PathMatchType = "RegularExpression"
-
-// HeaderMatchExact mirrors the Gateway API constant.
-const HeaderMatchExact HeaderMatchType = "Exact"
-
-// HeaderMatchRegularExpression mirrors the Gateway API constant.
-const HeaderMatchRegularExpression HeaderMatchType = "RegularExpression"
-
-// QueryParamMatchExact mirrors the Gateway API constant.
-const QueryParamMatchExact QueryParamMatchType = "Exact"
-
-// QueryParamMatchRegularExpression mirrors the Gateway API constant.
-const QueryParamMatchRegularExpression QueryParamMatchType = "RegularExpression"
-
-// HTTPMethodGet mirrors the Gateway API constant.
-const HTTPMethodGet HTTPMethod = "GET"
-
-// HTTPMethodHead mirrors the Gateway API constant.
-const HTTPMethodHead HTTPMethod = "HEAD"
-
-// HTTPMethodPost mirrors the Gateway API constant.
-const HTTPMethodPost HTTPMethod = "POST"
-
-// HTTPMethodPut mirrors the Gateway API constant.
-const HTTPMethodPut HTTPMethod = "PUT"
-
-// HTTPMethodDelete mirrors the Gateway API constant.
-const HTTPMethodDelete HTTPMethod = "DELETE"
-
-// HTTPMethodConnect mirrors the Gateway API constant.
-const HTTPMethodConnect HTTPMethod = "CONNECT"
-
-// HTTPMethodOptions mirrors the Gateway API constant.
-const HTTPMethodOptions HTTPMethod = "OPTIONS"
-
-// HTTPMethodTrace mirrors the Gateway API constant.
-const HTTPMethodTrace HTTPMethod = "TRACE"
-
-// HTTPMethodPatch mirrors the Gateway API constant.
-const HTTPMethodPatch HTTPMethod = "PATCH"
 
 // HTTPRouteFilterRequestHeaderModifier mirrors the Gateway API constant.
 const HTTPRouteFilterRequestHeaderModifier HTTPRouteFilterType = "RequestHeaderModifier"

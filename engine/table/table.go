@@ -117,10 +117,10 @@ type RouteRule struct {
 	Source Source    `json:"source,omitzero"`
 	// RuleName is the rule's spec name, if any.
 	RuleName string `json:"ruleName,omitempty"`
-	// HTTP is set for HTTPRoute rules (its path is always set).
-	HTTP *HTTPRouteMatch `json:"http,omitempty"`
-	// GRPC is set for GRPCRoute rules.
-	GRPC *GRPCRouteMatch `json:"grpc,omitempty"`
+	// HTTP is the compiled match of an HTTPRoute rule.
+	HTTP *HTTPMatch `json:"http,omitempty"`
+	// GRPC is the compiled match of a GRPCRoute rule.
+	GRPC *GRPCMatch `json:"grpc,omitempty"`
 	// Filters are applied in order before a backend is chosen. GRPCRoute
 	// filters are converted to their HTTPRoute equivalents.
 	Filters []HTTPRouteFilter `json:"filters,omitempty"`

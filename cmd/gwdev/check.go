@@ -126,7 +126,7 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 	total := time.Since(start)
 
 	out := cmd.OutOrStdout()
-	if lr.Snapshot.Len() == 0 && len(lr.Problems) == 0 {
+	if lr.Snapshot.Len() == 0 && len(lr.Problems) == 0 && len(res.Findings) == 0 {
 		// Nothing loaded and nothing refused: a folder with no manifests
 		// is not a pass (a CI job pointed at the wrong folder must fail).
 		w := out

@@ -330,10 +330,6 @@ func TestFieldGuardReportedFieldsWarn(t *testing.T) {
 			if !ok {
 				t.Fatalf("no example manifest for reported field %q: add one to reportedExamples", key)
 			}
-			if f.Path == "" {
-				// With a Gateway, so that the folder is not empty to gwdev.
-				manifest += "---\n" + gatewayExample("")
-			}
 			out, errOut, code := runGwdev(t, manifest, "check", "--strict", "-f", "-")
 			if code != 1 {
 				t.Errorf("exit %d, want 1 (--strict fails on the warning)\n%s%s", code, out, errOut)

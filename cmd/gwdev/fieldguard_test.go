@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/yaml"
 
@@ -412,4 +413,21 @@ func TestFieldGuardDocs(t *testing.T) {
 		return
 	}
 	t.Errorf("the field table in %s is out of date: run go test ./cmd/gwdev -run TestFieldGuardDocs -update", path)
+}
+
+// TestUpPrintsReportedFields: `gwdev up --no-tui` prints the warnings of
+// reported fields and kinds too, not only check.
+func TestUpPrintsReportedFields(t *testing.T) {
+	dir := t.TempDir()
+	port := freePort(t)
+	manifest := fmt.Sprintf(upGateway, port) + "  infrastructure:\n    labels: {team: shop}\n---\n" + reportedExamples["XMesh "]
+	if err := os.WriteFile(filepath.Join(dir, "all.yaml"), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := runUp(t, &upOptions{debounce: 10 * time.Millisecond}, dir)
+	for _, f := range engine.ReportedFields() {
+		if (f.Kind == "Gateway" && f.Path == "spec.infrastructure.labels") || f.Kind == "XMesh" {
+			waitForUp(t, out, "warning "+f.Text, func() bool { return strings.Contains(out.String(), f.Text) })
+		}
+	}
 }

@@ -23,7 +23,9 @@ import (
 // backends that are still in the table.
 type upstreamPool struct {
 	upstreams map[string]*upstream
-	regex     map[string]*regexp.Regexp
+	// budgets are the retry budgets by settings (retrybudget.go).
+	budgets map[string]*retryBudget
+	regex   map[string]*regexp.Regexp
 	// echoLog returns the log buffer of an echo service (nil: no logging).
 	echoLog func(service string) *echoLog
 }

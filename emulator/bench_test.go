@@ -163,8 +163,8 @@ func benchProxy(b *testing.B, h2c bool) {
 	defer backend.Close()
 	h := serve(b, func(p int32) *table.Table {
 		r := rule("api", prefix("/api"), mapped("api", 1, backend.Listener.Addr().String()))
-		r.Filters = []table.HTTPRouteFilter{{Type: table.HTTPRouteFilterRequestHeaderModifier,
-			RequestHeaderModifier: &table.HTTPHeaderFilter{Set: []table.HTTPHeader{{Name: "X-Route", Value: "api"}}}}}
+		r.Filters = []table.Filter{{Type: table.FilterRequestHeaderModifier,
+			RequestHeaderModifier: &table.HeaderModifier{Set: []table.Header{{Name: "X-Route", Value: "api"}}}}}
 		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("api.example.com", r)))))
 	})
 	if h2c {

@@ -45,7 +45,7 @@ func (ct *connTracker) connContext(ctx context.Context, c net.Conn) context.Cont
 	ct.mu.Lock()
 	ct.conns[c] = tc
 	ct.mu.Unlock()
-	return context.WithValue(ctx, trackedConnKey{}, tc)
+	return context.WithValue(withServedCert(ctx, c), trackedConnKey{}, tc) // tlsconn.go
 }
 
 // connState is the http.Server's ConnState: a connection that closes

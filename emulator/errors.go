@@ -21,13 +21,16 @@ func errorHandler(w http.ResponseWriter, r *http.Request, err error) {
 	ex.writeError(w, status, reason)
 }
 
-// classifyError maps a forwarding error to a status: 504 for the request or
-// backendRequest timeout, 499 when the client went away, 400 when the
+// classifyError maps a forwarding error to a status: 503 for a retry the
+// retry budget refused, 504 for the request or backendRequest timeout, 499 when the client went away, 400 when the
 // client's body could not be read (malformed chunked encoding), 502
 // otherwise.
 func classifyError(ctx context.Context, ex *exchange, err error) (int, string) {
 	var bt *backendTimeoutError
+	var rb *retryBudgetError
 	switch {
+	case errors.As(err, &rb):
+		return http.StatusServiceUnavailable, rb.Error()
 	case context.Cause(ctx) == errRequestTimeout:
 		return http.StatusGatewayTimeout, fmt.Sprintf("request timeout of %s exceeded", ex.rule.requestTimeout)
 	case errors.As(err, &bt):

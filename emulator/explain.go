@@ -3,7 +3,9 @@ package emulator
 import (
 	"crypto/tls"
 	"io"
+	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -109,7 +111,7 @@ func explainProbe(rt *router, p Probe) *Trace {
 		t := Trace{Time: now, Port: p.Port, Proto: transport, Reason: "no Gateway serves this address and port", End: endRefused}
 		return finishExplain(&t, nil)
 	case pr != nil && pr.tls != nil:
-		return explainTLSPort(pr, p, now)
+		return explainTLSPort(rt, pr, p, now)
 	case p.TLS && pr != nil:
 		return explainTLSOnPlain(pr, p, now)
 	case p.Request == nil && pr != nil:
@@ -121,7 +123,7 @@ func explainProbe(rt *router, p Probe) *Trace {
 		t := Trace{Time: now, Port: p.Port, Reason: "no Gateway serves this address and port", End: endRefused}
 		return finishExplain(&t, nil)
 	}
-	return explainRequest(pr, p.Port, p.Request, now)
+	return explainRequest(rt, pr, p.Port, p.Request, now)
 }
 
 // explainStream answers for a connection or session on a TCP or UDP port.
@@ -144,7 +146,7 @@ func explainStream(pr *portRoutes, transport string, now time.Time) *Trace {
 // explainTLSPort runs the port's handshake against a crypto/tls client (or
 // the clear-text bytes a client without TLS sends) over an in-memory pipe,
 // then explains the HTTPS request or the TLSRoute stream.
-func explainTLSPort(pr *portRoutes, p Probe, now time.Time) *Trace {
+func explainTLSPort(rt *router, pr *portRoutes, p Probe, now time.Time) *Trace {
 	srv, cli := memPipe()
 	defer srv.Close()
 	done := make(chan struct{})
@@ -159,8 +161,10 @@ func explainTLSPort(pr *portRoutes, p Probe, now time.Time) *Trace {
 	<-done
 	switch outcome {
 	case hsFailed:
-		t := hc.failure("", err, now)
-		t.Client, t.Duration = "", 0
+		// The Gateway's address from the table names where to connect in
+		// the refusal's hint (the data plane names the address it bound).
+		t := hc.failure(net.JoinHostPort(pr.gateway.Address, strconv.Itoa(int(pr.port.Port))), err, now)
+		t.Client, t.Address, t.Duration = "", "", 0
 		return finishExplain(&t, nil)
 	case hsHTTPS:
 		if p.Request == nil {
@@ -170,10 +174,10 @@ func explainTLSPort(pr *portRoutes, p Probe, now time.Time) *Trace {
 			return finishExplain(&t, nil)
 		}
 		cs := tc.ConnectionState()
-		req := p.Request
+		req := p.Request.WithContext(withServedCert(p.Request.Context(), tc))
 		req.TLS = &cs
 		setProto(req, cs.NegotiatedProtocol == "h2")
-		return explainRequest(pr, pr.port.Port, req, now)
+		return explainRequest(rt, pr, pr.port.Port, req, now)
 	}
 	t := hc.trace("", now)
 	t.Client = ""
@@ -242,13 +246,14 @@ func setProto(req *http.Request, h2 bool) {
 }
 
 // explainRequest runs the HTTP routing decision (handler.go) for req.
-func explainRequest(pr *portRoutes, port int32, req *http.Request, now time.Time) *Trace {
+func explainRequest(rt *router, pr *portRoutes, port int32, req *http.Request, now time.Time) *Trace {
 	if req.Host == "" && req.URL != nil {
 		req.Host = req.URL.Host
 	}
 	ex := newExchange(req, now)
 	ex.trace.Port = port
 	act := ex.decide(pr)
+	noteServedElsewhere(rt, rt.tableAddresses, ex, act) // hints.go
 	t := &ex.trace
 	if ex.rule != nil {
 		t.Candidates = candidates(&ex.rule.weightedBackends)
@@ -287,4 +292,18 @@ func finishExplain(t *Trace, b *backendRoutes) *Trace {
 	}
 	redactTrace(t)
 	return t
+}
+
+// tableAddresses maps every served port to the Gateway's address and port
+// in the table: where Explain says a host is served (the data plane names
+// the address it bound, which differs only by a port offset or an address
+// override).
+func (rt *router) tableAddresses() map[*portRoutes]string {
+	out := make(map[*portRoutes]string, len(rt.order))
+	for _, pr := range rt.order {
+		if pr.notServed == "" {
+			out[pr] = net.JoinHostPort(pr.gateway.Address, strconv.Itoa(int(pr.port.Port)))
+		}
+	}
+	return out
 }

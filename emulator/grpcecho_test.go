@@ -174,14 +174,9 @@ func echoConn(t *testing.T, h *harness) *grpc.ClientConn {
 func TestGRPCRouteFiltersAndWeights(t *testing.T) {
 	h := serve(t, func(p int32) *table.Table {
 		r := grpcRule("split", grpcMethod(echoSvc, ""), echo("echo-a", 3), echo("echo-b", 1))
-		r.Filters = []table.HTTPRouteFilter{
-			{Type: table.HTTPRouteFilterRequestHeaderModifier, RequestHeaderModifier: &table.HTTPHeaderFilter{
-				Add:    []table.HTTPHeader{{Name: "x-added", Value: "yes"}},
-				Remove: []string{"x-secret"},
-			}},
-			{Type: table.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &table.HTTPHeaderFilter{
-				Set: []table.HTTPHeader{{Name: "x-route", Value: "split"}},
-			}},
+		r.Filters = []table.Filter{
+			headerFilter(table.FilterRequestHeaderModifier, nil, map[string]string{"x-added": "yes"}, "x-secret"),
+			headerFilter(table.FilterResponseHeaderModifier, map[string]string{"x-route": "split"}, nil),
 		}
 		return newTable(gateway("gw", "127.0.0.1", port(p, listener("grpc", "", vhost("", r)))))
 	})

@@ -61,21 +61,27 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// servedAt lists the HTTP and HTTPS sockets that have a route for host, in
-// table order, skipping the port skip (nil: none).
-func (s *Server) servedAt(host string, skip *portRoutes) []servedPlace {
-	rt := s.current.Load()
-	if rt == nil {
-		return nil
-	}
+// boundPorts maps each served port to the address:port its socket is
+// bound on.
+func (s *Server) boundPorts() map[*portRoutes]string {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	bound := make(map[*portRoutes]string, len(s.listeners))
 	for _, bl := range s.listeners {
 		if pr := bl.routes.Load(); pr != nil {
 			bound[pr] = bl.bound
 		}
 	}
-	s.mu.Unlock()
+	return bound
+}
+
+// servedAt lists the HTTP and HTTPS sockets (bound: where each port
+// listens) that have a route for host, in table order, skipping the port
+// skip (nil: none).
+func servedAt(rt *router, bound map[*portRoutes]string, host string, skip *portRoutes) []servedPlace {
+	if rt == nil {
+		return nil
+	}
 	var out []servedPlace
 	for _, pr := range rt.order {
 		addr, ok := bound[pr]
@@ -100,6 +106,12 @@ func (s *Server) servedAt(host string, skip *portRoutes) []servedPlace {
 // the trace's hint has the curl line. A 404 of a host this port serves
 // (no rule matched the path) is left alone.
 func (s *Server) noteServedElsewhere(ex *exchange, act action) {
+	noteServedElsewhere(s.current.Load(), s.boundPorts, ex, act)
+}
+
+// noteServedElsewhere is the data plane's and Explain's: bound says where
+// each port listens (asked only when the note applies).
+func noteServedElsewhere(rt *router, bound func() map[*portRoutes]string, ex *exchange, act action) {
 	var skip *portRoutes
 	switch {
 	case act == actNotFound && ex.vhost == nil:
@@ -109,7 +121,7 @@ func (s *Server) noteServedElsewhere(ex *exchange, act action) {
 	default:
 		return
 	}
-	places := s.servedAt(ex.host, skip)
+	places := servedAt(rt, bound(), ex.host, skip)
 	if len(places) == 0 {
 		return
 	}

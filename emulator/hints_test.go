@@ -164,7 +164,7 @@ func TestRedirectToMappedPort(t *testing.T) {
 	ca := newTestCA(t, "test CA")
 	cert := ca.certificate("app", certOpts{dnsNames: []string{"app.example.com"}})
 	rep := s.Apply(newTable(gateway("gw", "127.0.0.1",
-		port(p, listener("http", "", vhost("", redirectRule("up", "/", table.HTTPRequestRedirectFilter{Scheme: ptr("https"), Port: ptr(hp)})))),
+		port(p, listener("http", "", vhost("", redirectRule("up", "/", table.Redirect{Scheme: "https", Port: hp, StatusCode: http.StatusFound})))),
 		port(hp, httpsListener("https", "", []*table.Certificate{cert}, vhost("", rule("app", prefix("/"), echo("app", 1))))),
 	)))
 	if err := rep.Err(); err != nil {

@@ -194,6 +194,7 @@ func (attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	ex.upstreamStart = time.Now()
 	defer func() { ex.upstreamDur = time.Since(ex.upstreamStart) }()
+	ex.backend.budget.request(ex.upstreamStart)
 	for i := 0; ; i++ {
 		resp, err := ex.attempt(rt, req)
 		replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
@@ -203,6 +204,9 @@ func (attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if resp != nil {
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 			_ = resp.Body.Close()
+		}
+		if err := ex.backend.budget.allowRetry(time.Now()); err != nil {
+			return nil, err // retrybudget.go
 		}
 		if err := sleepCtx(req.Context(), p.delay(i+1)); err != nil {
 			return nil, err

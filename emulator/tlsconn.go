@@ -304,7 +304,23 @@ func (hc *handshakeConn) trace(address string, start time.Time) Trace {
 	if hc.tl != nil {
 		t.Listener, t.Proto = hc.tl.l.Name, hc.tl.mode.String()
 	}
+	if hc.cert != nil {
+		t.Certificate = hc.cert.Secret
+	}
 	return t
+}
+
+type servedCertKey struct{}
+
+// withServedCert remembers, in the context of an HTTPS connection's
+// requests, the certificate its handshake presented (checkTLS traces it).
+func withServedCert(ctx context.Context, c net.Conn) context.Context {
+	if tc, ok := c.(*tls.Conn); ok {
+		if hc, ok := tc.NetConn().(*handshakeConn); ok && hc.cert != nil {
+			return context.WithValue(ctx, servedCertKey{}, hc.cert.Secret)
+		}
+	}
+	return ctx
 }
 
 // failure is the trace of a connection whose handshake did not complete.

@@ -37,6 +37,10 @@ type Trace struct {
 	NegotiatedProtocol string `json:"negotiatedProtocol,omitempty"`
 	// TLSVersion is the TLS version agreed ("TLS 1.3").
 	TLSVersion string `json:"tlsVersion,omitempty"`
+	// Certificate is the Secret whose certificate the listener presented in
+	// the TLS handshake ("" : not TLS terminated by the gateway, or the
+	// handshake ended before a listener was chosen).
+	Certificate string `json:"certificate,omitempty"`
 	// ClientCert is the client certificate and what frontend validation
 	// made of it ("" : the listener does not validate client certificates).
 	ClientCert string `json:"clientCert,omitempty"`

@@ -62,6 +62,9 @@ func (t *translator) collectFindings() []Finding {
 	for _, p := range t.policies {
 		add(p.key, "", "", problemConditions(p.cond.list()))
 	}
+	for _, o := range t.conditionOwners {
+		add(o.key, "", "", problemConditions(o.cond.list()))
+	}
 	fs = append(fs, t.notes...)
 	sort.SliceStable(fs, func(i, j int) bool {
 		a, b := fs[i], fs[j]

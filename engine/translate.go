@@ -29,6 +29,8 @@ func Translate(snap *Snapshot, opts Options) *Result {
 	t.processListeners()
 	t.processRoutes()
 	t.processBackendTLSPolicies()
+	t.processXBackendTrafficPolicies() // xbackendtrafficpolicy.go
+	t.writeXBackendStatus()            // xbackend.go
 	t.writeStatus()
 	res := &Result{Objects: t.out, Table: t.buildTable(), addresses: t.addresses}
 	res.Routes = t.routeServing(res.Table)
@@ -73,6 +75,17 @@ type translator struct {
 	notes []Finding
 	// effects records what each policy does to each target (policy_effects.go).
 	effects []PolicyEffect
+	// conditionOwners are objects outside the lists above whose conditions
+	// become findings (XBackendTrafficPolicies, XBackends).
+	conditionOwners []conditionOwner
+	// xbackends are the XBackends routes referred to (xbackend.go).
+	xbackends map[nsName]*xbackendState
+}
+
+// conditionOwner is an object and its conditions, for collectFindings.
+type conditionOwner struct {
+	key  ObjectKey
+	cond *conditionSet
 }
 
 func newTranslator(snap *Snapshot, opts Options) *translator {

@@ -284,7 +284,7 @@ func (v *routesView) routeDetail(r routeObject) []string {
 			rule := e.HTTP
 			lines = append(lines, st.Bold.Render(entryLabel(e))+"  "+describeMatch(rule)+"  "+served)
 			for _, f := range rule.Filters {
-				lines = append(lines, "    filter   "+describeFilter(f))
+				lines = append(lines, "    filter   "+describeFilter(f, rule.Mirrors))
 			}
 			if rule.DirectStatus != 0 {
 				lines = append(lines, "    "+st.Error.Render(fmt.Sprintf("answers %d: %s", rule.DirectStatus, rule.DirectReason)))

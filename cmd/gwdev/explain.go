@@ -165,6 +165,9 @@ func printExplain(out io.Writer, p emulator.Probe, t *emulator.Trace) {
 		step("sni", "(none)")
 	}
 	step("tls", strings.TrimSpace(t.TLSVersion+" "+t.NegotiatedProtocol))
+	if t.Certificate != "" {
+		step("certificate", "from Secret "+t.Certificate)
+	}
 	step("client cert", t.ClientCert)
 	step("listener", t.Listener)
 	step("virtual host", t.VirtualHost)
@@ -204,6 +207,9 @@ func printExplain(out io.Writer, p emulator.Probe, t *emulator.Trace) {
 		step("connection", t.End)
 	}
 	step("why", t.Reason)
+	if t.Hint != "" {
+		fmt.Fprintf(out, "  hint: %s\n", t.Hint)
+	}
 }
 
 // probeLine is the first line of explain's answer: what was sent where.

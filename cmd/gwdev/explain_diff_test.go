@@ -433,6 +433,9 @@ func compareTraces(real, ex emulator.Trace) []string {
 	eq("route", real.Route, ex.Route)
 	eq("rule", real.Rule, ex.Rule)
 	eq("sni", real.SNI, ex.SNI)
+	eq("certificate", real.Certificate, ex.Certificate)
+	eq("hint", real.Hint, ex.Hint)
+	eq("client cert", real.ClientCert, ex.ClientCert)
 	if ex.Status != 0 {
 		eq("grpc status", real.GRPCStatus, ex.GRPCStatus) // else the backend's
 	}

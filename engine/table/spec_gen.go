@@ -5,22 +5,6 @@ package table
 // AbsoluteURI mirrors the Gateway API type of the same name (same fields and JSON).
 type AbsoluteURI string
 
-// BackendObjectReference mirrors the Gateway API type of the same name (same fields and JSON).
-type BackendObjectReference struct {
-	Group *Group `json:"group,omitempty"`
-
-	Kind *Kind `json:"kind,omitempty"`
-
-	Name ObjectName `json:"name"`
-
-	Namespace *Namespace `json:"namespace,omitempty"`
-
-	Port *PortNumber `json:"port,omitempty"`
-}
-
-// CORSOrigin mirrors the Gateway API type of the same name (same fields and JSON).
-type CORSOrigin string
-
 // CookieConfig mirrors the Gateway API type of the same name (same fields and JSON).
 type CookieConfig struct {
 	LifetimeType *CookieLifetimeType `json:"lifetimeType,omitempty"`
@@ -32,148 +16,8 @@ type CookieLifetimeType string
 // Duration mirrors the Gateway API type of the same name (same fields and JSON).
 type Duration string
 
-// ForwardBodyConfig mirrors the Gateway API type of the same name (same fields and JSON).
-type ForwardBodyConfig struct {
-	MaxSize uint16 `json:"maxSize,omitempty"`
-}
-
-// Fraction mirrors the Gateway API type of the same name (same fields and JSON).
-type Fraction struct {
-	Numerator int32 `json:"numerator"`
-
-	Denominator *int32 `json:"denominator,omitempty"`
-}
-
 // FrontendValidationModeType mirrors the Gateway API type of the same name (same fields and JSON).
 type FrontendValidationModeType string
-
-// GRPCAuthConfig mirrors the Gateway API type of the same name (same fields and JSON).
-type GRPCAuthConfig struct {
-	AllowedRequestHeaders []string `json:"allowedHeaders,omitempty"`
-}
-
-// Group mirrors the Gateway API type of the same name (same fields and JSON).
-type Group string
-
-// HTTPAuthConfig mirrors the Gateway API type of the same name (same fields and JSON).
-type HTTPAuthConfig struct {
-	Path string `json:"path,omitempty"`
-
-	AllowedRequestHeaders []string `json:"allowedHeaders,omitempty"`
-
-	AllowedResponseHeaders []string `json:"allowedResponseHeaders,omitempty"`
-}
-
-// HTTPCORSFilter mirrors the Gateway API type of the same name (same fields and JSON).
-type HTTPCORSFilter struct {
-	AllowOrigins []CORSOrigin `json:"allowOrigins,omitempty"`
-
-	AllowCredentials *bool `json:"allowCredentials,omitempty"`
-
-	AllowMethods []HTTPMethodWithWildcard `json:"allowMethods,omitempty"`
-
-	AllowHeaders []HTTPHeaderName `json:"allowHeaders,omitempty"`
-
-	ExposeHeaders []HTTPHeaderName `json:"exposeHeaders,omitempty"`
-
-	MaxAge int32 `json:"maxAge,omitempty"`
-}
-
-// HTTPExternalAuthFilter mirrors the Gateway API type of the same name (same fields and JSON).
-type HTTPExternalAuthFilter struct {
-	ExternalAuthProtocol HTTPRouteExternalAuthProtocol `json:"protocol,omitempty"`
-
-	BackendRef BackendObjectReference `json:"backendRef,omitempty"`
-
-	GRPCAuthConfig *GRPCAuthConfig `json:"grpc,omitempty"`
-
-	HTTPAuthConfig *HTTPAuthConfig `json:"http,omitempty"`
-
-	ForwardBody *ForwardBodyConfig `json:"forwardBody,omitempty"`
-}
-
-// HTTPHeader mirrors the Gateway API type of the same name (same fields and JSON).
-type HTTPHeader struct {
-	Name HTTPHeaderName `json:"name"`
-
-	Value string `json:"value"`
-}
-
-// HTTPHeaderFilter mirrors the Gateway API type of the same name (same fields and JSON).
-type HTTPHeaderFilter struct {
-	Set []HTTPHeader `json:"set,omitempty"`
-
-	Add []HTTPHeader `json:"add,omitempty"`
-
-	Remove []string `json:"remove,omitempty"`
-}
-
-// HTTPHeaderName mirrors the Gateway API type of the same name (same fields and JSON).
-type HTTPHeaderName HeaderName
-
-// HTTPMethodWithWildcard mirrors the Gateway API type of the same name (same fields and JSON).
-type HTTPMethodWithWildcard string
-
-// HTTPPathModifier mirrors the Gateway API type of the same name (same fields and JSON).
-type HTTPPathModifier struct {
-	Type HTTPPathModifierType `json:"type"`
-
-	ReplaceFullPath *string `json:"replaceFullPath,omitempty"`
-
-	ReplacePrefixMatch *string `json:"replacePrefixMatch,omitempty"`
-}
-
-// HTTPPathModifierType mirrors the Gateway API type of the same name (same fields and JSON).
-type HTTPPathModifierType string
-
-// HTTPRequestMirrorFilter mirrors the Gateway API type of the same name (same fields and JSON).
-type HTTPRequestMirrorFilter struct {
-	BackendRef BackendObjectReference `json:"backendRef"`
-
-	Percent *int32 `json:"percent,omitempty"`
-
-	Fraction *Fraction `json:"fraction,omitempty"`
-}
-
-// HTTPRequestRedirectFilter mirrors the Gateway API type of the same name (same fields and JSON).
-type HTTPRequestRedirectFilter struct {
-	Scheme *string `json:"scheme,omitempty"`
-
-	Hostname *PreciseHostname `json:"hostname,omitempty"`
-
-	Path *HTTPPathModifier `json:"path,omitempty"`
-
-	Port *PortNumber `json:"port,omitempty"`
-
-	StatusCode *int `json:"statusCode,omitempty"`
-}
-
-// HTTPRouteExternalAuthProtocol mirrors the Gateway API type of the same name (same fields and JSON).
-type HTTPRouteExternalAuthProtocol string
-
-// HTTPRouteFilter mirrors the Gateway API type of the same name (same fields and JSON).
-type HTTPRouteFilter struct {
-	Type HTTPRouteFilterType `json:"type"`
-
-	RequestHeaderModifier *HTTPHeaderFilter `json:"requestHeaderModifier,omitempty"`
-
-	ResponseHeaderModifier *HTTPHeaderFilter `json:"responseHeaderModifier,omitempty"`
-
-	RequestMirror *HTTPRequestMirrorFilter `json:"requestMirror,omitempty"`
-
-	RequestRedirect *HTTPRequestRedirectFilter `json:"requestRedirect,omitempty"`
-
-	URLRewrite *HTTPURLRewriteFilter `json:"urlRewrite,omitempty"`
-
-	CORS *HTTPCORSFilter `json:"cors,omitempty"`
-
-	ExternalAuth *HTTPExternalAuthFilter `json:"externalAuth,omitempty"`
-
-	ExtensionRef *LocalObjectReference `json:"extensionRef,omitempty"`
-}
-
-// HTTPRouteFilterType mirrors the Gateway API type of the same name (same fields and JSON).
-type HTTPRouteFilterType string
 
 // HTTPRouteRetry mirrors the Gateway API type of the same name (same fields and JSON).
 type HTTPRouteRetry struct {
@@ -194,42 +38,8 @@ type HTTPRouteTimeouts struct {
 	BackendRequest *Duration `json:"backendRequest,omitempty"`
 }
 
-// HTTPURLRewriteFilter mirrors the Gateway API type of the same name (same fields and JSON).
-type HTTPURLRewriteFilter struct {
-	Hostname *PreciseHostname `json:"hostname,omitempty"`
-
-	Path *HTTPPathModifier `json:"path,omitempty"`
-}
-
-// HeaderName mirrors the Gateway API type of the same name (same fields and JSON).
-type HeaderName string
-
 // Hostname mirrors the Gateway API type of the same name (same fields and JSON).
 type Hostname string
-
-// Kind mirrors the Gateway API type of the same name (same fields and JSON).
-type Kind string
-
-// LocalObjectReference mirrors the Gateway API type of the same name (same fields and JSON).
-type LocalObjectReference struct {
-	Group Group `json:"group"`
-
-	Kind Kind `json:"kind"`
-
-	Name ObjectName `json:"name"`
-}
-
-// Namespace mirrors the Gateway API type of the same name (same fields and JSON).
-type Namespace string
-
-// ObjectName mirrors the Gateway API type of the same name (same fields and JSON).
-type ObjectName string
-
-// PortNumber mirrors the Gateway API type of the same name (same fields and JSON).
-type PortNumber = int32
-
-// PreciseHostname mirrors the Gateway API type of the same name (same fields and JSON).
-type PreciseHostname string
 
 // ProtocolType mirrors the Gateway API type of the same name (same fields and JSON).
 type ProtocolType string
@@ -295,42 +105,6 @@ const AllowValidOnly FrontendValidationModeType = "AllowValidOnly"
 
 // AllowInsecureFallback mirrors the Gateway API constant.
 const AllowInsecureFallback FrontendValidationModeType = "AllowInsecureFallback"
-
-// HTTPRouteFilterRequestHeaderModifier mirrors the Gateway API constant.
-const HTTPRouteFilterRequestHeaderModifier HTTPRouteFilterType = "RequestHeaderModifier"
-
-// HTTPRouteFilterResponseHeaderModifier mirrors the Gateway API constant.
-const HTTPRouteFilterResponseHeaderModifier HTTPRouteFilterType = "ResponseHeaderModifier"
-
-// HTTPRouteFilterRequestRedirect mirrors the Gateway API constant.
-const HTTPRouteFilterRequestRedirect HTTPRouteFilterType = "RequestRedirect"
-
-// HTTPRouteFilterURLRewrite mirrors the Gateway API constant.
-const HTTPRouteFilterURLRewrite HTTPRouteFilterType = "URLRewrite"
-
-// HTTPRouteFilterRequestMirror mirrors the Gateway API constant.
-const HTTPRouteFilterRequestMirror HTTPRouteFilterType = "RequestMirror"
-
-// HTTPRouteFilterCORS mirrors the Gateway API constant.
-const HTTPRouteFilterCORS HTTPRouteFilterType = "CORS"
-
-// HTTPRouteFilterExternalAuth mirrors the Gateway API constant.
-const HTTPRouteFilterExternalAuth HTTPRouteFilterType = "ExternalAuth"
-
-// HTTPRouteFilterExtensionRef mirrors the Gateway API constant.
-const HTTPRouteFilterExtensionRef HTTPRouteFilterType = "ExtensionRef"
-
-// FullPathHTTPPathModifier mirrors the Gateway API constant.
-const FullPathHTTPPathModifier HTTPPathModifierType = "ReplaceFullPath"
-
-// PrefixMatchHTTPPathModifier mirrors the Gateway API constant.
-const PrefixMatchHTTPPathModifier HTTPPathModifierType = "ReplacePrefixMatch"
-
-// HTTPRouteExternalAuthGRPCProtocol mirrors the Gateway API constant.
-const HTTPRouteExternalAuthGRPCProtocol HTTPRouteExternalAuthProtocol = "GRPC"
-
-// HTTPRouteExternalAuthHTTPProtocol mirrors the Gateway API constant.
-const HTTPRouteExternalAuthHTTPProtocol HTTPRouteExternalAuthProtocol = "HTTP"
 
 // CookieBasedSessionPersistence mirrors the Gateway API constant.
 const CookieBasedSessionPersistence SessionPersistenceType = "Cookie"

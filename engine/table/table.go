@@ -121,9 +121,9 @@ type RouteRule struct {
 	HTTP *HTTPMatch `json:"http,omitempty"`
 	// GRPC is the compiled match of a GRPCRoute rule.
 	GRPC *GRPCMatch `json:"grpc,omitempty"`
-	// Filters are applied in order before a backend is chosen. GRPCRoute
-	// filters are converted to their HTTPRoute equivalents.
-	Filters []HTTPRouteFilter `json:"filters,omitempty"`
+	// Filters are applied in order before a backend is chosen, resolved
+	// for this match (a ReplacePrefixMatch knows its prefix).
+	Filters []Filter `json:"filters,omitempty"`
 	// Mirrors holds the resolved backend of each RequestMirror filter, in
 	// filter order.
 	Mirrors []*Backend `json:"mirrors,omitempty"`
@@ -176,8 +176,9 @@ type Backend struct {
 	Weight  int32     `json:"weight"`
 	// AppProtocol is the Service port's appProtocol ("" : none).
 	AppProtocol string `json:"appProtocol,omitempty"`
-	// Filters are the backendRef's own filters.
-	Filters []HTTPRouteFilter `json:"filters,omitempty"`
+	// Filters are the backendRef's own filters, resolved for the rule's
+	// match.
+	Filters []Filter `json:"filters,omitempty"`
 	// Mirrors holds the resolved backend of each RequestMirror among
 	// Filters, in filter order (nil: none).
 	Mirrors []*Backend `json:"mirrors,omitempty"`
@@ -191,6 +192,9 @@ type Backend struct {
 	Invalid string `json:"invalid,omitempty"`
 	// TLS is set when a BackendTLSPolicy applies.
 	TLS *BackendTLS `json:"tls,omitempty"`
+	// RetryBudget is set when an XBackendTrafficPolicy limits retries to
+	// the backend (nil: the rule's retries are not limited).
+	RetryBudget *RetryBudget `json:"retryBudget,omitempty"`
 }
 
 // Target kinds, in resolution order.

@@ -120,4 +120,18 @@ var enforcedFields = []EnforcedField{
 	{Kind: "UDPRoute", Path: "spec.rules", Paths: 8, Test: "golden:l4-udproute-attach"},
 	{Kind: "UDPRoute", Path: "spec.rules[].name", Paths: 1, Test: "watch.TestRouteRuleNamesUnique"},
 	{Kind: "UDPRoute", Path: "spec.useDefaultGateways", Paths: 1, Test: "golden:defaultgw-l4"},
+	// XBackend and XBackendTrafficPolicy: the xbtp branch's entries (its tests are in main).
+	{Kind: "XBackend", Path: "spec", Paths: 1, Test: "golden:xbackend-hostname"},
+	{Kind: "XBackend", Path: "spec.externalHostname", Paths: 2, Test: "golden:xbackend-hostname"},
+	{Kind: "XBackend", Path: "spec.port", Paths: 2, Test: "golden:xbackend-hostname"},
+	{Kind: "XBackend", Path: "spec.port.name", Paths: 1, Test: "watch.TestValidationProblems"},
+	{Kind: "XBackend", Path: "spec.protocol", Paths: 1, Test: "golden:xbackend-hostname"},
+	{Kind: "XBackend", Path: "spec.tls", Paths: 13, Test: "emulator.TestXBackendTargets"},
+	{Kind: "XBackend", Path: "spec.tls.validation.subjectAltNames", Paths: 4, Test: "golden:xbackend-tls-subject-alt-names"},
+	{Kind: "XBackend", Path: "spec.tls.validation.wellKnownCACertificates", Paths: 1, Test: "golden:xbackend-tls"},
+	{Kind: "XBackend", Path: "spec.type", Paths: 1, Test: "golden:xbackend-hostname"},
+	{Kind: "XBackendTrafficPolicy", Path: "spec", Paths: 1, Test: "golden:xbtp-attached"},
+	{Kind: "XBackendTrafficPolicy", Path: "spec.retryConstraint", Paths: 7, Test: "emulator.TestRetryBudgetCutsRetries"},
+	{Kind: "XBackendTrafficPolicy", Path: "spec.sessionPersistence", Paths: 6, Test: "emulator.TestTrafficPolicySessionPersistence"},
+	{Kind: "XBackendTrafficPolicy", Path: "spec.targetRefs", Paths: 4, Test: "golden:xbtp-wrong-target-kind"},
 }

@@ -134,4 +134,8 @@ var enforcedFields = []EnforcedField{
 	{Kind: "XBackendTrafficPolicy", Path: "spec.retryConstraint", Paths: 7, Test: "emulator.TestRetryBudgetCutsRetries"},
 	{Kind: "XBackendTrafficPolicy", Path: "spec.sessionPersistence", Paths: 6, Test: "emulator.TestTrafficPolicySessionPersistence"},
 	{Kind: "XBackendTrafficPolicy", Path: "spec.targetRefs", Paths: 4, Test: "golden:xbtp-wrong-target-kind"},
+	{Kind: "XMesh", Path: "spec", Paths: 1, Test: "golden:xmesh-status"},
+	{Kind: "XMesh", Path: "spec.controllerName", Paths: 1, Test: "golden:xmesh-status"},
+	{Kind: "XMesh", Path: "spec.description", Paths: 1, Test: "golden:xmesh-status"},
+	{Kind: "XMesh", Path: "spec.parametersRef", Paths: 5, Test: "golden:xmesh-status"},
 }

@@ -289,12 +289,6 @@ func goldenFieldPaths(file string) (map[string][]string, error) {
 var reportedExamples = map[string]string{
 	"Gateway spec.infrastructure.labels":      gatewayExample("  infrastructure:\n    labels: {team: shop}\n"),
 	"Gateway spec.infrastructure.annotations": gatewayExample("  infrastructure:\n    annotations: {owner: shop}\n"),
-	"XMesh ": `apiVersion: gateway.networking.x-k8s.io/v1alpha1
-kind: XMesh
-metadata: {name: mesh}
-spec:
-  controllerName: gwdev.dev/mesh
-`,
 }
 
 func gatewayExample(extra string) string {
@@ -407,14 +401,18 @@ func TestFieldGuardDocs(t *testing.T) {
 func TestUpPrintsReportedFields(t *testing.T) {
 	dir := t.TempDir()
 	port := freePort(t)
-	manifest := fmt.Sprintf(upGateway, port) + "  infrastructure:\n    labels: {team: shop}\n---\n" + reportedExamples["XMesh "]
+	manifest := fmt.Sprintf(upGateway, port) + "  infrastructure:\n    labels: {team: shop}\n---\napiVersion: gateway.networking.x-k8s.io/v1alpha1\nkind: XFuture\nmetadata: {name: f}\n"
 	if err := os.WriteFile(filepath.Join(dir, "all.yaml"), []byte(manifest), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out := runUp(t, &upOptions{debounce: 10 * time.Millisecond}, dir)
 	for _, f := range engine.ReportedFields() {
-		if (f.Kind == "Gateway" && f.Path == "spec.infrastructure.labels") || f.Kind == "XMesh" {
+		if f.Kind == "Gateway" && f.Path == "spec.infrastructure.labels" {
 			waitForUp(t, out, "warning "+f.Text, func() bool { return strings.Contains(out.String(), f.Text) })
 		}
 	}
+	// An experimental kind gwdev does not load (none in v1.6.3 now; a
+	// future one) is a warning too.
+	want := engine.SkippedKindWarning("XFuture")
+	waitForUp(t, out, "warning "+want, func() bool { return strings.Contains(out.String(), want) })
 }

@@ -31,7 +31,6 @@ var reportedFields = []ReportedField{
 	{Kind: "Gateway", Path: "spec.infrastructure.annotations",
 		Text: "spec.infrastructure.annotations is not implemented: gwdev creates no resources for a Gateway to annotate, so the annotations are ignored"},
 	// Kinds of the experimental channel gwdev does not load yet.
-	{Kind: "XMesh", Text: skippedKindText("XMesh")},
 }
 
 // skippedKindText is the warning for an object of a Gateway API kind gwdev

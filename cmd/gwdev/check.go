@@ -130,7 +130,7 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 	dropUnprinted(lr, res, o.policies)
 
 	out := cmd.OutOrStdout()
-	if empty && len(lr.Problems) == 0 {
+	if empty && len(lr.Problems) == 0 && len(res.Findings) == 0 {
 		// Nothing loaded and nothing refused: a folder with no manifests
 		// is not a pass (a CI job pointed at the wrong folder must fail).
 		w := out

@@ -249,6 +249,8 @@ func (r *reloader) apply(u *watch.Update, first bool) {
 		switch {
 		case f.Severity == engine.SeverityWarning && f.Condition == "" && f.Object.Kind == "Service":
 			mark = "!" // a backend mapping nothing uses (mappingFindings)
+		case f.Severity == engine.SeverityWarning && f.Reason == engine.ReasonNotImplemented:
+			mark = "!" // a field or kind gwdev does not implement: never silent
 		case f.Severity != engine.SeverityError:
 			continue
 		}

@@ -177,7 +177,7 @@ func (t *translator) xbackendTLS(xs *xbackendState, host string) *BackendTLS {
 		out.System = true // no validation block: the system trust store
 	}
 	if tc.Mode == gwxv1a1.BackendTLSModeClientAndServer && tc.ClientCertificateRef != nil {
-		cert, _, msg := t.resolveCertificateRef(xs.key, *tc.ClientCertificateRef, false)
+		cert, msg := t.xbackendClientCertificate(xs, *tc.ClientCertificateRef)
 		if cert == nil {
 			xs.invalid = "tls.clientCertificateRef: " + msg
 			xs.cond.fail(acc, string(gwv1.PolicyReasonInvalid), xs.invalid)
@@ -185,6 +185,31 @@ func (t *translator) xbackendTLS(xs *xbackendState, host string) *BackendTLS {
 		out.ClientCertificate = cert
 	}
 	return out
+}
+
+// xbackendClientCertificate resolves tls.clientCertificateRef. A Secret in
+// another namespace needs a ReferenceGrant from XBackends of the
+// experimental group, checked here; the Secret is then resolved as the
+// Gateway's own certificates are.
+func (t *translator) xbackendClientCertificate(xs *xbackendState, ref gwv1.SecretObjectReference) (*Certificate, string) {
+	owner := xs.key
+	if ref.Namespace != nil && *ref.Namespace != "" && string(*ref.Namespace) != owner.Namespace {
+		group, kind := "", "Secret"
+		if ref.Group != nil {
+			group = string(*ref.Group)
+		}
+		if ref.Kind != nil {
+			kind = string(*ref.Kind)
+		}
+		ns := string(*ref.Namespace)
+		if !t.refPermitted(reference{ExperimentalGroup, "XBackend", owner.Namespace, group, kind, ns, string(ref.Name)}) {
+			return nil, fmt.Sprintf("%s %s/%s is in another namespace and no ReferenceGrant in %s allows XBackend %s/%s to use it",
+				groupKind(group, kind), ns, ref.Name, ns, owner.Namespace, owner.Name)
+		}
+		owner.Namespace = ns // permitted: resolve it there
+	}
+	cert, _, msg := t.resolveCertificateRef(owner, ref, false)
+	return cert, msg
 }
 
 // writeXBackendStatus writes the status of every XBackend: one parent

@@ -50,7 +50,7 @@ clean:
 
 # Run the official Gateway API conformance suite against gwdev, in process
 # (conformance/README.md): the GATEWAY-HTTP, -TLS, -GRPC, -TCP and -UDP
-# profiles and every other non-mesh test gwdev supports. Writes
+# and the MESH-HTTP and -GRPC profiles, and every other test gwdev supports. Writes
 # conformance/report.yaml, the upstream-format report in
 # conformance/reports/, the summaries in both READMEs and the suite's log
 # (conformance/conformance.log); fails only when a test that passed in the

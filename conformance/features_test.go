@@ -13,19 +13,22 @@ import (
 )
 
 // profiles are the conformance profiles gwdev reports: every profile of
-// the suite but the mesh ones.
+// the suite, the mesh ones included (gwdev's mesh: engine/mesh.go).
 var profiles = []suite.ConformanceProfile{
 	suite.GatewayHTTPConformanceProfile,
 	suite.GatewayTLSConformanceProfile,
 	suite.GatewayGRPCConformanceProfile,
 	suite.GatewayTCPConformanceProfile,
 	suite.GatewayUDPConformanceProfile,
+	suite.MeshHTTPConformanceProfile,
+	suite.MeshGRPCConformanceProfile,
 }
 
-// claimedFeatures are the extended features gwdev claims: the list in
-// gwdev's engine, which GatewayClass status.supportedFeatures also reports.
-// The profiles' core features are claimed implicitly.
-var claimedFeatures = engine.ExtendedFeatures()
+// claimedFeatures are the extended features gwdev claims: the lists in
+// gwdev's engine, which GatewayClass status.supportedFeatures (Gateway
+// features) and XMesh status.supportedFeatures (mesh features) also
+// report. The profiles' core features are claimed implicitly.
+var claimedFeatures = append(engine.ExtendedFeatures(), engine.MeshFeatures()...)
 
 // unclaimedReasons says why gwdev does not claim an extended feature of its
 // profiles; the report repeats it for every test that needs the feature.
@@ -52,11 +55,13 @@ func supportedFeatures() sets.Set[features.FeatureName] {
 }
 
 // TestSupportedFeaturesFromEngine: what the run claims is what gwdev's
-// GatewayClass status.supportedFeatures says (engine.SupportedFeatures),
-// the one list; a profile added here needs its core features there.
+// GatewayClass status.supportedFeatures says (engine.SupportedFeatures)
+// plus what an XMesh's says (engine.MeshFeatures), the two lists; a
+// profile added here needs its core features there.
 func TestSupportedFeaturesFromEngine(t *testing.T) {
-	if got, want := sets.List(supportedFeatures()), engine.SupportedFeatures(); !slices.Equal(got, want) {
-		t.Errorf("the conformance run claims %v, GatewayClass status says %v", got, want)
+	want := sets.List(sets.New(engine.SupportedFeatures()...).Insert(engine.MeshFeatures()...))
+	if got := sets.List(supportedFeatures()); !slices.Equal(got, want) {
+		t.Errorf("the conformance run claims %v, GatewayClass and XMesh status say %v", got, want)
 	}
 }
 
@@ -81,15 +86,9 @@ func isExtended(p suite.ConformanceProfile, test suite.ConformanceTest) bool {
 	return slices.ContainsFunc(test.Features, func(f features.FeatureName) bool { return !p.CoreFeatures.Has(f) })
 }
 
-// meshReason is why no mesh test runs.
-const meshReason = "a mesh test (feature Mesh): gwdev is a gateway on loopback, not a service mesh; it has no sidecars or east-west traffic to test"
-
 // notSupportedReason says why a test is not run because gwdev does not
 // claim one of its features ("" : every feature is claimed).
 func notSupportedReason(test suite.ConformanceTest, supported sets.Set[features.FeatureName]) string {
-	if slices.Contains(test.Features, features.SupportMesh) {
-		return meshReason
-	}
 	var why []string
 	for _, f := range test.Features {
 		if supported.Has(f) {

@@ -51,6 +51,14 @@ func TestConformance(t *testing.T) {
 		t.Fatal(err)
 	}
 	startGwdev(t, api)
+	// The mesh tests exec a client in an echo Pod: the exec endpoint runs
+	// it in process (exec_test.go, meshclient_test.go).
+	exec := newExecServer((&meshClient{api: api, srv: gwdevServer}).exec)
+	t.Cleanup(exec.Close)
+	clientset, err := withExec(newClientset(api, gwdevServer), exec)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	opts := suite.ConformanceOptions{
 		ConfigurableOptions: suite.ConfigurableOptions{
@@ -70,7 +78,8 @@ func TestConformance(t *testing.T) {
 			},
 		},
 		Client:     api,
-		Clientset:  newClientset(api, gwdevServer),
+		Clientset:  clientset,
+		RestConfig: exec.restConfig(),
 		ManifestFS: []fs.FS{&conformance.Manifests},
 	}
 	cs, err := suite.NewConformanceTestSuite(opts)

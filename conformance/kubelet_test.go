@@ -92,8 +92,13 @@ func (k *kubelet) reconcile(ctx context.Context) error {
 	return k.serveWorkloads(running)
 }
 
-// echoPorts are the ports the conformance echo image listens on.
-var echoPorts = []int32{3000, 3001}
+// echoPorts are the ports the conformance echo image listens on, and
+// meshEchoPorts the HTTP and gRPC (h2c) ports of the mesh echo image
+// (echo-advanced, args --port=8080 --grpc=7070 in mesh/manifests.yaml).
+var (
+	echoPorts     = []int32{3000, 3001}
+	meshEchoPorts = []int32{8080, 7070}
+)
 
 // serveWorkloads binds the echo containers of the running Pods that use
 // the conformance echo image.
@@ -107,12 +112,15 @@ func (k *kubelet) serveWorkloads(pods []corev1.Pod) error {
 		for _, o := range p.OwnerReferences {
 			app = o.Name
 		}
-		if p.Status.PodIP == "" || app == "" || !slices.ContainsFunc(p.Spec.Containers, func(c corev1.Container) bool {
-			return strings.Contains(c.Image, "echo-basic")
-		}) {
+		if p.Status.PodIP == "" || app == "" {
 			continue
 		}
-		t.Gateways = append(t.Gateways, podTable(p, app))
+		switch {
+		case slices.ContainsFunc(p.Spec.Containers, func(c corev1.Container) bool { return strings.Contains(c.Image, "echo-basic") }):
+			t.Gateways = append(t.Gateways, podTable(p, app, echoPorts))
+		case slices.ContainsFunc(p.Spec.Containers, func(c corev1.Container) bool { return strings.Contains(c.Image, "echo-advanced") }):
+			t.Gateways = append(t.Gateways, podTable(p, app, meshEchoPorts))
+		}
 	}
 	slices.SortFunc(t.Gateways, func(a, b *engine.GatewayTable) int { return strings.Compare(a.Name, b.Name) })
 	var key strings.Builder
@@ -133,12 +141,12 @@ func (k *kubelet) serveWorkloads(pods []corev1.Pod) error {
 // podTable is the routing table of one Pod's echo container: every
 // request on its echo ports goes to gwdev's echo backend for Service
 // <namespace>/<app>, which names itself after app.
-func podTable(p corev1.Pod, app string) *engine.GatewayTable {
+func podTable(p corev1.Pod, app string, ports []int32) *engine.GatewayTable {
 	name := "pod/" + p.Namespace + "/" + p.Name
 	g := &engine.GatewayTable{Name: name, Address: p.Status.PodIP,
 		Gateway: engine.ObjectKey{Kind: "Pod", Namespace: p.Namespace, Name: p.Name}}
 	svc := engine.ObjectKey{Kind: "Service", Namespace: p.Namespace, Name: app}
-	for _, port := range echoPorts {
+	for _, port := range ports {
 		ln := fmt.Sprintf("%s/port/%d", name, port)
 		rule := &engine.RouteRule{
 			Name: ln + "/rule", Route: g.Gateway,

@@ -291,18 +291,16 @@ func (rep *Report) summaryTable() string {
 	return b.String()
 }
 
-// notRunTable lists every non-mesh test that did not run, with why, as a
-// Markdown table.
+// notRunTable lists every test that did not run, with why, as a Markdown
+// table.
 func (rep *Report) notRunTable() string {
 	var names []string
-	for n, why := range rep.SkipReasons {
-		if why != meshReason {
-			names = append(names, n)
-		}
+	for n := range rep.SkipReasons {
+		names = append(names, n)
 	}
 	sort.Strings(names)
 	if len(names) == 0 {
-		return "Every non-mesh test runs.\n"
+		return "Every test runs.\n"
 	}
 	var b strings.Builder
 	b.WriteString("| test | why it does not run |\n| --- | --- |\n")
@@ -318,12 +316,6 @@ func (rep *Report) otherTestsLine() string {
 	if o == nil {
 		return ""
 	}
-	mesh := 0
-	for _, n := range o.NotSupportedTests {
-		if rep.SkipReasons[n] == meshReason {
-			mesh++
-		}
-	}
 	list := func(ns []string) string {
 		if len(ns) == 0 {
 			return "none"
@@ -331,8 +323,8 @@ func (rep *Report) otherTestsLine() string {
 		return strings.Join(ns, ", ")
 	}
 	return fmt.Sprintf("Tests in no single profile (run when gwdev supports all their features, counted in no profile, as upstream does): "+
-		"passed: %s; failed: %s; skipped: %s; %d mesh tests not run (gwdev is not a service mesh).\n",
-		list(o.PassedTests), list(o.FailedTests), list(o.SkippedTests), mesh)
+		"passed: %s; failed: %s; skipped: %s; not run: %s.\n",
+		list(o.PassedTests), list(o.FailedTests), list(o.SkippedTests), list(o.NotSupportedTests))
 }
 
 // updateReadme replaces what is between the given markers of a README
@@ -351,7 +343,7 @@ func updateReadme(path, marker string, rep *Report, details bool) error {
 	}
 	text := fmt.Sprintf("gwdev %s, Gateway API %s, %s:\n\n%s", rep.Version, rep.GatewayAPIVersion, rep.Date[:10], rep.summaryTable())
 	if details {
-		text += "\n" + rep.otherTestsLine() + "\nNon-mesh tests of " + rep.GatewayAPIVersion + " that do not run, and why:\n\n" + rep.notRunTable()
+		text += "\n" + rep.otherTestsLine() + "\nTests of " + rep.GatewayAPIVersion + " that do not run, and why:\n\n" + rep.notRunTable()
 	}
 	return os.WriteFile(path, []byte(before+start+text+end+after), 0o644)
 }

@@ -32,7 +32,7 @@ func TestReportBuild(t *testing.T) {
 	r.record(testByName(t, "TCPRouteWeightedRouting"), passed, "")
 	r.record(testByName(t, "UDPRoute"), failed, "")
 	r.record(testByName(t, "HTTPRouteDisallowedKind"), passed, "")
-	r.record(testByName(t, "MeshBasic"), notSupported, meshReason)
+	r.record(testByName(t, "MeshConsumerRoute"), notSupported, "MeshConsumerRoute: not claimed")
 	r.record(testByName(t, "GatewayInvalidParametersRef"), notSupported, "GatewayInfrastructure: not claimed")
 	impl := confv1.Implementation{Organization: "gwdev", Project: "gwdev", URL: "https://example.invalid", Version: "dev-abc"}
 	rep := r.build(impl, "experimental", time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
@@ -47,13 +47,13 @@ func TestReportBuild(t *testing.T) {
 	if got := byName["GATEWAY-UDP"].Core; got.Result != confv1.Failure || !slices.Equal(got.FailedTests, []string{"UDPRoute"}) {
 		t.Errorf("GATEWAY-UDP core %+v", got)
 	}
-	if o := rep.OtherTests; o == nil || !slices.Equal(o.PassedTests, []string{"HTTPRouteDisallowedKind"}) || !slices.Equal(o.NotSupportedTests, []string{"MeshBasic"}) {
+	if o := rep.OtherTests; o == nil || !slices.Equal(o.PassedTests, []string{"HTTPRouteDisallowedKind"}) || !slices.Equal(o.NotSupportedTests, []string{"MeshConsumerRoute"}) {
 		t.Errorf("otherTests %+v", rep.OtherTests)
 	}
 	if !rep.passedTests()["HTTPRouteDisallowedKind"] {
 		t.Error("a test in no profile does not count for the regression check")
 	}
-	if rep.notRunTable() == "" || !containsLine(rep.notRunTable(), "GatewayInvalidParametersRef") || containsLine(rep.notRunTable(), "MeshBasic") {
+	if rep.notRunTable() == "" || !containsLine(rep.notRunTable(), "GatewayInvalidParametersRef") || !containsLine(rep.notRunTable(), "MeshConsumerRoute") {
 		t.Errorf("not-run table:\n%s", rep.notRunTable())
 	}
 

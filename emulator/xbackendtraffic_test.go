@@ -204,7 +204,7 @@ endpoints: [{addresses: [127.0.0.1]}]
 // has passed, the budget is whole again.
 func TestRetryBudgetWindow(t *testing.T) {
 	c := &compiler{pool: newUpstreamPool(nil)}
-	b := c.retryBudget(&table.RetryBudget{Policy: "default/p", Key: "Service/default/s", Percent: 50, Interval: "1s"})
+	b := c.retryBudget(&table.RetryBudget{Policy: "default/p", Key: "Service/default/s", Percent: 50, Interval: time.Second})
 	now := time.Unix(1000, 0)
 	b.request(now)
 	if err := b.allowRetry(now); err != nil { // 1 retry of 2 requests: 50%
@@ -222,7 +222,7 @@ func TestRetryBudgetWindow(t *testing.T) {
 	if err := b.allowRetry(later); err != nil {
 		t.Fatalf("retry after the interval refused: %v", err)
 	}
-	if again := c.retryBudget(&table.RetryBudget{Policy: "default/p", Key: "Service/default/s", Percent: 50, Interval: "1s"}); again != b {
+	if again := c.retryBudget(&table.RetryBudget{Policy: "default/p", Key: "Service/default/s", Percent: 50, Interval: time.Second}); again != b {
 		t.Error("two backends with the same budget do not share its count")
 	}
 }

@@ -51,7 +51,7 @@ func (t *translator) resolveBackendRef(r *routeState, name string, ref gwv1.Back
 		}
 		return fail(gwv1.RouteReasonInvalidKind, fmt.Sprintf("backendRef %s: kind %s is not supported (%s)", display(), groupKind(group, kind), supported))
 	}
-	if !t.refPermitted(reference{Group, r.kind, r.key.Namespace, "", "Service", ns, string(ref.Name)}) {
+	if !r.meshOnly && !t.refPermitted(reference{Group, r.kind, r.key.Namespace, "", "Service", ns, string(ref.Name)}) {
 		return fail(gwv1.RouteReasonRefNotPermitted,
 			fmt.Sprintf("backendRef %s is in another namespace and no ReferenceGrant in %s allows %s from %s", display(), ns, r.kind, r.key.Namespace))
 	}
@@ -77,8 +77,20 @@ func (t *translator) resolveBackendRef(r *routeState, name string, ref gwv1.Back
 				display(), *ref.Port, b.AppProtocol, r.kind))
 		}
 	}
+	b.HTTP2 = r.kind == "GRPCRoute" || r.kind == "HTTPRoute" && speaksH2C(b.AppProtocol)
 	b.Target = t.backendTarget(svc, sp, int32(*ref.Port))
 	return b, nil
+}
+
+// speaksH2C reports whether a Service port's appProtocol asks for HTTP/2
+// without TLS (prior knowledge): kubernetes.io/h2c (GEP-1911), h2c or grpc,
+// in any case.
+func speaksH2C(appProtocol string) bool {
+	switch strings.ToLower(appProtocol) {
+	case "kubernetes.io/h2c", "h2c", "grpc":
+		return true
+	}
+	return false
 }
 
 // appProtocolSupported reports whether a route of the kind can send traffic

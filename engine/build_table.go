@@ -48,6 +48,7 @@ func (t *translator) buildTable() *Table {
 		t.profileGatewayTable(g, gt)
 		tab.Gateways = append(tab.Gateways, gt)
 	}
+	tab.Gateways = append(tab.Gateways, t.meshTables()...)
 	return tab
 }
 

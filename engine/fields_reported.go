@@ -30,20 +30,8 @@ var reportedFields = []ReportedField{
 		Text: "spec.infrastructure.labels is not implemented: gwdev creates no resources for a Gateway to label, so the labels are ignored"},
 	{Kind: "Gateway", Path: "spec.infrastructure.annotations",
 		Text: "spec.infrastructure.annotations is not implemented: gwdev creates no resources for a Gateway to annotate, so the annotations are ignored"},
-	{Kind: "Gateway", Path: "spec.defaultScope", Text: defaultGatewaysText("spec.defaultScope")},
-	{Kind: "HTTPRoute", Path: "spec.useDefaultGateways", Text: defaultGatewaysText("spec.useDefaultGateways")},
-	{Kind: "GRPCRoute", Path: "spec.useDefaultGateways", Text: defaultGatewaysText("spec.useDefaultGateways")},
-	{Kind: "TLSRoute", Path: "spec.useDefaultGateways", Text: defaultGatewaysText("spec.useDefaultGateways")},
-	{Kind: "TCPRoute", Path: "spec.useDefaultGateways", Text: defaultGatewaysText("spec.useDefaultGateways")},
-	{Kind: "UDPRoute", Path: "spec.useDefaultGateways", Text: defaultGatewaysText("spec.useDefaultGateways")},
 	// Kinds of the experimental channel gwdev does not load yet.
 	{Kind: "XMesh", Text: skippedKindText("XMesh")},
-}
-
-// defaultGatewaysText is the warning for the default Gateway fields
-// (GEP-3793), which gwdev does not implement yet.
-func defaultGatewaysText(path string) string {
-	return path + " (default Gateways, GEP-3793) is not implemented: routes attach only to the parents their parentRefs name"
 }
 
 // skippedKindText is the warning for an object of a Gateway API kind gwdev

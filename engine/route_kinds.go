@@ -17,7 +17,7 @@ func (t *translator) collectRoutes() {
 	t.out.EachRoute(func(rt Route) {
 		o, key := rt.Object(), rt.Key()
 		r := &routeState{kind: key.Kind, key: key, src: t.in.SourceOf(key), name: strings.ToLower(key.Kind) + "/" + key.Namespace + "/" + key.Name,
-			obj: o, route: rt, gen: o.GetGeneration(), parentRefs: rt.ParentRefs()}
+			obj: o, route: rt, gen: o.GetGeneration(), parentRefs: rt.ParentRefs(), useDefaultGateways: rt.commonSpec().UseDefaultGateways}
 		for _, h := range rt.Hostnames() {
 			r.hostnames = append(r.hostnames, strings.ToLower(string(h)))
 		}
@@ -95,8 +95,8 @@ func (t *translator) compileHTTPRoute(r *routeState, o *gwv1.HTTPRoute) {
 			r.dropRule(i, rule.Name, why)
 			continue
 		}
-		proto := &RouteRule{Route: r.key, Source: r.ruleSource(i), Timeouts: toHTTPRouteTimeouts(rule.Timeouts), Retry: toHTTPRouteRetry(rule.Retry),
-			SessionPersistence: toSessionPersistence(rule.SessionPersistence)}
+		proto := &RouteRule{Route: r.key, Source: r.ruleSource(i), Timeouts: compileTimeouts(rule.Timeouts), Retry: compileRetry(rule.Retry),
+			SessionPersistence: compileSession(rule.SessionPersistence)}
 		if rule.Name != nil {
 			proto.RuleName = string(*rule.Name)
 		}
@@ -162,7 +162,7 @@ func (t *translator) compileGRPCRoute(r *routeState, o *gwv1.GRPCRoute) {
 			continue
 		}
 		filters := grpcFilters(rule.Filters)
-		proto := &RouteRule{Route: r.key, Source: r.ruleSource(i), SessionPersistence: toSessionPersistence(rule.SessionPersistence),
+		proto := &RouteRule{Route: r.key, Source: r.ruleSource(i), SessionPersistence: compileSession(rule.SessionPersistence),
 			Filters: compileFilters(filters, nil)}
 		if rule.Name != nil {
 			proto.RuleName = string(*rule.Name)

@@ -46,7 +46,9 @@ type Snapshot struct {
 	// (xbackendtrafficpolicy.go).
 	XBackendTrafficPolicies []*gwxv1a1.XBackendTrafficPolicy
 	// XBackends are the experimental backendRef kind (xbackend.go).
-	XBackends      []*gwxv1a1.XBackend
+	XBackends []*gwxv1a1.XBackend
+	// XMeshes are the experimental Mesh objects (GEP-3949).
+	XMeshes        []*gwxv1a1.XMesh
 	Services       []*corev1.Service
 	Secrets        []*corev1.Secret
 	ConfigMaps     []*corev1.ConfigMap

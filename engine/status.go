@@ -44,6 +44,7 @@ func (t *translator) finishGateway(g *gatewayState) {
 	}
 	// Accepted=ListenersNotValid was decided by acceptGateway.
 	g.cond.setDefault(acc, metav1.ConditionTrue, string(gwv1.GatewayReasonAccepted), "accepted by gwdev")
+	t.defaultGatewayCondition(g) // defaultgw.go
 	switch {
 	case !g.accepted():
 		g.cond.fail(prog, string(gwv1.GatewayReasonInvalid), "the Gateway is not accepted")
@@ -121,8 +122,12 @@ func (t *translator) writeRouteStatus(r *routeState) {
 			p.cond.fail(string(gwv1.RouteConditionResolvedRefs), string(f.reason), msg)
 		}
 		p.cond.setDefault(string(gwv1.RouteConditionResolvedRefs), metav1.ConditionTrue, string(gwv1.RouteReasonResolvedRefs), "all references are resolved")
+		controller := t.opts.controllerName()
+		if p.mesh != nil {
+			controller = MeshControllerName
+		}
 		parents = append(parents, gwv1.RouteParentStatus{
-			ParentRef: p.ref, ControllerName: gwv1.GatewayController(t.opts.controllerName()), Conditions: p.cond.list(),
+			ParentRef: p.ref, ControllerName: gwv1.GatewayController(controller), Conditions: p.cond.list(),
 		})
 	}
 	r.route.RouteStatus().Parents = parents

@@ -155,7 +155,7 @@ func (t *translator) xbackendTLS(xs *xbackendState, host string) *BackendTLS {
 	if sni == "" {
 		sni = host
 	}
-	out := &BackendTLS{Policy: "XBackend " + xs.key.Namespace + "/" + xs.key.Name, SNI: sni, SubjectAltNames: toSubjectAltNames(v.SubjectAltNames)}
+	out := &BackendTLS{Policy: "XBackend " + xs.key.Namespace + "/" + xs.key.Name, SNI: sni, SubjectAltNames: compileSubjectAltNames(v.SubjectAltNames)}
 	if v.WellKnownCACertificates != nil {
 		if *v.WellKnownCACertificates != gwv1.WellKnownCACertificatesSystem {
 			xs.invalid = "tls.validation.wellKnownCACertificates " + string(*v.WellKnownCACertificates) + " is not supported"

@@ -75,9 +75,15 @@ type fileInput struct {
 	problem *Problem
 }
 
-// load splits every file into documents, loads the documents on a small
-// worker pool and assembles the result.
+// load loads files and assembles the result (loadFiles).
 func (l *Loader) load(inputs []fileInput, problems []Problem) *LoadResult {
+	c := l.loadFiles(inputs, problems)
+	return c.result()
+}
+
+// loadFiles splits every file into documents, loads the documents on a
+// small worker pool and collects the objects, without building a Snapshot.
+func (l *Loader) loadFiles(inputs []fileInput, problems []Problem) collected {
 	type job struct {
 		file  string
 		chunk chunk
@@ -110,7 +116,7 @@ func (l *Loader) load(inputs []fileInput, problems []Problem) *LoadResult {
 		problems = append(problems, r.problems...)
 		skipped = append(skipped, r.skipped...)
 	}
-	return assemble(len(inputs), objs, problems, skipped)
+	return collect(len(inputs), objs, problems, skipped)
 }
 
 // parallel calls fn(0) … fn(n-1) on up to GOMAXPROCS goroutines.

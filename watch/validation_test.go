@@ -299,6 +299,31 @@ data: {}
 				"m.yaml:7:1: ConfigMap/c: duplicate field \"data\"",
 			},
 		},
+		{
+			name: "XMesh unknown field",
+			yaml: `apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XMesh
+metadata:
+  name: gwdev
+spec:
+  controllerName: gwdev.dev/mesh-controller
+  bogus: 1
+`,
+			want: []string{
+				`m.yaml:7:3: XMesh/gwdev: unknown field "spec.bogus"`,
+			},
+		},
+		{
+			name: "XMesh controllerName not domain-prefixed",
+			yaml: `apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XMesh
+metadata:
+  name: gwdev
+spec:
+  controllerName: gwdev
+`,
+			want: []string{`m.yaml:6:3: XMesh/gwdev: spec.controllerName: Invalid value: "gwdev": should match '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/[A-Za-z0-9\/\-._~%!$&'()*+,;=:]+$'`},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, r := loadTree(t, map[string]string{"m.yaml": tc.yaml})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -126,6 +127,11 @@ func (o *explainOptions) run(out io.Writer, rawURL string, sniSet bool) error {
 		}
 		if addr == "" {
 			return fmt.Errorf("--gateway %s: no such Gateway is served (see gwdev check %s)", o.gateway, o.dir)
+		}
+	}
+	if addr == "" {
+		if u, err := url.Parse(rawURL); err == nil {
+			addr = servedAddress(res.Table, u.Hostname()) // explain_mesh.go
 		}
 	}
 	probe.Address = addr

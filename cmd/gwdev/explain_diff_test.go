@@ -433,6 +433,11 @@ func compareTraces(real, ex emulator.Trace) []string {
 	eq("route", real.Route, ex.Route)
 	eq("rule", real.Rule, ex.Rule)
 	eq("sni", real.SNI, ex.SNI)
+	eq("proto", real.Proto, ex.Proto)
+	if real.Proto != "TLS Passthrough" { // the backend's ServerHello decides those
+		eq("tls version", real.TLSVersion, ex.TLSVersion)
+		eq("negotiated protocol", real.NegotiatedProtocol, ex.NegotiatedProtocol)
+	}
 	eq("certificate", real.Certificate, ex.Certificate)
 	eq("hint", real.Hint, ex.Hint)
 	eq("client cert", real.ClientCert, ex.ClientCert)

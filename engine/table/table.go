@@ -25,6 +25,9 @@ type GatewayTable struct {
 	// AccessLog filters the Gateway's access log lines (nil: every line is
 	// written); set by an implementation profile.
 	AccessLog *AccessLogPolicy `json:"accessLog,omitempty"`
+	// Mesh is set when the entry is a Service's mesh frontend rather than a
+	// Gateway (Name is then "mesh/<ns>/<service>…", Gateway the Service).
+	Mesh *MeshService `json:"mesh,omitempty"`
 }
 
 // PortTable is one bound port: every programmed listener sharing it, in
@@ -82,6 +85,14 @@ type ListenerTLS struct {
 	Limits *TLSLimits `json:"limits,omitempty"`
 }
 
+// Client certificate validation modes (ListenerTLS.ClientValidationMode).
+const (
+	// AllowValidOnly refuses clients without a valid certificate.
+	AllowValidOnly = "AllowValidOnly"
+	// AllowInsecureFallback lets clients without a valid certificate in.
+	AllowInsecureFallback = "AllowInsecureFallback"
+)
+
 // Certificate is a parsed certificate with its key from a Secret: a
 // listener's serving certificate, or a Gateway's client certificate to
 // backends. The key material is never serialised.
@@ -129,11 +140,14 @@ type RouteRule struct {
 	Mirrors []*Backend `json:"mirrors,omitempty"`
 	// ExternalAuth holds the resolved ExternalAuth filters, in filter order
 	// (nil: none).
-	ExternalAuth       []*ExternalAuth     `json:"externalAuth,omitempty"`
-	Backends           []*Backend          `json:"backends,omitempty"`
-	Timeouts           *HTTPRouteTimeouts  `json:"timeouts,omitempty"`
-	Retry              *HTTPRouteRetry     `json:"retry,omitempty"`
-	SessionPersistence *SessionPersistence `json:"sessionPersistence,omitempty"`
+	ExternalAuth []*ExternalAuth `json:"externalAuth,omitempty"`
+	Backends     []*Backend      `json:"backends,omitempty"`
+	// Timeouts are the rule's timeouts (nil: none).
+	Timeouts *Timeouts `json:"timeouts,omitempty"`
+	// Retry is the rule's retry policy (nil: no retries).
+	Retry *Retry `json:"retry,omitempty"`
+	// SessionPersistence pins a client to a backend endpoint (nil: none).
+	SessionPersistence *Session `json:"sessionPersistence,omitempty"`
 	// DirectStatus, when non-zero, is answered instead of forwarding: the
 	// spec's 500 for a rule with no valid backend.
 	DirectStatus int `json:"directStatus,omitempty"`
@@ -176,6 +190,11 @@ type Backend struct {
 	Weight  int32     `json:"weight"`
 	// AppProtocol is the Service port's appProtocol ("" : none).
 	AppProtocol string `json:"appProtocol,omitempty"`
+	// HTTP2 is set when the gateway speaks HTTP/2 to the backend (h2c
+	// without TLS): GRPCRoute backends, gRPC ExternalAuth backends and
+	// ports whose appProtocol is kubernetes.io/h2c, h2c or grpc (false:
+	// HTTP/1.1, unless the request itself is gRPC).
+	HTTP2 bool `json:"http2,omitempty"`
 	// Filters are the backendRef's own filters, resolved for the rule's
 	// match.
 	Filters []Filter `json:"filters,omitempty"`
@@ -336,6 +355,36 @@ func (l *ListenerTable) validate(name func(string) error) error {
 		}
 	}
 	return nil
+}
+
+// ProtocolType is a listener's protocol.
+type ProtocolType string
+
+// Listener protocols.
+const (
+	HTTPProtocolType  ProtocolType = "HTTP"
+	HTTPSProtocolType ProtocolType = "HTTPS"
+	TLSProtocolType   ProtocolType = "TLS"
+	TCPProtocolType   ProtocolType = "TCP"
+	UDPProtocolType   ProtocolType = "UDP"
+)
+
+// TLSModeType is what a TLS listener does with connections.
+type TLSModeType string
+
+// TLS modes.
+const (
+	// TLSModeTerminate ends TLS at the gateway.
+	TLSModeTerminate TLSModeType = "Terminate"
+	// TLSModePassthrough forwards the TLS stream as it is, by SNI.
+	TLSModePassthrough TLSModeType = "Passthrough"
+)
+
+// SubjectAltName is a name a backend's certificate must carry: exactly one
+// of Hostname (a DNS name, "*." wildcards as in certificates) and URI.
+type SubjectAltName struct {
+	Hostname string `json:"hostname,omitempty"`
+	URI      string `json:"uri,omitempty"`
 }
 
 // Transport maps a listener protocol to "TCP" or "UDP".

@@ -77,6 +77,7 @@ func (t *translator) resolveXBackendRef(r *routeState, b *Backend, ref gwv1.Back
 		return fail(gwv1.RouteReasonBackendNotFound, "backendRef "+display+" is not accepted: "+xs.invalid)
 	}
 	b.Port, b.Target, b.TLS, b.AppProtocol = port, xs.resolved.Target, xs.resolved.TLS, xs.resolved.AppProtocol
+	b.HTTP2 = r.kind == "GRPCRoute" || speaksH2C(b.AppProtocol)
 	return b, nil
 }
 

@@ -38,7 +38,7 @@ func (t *translator) resolveBackendRef(r *routeState, name string, ref gwv1.Back
 	}
 	fail := func(reason gwv1.RouteConditionReason, msg string) (*Backend, *routeFailure) {
 		b.Invalid = msg
-		return b, &routeFailure{reason, msg}
+		return b, &routeFailure{reason: reason, msg: msg}
 	}
 	display := func() string { return groupKind(group, kind) + " " + ns + "/" + string(ref.Name) } // for failures only
 	if group == ExperimentalGroup && kind == "XBackend" {

@@ -51,7 +51,7 @@ func (t *translator) findXBackend(ns, name string) *gwxv1a1.XBackend {
 func (t *translator) resolveXBackendRef(r *routeState, b *Backend, ref gwv1.BackendObjectReference) (*Backend, *routeFailure) {
 	fail := func(reason gwv1.RouteConditionReason, msg string) (*Backend, *routeFailure) {
 		b.Invalid = msg
-		return b, &routeFailure{reason, msg}
+		return b, &routeFailure{reason: reason, msg: msg}
 	}
 	ns, name := b.Service.Namespace, b.Service.Name
 	display := "XBackend " + ns + "/" + name

@@ -17,6 +17,8 @@ type Loader struct {
 	// collector's target with it: loading allocates a great many short-lived
 	// objects. nil: nothing is called.
 	BulkLoad func() (done func())
+	// scratch holds *docScratch, one per document being loaded.
+	scratch sync.Pool
 }
 
 // NewLoader returns a Loader. It fails only if the embedded CRDs are
@@ -89,7 +91,8 @@ func (l *Loader) loadFiles(inputs []fileInput, problems []Problem) collected {
 		chunk chunk
 	}
 	var jobs []job
-	for _, in := range inputs {
+	for i, in := range inputs {
+		inputs[i].data = nil // the chunks hold it now
 		if in.problem != nil {
 			problems = append(problems, *in.problem)
 			continue
@@ -106,6 +109,9 @@ func (l *Loader) loadFiles(inputs []fileInput, problems []Problem) collected {
 	results := make([]docResult, len(jobs))
 	parallel(len(jobs), func(i int) {
 		results[i] = l.loadDocument(jobs[i].file, jobs[i].chunk)
+		// Nothing loaded keeps the text, so a file's bytes can go as soon
+		// as its last document is loaded.
+		jobs[i].chunk.data = nil
 	})
 	var (
 		objs    []loaded

@@ -128,7 +128,7 @@ spec:
     protocol: HTTP
 `,
 			want: []string{
-				"m.yaml:7:3: Gateway/default/gw: spec.listeners: Invalid value: Listener name must be unique within the Gateway",
+				"m.yaml:7:3: Gateway/default/gw: spec.listeners: Invalid value: Listener name must be unique within the Gateway (listeners[0] and listeners[1] have name \"web\")",
 				"m.yaml:11:5: Gateway/default/gw: spec.listeners[1]: Duplicate value: {\"name\":\"web\"}",
 			},
 		},

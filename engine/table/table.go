@@ -330,11 +330,20 @@ func (l *ListenerTable) validate(name func(string) error) error {
 				return fmt.Errorf("%s: rule %s needs exactly one of http/grpc match", vh.Name, r.Name)
 			}
 			backends = append(backends, r.Backends...)
+			if err := r.validateMatch(); err != nil {
+				return err
+			}
 			if err := validateExternalAuth(r.ExternalAuth); err != nil {
+				return err
+			}
+			if err := validateFilters(r.Name, r.Filters, len(r.Mirrors), len(r.ExternalAuth)); err != nil {
 				return err
 			}
 			for _, b := range r.Backends {
 				if err := validateExternalAuth(b.ExternalAuth); err != nil {
+					return err
+				}
+				if err := validateFilters(b.Name, b.Filters, len(b.Mirrors), len(b.ExternalAuth)); err != nil {
 					return err
 				}
 			}

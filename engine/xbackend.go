@@ -140,7 +140,7 @@ func (t *translator) xbackendProtocol(xs *xbackendState) string {
 		}
 	}
 	t.notes = append(t.notes, Finding{Severity: SeverityWarning, Object: xs.key, Source: t.sourceAt(xs.key, "spec.protocol"), Scope: "spec.protocol",
-		Reason: ReasonNotImplemented, Message: fmt.Sprintf("spec.protocol %s is not enforced by gwdev: the route's protocol is used (HTTP/1.1, or HTTP/2 for gRPC)", *p)})
+		Message: fmt.Sprintf("spec.protocol %s is not enforced by gwdev: the route's protocol is used (HTTP/1.1, or HTTP/2 for gRPC)", *p)})
 	return ""
 }
 

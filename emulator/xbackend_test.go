@@ -174,3 +174,50 @@ data: {tls.crt: CLIENT_CRT, tls.key: CLIENT_KEY}
 		}
 	}
 }
+
+// TestXBackendProtocolH2C: an XBackend with protocol H2C is reached with
+// HTTP/2 over cleartext (prior knowledge); without it, HTTP/1.1.
+func TestXBackendProtocolH2C(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(r.Proto)) }))
+	srv.Config.Protocols = new(http.Protocols)
+	srv.Config.Protocols.SetHTTP1(true)
+	srv.Config.Protocols.SetUnencryptedHTTP2(true)
+	srv.Start()
+	defer srv.Close()
+	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+	manifests := strings.ReplaceAll(gatewayGW+`apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: app}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /h2c}}]
+    backendRefs: [{group: gateway.networking.x-k8s.io, kind: XBackend, name: h2c}]
+  - matches: [{path: {type: PathPrefix, value: /h1}}]
+    backendRefs: [{group: gateway.networking.x-k8s.io, kind: XBackend, name: h1}]
+---
+apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XBackend
+metadata: {name: h2c}
+spec:
+  type: ExternalHostname
+  externalHostname: {hostname: localhost}
+  port: {port: BACKENDPORT}
+  protocol: H2C
+---
+apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XBackend
+metadata: {name: h1}
+spec:
+  type: ExternalHostname
+  externalHostname: {hostname: localhost}
+  port: {port: BACKENDPORT}
+`, "BACKENDPORT", port)
+	h := serve(t, func(p int32) *table.Table { return gwinTable(t, manifests, p, engine.Options{}) })
+	if res := h.get("app.example.com", "/h2c"); string(res.body) != "HTTP/2.0" {
+		t.Errorf("protocol H2C: the backend got %d %q, want HTTP/2.0", res.status, res.body)
+	}
+	if res := h.get("app.example.com", "/h1"); string(res.body) != "HTTP/1.1" {
+		t.Errorf("no protocol: the backend got %d %q, want HTTP/1.1", res.status, res.body)
+	}
+}

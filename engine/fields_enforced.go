@@ -125,7 +125,7 @@ var enforcedFields = []EnforcedField{
 	{Kind: "XBackend", Path: "spec.externalHostname", Paths: 2, Test: "golden:xbackend-hostname"},
 	{Kind: "XBackend", Path: "spec.port", Paths: 2, Test: "golden:xbackend-hostname"},
 	{Kind: "XBackend", Path: "spec.port.name", Paths: 1, Test: "watch.TestValidationProblems"},
-	{Kind: "XBackend", Path: "spec.protocol", Paths: 1, Test: "golden:xbackend-hostname"},
+	{Kind: "XBackend", Path: "spec.protocol", Paths: 1, Test: "emulator.TestXBackendProtocolH2C"},
 	{Kind: "XBackend", Path: "spec.tls", Paths: 13, Test: "emulator.TestXBackendTargets"},
 	{Kind: "XBackend", Path: "spec.tls.validation.subjectAltNames", Paths: 4, Test: "golden:xbackend-tls-subject-alt-names"},
 	{Kind: "XBackend", Path: "spec.tls.validation.wellKnownCACertificates", Paths: 1, Test: "golden:xbackend-tls"},

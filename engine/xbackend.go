@@ -77,6 +77,7 @@ func (t *translator) resolveXBackendRef(r *routeState, b *Backend, ref gwv1.Back
 		return fail(gwv1.RouteReasonBackendNotFound, "backendRef "+display+" is not accepted: "+xs.invalid)
 	}
 	b.Port, b.Target, b.TLS, b.AppProtocol = port, xs.resolved.Target, xs.resolved.TLS, xs.resolved.AppProtocol
+	b.HTTP2 = r.kind == "GRPCRoute" || speaksH2C(b.AppProtocol)
 	return b, nil
 }
 
@@ -138,8 +139,8 @@ func (t *translator) xbackendProtocol(xs *xbackendState) string {
 			return "kubernetes.io/h2c"
 		}
 	}
-	t.note(SeverityWarning, xs.key, "spec.protocol",
-		fmt.Sprintf("spec.protocol %s is not enforced by gwdev: the route's protocol is used (HTTP/1.1, or HTTP/2 for gRPC)", *p))
+	t.notes = append(t.notes, Finding{Severity: SeverityWarning, Object: xs.key, Source: t.sourceAt(xs.key, "spec.protocol"), Scope: "spec.protocol",
+		Message: fmt.Sprintf("spec.protocol %s is not enforced by gwdev: the route's protocol is used (HTTP/1.1, or HTTP/2 for gRPC)", *p)})
 	return ""
 }
 
@@ -177,7 +178,7 @@ func (t *translator) xbackendTLS(xs *xbackendState, host string) *BackendTLS {
 		out.System = true // no validation block: the system trust store
 	}
 	if tc.Mode == gwxv1a1.BackendTLSModeClientAndServer && tc.ClientCertificateRef != nil {
-		cert, _, msg := t.resolveCertificateRef(xs.key, *tc.ClientCertificateRef, false)
+		cert, msg := t.xbackendClientCertificate(xs, *tc.ClientCertificateRef)
 		if cert == nil {
 			xs.invalid = "tls.clientCertificateRef: " + msg
 			xs.cond.fail(acc, string(gwv1.PolicyReasonInvalid), xs.invalid)
@@ -185,6 +186,31 @@ func (t *translator) xbackendTLS(xs *xbackendState, host string) *BackendTLS {
 		out.ClientCertificate = cert
 	}
 	return out
+}
+
+// xbackendClientCertificate resolves tls.clientCertificateRef. A Secret in
+// another namespace needs a ReferenceGrant from XBackends of the
+// experimental group, checked here; the Secret is then resolved as the
+// Gateway's own certificates are.
+func (t *translator) xbackendClientCertificate(xs *xbackendState, ref gwv1.SecretObjectReference) (*Certificate, string) {
+	owner := xs.key
+	if ref.Namespace != nil && *ref.Namespace != "" && string(*ref.Namespace) != owner.Namespace {
+		group, kind := "", "Secret"
+		if ref.Group != nil {
+			group = string(*ref.Group)
+		}
+		if ref.Kind != nil {
+			kind = string(*ref.Kind)
+		}
+		ns := string(*ref.Namespace)
+		if !t.refPermitted(reference{ExperimentalGroup, "XBackend", owner.Namespace, group, kind, ns, string(ref.Name)}) {
+			return nil, fmt.Sprintf("%s %s/%s is in another namespace and no ReferenceGrant in %s allows XBackend %s/%s to use it",
+				groupKind(group, kind), ns, ref.Name, ns, owner.Namespace, owner.Name)
+		}
+		owner.Namespace = ns // permitted: resolve it there
+	}
+	cert, _, msg := t.resolveCertificateRef(owner, ref, false)
+	return cert, msg
 }
 
 // writeXBackendStatus writes the status of every XBackend: one parent

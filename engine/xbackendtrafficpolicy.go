@@ -129,6 +129,8 @@ func (t *translator) attachTrafficPolicy(ps *trafficPolicyState, winners map[Obj
 		// An invalid policy applies nowhere (as BackendTLSPolicy).
 		for _, k := range ps.won {
 			delete(winners, k)
+			t.effect(PolicyEffect{Policy: ps.key, Target: k, Reason: string(gwv1.PolicyReasonInvalid),
+				Message: "not applied: the policy has an invalid targetRef (" + invalid[0] + ")"})
 		}
 		ps.won = nil
 	}

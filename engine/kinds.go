@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 )
 
 // Kind is one entry of the kind registry: what gwdev knows about a kind
@@ -191,6 +192,12 @@ var kinds = []*Kind{
 		ops: kindOf(func(s *Snapshot) *[]*gwv1.ReferenceGrant { return &s.ReferenceGrants }, nil)},
 	{Kind: "BackendTLSPolicy", Group: Group, Version: "v1", Resource: "backendtlspolicies", Namespaced: true, ServedVersions: []string{"v1", "v1alpha3"},
 		Status: true, ops: kindOf(func(s *Snapshot) *[]*gwv1.BackendTLSPolicy { return &s.BackendTLSPolicies }, nil)},
+	{Kind: "XBackendTrafficPolicy", Group: ExperimentalGroup, Version: "v1alpha1", Resource: "xbackendtrafficpolicies", Namespaced: true,
+		Status: true, ops: kindOf(func(s *Snapshot) *[]*gwxv1a1.XBackendTrafficPolicy { return &s.XBackendTrafficPolicies }, nil)},
+	{Kind: "XBackend", Group: ExperimentalGroup, Version: "v1alpha1", Resource: "xbackends", Namespaced: true,
+		Status: true, ops: kindOf(func(s *Snapshot) *[]*gwxv1a1.XBackend { return &s.XBackends }, nil)},
+	{Kind: "XMesh", Group: ExperimentalGroup, Version: "v1alpha1", Resource: "xmeshes",
+		Status: true, ops: kindOf(func(s *Snapshot) *[]*gwxv1a1.XMesh { return &s.XMeshes }, nil)},
 	{Namespaced: true, Status: true, OwnKinds: true,
 		ops: kindOf(func(s *Snapshot) *[]*ImplementationPolicy { return &s.ImplementationPolicies }, nil)},
 	{Kind: "Namespace", Version: "v1", Resource: "namespaces",

@@ -22,8 +22,12 @@ type routeState struct {
 	route      Route
 	gen        int64
 	parentRefs []gwv1.ParentReference
+	// useDefaultGateways is the route's spec.useDefaultGateways (GEP-3793).
+	useDefaultGateways gwv1.GatewayDefaultScope
 	// hostnames are the route's spec.hostnames (nil for TCP/UDP routes).
 	hostnames []string
+	// meshOnly is true when every parentRef names a Service (see meshOnly).
+	meshOnly bool
 
 	// refFailures are ResolvedRefs problems, in rule order; the first one
 	// becomes the condition.
@@ -40,9 +44,12 @@ type routeState struct {
 	entryAt map[string]entryIndex
 
 	// compiled route content, one of these per kind.
-	rules  []*RouteRule
-	sni    []*SNIRoute
-	stream []*StreamRoute
+	rules []*RouteRule
+	// pathLens parallels rules: each HTTP match's path length as written,
+	// which precedence compares (see writtenPathLen).
+	pathLens []int
+	sni      []*SNIRoute
+	stream   []*StreamRoute
 
 	parents []*parentResult
 }
@@ -62,7 +69,8 @@ type droppedRule struct {
 
 // parentResult is the outcome of one parentRef.
 type parentResult struct {
-	// index is the parentRef's position in spec.parentRefs.
+	// index is the parentRef's position in spec.parentRefs; -1 for a
+	// default Gateway (defaultgw.go).
 	index       int
 	ref         gwv1.ParentReference
 	cond        *conditionSet
@@ -72,6 +80,8 @@ type parentResult struct {
 	// conflicts explain attachments removed because an HTTPRoute and a
 	// GRPCRoute claimed intersecting hostnames on one listener.
 	conflicts []string
+	// mesh is set when the parent is a Service (mesh.go).
+	mesh *meshAttachment
 }
 
 // attachment is a route attached to one listener, with the hostnames it
@@ -88,17 +98,24 @@ type attachment struct {
 func (t *translator) processRoutes() {
 	t.collectRoutes()
 	for _, r := range t.routes {
+		r.meshOnly = meshOnly(r.parentRefs)
 		t.compileRoute(r)
 		for i, ref := range r.parentRefs {
 			if p := t.attachRoute(r, i, ref); p != nil {
 				r.parents = append(r.parents, p)
 			}
 		}
+		if why := t.attachDefaultGateways(r); why != "" {
+			t.note(SeverityWarning, r.key, "spec.useDefaultGateways", why)
+		}
 	}
 	t.resolveCrossServing()
+	t.finishMesh() // mesh.go
 	for _, r := range t.routes {
 		for _, p := range r.parents {
-			t.finishParent(r, p)
+			if p.mesh == nil {
+				t.finishParent(r, p)
+			}
 		}
 	}
 }
@@ -138,19 +155,16 @@ func parentDisplay(kind, ns, name string, ref gwv1.ParentReference) string {
 // attachRoute evaluates one parentRef. It returns nil when the parent is not
 // something gwdev manages (no status is written for it then).
 func (t *translator) attachRoute(r *routeState, idx int, ref gwv1.ParentReference) *parentResult {
-	group, kind := Group, "Gateway"
-	if ref.Group != nil {
-		group = string(*ref.Group)
-	}
-	if ref.Kind != nil {
-		kind = string(*ref.Kind)
-	}
+	group, kind := parentGroupKind(ref)
 	ns := r.key.Namespace
 	if ref.Namespace != nil && *ref.Namespace != "" {
 		ns = string(*ref.Namespace)
 	}
+	if isServiceParent(group, kind) {
+		return t.attachMesh(r, idx, ref, ns)
+	}
 	if group != Group || (kind != "Gateway" && kind != "ListenerSet") {
-		t.note(SeverityWarning, r.key, "parentRefs["+itoa(idx)+"]", fmt.Sprintf("parent %s/%s %s is not a Gateway or ListenerSet; gwdev ignores it", group, kind, ref.Name))
+		t.note(SeverityWarning, r.key, "parentRefs["+itoa(idx)+"]", fmt.Sprintf("parent %s/%s %s is not a Gateway, ListenerSet or core Service; gwdev ignores it", group, kind, ref.Name))
 		return nil
 	}
 	sref := ref
@@ -175,7 +189,7 @@ func (t *translator) attachRoute(r *routeState, idx int, ref gwv1.ParentReferenc
 		// Listener status does not impact attachment (spec, attachedRoutes):
 		// a Gateway refused only because its listeners are invalid still
 		// takes routes; one refused for anything else does not.
-		if !gw.accepted() && !gw.cond.isFalseWith(string(gwv1.GatewayConditionAccepted), string(gwv1.GatewayReasonListenersNotValid)) {
+		if !gw.claimsRoutes() {
 			why := "is not accepted"
 			if c := gw.cond.get(string(gwv1.GatewayConditionAccepted)); c != nil {
 				why += " (" + c.Reason + ": " + c.Message + ")"

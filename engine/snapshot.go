@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 )
 
 // Source is where an object was read from (see table.Source).
@@ -41,11 +42,18 @@ type Snapshot struct {
 	UDPRoutes          []*gwv1.UDPRoute
 	ReferenceGrants    []*gwv1.ReferenceGrant
 	BackendTLSPolicies []*gwv1.BackendTLSPolicy
-	Services           []*corev1.Service
-	Secrets            []*corev1.Secret
-	ConfigMaps         []*corev1.ConfigMap
-	Namespaces         []*corev1.Namespace
-	EndpointSlices     []*discoveryv1.EndpointSlice
+	// XBackendTrafficPolicies are the experimental BackendTrafficPolicy
+	// (xbackendtrafficpolicy.go).
+	XBackendTrafficPolicies []*gwxv1a1.XBackendTrafficPolicy
+	// XBackends are the experimental backendRef kind (xbackend.go).
+	XBackends []*gwxv1a1.XBackend
+	// XMeshes are the experimental Mesh objects (GEP-3949).
+	XMeshes        []*gwxv1a1.XMesh
+	Services       []*corev1.Service
+	Secrets        []*corev1.Secret
+	ConfigMaps     []*corev1.ConfigMap
+	Namespaces     []*corev1.Namespace
+	EndpointSlices []*discoveryv1.EndpointSlice
 	// ImplementationPolicies are policy resources of implementation
 	// profiles (gwin.yandex.cloud/v1 GatewayPolicy, RoutePolicy,
 	// ServicePolicy, ListenerSetPolicy), sorted by kind, namespace, name.

@@ -29,11 +29,16 @@ func Translate(snap *Snapshot, opts Options) *Result {
 	t.processListeners()
 	t.processRoutes()
 	t.processBackendTLSPolicies()
+	t.processXBackendTrafficPolicies() // xbackendtrafficpolicy.go
+	t.writeXBackendStatus()            // xbackend.go
+	t.processXMeshes()
 	t.writeStatus()
-	res := &Result{Objects: t.out, Table: t.buildTable(), addresses: t.addresses}
+	tab := t.buildTable() // assigns the mesh addresses too
+	res := &Result{Objects: t.out, Table: tab, addresses: t.addresses}
 	res.Routes = t.routeServing(res.Table)
 	t.noteShadowedRules(res.Table)
 	t.noteShadowedL4(res.Table)
+	t.noteReportedFields()
 	res.Findings = t.collectFindings()
 	res.Policies = t.sortedEffects()
 	return res
@@ -60,6 +65,13 @@ type translator struct {
 	listenerSets []*listenerSetState
 	setByKey     map[nsName]*listenerSetState
 	routes       []*routeState
+	// mesh lists the routes bound to Services, one entry per parentRef
+	// (mesh.go).
+	mesh []*meshAttachment
+	// meshFronts are the Services' mesh frontends, with their addresses
+	// (meshAddresses, by meshAddressKey).
+	meshFronts    []*meshFrontend
+	meshAddresses map[string]string
 	// backendUses records, per Service, the gateways whose routes use it, for
 	// BackendTLSPolicy ancestor status (empty when there is no policy).
 	backendUses map[nsName][]*gatewayState
@@ -72,6 +84,17 @@ type translator struct {
 	notes []Finding
 	// effects records what each policy does to each target (policy_effects.go).
 	effects []PolicyEffect
+	// conditionOwners are objects outside the lists above whose conditions
+	// become findings (XBackendTrafficPolicies, XBackends).
+	conditionOwners []conditionOwner
+	// xbackends are the XBackends routes referred to (xbackend.go).
+	xbackends map[nsName]*xbackendState
+}
+
+// conditionOwner is an object and its conditions, for collectFindings.
+type conditionOwner struct {
+	key  ObjectKey
+	cond *conditionSet
 }
 
 func newTranslator(snap *Snapshot, opts Options) *translator {

@@ -105,7 +105,8 @@ func (v *overviewView) rebuild() {
 	}
 	snap := res.Objects
 	lines := []string{v.summary(res)}
-	if len(snap.Gateways) == 0 {
+	meshLines := v.mesh(res) // overview_mesh.go
+	if len(snap.Gateways) == 0 && len(meshLines) == 0 {
 		lines = append(lines, "", "No Gateway in "+v.s.dir+": add one (see samples/basic) to serve routes.")
 	}
 	sets := map[engine.ObjectKey][]*gwv1.ListenerSet{}
@@ -127,6 +128,10 @@ func (v *overviewView) rebuild() {
 		shown++
 		lines = append(lines, "")
 		lines = append(lines, block...)
+	}
+	if v.filter == "" || strings.Contains(strings.ToLower(ansi.Strip(strings.Join(meshLines, "\n"))), v.filter) {
+		lines = append(lines, meshLines...)
+		shown += len(meshLines)
 	}
 	if v.filter != "" && shown == 0 {
 		lines = append(lines, "", "No Gateway matches the filter.")

@@ -49,6 +49,7 @@ func printSummary(w io.Writer, lr *watch.LoadResult, res *engine.Result, loaded,
 	}
 	printGateways(w, res)
 	printRoutes(w, res)
+	printMesh(w, res) // summary_mesh.go
 	printInfo(w, res.Findings)
 }
 
@@ -212,7 +213,11 @@ func printRoutes(w io.Writer, res *engine.Result) {
 	var rs []routeView
 	res.Objects.EachRoute(func(r engine.Route) {
 		k := r.Key()
-		rs = append(rs, routeView{k.Kind, k.Namespace, k.Name, r.Hostnames(), r.RouteStatus().Parents})
+		gateway, mesh := meshParents(r.RouteStatus().Parents)
+		if len(gateway) == 0 && len(mesh) > 0 {
+			return // only in the mesh section
+		}
+		rs = append(rs, routeView{k.Kind, k.Namespace, k.Name, r.Hostnames(), gateway})
 	})
 	if len(rs) == 0 {
 		return

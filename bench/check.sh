@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Times `gwdev check` (loading, CRD validation and translation) on generated
-# folders of 1,000 and 10,000 HTTPRoutes, with the summary and with -o yaml
-# (every object with its status, what CI runs). Wall time, best and median
-# of 5; peak RSS (the kernel's maximum resident set size), median of 5.
+# folders of 1,000 and 10,000 HTTPRoutes, with the summary, -o yaml and
+# -o json (every object with its status, what CI runs). Wall time, best and
+# median of 5; peak RSS (the kernel's maximum resident set size), median of 5.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
@@ -10,7 +10,7 @@ need bench/check.sh time /usr/bin/time
 go build -o "$tmp/gwdev" ./cmd/gwdev
 for n in 1000 10000; do
   go run ./bench/genroutes -n "$n" -o "$tmp/r$n"
-  for out in summary yaml; do
+  for out in summary yaml json; do
     : > "$tmp/runs"
     for i in 1 2 3 4 5; do
       /usr/bin/time -o "$tmp/time" -f '%e %M' "$tmp/gwdev" check -o "$out" "$tmp/r$n" >/dev/null || true

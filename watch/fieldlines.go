@@ -7,7 +7,7 @@ import (
 )
 
 // lineFields are the lists whose items findings and traces point at.
-var lineFields = []string{"spec.listeners", "spec.parentRefs", "spec.rules"}
+var lineFields = [...]string{"spec.listeners", "spec.parentRefs", "spec.rules"}
 
 // fieldLines records the line of every item of the lists in lineFields (and
 // of each rule's backendRefs), and of every annotation key, keyed by path
@@ -26,20 +26,20 @@ func fieldLines(node *yaml.Node, offset int) map[string]int {
 			add("metadata.annotations["+ann.Content[i].Value+"]", ann.Content[i])
 		}
 	}
-	for _, list := range lineFields {
+	for li, list := range lineFields {
 		seq := listNode(node, list)
 		if seq == nil {
 			continue
 		}
 		for i, item := range seq.Content {
-			p := list + "[" + strconv.Itoa(i) + "]"
+			p := itemPath(li, i, -1)
 			add(p, item)
 			if list != "spec.rules" {
 				continue
 			}
 			if refs := listNode(item, "backendRefs"); refs != nil {
 				for j, r := range refs.Content {
-					add(p+".backendRefs["+strconv.Itoa(j)+"]", r)
+					add(itemPath(li, i, j), r)
 				}
 			}
 		}
@@ -50,6 +50,37 @@ func fieldLines(node *yaml.Node, offset int) map[string]int {
 // mapNode returns the mapping node at path under n, or nil.
 func mapNode(n *yaml.Node, path string) *yaml.Node {
 	return nodeAt(n, path, yaml.MappingNode)
+}
+
+// fieldPaths holds the keys of fieldLines for the first items of each
+// list, which nearly every object uses: every route kept its own copies of
+// the same few strings.
+var fieldPaths = func() (paths [len(lineFields)][8][9]string) {
+	for li, list := range lineFields {
+		for i := range 8 {
+			for j := -1; j < 8; j++ {
+				paths[li][i][j+1] = buildItemPath(list, i, j)
+			}
+		}
+	}
+	return paths
+}()
+
+// itemPath is the key of item i of lineFields[li], or of backendRef j of
+// that item when j >= 0.
+func itemPath(li, i, j int) string {
+	if i < 8 && j < 8 {
+		return fieldPaths[li][i][j+1]
+	}
+	return buildItemPath(lineFields[li], i, j)
+}
+
+func buildItemPath(list string, i, j int) string {
+	p := list + "[" + strconv.Itoa(i) + "]"
+	if j >= 0 {
+		p += ".backendRefs[" + strconv.Itoa(j) + "]"
+	}
+	return p
 }
 
 // listNode returns the sequence node at path under n, or nil.

@@ -59,7 +59,7 @@ func meshGet(t *testing.T, url string, hdr ...string) (string, http.Header, *htt
 // with grpc-go.
 func TestSampleMesh(t *testing.T) {
 	p1, p2, pg := freePort(t), freePort(t), freePort(t)
-	out := upSample(t, "mesh", map[int]int{8080: p1, 8081: p2, 9090: pg})
+	out := upSampleWith(t, "mesh", map[int]int{8080: p1, 8081: p2, 9090: pg}, &upOptions{debounce: 10 * time.Millisecond, accessLog: "-"})
 	for _, want := range []string{"mesh/shop/reviews port " + strconv.Itoa(p1) + " (HTTP) on " + meshReviews,
 		"mesh/shop/reviews/from/frontend port " + strconv.Itoa(p1) + " (HTTP) on " + meshReviewsFrontend} {
 		if !strings.Contains(out.String(), want) {
@@ -92,6 +92,15 @@ func TestSampleMesh(t *testing.T) {
 		t.Errorf("unrouted port: service %s, X-Mesh-Route %q", svc, resp.Header.Get("X-Mesh-Route"))
 	}
 
+	// The access log (one trace per request) names the mesh frontend and
+	// the rule that served each request.
+	for _, want := range []string{`"gateway":"mesh/shop/reviews/from/frontend"`, `"rule":"httproute/frontend/reviews-pinned/rule/0/match/0"`,
+		`"rule":"mesh/shop/reviews/port/` + strconv.Itoa(p2) + `/service"`} {
+		if !waitFor(func() bool { return strings.Contains(out.String(), want) }) {
+			t.Errorf("access log lacks %s", want)
+		}
+	}
+
 	conn, err := grpc.NewClient(meshRatings+":"+strconv.Itoa(pg), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
@@ -113,4 +122,15 @@ func TestSampleMesh(t *testing.T) {
 	if got := call("x-canary", "true"); got != "ratings-v2" {
 		t.Errorf("gRPC Echo with x-canary → %s, want ratings-v2", got)
 	}
+}
+
+// waitFor polls cond for up to 5 seconds (the access log is written off
+// the request path).
+func waitFor(cond func() bool) bool {
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return cond()
 }

@@ -1,24 +1,43 @@
 #!/usr/bin/env bash
-# Side-by-side HTTP proxy benchmark on loopback: wrk against
-#   - the backend directly,
-#   - gwdev (an HTTPRoute with a path match and a header filter),
-#   - nginx and haproxy configured for the same route,
-# all forwarding to the same small Go backend. Prints requests/s and
-# p50/p99 latency for each. Needs wrk, nginx and haproxy:
-#   apt-get install -y wrk nginx haproxy
-# Usage: bench/proxy.sh [duration=10s] [connections=64] [threads=2]
+# Side-by-side HTTP proxy benchmark on loopback: gwdev, nginx (one worker,
+# keep-alive upstream) and haproxy (one thread, connection reuse), each
+# configured for the same route (host api.example.com, PathPrefix /api, a
+# request header set) and forwarding to the same small Go backend, in three
+# client protocols:
+#   http1  wrk, HTTP/1.1 keep-alive
+#   https  wrk, HTTP/1.1 keep-alive over TLS 1.3 (ECDSA P-256)
+#   h2c    h2load, HTTP/2 with prior knowledge, one stream in flight per
+#          connection (h2load reports no percentiles: mean latency instead)
+# The sides run interleaved (the order rotates every round), several rounds,
+# so that other load on the machine hits them alike; the summary gives each
+# side's median requests/s and p99 and the ratios gwdev/nginx and
+# gwdev/haproxy. gwdev runs as `gwdev up` does by default: traces kept,
+# metrics collected, admin API on. Needs wrk, h2load, nginx and haproxy:
+#   apt-get install -y wrk nghttp2-client nginx haproxy
+# Usage: bench/proxy.sh [duration=5s] [rounds=3] [connections=64] [threads=2] [modes="http1 https h2c"]
+# GWDEV_BIN=path benchmarks that gwdev binary instead of building one (to
+# compare builds); GWDEV_FLAGS adds flags to `gwdev up`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
-dur=${1:-10s}; conns=${2:-64}; threads=${3:-2}
-need bench/proxy.sh "wrk nginx haproxy" wrk nginx haproxy curl
-go build -o "$tmp/gwdev" ./cmd/gwdev
+dur=${1:-5s}; rounds=${2:-3}; conns=${3:-64}; threads=${4:-2}; modes=${5:-http1 https h2c}
+need bench/proxy.sh "wrk nghttp2-client nginx haproxy" wrk h2load nginx haproxy curl
+if [ -n "${GWDEV_BIN:-}" ]; then cp "$GWDEV_BIN" "$tmp/gwdev"; else go build -o "$tmp/gwdev" ./cmd/gwdev; fi
 go build -o "$tmp/backend" ./bench/backend
+go build -o "$tmp/tlsbench" ./bench/tlsbench
+"$tmp/tlsbench" certs "$tmp"
 
-BACKEND=127.0.0.1:18080 GWDEV=127.0.0.1:18081 NGINX=127.0.0.1:18082 HAPROXY=127.0.0.1:18083
+BACKEND=127.0.0.1:18080
+declare -A addr=(
+  [gwdev.http1]=127.0.0.1:18081 [nginx.http1]=127.0.0.1:18082 [haproxy.http1]=127.0.0.1:18083
+  [gwdev.https]=127.0.0.1:18091 [nginx.https]=127.0.0.1:18092 [haproxy.https]=127.0.0.1:18093
+  [gwdev.h2c]=127.0.0.1:18081   [nginx.h2c]=127.0.0.1:18102   [haproxy.h2c]=127.0.0.1:18103
+  [direct.http1]=$BACKEND
+)
 "$tmp/backend" -addr $BACKEND & pids+=($!)
 
 mkdir -p "$tmp/manifests"
+cp "$tmp/secret.yaml" "$tmp/manifests/"
 cat > "$tmp/manifests/bench.yaml" <<YAML
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
@@ -26,7 +45,9 @@ metadata: {name: bench}
 spec:
   gatewayClassName: gwdev
   addresses: [{type: IPAddress, value: 127.0.0.1}]
-  listeners: [{name: http, protocol: HTTP, port: 18081}]
+  listeners:
+  - {name: http, protocol: HTTP, port: 18081}
+  - {name: https, protocol: HTTPS, port: 18091, tls: {certificateRefs: [{name: bench-tls}]}}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
@@ -46,27 +67,34 @@ kind: Service
 metadata: {name: api}
 spec: {ports: [{port: 80}]}
 YAML
-"$tmp/gwdev" up --backend default/api:80=$BACKEND "$tmp/manifests" >"$tmp/gwdev.log" 2>&1 & pids+=($!)
+# shellcheck disable=SC2086
+"$tmp/gwdev" up --no-tui --admin 127.0.0.1:0 --backend default/api:80=$BACKEND ${GWDEV_FLAGS:-} \
+  "$tmp/manifests" >"$tmp/gwdev.log" 2>&1 & pids+=($!)
 
+# The same route in nginx: one server block per listener.
+location='
+    location /api {
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host $host;
+      proxy_set_header X-Route api;
+      proxy_pass http://api;
+    }
+    location / { return 404; }'
 cat > "$tmp/nginx.conf" <<NGINX
-worker_processes 2;
+worker_processes 1;
 pid $tmp/nginx.pid;
 error_log $tmp/nginx-error.log;
 events { worker_connections 4096; }
 http {
   access_log off;
   upstream api { server $BACKEND; keepalive 128; }
-  server {
-    listen $NGINX;
-    server_name api.example.com;
-    location /api {
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_set_header Host \$host;
-      proxy_set_header X-Route api;
-      proxy_pass http://api;
-    }
-    location / { return 404; }
+  server { listen ${addr[nginx.http1]}; server_name api.example.com; $location
+  }
+  server { listen ${addr[nginx.https]} ssl; server_name api.example.com;
+    ssl_certificate $tmp/server.crt; ssl_certificate_key $tmp/server.key; ssl_protocols TLSv1.3; $location
+  }
+  server { listen ${addr[nginx.h2c]} http2; server_name api.example.com; $location
   }
 }
 NGINX
@@ -74,7 +102,7 @@ nginx -c "$tmp/nginx.conf" -g 'daemon off;' & pids+=($!)
 
 cat > "$tmp/haproxy.cfg" <<HAP
 global
-  nbthread 2
+  nbthread 1
 defaults
   mode http
   timeout connect 5s
@@ -82,7 +110,9 @@ defaults
   timeout server 30s
   option http-keep-alive
 frontend fe
-  bind $HAPROXY
+  bind ${addr[haproxy.http1]}
+  bind ${addr[haproxy.https]} ssl crt $tmp/server.pem alpn http/1.1
+  bind ${addr[haproxy.h2c]} proto h2
   acl host_api hdr(host) -i api.example.com
   acl path_api path_beg /api
   http-request set-header X-Route api if host_api path_api
@@ -94,15 +124,69 @@ HAP
 haproxy -f "$tmp/haproxy.cfg" & pids+=($!)
 
 # Wait for every side to answer.
-for addr in $BACKEND $GWDEV $NGINX $HAPROXY; do
-  wait_200 "http://$addr/api/x" -H 'Host: api.example.com'
+for key in "${!addr[@]}"; do
+  case $key in
+    *.https) wait_200 "https://${addr[$key]}/api/x" -k -H 'Host: api.example.com' ;;
+    *.h2c) wait_200 "http://${addr[$key]}/api/x" --http2-prior-knowledge -H 'Host: api.example.com' ;;
+    *) wait_200 "http://${addr[$key]}/api/x" -H 'Host: api.example.com' ;;
+  esac
 done
 
-run() { wrk_run "$1" 10 "http://$2/api/users"; } # name addr
-echo "wrk -t$threads -c$conns -d$dur on loopback, 256-byte responses ($(nproc) cores shared by client, proxy and backend)"
-printf '%-10s %12s %10s %10s\n' side requests/s p50 p99
-run direct $BACKEND
-run gwdev $GWDEV
-run nginx $NGINX
-run haproxy $HAPROXY
-awk '{r[$1]=$2} END {printf "gwdev/nginx %.2f  gwdev/haproxy %.2f  gwdev/direct %.2f\n", r["gwdev"]/r["nginx"], r["gwdev"]/r["haproxy"], r["gwdev"]/r["direct"]}' "$tmp/rps"
+# ms VALUE: wrk's latency ("812.00us", "1.20ms", "1.02s") in milliseconds.
+ms() { awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /[0-9]s$/) n *= 1000; printf "%.2f", n }'; }
+
+# one MODE SIDE ROUND: one run; appends "MODE SIDE ROUND rps p99ms" to $tmp/runs.
+one() {
+  local mode=$1 side=$2 round=$3 a=${addr[$2.$1]} out rps lat
+  case $mode in
+    http1) out=$(wrk -t"$threads" -c"$conns" -d"$dur" --latency -H 'Host: api.example.com' "http://$a/api/users" 2>&1) ;;
+    https) out=$(wrk -t"$threads" -c"$conns" -d"$dur" --latency -H 'Host: api.example.com' "https://$a/api/users" 2>&1) ;;
+    h2c) out=$(h2load -t"$threads" -c"$conns" -m1 -D"${dur%s}" -H ':authority: api.example.com' "http://$a/api/users" 2>&1) ;;
+  esac
+  if [ "$mode" = h2c ]; then
+    rps=$(echo "$out" | awk '/^finished in/ {gsub(",", ""); print $4}')
+    lat=$(ms "$(echo "$out" | awk '/^time for request:/ {print $6}')")
+    [ "$(echo "$out" | awk '/^requests:/ {print $10}')" = 0 ] || { echo "$side $mode: requests failed"; echo "$out"; exit 1; }
+  else
+    rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
+    lat=$(ms "$(echo "$out" | awk '$1=="99%" {print $2}')")
+    if echo "$out" | grep -q 'Non-2xx\|Socket errors'; then echo "$side $mode: errors"; echo "$out"; exit 1; fi
+  fi
+  printf '  %-6s %-8s round %d %10.0f req/s %8s ms\n' "$mode" "$side" "$round" "$rps" "$lat"
+  echo "$mode $side $round $rps $lat" >> "$tmp/runs"
+}
+
+echo "$(nproc) cores shared by client, proxy and backend; $rounds rounds of $dur per side, -c$conns -t$threads, 256-byte responses"
+echo "(h2c: the latency column is h2load's mean, not p99)"
+sides=(gwdev nginx haproxy)
+for round in $(seq "$rounds"); do
+  for mode in $modes; do
+    order=("${sides[@]:$(( (round - 1) % 3 ))}" "${sides[@]:0:$(( (round - 1) % 3 ))}")
+    [ "$mode" = http1 ] && order+=(direct)
+    for side in "${order[@]}"; do one "$mode" "$side" "$round"; done
+  done
+done
+
+echo
+printf '%-6s %-8s %12s %10s\n' mode side 'req/s med' 'p99 med'
+awk '
+  function median(list,   a, n, i, j, t) {
+    n = split(list, a, " ")
+    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+  }
+  { rps[$1 " " $2] = rps[$1 " " $2] " " $4; lat[$1 " " $2] = lat[$1 " " $2] " " $5
+    # per-round ratios against nginx, paired within the round
+    r[$1, $2, $3] = $4; l[$1, $2, $3] = $5; if (!($1 in seen)) { seen[$1] = 1; order[++nm] = $1 } rounds[$3] = 1 }
+  END {
+    for (i = 1; i <= nm; i++) {
+      m = order[i]
+      split("gwdev nginx haproxy direct", ss, " ")
+      for (k = 1; k <= 4; k++) if ((m " " ss[k]) in rps)
+        printf "%-6s %-8s %12.0f %10.2f\n", m, ss[k], median(rps[m " " ss[k]]), median(lat[m " " ss[k]])
+      rr = ""; lr = ""; hr = ""
+      for (n in rounds) { rr = rr sprintf(" %.2f", r[m, "gwdev", n] / r[m, "nginx", n])
+                          lr = lr " " l[m, "gwdev", n] / l[m, "nginx", n]; hr = hr " " r[m, "gwdev", n] / r[m, "haproxy", n] }
+      printf "%-6s gwdev/nginx req/s %.2f (per round:%s)  p99 %.2fx  gwdev/haproxy req/s %.2f\n", m, median(rr), rr, median(lr), median(hr)
+    }
+  }' "$tmp/runs"

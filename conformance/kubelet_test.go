@@ -150,7 +150,7 @@ func podTable(p corev1.Pod, app string, ports []int32) *engine.GatewayTable {
 		ln := fmt.Sprintf("%s/port/%d", name, port)
 		rule := &engine.RouteRule{
 			Name: ln + "/rule", Route: g.Gateway,
-			HTTP: &table.HTTPRouteMatch{Path: &table.HTTPPathMatch{Type: new(table.PathMatchPathPrefix), Value: new("/")}},
+			HTTP: &table.HTTPMatch{Path: table.PathMatch{Type: table.MatchPathPrefix}},
 			Backends: []*engine.Backend{{Name: ln + "/backend", Service: svc, Port: port, Weight: 1,
 				Target: &engine.Target{Kind: engine.TargetEcho, Why: "the Pod's echo container"}}},
 		}

@@ -23,7 +23,9 @@ import (
 // backends that are still in the table.
 type upstreamPool struct {
 	upstreams map[string]*upstream
-	regex     map[string]*regexp.Regexp
+	// budgets are the retry budgets by settings (retrybudget.go).
+	budgets map[string]*retryBudget
+	regex   map[string]*regexp.Regexp
 	// echoLog returns the log buffer of an echo service (nil: no logging).
 	echoLog func(service string) *echoLog
 }
@@ -53,6 +55,9 @@ type upstream struct {
 	rr             atomic.Uint32
 	h1Once, h2Once sync.Once
 	h1, h2         *http.Transport
+	// h1p sends plain HTTP/1.1 requests, h1 the rest (h1pool.go; nil: h1
+	// sends them all).
+	h1p *h1Pool
 }
 
 // upstream returns the (possibly reused) upstream of a valid backend.
@@ -191,7 +196,15 @@ func (u *upstream) transport(h2 bool) http.RoundTripper {
 		u.h2Once.Do(func() { u.h2 = u.withClientCert(u.echoTLS.transport(newTransport(u.tls.Clone(), true))) })
 		return u.h2
 	}
-	u.h1Once.Do(func() { u.h1 = u.withClientCert(u.echoTLS.transport(newTransport(u.tls.Clone(), false))) })
+	u.h1Once.Do(func() {
+		u.h1 = u.withClientCert(u.echoTLS.transport(newTransport(u.tls.Clone(), false)))
+		if u.tls == nil {
+			u.h1p = newH1Pool(u.h1)
+		}
+	})
+	if u.h1p != nil {
+		return u.h1p
+	}
 	return u.h1
 }
 
@@ -230,6 +243,9 @@ func newTransport(conf *tls.Config, h2 bool) *http.Transport {
 // closeIdle drops idle connections (the upstream left the table).
 func (u *upstream) closeIdle() {
 	u.echoTLS.close()
+	if u.h1p != nil {
+		u.h1p.closeIdle()
+	}
 	for _, t := range []*http.Transport{u.h1, u.h2} {
 		if t != nil {
 			t.CloseIdleConnections()

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/gwdev/gwdev/engine/table"
@@ -18,7 +19,7 @@ func benchRules(host string, n int) []*table.RouteRule {
 	var exacts, regexes, prefixes []*table.RouteRule
 	for i := range n {
 		name := fmt.Sprintf("%s-r%d", host, i)
-		var m *table.HTTPRouteMatch
+		var m *table.HTTPMatch
 		switch i % 10 {
 		case 0, 1:
 			m = exact(fmt.Sprintf("/api/v1/items/%d", i))
@@ -148,3 +149,52 @@ func BenchmarkServeEcho(b *testing.B) {
 		resp.Body.Close()
 	}
 }
+
+// benchProxy is a full round trip through the gateway to a real HTTP/1.1
+// backend on loopback, as `bench/proxy.sh` drives it: a PathPrefix match,
+// a request header set, a 256-byte answer. Allocations count the client
+// and the backend too.
+func benchProxy(b *testing.B, h2c bool) {
+	body := make([]byte, 256)
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		_, _ = w.Write(body)
+	}))
+	defer backend.Close()
+	h := serve(b, func(p int32) *table.Table {
+		r := rule("api", prefix("/api"), mapped("api", 1, backend.Listener.Addr().String()))
+		r.Filters = []table.Filter{{Type: table.FilterRequestHeaderModifier,
+			RequestHeaderModifier: &table.HeaderModifier{Set: []table.Header{{Name: "X-Route", Value: "api"}}}}}
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("api.example.com", r)))))
+	})
+	if h2c {
+		tr := &http.Transport{Protocols: new(http.Protocols)}
+		tr.Protocols.SetUnencryptedHTTP2(true)
+		h.client.Transport = tr
+	}
+	req := h.request("GET", "api.example.com", "/api/users")
+	b.ReportAllocs()
+	b.SetParallelism(4)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			resp, err := h.client.Do(req)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				b.Errorf("status %d", resp.StatusCode)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkProxyHTTP1 proxies HTTP/1.1 keep-alive requests to a backend.
+func BenchmarkProxyHTTP1(b *testing.B) { benchProxy(b, false) }
+
+// BenchmarkProxyH2C proxies HTTP/2 (prior knowledge) requests to an
+// HTTP/1.1 backend.
+func BenchmarkProxyH2C(b *testing.B) { benchProxy(b, true) }

@@ -45,7 +45,7 @@ func (ct *connTracker) connContext(ctx context.Context, c net.Conn) context.Cont
 	ct.mu.Lock()
 	ct.conns[c] = tc
 	ct.mu.Unlock()
-	return context.WithValue(ctx, trackedConnKey{}, tc)
+	return context.WithValue(withServedCert(ctx, c), trackedConnKey{}, tc) // tlsconn.go
 }
 
 // connState is the http.Server's ConnState: a connection that closes
@@ -85,6 +85,14 @@ func (ct *connTracker) record(c net.Conn, tc *trackedConn) {
 		t.BytesIn, t.BytesOut = cc.in.Load(), cc.out.Load()
 		head, answer = cc.heads()
 	}
+	noRequest(&t, head, answer, d)
+	ct.s.traces.record(t)
+}
+
+// noRequest says in t why a connection on an HTTP port carried no request,
+// from its first bytes each way and how long it was open. The data plane
+// and Explain both call it.
+func noRequest(t *Trace, head, answer []byte, d time.Duration) {
 	switch {
 	case t.BytesIn == 0 && d >= readHeaderTimeout:
 		t.Reason = fmt.Sprintf("the client sent nothing for %s: closed", readHeaderTimeout)
@@ -102,7 +110,6 @@ func (ct *connTracker) record(c net.Conn, tc *trackedConn) {
 			t.Reason += fmt.Sprintf(": answered %d %s and closed", st, http.StatusText(st))
 		}
 	}
-	ct.s.traces.record(t)
 }
 
 // answeredStatus is the status of an HTTP/1 answer's first bytes (0: none).

@@ -25,34 +25,24 @@ type corsPolicy struct {
 	maxAge      string
 }
 
-// originPattern is one allowed origin: scheme, host (exact or with "*"
-// matching any number of labels to its left) and port (the scheme's default
-// when absent).
+// originPattern is one allowed origin with its wildcard host compiled.
 type originPattern struct {
-	scheme string
-	host   string
+	table.CORSOrigin
 	hostRE *regexp.Regexp
-	port   string
 }
 
-func compileCORS(f *table.HTTPCORSFilter, rc *regexCache) *corsPolicy {
-	p := &corsPolicy{maxAge: "5"}
-	if f == nil {
-		return p
-	}
+// compileCORS readies the table's CORS filter: lists joined into header
+// values, wildcard hosts compiled.
+func compileCORS(f *table.CORS, rc *regexCache) *corsPolicy {
+	p := &corsPolicy{anyOrigin: f.AnyOrigin, credentials: f.AllowCredentials,
+		anyMethod: f.AnyMethod, methods: strings.Join(f.AllowMethods, ", "),
+		anyHeader: f.AnyHeader, headers: strings.Join(f.AllowHeaders, ", "),
+		anyExpose: f.ExposeAny, expose: strings.Join(f.ExposeHeaders, ", "),
+		maxAge: strconv.Itoa(int(f.MaxAge))}
 	for _, o := range f.AllowOrigins {
-		s := strings.ToLower(strings.TrimSpace(string(o)))
-		if s == "*" {
-			p.anyOrigin = true
-			continue
-		}
-		scheme, host, port, ok := splitOrigin(s)
-		if !ok {
-			continue
-		}
-		op := originPattern{scheme: scheme, host: host, port: port}
-		if strings.Contains(host, "*") {
-			expr := strings.ReplaceAll(regexp.QuoteMeta(host), `\*`, `.*`)
+		op := originPattern{CORSOrigin: o}
+		if strings.Contains(o.Host, "*") {
+			expr := strings.ReplaceAll(regexp.QuoteMeta(o.Host), `\*`, `.*`)
 			re, err := rc.compile(expr)
 			if err != nil {
 				continue
@@ -61,35 +51,7 @@ func compileCORS(f *table.HTTPCORSFilter, rc *regexCache) *corsPolicy {
 		}
 		p.origins = append(p.origins, op)
 	}
-	p.credentials = f.AllowCredentials != nil && *f.AllowCredentials
-	p.methods, p.anyMethod = joinCORSList(f.AllowMethods)
-	p.headers, p.anyHeader = joinCORSList(f.AllowHeaders)
-	p.expose, p.anyExpose = joinCORSList(f.ExposeHeaders)
-	if f.MaxAge > 0 {
-		p.maxAge = strconv.Itoa(int(f.MaxAge))
-	}
 	return p
-}
-
-// splitOrigin parses "<scheme>://<host>[:<port>]" (lower case).
-func splitOrigin(s string) (scheme, host, port string, ok bool) {
-	scheme, rest, ok := strings.Cut(s, "://")
-	if !ok || rest == "" {
-		return "", "", "", false
-	}
-	host = strings.TrimSuffix(rest, "/")
-	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") {
-		host, port = host[:i], host[i+1:]
-	}
-	if port == "" {
-		switch scheme {
-		case "http":
-			port = "80"
-		case "https":
-			port = "443"
-		}
-	}
-	return scheme, host, port, true
 }
 
 // allows reports whether the request Origin is allowed.
@@ -100,16 +62,16 @@ func (p *corsPolicy) allows(origin string) bool {
 	if p.anyOrigin {
 		return true
 	}
-	scheme, host, port, ok := splitOrigin(strings.ToLower(origin))
+	req, ok := table.ParseOrigin(strings.ToLower(origin))
 	if !ok {
 		return false
 	}
 	for i := range p.origins {
 		o := &p.origins[i]
-		if o.scheme != scheme || o.port != port {
+		if o.Scheme != req.Scheme || o.Port != req.Port {
 			continue
 		}
-		if o.hostRE != nil && o.hostRE.MatchString(host) || o.hostRE == nil && o.host == host {
+		if o.hostRE != nil && o.hostRE.MatchString(req.Host) || o.hostRE == nil && o.Host == req.Host {
 			return true
 		}
 	}
@@ -156,18 +118,4 @@ func (p *corsPolicy) actualHeaders(h http.Header, origin string) {
 		h.Set("Access-Control-Expose-Headers", p.expose)
 	}
 	h.Add("Vary", "Origin")
-}
-
-// joinCORSList renders a CORS list as a header value and reports whether it
-// holds the "*" wildcard.
-func joinCORSList[T ~string](vals []T) (string, bool) {
-	any := false
-	out := make([]string, len(vals))
-	for i, v := range vals {
-		if v == "*" {
-			any = true
-		}
-		out[i] = string(v)
-	}
-	return strings.Join(out, ", "), any
 }

@@ -21,13 +21,16 @@ func errorHandler(w http.ResponseWriter, r *http.Request, err error) {
 	ex.writeError(w, status, reason)
 }
 
-// classifyError maps a forwarding error to a status: 504 for the request or
-// backendRequest timeout, 499 when the client went away, 400 when the
+// classifyError maps a forwarding error to a status: 503 for a retry the
+// retry budget refused, 504 for the request or backendRequest timeout, 499 when the client went away, 400 when the
 // client's body could not be read (malformed chunked encoding), 502
 // otherwise.
 func classifyError(ctx context.Context, ex *exchange, err error) (int, string) {
 	var bt *backendTimeoutError
+	var rb *retryBudgetError
 	switch {
+	case errors.As(err, &rb):
+		return http.StatusServiceUnavailable, rb.Error()
 	case context.Cause(ctx) == errRequestTimeout:
 		return http.StatusGatewayTimeout, fmt.Sprintf("request timeout of %s exceeded", ex.rule.requestTimeout)
 	case errors.As(err, &bt):
@@ -52,26 +55,18 @@ func (ex *exchange) writeError(w http.ResponseWriter, status int, reason string)
 	}
 	h := w.Header()
 	if ex.view.grpc {
-		code := grpcUnavailable
-		switch status {
-		case http.StatusNotFound:
-			code = grpcUnimplemented
-		case http.StatusGatewayTimeout:
-			code = grpcDeadlineExceeded
-		case http.StatusInternalServerError:
-			code = grpcInternal
-			if ex.backend != nil {
-				code = grpcUnavailable // the spec's UNAVAILABLE for invalid backends
-			}
-		}
+		code := ex.grpcCode(status) // grpctrace.go
 		h.Set("Content-Type", "application/grpc")
 		h.Set("Grpc-Status", strconv.Itoa(code))
 		h.Set("Grpc-Message", grpcEscape(reason))
 		w.WriteHeader(http.StatusOK)
-		ex.trace.Reason = fmt.Sprintf("%s (sent as grpc-status %d)", reason, code)
+		ex.trace.Reason = grpcReason(reason, code) // grpctrace.go
 		return
 	}
 	body := "gwdev: " + http.StatusText(status) + ": " + reason + "\n"
+	if ex.trace.Hint != "" {
+		body += "gwdev: " + ex.trace.Hint + "\n"
+	}
 	h.Set("Content-Type", "text/plain; charset=utf-8")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Length", strconv.Itoa(len(body)))

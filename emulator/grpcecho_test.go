@@ -51,15 +51,8 @@ func echoHeaders(r *pb.EchoResponse) map[string][]string {
 
 const echoSvc = "gateway_api_conformance.echo_basic.grpcecho.GrpcEcho"
 
-func grpcMethod(service, method string) *table.GRPCRouteMatch {
-	m := &table.GRPCMethodMatch{}
-	if service != "" {
-		m.Service = ptr(service)
-	}
-	if method != "" {
-		m.Method = ptr(method)
-	}
-	return &table.GRPCRouteMatch{Method: m}
+func grpcMethod(service, method string) *table.GRPCMatch {
+	return &table.GRPCMatch{Type: table.MatchExact, Service: service, Method: method}
 }
 
 func TestGRPCEchoService(t *testing.T) {
@@ -181,14 +174,9 @@ func echoConn(t *testing.T, h *harness) *grpc.ClientConn {
 func TestGRPCRouteFiltersAndWeights(t *testing.T) {
 	h := serve(t, func(p int32) *table.Table {
 		r := grpcRule("split", grpcMethod(echoSvc, ""), echo("echo-a", 3), echo("echo-b", 1))
-		r.Filters = []table.HTTPRouteFilter{
-			{Type: table.HTTPRouteFilterRequestHeaderModifier, RequestHeaderModifier: &table.HTTPHeaderFilter{
-				Add:    []table.HTTPHeader{{Name: "x-added", Value: "yes"}},
-				Remove: []string{"x-secret"},
-			}},
-			{Type: table.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: &table.HTTPHeaderFilter{
-				Set: []table.HTTPHeader{{Name: "x-route", Value: "split"}},
-			}},
+		r.Filters = []table.Filter{
+			headerFilter(table.FilterRequestHeaderModifier, nil, map[string]string{"x-added": "yes"}, "x-secret"),
+			headerFilter(table.FilterResponseHeaderModifier, map[string]string{"x-route": "split"}, nil),
 		}
 		return newTable(gateway("gw", "127.0.0.1", port(p, listener("grpc", "", vhost("", r)))))
 	})

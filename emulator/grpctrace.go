@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 
@@ -29,4 +30,27 @@ func (ex *exchange) traceGRPC(h http.Header) {
 		return
 	}
 	t.GRPCStatus = codes.Code(n).String()
+}
+
+// grpcCode is the grpc-status the gateway answers a gRPC request with
+// instead of an HTTP error status.
+func (ex *exchange) grpcCode(status int) int {
+	switch status {
+	case http.StatusNotFound:
+		return grpcUnimplemented
+	case http.StatusGatewayTimeout:
+		return grpcDeadlineExceeded
+	case http.StatusInternalServerError:
+		if ex.backend != nil {
+			return grpcUnavailable // the spec's UNAVAILABLE for invalid backends
+		}
+		return grpcInternal
+	}
+	return grpcUnavailable
+}
+
+// grpcReason is the trace reason of a gateway answer sent as grpc-status
+// code.
+func grpcReason(reason string, code int) string {
+	return fmt.Sprintf("%s (sent as grpc-status %d)", reason, code)
 }

@@ -207,13 +207,13 @@ func (ex *exchange) collect(fs []filterStep, mirrors []*backendRoutes, auths []*
 			if redirect || ex.location != "" {
 				continue
 			}
-			ex.location, ex.status = redirectLocation(f.redirect, ex.req, ex.host, ex.port.port.Port, ex.rule)
+			ex.location, ex.status = redirectLocation(f.redirect, ex.req, ex.host, ex.port.port.Port)
 			t.Location = ex.location
 			t.Filters = append(t.Filters, fmt.Sprintf("RequestRedirect: %d %s", ex.status, ex.location))
 			redirect = true
-		case f.typ == table.HTTPRouteFilterRequestMirror:
+		case f.mirror >= 0:
 			ex.addMirror(f, mirrors)
-		case f.typ == table.HTTPRouteFilterExternalAuth:
+		case f.extAuth >= 0:
 			if ex.addAuth(f, auths) {
 				return actUnsupported, true
 			}
@@ -251,10 +251,10 @@ func (ex *exchange) collect(fs []filterStep, mirrors []*backendRoutes, auths []*
 	return 0, false
 }
 
-func (ex *exchange) applyRewrite(f *table.HTTPURLRewriteFilter) {
+func (ex *exchange) applyRewrite(f *table.URLRewrite) {
 	var parts []string
-	if f.Hostname != nil && *f.Hostname != "" {
-		ex.rewriteHost = string(*f.Hostname)
+	if f.Hostname != "" {
+		ex.rewriteHost = f.Hostname
 		parts = append(parts, "hostname "+ex.rewriteHost)
 	}
 	if f.Path != nil {
@@ -262,7 +262,7 @@ func (ex *exchange) applyRewrite(f *table.HTTPURLRewriteFilter) {
 		if ex.rewritePath != "" {
 			cur = ex.rewritePath
 		}
-		ex.rewritePath = modifyPath(f.Path, cur, ex.rule)
+		ex.rewritePath = modifyPath(f.Path, cur)
 		parts = append(parts, "path "+ex.rewritePath)
 	}
 	ex.trace.Filters = append(ex.trace.Filters, "URLRewrite: "+strings.Join(parts, ", "))
@@ -270,7 +270,7 @@ func (ex *exchange) applyRewrite(f *table.HTTPURLRewriteFilter) {
 
 func (ex *exchange) addMirror(f *filterStep, mirrors []*backendRoutes) {
 	t := &ex.trace
-	if f.mirror < 0 || f.mirror >= len(mirrors) {
+	if f.mirror >= len(mirrors) {
 		t.Filters = append(t.Filters, "RequestMirror: skipped (the table resolves no backend for it)")
 		return
 	}
@@ -278,7 +278,7 @@ func (ex *exchange) addMirror(f *filterStep, mirrors []*backendRoutes) {
 	switch {
 	case m.b.Invalid != "" || m.up == nil:
 		t.Filters = append(t.Filters, "RequestMirror: skipped ("+m.service+" is invalid: "+m.b.Invalid+")")
-	case f.mirrorNum <= 0 || (f.mirrorNum < f.mirrorDen && rand.Int32N(f.mirrorDen) >= f.mirrorNum):
+	case f.mirrorFraction <= 0 || (f.mirrorFraction < 1 && rand.Float64() >= f.mirrorFraction):
 		t.Filters = append(t.Filters, "RequestMirror: "+m.service+" not sampled")
 	default:
 		ex.mirrors = append(ex.mirrors, m)
@@ -358,10 +358,15 @@ func (s *Server) serve(bl *boundListener, w http.ResponseWriter, r *http.Request
 		rec.Header().Set("Content-Length", "0")
 		rec.WriteHeader(ex.status)
 	case actRedirect:
+		if note := s.mappedRedirect(ex); note != "" {
+			ex.trace.Location = ex.location
+			ex.trace.Filters = append(ex.trace.Filters, note)
+		}
 		rec.Header().Set("Location", ex.location)
 		rec.Header().Set("Content-Length", "0")
 		rec.WriteHeader(ex.status)
 	default:
+		s.noteServedElsewhere(ex, act)
 		ex.writeError(rec, ex.status, ex.trace.Reason)
 	}
 }
@@ -488,8 +493,9 @@ func (c *countingReader) readErr() error {
 
 func (c *countingReader) Close() error { return c.r.Close() }
 
-// candidates lists a rule's backends with their weights (for Explain).
-func candidates(r *ruleRoutes) []string {
+// candidates lists a rule's or a route's backends with their weights (for
+// Explain).
+func candidates(r *weightedBackends) []string {
 	var out []string
 	for _, b := range r.backends {
 		s := fmt.Sprintf("%s → %s (weight %d", b.b.Name, b.service, b.b.Weight)

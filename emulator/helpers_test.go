@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/textproto"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -57,7 +58,7 @@ func vhost(hostname string, rules ...*table.RouteRule) *table.VirtualHost {
 
 // rule makes the rule "httproute/default/<route>/rule/0/match/0" and names
 // its backends after it.
-func rule(route string, m *table.HTTPRouteMatch, backends ...*table.Backend) *table.RouteRule {
+func rule(route string, m *table.HTTPMatch, backends ...*table.Backend) *table.RouteRule {
 	base := "httproute/default/" + route + "/rule/0"
 	r := &table.RouteRule{Name: base + "/match/0", HTTP: m, Backends: backends,
 		Route: table.ObjectKey{Kind: "HTTPRoute", Namespace: "default", Name: route}}
@@ -67,7 +68,7 @@ func rule(route string, m *table.HTTPRouteMatch, backends ...*table.Backend) *ta
 	return r
 }
 
-func grpcRule(route string, m *table.GRPCRouteMatch, backends ...*table.Backend) *table.RouteRule {
+func grpcRule(route string, m *table.GRPCMatch, backends ...*table.Backend) *table.RouteRule {
 	base := "grpcroute/default/" + route + "/rule/0"
 	r := &table.RouteRule{Name: base + "/match/0", GRPC: m, Backends: backends,
 		Route: table.ObjectKey{Kind: "GRPCRoute", Namespace: "default", Name: route}}
@@ -77,35 +78,41 @@ func grpcRule(route string, m *table.GRPCRouteMatch, backends ...*table.Backend)
 	return r
 }
 
-func pathMatch(typ table.PathMatchType, value string) *table.HTTPRouteMatch {
-	return &table.HTTPRouteMatch{Path: &table.HTTPPathMatch{Type: &typ, Value: &value}}
+// pathMatch makes a table match as the engine compiles it: a PathPrefix
+// value loses its trailing slashes.
+func pathMatch(typ table.MatchType, value string) *table.HTTPMatch {
+	if typ == table.MatchPathPrefix {
+		value = strings.TrimRight(value, "/")
+	}
+	return &table.HTTPMatch{Path: table.PathMatch{Type: typ, Value: value}}
 }
 
-func prefix(p string) *table.HTTPRouteMatch { return pathMatch(table.PathMatchPathPrefix, p) }
-func exact(p string) *table.HTTPRouteMatch  { return pathMatch(table.PathMatchExact, p) }
-func regex(p string) *table.HTTPRouteMatch  { return pathMatch(table.PathMatchRegularExpression, p) }
+func prefix(p string) *table.HTTPMatch { return pathMatch(table.MatchPathPrefix, p) }
+func exact(p string) *table.HTTPMatch  { return pathMatch(table.MatchExact, p) }
+func regex(p string) *table.HTTPMatch  { return pathMatch(table.MatchRegularExpression, p) }
 
-func withHeader(m *table.HTTPRouteMatch, name, value string, re bool) *table.HTTPRouteMatch {
-	t := table.HeaderMatchExact
+// valueMatch makes an Exact or RegularExpression table value match.
+func valueMatch(name, value string, re bool) table.ValueMatch {
+	t := table.MatchExact
 	if re {
-		t = table.HeaderMatchRegularExpression
+		t = table.MatchRegularExpression
 	}
-	m.Headers = append(m.Headers, table.HTTPHeaderMatch{Type: &t, Name: table.HTTPHeaderName(name), Value: value})
+	return table.ValueMatch{Name: name, Type: t, Value: value}
+}
+
+// withHeader adds a header match (name canonical, as the engine makes it).
+func withHeader(m *table.HTTPMatch, name, value string, re bool) *table.HTTPMatch {
+	m.Headers = append(m.Headers, valueMatch(textproto.CanonicalMIMEHeaderKey(name), value, re))
 	return m
 }
 
-func withQuery(m *table.HTTPRouteMatch, name, value string, re bool) *table.HTTPRouteMatch {
-	t := table.QueryParamMatchExact
-	if re {
-		t = table.QueryParamMatchRegularExpression
-	}
-	m.QueryParams = append(m.QueryParams, table.HTTPQueryParamMatch{Type: &t, Name: table.HTTPHeaderName(name), Value: value})
+func withQuery(m *table.HTTPMatch, name, value string, re bool) *table.HTTPMatch {
+	m.QueryParams = append(m.QueryParams, valueMatch(name, value, re))
 	return m
 }
 
-func withMethod(m *table.HTTPRouteMatch, method string) *table.HTTPRouteMatch {
-	mm := table.HTTPMethod(method)
-	m.Method = &mm
+func withMethod(m *table.HTTPMatch, method string) *table.HTTPMatch {
+	m.Method = method
 	return m
 }
 

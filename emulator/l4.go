@@ -169,9 +169,10 @@ func acceptLoop(ln net.Listener, handle func(net.Conn)) {
 	}
 }
 
-// l4Trace starts the trace of a connection or session on an L4 port.
-func l4Trace(bl *boundListener, pr *portRoutes, proto, client string, now time.Time) Trace {
-	t := Trace{Time: now, Client: client, Address: bl.bound, Proto: proto}
+// l4Trace starts the trace of a connection or session on an L4 port that
+// arrived on address ("" in Explain).
+func l4Trace(address string, pr *portRoutes, proto, client string, now time.Time) Trace {
+	t := Trace{Time: now, Client: client, Address: address, Proto: proto}
 	if pr != nil {
 		t.Gateway, t.Port = pr.gateway.Name, pr.port.Port
 		if len(pr.listeners) > 0 {
@@ -333,7 +334,7 @@ type tcpConn struct {
 func (tc *tcpConn) run() {
 	defer tc.p.untrack(tc)
 	pr := tc.p.bl.routes.Load()
-	tc.trace = l4Trace(tc.p.bl, pr, "TCP", tc.client.RemoteAddr().String(), tc.start)
+	tc.trace = l4Trace(tc.p.bl.bound, pr, "TCP", tc.client.RemoteAddr().String(), tc.start)
 	t := &tc.trace
 	tc.touch()
 	defer func() {

@@ -3,7 +3,6 @@ package emulator
 import (
 	"fmt"
 	"net/http"
-	"net/textproto"
 	"net/url"
 	"regexp"
 	"strings"
@@ -104,11 +103,11 @@ const (
 	pathRegex
 )
 
-// httpMatch is a compiled HTTPRouteMatch.
+// httpMatch is the table's HTTPMatch with its expressions compiled.
 type httpMatch struct {
 	kind int
-	// path is the Exact value, or the PathPrefix value without its
-	// trailing slash ("" for "/").
+	// path is the Exact value, or the PathPrefix value (no trailing slash;
+	// "" for "/").
 	path    string
 	pathRE  *regexp.Regexp
 	method  string
@@ -116,7 +115,8 @@ type httpMatch struct {
 	query   []namedMatch
 }
 
-// grpcMatch is a compiled GRPCRouteMatch; nil service or method match any.
+// grpcMatch is the table's GRPCMatch compiled; nil service or method match
+// any.
 type grpcMatch struct {
 	service, method *stringMatch
 	headers         []namedMatch
@@ -145,103 +145,66 @@ func (c *regexCache) compile(expr string) (*regexp.Regexp, error) {
 	return re, nil
 }
 
-// normalizePrefix drops a PathPrefix value's trailing slashes: "/foo/" and
-// "/foo" match the same paths, and "/" becomes "".
-func normalizePrefix(p string) string {
-	return strings.TrimRight(p, "/")
-}
-
-func compileHTTPMatch(m *table.HTTPRouteMatch, rc *regexCache) (*httpMatch, error) {
-	c := &httpMatch{kind: pathPrefix}
-	if m.Path != nil {
-		value := "/"
-		if m.Path.Value != nil {
-			value = *m.Path.Value
-		}
-		typ := table.PathMatchPathPrefix
-		if m.Path.Type != nil {
-			typ = *m.Path.Type
-		}
-		switch typ {
-		case table.PathMatchExact:
-			c.kind, c.path = pathExact, value
-		case table.PathMatchRegularExpression:
-			re, err := rc.compile(value)
-			if err != nil {
-				return nil, fmt.Errorf("path: %w", err)
-			}
-			c.kind, c.pathRE = pathRegex, re
-		case table.PathMatchPathPrefix:
-			c.path = normalizePrefix(value)
-		default:
-			return nil, fmt.Errorf("path match type %q is not supported", typ)
-		}
-	}
-	if m.Method != nil {
-		c.method = string(*m.Method)
-	}
-	var err error
-	c.headers, err = compileNamed(m.Headers, "header", func(h table.HTTPHeaderMatch) (string, string, bool) {
-		return textproto.CanonicalMIMEHeaderKey(string(h.Name)), h.Value, h.Type != nil && *h.Type == table.HeaderMatchRegularExpression
-	}, rc)
-	if err != nil {
-		return nil, err
-	}
-	c.query, err = compileNamed(m.QueryParams, "query param", func(q table.HTTPQueryParamMatch) (string, string, bool) {
-		return string(q.Name), q.Value, q.Type != nil && *q.Type == table.QueryParamMatchRegularExpression
-	}, rc)
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
-func compileGRPCMatch(m *table.GRPCRouteMatch, rc *regexCache) (*grpcMatch, error) {
-	c := &grpcMatch{}
-	if mm := m.Method; mm != nil {
-		re := mm.Type != nil && *mm.Type == table.GRPCMethodMatchRegularExpression
-		if mm.Service != nil && *mm.Service != "" {
-			sm, err := compileString(*mm.Service, re, rc)
-			if err != nil {
-				return nil, fmt.Errorf("service: %w", err)
-			}
-			c.service = &sm
-		}
-		if mm.Method != nil && *mm.Method != "" {
-			sm, err := compileString(*mm.Method, re, rc)
-			if err != nil {
-				return nil, fmt.Errorf("method: %w", err)
-			}
-			c.method = &sm
-		}
-	}
-	var err error
-	c.headers, err = compileNamed(m.Headers, "header", func(h table.GRPCHeaderMatch) (string, string, bool) {
-		return textproto.CanonicalMIMEHeaderKey(string(h.Name)), h.Value, h.Type != nil && *h.Type == table.GRPCHeaderMatchRegularExpression
-	}, rc)
-	if err != nil {
-		return nil, err
-	}
-	return c, nil
-}
-
-// compileNamed compiles header or query parameter matches; part gives an
-// entry's (normalized) name, value and whether the value is a regular
-// expression. Only the first entry with an equivalent name counts.
-func compileNamed[T any](entries []T, what string, part func(T) (name, value string, regex bool), rc *regexCache) ([]namedMatch, error) {
-	var out []namedMatch
-	seen := map[string]bool{}
-	for _, e := range entries {
-		name, value, regex := part(e)
-		if seen[name] {
-			continue
-		}
-		seen[name] = true
-		sm, err := compileString(value, regex, rc)
+// compileHTTPMatch compiles the table's HTTP match: the engine has decided
+// every default, so only expressions are compiled here.
+func compileHTTPMatch(m *table.HTTPMatch, rc *regexCache) (*httpMatch, error) {
+	c := &httpMatch{method: m.Method}
+	switch m.Path.Type {
+	case table.MatchExact:
+		c.kind, c.path = pathExact, m.Path.Value
+	case table.MatchRegularExpression:
+		re, err := rc.compile(m.Path.Value)
 		if err != nil {
-			return nil, fmt.Errorf("%s %s: %w", what, name, err)
+			return nil, fmt.Errorf("path: %w", err)
 		}
-		out = append(out, namedMatch{name: name, stringMatch: sm})
+		c.kind, c.pathRE = pathRegex, re
+	case table.MatchPathPrefix:
+		c.kind, c.path = pathPrefix, m.Path.Value
+	default:
+		return nil, fmt.Errorf("path match type %q is not supported", m.Path.Type)
+	}
+	var err error
+	if c.headers, err = compileNamed(m.Headers, "header", rc); err != nil {
+		return nil, err
+	}
+	if c.query, err = compileNamed(m.QueryParams, "query param", rc); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func compileGRPCMatch(m *table.GRPCMatch, rc *regexCache) (*grpcMatch, error) {
+	c := &grpcMatch{}
+	re := m.Type == table.MatchRegularExpression
+	if m.Service != "" {
+		sm, err := compileString(m.Service, re, rc)
+		if err != nil {
+			return nil, fmt.Errorf("service: %w", err)
+		}
+		c.service = &sm
+	}
+	if m.Method != "" {
+		sm, err := compileString(m.Method, re, rc)
+		if err != nil {
+			return nil, fmt.Errorf("method: %w", err)
+		}
+		c.method = &sm
+	}
+	var err error
+	c.headers, err = compileNamed(m.Headers, "header", rc)
+	return c, err
+}
+
+// compileNamed compiles header or query parameter matches (names already
+// canonical and unique).
+func compileNamed(entries []table.ValueMatch, what string, rc *regexCache) ([]namedMatch, error) {
+	var out []namedMatch
+	for _, e := range entries {
+		sm, err := compileString(e.Value, e.Type == table.MatchRegularExpression, rc)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", what, e.Name, err)
+		}
+		out = append(out, namedMatch{name: e.Name, stringMatch: sm})
 	}
 	return out, nil
 }
@@ -265,9 +228,9 @@ func (m *httpMatch) matchPath(path string) bool {
 	return prefixMatches(m.path, path)
 }
 
-// prefixMatches is the segment-aware PathPrefix comparison with a
-// normalised prefix: "/foo" matches "/foo", "/foo/" and "/foo/bar" but not
-// "/foobar".
+// prefixMatches is the segment-aware PathPrefix comparison with the
+// table's prefix (no trailing slash): "/foo" matches "/foo", "/foo/" and
+// "/foo/bar" but not "/foobar".
 func prefixMatches(prefix, path string) bool {
 	if !strings.HasPrefix(path, prefix) {
 		return false

@@ -52,7 +52,7 @@ func (h *harness) check(t *testing.T, c routeCase) {
 }
 
 func TestHTTPMatching(t *testing.T) {
-	r := func(name string, m *table.HTTPRouteMatch) *table.RouteRule { return rule(name, m, echo(name, 1)) }
+	r := func(name string, m *table.HTTPMatch) *table.RouteRule { return rule(name, m, echo(name, 1)) }
 	h := serve(t, func(p int32) *table.Table {
 		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
 			// In the engine's precedence order.
@@ -201,7 +201,7 @@ func TestPrefixMatches(t *testing.T) {
 		{"/", "/anything", true},
 		{"/", "/", true},
 	} {
-		if got := prefixMatches(normalizePrefix(c.prefix), c.path); got != c.want {
+		if got := prefixMatches(strings.TrimRight(c.prefix, "/"), c.path); got != c.want {
 			t.Errorf("prefix %q path %q: %v", c.prefix, c.path, got)
 		}
 	}

@@ -29,7 +29,7 @@ const tlsStreamDialTimeout = 5 * time.Second
 func (s *Server) forwardTLSStream(bl *boundListener, hc *handshakeConn, tc *tls.Conn, start time.Time) {
 	raw := hc.Conn
 	defer bl.tls.untrack(raw)
-	t := hc.trace(bl, start)
+	t := hc.trace(bl.bound, start)
 	defer func() {
 		t.Duration = Duration(time.Since(start))
 		s.traces.record(t)
@@ -38,14 +38,9 @@ func (s *Server) forwardTLSStream(bl *boundListener, hc *handshakeConn, tc *tls.
 	var client net.Conn = raw
 	if !passthrough {
 		client = tc
-		cs := tc.ConnectionState()
-		t.TLSVersion, t.NegotiatedProtocol = tls.VersionName(cs.Version), cs.NegotiatedProtocol
 	}
-	sr := hc.route
-	t.Rule, t.Route, t.Source = sr.r.Name, sr.r.Route.String(), sr.source
-	b, reason := sr.choose(&t)
+	b := hc.decideStream(&t, tc)
 	if b == nil {
-		t.Reason, t.End = "refused: "+reason, endRefused
 		s.refuseStream(client, passthrough)
 		return
 	}
@@ -76,6 +71,24 @@ func (s *Server) forwardTLSStream(bl *boundListener, hc *handshakeConn, tc *tls.
 	if e := bl.tls.ended.Load(); e != nil {
 		t.End = *e
 	}
+}
+
+// decideStream records the TLSRoute entry the handshake chose and picks its
+// backend; nil (with t.Reason and t.End set) when the connection must be
+// refused. tc is the terminated connection (nil: Passthrough). The data
+// plane and Explain both call it.
+func (hc *handshakeConn) decideStream(t *Trace, tc *tls.Conn) *backendRoutes {
+	if tc != nil {
+		cs := tc.ConnectionState()
+		t.TLSVersion, t.NegotiatedProtocol = tls.VersionName(cs.Version), cs.NegotiatedProtocol
+	}
+	sr := hc.route
+	t.Rule, t.Route, t.Source = sr.r.Name, sr.r.Route.String(), sr.source
+	b, reason := sr.choose(t)
+	if b == nil {
+		t.Reason, t.End = "refused: "+reason, endRefused
+	}
+	return b
 }
 
 // choose picks the entry's backend and checks it can take a connection.

@@ -108,16 +108,15 @@ func TestGRPCRouting(t *testing.T) {
 	defer gs.Stop()
 
 	h := serve(t, func(p int32) *table.Table {
-		reT := table.GRPCMethodMatchRegularExpression
 		return newTable(gateway("gw", "127.0.0.1", port(p, listener("grpc", "", vhost("",
-			grpcRule("health", &table.GRPCRouteMatch{Method: &table.GRPCMethodMatch{Service: ptr("grpc.health.v1.Health")}},
+			grpcRule("health", &table.GRPCMatch{Type: table.MatchExact, Service: "grpc.health.v1.Health"},
 				mapped("health", 1, ln.Addr().String())),
-			grpcRule("foo", &table.GRPCRouteMatch{Method: &table.GRPCMethodMatch{Type: &reT, Service: ptr(`foo\..*`), Method: ptr("Get.*")}},
+			grpcRule("foo", &table.GRPCMatch{Type: table.MatchRegularExpression, Service: `foo\..*`, Method: "Get.*"},
 				echo("foo-grpc", 1)),
-			grpcRule("broken", &table.GRPCRouteMatch{Method: &table.GRPCMethodMatch{Service: ptr("broken.Svc")}},
+			grpcRule("broken", &table.GRPCMatch{Type: table.MatchExact, Service: "broken.Svc"},
 				invalid("gone", 1, "backendRef Service default/gone not found")),
-			grpcRule("hdr", &table.GRPCRouteMatch{Method: &table.GRPCMethodMatch{Service: ptr("hdr.Svc")},
-				Headers: []table.GRPCHeaderMatch{{Name: "X-Tenant", Value: "a"}}}, echo("hdr-a", 1)),
+			grpcRule("hdr", &table.GRPCMatch{Type: table.MatchExact, Service: "hdr.Svc",
+				Headers: []table.ValueMatch{{Name: "X-Tenant", Type: table.MatchExact, Value: "a"}}}, echo("hdr-a", 1)),
 			rule("http", prefix("/"), echo("http-root", 1)),
 		)))))
 	})

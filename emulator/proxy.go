@@ -194,6 +194,7 @@ func (attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	ex.upstreamStart = time.Now()
 	defer func() { ex.upstreamDur = time.Since(ex.upstreamStart) }()
+	ex.backend.budget.request(ex.upstreamStart)
 	for i := 0; ; i++ {
 		resp, err := ex.attempt(rt, req)
 		replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
@@ -203,6 +204,9 @@ func (attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if resp != nil {
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 			_ = resp.Body.Close()
+		}
+		if err := ex.backend.budget.allowRetry(time.Now()); err != nil {
+			return nil, err // retrybudget.go
 		}
 		if err := sleepCtx(req.Context(), p.delay(i+1)); err != nil {
 			return nil, err
@@ -235,8 +239,14 @@ func (ex *exchange) attempt(rt http.RoundTripper, req *http.Request) (*http.Resp
 	if d > 0 && !ex.upgrade {
 		ctx, cancel = context.WithTimeoutCause(ctx, d, errBackendTimeout)
 	}
-	o := req.WithContext(ex.traceClientCert(ctx))
-	if up.echo == nil {
+	o := req
+	if octx := ex.traceClientCert(ctx); octx != req.Context() {
+		o = req.WithContext(octx)
+	}
+	if up.echo == nil && req.URL.Host != addr {
+		if o == req {
+			o = req.WithContext(ctx)
+		}
 		u := *req.URL
 		u.Host = addr
 		o.URL = &u
@@ -307,14 +317,22 @@ func modifyResponse(resp *http.Response) error {
 	return nil
 }
 
-// bufferPool recycles the proxy's copy buffers.
+// bufferPool recycles the proxy's copy buffers. The pool holds pointers to
+// fixed-size arrays, so that neither Get nor Put allocates.
 type bufferPool struct{ p sync.Pool }
 
+// copyBufferSize is the size of the proxy's copy buffers.
+const copyBufferSize = 32 << 10
+
 func (b *bufferPool) Get() []byte {
-	if v, ok := b.p.Get().(*[]byte); ok {
-		return *v
+	if v, ok := b.p.Get().(*[copyBufferSize]byte); ok {
+		return v[:]
 	}
-	return make([]byte, 32<<10)
+	return new([copyBufferSize]byte)[:]
 }
 
-func (b *bufferPool) Put(buf []byte) { b.p.Put(&buf) }
+func (b *bufferPool) Put(buf []byte) {
+	if cap(buf) == copyBufferSize {
+		b.p.Put((*[copyBufferSize]byte)(buf[:copyBufferSize]))
+	}
+}

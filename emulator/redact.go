@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"sort"
+	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Redacted replaces a credential's value in every output gwdev has for a
@@ -42,15 +43,48 @@ var SensitiveQueryNames = []string{
 // contains one of them (api_key, x-amz-signature, sessionid, …).
 var SensitiveQueryWords = []string{"token", "key", "secret", "password", "signature", "session", "credential", "jwt"}
 
-// sensitiveHeader reports whether a header's values are credentials.
+// sensitiveHeader reports whether a header's values are credentials. It
+// runs for every header of every traced request: it does not allocate for
+// ASCII names.
 func sensitiveHeader(name string) bool {
-	c := http.CanonicalHeaderKey(name)
 	for _, n := range SensitiveHeaders {
-		if c == n {
+		if strings.EqualFold(name, n) {
 			return true
 		}
 	}
-	return containsAny(strings.ToLower(name), SensitiveHeaderWords)
+	for i := 0; i < len(name); i++ {
+		if name[i] >= utf8.RuneSelf {
+			return containsAny(strings.ToLower(name), SensitiveHeaderWords)
+		}
+	}
+	for _, w := range SensitiveHeaderWords {
+		if containsFoldASCII(name, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFoldASCII reports whether the ASCII string s contains the
+// lower-case word w, ignoring case.
+func containsFoldASCII(s, w string) bool {
+	for i := 0; i+len(w) <= len(s); i++ {
+		j := 0
+		for j < len(w) {
+			c := s[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != w[j] {
+				break
+			}
+			j++
+		}
+		if j == len(w) {
+			return true
+		}
+	}
+	return false
 }
 
 // sensitiveParam reports whether a query parameter's value is a
@@ -192,6 +226,24 @@ func clip(s string) string {
 	return fmt.Sprintf("%s%s%d bytes]", s[:n], TruncatedMarker, len(s)-n)
 }
 
+// redactAll redacts and clips every element of l, copying l only when an
+// element changes.
+func redactAll(l []string) []string {
+	var out []string
+	for i, s := range l {
+		if r := redactText(clip(s)); r != s || out != nil {
+			if out == nil {
+				out = slices.Clone(l)
+			}
+			out[i] = r
+		}
+	}
+	if out == nil {
+		return l
+	}
+	return out
+}
+
 // headerCounts says what redactHeader left out or cut.
 type headerCounts struct{ dropped, cut int }
 
@@ -203,15 +255,19 @@ func redactHeader(h http.Header) (http.Header, headerCounts) {
 	if len(h) == 0 {
 		return nil, n
 	}
-	out := make(http.Header, len(h))
-	size := 0
-	names := make([]string, 0, len(h))
-	for name := range h {
+	var stack [32]string
+	names, total := stack[:0], 0
+	for name, vs := range h {
 		names = append(names, name)
+		total += len(vs)
 	}
-	sort.Strings(names) // the same headers are left out every time
+	slices.Sort(names) // the same headers are left out every time
+	out := make(http.Header, len(h))
+	vals := make([]string, 0, total) // one array for every value kept
+	size := 0
 	for _, name := range names {
 		secret := sensitiveHeader(name)
+		first := len(vals)
 		for _, v := range h[name] {
 			if secret {
 				v = Redacted
@@ -227,7 +283,10 @@ func redactHeader(h http.Header) (http.Header, headerCounts) {
 				continue
 			}
 			size += len(name) + len(v)
-			out[name] = append(out[name], v)
+			vals = append(vals, v)
+		}
+		if len(vals) > first {
+			out[name] = vals[first:len(vals):len(vals)]
 		}
 	}
 	return out, n
@@ -251,13 +310,7 @@ func redactTrace(t *Trace) {
 	t.Reason = redactText(clip(t.Reason))
 	t.Host, t.Method, t.SNI = clip(t.Host), clip(t.Method), clip(t.SNI)
 	t.GRPCService, t.GRPCMethod = clip(t.GRPCService), clip(t.GRPCMethod)
-	if len(t.Filters) > 0 {
-		fs := make([]string, len(t.Filters))
-		for i, f := range t.Filters {
-			fs[i] = redactText(clip(f))
-		}
-		t.Filters = fs
-	}
+	t.Filters = redactAll(t.Filters)
 	if len(t.ALPN) > 0 {
 		alpn := make([]string, len(t.ALPN))
 		for i, p := range t.ALPN {

@@ -47,7 +47,7 @@ func TestRedactionEveryOutput(t *testing.T) {
 	var log syncBuffer
 	p := freePort(t, "127.0.0.1")
 	s := New(Config{AccessLog: &log})
-	redirect := redirectRule("redirect", "/go", table.HTTPRequestRedirectFilter{Hostname: ptr(table.PreciseHostname("other.example.com"))})
+	redirect := redirectRule("redirect", "/go", table.Redirect{Hostname: "other.example.com", StatusCode: 302})
 	tab := newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "",
 		vhost("*", redirect, rule("r", prefix("/"), echo("svc", 1)))))))
 	if err := s.Apply(tab).Err(); err != nil {

@@ -102,6 +102,8 @@ type backendRoutes struct {
 	// token identifies the backend in session cookies and headers.
 	token string
 	h2c   bool
+	// budget limits the retries to the backend (nil: none).
+	budget *retryBudget
 }
 
 // retryPolicy is a compiled HTTPRouteRetry.
@@ -125,6 +127,7 @@ type compiler struct {
 	next     map[string]*upstream
 	rules    map[*table.RouteRule]*ruleRoutes
 	backends map[*table.Backend]*backendRoutes
+	budgets  map[string]*retryBudget
 }
 
 // compile builds the router for t. With a nil pool (Explain) upstreams carry
@@ -137,7 +140,7 @@ func compile(t *table.Table, pool *upstreamPool) *router {
 		regex: &regexCache{old: pool.regex, cur: map[string]*regexp.Regexp{}},
 		rules: map[*table.RouteRule]*ruleRoutes{}, backends: map[*table.Backend]*backendRoutes{}}
 	rt := &router{table: t, ports: map[portKey]*portRoutes{}}
-	defer func() { pool.upstreams, pool.regex = c.next, c.regex.cur }()
+	defer func() { pool.upstreams, pool.regex, pool.budgets = c.next, c.regex.cur, c.budgets }()
 	if t == nil {
 		return rt
 	}
@@ -315,6 +318,7 @@ func (c *compiler) backend(b *table.Backend, grpc bool) *backendRoutes {
 	}
 	br := &backendRoutes{b: b, service: serviceName(b), token: backendToken(b.Name)}
 	br.h2c = grpc || b.AppProtocol == "kubernetes.io/h2c" || b.AppProtocol == "h2c" || b.AppProtocol == "grpc"
+	br.budget = c.retryBudget(b.RetryBudget)
 	if b.Invalid == "" && b.Target != nil {
 		br.up = c.upstream(b)
 	}
@@ -353,14 +357,20 @@ func parseDuration(d *table.Duration) time.Duration {
 	return v
 }
 
-// lookup finds the port a request arrived on.
+// lookup finds the TCP port a request arrived on.
 func (rt *router) lookup(addr string, port int32) *portRoutes {
-	if pr, ok := rt.ports[portKey{addr, port, "TCP"}]; ok {
+	return rt.lookupTransport(addr, port, "TCP")
+}
+
+// lookupTransport finds a port by address ("" : the first Gateway with the
+// port), number and transport ("TCP" or "UDP").
+func (rt *router) lookupTransport(addr string, port int32, transport string) *portRoutes {
+	if pr, ok := rt.ports[portKey{addr, port, transport}]; ok {
 		return pr
 	}
 	if addr == "" {
 		for _, pr := range rt.order {
-			if pr.port.Port == port && pr.port.Transport == "TCP" {
+			if pr.port.Port == port && pr.port.Transport == transport {
 				return pr
 			}
 		}

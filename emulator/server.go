@@ -335,5 +335,9 @@ func (s *Server) Table() *table.Table { return s.current.Load().table }
 // Explain runs the routing decision of the currently served table; see the
 // package-level Explain.
 func (s *Server) Explain(gatewayAddr string, port int32, req *http.Request) *Trace {
-	return explain(s.current.Load(), gatewayAddr, port, req)
+	return explainProbe(s.current.Load(), requestProbe(gatewayAddr, port, req))
 }
+
+// ExplainProbe answers for a probe with the currently served table; see
+// the package-level ExplainProbe.
+func (s *Server) ExplainProbe(p Probe) *Trace { return explainProbe(s.current.Load(), p) }

@@ -236,9 +236,10 @@ func (ex *exchange) checkTLS(pr *portRoutes) (action, bool) {
 	}
 	t := &ex.trace
 	t.SNI, t.NegotiatedProtocol = cs.ServerName, cs.NegotiatedProtocol
-	if cs.Version != 0 { // 0: Explain, without a handshake
+	if cs.Version != 0 {
 		t.TLSVersion = tls.VersionName(cs.Version)
 	}
+	t.Certificate, _ = ex.req.Context().Value(servedCertKey{}).(string) // tlsconn.go
 	byName := pr.tls.listenerFor(pr, cs.ServerName)
 	if byName < 0 {
 		return 0, false // the handshake refuses these; Explain may ask anyway

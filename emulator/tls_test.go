@@ -213,6 +213,24 @@ func TestHTTPSClientCertificates(t *testing.T) {
 	})
 	good, bad := clients.clientCert("alice"), strangers.clientCert("mallory")
 	get := func(sni string, cert *tls.Certificate) (result, Trace, error) {
+		seen := len(h.s.Traces())
+		defer func() {
+			// Explain runs the same handshake with the same certificate:
+			// the same listener, verdict or refusal.
+			ex := ExplainProbe(h.tab, Probe{Address: h.ip, Port: h.port, TLS: true, SNI: sni, ALPN: httpsALPN,
+				ClientCert: cert, Request: h.request("GET", sni, "/")})
+			var tr Trace
+			for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+				if ts := h.s.Traces(); len(ts) > seen {
+					tr = ts[seen]
+					break
+				}
+			}
+			if ex.Listener != tr.Listener || ex.ClientCert != tr.ClientCert || ex.End != tr.End ||
+				(tr.End == endRefused && ex.Reason != tr.Reason) || ex.Certificate != "default/app" {
+				t.Errorf("%s: explain says %+v\nserved %+v", sni, ex, tr)
+			}
+		}()
 		conf := &tls.Config{RootCAs: ca.pool()}
 		if cert != nil {
 			conf.Certificates = []tls.Certificate{*cert}

@@ -237,47 +237,99 @@ func (hc *handshakeConn) refuse(reason string) (*tls.Config, error) {
 	return nil, errRefused
 }
 
-// handshake serves one connection accepted on a TLS port.
-func (s *Server) handshake(bl *boundListener, raw net.Conn) {
-	start := time.Now()
-	hc := &handshakeConn{Conn: raw, pr: bl.routes.Load(), recording: true}
-	_ = raw.SetDeadline(start.Add(tlsHandshakeTimeout))
+// handshakeOutcome is what a completed (or abandoned) handshake leads to.
+type handshakeOutcome int
+
+const (
+	hsFailed      handshakeOutcome = iota // refused or broken: hc.failure traces it
+	hsHTTPS                               // terminated for an HTTPS listener: serve HTTP
+	hsTerminate                           // terminated for a TLS listener: forward the stream
+	hsPassthrough                         // abandoned for a Passthrough listener: forward the raw stream
+)
+
+// newHandshakeConn wraps a connection accepted on a TLS port whose
+// compiled routes are pr.
+func newHandshakeConn(raw net.Conn, pr *portRoutes) *handshakeConn {
+	return &handshakeConn{Conn: raw, pr: pr, recording: true}
+}
+
+// run reads the ClientHello, chooses the listener (choose) and completes
+// the handshake, or abandons it. The data plane and Explain both call it;
+// only the connection differs.
+func (hc *handshakeConn) run(start time.Time) (*tls.Conn, handshakeOutcome, error) {
+	_ = hc.Conn.SetDeadline(start.Add(tlsHandshakeTimeout))
 	tc := tls.Server(hc, handshakeConfig)
 	err := tc.Handshake()
 	switch {
 	case hc.route != nil && hc.tl.mode == tlsPassthrough:
-		_ = raw.SetDeadline(time.Time{})
-		s.forwardTLSStream(bl, hc, nil, start)
+		_ = hc.Conn.SetDeadline(time.Time{})
+		return nil, hsPassthrough, nil
 	case err != nil:
-		s.traces.record(hc.failure(bl, err, start))
+		return nil, hsFailed, err
+	case hc.tl.mode == tlsHTTPS:
+		_ = hc.Conn.SetDeadline(time.Time{})
+		return tc, hsHTTPS, nil
+	}
+	_ = hc.Conn.SetDeadline(time.Time{})
+	return tc, hsTerminate, nil
+}
+
+// handshake serves one connection accepted on a TLS port.
+func (s *Server) handshake(bl *boundListener, raw net.Conn) {
+	start := time.Now()
+	hc := newHandshakeConn(raw, bl.routes.Load())
+	tc, outcome, err := hc.run(start)
+	switch outcome {
+	case hsPassthrough:
+		s.forwardTLSStream(bl, hc, nil, start)
+	case hsFailed:
+		s.traces.record(hc.failure(bl.bound, err, start))
 		_ = raw.Close()
 		bl.tls.untrack(raw)
-	case hc.tl.mode == tlsHTTPS:
-		_ = raw.SetDeadline(time.Time{})
+	case hsHTTPS:
 		bl.tls.untrack(raw)
 		bl.tls.queue.push(tc)
 	default:
-		_ = raw.SetDeadline(time.Time{})
 		s.forwardTLSStream(bl, hc, tc, start)
 	}
 }
 
-// trace starts the trace of a connection on a TLS port.
-func (hc *handshakeConn) trace(bl *boundListener, start time.Time) Trace {
-	t := Trace{Time: start, Client: hc.RemoteAddr().String(), Address: bl.bound, Proto: "TLS", SNI: hc.sni, ALPN: hc.alpn}
+// trace starts the trace of a connection on a TLS port that arrived on
+// address ("" in Explain).
+func (hc *handshakeConn) trace(address string, start time.Time) Trace {
+	t := Trace{Time: start, Client: hc.RemoteAddr().String(), Address: address, Proto: "TLS", SNI: hc.sni, ALPN: hc.alpn}
 	if pr := hc.pr; pr != nil {
 		t.Gateway, t.Port = pr.gateway.Name, pr.port.Port
 	}
 	if hc.tl != nil {
 		t.Listener, t.Proto = hc.tl.l.Name, hc.tl.mode.String()
 	}
+	if hc.cert != nil {
+		t.Certificate = hc.cert.Secret
+	}
 	return t
+}
+
+type servedCertKey struct{}
+
+// withServedCert remembers, in the context of an HTTPS connection's
+// requests, the certificate its handshake presented (checkTLS traces it).
+func withServedCert(ctx context.Context, c net.Conn) context.Context {
+	if tc, ok := c.(*tls.Conn); ok {
+		if hc, ok := tc.NetConn().(*handshakeConn); ok && hc.cert != nil {
+			return context.WithValue(ctx, servedCertKey{}, hc.cert.Secret)
+		}
+	}
+	return ctx
 }
 
 // failure is the trace of a connection whose handshake did not complete.
 // A plain HTTP request gets a plain 400 answer, as net/http gives one.
-func (hc *handshakeConn) failure(bl *boundListener, err error, start time.Time) Trace {
-	t := hc.trace(bl, start)
+func (hc *handshakeConn) failure(address string, err error, start time.Time) Trace {
+	t := hc.trace(address, start)
+	if address != "" && hc.tl == nil && (hc.hello || len(hc.rec) > 0) {
+		t.Hint = tlsRefusalHint(address, hc.pr, hc.sni, hc.rec) // hints.go
+	}
 	var rhe tls.RecordHeaderError
 	msg := strings.TrimPrefix(err.Error(), "tls: ")
 	switch {
@@ -285,7 +337,10 @@ func (hc *handshakeConn) failure(bl *boundListener, err error, start time.Time) 
 		t.Reason = "refused: " + hc.refused
 	case !hc.hello && errors.As(err, &rhe):
 		if method, ok := plainHTTP(hc.rec); ok {
-			const body = "gwdev: this port serves TLS; use https://\n"
+			body := "gwdev: this port serves TLS; use https://\n"
+			if t.Hint != "" {
+				body += "gwdev: " + t.Hint + "\n"
+			}
 			_, _ = io.WriteString(hc.Conn, "HTTP/1.0 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"+body)
 			t.Proto, t.Method, t.Status, t.BytesOut = "HTTP/1.x", method, http.StatusBadRequest, int64(len(body))
 			t.Reason = "plain HTTP on a TLS port: answered 400 (use https://)"

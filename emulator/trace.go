@@ -37,6 +37,10 @@ type Trace struct {
 	NegotiatedProtocol string `json:"negotiatedProtocol,omitempty"`
 	// TLSVersion is the TLS version agreed ("TLS 1.3").
 	TLSVersion string `json:"tlsVersion,omitempty"`
+	// Certificate is the Secret whose certificate the listener presented in
+	// the TLS handshake ("" : not TLS terminated by the gateway, or the
+	// handshake ended before a listener was chosen).
+	Certificate string `json:"certificate,omitempty"`
 	// ClientCert is the client certificate and what frontend validation
 	// made of it ("" : the listener does not validate client certificates).
 	ClientCert string `json:"clientCert,omitempty"`
@@ -62,6 +66,10 @@ type Trace struct {
 	// Reason says why nothing matched, why the gateway answered itself, or
 	// what went wrong upstream ("" : forwarded without trouble).
 	Reason string `json:"reason,omitempty"`
+	// Hint says what to type instead when the request or connection did not
+	// reach what the client likely meant: the curl (or openssl) line for
+	// the listener that serves the host ("" : nothing to suggest).
+	Hint string `json:"hint,omitempty"`
 	// Filters lists the filters applied, in order, with what they did.
 	Filters []string `json:"filters,omitempty"`
 	// Backend is the chosen backend's name ("<rule>/backend/<k>").

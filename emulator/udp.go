@@ -176,7 +176,7 @@ func (p *udpProxy) newSession(client net.Addr) *udpSession {
 	now := time.Now()
 	pr := p.bl.routes.Load()
 	ss := &udpSession{p: p, key: client.String(), client: client, start: now, routes: pr,
-		trace: l4Trace(p.bl, pr, "UDP", client.String(), now)}
+		trace: l4Trace(p.bl.bound, pr, "UDP", client.String(), now)}
 	ss.last.Store(now.UnixNano())
 	t := &ss.trace
 	b := decideL4(pr, t, "UDPRoute")

@@ -184,6 +184,9 @@ func (c *clientCertCopier) backendTLS(t *BackendTLS) *BackendTLS {
 	if out, ok := c.tls[t]; ok {
 		return out
 	}
+	if t.ClientCertificate != nil {
+		return t // an XBackend's own (ClientAndServer)
+	}
 	cp := *t
 	cp.ClientCertificate = c.cert
 	c.tls[t] = &cp

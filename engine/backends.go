@@ -41,8 +41,15 @@ func (t *translator) resolveBackendRef(r *routeState, name string, ref gwv1.Back
 		return b, &routeFailure{reason, msg}
 	}
 	display := func() string { return groupKind(group, kind) + " " + ns + "/" + string(ref.Name) } // for failures only
+	if group == ExperimentalGroup && kind == "XBackend" {
+		return t.resolveXBackendRef(r, b, ref) // xbackend.go
+	}
 	if group != "" || kind != "Service" {
-		return fail(gwv1.RouteReasonInvalidKind, fmt.Sprintf("backendRef %s: kind %s is not supported (only core Service)", display(), groupKind(group, kind)))
+		supported := "only core Service"
+		if r.kind == "HTTPRoute" || r.kind == "GRPCRoute" {
+			supported += " and XBackend"
+		}
+		return fail(gwv1.RouteReasonInvalidKind, fmt.Sprintf("backendRef %s: kind %s is not supported (%s)", display(), groupKind(group, kind), supported))
 	}
 	if !r.meshOnly && !t.refPermitted(reference{Group, r.kind, r.key.Namespace, "", "Service", ns, string(ref.Name)}) {
 		return fail(gwv1.RouteReasonRefNotPermitted,

@@ -79,7 +79,7 @@ func (t *translator) virtualHosts(listener string, l *listenerState) []*VirtualH
 		}
 		for _, h := range a.hosts {
 			for i, rr := range a.route.rules {
-				byHost[h] = append(byHost[h], rulePosition{rule: rr, route: a.route, order: i})
+				byHost[h] = append(byHost[h], rulePosition{rule: rr, route: a.route, order: i, pathLen: a.route.pathLens[i]})
 			}
 		}
 	}

@@ -45,18 +45,25 @@ func (t *translator) collectFindings() []Finding {
 			if len(problems) == 0 {
 				continue // the common case: skip building the scope
 			}
+			if p.index < 0 {
+				add(r.key, "spec.useDefaultGateways", "useDefaultGateways: "+p.where, problems)
+				continue
+			}
 			ns := r.key.Namespace
 			if p.ref.Namespace != nil {
 				ns = string(*p.ref.Namespace)
 			}
 			add(r.key, "spec.parentRefs["+itoa(p.index)+"]", fmt.Sprintf("parentRefs[%d]: %s", p.index, parentDisplay(string(*p.ref.Kind), ns, string(p.ref.Name), p.ref)), problems)
 		}
-		if len(r.parentRefs) == 0 {
+		if len(r.parentRefs) == 0 && defaultScope(r.useDefaultGateways) == "" {
 			t.note(SeverityWarning, r.key, "", "the route has no parentRefs and attaches to nothing")
 		}
 	}
 	for _, p := range t.policies {
 		add(p.key, "", "", problemConditions(p.cond.list()))
+	}
+	for _, o := range t.conditionOwners {
+		add(o.key, "", "", problemConditions(o.cond.list()))
 	}
 	fs = append(fs, t.notes...)
 	sort.SliceStable(fs, func(i, j int) bool {

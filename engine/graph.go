@@ -363,7 +363,7 @@ func (b *graphBuilder) rule(route string, k ObjectKey, tr *tableRule) {
 	var matches []string
 	allShadowed := len(tr.matches) > 0
 	for _, m := range tr.matches {
-		matches = append(matches, describeMatch(m))
+		matches = append(matches, describeMatch(m, nil))
 		allShadowed = allShadowed && tr.shadowed[m]
 	}
 	detail := strings.Join(matches, " | ")

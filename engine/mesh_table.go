@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gwdev/gwdev/engine/table"
 )
@@ -198,8 +197,7 @@ func (t *translator) serviceItself(name string, svc *corev1.Service, sp corev1.S
 // every request goes to the Service itself.
 func (t *translator) serviceItselfRule(lt *ListenerTable, svc *corev1.Service, sp corev1.ServicePort) *RouteRule {
 	name := lt.Name + "/service"
-	prefix, root := gwv1.PathMatchPathPrefix, "/"
 	return &RouteRule{Name: name, Route: lt.Owner, Source: lt.Source,
-		HTTP:     toHTTPRouteMatch(&gwv1.HTTPRouteMatch{Path: &gwv1.HTTPPathMatch{Type: &prefix, Value: &root}}),
+		HTTP:     &table.HTTPMatch{Path: table.PathMatch{Type: table.MatchPathPrefix}}, // every path
 		Backends: []*Backend{t.serviceItself(name, svc, sp)}}
 }

@@ -11,9 +11,11 @@ import (
 // recorded BackendTLSPolicy effects are what the routing table does: every
 // backend with TLS names a policy recorded as applied to its Service, and
 // a policy recorded as refused for a Service never gives its backends TLS.
+// The same for XBackendTrafficPolicy retry budgets. An XBackend's TLS is
+// its own, not a policy's.
 func TestPolicyEffectsAgreeWithTable(t *testing.T) {
 	ins, _ := filepath.Glob("testdata/*.in.yaml")
-	applied, refused := 0, 0
+	applied, refused, budgets := 0, 0, 0
 	for _, in := range ins {
 		res := translateFile(t, in)
 		type pair struct {
@@ -22,7 +24,7 @@ func TestPolicyEffectsAgreeWithTable(t *testing.T) {
 		}
 		ok, no := map[pair]bool{}, map[pair]bool{}
 		for _, e := range res.Policies {
-			if e.Policy.Kind != "BackendTLSPolicy" {
+			if e.Policy.Kind != "BackendTLSPolicy" && e.Policy.Kind != "XBackendTrafficPolicy" {
 				continue
 			}
 			p := pair{e.Policy.Namespace + "/" + e.Policy.Name, e.Target}
@@ -38,7 +40,13 @@ func TestPolicyEffectsAgreeWithTable(t *testing.T) {
 					for _, vh := range l.VirtualHosts {
 						for _, r := range vh.Rules {
 							for _, b := range r.Backends {
-								if b.TLS == nil {
+								if rb := b.RetryBudget; rb != nil {
+									if k := (pair{rb.Policy, b.Service}); !ok[k] || no[k] {
+										t.Errorf("%s: %s has the retry budget of %s, which is not recorded as applied to it", in, b.Name, rb.Policy)
+									}
+									budgets++
+								}
+								if b.TLS == nil || b.Service.Kind == "XBackend" {
 									continue
 								}
 								k := pair{b.TLS.Policy, b.Service}
@@ -57,8 +65,8 @@ func TestPolicyEffectsAgreeWithTable(t *testing.T) {
 		}
 		refused += len(no)
 	}
-	if applied < 10 || refused < 3 {
-		t.Errorf("only %d TLS backends and %d refusals checked", applied, refused)
+	if applied < 10 || refused < 3 || budgets < 4 {
+		t.Errorf("only %d TLS backends, %d refusals and %d budgets checked", applied, refused, budgets)
 	}
-	t.Logf("%d backends with TLS, %d refused policy targets checked", applied, refused)
+	t.Logf("%d backends with TLS, %d with a retry budget, %d refused policy targets checked", applied, budgets, refused)
 }

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
 	"github.com/gwdev/gwdev/engine/table"
 )
 
@@ -13,6 +15,8 @@ type rulePosition struct {
 	rule  *RouteRule
 	route *routeState
 	order int // index in the route's compiled rules
+	// pathLen is the HTTP match's path length as written (writtenPathLen).
+	pathLen int
 }
 
 // sortRules orders a virtual host's rules by the spec's precedence. For
@@ -23,7 +27,7 @@ type rulePosition struct {
 // Ties go to the oldest route, then namespace/name, then rule and match order.
 func sortRules(rs []rulePosition) {
 	slices.SortStableFunc(rs, func(a, b rulePosition) int {
-		if c := compareMatch(a.rule, b.rule); c != 0 {
+		if c := compareMatch(a.rule, b.rule, a.pathLen, b.pathLen); c != 0 {
 			return c
 		}
 		if a.route != b.route {
@@ -34,10 +38,11 @@ func sortRules(rs []rulePosition) {
 }
 
 // compareMatch returns -1 when a takes precedence over b, 1 for the reverse,
-// 0 when the match alone does not decide.
-func compareMatch(a, b *RouteRule) int {
+// 0 when the match alone does not decide. la and lb are the HTTP matches'
+// path lengths as written.
+func compareMatch(a, b *RouteRule, la, lb int) int {
 	if a.HTTP != nil && b.HTTP != nil {
-		return compareHTTPMatch(a.HTTP, b.HTTP)
+		return compareHTTPMatch(a.HTTP, b.HTTP, la, lb)
 	}
 	if a.GRPC != nil && b.GRPC != nil {
 		return compareGRPCMatch(a.GRPC, b.GRPC)
@@ -51,30 +56,39 @@ func compareMatch(a, b *RouteRule) int {
 	return 1
 }
 
-func pathRank(m *table.HTTPRouteMatch) (int, int) {
-	if m.Path == nil || m.Path.Type == nil || m.Path.Value == nil {
-		return 1, 1
+// pathRank orders path types: Exact, then RegularExpression, then
+// PathPrefix.
+func pathRank(m *table.HTTPMatch) int {
+	switch m.Path.Type {
+	case table.MatchExact:
+		return 3
+	case table.MatchRegularExpression:
+		return 2
 	}
-	n := len(*m.Path.Value)
-	switch *m.Path.Type {
-	case table.PathMatchExact:
-		return 3, n
-	case table.PathMatchRegularExpression:
-		return 2, n
-	}
-	return 1, n
+	return 1
 }
 
-func compareHTTPMatch(a, b *table.HTTPRouteMatch) int {
-	ta, la := pathRank(a)
-	tb, lb := pathRank(b)
-	if c := cmpDesc(ta, tb); c != 0 {
+// writtenPathLen is the length of a match's path value as written ("/"
+// when there is none), which the "largest number of characters" criterion
+// compares: a PathPrefix "/foo/" is longer than "/foo", although the table
+// drops the trailing slash of both.
+func writtenPathLen(m *gwv1.HTTPRouteMatch) int {
+	if m.Path == nil || m.Path.Value == nil {
+		return 1
+	}
+	return len(*m.Path.Value)
+}
+
+// compareHTTPMatch orders two HTTP matches whose paths as written are la
+// and lb characters long.
+func compareHTTPMatch(a, b *table.HTTPMatch, la, lb int) int {
+	if c := cmpDesc(pathRank(a), pathRank(b)); c != 0 {
 		return c
 	}
 	if c := cmpDesc(la, lb); c != 0 {
 		return c
 	}
-	if c := cmpDesc(boolInt(a.Method != nil), boolInt(b.Method != nil)); c != 0 {
+	if c := cmpDesc(boolInt(a.Method != ""), boolInt(b.Method != "")); c != 0 {
 		return c
 	}
 	if c := cmpDesc(len(a.Headers), len(b.Headers)); c != 0 {
@@ -83,30 +97,14 @@ func compareHTTPMatch(a, b *table.HTTPRouteMatch) int {
 	return cmpDesc(len(a.QueryParams), len(b.QueryParams))
 }
 
-func compareGRPCMatch(a, b *table.GRPCRouteMatch) int {
-	sa, ma := grpcMethodLens(a)
-	sb, mb := grpcMethodLens(b)
-	if c := cmpDesc(sa, sb); c != 0 {
+func compareGRPCMatch(a, b *table.GRPCMatch) int {
+	if c := cmpDesc(len(a.Service), len(b.Service)); c != 0 {
 		return c
 	}
-	if c := cmpDesc(ma, mb); c != 0 {
+	if c := cmpDesc(len(a.Method), len(b.Method)); c != 0 {
 		return c
 	}
 	return cmpDesc(len(a.Headers), len(b.Headers))
-}
-
-func grpcMethodLens(m *table.GRPCRouteMatch) (int, int) {
-	if m.Method == nil {
-		return 0, 0
-	}
-	s, meth := 0, 0
-	if m.Method.Service != nil {
-		s = len(*m.Method.Service)
-	}
-	if m.Method.Method != nil {
-		meth = len(*m.Method.Method)
-	}
-	return s, meth
 }
 
 // cmpDesc compares so that larger values come first.

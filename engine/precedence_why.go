@@ -5,6 +5,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // precedenceReason says which of the spec's precedence criteria puts rule a
@@ -12,8 +16,9 @@ import (
 // and rb are their routes (nil when unknown). It follows sortRules step by
 // step, so it names the criterion that actually decided.
 func precedenceReason(a, b *RouteRule, ra, rb object) string {
-	if c := compareMatch(a, b); c != 0 {
-		return matchReason(a, b)
+	la, lb := pathLenOf(a, ra), pathLenOf(b, rb)
+	if c := compareMatch(a, b, la, lb); c != 0 {
+		return matchReason(a, b, la, lb)
 	}
 	if ra == nil || rb == nil {
 		return "same match precedence; table order decides"
@@ -49,13 +54,13 @@ func olderRouteReason(a, b ObjectKey, ra, rb object) string {
 func routeRef(k ObjectKey) string { return k.Kind + " " + k.Namespace + "/" + k.Name }
 
 // matchReason names the match criterion that orders a before b.
-func matchReason(a, b *RouteRule) string {
+func matchReason(a, b *RouteRule, la, lb int) string {
 	if a.HTTP == nil || b.HTTP == nil {
 		if a.GRPC == nil || b.GRPC == nil {
 			return "GRPCRoute rules come before HTTPRoute rules on a shared hostname"
 		}
-		sa, ma := grpcMethodLens(a.GRPC)
-		sb, mb := grpcMethodLens(b.GRPC)
+		sa, ma := len(a.GRPC.Service), len(a.GRPC.Method)
+		sb, mb := len(b.GRPC.Service), len(b.GRPC.Method)
 		switch {
 		case sa != sb:
 			return fmt.Sprintf("the longer service match wins (%d characters against %d)", sa, sb)
@@ -64,21 +69,50 @@ func matchReason(a, b *RouteRule) string {
 		}
 		return fmt.Sprintf("more header matches win (%d against %d)", len(a.GRPC.Headers), len(b.GRPC.Headers))
 	}
-	pa, la := pathRank(a.HTTP)
-	pb, lb := pathRank(b.HTTP)
-	ta, _ := pathOf(a.HTTP)
-	tb, _ := pathOf(b.HTTP)
+	pa, pb := pathRank(a.HTTP), pathRank(b.HTTP)
+	ta, tb := a.HTTP.Path.Type, b.HTTP.Path.Type
 	switch {
 	case pa != pb:
 		return fmt.Sprintf("%s paths come before %s paths", ta, tb)
 	case la != lb:
 		return fmt.Sprintf("the longer %s wins (%d characters against %d)", ta, la, lb)
-	case (a.HTTP.Method != nil) != (b.HTTP.Method != nil):
+	case (a.HTTP.Method != "") != (b.HTTP.Method != ""):
 		return "a method match comes before none"
 	case len(a.HTTP.Headers) != len(b.HTTP.Headers):
 		return fmt.Sprintf("more header matches win (%d against %d)", len(a.HTTP.Headers), len(b.HTTP.Headers))
 	}
 	return fmt.Sprintf("more query param matches win (%d against %d)", len(a.HTTP.QueryParams), len(b.HTTP.QueryParams))
+}
+
+// pathLenOf is the length of an HTTP rule's path as written in its route
+// o (writtenPathLen); without the route, that of the table's value.
+func pathLenOf(r *RouteRule, o object) int {
+	if r.HTTP == nil {
+		return 0
+	}
+	return len(writtenPath(r, o))
+}
+
+// writtenPath is an HTTP rule's path value as written in its route o
+// ("/" when the match has none); without the route, the table's value.
+func writtenPath(r *RouteRule, o object) string {
+	if hr, ok := o.(*gwv1.HTTPRoute); ok {
+		i, j := ruleIndexes(r.Name)
+		if i >= 0 && i < len(hr.Spec.Rules) {
+			ms := hr.Spec.Rules[i].Matches
+			switch {
+			case len(ms) == 0 && j == 0:
+				return "/"
+			case j >= 0 && j < len(ms):
+				if p := ms[j].Path; p != nil && p.Value != nil {
+					return *p.Value
+				}
+				return "/"
+			}
+		}
+	}
+	s := r.HTTP.Path.String()
+	return s[len(r.HTTP.Path.Type)+1:]
 }
 
 // ruleIndexes parses "<kind>/<ns>/<name>/rule/<i>/match/<j>" (-1 when a
@@ -102,33 +136,29 @@ func ruleIndexes(name string) (rule, match int) {
 }
 
 // describeMatch renders a table rule's match briefly, e.g.
-// `PathPrefix /api, method GET, header X-Env=prod`.
-func describeMatch(r *RouteRule) string {
+// `PathPrefix /api, method GET, header X-Env=prod`, with the path as
+// written in the rule's route o (nil: as the table has it).
+func describeMatch(r *RouteRule, o object) string {
 	var parts []string
-	named := func(what string, ns []namedValue) {
+	named := func(what string, ns []table.ValueMatch) {
 		for _, n := range ns {
 			op := "="
-			if n.regex {
+			if n.Type == table.MatchRegularExpression {
 				op = "~"
 			}
-			parts = append(parts, what+" "+n.name+op+n.value)
+			parts = append(parts, what+" "+n.Name+op+n.Value)
 		}
 	}
 	switch {
 	case r.HTTP != nil:
-		typ, _ := pathOf(r.HTTP)
-		value := "/"
-		if r.HTTP.Path != nil && r.HTTP.Path.Value != nil {
-			value = *r.HTTP.Path.Value
+		parts = append(parts, string(r.HTTP.Path.Type)+" "+writtenPath(r, o))
+		if r.HTTP.Method != "" {
+			parts = append(parts, "method "+r.HTTP.Method)
 		}
-		parts = append(parts, string(typ)+" "+value)
-		if r.HTTP.Method != nil {
-			parts = append(parts, "method "+string(*r.HTTP.Method))
-		}
-		named("header", httpHeaders(r.HTTP.Headers))
-		named("query", queryParams(r.HTTP.QueryParams))
+		named("header", r.HTTP.Headers)
+		named("query", r.HTTP.QueryParams)
 	case r.GRPC != nil:
-		s, m, re := grpcMethodParts(r.GRPC)
+		s, m := r.GRPC.Service, r.GRPC.Method
 		if s == "" {
 			s = "*"
 		}
@@ -136,11 +166,11 @@ func describeMatch(r *RouteRule) string {
 			m = "*"
 		}
 		method := "method " + s + "/" + m
-		if re {
+		if r.GRPC.Type == table.MatchRegularExpression {
 			method += " (regex)"
 		}
 		parts = append(parts, method)
-		named("header", grpcHeaders(r.GRPC.Headers))
+		named("header", r.GRPC.Headers)
 	}
 	return strings.Join(parts, ", ")
 }
@@ -192,5 +222,5 @@ func (r *Result) routeObject(k ObjectKey) object {
 // DescribeRule names a table rule and its match for people, e.g.
 // `HTTPRoute default/api rules[1].matches[0] (PathPrefix /v1, method GET)`.
 func DescribeRule(r *RouteRule) string {
-	return ruleLabel(r) + " (" + describeMatch(r) + ")"
+	return ruleLabel(r) + " (" + describeMatch(r, nil) + ")"
 }

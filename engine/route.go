@@ -21,6 +21,8 @@ type Route interface {
 	// RouteStatus is the route's status, which Translate writes.
 	RouteStatus() *gwv1.RouteStatus
 
+	// commonSpec is the spec every route kind shares.
+	commonSpec() *gwv1.CommonRouteSpec
 	// compile runs the kind's translation code: it turns the route's rules
 	// into table entries (only the registry implements Route).
 	compile(t *translator, r *routeState)
@@ -70,6 +72,7 @@ func (r typedRoute[T]) Key() ObjectKey                     { return r.key }
 func (r typedRoute[T]) Spec() any                          { return r.acc.specOf(r.obj) }
 func (r typedRoute[T]) ParentRefs() []gwv1.ParentReference { return r.acc.spec(r.obj).ParentRefs }
 func (r typedRoute[T]) RouteStatus() *gwv1.RouteStatus     { return r.acc.status(r.obj) }
+func (r typedRoute[T]) commonSpec() *gwv1.CommonRouteSpec  { return r.acc.spec(r.obj) }
 
 func (r typedRoute[T]) Hostnames() []gwv1.Hostname {
 	if r.acc.hostnames == nil {

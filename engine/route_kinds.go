@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -16,7 +17,7 @@ func (t *translator) collectRoutes() {
 	t.out.EachRoute(func(rt Route) {
 		o, key := rt.Object(), rt.Key()
 		r := &routeState{kind: key.Kind, key: key, src: t.in.SourceOf(key), name: strings.ToLower(key.Kind) + "/" + key.Namespace + "/" + key.Name,
-			obj: o, route: rt, gen: o.GetGeneration(), parentRefs: rt.ParentRefs()}
+			obj: o, route: rt, gen: o.GetGeneration(), parentRefs: rt.ParentRefs(), useDefaultGateways: rt.commonSpec().UseDefaultGateways}
 		for _, h := range rt.Hostnames() {
 			r.hostnames = append(r.hostnames, strings.ToLower(string(h)))
 		}
@@ -95,38 +96,58 @@ func (t *translator) compileHTTPRoute(r *routeState, o *gwv1.HTTPRoute) {
 			continue
 		}
 		proto := &RouteRule{Route: r.key, Source: r.ruleSource(i), Timeouts: toHTTPRouteTimeouts(rule.Timeouts), Retry: toHTTPRouteRetry(rule.Retry),
-			SessionPersistence: toSessionPersistence(rule.SessionPersistence), Filters: toFilters(rule.Filters)}
+			SessionPersistence: toSessionPersistence(rule.SessionPersistence)}
 		if rule.Name != nil {
 			proto.RuleName = string(*rule.Name)
 		}
 		t.applyRuleFilters(r, proto, name, rule.Filters)
+		var backendFilters [][]gwv1.HTTPRouteFilter
 		for k, br := range rule.BackendRefs {
 			b, f := t.resolveBackendRef(r, name+"/backend/"+itoa(k), br.BackendObjectReference, br.Weight)
 			if f != nil {
 				r.refFailures = append(r.refFailures, *f)
 			}
-			b.Filters = toFilters(br.Filters)
 			t.applyBackendFilters(r, b, br.Filters)
 			proto.Backends = append(proto.Backends, b)
+			backendFilters = append(backendFilters, br.Filters)
 		}
-		finishRuleResponse(proto)
 		matches := rule.Matches
 		if len(matches) == 0 {
 			matches = []gwv1.HTTPRouteMatch{{}}
 		}
 		for j := range matches {
-			m := toHTTPRouteMatch(&matches[j])
-			if m.Path == nil {
-				pt, v := table.PathMatchPathPrefix, "/"
-				m.Path = &table.HTTPPathMatch{Type: &pt, Value: &v}
-			}
 			rr := *proto
 			rr.Name = name + "/match/" + itoa(j)
 			r.addEntry(rr.Name, i, j)
-			rr.HTTP = m
+			rr.HTTP = compileHTTPMatch(&matches[j])
+			rr.Filters = compileFilters(rule.Filters, rr.HTTP)
+			rr.Backends = backendsForMatch(proto.Backends, backendFilters, rr.HTTP, j)
+			finishRuleResponse(&rr)
 			r.rules = append(r.rules, &rr)
+			r.pathLens = append(r.pathLens, writtenPathLen(&matches[j]))
 		}
 	}
+}
+
+// backendsForMatch gives the rule's backends their filters compiled for
+// match j (m): the first match's are set on the backends themselves; a
+// backend whose filters depend on the match is copied for every later one.
+func backendsForMatch(bs []*Backend, filters [][]gwv1.HTTPRouteFilter, m *table.HTTPMatch, j int) []*Backend {
+	out, copied := bs, false
+	for k, b := range bs {
+		switch {
+		case j == 0:
+			b.Filters = compileFilters(filters[k], m)
+		case filtersDependOnMatch(filters[k]):
+			if !copied {
+				out, copied = slices.Clone(bs), true
+			}
+			c := *b
+			c.Filters = compileFilters(filters[k], m)
+			out[k] = &c
+		}
+	}
+	return out
 }
 
 // compileGRPCRoute builds one RouteRule per match; filters are converted to
@@ -142,7 +163,7 @@ func (t *translator) compileGRPCRoute(r *routeState, o *gwv1.GRPCRoute) {
 		}
 		filters := grpcFilters(rule.Filters)
 		proto := &RouteRule{Route: r.key, Source: r.ruleSource(i), SessionPersistence: toSessionPersistence(rule.SessionPersistence),
-			Filters: toFilters(filters)}
+			Filters: compileFilters(filters, nil)}
 		if rule.Name != nil {
 			proto.RuleName = string(*rule.Name)
 		}
@@ -153,7 +174,7 @@ func (t *translator) compileGRPCRoute(r *routeState, o *gwv1.GRPCRoute) {
 				r.refFailures = append(r.refFailures, *f)
 			}
 			bf := grpcFilters(br.Filters)
-			b.Filters = toFilters(bf)
+			b.Filters = compileFilters(bf, nil)
 			t.applyBackendFilters(r, b, bf)
 			proto.Backends = append(proto.Backends, b)
 		}
@@ -166,8 +187,9 @@ func (t *translator) compileGRPCRoute(r *routeState, o *gwv1.GRPCRoute) {
 			rr := *proto
 			rr.Name = name + "/match/" + itoa(j)
 			r.addEntry(rr.Name, i, j)
-			rr.GRPC = toGRPCRouteMatch(&matches[j])
+			rr.GRPC = compileGRPCMatch(&matches[j])
 			r.rules = append(r.rules, &rr)
+			r.pathLens = append(r.pathLens, 0)
 		}
 	}
 }
@@ -343,7 +365,7 @@ func finishRuleResponse(rr *RouteRule) {
 		return
 	}
 	for _, f := range rr.Filters {
-		if f.Type == table.HTTPRouteFilterRequestRedirect {
+		if f.Type == table.FilterRequestRedirect {
 			return
 		}
 	}

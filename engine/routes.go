@@ -22,6 +22,8 @@ type routeState struct {
 	route      Route
 	gen        int64
 	parentRefs []gwv1.ParentReference
+	// useDefaultGateways is the route's spec.useDefaultGateways (GEP-3793).
+	useDefaultGateways gwv1.GatewayDefaultScope
 	// hostnames are the route's spec.hostnames (nil for TCP/UDP routes).
 	hostnames []string
 	// meshOnly is true when every parentRef names a Service (see meshOnly).
@@ -42,9 +44,12 @@ type routeState struct {
 	entryAt map[string]entryIndex
 
 	// compiled route content, one of these per kind.
-	rules  []*RouteRule
-	sni    []*SNIRoute
-	stream []*StreamRoute
+	rules []*RouteRule
+	// pathLens parallels rules: each HTTP match's path length as written,
+	// which precedence compares (see writtenPathLen).
+	pathLens []int
+	sni      []*SNIRoute
+	stream   []*StreamRoute
 
 	parents []*parentResult
 }
@@ -64,7 +69,8 @@ type droppedRule struct {
 
 // parentResult is the outcome of one parentRef.
 type parentResult struct {
-	// index is the parentRef's position in spec.parentRefs.
+	// index is the parentRef's position in spec.parentRefs; -1 for a
+	// default Gateway (defaultgw.go).
 	index       int
 	ref         gwv1.ParentReference
 	cond        *conditionSet
@@ -98,6 +104,9 @@ func (t *translator) processRoutes() {
 			if p := t.attachRoute(r, i, ref); p != nil {
 				r.parents = append(r.parents, p)
 			}
+		}
+		if why := t.attachDefaultGateways(r); why != "" {
+			t.note(SeverityWarning, r.key, "spec.useDefaultGateways", why)
 		}
 	}
 	t.resolveCrossServing()
@@ -180,7 +189,7 @@ func (t *translator) attachRoute(r *routeState, idx int, ref gwv1.ParentReferenc
 		// Listener status does not impact attachment (spec, attachedRoutes):
 		// a Gateway refused only because its listeners are invalid still
 		// takes routes; one refused for anything else does not.
-		if !gw.accepted() && !gw.cond.isFalseWith(string(gwv1.GatewayConditionAccepted), string(gwv1.GatewayReasonListenersNotValid)) {
+		if !gw.claimsRoutes() {
 			why := "is not accepted"
 			if c := gw.cond.get(string(gwv1.GatewayConditionAccepted)); c != nil {
 				why += " (" + c.Reason + ": " + c.Message + ")"

@@ -27,6 +27,9 @@ type Shadow struct {
 	VirtualHost   *VirtualHost
 	// Why is the precedence criterion that puts Winner first.
 	Why string
+	// loserRoute and winnerRoute are the rules' route objects (nil:
+	// unknown), for describing their matches as written.
+	loserRoute, winnerRoute object
 }
 
 // shadowIndex holds the rules of a virtual host seen so far, by what can
@@ -61,11 +64,11 @@ func (x *shadowIndex) add(j int, r *RouteRule) {
 		x.grpc = append(x.grpc, j)
 		return
 	}
-	typ, v := pathOf(r.HTTP)
+	typ, v := r.HTTP.Path.Type, r.HTTP.Path.Value
 	switch typ {
-	case table.PathMatchExact:
+	case table.MatchExact:
 		x.exact[v] = append(x.exact[v], j)
-	case table.PathMatchPathPrefix:
+	case table.MatchPathPrefix:
 		x.prefix[v] = append(x.prefix[v], j)
 	default:
 		x.regex = append(x.regex, j)
@@ -77,12 +80,12 @@ func (x *shadowIndex) candidates(r *RouteRule) []int {
 	if r.GRPC != nil {
 		return slices.Clone(x.grpc)
 	}
-	typ, v := pathOf(r.HTTP)
+	typ, v := r.HTTP.Path.Type, r.HTTP.Path.Value
 	out := slices.Clone(x.regex)
-	if typ == table.PathMatchRegularExpression {
+	if typ == table.MatchRegularExpression {
 		return out
 	}
-	if typ == table.PathMatchExact {
+	if typ == table.MatchExact {
 		out = append(out, x.exact[v]...)
 	}
 	out = append(out, x.prefix[""]...)
@@ -107,8 +110,9 @@ func tableShadows(tab *Table, route func(ObjectKey) object) []Shadow {
 		for _, vh := range l.VirtualHosts {
 			for _, s := range findShadows(&c, vh) {
 				w, lo := vh.Rules[s[0]], vh.Rules[s[1]]
+				ow, ol := route(w.Route), route(lo.Route)
 				out = append(out, Shadow{Loser: lo, Winner: w, Listener: l, VirtualHost: vh,
-					Why: precedenceReason(w, lo, route(w.Route), route(lo.Route))})
+					Why: precedenceReason(w, lo, ow, ol), loserRoute: ol, winnerRoute: ow})
 			}
 		}
 	})
@@ -163,8 +167,8 @@ const ReasonShadowed = "ShadowedRule"
 // matches, the winner, and the precedence criterion.
 func ShadowMessage(s Shadow, places []string) string {
 	return fmt.Sprintf("%s (%s) never receives a request on %s: %s (%s) is tried first and matches every request it would; %s",
-		ruleLabel(s.Loser), describeMatch(s.Loser), strings.Join(places, "; "),
-		ruleLabel(s.Winner), describeMatch(s.Winner), s.Why)
+		ruleLabel(s.Loser), describeMatch(s.Loser, s.loserRoute), strings.Join(places, "; "),
+		ruleLabel(s.Winner), describeMatch(s.Winner, s.winnerRoute), s.Why)
 }
 
 // shadowPlace names a listener and virtual host, e.g.

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"net/textproto"
 	"regexp"
 	"regexp/syntax"
 	"strings"
@@ -12,11 +11,11 @@ import (
 // Coverage: whether every request one route match accepts is also accepted
 // by another. The answer must never be a false "yes" (a shadow warning for
 // a rule that does receive traffic), so every case that cannot be decided
-// exactly is "no". The semantics are the data plane's (emulator/match.go):
+// exactly is "no". The semantics are the table's (engine/table match.go):
 // PathPrefix is segment-aware with trailing slashes dropped, regular
-// expressions match the whole value (RE2), header names are compared
-// case-insensitively and query param names exactly, and of several entries
-// with equivalent names only the first counts.
+// expressions match the whole value (RE2), header names are canonical and
+// query param names exact, and of several entries with equivalent names
+// only the first is kept.
 
 // coverChecker decides coverage between the rules of one translation; it
 // caches compiled regular expressions.
@@ -52,33 +51,14 @@ func (c *coverChecker) covers(a, b *RouteRule) bool {
 	return false
 }
 
-func (c *coverChecker) coversHTTP(a, b *table.HTTPRouteMatch) bool {
-	if a.Method != nil && (b.Method == nil || *a.Method != *b.Method) {
+func (c *coverChecker) coversHTTP(a, b *table.HTTPMatch) bool {
+	if a.Method != "" && a.Method != b.Method {
 		return false
 	}
-	if !c.coversPath(a, b) {
+	if !c.coversPath(a.Path, b.Path) {
 		return false
 	}
-	return c.coversNamed(httpHeaders(a.Headers), httpHeaders(b.Headers)) &&
-		c.coversNamed(queryParams(a.QueryParams), queryParams(b.QueryParams))
-}
-
-// pathOf returns a match's path type and value as the data plane uses it:
-// PathPrefix values without trailing slashes ("" for "/").
-func pathOf(m *table.HTTPRouteMatch) (table.PathMatchType, string) {
-	typ, value := table.PathMatchPathPrefix, "/"
-	if m.Path != nil {
-		if m.Path.Type != nil {
-			typ = *m.Path.Type
-		}
-		if m.Path.Value != nil {
-			value = *m.Path.Value
-		}
-	}
-	if typ == table.PathMatchPathPrefix {
-		value = strings.TrimRight(value, "/")
-	}
-	return typ, value
+	return c.coversNamed(a.Headers, b.Headers) && c.coversNamed(a.QueryParams, b.QueryParams)
 }
 
 // segmentPrefix is the data plane's PathPrefix test for a normalised
@@ -87,29 +67,29 @@ func segmentPrefix(prefix, path string) bool {
 	return strings.HasPrefix(path, prefix) && (len(path) == len(prefix) || path[len(prefix)] == '/')
 }
 
-func (c *coverChecker) coversPath(a, b *table.HTTPRouteMatch) bool {
-	ta, va := pathOf(a)
-	tb, vb := pathOf(b)
+func (c *coverChecker) coversPath(a, b table.PathMatch) bool {
+	ta, va := a.Type, a.Value
+	tb, vb := b.Type, b.Value
 	switch ta {
-	case table.PathMatchExact:
-		return tb == table.PathMatchExact && va == vb
-	case table.PathMatchPathPrefix:
+	case table.MatchExact:
+		return tb == table.MatchExact && va == vb
+	case table.MatchPathPrefix:
 		switch tb {
-		case table.PathMatchExact:
+		case table.MatchExact:
 			return segmentPrefix(va, vb)
-		case table.PathMatchPathPrefix:
+		case table.MatchPathPrefix:
 			// Every path b matches starts with vb then "/" or ends; it
 			// starts with va on a segment boundary when vb does.
 			return segmentPrefix(va, vb)
 		}
 		return false // a regular expression may match paths without a leading "/"
-	case table.PathMatchRegularExpression:
+	case table.MatchRegularExpression:
 		switch tb {
-		case table.PathMatchExact:
+		case table.MatchExact:
 			return c.fullMatch(va, vb)
-		case table.PathMatchRegularExpression:
+		case table.MatchRegularExpression:
 			return va == vb
-		case table.PathMatchPathPrefix:
+		case table.MatchPathPrefix:
 			return regexCoversPrefix(va, vb)
 		}
 	}
@@ -143,60 +123,14 @@ func regexCoversPrefix(expr, p string) bool {
 	return strings.HasPrefix(p, lit)
 }
 
-// namedMatch is one header or query param match, its name normalised.
-type namedValue struct {
-	name, value string
-	regex       bool
-}
-
-func httpHeaders(hs []table.HTTPHeaderMatch) []namedValue {
-	out := make([]namedValue, 0, len(hs))
-	for _, h := range hs {
-		out = append(out, namedValue{textproto.CanonicalMIMEHeaderKey(string(h.Name)), h.Value,
-			h.Type != nil && *h.Type == table.HeaderMatchRegularExpression})
-	}
-	return firstByName(out)
-}
-
-func grpcHeaders(hs []table.GRPCHeaderMatch) []namedValue {
-	out := make([]namedValue, 0, len(hs))
-	for _, h := range hs {
-		out = append(out, namedValue{textproto.CanonicalMIMEHeaderKey(string(h.Name)), h.Value,
-			h.Type != nil && *h.Type == table.GRPCHeaderMatchRegularExpression})
-	}
-	return firstByName(out)
-}
-
-func queryParams(qs []table.HTTPQueryParamMatch) []namedValue {
-	out := make([]namedValue, 0, len(qs))
-	for _, q := range qs {
-		out = append(out, namedValue{string(q.Name), q.Value,
-			q.Type != nil && *q.Type == table.QueryParamMatchRegularExpression})
-	}
-	return firstByName(out)
-}
-
-// firstByName keeps the first entry of each name, as the spec requires.
-func firstByName(in []namedValue) []namedValue {
-	out := in[:0]
-	seen := map[string]bool{}
-	for _, n := range in {
-		if !seen[n.name] {
-			seen[n.name] = true
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
 // coversNamed reports whether every condition of a is implied by b's
 // condition on the same name.
-func (c *coverChecker) coversNamed(a, b []namedValue) bool {
+func (c *coverChecker) coversNamed(a, b []table.ValueMatch) bool {
 	for _, na := range a {
 		ok := false
 		for _, nb := range b {
-			if nb.name == na.name {
-				ok = c.coversValue(na.value, na.regex, nb.value, nb.regex)
+			if nb.Name == na.Name {
+				ok = c.coversValue(na.Value, na.Type == table.MatchRegularExpression, nb.Value, nb.Type == table.MatchRegularExpression)
 				break
 			}
 		}
@@ -222,29 +156,13 @@ func (c *coverChecker) coversValue(va string, ra bool, vb string, rb bool) bool 
 	return false
 }
 
-func (c *coverChecker) coversGRPC(a, b *table.GRPCRouteMatch) bool {
-	sa, ma, ra := grpcMethodParts(a)
-	sb, mb, rb := grpcMethodParts(b)
+func (c *coverChecker) coversGRPC(a, b *table.GRPCMatch) bool {
+	ra, rb := a.Type == table.MatchRegularExpression, b.Type == table.MatchRegularExpression
 	part := func(va, vb string) bool {
 		if va == "" {
 			return true
 		}
 		return vb != "" && c.coversValue(va, ra, vb, rb)
 	}
-	return part(sa, sb) && part(ma, mb) && c.coversNamed(grpcHeaders(a.Headers), grpcHeaders(b.Headers))
-}
-
-// grpcMethodParts returns a match's service and method ("" matches any)
-// and whether they are regular expressions.
-func grpcMethodParts(m *table.GRPCRouteMatch) (service, method string, regex bool) {
-	if m.Method == nil {
-		return "", "", false
-	}
-	if m.Method.Service != nil {
-		service = *m.Method.Service
-	}
-	if m.Method.Method != nil {
-		method = *m.Method.Method
-	}
-	return service, method, m.Method.Type != nil && *m.Method.Type == table.GRPCMethodMatchRegularExpression
+	return part(a.Service, b.Service) && part(a.Method, b.Method) && c.coversNamed(a.Headers, b.Headers)
 }

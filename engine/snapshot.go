@@ -42,6 +42,11 @@ type Snapshot struct {
 	UDPRoutes          []*gwv1.UDPRoute
 	ReferenceGrants    []*gwv1.ReferenceGrant
 	BackendTLSPolicies []*gwv1.BackendTLSPolicy
+	// XBackendTrafficPolicies are the experimental BackendTrafficPolicy
+	// (xbackendtrafficpolicy.go).
+	XBackendTrafficPolicies []*gwxv1a1.XBackendTrafficPolicy
+	// XBackends are the experimental backendRef kind (xbackend.go).
+	XBackends []*gwxv1a1.XBackend
 	// XMeshes are the experimental Mesh objects (GEP-3949).
 	XMeshes        []*gwxv1a1.XMesh
 	Services       []*corev1.Service

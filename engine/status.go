@@ -44,6 +44,7 @@ func (t *translator) finishGateway(g *gatewayState) {
 	}
 	// Accepted=ListenersNotValid was decided by acceptGateway.
 	g.cond.setDefault(acc, metav1.ConditionTrue, string(gwv1.GatewayReasonAccepted), "accepted by gwdev")
+	t.defaultGatewayCondition(g) // defaultgw.go
 	switch {
 	case !g.accepted():
 		g.cond.fail(prog, string(gwv1.GatewayReasonInvalid), "the Gateway is not accepted")
@@ -140,17 +141,29 @@ func (t *translator) writePolicyStatus(ps *policyState) {
 	if len(ps.ancestors) == 0 {
 		t.note(SeverityInfo, ps.key, "", "no route of a managed Gateway uses a Service this policy targets")
 	}
+	ps.obj.Status.Ancestors = t.policyAncestorStatus(ps.ancestors, ps.cond)
+}
+
+// policyAncestorStatus is a policy's status.ancestors: one entry per
+// Gateway (at most 16, as the API allows), each with the policy's
+// conditions.
+func (t *translator) policyAncestorStatus(ancestors []*gatewayState, cond *conditionSet) []gwv1.PolicyAncestorStatus {
 	out := []gwv1.PolicyAncestorStatus{} // "An empty list means the Policy is not relevant for any ancestors."
-	for i, g := range ps.ancestors {
+	for i, g := range ancestors {
 		if i == 16 {
 			break
 		}
-		grp, kind, ns := gwv1.Group(Group), gwv1.Kind("Gateway"), gwv1.Namespace(g.key.Namespace)
 		out = append(out, gwv1.PolicyAncestorStatus{
-			AncestorRef:    gwv1.ParentReference{Group: &grp, Kind: &kind, Namespace: &ns, Name: gwv1.ObjectName(g.key.Name)},
+			AncestorRef:    gatewayParentRef(g),
 			ControllerName: gwv1.GatewayController(t.opts.controllerName()),
-			Conditions:     ps.cond.list(),
+			Conditions:     cond.list(),
 		})
 	}
-	ps.obj.Status.Ancestors = out
+	return out
+}
+
+// gatewayParentRef names a Gateway as a status ancestor or parent.
+func gatewayParentRef(g *gatewayState) gwv1.ParentReference {
+	grp, kind, ns := gwv1.Group(Group), gwv1.Kind("Gateway"), gwv1.Namespace(g.key.Namespace)
+	return gwv1.ParentReference{Group: &grp, Kind: &kind, Namespace: &ns, Name: gwv1.ObjectName(g.key.Name)}
 }

@@ -11,18 +11,6 @@ import (
 // engine/table/gen from the Gateway API types, field for field); these
 // convert the lists.
 
-// toFilters copies filters into the table's types (nil: none).
-func toFilters(in []gwv1.HTTPRouteFilter) []table.HTTPRouteFilter {
-	if in == nil {
-		return nil
-	}
-	out := make([]table.HTTPRouteFilter, len(in))
-	for i := range in {
-		out[i] = *toHTTPRouteFilter(&in[i])
-	}
-	return out
-}
-
 // toSubjectAltNames copies subject alternative names into the table's types.
 func toSubjectAltNames(in []gwv1.SubjectAltName) []table.SubjectAltName {
 	if in == nil {

@@ -10,7 +10,6 @@ import (
 // TestValidateExternalAuth: the table refuses ExternalAuth entries the data
 // plane could not enforce.
 func TestValidateExternalAuth(t *testing.T) {
-	pt, v := table.PathMatchPathPrefix, "/"
 	backend := &Backend{Name: "b", Target: &Target{Kind: TargetEcho}}
 	for _, c := range []struct {
 		a    *ExternalAuth
@@ -22,7 +21,7 @@ func TestValidateExternalAuth(t *testing.T) {
 		{&ExternalAuth{Name: "a", Protocol: "SOAP", Backend: backend}, `protocol "SOAP"`},
 		{nil, "without a name"},
 	} {
-		rule := &RouteRule{Name: "r", HTTP: &table.HTTPRouteMatch{Path: &table.HTTPPathMatch{Type: &pt, Value: &v}},
+		rule := &RouteRule{Name: "r", HTTP: &table.HTTPMatch{Path: table.PathMatch{Type: table.MatchPathPrefix}},
 			ExternalAuth: []*ExternalAuth{c.a}}
 		tab := &Table{Gateways: []*GatewayTable{{Name: "g", Ports: []*PortTable{{Port: 80, Transport: "TCP",
 			Listeners: []*ListenerTable{{Name: "l", Protocol: table.HTTPProtocolType,

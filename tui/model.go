@@ -28,6 +28,10 @@ type Options struct {
 	// Clipboard receives OSC 52 sequences when a request is copied as curl,
 	// normally the terminal (nil: the command is only shown).
 	Clipboard io.Writer
+	// SystemClipboard puts text on the system clipboard (xclip, wl-copy,
+	// pbcopy…) and fails when there is none (nil: none); it is tried before
+	// OSC 52, and only its success is reported as "copied".
+	SystemClipboard func(string) error
 	// Client sends replayed requests (nil: a client that follows no
 	// redirects and uses no proxy).
 	Client *http.Client
@@ -123,7 +127,7 @@ func New(opts Options) *Model {
 		newOverviewView(c),
 		newRoutesView(c),
 		newProblemsView(c),
-		newTracesView(c, opts.TraceLimit, &requester{clipboard: opts.Clipboard, client: opts.Client}),
+		newTracesView(c, opts.TraceLimit, &requester{clipboard: opts.Clipboard, system: opts.SystemClipboard, client: opts.Client}),
 		newDetailView(c),
 		newGraphView(c),
 	}

@@ -76,7 +76,7 @@ spec:
 		t.Fatal("no trace")
 	}
 	detail := strings.Join(traceDetail(newStyles(lipgloss.NewRenderer(io.Discard), true), tr, 120), "\n")
-	curl, left, err := curlCommand(tr)
+	curl, left, err := commandLine(tr)
 	if err != nil {
 		t.Fatal(err)
 	}

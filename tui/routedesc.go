@@ -83,42 +83,32 @@ func conditionCell(conds []metav1.Condition, typ string) string {
 func describeMatch(r *engine.RouteRule) string {
 	var parts []string
 	if m := r.HTTP; m != nil {
-		if m.Path != nil {
-			t := table.PathMatchPathPrefix
-			if m.Path.Type != nil {
-				t = *m.Path.Type
-			}
-			v := "/"
-			if m.Path.Value != nil {
-				v = *m.Path.Value
-			}
-			parts = append(parts, string(t)+" "+v)
-		}
-		if m.Method != nil {
-			parts = append(parts, "method "+string(*m.Method))
+		parts = append(parts, m.Path.String())
+		if m.Method != "" {
+			parts = append(parts, "method "+m.Method)
 		}
 		for _, h := range m.Headers {
-			parts = append(parts, "header "+string(h.Name)+"="+h.Value)
+			parts = append(parts, "header "+h.Name+"="+h.Value)
 		}
 		for _, q := range m.QueryParams {
-			parts = append(parts, "query "+string(q.Name)+"="+q.Value)
+			parts = append(parts, "query "+q.Name+"="+q.Value)
 		}
 	}
 	if m := r.GRPC; m != nil {
-		if m.Method != nil {
+		if m.Service != "" || m.Method != "" {
 			svc, meth := "*", "*"
-			if m.Method.Service != nil {
-				svc = *m.Method.Service
+			if m.Service != "" {
+				svc = m.Service
 			}
-			if m.Method.Method != nil {
-				meth = *m.Method.Method
+			if m.Method != "" {
+				meth = m.Method
 			}
 			parts = append(parts, "gRPC "+svc+"/"+meth)
 		} else {
 			parts = append(parts, "gRPC any method")
 		}
 		for _, h := range m.Headers {
-			parts = append(parts, "header "+string(h.Name)+"="+h.Value)
+			parts = append(parts, "header "+h.Name+"="+h.Value)
 		}
 	}
 	if len(parts) == 0 {
@@ -127,19 +117,17 @@ func describeMatch(r *engine.RouteRule) string {
 	return strings.Join(parts, ", ")
 }
 
-// describeFilter renders a filter on one line.
-func describeFilter(f table.HTTPRouteFilter) string {
+// describeFilter renders a filter on one line; mirrors are the resolved
+// mirror backends of its rule or backend.
+func describeFilter(f table.Filter, mirrors []*engine.Backend) string {
 	s := string(f.Type)
-	headers := func(h *table.HTTPHeaderFilter) string {
-		if h == nil {
-			return ""
-		}
+	headers := func(h *table.HeaderModifier) string {
 		var p []string
 		for _, x := range h.Set {
-			p = append(p, "set "+string(x.Name)+": "+x.Value)
+			p = append(p, "set "+x.Name+": "+x.Value)
 		}
 		for _, x := range h.Add {
-			p = append(p, "add "+string(x.Name)+": "+x.Value)
+			p = append(p, "add "+x.Name+": "+x.Value)
 		}
 		for _, x := range h.Remove {
 			p = append(p, "remove "+x)
@@ -155,35 +143,35 @@ func describeFilter(f table.HTTPRouteFilter) string {
 	case f.RequestRedirect != nil:
 		r := f.RequestRedirect
 		var p []string
-		if r.Scheme != nil {
-			p = append(p, "scheme "+*r.Scheme)
+		if r.Scheme != "" {
+			p = append(p, "scheme "+r.Scheme)
 		}
-		if r.Hostname != nil {
-			p = append(p, "host "+string(*r.Hostname))
+		if r.Hostname != "" {
+			p = append(p, "host "+r.Hostname)
 		}
-		if r.Port != nil {
-			p = append(p, "port "+strconv.Itoa(int(*r.Port)))
+		if r.Port != 0 {
+			p = append(p, "port "+strconv.Itoa(int(r.Port)))
 		}
 		if r.Path != nil {
-			p = append(p, "path "+pathModifier(*r.Path))
+			p = append(p, "path "+pathRewrite(*r.Path))
 		}
-		if r.StatusCode != nil {
-			p = append(p, "status "+strconv.Itoa(*r.StatusCode))
-		}
+		p = append(p, "status "+strconv.Itoa(r.StatusCode))
 		detail = strings.Join(p, ", ")
 	case f.URLRewrite != nil:
 		var p []string
-		if f.URLRewrite.Hostname != nil {
-			p = append(p, "host "+string(*f.URLRewrite.Hostname))
+		if f.URLRewrite.Hostname != "" {
+			p = append(p, "host "+f.URLRewrite.Hostname)
 		}
 		if f.URLRewrite.Path != nil {
-			p = append(p, "path "+pathModifier(*f.URLRewrite.Path))
+			p = append(p, "path "+pathRewrite(*f.URLRewrite.Path))
 		}
 		detail = strings.Join(p, ", ")
 	case f.RequestMirror != nil:
-		detail = "to " + string(f.RequestMirror.BackendRef.Name)
-	case f.ExtensionRef != nil:
-		detail = string(f.ExtensionRef.Kind) + " " + string(f.ExtensionRef.Name)
+		if i := f.RequestMirror.Index; i < len(mirrors) && mirrors[i] != nil {
+			detail = "to " + mirrors[i].Service.Name
+		}
+	case f.Unsupported != "":
+		detail = f.Unsupported
 	}
 	if detail != "" {
 		s += " (" + detail + ")"
@@ -191,14 +179,14 @@ func describeFilter(f table.HTTPRouteFilter) string {
 	return s
 }
 
-func pathModifier(p table.HTTPPathModifier) string {
-	switch {
-	case p.ReplaceFullPath != nil:
-		return "= " + *p.ReplaceFullPath
-	case p.ReplacePrefixMatch != nil:
-		return "prefix → " + *p.ReplacePrefixMatch
+func pathRewrite(p table.PathRewrite) string {
+	if p.Type == table.ReplaceFullPath {
+		return "= " + p.Value
 	}
-	return string(p.Type)
+	if p.Value == "" {
+		return "prefix → /"
+	}
+	return "prefix → " + p.Value
 }
 
 // describeBackend renders a backend and what it resolved to.

@@ -284,7 +284,7 @@ func (v *routesView) routeDetail(r routeObject) []string {
 			rule := e.HTTP
 			lines = append(lines, st.Bold.Render(entryLabel(e))+"  "+describeMatch(rule)+"  "+served)
 			for _, f := range rule.Filters {
-				lines = append(lines, "    filter   "+describeFilter(f))
+				lines = append(lines, "    filter   "+describeFilter(f, rule.Mirrors))
 			}
 			if rule.DirectStatus != 0 {
 				lines = append(lines, "    "+st.Error.Render(fmt.Sprintf("answers %d: %s", rule.DirectStatus, rule.DirectReason)))
@@ -349,6 +349,7 @@ func (v *routesView) ShortHelp() []key.Binding {
 
 func (v *routesView) FullHelp() [][]key.Binding {
 	k := v.keys
-	return [][]key.Binding{k.moves(), {withHelp(k.Enter, "expand/collapse rules"), withHelp(k.Back, "collapse"),
-		withHelp(k.PageDown, "scroll rules (expanded)"), k.Detail}}
+	moves := []key.Binding{k.Up, k.Down, withHelp(k.PageUp, "page up (scroll rules when expanded)"),
+		withHelp(k.PageDown, "page down (scroll rules when expanded)"), k.Top, k.Bottom}
+	return [][]key.Binding{moves, {withHelp(k.Enter, "expand/collapse rules"), withHelp(k.Back, "collapse"), k.Detail}}
 }

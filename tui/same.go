@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	"github.com/gwdev/gwdev/engine"
 )
@@ -38,6 +39,12 @@ func sameObject(a, b metav1.Object) bool {
 			(x.Status == nil || sameConds(x.Status.Conditions, y.Status.Conditions))
 	case *gwv1.BackendTLSPolicy:
 		y, ok := b.(*gwv1.BackendTLSPolicy)
+		return ok && sameMeta(x, y) && reflect.DeepEqual(x.Spec, y.Spec) && samePolicyStatus(&x.Status, &y.Status)
+	case *gwxv1a1.XBackendTrafficPolicy:
+		y, ok := b.(*gwxv1a1.XBackendTrafficPolicy)
+		return ok && sameMeta(x, y) && reflect.DeepEqual(x.Spec, y.Spec) && samePolicyStatus(&x.Status, &y.Status)
+	case *gwxv1a1.XBackend:
+		y, ok := b.(*gwxv1a1.XBackend)
 		if !ok || !sameMeta(x, y) || !reflect.DeepEqual(x.Spec, y.Spec) || len(x.Status.Ancestors) != len(y.Status.Ancestors) {
 			return false
 		}
@@ -50,6 +57,20 @@ func sameObject(a, b metav1.Object) bool {
 		return true
 	}
 	return reflect.DeepEqual(a, b)
+}
+
+// samePolicyStatus compares policy ancestors, lastTransitionTime aside.
+func samePolicyStatus(x, y *gwv1.PolicyStatus) bool {
+	if len(x.Ancestors) != len(y.Ancestors) {
+		return false
+	}
+	for i, p := range x.Ancestors {
+		q := y.Ancestors[i]
+		if p.ControllerName != q.ControllerName || !reflect.DeepEqual(p.AncestorRef, q.AncestorRef) || !sameConds(p.Conditions, q.Conditions) {
+			return false
+		}
+	}
+	return true
 }
 
 func sameMeta(a, b metav1.Object) bool {

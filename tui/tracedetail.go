@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/lipgloss"
+
 	"github.com/gwdev/gwdev/emulator"
 )
 
@@ -17,12 +19,12 @@ const detailHang = 14
 func traceDetail(st *styles, t emulator.Trace, width int) []string {
 	statusStyle := st.OK
 	switch {
-	case t.Status >= 500 || t.Status == 0:
+	case t.Status >= 500 || t.Status == 0 && t.End == "":
 		statusStyle = st.Error
 	case t.Status >= 400:
 		statusStyle = st.Warning
 	}
-	head := st.Title.Render(t.Method+" "+t.Host+t.Path) + "  → " + statusStyle.Render(strconv.Itoa(t.Status)) +
+	head := st.Title.Render(strings.TrimSpace(t.Method+" "+t.Host+t.Path)) + "  → " + statusStyle.Render(statusCell(t)) +
 		"  " + roundDuration(time.Duration(t.Duration)) + "  " + st.Dim.Render(t.Time.Format("15:04:05.000"))
 	if t.Client != "" {
 		head += st.Dim.Render("  from " + t.Client)
@@ -48,11 +50,18 @@ func traceDetail(st *styles, t emulator.Trace, width int) []string {
 		arrived += " gRPC"
 	}
 	add("arrived", arrived)
+	if tls := tlsSummary(t); tls != "" {
+		add("tls", tls)
+	}
 	switch {
 	case t.Listener == "":
 		fail(orDefault(t.Reason, "no listener took the request"))
 	default:
-		add("listener", t.Listener+st.Dim.Render("  (host "+t.Host+")"))
+		l := t.Listener
+		if t.Host != "" {
+			l += st.Dim.Render("  (host " + t.Host + ")")
+		}
+		add("listener", l)
 		if t.VirtualHost != "" {
 			add("vhost", t.VirtualHost)
 		}
@@ -94,7 +103,18 @@ func traceDetail(st *styles, t emulator.Trace, width int) []string {
 			add("redirect", t.Location)
 		}
 	}
-	add("answered", statusStyle.Render(strconv.Itoa(t.Status)))
+	if t.Hint != "" {
+		add("instead", st.OK.Render(t.Hint))
+	}
+	switch {
+	case t.GRPCStatus != "":
+		add("answered", statusStyle.Render(strconv.Itoa(t.Status))+" grpc-status "+grpcStyle(st, t.GRPCStatus).Render(t.GRPCStatus))
+	case t.Status != 0:
+		add("answered", statusStyle.Render(strconv.Itoa(t.Status)))
+	}
+	if t.End != "" {
+		add("ended", t.End)
+	}
 	lines = append(lines, "", st.Bold.Render("Timings"))
 	total := time.Duration(t.Duration)
 	up := time.Duration(t.UpstreamDuration)
@@ -129,4 +149,37 @@ func indentAll(lines []string, indent, empty string) []string {
 		out[i] = indent + l
 	}
 	return out
+}
+
+// tlsSummary is a trace's TLS line: SNI, the ALPN offered and agreed, the
+// version and the client certificate ("" : not a TLS connection).
+func tlsSummary(t emulator.Trace) string {
+	isTLS := t.SNI != "" || t.TLSVersion != "" || len(t.ALPN) > 0 || t.NegotiatedProtocol != "" ||
+		strings.HasPrefix(t.Proto, "TLS") || strings.HasPrefix(t.Proto, "HTTPS")
+	if !isTLS {
+		return ""
+	}
+	parts := []string{"SNI " + orDefault(t.SNI, "(none)")}
+	if len(t.ALPN) > 0 || t.NegotiatedProtocol != "" {
+		alpn := "ALPN " + orDefault(strings.Join(t.ALPN, ","), "(none offered)")
+		if t.NegotiatedProtocol != "" {
+			alpn += " → " + t.NegotiatedProtocol
+		}
+		parts = append(parts, alpn)
+	}
+	if t.TLSVersion != "" {
+		parts = append(parts, t.TLSVersion)
+	}
+	if t.ClientCert != "" {
+		parts = append(parts, "client cert: "+t.ClientCert)
+	}
+	return strings.Join(parts, " · ")
+}
+
+// grpcStyle colours a grpc-status name: OK is fine, anything else failed.
+func grpcStyle(st *styles, status string) lipgloss.Style {
+	if status == "OK" {
+		return st.OK
+	}
+	return st.Error
 }

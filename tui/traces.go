@@ -131,7 +131,7 @@ func (v *tracesView) columns() []table.Column {
 
 // cells renders a trace's cells for the current width.
 func (v *tracesView) cells(t emulator.Trace) []string {
-	status := strconv.Itoa(t.Status)
+	status := statusCell(t)
 	lat := roundDuration(time.Duration(t.Duration))
 	if !v.wide() {
 		return []string{t.Time.Format("15:04:05"), t.Method, t.Host, t.Path, ruleCell(t), status, lat}
@@ -144,6 +144,9 @@ func (v *tracesView) cells(t emulator.Trace) []string {
 // nothing matched.
 func ruleCell(t emulator.Trace) string {
 	if t.Rule == "" {
+		if idleClose(t) {
+			return "· " + t.Reason
+		}
 		if t.Reason != "" {
 			return "✗ " + t.Reason
 		}
@@ -489,4 +492,34 @@ func headerLines(h http.Header) []string {
 		}
 	}
 	return out
+}
+
+// statusCell is the ST column: the HTTP status, a gRPC failure's code as
+// "g" and its number (the HTTP status of a gRPC answer is 200 whatever
+// happened), "-" for a connection that carried no request.
+func statusCell(t emulator.Trace) string {
+	if t.GRPCStatus != "" && t.GRPCStatus != "OK" {
+		for c := range grpcCodes {
+			if grpcCodes[c] == t.GRPCStatus {
+				return "g" + strconv.Itoa(c)
+			}
+		}
+		return "g?"
+	}
+	if t.Status == 0 {
+		return "-"
+	}
+	return strconv.Itoa(t.Status)
+}
+
+// grpcCodes are the gRPC status names by code, as traces spell them.
+var grpcCodes = [...]string{"OK", "Canceled", "Unknown", "InvalidArgument", "DeadlineExceeded", "NotFound",
+	"AlreadyExists", "PermissionDenied", "ResourceExhausted", "FailedPrecondition", "Aborted", "OutOfRange",
+	"Unimplemented", "Internal", "Unavailable", "DataLoss", "Unauthenticated"}
+
+// idleClose reports whether a trace is a connection that closed without
+// sending anything (an idle keep-alive or preconnected socket the client
+// gave up): worth listing, not a failure.
+func idleClose(t emulator.Trace) bool {
+	return t.Method == "" && t.Status == 0 && t.BytesIn == 0 && t.End == "" && t.Listener == "" && t.Hint == ""
 }

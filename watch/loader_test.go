@@ -146,7 +146,7 @@ metadata:
   namespace: apps
 ---
 apiVersion: gateway.networking.x-k8s.io/v1alpha1
-kind: XBackendTrafficPolicy
+kind: XFuture
 metadata:
   name: p
 ---
@@ -172,7 +172,7 @@ metadata:
 `})
 	wantSkipped := []Skipped{
 		{File: filepath.Join(dir, "m.yaml"), Line: 1, APIVersion: "apps/v1", Kind: "Deployment", Namespace: "apps", Name: "web"},
-		{File: filepath.Join(dir, "m.yaml"), Line: 7, APIVersion: "gateway.networking.x-k8s.io/v1alpha1", Kind: "XBackendTrafficPolicy", Name: "p"},
+		{File: filepath.Join(dir, "m.yaml"), Line: 7, APIVersion: "gateway.networking.x-k8s.io/v1alpha1", Kind: "XFuture", Name: "p"},
 	}
 	if diff := cmp.Diff(wantSkipped, r.Skipped); diff != "" {
 		t.Errorf("Skipped (-want +got):\n%s", diff)

@@ -112,6 +112,14 @@ func (s Skipped) String() string {
 	return s.File + ":" + strconv.Itoa(s.Line) + ": " + s.APIVersion + " " + s.Kind + " " + name
 }
 
+// GatewayAPI reports whether the object belongs to a Gateway API group
+// (standard or experimental): gwdev reports such objects as warnings, since
+// a manifest using a Gateway API kind expects it to do something.
+func (s Skipped) GatewayAPI() bool {
+	group, _, _ := strings.Cut(s.APIVersion, "/")
+	return strings.Contains(s.APIVersion, "/") && (group == groupGateway || group == engine.ExperimentalGroup)
+}
+
 // compareProblems orders problems by position, then by content, so that
 // output is stable.
 func compareProblems(a, b Problem) int {

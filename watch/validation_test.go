@@ -232,6 +232,42 @@ spec:
 			},
 		},
 		{
+			name: "XBackendTrafficPolicy budget out of range (schema and CEL)",
+			yaml: `apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XBackendTrafficPolicy
+metadata:
+  name: p
+spec:
+  targetRefs: [{group: "", kind: Service, name: svc}]
+  retryConstraint:
+    budget: {percent: 101, interval: 2h}
+    minRetryRate: {count: 0, interval: 0s}
+`,
+			want: []string{
+				"m.yaml:8:14: XBackendTrafficPolicy/default/p: spec.retryConstraint.budget.percent: Invalid value: 101: should be less than or equal to 100",
+				`m.yaml:8:28: XBackendTrafficPolicy/default/p: spec.retryConstraint.budget.interval: Invalid value: "2h": interval cannot be greater than one hour or less than one second`,
+				"m.yaml:9:20: XBackendTrafficPolicy/default/p: spec.retryConstraint.minRetryRate.count: Invalid value: 0: should be greater than or equal to 1",
+				`m.yaml:9:30: XBackendTrafficPolicy/default/p: spec.retryConstraint.minRetryRate.interval: Invalid value: "0s": interval cannot be greater than one hour`,
+			},
+		},
+		{
+			name: "XBackend unknown field and cluster.local hostname",
+			yaml: `apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XBackend
+metadata:
+  name: b
+spec:
+  type: ExternalHostname
+  externalHostname: {hostname: svc.ns.svc.cluster.local}
+  port: {port: 8080}
+  colour: blue
+`,
+			want: []string{
+				`m.yaml:7:22: XBackend/default/b: spec.externalHostname.hostname: Invalid value: "svc.ns.svc.cluster.local": hostname must not be an IP address or end with .cluster.local`,
+				`m.yaml:9:3: XBackend/default/b: unknown field "spec.colour"`,
+			},
+		},
+		{
 			name: "duplicate field",
 			yaml: `apiVersion: v1
 kind: ConfigMap

@@ -93,6 +93,10 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	mappings, where, err := projectMappings(sources)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	loader, err := newLoader()
 	if err != nil {
@@ -115,8 +119,10 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 		lr = watch.Merge(results...)
 	}
 	loaded := time.Since(start)
-	res := engine.Translate(lr.Snapshot, engine.Options{Classes: o.classes, Now: now, Profiles: profiles, YCCertificates: ycCerts})
-	addLoadWarnings(res, lr.Warnings)
+	res := engine.Translate(lr.Snapshot, engine.Options{Classes: o.classes, Now: now, Profiles: profiles, YCCertificates: ycCerts,
+		BackendMappings: mappings})
+	addLoadWarnings(res, lr)
+	addFindings(res, mappingFindings(res.Objects, mappings, where))
 	total := time.Since(start)
 
 	out := cmd.OutOrStdout()
@@ -163,11 +169,21 @@ func hasWarnings(res *engine.Result) bool {
 }
 
 // addLoadWarnings adds the loader's warnings (symlinks followed out of
-// the folder) to the result's findings, first among the warnings, so that
-// check, --strict, the dashboard and the admin API show them as they show
-// the engine's.
-func addLoadWarnings(res *engine.Result, ws []watch.Warning) {
-	if len(ws) == 0 {
+// the folder, objects of Gateway API kinds gwdev does not load) to the
+// result's findings, first among the warnings, so that check, --strict, the
+// dashboard and the admin API show them as they show the engine's.
+func addLoadWarnings(res *engine.Result, lr *watch.LoadResult) {
+	ws := lr.Warnings
+	var skipped []engine.Finding
+	for _, s := range lr.Skipped {
+		if s.GatewayAPI() {
+			skipped = append(skipped, engine.Finding{Severity: engine.SeverityWarning,
+				Object: engine.ObjectKey{Kind: s.Kind, Namespace: s.Namespace, Name: s.Name},
+				Source: engine.Source{File: s.File, Line: s.Line}, Reason: engine.ReasonNotImplemented,
+				Message: engine.SkippedKindWarning(s.Kind)})
+		}
+	}
+	if len(ws) == 0 && len(skipped) == 0 {
 		return
 	}
 	i := 0
@@ -179,6 +195,7 @@ func addLoadWarnings(res *engine.Result, ws []watch.Warning) {
 	for _, w := range ws {
 		fs = append(fs, engine.Finding{Severity: engine.SeverityWarning, Source: engine.Source{File: w.File}, Message: w.Message})
 	}
+	fs = append(fs, skipped...)
 	res.Findings = append(fs, res.Findings[i:]...)
 }
 

@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
-	"sigs.k8s.io/yaml"
+	yaml "go.yaml.in/yaml/v4"
 
 	"github.com/gwdev/gwdev/watch"
 )
@@ -16,76 +20,279 @@ import (
 type projectConfig struct {
 	// Backends maps "namespace/service:port" (or "service:port" in default)
 	// to a local "host:port" that serves it.
-	Backends map[string]string `json:"backends,omitempty"`
+	Backends map[string]string
 	// Profiles maps GatewayClass names to implementation profiles
 	// (profiles.go).
-	Profiles map[string]string `json:"profiles,omitempty"`
+	Profiles map[string]string
 	// YCCertificates gives the local PEM files of gwin YCCertificate
 	// references, keyed by "namespace/name" (profiles.go).
-	YCCertificates map[string]ycCertificateFiles `json:"ycCertificates,omitempty"`
+	YCCertificates map[string]ycCertificateFiles
+	// where maps "backends.KEY" (and the other sections' keys) to the
+	// entry's position (nil: no file).
+	where map[string]configPos
+}
+
+// configPos is where an entry of gwdev.yaml is.
+type configPos struct {
+	File         string
+	Line, Column int
+}
+
+func (p configPos) String() string {
+	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Column)
+}
+
+// configError is a mistake in gwdev.yaml, placed at file:line:column and
+// naming the field.
+type configError struct {
+	File         string
+	Line, Column int
+	// Field is the path of the offending entry, such as
+	// `backends."default/api:8080"` ("" for the file as a whole).
+	Field   string
+	Message string
+}
+
+func (e *configError) Error() string {
+	pos := e.File
+	if e.Line > 0 {
+		pos = fmt.Sprintf("%s:%d:%d", e.File, e.Line, e.Column)
+	}
+	if e.Field == "" {
+		return pos + ": " + e.Message
+	}
+	return pos + ": " + e.Field + ": " + e.Message
+}
+
+// problem is e as a load problem (the dashboard's Problems view and up's
+// plain lines show it with the manifests' problems).
+func (e *configError) problem() watch.Problem {
+	msg := e.Message
+	if e.Field != "" {
+		msg = e.Field + ": " + msg
+	}
+	return watch.Problem{File: e.File, Line: e.Line, Column: e.Column, Field: e.Field, Message: msg}
 }
 
 // backendKey matches "ns/name:port" or "name:port".
 var backendKey = regexp.MustCompile(`^(?:([a-z0-9]([-a-z0-9]*[a-z0-9])?)/)?([a-z0-9]([-a-z0-9]*[a-z0-9])?):([0-9]{1,5})$`)
 
+// configNames are the file names gwdev.yaml may have, in order of preference.
+var configNames = []string{"gwdev.yaml", "gwdev.yml"}
+
 // loadProjectConfig reads gwdev.yaml (or gwdev.yml) from dir; a missing file
-// is an empty config.
+// is an empty config. Its errors are *configError (file:line:column, field)
+// or the file's read error.
 func loadProjectConfig(dir string) (*projectConfig, string, error) {
-	for _, name := range []string{"gwdev.yaml", "gwdev.yml"} {
+	for _, name := range configNames {
 		p := filepath.Join(dir, name)
 		data, err := os.ReadFile(p)
-		if os.IsNotExist(err) {
+		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
 		if err != nil {
 			return nil, p, err
 		}
-		// The decoder refuses an alias bomb too, but after some work and
-		// without a position; this check words it with file:line.
-		if err := watch.CheckAliases(p, data); err != nil {
-			return nil, p, err
-		}
-		var c projectConfig
-		if err := yaml.UnmarshalStrict(data, &c); err != nil {
-			return nil, p, fmt.Errorf("%s: %w", p, err)
-		}
-		return &c, p, nil
+		c, err := parseProjectConfig(p, data)
+		return c, p, err
 	}
 	return &projectConfig{}, "", nil
 }
 
+// parseProjectConfig decodes gwdev.yaml from data, refusing unknown keys
+// and values of the wrong shape with their position.
+func parseProjectConfig(file string, data []byte) (*projectConfig, error) {
+	// The decoder refuses an alias bomb too, but after some work and
+	// without a position; this check words it with file:line.
+	if err := watch.CheckAliases(file, data); err != nil {
+		return nil, err
+	}
+	c := &projectConfig{where: map[string]configPos{}}
+	dec, err := yaml.NewLoader(bytes.NewReader(data))
+	if err != nil {
+		return nil, &configError{File: file, Message: err.Error()}
+	}
+	var doc yaml.Node
+	if err := dec.Load(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return c, nil // empty or only comments
+		}
+		ce := &configError{File: file, Message: err.Error()}
+		var le *yaml.LoadError
+		if errors.As(err, &le) {
+			ce.Line, ce.Column, ce.Message = le.Mark.Line, le.Mark.Column, "not valid YAML: "+le.Message
+		}
+		return nil, ce
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		return c, nil
+	}
+	p := configParser{file: file, c: c}
+	if err := p.top(root); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// configParser walks gwdev.yaml's node tree.
+type configParser struct {
+	file string
+	c    *projectConfig
+}
+
+func (p *configParser) fail(n *yaml.Node, field, format string, args ...any) error {
+	return &configError{File: p.file, Line: n.Line, Column: n.Column, Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+func (p *configParser) at(n *yaml.Node) configPos {
+	return configPos{File: p.file, Line: n.Line, Column: n.Column}
+}
+
+// kindWord names a node's kind as the error messages do.
+func kindWord(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	return fmt.Sprintf("%q", n.Value)
+}
+
+func (p *configParser) top(root *yaml.Node) error {
+	if root.Kind != yaml.MappingNode {
+		return p.fail(root, "", "want a mapping with backends:, profiles: or ycCertificates:, not %s", kindWord(root))
+	}
+	sections := []string{"backends", "profiles", "ycCertificates"}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		var err error
+		switch k.Value {
+		case "backends":
+			p.c.Backends, err = p.strings(k.Value, v)
+		case "profiles":
+			p.c.Profiles, err = p.strings(k.Value, v)
+		case "ycCertificates":
+			err = p.ycCertificates(v)
+		default:
+			return p.fail(k, k.Value, "unknown field (gwdev.yaml has %s)", strings.Join(sections, ", "))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// strings decodes a mapping of strings to strings, recording where each
+// entry is.
+func (p *configParser) strings(section string, n *yaml.Node) (map[string]string, error) {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return nil, nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil, p.fail(n, section, "want a mapping of KEY: VALUE, not %s", kindWord(n))
+	}
+	out := map[string]string{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		field := fmt.Sprintf("%s.%q", section, k.Value)
+		if k.Kind != yaml.ScalarNode {
+			return nil, p.fail(k, section, "a key must be a string, not %s", kindWord(k))
+		}
+		if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
+			return nil, p.fail(v, field, "want a string value, not %s", kindWord(v))
+		}
+		if _, dup := out[k.Value]; dup {
+			return nil, p.fail(k, field, "given twice")
+		}
+		out[k.Value] = v.Value
+		p.c.where[section+"."+k.Value] = p.at(k)
+	}
+	return out, nil
+}
+
+func (p *configParser) ycCertificates(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return p.fail(n, "ycCertificates", "want a mapping of namespace/name: {cert: FILE, key: FILE}, not %s", kindWord(n))
+	}
+	p.c.YCCertificates = map[string]ycCertificateFiles{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		field := fmt.Sprintf("ycCertificates.%q", k.Value)
+		m, err := p.strings(field, v)
+		if err != nil {
+			return err
+		}
+		var f ycCertificateFiles
+		for name, val := range m {
+			switch name {
+			case "cert":
+				f.Cert = val
+			case "key":
+				f.Key = val
+			default:
+				return p.fail(v, field+"."+name, "unknown field (want cert and key)")
+			}
+		}
+		p.c.YCCertificates[k.Value] = f
+		p.c.where["ycCertificates."+k.Value] = p.at(k)
+	}
+	return nil
+}
+
 // backendMappings merges gwdev.yaml backends with --backend flags
 // ("ns/name:port=host:port"; flags win) into engine keys "ns/name:port".
-func backendMappings(cfg *projectConfig, flags []string) (map[string]string, error) {
-	out := map[string]string{}
-	add := func(key, target, where string) error {
+// where maps each key to the place it was given ("gwdev.yaml:3:3" or
+// "--backend"). A mistake in gwdev.yaml is a *configError.
+func backendMappings(cfg *projectConfig, flags []string) (out, where map[string]string, err error) {
+	out, where = map[string]string{}, map[string]string{}
+	add := func(key, target string) (string, string) {
 		m := backendKey.FindStringSubmatch(key)
 		if m == nil {
-			return fmt.Errorf("%s: %q is not namespace/service:port", where, key)
+			return "", fmt.Sprintf("%q is not namespace/service:port", key)
+		}
+		if !strings.Contains(target, ":") {
+			return "", fmt.Sprintf("target %q is not host:port", target)
 		}
 		ns := m[1]
 		if ns == "" {
 			ns = "default"
 		}
-		if !strings.Contains(target, ":") {
-			return fmt.Errorf("%s: target %q is not host:port", where, target)
-		}
-		out[ns+"/"+m[3]+":"+m[5]] = target
-		return nil
+		return ns + "/" + m[3] + ":" + m[5], ""
 	}
-	for k, v := range cfg.Backends {
-		if err := add(k, v, "gwdev.yaml backends"); err != nil {
-			return nil, err
+	keys := make([]string, 0, len(cfg.Backends))
+	for k := range cfg.Backends {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		pos := cfg.where["backends."+k]
+		key, bad := add(k, cfg.Backends[k])
+		if bad != "" {
+			return nil, nil, &configError{File: pos.File, Line: pos.Line, Column: pos.Column, Field: fmt.Sprintf("backends.%q", k), Message: bad}
 		}
+		out[key], where[key] = cfg.Backends[k], pos.String()
 	}
 	for _, f := range flags {
 		k, v, ok := strings.Cut(f, "=")
 		if !ok {
-			return nil, fmt.Errorf("--backend %q: want namespace/service:port=host:port", f)
+			return nil, nil, fmt.Errorf("--backend %q: want namespace/service:port=host:port", f)
 		}
-		if err := add(k, v, "--backend"); err != nil {
-			return nil, err
+		key, bad := add(k, v)
+		if bad != "" {
+			return nil, nil, fmt.Errorf("--backend %q: %s", f, bad)
 		}
+		out[key], where[key] = v, "--backend"
 	}
-	return out, nil
+	return out, where, nil
 }

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -30,8 +27,18 @@ type explainOptions struct {
 	gateway  string
 	output   string
 	backends []string
-	// sni is the TLS server name of an https URL ("" : the URL's host).
+	// sni is the TLS server name of an https, grpcs or tls URL ("" : the
+	// URL's host; given as "": none).
 	sni string
+	// alpn overrides the protocols the ClientHello offers.
+	alpn []string
+	// http2 sends HTTP/2 (h2c on http://, ALPN h2 on https://); http1
+	// sends HTTP/1.1 even for a gRPC content type.
+	http2, http1 bool
+	// certFile and keyFile are the client certificate a TLS probe presents.
+	certFile, keyFile string
+	// methodSet says whether -X was given (gRPC URLs default to POST).
+	methodSet bool
 	// profiles are --profile CLASS=PROFILE flags (profiles.go).
 	profiles []string
 }
@@ -40,38 +47,55 @@ func newExplainCmd() *cobra.Command {
 	o := &explainOptions{}
 	cmd := &cobra.Command{
 		Use:   "explain URL",
-		Short: "Say what gwdev's data plane would do with a request, without sending it",
+		Short: "Say what gwdev's data plane would do with a request or connection, without sending it",
 		Long: `explain translates the manifests in --dir (default: the current directory) and runs the
-data plane's routing decision for one request: which Gateway listener takes it, which
+data plane's own decisions for one request or connection, with only the network replaced:
+the TLS handshake (which listener the SNI selects, the certificate, client certificate
+validation, or why the handshake is refused), which Gateway listener takes it, which
 virtual host, which route rule and match (or why nothing matched), which filters apply,
 and which backend would answer and why. It agrees with what ` + "`gwdev up`" + ` serves.
 
-The URL's host is the Host header and its port the listener port (80 for http, 443 for
-https when absent). Example:
+The URL's scheme says what is sent, its host is the Host header (and the SNI over TLS),
+its port the listener port:
+` + schemesHelp() + `
+Examples:
 
-  gwdev explain --dir samples/basic -H 'X-Canary: true' http://app.example.com:8080/api/users`,
+  gwdev explain --dir samples/basic -H 'X-Canary: true' http://app.example.com:8080/api/users
+  gwdev explain --dir samples/https --sni nope.example.org https://app.example.com/
+  gwdev explain --dir samples/grpc grpc://grpc.example.com:9090/gateway_api_conformance.echo_basic.grpcecho.GrpcEcho/Echo
+  gwdev explain --dir samples/tls-passthrough tls://db.example.com:9443
+  gwdev explain --dir samples/tcp-udp tcp://127.0.0.1:5432`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return o.run(cmd.OutOrStdout(), args[0])
+			o.methodSet = cmd.Flags().Changed("request")
+			return o.run(cmd.OutOrStdout(), args[0], cmd.Flags().Changed("sni"))
 		},
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.dir, "dir", "d", ".", "manifest directory")
-	f.StringVarP(&o.method, "request", "X", "GET", "request method")
+	f.StringVarP(&o.method, "request", "X", "GET", "request method (POST for grpc:// URLs)")
 	f.StringArrayVarP(&o.headers, "header", "H", nil, "request header 'Name: value' (repeatable)")
 	f.StringVar(&o.gateway, "gateway", "", "namespace/name of the Gateway (default: any Gateway with a listener on the port)")
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
 	f.StringArrayVar(&o.backends, "backend", nil, "as for up: namespace/service:port=host:port")
-	f.StringVar(&o.sni, "sni", "", "TLS server name for an https URL (default: the URL's host); a Host header of another listener gets 421")
+	f.StringVar(&o.sni, "sni", "", "TLS server name (default: the URL's host; --sni '' sends none); a Host header of another listener gets 421")
+	f.StringSliceVar(&o.alpn, "alpn", nil, "ALPN protocols the ClientHello offers (default for https: h2,http/1.1)")
+	f.BoolVar(&o.http2, "http2", false, "send HTTP/2: h2c with prior knowledge on http://, ALPN h2 on https://")
+	f.BoolVar(&o.http1, "http1.1", false, "send HTTP/1.1 (ALPN http/1.1 on https://), even with a gRPC content type")
+	f.StringVar(&o.certFile, "cert", "", "client certificate (PEM) to present over TLS, with --key")
+	f.StringVar(&o.keyFile, "key", "", "private key (PEM) of --cert")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	return cmd
 }
 
-func (o *explainOptions) run(out io.Writer, rawURL string) error {
+func (o *explainOptions) run(out io.Writer, rawURL string, sniSet bool) error {
 	if o.output != "text" && o.output != "json" {
 		return fmt.Errorf("unknown output format %q (want text or json)", o.output)
 	}
-	req, port, err := o.request(rawURL)
+	if o.http1 && o.http2 {
+		return fmt.Errorf("--http1.1 and --http2 exclude each other")
+	}
+	probe, err := o.probe(rawURL, sniSet)
 	if err != nil {
 		return err
 	}
@@ -79,7 +103,7 @@ func (o *explainOptions) run(out io.Writer, rawURL string) error {
 	if err != nil {
 		return err
 	}
-	mappings, err := backendMappings(cfg, o.backends)
+	mappings, _, err := backendMappings(cfg, o.backends)
 	if err != nil {
 		return err
 	}
@@ -106,9 +130,12 @@ func (o *explainOptions) run(out io.Writer, rawURL string) error {
 		}
 	}
 	if addr == "" {
-		addr = servedAddress(res.Table, req.Host) // explain_mesh.go
+		if u, err := url.Parse(rawURL); err == nil {
+			addr = servedAddress(res.Table, u.Hostname()) // explain_mesh.go
+		}
 	}
-	tr := emulator.Explain(res.Table, addr, port, req)
+	probe.Address = addr
+	tr := emulator.ExplainProbe(res.Table, probe)
 	if o.output == "json" {
 		b, err := json.MarshalIndent(tr, "", "  ")
 		if err != nil {
@@ -117,11 +144,11 @@ func (o *explainOptions) run(out io.Writer, rawURL string) error {
 		fmt.Fprintf(out, "%s\n", b)
 		return nil
 	}
-	printExplain(out, req, port, tr)
+	printExplain(out, probe, tr)
 	printOutranked(out, res, tr)
 	printExplainPolicies(out, res, tr)
-	if tr.Rule == "" && tr.Status != http.StatusMisdirectedRequest {
-		for _, h := range noMatchHints(res, req.Host, port) {
+	if tr.Rule == "" && tr.Method != "" && tr.Status != http.StatusMisdirectedRequest && tr.Status != http.StatusBadRequest {
+		for _, h := range noMatchHints(res, probe.Request.Host, probe.Port, tr.GRPC) {
 			fmt.Fprintf(out, "  hint: %s\n", h)
 		}
 	}
@@ -131,55 +158,8 @@ func (o *explainOptions) run(out io.Writer, rawURL string) error {
 	return nil
 }
 
-// request builds the request to explain and the listener port.
-func (o *explainOptions) request(rawURL string) (*http.Request, int32, error) {
-	if !strings.Contains(rawURL, "://") {
-		rawURL = "http://" + rawURL
-	}
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return nil, 0, fmt.Errorf("URL %q: %w", rawURL, err)
-	}
-	port := 80
-	if u.Scheme == "https" {
-		port = 443
-	}
-	if p := u.Port(); p != "" {
-		port, err = strconv.Atoi(p)
-		if err != nil || port < 1 || port > 65535 {
-			return nil, 0, fmt.Errorf("URL %q: bad port", rawURL)
-		}
-	}
-	req, err := http.NewRequest(strings.ToUpper(o.method), u.String(), nil)
-	if err != nil {
-		return nil, 0, err
-	}
-	req.Host = u.Hostname()
-	req.RemoteAddr = net.JoinHostPort("127.0.0.1", "50000")
-	if u.Scheme == "https" {
-		sni := u.Hostname()
-		if o.sni != "" {
-			sni = o.sni
-		}
-		req.TLS = &tls.ConnectionState{ServerName: sni}
-	}
-	for _, h := range o.headers {
-		name, value, ok := strings.Cut(h, ":")
-		if !ok {
-			return nil, 0, fmt.Errorf("header %q: want 'Name: value'", h)
-		}
-		if strings.EqualFold(strings.TrimSpace(name), "host") {
-			req.Host = strings.TrimSpace(value)
-			continue
-		}
-		req.Header.Add(strings.TrimSpace(name), strings.TrimSpace(value))
-	}
-	return req, int32(port), nil
-}
-
-func printExplain(out io.Writer, req *http.Request, port int32, t *emulator.Trace) {
-	// The trace's path, not the request's: it is redacted (emulator/redact.go).
-	fmt.Fprintf(out, "%s %s (Host %s, port %d)\n", req.Method, t.Path, req.Host, port)
+func printExplain(out io.Writer, p emulator.Probe, t *emulator.Trace) {
+	fmt.Fprintln(out, probeLine(p, t))
 	step := func(label, value string) {
 		if value != "" {
 			fmt.Fprintf(out, "  %-14s %s\n", label+":", value)
@@ -187,6 +167,14 @@ func printExplain(out io.Writer, req *http.Request, port int32, t *emulator.Trac
 	}
 	step("gateway", t.Gateway)
 	step("sni", t.SNI)
+	if p.TLS && t.SNI == "" {
+		step("sni", "(none)")
+	}
+	step("tls", strings.TrimSpace(t.TLSVersion+" "+t.NegotiatedProtocol))
+	if t.Certificate != "" {
+		step("certificate", "from Secret "+t.Certificate)
+	}
+	step("client cert", t.ClientCert)
 	step("listener", t.Listener)
 	step("virtual host", t.VirtualHost)
 	step("route", t.Route)
@@ -212,28 +200,82 @@ func printExplain(out io.Writer, req *http.Request, port int32, t *emulator.Trac
 		step("target", t.Target+" ("+t.Why+")")
 	}
 	step("upstream", t.Upstream)
-	step("client cert", t.BackendClientCert)
+	step("backend cert", t.BackendClientCert)
 	step("location", t.Location)
 	switch {
+	case t.GRPCStatus != "":
+		step("answer", fmt.Sprintf("grpc-status %s (HTTP %d)", t.GRPCStatus, t.Status))
 	case t.Status != 0:
 		step("answer", fmt.Sprintf("%d %s", t.Status, http.StatusText(t.Status)))
-	case t.Backend != "":
+	case t.Backend != "" && t.End == "":
 		step("answer", "from the backend")
+	case t.End != "":
+		step("connection", t.End)
 	}
 	step("why", t.Reason)
+	if t.Hint != "" {
+		fmt.Fprintf(out, "  hint: %s\n", t.Hint)
+	}
+}
+
+// probeLine is the first line of explain's answer: what was sent where.
+func probeLine(p emulator.Probe, t *emulator.Trace) string {
+	if r := p.Request; r != nil {
+		proto := r.Proto
+		if strings.HasPrefix(t.Proto, "HTTP/") {
+			proto = t.Proto // over TLS, the protocol ALPN agreed
+		}
+		kind := ""
+		if t.GRPC {
+			kind = "gRPC "
+		}
+		// The trace's path, not the request's: it is redacted (emulator/redact.go).
+		path := t.Path
+		if path == "" {
+			path = r.URL.RequestURI()
+		}
+		return fmt.Sprintf("%s%s %s %s (Host %s, port %d%s)", kind, r.Method, path, proto, r.Host, p.Port, tlsNote(p))
+	}
+	switch {
+	case p.UDP:
+		return fmt.Sprintf("UDP datagrams to port %d", p.Port)
+	case p.TLS:
+		return fmt.Sprintf("TLS connection to port %d%s", p.Port, tlsNote(p))
+	}
+	return fmt.Sprintf("TCP connection to port %d", p.Port)
+}
+
+// tlsNote says how a TLS probe says hello.
+func tlsNote(p emulator.Probe) string {
+	if !p.TLS {
+		return ""
+	}
+	sni := p.SNI
+	if sni == "" {
+		sni = "(none)"
+	}
+	s := ", TLS with SNI " + sni
+	if len(p.ALPN) > 0 {
+		s += ", ALPN " + strings.Join(p.ALPN, ",")
+	}
+	return s
 }
 
 // noMatchHints explains, when nothing took the request, which routes would
 // have matched the host and where they are attached instead (or why they
 // are not attached at all).
-func noMatchHints(res *engine.Result, host string, port int32) []string {
+func noMatchHints(res *engine.Result, host string, port int32, grpc bool) []string {
 	var hints []string
 	consider := func(key engine.ObjectKey, hostnames []string, parents []gwv1.RouteParentStatus) {
 		if rs := res.Routes[key]; rs != nil && len(rs.Places) > 0 {
 			for _, pl := range rs.Places {
+				if pl.Port == port && !grpc && key.Kind == "GRPCRoute" && table.HostnameMatches(pl.Hostname, host) {
+					hints = append(hints, fmt.Sprintf("%s serves host %s on this listener, but only to gRPC requests (HTTP/2, content-type application/grpc): try grpc://", key, host))
+					continue
+				}
 				if table.HostnameMatches(pl.Hostname, host) {
-					hints = append(hints, fmt.Sprintf("%s serves host %s on %s (port %d), not on port %d",
-						key, host, pl.Listener, pl.Port, port))
+					hints = append(hints, fmt.Sprintf("%s serves host %s on %s at %s",
+						key, host, pl.Listener, listenerAddress(res.Table, pl.Listener, pl.Port)))
 				}
 			}
 			return

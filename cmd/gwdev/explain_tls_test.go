@@ -26,8 +26,55 @@ func TestExplainHTTPS(t *testing.T) {
 				t.Errorf("%v: output lacks %q:\n%s", c.args, w, out)
 			}
 		}
-		if strings.Contains(out, "hint:") {
-			t.Errorf("%v: hints after a 421:\n%s", c.args, out)
+		if strings.Count(out, "hint:") > strings.Count(out, "hint: try: curl") {
+			t.Errorf("%v: no-match hints after a 421 (only the data plane's curl line belongs):\n%s", c.args, out)
+		}
+	}
+}
+
+// TestExplainFindings: the three ways explain disagreed with the data plane
+// (issue 13): an SNI no listener matches is refused, not routed; a TLSRoute
+// on a passthrough listener is found; a gRPC call to a GRPCRoute method is
+// routed as gRPC (HTTP/2), without a self-contradicting hint.
+func TestExplainFindings(t *testing.T) {
+	const echo = "gateway_api_conformance.echo_basic.grpcecho.GrpcEcho/Echo"
+	for _, c := range []struct {
+		args    []string
+		want    []string
+		notWant []string
+	}{
+		{[]string{"--dir", "../../samples/https", "--sni", "nope.example.org", "https://app.example.com/"},
+			[]string{"connection:    refused", `refused: no listener of port 443 matches SNI "nope.example.org"`}, []string{"backend:", "from the backend"}},
+		{[]string{"--dir", "../../samples/https", "--sni", "", "https://app.example.com/"},
+			[]string{"sni:           (none)", "the ClientHello has no SNI"}, []string{"backend:"}},
+		{[]string{"--dir", "../../samples/tls-passthrough", "https://db.example.com:9443/"},
+			[]string{"route:         TLSRoute/default/db", "service:       default/db:5432", "from the backend"}, []string{"404", "no routes attached"}},
+		{[]string{"--dir", "../../samples/tls-passthrough", "tls://db.example.com:9443"},
+			[]string{"TLS connection to port 9443, TLS with SNI db.example.com", "route:         TLSRoute/default/db"}, nil},
+		{[]string{"--dir", "../../samples/grpc", "-X", "POST", "-H", "Content-Type: application/grpc", "http://grpc.example.com:9090/" + echo},
+			[]string{"route:         GRPCRoute/default/echo", "service:       default/echo-v1:9000", "from the backend"}, []string{"404", "hint:"}},
+		{[]string{"--dir", "../../samples/grpc", "grpc://grpc.example.com:9090/" + echo},
+			[]string{"gRPC POST", "route:         GRPCRoute/default/echo"}, []string{"404", "hint:"}},
+		{[]string{"--dir", "../../samples/grpc", "grpc://grpc.example.com:9090/foo.Bar/Baz"},
+			[]string{"answer:        grpc-status Unimplemented (HTTP 200)"}, []string{"not on port 9090"}},
+		// HTTP/1.1 cannot carry gRPC: the hint says so instead of naming the
+		// port the request was sent to as another.
+		{[]string{"--dir", "../../samples/grpc", "--http1.1", "-X", "POST", "-H", "Content-Type: application/grpc", "http://grpc.example.com:9090/" + echo},
+			[]string{"404 Not Found", "only to gRPC requests"}, []string{"not on port 9090"}},
+	} {
+		out, errOut, code := runGwdev(t, "", append([]string{"explain"}, c.args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.args, code, errOut)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%v: output lacks %q:\n%s", c.args, w, out)
+			}
+		}
+		for _, w := range c.notWant {
+			if strings.Contains(out, w) {
+				t.Errorf("%v: output has %q:\n%s", c.args, w, out)
+			}
 		}
 	}
 }

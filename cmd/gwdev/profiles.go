@@ -31,7 +31,7 @@ func profileOptions(cfg *projectConfig, cfgDir string, flags []string) (map[stri
 		return nil
 	}
 	for class, p := range cfg.Profiles {
-		if err := add(class, p, "gwdev.yaml profiles"); err != nil {
+		if err := add(class, p, cfg.where["profiles."+class].String()+": profiles"); err != nil {
 			return nil, nil, err
 		}
 	}

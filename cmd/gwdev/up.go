@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -87,15 +88,7 @@ gwdev's built-in echo backend.`,
 }
 
 func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) error {
-	cfg, cfgPath, err := loadProjectConfig(dir)
-	if err != nil {
-		return err
-	}
-	mappings, err := backendMappings(cfg, o.backends)
-	if err != nil {
-		return err
-	}
-	profiles, ycCerts, err := profileOptions(cfg, dir, o.profiles)
+	proj, err := o.projectOptions(dir)
 	if err != nil {
 		return err
 	}
@@ -133,8 +126,9 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 		defer cancel()
 		_ = srv.Close(sctx)
 	}()
-	rl := &reloader{out: out, dir: dir, srv: srv, opts: engine.Options{Classes: o.classes, BackendMappings: mappings,
-		Profiles: profiles, YCCertificates: ycCerts}}
+	rl := &reloader{out: out, dir: dir, srv: srv, proj: proj, reread: o.projectOptions,
+		opts: engine.Options{Classes: o.classes}}
+	cfgChanged := watchProjectConfig(ctx, dir, o.debounce)
 	if o.admin != "" && o.admin != "off" {
 		objects := &adminObjects{}
 		adm := emulator.NewAdmin(srv, objects)
@@ -150,10 +144,10 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 		}
 	}
 	if o.useTUI(out) {
-		return o.runTUI(ctx, out, dir, cfgPath, w, rl)
+		return o.runTUI(ctx, out, dir, w, cfgChanged, rl)
 	}
-	if cfgPath != "" {
-		fmt.Fprintf(out, "gwdev: backends from %s\n", cfgPath)
+	if proj.path != "" {
+		fmt.Fprintf(out, "gwdev: backends from %s (reloaded when it changes)\n", proj.path)
 	}
 	rl.apply(w.Current(), true)
 	fmt.Fprintf(out, "gwdev: watching %s (ctrl-c to stop)\n", dir)
@@ -166,6 +160,8 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 			fmt.Fprintln(errOut, "gwdev: watch:", err)
 		case u := <-w.Updates():
 			rl.apply(u, false)
+		case <-cfgChanged:
+			rl.configChanged()
 		}
 	}
 }
@@ -176,8 +172,18 @@ type reloader struct {
 	dir  string // the watched folder, as given
 	srv  *emulator.Server
 	opts engine.Options
-	n    int
-	last map[string]string // port lines printed last time
+	// proj is what gwdev.yaml and the flags give; reread reads them again
+	// when gwdev.yaml changes (configChanged).
+	proj   projectOptions
+	reread func(dir string) (projectOptions, error)
+	// cfgErr is the last mistake found in gwdev.yaml (nil: none); the
+	// mappings before it keep serving.
+	cfgErr error
+	// lastUpdate is the watch state last applied, applied again when only
+	// gwdev.yaml changes.
+	lastUpdate *watch.Update
+	n          int
+	last       map[string]string // port lines printed last time
 	// prev is the last translation: each Gateway keeps its address from it.
 	prev *engine.Result
 	// admin, when set, is told about every translation applied.
@@ -189,12 +195,19 @@ type reloader struct {
 }
 
 func (r *reloader) apply(u *watch.Update, first bool) {
+	if u.Root == watch.RootBack && r.reread != nil {
+		r.readConfig() // the folder came back, maybe with another gwdev.yaml
+	}
+	r.lastUpdate = u
+	u = r.withConfigProblem(u)
 	r.n++
 	start := time.Now()
 	r.opts.Now = metav1.NewTime(start.UTC().Truncate(time.Second))
+	r.proj.set(&r.opts)
 	res := engine.TranslateNext(r.prev, u.Result.Snapshot, r.opts) // Gateways keep their addresses
 	r.prev = res
-	addLoadWarnings(res, u.Result.Warnings)
+	addLoadWarnings(res, u.Result)
+	addFindings(res, mappingFindings(res.Objects, r.proj.mappings, r.proj.where))
 	translated := time.Since(start)
 	rep := r.srv.Apply(res.Table)
 	applied := time.Since(start) - translated
@@ -231,14 +244,18 @@ func (r *reloader) apply(u *watch.Update, first bool) {
 		fmt.Fprintf(r.out, "  ! %s\n", w)
 	}
 	for _, f := range res.Findings {
-		if f.Severity != engine.SeverityError {
+		mark := "✗"
+		switch {
+		case f.Severity == engine.SeverityWarning && f.Condition == "" && f.Object.Kind == "Service":
+			mark = "!" // a backend mapping nothing uses (mappingFindings)
+		case f.Severity != engine.SeverityError:
 			continue
 		}
 		scope := ""
 		if f.Scope != "" {
 			scope = " " + f.Scope
 		}
-		fmt.Fprintf(r.out, "  ✗ %s %s%s: %s %s: %s\n", f.Source, f.Object, scope, f.Condition, f.Reason, f.Message)
+		fmt.Fprintf(r.out, "  %s %s %s%s: %s\n", mark, f.Source, f.Object, scope, strings.TrimPrefix(f.Condition+" "+f.Reason+": "+f.Message, " : "))
 	}
 	r.printPorts(rep)
 }

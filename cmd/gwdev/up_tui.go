@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/atotto/clipboard"
 	tea "github.com/charmbracelet/bubbletea"
 	"golang.org/x/term"
 
@@ -36,11 +37,12 @@ func (o *upOptions) useTUI(out io.Writer) bool {
 // loop and the trace subscription feed it with Program.Send. Nothing else
 // writes to the terminal meanwhile. Listeners are closed by the caller
 // once it returns.
-func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir, cfgPath string, w *watch.Watcher, rl *reloader) error {
+func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir string, w *watch.Watcher, cfgChanged <-chan struct{}, rl *reloader) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	noColor := os.Getenv("NO_COLOR") != ""
-	m := tui.New(tui.Options{Dir: dir, Renderer: tui.NewRenderer(out, noColor), NoColor: noColor, Clipboard: clipboardWriter(out)})
+	m := tui.New(tui.Options{Dir: dir, Renderer: tui.NewRenderer(out, noColor), NoColor: noColor, Clipboard: clipboardWriter(out),
+		SystemClipboard: clipboard.WriteAll})
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithOutput(out),
 		tea.WithFPS(int(time.Second/tui.FrameInterval)))
 	rl.out, rl.notify = io.Discard, func(s tui.StateMsg) { p.Send(s) }
@@ -64,8 +66,8 @@ func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir, cfgPath stri
 	}()
 	go func() {
 		defer wg.Done()
-		if cfgPath != "" {
-			p.Send(tui.NoticeMsg{Text: "backends from " + cfgPath})
+		if rl.proj.path != "" {
+			p.Send(tui.NoticeMsg{Text: "backends from " + rl.proj.path + " (reloaded when it changes)"})
 		}
 		apply(w.Current(), true)
 		for {
@@ -76,6 +78,8 @@ func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir, cfgPath stri
 				p.Send(tui.WatchErrorMsg{Err: err})
 			case u := <-w.Updates():
 				apply(u, false)
+			case <-cfgChanged:
+				rl.configChanged()
 			}
 		}
 	}()

@@ -16,4 +16,4 @@
 // explain hints all use them.
 package table
 
-//go:generate sh -c "go run ./gen $(go list -m -f '{{.Dir}}' sigs.k8s.io/gateway-api)/apis/v1 HTTPRouteMatch,GRPCRouteMatch,HTTPRouteFilter,HTTPRouteTimeouts,HTTPRouteRetry,SessionPersistence,SubjectAltName,ProtocolType,TLSModeType,FrontendValidationModeType spec_gen.go ../table_convert_gen.go"
+//go:generate sh -c "go run ./gen $(go list -m -f '{{.Dir}}' sigs.k8s.io/gateway-api)/apis/v1 HTTPRouteTimeouts,HTTPRouteRetry,SessionPersistence,SubjectAltName,ProtocolType,TLSModeType,FrontendValidationModeType spec_gen.go ../table_convert_gen.go"

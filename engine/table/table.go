@@ -120,13 +120,13 @@ type RouteRule struct {
 	Source Source    `json:"source,omitzero"`
 	// RuleName is the rule's spec name, if any.
 	RuleName string `json:"ruleName,omitempty"`
-	// HTTP is set for HTTPRoute rules (its path is always set).
-	HTTP *HTTPRouteMatch `json:"http,omitempty"`
-	// GRPC is set for GRPCRoute rules.
-	GRPC *GRPCRouteMatch `json:"grpc,omitempty"`
-	// Filters are applied in order before a backend is chosen. GRPCRoute
-	// filters are converted to their HTTPRoute equivalents.
-	Filters []HTTPRouteFilter `json:"filters,omitempty"`
+	// HTTP is the compiled match of an HTTPRoute rule.
+	HTTP *HTTPMatch `json:"http,omitempty"`
+	// GRPC is the compiled match of a GRPCRoute rule.
+	GRPC *GRPCMatch `json:"grpc,omitempty"`
+	// Filters are applied in order before a backend is chosen, resolved
+	// for this match (a ReplacePrefixMatch knows its prefix).
+	Filters []Filter `json:"filters,omitempty"`
 	// Mirrors holds the resolved backend of each RequestMirror filter, in
 	// filter order.
 	Mirrors []*Backend `json:"mirrors,omitempty"`
@@ -179,8 +179,9 @@ type Backend struct {
 	Weight  int32     `json:"weight"`
 	// AppProtocol is the Service port's appProtocol ("" : none).
 	AppProtocol string `json:"appProtocol,omitempty"`
-	// Filters are the backendRef's own filters.
-	Filters []HTTPRouteFilter `json:"filters,omitempty"`
+	// Filters are the backendRef's own filters, resolved for the rule's
+	// match.
+	Filters []Filter `json:"filters,omitempty"`
 	// Mirrors holds the resolved backend of each RequestMirror among
 	// Filters, in filter order (nil: none).
 	Mirrors []*Backend `json:"mirrors,omitempty"`
@@ -194,6 +195,9 @@ type Backend struct {
 	Invalid string `json:"invalid,omitempty"`
 	// TLS is set when a BackendTLSPolicy applies.
 	TLS *BackendTLS `json:"tls,omitempty"`
+	// RetryBudget is set when an XBackendTrafficPolicy limits retries to
+	// the backend (nil: the rule's retries are not limited).
+	RetryBudget *RetryBudget `json:"retryBudget,omitempty"`
 }
 
 // Target kinds, in resolution order.

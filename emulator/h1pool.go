@@ -1,0 +1,386 @@
+package emulator
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/textproto"
+	"sync"
+	"time"
+)
+
+// Limits of the HTTP/1.1 upstream pool.
+const (
+	// maxPooledBody is the largest request body (with a declared length)
+	// the pool sends; it fits the loopback socket buffers, so writing it
+	// never waits for a backend that answers before reading it. Larger
+	// bodies, and bodies of unknown length, go through net/http.
+	maxPooledBody = 64 << 10
+	// maxUpstreamHeaderBytes bounds a response's header (1xx answers
+	// included unless passed on), as net/http's default does.
+	maxUpstreamHeaderBytes = 10 << 20
+	// idleProbeAfter is how long a connection may sit idle before it is
+	// probed (one non-blocking peek) for a backend's close before reuse.
+	idleProbeAfter = 100 * time.Millisecond
+	// h1BufSize is the size of each connection's read and write buffers.
+	h1BufSize = 4 << 10
+)
+
+// h1Pool sends plain HTTP/1.1 requests over keep-alive connections of its
+// own, reading the answer on the calling goroutine: no per-connection
+// reader and writer goroutines, no channel hand-offs. It takes the common
+// case only (http scheme, a body of known length up to maxPooledBody, no
+// Upgrade, no Expect, no trailers); everything else goes to next, the
+// upstream's net/http transport, whose dialer and idle limits it shares.
+type h1Pool struct {
+	next *http.Transport
+
+	mu     sync.Mutex
+	idle   map[string][]*h1Conn // by address, most recently used last
+	sweep  *time.Timer          // closes connections idle past next.IdleConnTimeout
+	closed bool                 // closeIdle was called: no more idle connections
+}
+
+var _ http.RoundTripper = (*h1Pool)(nil)
+
+func newH1Pool(next *http.Transport) *h1Pool {
+	return &h1Pool{next: next, idle: map[string][]*h1Conn{}}
+}
+
+// handles reports whether the pool sends req itself.
+func (p *h1Pool) handles(req *http.Request) bool {
+	if req.URL.Scheme != "http" || len(req.Trailer) > 0 || req.ContentLength < 0 || req.ContentLength > maxPooledBody {
+		return false
+	}
+	if req.ContentLength == 0 && req.Body != nil && req.Body != http.NoBody {
+		return false // a body of unknown length: net/http sends it chunked
+	}
+	h := req.Header
+	return len(h["Upgrade"]) == 0 && len(h["Expect"]) == 0
+}
+
+// RoundTrip sends req on a pooled connection. A request that fails on a
+// reused connection before any answer arrived is sent once more on a new
+// connection when net/http would retry it too: nothing was written, or the
+// request is idempotent and its body can be sent again.
+func (p *h1Pool) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !p.handles(req) {
+		return p.next.RoundTrip(req)
+	}
+	for try := 0; ; try++ {
+		pc, err := p.get(req.Context(), req.URL.Host)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := pc.roundTrip(req)
+		if err == nil {
+			return resp, nil
+		}
+		if try > 0 || !pc.reused || !pc.retriable(req) || req.Context().Err() != nil {
+			return nil, err
+		}
+		if req.GetBody != nil && req.Body != nil && req.Body != http.NoBody {
+			body, gerr := req.GetBody()
+			if gerr != nil {
+				return nil, err
+			}
+			req = req.WithContext(req.Context()) // a copy: RoundTrip leaves its request alone
+			req.Body = body
+		}
+	}
+}
+
+// get returns an idle connection to addr, or dials one.
+func (p *h1Pool) get(ctx context.Context, addr string) (*h1Conn, error) {
+	now := time.Now()
+	for {
+		p.mu.Lock()
+		list := p.idle[addr]
+		if len(list) == 0 {
+			p.mu.Unlock()
+			break
+		}
+		pc := list[len(list)-1]
+		list[len(list)-1] = nil
+		p.idle[addr] = list[:len(list)-1]
+		p.mu.Unlock()
+		if now.Sub(pc.idleSince) < idleProbeAfter || probeOpen(pc.c) {
+			pc.reused = true
+			return pc, nil
+		}
+		_ = pc.c.Close() // the backend closed it while idle
+	}
+	c, err := p.next.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	pc := &h1Conn{pool: p, addr: addr, c: c}
+	pc.r, pc.w = h1Reader{c: c}, h1Writer{c: c}
+	pc.br = bufio.NewReaderSize(&pc.r, h1BufSize)
+	pc.bw = bufio.NewWriterSize(&pc.w, h1BufSize)
+	return pc, nil
+}
+
+// put keeps a connection whose exchange ended cleanly for the next request.
+func (p *h1Pool) put(pc *h1Conn) {
+	pc.idleSince = time.Now()
+	p.mu.Lock()
+	list := p.idle[pc.addr]
+	if p.closed || len(list) >= p.next.MaxIdleConnsPerHost {
+		p.mu.Unlock()
+		_ = pc.c.Close()
+		return
+	}
+	p.idle[pc.addr] = append(list, pc)
+	if p.sweep == nil {
+		p.sweep = time.AfterFunc(p.next.IdleConnTimeout, p.closeStale)
+	}
+	p.mu.Unlock()
+}
+
+// closeStale closes connections idle for longer than the idle timeout, and
+// comes back while any connection is idle.
+func (p *h1Pool) closeStale() {
+	limit := time.Now().Add(-p.next.IdleConnTimeout)
+	var stale []*h1Conn
+	p.mu.Lock()
+	for addr, list := range p.idle {
+		keep := list[:0]
+		for _, pc := range list {
+			if pc.idleSince.Before(limit) {
+				stale = append(stale, pc)
+			} else {
+				keep = append(keep, pc)
+			}
+		}
+		clear(list[len(keep):])
+		if len(keep) == 0 {
+			delete(p.idle, addr)
+		} else {
+			p.idle[addr] = keep
+		}
+	}
+	p.sweep = nil
+	if len(p.idle) > 0 {
+		p.sweep = time.AfterFunc(p.next.IdleConnTimeout/2, p.closeStale)
+	}
+	p.mu.Unlock()
+	for _, pc := range stale {
+		_ = pc.c.Close()
+	}
+}
+
+// closeIdle closes every idle connection; connections in use close when
+// their exchange ends. The pool keeps no connection afterwards.
+func (p *h1Pool) closeIdle() {
+	p.mu.Lock()
+	idle := p.idle
+	p.idle, p.closed = map[string][]*h1Conn{}, true
+	if p.sweep != nil {
+		p.sweep.Stop()
+		p.sweep = nil
+	}
+	p.mu.Unlock()
+	for _, list := range idle {
+		for _, pc := range list {
+			_ = pc.c.Close()
+		}
+	}
+	p.next.CloseIdleConnections()
+}
+
+// h1Conn is one pooled connection to a backend.
+type h1Conn struct {
+	pool      *h1Pool
+	addr      string
+	c         net.Conn
+	r         h1Reader
+	w         h1Writer
+	br        *bufio.Reader
+	bw        *bufio.Writer
+	idleSince time.Time
+	// reused is set when the connection served an earlier request.
+	reused bool
+}
+
+// h1Writer counts the bytes of the current request written to a
+// connection.
+type h1Writer struct {
+	c net.Conn
+	n int64
+}
+
+func (w *h1Writer) Write(p []byte) (int, error) {
+	n, err := w.c.Write(p)
+	w.n += int64(n)
+	return n, err
+}
+
+// h1Reader counts the bytes read from a connection and, while limit is
+// positive, refuses to read more than limit (the response header limit).
+type h1Reader struct {
+	c     net.Conn
+	n     int64
+	limit int64
+}
+
+func (r *h1Reader) Read(p []byte) (int, error) {
+	if r.limit > 0 {
+		if r.n >= r.limit {
+			return 0, fmt.Errorf("backend response headers exceed %d bytes", maxUpstreamHeaderBytes)
+		}
+		p = p[:min(int64(len(p)), r.limit-r.n)]
+	}
+	n, err := r.c.Read(p)
+	r.n += int64(n)
+	return n, err
+}
+
+// aLongTimeAgo is a deadline that makes every pending and future read and
+// write on a connection fail at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// roundTrip writes req and reads the answer's header; the body streams
+// from the connection, which goes back to the pool when it is read to the
+// end. The request's context aborts the exchange (the connection is then
+// closed).
+func (pc *h1Conn) roundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	stop := func() bool { return true }
+	if ctx.Done() != nil {
+		stop = context.AfterFunc(ctx, func() { _ = pc.c.SetDeadline(aLongTimeAgo) })
+	}
+	fail := func(err error) (*http.Response, error) {
+		stop()
+		_ = pc.c.Close()
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		return nil, err
+	}
+	pc.w.n = 0
+	pc.r.n, pc.r.limit = 0, maxUpstreamHeaderBytes
+	err := req.Write(pc.bw)
+	if err == nil {
+		err = pc.bw.Flush()
+	}
+	if err != nil {
+		return fail(err)
+	}
+	resp, err := pc.readResponse(req)
+	if err != nil {
+		return fail(err)
+	}
+	pc.r.limit = 0
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		// Upgrades go through net/http; a backend switching protocols
+		// unasked cannot be followed.
+		return fail(errors.New("backend switched protocols on a request that asked for no upgrade"))
+	}
+	keep := !resp.Close && !req.Close
+	if resp.Body == http.NoBody {
+		pc.finish(stop, keep)
+		return resp, nil
+	}
+	resp.Body = &h1Body{pc: pc, ctx: ctx, body: resp.Body, stop: stop, keep: keep}
+	return resp, nil
+}
+
+// readResponse reads the final answer's header, passing informational (1xx)
+// answers to the request's client trace (the reverse proxy forwards them).
+func (pc *h1Conn) readResponse(req *http.Request) (*http.Response, error) {
+	trace := httptrace.ContextClientTrace(req.Context())
+	for {
+		resp, err := http.ReadResponse(pc.br, req)
+		if err != nil {
+			return nil, err
+		}
+		code := resp.StatusCode
+		if code < 100 || code > 199 || code == http.StatusSwitchingProtocols {
+			return resp, nil
+		}
+		if trace != nil && trace.Got1xxResponse != nil {
+			if err := trace.Got1xxResponse(code, textproto.MIMEHeader(resp.Header)); err != nil {
+				return nil, err
+			}
+			pc.r.limit = pc.r.n + maxUpstreamHeaderBytes // passed on: the limit starts again
+		}
+	}
+}
+
+// retriable reports whether a failed exchange may be sent again on a new
+// connection (see RoundTrip): no answer byte arrived, the body can be sent
+// again, and nothing was written or the request is idempotent.
+func (pc *h1Conn) retriable(req *http.Request) bool {
+	if pc.r.n > 0 || (req.Body != nil && req.Body != http.NoBody && req.GetBody == nil) {
+		return false
+	}
+	if pc.w.n == 0 {
+		return true
+	}
+	switch req.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	return len(req.Header["Idempotency-Key"]) > 0 || len(req.Header["X-Idempotency-Key"]) > 0
+}
+
+// finish ends an exchange: the connection goes back to the pool when the
+// answer was read to its end, nothing aborted it and both sides keep it
+// alive; otherwise it is closed.
+func (pc *h1Conn) finish(stop func() bool, keep bool) {
+	if stop() && keep && pc.br.Buffered() == 0 {
+		pc.pool.put(pc)
+		return
+	}
+	_ = pc.c.Close()
+}
+
+// h1Body is a pooled connection's response body.
+type h1Body struct {
+	pc   *h1Conn
+	ctx  context.Context
+	body io.ReadCloser
+	stop func() bool
+	keep bool
+	done bool
+	mu   sync.Mutex // Close may come from another goroutine than Read
+}
+
+func (b *h1Body) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.done {
+		return 0, errors.New("read on a closed response body")
+	}
+	n, err := b.body.Read(p)
+	if err != nil {
+		b.done = true
+		b.pc.finish(b.stop, b.keep && err == io.EOF)
+		if err != io.EOF && b.ctx.Err() != nil {
+			err = context.Cause(b.ctx) // the exchange was aborted
+		}
+	}
+	return n, err
+}
+
+// Close ends the exchange; a body not read to its end closes the
+// connection (it is not drained: it may never end).
+func (b *h1Body) Close() error {
+	if !b.mu.TryLock() {
+		// A Read is blocked on the connection: make it fail.
+		_ = b.pc.c.SetDeadline(aLongTimeAgo)
+		b.mu.Lock()
+	}
+	defer b.mu.Unlock()
+	if !b.done {
+		b.done = true
+		b.pc.finish(b.stop, false)
+	}
+	return nil
+}

@@ -1,0 +1,33 @@
+package table
+
+// RetryBudget limits the retries sent to one backend: an
+// XBackendTrafficPolicy's retryConstraint, with the API's defaults applied.
+// Every Backend with the same Key shares one count of requests and retries,
+// whichever rule or route sends them. A retry is allowed while the retries
+// of the last Interval stay within Percent of the requests (first tries and
+// retries) of that Interval, or while fewer than MinRetries retries were
+// made in the last MinInterval; a retry beyond both is not made and the
+// client gets 503.
+type RetryBudget struct {
+	// Policy is "<ns>/<name>" of the XBackendTrafficPolicy.
+	Policy string `json:"policy"`
+	// Key names the shared count: "<Kind>/<ns>/<name>" of the backend the
+	// policy targets.
+	Key string `json:"key"`
+	// Percent is the share of the requests of Interval that may be retries
+	// (0-100).
+	Percent int `json:"percent"`
+	// Interval is the window requests and retries are counted over, as a
+	// Go duration ("10s").
+	Interval string `json:"interval"`
+	// MinRetries retries per MinInterval are allowed whatever the budget
+	// (0: no minimum).
+	MinRetries int `json:"minRetries,omitempty"`
+	// MinInterval is the window of MinRetries, as a Go duration ("1s"; ""
+	// when MinRetries is 0).
+	MinInterval string `json:"minInterval,omitempty"`
+}
+
+// TargetXBackend is the target kind of an XBackend backendRef: its
+// external hostname and port, dialled as they are.
+const TargetXBackend = "xbackend"

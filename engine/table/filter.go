@@ -1,0 +1,185 @@
+package table
+
+import "strings"
+
+// This file holds filters resolved to concrete operations: the engine
+// applies the spec's defaults, so the data plane only executes them. What
+// depends on the request (its scheme, host, path, the listener it came in
+// on) is said field by field.
+
+// FilterType names a filter as the spec does, for traces and people.
+type FilterType string
+
+// Filter types.
+const (
+	FilterRequestHeaderModifier  FilterType = "RequestHeaderModifier"
+	FilterResponseHeaderModifier FilterType = "ResponseHeaderModifier"
+	FilterRequestRedirect        FilterType = "RequestRedirect"
+	FilterURLRewrite             FilterType = "URLRewrite"
+	FilterRequestMirror          FilterType = "RequestMirror"
+	FilterCORS                   FilterType = "CORS"
+	FilterExternalAuth           FilterType = "ExternalAuth"
+	FilterExtensionRef           FilterType = "ExtensionRef"
+)
+
+// Filter is one filter of a rule or backendRef with its operation. At most
+// one operation field is set; none means the filter does nothing (its
+// configuration is missing).
+type Filter struct {
+	Type FilterType `json:"type"`
+	// RequestHeaderModifier changes the request's headers.
+	RequestHeaderModifier *HeaderModifier `json:"requestHeaderModifier,omitempty"`
+	// ResponseHeaderModifier changes the response's headers.
+	ResponseHeaderModifier *HeaderModifier `json:"responseHeaderModifier,omitempty"`
+	// RequestRedirect answers with a redirect instead of forwarding.
+	RequestRedirect *Redirect `json:"requestRedirect,omitempty"`
+	// URLRewrite changes the request's host and path before forwarding.
+	URLRewrite *URLRewrite `json:"urlRewrite,omitempty"`
+	// RequestMirror sends a copy of the request to a mirror backend.
+	RequestMirror *Mirror `json:"requestMirror,omitempty"`
+	// CORS answers preflight requests and adds CORS response headers.
+	CORS *CORS `json:"cors,omitempty"`
+	// ExternalAuth is the index of the filter's entry in the ExternalAuth
+	// list of its rule or backend.
+	ExternalAuth *int `json:"externalAuth,omitempty"`
+	// Unsupported, when set, is why gwdev cannot apply the filter: a
+	// request that reaches it is answered 500.
+	Unsupported string `json:"unsupported,omitempty"`
+}
+
+// HeaderModifier is a header change, applied as set, then add, then
+// remove. Names are canonical (textproto.CanonicalMIMEHeaderKey).
+type HeaderModifier struct {
+	// Set replaces a header's values.
+	Set []Header `json:"set,omitempty"`
+	// Add appends a value: joined to an existing value with a comma, on a
+	// line of its own for Set-Cookie.
+	Add []Header `json:"add,omitempty"`
+	// Remove deletes headers.
+	Remove []string `json:"remove,omitempty"`
+}
+
+// Header is a header name and value.
+type Header struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// PathRewriteType says how a path is rewritten.
+type PathRewriteType string
+
+// Path rewrite types.
+const (
+	// ReplaceFullPath replaces the whole path with Value.
+	ReplaceFullPath PathRewriteType = "ReplaceFullPath"
+	// ReplacePrefixMatch replaces the matched Prefix of the path, by whole
+	// segments, with Value ("/foo/bar" with prefix "/foo" and value "/xyz"
+	// gives "/xyz/bar"); a path the prefix does not match is kept, and an
+	// empty result is "/".
+	ReplacePrefixMatch PathRewriteType = "ReplacePrefixMatch"
+)
+
+// PathRewrite is the path operation of a redirect or rewrite.
+type PathRewrite struct {
+	Type PathRewriteType `json:"type"`
+	// Value is the new path (ReplaceFullPath), or the prefix's
+	// replacement without trailing slashes (ReplacePrefixMatch).
+	Value string `json:"value"`
+	// Prefix is the rule's matched path prefix that Value replaces, as in
+	// PathMatch.Value ("": "/"); ReplacePrefixMatch only.
+	Prefix string `json:"prefix,omitempty"`
+}
+
+// URLRewrite is a request rewrite.
+type URLRewrite struct {
+	// Hostname replaces the Host header ("": the request's).
+	Hostname string `json:"hostname,omitempty"`
+	// Path rewrites the path (nil: the request's path).
+	Path *PathRewrite `json:"path,omitempty"`
+}
+
+// Redirect is a RequestRedirect with the spec's defaults applied. The
+// query string is always kept.
+type Redirect struct {
+	// Scheme is the Location's scheme, lower case ("": the request's,
+	// https over TLS and http otherwise).
+	Scheme string `json:"scheme,omitempty"`
+	// Hostname is the Location's host ("": the request's host).
+	Hostname string `json:"hostname,omitempty"`
+	// Port is the Location's port (0: the port of the listener the request
+	// came in on). A port that is the scheme's own (http 80, https 443) is
+	// left out of the Location.
+	Port int32 `json:"port,omitempty"`
+	// Path rewrites the path (nil: the request's path).
+	Path *PathRewrite `json:"path,omitempty"`
+	// StatusCode is the redirect's status (301, 302, ...).
+	StatusCode int `json:"statusCode"`
+}
+
+// Mirror is a RequestMirror: a copy of a share of the requests goes to a
+// mirror backend; its responses are ignored.
+type Mirror struct {
+	// Index is the mirror's entry in the Mirrors list of its rule or
+	// backend.
+	Index int `json:"index"`
+	// Fraction is the share of requests mirrored, from 0 (none) to 1
+	// (all).
+	Fraction float64 `json:"fraction"`
+}
+
+// CORS is a CORS filter with the spec's defaults applied. Wildcards are
+// answered with the request's own origin, method or headers.
+type CORS struct {
+	// AnyOrigin allows every origin ("*").
+	AnyOrigin bool `json:"anyOrigin,omitempty"`
+	// AllowOrigins are the allowed origins, lower case.
+	AllowOrigins []CORSOrigin `json:"allowOrigins,omitempty"`
+	// AllowCredentials lets the browser expose responses to credentialed
+	// requests.
+	AllowCredentials bool `json:"allowCredentials,omitempty"`
+	// AnyMethod allows every method; AllowMethods lists them otherwise.
+	AnyMethod    bool     `json:"anyMethod,omitempty"`
+	AllowMethods []string `json:"allowMethods,omitempty"`
+	// AnyHeader allows every request header; AllowHeaders lists them
+	// otherwise.
+	AnyHeader    bool     `json:"anyHeader,omitempty"`
+	AllowHeaders []string `json:"allowHeaders,omitempty"`
+	// ExposeAny exposes every response header (not with credentials);
+	// ExposeHeaders lists them otherwise.
+	ExposeAny     bool     `json:"exposeAny,omitempty"`
+	ExposeHeaders []string `json:"exposeHeaders,omitempty"`
+	// MaxAge is how many seconds a browser may cache a preflight answer.
+	MaxAge int32 `json:"maxAge"`
+}
+
+// CORSOrigin is one allowed origin.
+type CORSOrigin struct {
+	Scheme string `json:"scheme"`
+	// Host is exact or has "*", which matches any characters.
+	Host string `json:"host"`
+	// Port is the origin's port, the scheme's default when it had none.
+	Port string `json:"port,omitempty"`
+}
+
+// ParseOrigin parses a lower-case origin "<scheme>://<host>[:<port>]",
+// giving http and https their default ports. The engine reads a CORS
+// filter's origins with it and the data plane a request's Origin header.
+func ParseOrigin(s string) (CORSOrigin, bool) {
+	scheme, rest, ok := strings.Cut(s, "://")
+	if !ok || rest == "" {
+		return CORSOrigin{}, false
+	}
+	host, port := strings.TrimSuffix(rest, "/"), ""
+	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") {
+		host, port = host[:i], host[i+1:]
+	}
+	if port == "" {
+		switch scheme {
+		case "http":
+			port = "80"
+		case "https":
+			port = "443"
+		}
+	}
+	return CORSOrigin{Scheme: scheme, Host: host, Port: port}, true
+}

@@ -112,4 +112,8 @@ var enforcedFields = []EnforcedField{
 	{Kind: "UDPRoute", Path: "spec.rules", Paths: 8, Test: "golden:l4-udproute-attach"},
 	{Kind: "UDPRoute", Path: "spec.rules[].name", Paths: 1, Test: "watch.TestRouteRuleNamesUnique"},
 	{Kind: "UDPRoute", Path: "spec.useDefaultGateways", Paths: 1, Test: "golden:defaultgw-l4"},
+	{Kind: "XMesh", Path: "spec", Paths: 1, Test: "golden:xmesh-status"},
+	{Kind: "XMesh", Path: "spec.controllerName", Paths: 1, Test: "golden:xmesh-status"},
+	{Kind: "XMesh", Path: "spec.description", Paths: 1, Test: "golden:xmesh-status"},
+	{Kind: "XMesh", Path: "spec.parametersRef", Paths: 5, Test: "golden:xmesh-status"},
 }

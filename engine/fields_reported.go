@@ -33,7 +33,6 @@ var reportedFields = []ReportedField{
 	// Kinds of the experimental channel gwdev does not load yet.
 	{Kind: "XBackendTrafficPolicy", Text: skippedKindText("XBackendTrafficPolicy")},
 	{Kind: "XBackend", Text: skippedKindText("XBackend")},
-	{Kind: "XMesh", Text: skippedKindText("XMesh")},
 }
 
 // skippedKindText is the warning for an object of a Gateway API kind gwdev

@@ -96,9 +96,7 @@ func TestSampleMesh(t *testing.T) {
 	// the rule that served each request.
 	for _, want := range []string{`"gateway":"mesh/shop/reviews/from/frontend"`, `"rule":"httproute/frontend/reviews-pinned/rule/0/match/0"`,
 		`"rule":"mesh/shop/reviews/port/` + strconv.Itoa(p2) + `/service"`} {
-		if !waitFor(func() bool { return strings.Contains(out.String(), want) }) {
-			t.Errorf("access log lacks %s", want)
-		}
+		waitForOutput(t, out, want)
 	}
 
 	conn, err := grpc.NewClient(meshRatings+":"+strconv.Itoa(pg), grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -122,15 +120,4 @@ func TestSampleMesh(t *testing.T) {
 	if got := call("x-canary", "true"); got != "ratings-v2" {
 		t.Errorf("gRPC Echo with x-canary → %s, want ratings-v2", got)
 	}
-}
-
-// waitFor polls cond for up to 5 seconds (the access log is written off
-// the request path).
-func waitFor(cond func() bool) bool {
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if cond() {
-			return true
-		}
-	}
-	return cond()
 }

@@ -15,8 +15,10 @@
 # metrics collected, admin API on. Needs wrk, h2load, nginx and haproxy:
 #   apt-get install -y wrk nghttp2-client nginx haproxy
 # Usage: bench/proxy.sh [duration=5s] [rounds=3] [connections=64] [threads=2] [modes="http1 https h2c"]
-# GWDEV_BIN=path benchmarks that gwdev binary instead of building one (to
-# compare builds); GWDEV_FLAGS adds flags to `gwdev up`.
+# GWDEV_BIN=path benchmarks that gwdev binary instead of building one;
+# GWDEV_BASE=path adds a side "base" running that gwdev binary (an older
+# build, to compare builds in the same rounds); GWDEV_FLAGS adds flags to
+# `gwdev up`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
@@ -33,7 +35,9 @@ declare -A addr=(
   [gwdev.https]=127.0.0.1:18091 [nginx.https]=127.0.0.1:18092 [haproxy.https]=127.0.0.1:18093
   [gwdev.h2c]=127.0.0.1:18081   [nginx.h2c]=127.0.0.1:18102   [haproxy.h2c]=127.0.0.1:18103
   [direct.http1]=$BACKEND
+  [base.http1]=127.0.0.1:18084 [base.https]=127.0.0.1:18094 [base.h2c]=127.0.0.1:18084
 )
+[ -n "${GWDEV_BASE:-}" ] || unset 'addr[base.http1]' 'addr[base.https]' 'addr[base.h2c]'
 "$tmp/backend" -addr $BACKEND & pids+=($!)
 
 mkdir -p "$tmp/manifests"
@@ -70,6 +74,14 @@ YAML
 # shellcheck disable=SC2086
 "$tmp/gwdev" up --no-tui --admin 127.0.0.1:0 --backend default/api:80=$BACKEND ${GWDEV_FLAGS:-} \
   "$tmp/manifests" >"$tmp/gwdev.log" 2>&1 & pids+=($!)
+if [ -n "${GWDEV_BASE:-}" ]; then
+  mkdir -p "$tmp/base"
+  cp "$tmp/secret.yaml" "$tmp/base/"
+  sed -e 's/port: 18081/port: 18084/' -e 's/port: 18091/port: 18094/' "$tmp/manifests/bench.yaml" > "$tmp/base/bench.yaml"
+  # shellcheck disable=SC2086
+  "$GWDEV_BASE" up --no-tui --admin 127.0.0.1:0 --backend default/api:80=$BACKEND ${GWDEV_FLAGS:-} \
+    "$tmp/base" >"$tmp/base.log" 2>&1 & pids+=($!)
+fi
 
 # The same route in nginx: one server block per listener.
 location='
@@ -156,12 +168,23 @@ one() {
   echo "$mode $side $round $rps $lat" >> "$tmp/runs"
 }
 
+# Warm up every side (connections to the backend, heaps) before measuring.
+for key in "${!addr[@]}"; do
+  case $key in
+    *.https) wrk -t1 -c"$conns" -d1s -H 'Host: api.example.com' "https://${addr[$key]}/api/w" >/dev/null 2>&1 ;;
+    *.h2c) h2load -c"$conns" -m1 -D1 -H ':authority: api.example.com' "http://${addr[$key]}/api/w" >/dev/null 2>&1 ;;
+    *) wrk -t1 -c"$conns" -d1s -H 'Host: api.example.com' "http://${addr[$key]}/api/w" >/dev/null 2>&1 ;;
+  esac
+done
+
 echo "$(nproc) cores shared by client, proxy and backend; $rounds rounds of $dur per side, -c$conns -t$threads, 256-byte responses"
 echo "(h2c: the latency column is h2load's mean, not p99)"
 sides=(gwdev nginx haproxy)
+[ -n "${GWDEV_BASE:-}" ] && sides+=(base)
 for round in $(seq "$rounds"); do
   for mode in $modes; do
-    order=("${sides[@]:$(( (round - 1) % 3 ))}" "${sides[@]:0:$(( (round - 1) % 3 ))}")
+    k=$(( (round - 1) % ${#sides[@]} ))
+    order=("${sides[@]:$k}" "${sides[@]:0:$k}")
     [ "$mode" = http1 ] && order+=(direct)
     for side in "${order[@]}"; do one "$mode" "$side" "$round"; done
   done
@@ -181,12 +204,14 @@ awk '
   END {
     for (i = 1; i <= nm; i++) {
       m = order[i]
-      split("gwdev nginx haproxy direct", ss, " ")
-      for (k = 1; k <= 4; k++) if ((m " " ss[k]) in rps)
+      split("gwdev base nginx haproxy direct", ss, " ")
+      for (k = 1; k <= 5; k++) if ((m " " ss[k]) in rps)
         printf "%-6s %-8s %12.0f %10.2f\n", m, ss[k], median(rps[m " " ss[k]]), median(lat[m " " ss[k]])
-      rr = ""; lr = ""; hr = ""
+      rr = ""; lr = ""; hr = ""; br = ""; bl = ""
       for (n in rounds) { rr = rr sprintf(" %.2f", r[m, "gwdev", n] / r[m, "nginx", n])
-                          lr = lr " " l[m, "gwdev", n] / l[m, "nginx", n]; hr = hr " " r[m, "gwdev", n] / r[m, "haproxy", n] }
+                          lr = lr " " l[m, "gwdev", n] / l[m, "nginx", n]; hr = hr " " r[m, "gwdev", n] / r[m, "haproxy", n]
+                          if ((m SUBSEP "base" SUBSEP n) in r) { br = br sprintf(" %.2f", r[m, "base", n] / r[m, "nginx", n]); bl = bl " " l[m, "base", n] / l[m, "nginx", n] } }
       printf "%-6s gwdev/nginx req/s %.2f (per round:%s)  p99 %.2fx  gwdev/haproxy req/s %.2f\n", m, median(rr), rr, median(lr), median(hr)
+      if (br != "") printf "%-6s base/nginx  req/s %.2f (per round:%s)  p99 %.2fx\n", m, median(br), br, median(bl)
     }
   }' "$tmp/runs"

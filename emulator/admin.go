@@ -258,6 +258,13 @@ func ServeAdmin(ctx context.Context, addr string, a *Admin, opts AdminOptions) (
 	if !opts.AllowRemote {
 		h = guardHost(ln.Addr(), mux)
 	}
+	if opts.Instance != "" {
+		inner := h
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set(InstanceHeader, opts.Instance)
+			inner.ServeHTTP(w, r)
+		})
+	}
 	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() {

@@ -20,7 +20,14 @@ type AdminOptions struct {
 	// Pprof serves Go's profiler under /debug/pprof/ (false: not served).
 	// Profiles and execution traces run at most MaxProfileDuration.
 	Pprof bool
+	// Instance, when set, is sent as the Gwdev-Instance header of every
+	// answer, so that a client can tell which gwdev it reached (two
+	// instances may run; one of them then serves the admin API elsewhere).
+	Instance string
 }
+
+// InstanceHeader names the gwdev instance that answered an admin request.
+const InstanceHeader = "Gwdev-Instance"
 
 // MaxProfileDuration caps /debug/pprof/profile and /debug/pprof/trace
 // (?seconds= asks for less).

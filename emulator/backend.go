@@ -88,7 +88,7 @@ func upstreamKey(b *table.Backend) string {
 		}
 		hashTLSLimits(h, t.Limits)
 		for _, s := range t.SubjectAltNames {
-			fmt.Fprintf(h, "|%s=%s%s", s.Type, s.Hostname, s.URI)
+			fmt.Fprintf(h, "|%s|%s", s.Hostname, s.URI)
 		}
 		client := ""
 		if c := t.ClientCertificate; c != nil {
@@ -168,14 +168,14 @@ func verifySANs(cs tls.ConnectionState, roots *x509.CertPool, sans []table.Subje
 		return err
 	}
 	for _, s := range sans {
-		switch s.Type {
-		case table.HostnameSubjectAltNameType:
-			if leaf.VerifyHostname(string(s.Hostname)) == nil {
+		switch {
+		case s.Hostname != "":
+			if leaf.VerifyHostname(s.Hostname) == nil {
 				return nil
 			}
-		case table.URISubjectAltNameType:
+		case s.URI != "":
 			for _, u := range leaf.URIs {
-				if u.String() == string(s.URI) {
+				if u.String() == s.URI {
 					return nil
 				}
 			}
@@ -268,7 +268,7 @@ func backendToken(name string) string {
 	return strconv.FormatUint(h.Sum64(), 36)
 }
 
-// sessionPolicy is a compiled SessionPersistence.
+// sessionPolicy is the table's Session.
 type sessionPolicy struct {
 	header    bool
 	name      string
@@ -276,27 +276,12 @@ type sessionPolicy struct {
 	permanent bool
 }
 
-// Default session names (SessionName is implementation-specific when unset).
-const (
-	defaultSessionCookie = "gwdev-session"
-	defaultSessionHeader = "X-Gwdev-Session"
-)
-
-func compileSession(sp *table.SessionPersistence) *sessionPolicy {
+func compileSession(sp *table.Session) *sessionPolicy {
 	if sp == nil {
 		return nil
 	}
-	p := &sessionPolicy{name: defaultSessionCookie, timeout: parseDuration(sp.AbsoluteTimeout)}
-	if sp.Type != nil && *sp.Type == table.HeaderBasedSessionPersistence {
-		p.header, p.name = true, defaultSessionHeader
-	}
-	if sp.SessionName != nil && *sp.SessionName != "" {
-		p.name = *sp.SessionName
-	}
-	if sp.CookieConfig != nil && sp.CookieConfig.LifetimeType != nil {
-		p.permanent = *sp.CookieConfig.LifetimeType == table.PermanentCookieLifetimeType
-	}
-	return p
+	return &sessionPolicy{header: sp.Type == table.SessionHeader, name: sp.Name, timeout: sp.AbsoluteTimeout,
+		permanent: sp.Lifetime == table.LifetimePermanent}
 }
 
 // read returns the session value the client sent.

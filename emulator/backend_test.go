@@ -111,9 +111,9 @@ func TestSessionPersistence(t *testing.T) {
 	addrs := []string{a.Listener.Addr().String(), b.Listener.Addr().String()}
 	h := serve(t, func(p int32) *table.Table {
 		cookie := rule("cookie", prefix("/cookie"), mapped("ab", 1, addrs...), echo("echo", 1))
-		cookie.SessionPersistence = &table.SessionPersistence{SessionName: ptr("sticky")}
+		cookie.SessionPersistence = &table.Session{Type: table.SessionCookie, Name: "sticky", Lifetime: table.LifetimeSession}
 		hdr := rule("header", prefix("/header"), mapped("ab2", 1, addrs...))
-		hdr.SessionPersistence = &table.SessionPersistence{Type: ptr(table.HeaderBasedSessionPersistence), SessionName: ptr("X-Session")}
+		hdr.SessionPersistence = &table.Session{Type: table.SessionHeader, Name: "X-Session"}
 		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", cookie, hdr)))))
 	})
 	// Cookie: the first answer sets the cookie; later requests stick.
@@ -164,11 +164,11 @@ func TestSessionPersistence(t *testing.T) {
 func TestTimeouts(t *testing.T) {
 	h := serve(t, func(p int32) *table.Table {
 		req := rule("request", prefix("/request"), echo("slow", 1))
-		req.Timeouts = &table.HTTPRouteTimeouts{Request: dur("100ms")}
+		req.Timeouts = &table.Timeouts{Request: 100 * time.Millisecond}
 		be := rule("backend", prefix("/backend"), echo("slow", 1))
-		be.Timeouts = &table.HTTPRouteTimeouts{BackendRequest: dur("50ms")}
+		be.Timeouts = &table.Timeouts{BackendRequest: 50 * time.Millisecond}
 		off := rule("off", prefix("/off"), echo("slow", 1))
-		off.Timeouts = &table.HTTPRouteTimeouts{Request: dur("0s")}
+		off.Timeouts = &table.Timeouts{} // "0s": disabled
 		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", req, be, off)))))
 	})
 	start := time.Now()
@@ -204,11 +204,11 @@ func TestRetries(t *testing.T) {
 	down := freePort(t, "127.0.0.1")
 	h := serve(t, func(p int32) *table.Table {
 		r := rule("retry", prefix("/"), mapped("flaky", 1, flaky.Listener.Addr().String()))
-		r.Retry = &table.HTTPRouteRetry{Codes: []table.HTTPRouteRetryStatusCode{503}, Attempts: ptr(2), Backoff: dur("10ms")}
+		r.Retry = &table.Retry{Codes: []int{503}, Attempts: 2, Backoff: 10 * time.Millisecond}
 		d := rule("down", prefix("/down"), mapped("down", 1, fmt.Sprintf("127.0.0.1:%d", down)))
-		d.Retry = &table.HTTPRouteRetry{Attempts: ptr(3), Backoff: dur("1ms")}
+		d.Retry = &table.Retry{Attempts: 3, Backoff: time.Millisecond}
 		e := rule("echo", prefix("/status"), echo("e", 1))
-		e.Retry = &table.HTTPRouteRetry{Codes: []table.HTTPRouteRetryStatusCode{500}, Attempts: ptr(1)}
+		e.Retry = &table.Retry{Codes: []int{500}, Attempts: 1, Backoff: 25 * time.Millisecond}
 		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", e, d, r)))))
 	})
 	req := h.request("POST", "x", "/once")
@@ -258,7 +258,7 @@ func TestBackendTLS(t *testing.T) {
 		good.TLS = &table.BackendTLS{Policy: "default/p", SNI: "example.com", CACertificates: ca}
 		san := mapped("san", 1, backend.Listener.Addr().String())
 		san.TLS = &table.BackendTLS{Policy: "default/p2", SNI: "other.example.org", CACertificates: ca,
-			SubjectAltNames: []table.SubjectAltName{{Type: table.HostnameSubjectAltNameType, Hostname: "example.com"}}}
+			SubjectAltNames: []table.SubjectAltName{{Hostname: "example.com"}}}
 		bad := mapped("bad", 1, backend.Listener.Addr().String())
 		bad.TLS = &table.BackendTLS{Policy: "default/p3", SNI: "wrong.example.org", CACertificates: ca}
 		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",

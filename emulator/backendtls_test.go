@@ -23,11 +23,11 @@ func TestBackendTLSPolicyToEcho(t *testing.T) {
 			return b
 		}
 		grpcish := policy(echo("app", 1), "good", "app.internal", appCA.pem)
-		grpcish.AppProtocol = "kubernetes.io/h2c"
+		grpcish.AppProtocol, grpcish.HTTP2 = "kubernetes.io/h2c", true
 		san := policy(echo("app", 1), "san", "other.internal", appCA.pem)
-		san.TLS.SubjectAltNames = []table.SubjectAltName{{Type: table.HostnameSubjectAltNameType, Hostname: "app.internal"}}
+		san.TLS.SubjectAltNames = []table.SubjectAltName{{Hostname: "app.internal"}}
 		badSAN := policy(echo("app", 1), "badsan", "app.internal", appCA.pem)
-		badSAN.TLS.SubjectAltNames = []table.SubjectAltName{{Type: table.HostnameSubjectAltNameType, Hostname: "nope.internal"}}
+		badSAN.TLS.SubjectAltNames = []table.SubjectAltName{{Hostname: "nope.internal"}}
 		generated := echo("gen", 1)
 		generated.TLS = &table.BackendTLS{Policy: "default/gen", SNI: "gen.internal", CACertificates: appCA.pem, CARefs: []string{"ConfigMap default/gen-ca"}}
 		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
@@ -78,7 +78,7 @@ func TestBackendTLSHTTP2ThenHTTP1(t *testing.T) {
 			return b
 		}
 		h2 := withTLS(echo("app", 1))
-		h2.AppProtocol = "kubernetes.io/h2c"
+		h2.AppProtocol, h2.HTTP2 = "kubernetes.io/h2c", true
 		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
 			rule("h2", prefix("/h2"), h2),
 			rule("h1", prefix("/h1"), withTLS(echo("app", 1))),

@@ -66,7 +66,7 @@ func TestBackendClientCertificate(t *testing.T) {
 			return b
 		}
 		h2 := to(strict, gwCert)
-		h2.AppProtocol = "kubernetes.io/h2c"
+		h2.AppProtocol, h2.HTTP2 = "kubernetes.io/h2c", true
 		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
 			rule("with", prefix("/with"), to(strict, gwCert)),
 			rule("h2", prefix("/h2"), h2),

@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"crypto/tls"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -108,7 +109,7 @@ func explainProbe(rt *router, p Probe) *Trace {
 	case pr != nil && isL4(pr.protocol):
 		return explainStream(pr, transport, now)
 	case p.UDP:
-		t := Trace{Time: now, Port: p.Port, Proto: transport, Reason: "no Gateway serves this address and port", End: endRefused}
+		t := Trace{Time: now, Port: p.Port, Proto: transport, Reason: noGatewayReason(rt, p.Address, p.Port, "TCP"), End: endRefused}
 		return finishExplain(&t, nil)
 	case pr != nil && pr.tls != nil:
 		return explainTLSPort(rt, pr, p, now)
@@ -120,7 +121,7 @@ func explainProbe(rt *router, p Probe) *Trace {
 		return finishExplain(&t, nil)
 	}
 	if p.Request == nil {
-		t := Trace{Time: now, Port: p.Port, Reason: "no Gateway serves this address and port", End: endRefused}
+		t := Trace{Time: now, Port: p.Port, Reason: noGatewayReason(rt, p.Address, p.Port, "UDP"), End: endRefused}
 		return finishExplain(&t, nil)
 	}
 	return explainRequest(rt, pr, p.Port, p.Request, now)
@@ -306,4 +307,23 @@ func (rt *router) tableAddresses() map[*portRoutes]string {
 		}
 	}
 	return out
+}
+
+// noGatewayReason says that nothing listens on the port, and whether it is
+// served over the other transport.
+func noGatewayReason(rt *router, addr string, port int32, other string) string {
+	r := "no Gateway serves this address and port"
+	if pr := rt.lookupTransport(addr, port, other); pr != nil && pr.notServed == "" {
+		use := "tcp://"
+		switch {
+		case other == "UDP":
+			use = "udp://"
+		case pr.tls != nil:
+			use = "https://, grpcs:// or tls://"
+		case pr.protocol == "HTTP":
+			use = "http:// or grpc://"
+		}
+		r += fmt.Sprintf(" (port %d is served by %s listeners: use %s)", port, pr.protocol, use)
+	}
+	return r
 }

@@ -42,7 +42,7 @@ func (c *compiler) auths(as []*table.ExternalAuth) []*extAuthRoutes {
 			out = append(out, nil) // keeps filter indexes; refused when reached
 			continue
 		}
-		out = append(out, &extAuthRoutes{a: a, backend: c.backend(a.Backend, a.Protocol == "GRPC")})
+		out = append(out, &extAuthRoutes{a: a, backend: c.backend(a.Backend)})
 	}
 	return out
 }

@@ -12,6 +12,8 @@ import (
 	"net/textproto"
 	"sync"
 	"time"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // Limits of the HTTP/1.1 upstream pool.
@@ -72,6 +74,12 @@ func (p *h1Pool) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !p.handles(req) {
 		return p.next.RoundTrip(req)
 	}
+	if bad := invalidHeader(req.Header); bad != "" {
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return nil, fmt.Errorf("invalid header %s", bad) // what net/http refuses to send
+	}
 	for try := 0; ; try++ {
 		pc, err := p.get(req.Context(), req.URL.Host)
 		if err != nil {
@@ -93,6 +101,22 @@ func (p *h1Pool) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Body = body
 		}
 	}
+}
+
+// invalidHeader names a header that cannot be sent as is ("" : none):
+// net/http's Transport refuses the same.
+func invalidHeader(h http.Header) string {
+	for k, vs := range h {
+		if !httpguts.ValidHeaderFieldName(k) {
+			return fmt.Sprintf("field name %q", k)
+		}
+		for _, v := range vs {
+			if !httpguts.ValidHeaderFieldValue(v) {
+				return fmt.Sprintf("field value for %q", k) // the value may be a credential
+			}
+		}
+	}
+	return ""
 }
 
 // get returns an idle connection to addr, or dials one.
@@ -348,23 +372,28 @@ type h1Body struct {
 	body io.ReadCloser
 	stop func() bool
 	keep bool
-	done bool
-	mu   sync.Mutex // Close may come from another goroutine than Read
+	// err is what every Read returns once the exchange ended (io.EOF after
+	// the whole body; nil: not ended).
+	err error
+	mu  sync.Mutex // Close may come from another goroutine than Read
 }
+
+// errBodyClosed is the error of a Read after Close.
+var errBodyClosed = errors.New("read on a closed response body")
 
 func (b *h1Body) Read(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.done {
-		return 0, errors.New("read on a closed response body")
+	if b.err != nil {
+		return 0, b.err
 	}
 	n, err := b.body.Read(p)
 	if err != nil {
-		b.done = true
 		b.pc.finish(b.stop, b.keep && err == io.EOF)
 		if err != io.EOF && b.ctx.Err() != nil {
 			err = context.Cause(b.ctx) // the exchange was aborted
 		}
+		b.err = err
 	}
 	return n, err
 }
@@ -378,8 +407,8 @@ func (b *h1Body) Close() error {
 		b.mu.Lock()
 	}
 	defer b.mu.Unlock()
-	if !b.done {
-		b.done = true
+	if b.err == nil {
+		b.err = errBodyClosed
 		b.pc.finish(b.stop, false)
 	}
 	return nil

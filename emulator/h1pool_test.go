@@ -375,3 +375,68 @@ func TestH1PoolResponseHeaderLimit(t *testing.T) {
 		t.Fatalf("%d, reason %q", res.status, tr.Reason)
 	}
 }
+
+// A header net/http would refuse to send (a name with a space, from a
+// filter the table did not check) is refused by the pool too: 502, and the
+// backend sees nothing.
+func TestH1PoolRefusesInvalidHeaders(t *testing.T) {
+	backend, conns := connCountingBackend(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "reached") })
+	h := serve(t, func(p int32) *table.Table {
+		r := rule("api", prefix("/"), mapped("api", 1, backend.Listener.Addr().String()))
+		r.Filters = []table.Filter{{Type: table.FilterRequestHeaderModifier,
+			RequestHeaderModifier: &table.HeaderModifier{Set: []table.Header{{Name: "Bad Name", Value: "x"}}}}}
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("*", r)))))
+	})
+	res, tr := h.traced(h.request(http.MethodGet, "x", "/"))
+	if res.status != http.StatusBadGateway || !strings.Contains(tr.Reason, `invalid header field name "Bad Name"`) {
+		t.Fatalf("%d %q, reason %q", res.status, res.body, tr.Reason)
+	}
+	if n := conns.Load(); n != 0 {
+		t.Errorf("the backend saw %d connections, want none", n)
+	}
+}
+
+// Straight through the pool: a body read to its end keeps answering EOF
+// and gives its connection back; a body closed early closes it.
+func TestH1PoolBodyEnd(t *testing.T) {
+	backend, conns := connCountingBackend(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "0123456789") })
+	addr := backend.Listener.Addr().String()
+	p := newH1Pool(newTransport(nil, false))
+	defer p.closeIdle()
+	get := func() *http.Response {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/", nil)
+		resp, err := p.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	resp := get()
+	if b, err := io.ReadAll(resp.Body); err != nil || string(b) != "0123456789" {
+		t.Fatalf("%q %v", b, err)
+	}
+	if n, err := resp.Body.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+		t.Errorf("read after the end: %d %v, want 0 EOF", n, err)
+	}
+	resp.Body.Close()
+	if n := len(p.idle[addr]); n != 1 {
+		t.Fatalf("%d idle connections after a body read to its end, want 1", n)
+	}
+	resp = get()
+	if _, err := resp.Body.Read(make([]byte, 2)); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if _, err := resp.Body.Read(make([]byte, 1)); err == nil {
+		t.Error("read after Close succeeded")
+	}
+	if n := len(p.idle[addr]); n != 0 {
+		t.Errorf("%d idle connections after a body closed early, want 0", n)
+	}
+	resp = get()
+	_, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if n := conns.Load(); n != 2 {
+		t.Errorf("the backend saw %d connections, want 2 (the early close costs one)", n)
+	}
+}

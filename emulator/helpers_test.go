@@ -74,6 +74,7 @@ func grpcRule(route string, m *table.GRPCMatch, backends ...*table.Backend) *tab
 		Route: table.ObjectKey{Kind: "GRPCRoute", Namespace: "default", Name: route}}
 	for i, b := range backends {
 		b.Name = base + "/backend/" + strconv.Itoa(i)
+		b.HTTP2 = true // as the engine marks GRPCRoute backends
 	}
 	return r
 }
@@ -137,8 +138,6 @@ func invalid(svc string, weight int32, why string) *table.Backend {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-func dur(s string) *table.Duration { d := table.Duration(s); return &d }
 
 // freePort returns a port that was free on ip a moment ago.
 func freePort(t testing.TB, ip string) int32 {

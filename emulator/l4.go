@@ -99,7 +99,7 @@ func (c *compiler) stream(pr *portRoutes) *streamRoutes {
 				if b == nil {
 					continue
 				}
-				sr.add(c.backend(b, false), b.Weight)
+				sr.add(c.backend(b), b.Weight)
 			}
 			return sr
 		}

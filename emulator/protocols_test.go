@@ -43,7 +43,7 @@ func TestH2C(t *testing.T) {
 	defer backend.Close()
 	h := serve(t, func(p int32) *table.Table {
 		b := mapped("h2", 1, backend.Listener.Addr().String())
-		b.AppProtocol = "kubernetes.io/h2c"
+		b.AppProtocol, b.HTTP2 = "kubernetes.io/h2c", true
 		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
 			rule("h2c", prefix("/h2c"), b),
 			rule("echo", prefix("/"), echo("echo", 1)),
@@ -172,7 +172,7 @@ func TestWebSocket(t *testing.T) {
 	defer backend.Close()
 	h := serve(t, func(p int32) *table.Table {
 		r := rule("ws", prefix("/ws"), mapped("ws", 1, backend.Listener.Addr().String()))
-		r.Timeouts = &table.HTTPRouteTimeouts{Request: dur("50ms")} // not applied to upgrades
+		r.Timeouts = &table.Timeouts{Request: 50 * time.Millisecond} // not applied to upgrades
 		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", r)))))
 	})
 	ws, err := websocket.Dial(strings.Replace(h.url("/ws"), "http", "ws", 1), "", "http://example.com")

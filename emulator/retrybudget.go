@@ -55,11 +55,8 @@ func (c *compiler) retryBudget(rb *table.RetryBudget) *retryBudget {
 	b, ok := c.pool.budgets[k]
 	if !ok {
 		b = &retryBudget{spec: *rb}
-		// The engine writes both as Go durations; one that does not parse
-		// counts nothing (no budget, or no minimum).
-		b.requests.span, _ = time.ParseDuration(rb.Interval)
-		b.retries.span = b.requests.span
-		b.minRetries.span, _ = time.ParseDuration(rb.MinInterval)
+		// A zero window counts nothing (no budget, or no minimum).
+		b.requests.span, b.retries.span, b.minRetries.span = rb.Interval, rb.Interval, rb.MinInterval
 	}
 	if c.budgets == nil {
 		c.budgets = map[string]*retryBudget{}

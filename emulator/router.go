@@ -106,19 +106,16 @@ type backendRoutes struct {
 	budget *retryBudget
 }
 
-// retryPolicy is a compiled HTTPRouteRetry.
+// retryPolicy is the table's Retry.
 type retryPolicy struct {
 	codes   []int
 	retries int
 	backoff time.Duration
 }
 
-// Retry defaults where the spec leaves them to the implementation.
-const (
-	defaultRetries = 1
-	defaultBackoff = 25 * time.Millisecond
-	maxBackoff     = 10 // times the configured backoff
-)
+// maxBackoff caps the doubling backoff: no wait exceeds ten times the
+// first.
+const maxBackoff = 10
 
 // compiler builds a router, reusing upstreams and expressions from pool.
 type compiler struct {
@@ -283,41 +280,30 @@ func (c *compiler) rule(r *table.RouteRule) *ruleRoutes {
 		if b == nil {
 			continue
 		}
-		rr.add(c.backend(b, r.GRPC != nil), b.Weight)
+		rr.add(c.backend(b), b.Weight)
 	}
 	for _, m := range r.Mirrors {
 		if m != nil {
-			rr.mirrors = append(rr.mirrors, c.backend(m, r.GRPC != nil))
+			rr.mirrors = append(rr.mirrors, c.backend(m))
 		}
 	}
 	rr.auths = c.auths(r.ExternalAuth)
 	rr.session = compileSession(r.SessionPersistence)
 	if t := r.Timeouts; t != nil {
-		rr.requestTimeout = parseDuration(t.Request)
-		rr.backendTimeout = parseDuration(t.BackendRequest)
+		rr.requestTimeout, rr.backendTimeout = t.Request, t.BackendRequest
 	}
 	if rt := r.Retry; rt != nil {
-		p := &retryPolicy{retries: defaultRetries, backoff: defaultBackoff}
-		for _, code := range rt.Codes {
-			p.codes = append(p.codes, int(code))
-		}
-		if rt.Attempts != nil {
-			p.retries = *rt.Attempts
-		}
-		if d := parseDuration(rt.Backoff); d > 0 {
-			p.backoff = d
-		}
-		rr.retry = p
+		rr.retry = &retryPolicy{codes: rt.Codes, retries: rt.Attempts, backoff: rt.Backoff}
 	}
 	return rr
 }
 
-func (c *compiler) backend(b *table.Backend, grpc bool) *backendRoutes {
+func (c *compiler) backend(b *table.Backend) *backendRoutes {
 	if br, ok := c.backends[b]; ok {
 		return br
 	}
 	br := &backendRoutes{b: b, service: serviceName(b), token: backendToken(b.Name)}
-	br.h2c = grpc || b.AppProtocol == "kubernetes.io/h2c" || b.AppProtocol == "h2c" || b.AppProtocol == "grpc"
+	br.h2c = b.HTTP2
 	br.budget = c.retryBudget(b.RetryBudget)
 	if b.Invalid == "" && b.Target != nil {
 		br.up = c.upstream(b)
@@ -327,7 +313,7 @@ func (c *compiler) backend(b *table.Backend, grpc bool) *backendRoutes {
 	br.auths = c.auths(b.ExternalAuth)
 	for _, m := range b.Mirrors {
 		if m != nil {
-			br.mirrors = append(br.mirrors, c.backend(m, grpc))
+			br.mirrors = append(br.mirrors, c.backend(m))
 		}
 	}
 	return br
@@ -342,19 +328,6 @@ func serviceName(b *table.Backend) string {
 		s += ":" + strconv.Itoa(int(b.Port))
 	}
 	return s
-}
-
-// parseDuration reads a Gateway API duration; "0s", unset and invalid
-// values give 0 (no timeout).
-func parseDuration(d *table.Duration) time.Duration {
-	if d == nil {
-		return 0
-	}
-	v, err := time.ParseDuration(string(*d))
-	if err != nil || v < 0 {
-		return 0
-	}
-	return v
 }
 
 // lookup finds the TCP port a request arrived on.

@@ -178,7 +178,7 @@ func (tl *tlsListener) clientValidation(conf *tls.Config) error {
 		return fmt.Errorf("client validation CA bundle (%s) holds no certificate", strings.Join(t.ClientCARefs, ", "))
 	}
 	tl.clientCAs = pool
-	if t.ClientValidationMode == string(table.AllowInsecureFallback) {
+	if t.ClientValidationMode == table.AllowInsecureFallback {
 		tl.insecureFallback = true
 		conf.ClientAuth = tls.RequestClientCert
 		return nil
@@ -200,7 +200,7 @@ func (c *compiler) sniRoutes(tl *tlsListener) {
 			if b == nil {
 				continue
 			}
-			sr.add(c.backend(b, false), b.Weight)
+			sr.add(c.backend(b), b.Weight)
 		}
 		tl.routes = append(tl.routes, sr)
 		h := ""

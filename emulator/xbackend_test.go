@@ -56,15 +56,7 @@ func TestXBackendTargets(t *testing.T) {
 	b64 := base64.StdEncoding.EncodeToString
 	manifests := strings.NewReplacer("PLAINPORT", plainPort, "SECUREPORT", securePort, "MTLSPORT", mtlsPort,
 		"CA_GOOD", indent(serverCA.pem), "CA_OTHER", indent(otherCA.pem),
-		"CLIENT_CRT", b64(clientCert), "CLIENT_KEY", b64(clientKey)).Replace(`apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw}
-spec:
-  gatewayClassName: gwdev
-  listeners:
-  - {name: http, protocol: HTTP, port: PORT}
----
-apiVersion: gateway.networking.k8s.io/v1
+		"CLIENT_CRT", b64(clientCert), "CLIENT_KEY", b64(clientKey)).Replace(gatewayGW + `apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: app}
 spec:

@@ -14,6 +14,18 @@ import (
 	"github.com/gwdev/gwdev/engine/table"
 )
 
+// gatewayGW is Gateway gw of class gwdev with an HTTP listener on PORT,
+// the start of the manifests of these tests (gwinTable replaces PORT).
+const gatewayGW = `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw}
+spec:
+  gatewayClassName: gwdev
+  listeners:
+  - {name: http, protocol: HTTP, port: PORT}
+---
+`
+
 // failingBackend answers every request 503 and counts them.
 func failingBackend(t *testing.T) (addr string, hits *atomic.Int64) {
 	hits = &atomic.Int64{}
@@ -40,15 +52,7 @@ func TestRetryBudgetCutsRetries(t *testing.T) {
 	limited, limitedHits := failingBackend(t)
 	free, freeHits := failingBackend(t)
 	h := serve(t, func(p int32) *table.Table {
-		return gwinTable(t, `apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw}
-spec:
-  gatewayClassName: gwdev
-  listeners:
-  - {name: http, protocol: HTTP, port: PORT}
----
-apiVersion: gateway.networking.k8s.io/v1
+		return gwinTable(t, gatewayGW+`apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: app}
 spec:
@@ -128,15 +132,7 @@ func TestTrafficPolicySessionPersistence(t *testing.T) {
 	_, pa, _ := net.SplitHostPort(a)
 	_, pb, _ := net.SplitHostPort(b)
 	h := serve(t, func(p int32) *table.Table {
-		return gwinTable(t, strings.NewReplacer("PA", pa, "PB", pb).Replace(`apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw}
-spec:
-  gatewayClassName: gwdev
-  listeners:
-  - {name: http, protocol: HTTP, port: PORT}
----
-apiVersion: gateway.networking.k8s.io/v1
+		return gwinTable(t, strings.NewReplacer("PA", pa, "PB", pb).Replace(gatewayGW+`apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: app}
 spec:
@@ -208,7 +204,7 @@ endpoints: [{addresses: [127.0.0.1]}]
 // has passed, the budget is whole again.
 func TestRetryBudgetWindow(t *testing.T) {
 	c := &compiler{pool: newUpstreamPool(nil)}
-	b := c.retryBudget(&table.RetryBudget{Policy: "default/p", Key: "Service/default/s", Percent: 50, Interval: "1s"})
+	b := c.retryBudget(&table.RetryBudget{Policy: "default/p", Key: "Service/default/s", Percent: 50, Interval: time.Second})
 	now := time.Unix(1000, 0)
 	b.request(now)
 	if err := b.allowRetry(now); err != nil { // 1 retry of 2 requests: 50%
@@ -226,7 +222,7 @@ func TestRetryBudgetWindow(t *testing.T) {
 	if err := b.allowRetry(later); err != nil {
 		t.Fatalf("retry after the interval refused: %v", err)
 	}
-	if again := c.retryBudget(&table.RetryBudget{Policy: "default/p", Key: "Service/default/s", Percent: 50, Interval: "1s"}); again != b {
+	if again := c.retryBudget(&table.RetryBudget{Policy: "default/p", Key: "Service/default/s", Percent: 50, Interval: time.Second}); again != b {
 		t.Error("two backends with the same budget do not share its count")
 	}
 }

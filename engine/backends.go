@@ -38,7 +38,7 @@ func (t *translator) resolveBackendRef(r *routeState, name string, ref gwv1.Back
 	}
 	fail := func(reason gwv1.RouteConditionReason, msg string) (*Backend, *routeFailure) {
 		b.Invalid = msg
-		return b, &routeFailure{reason, msg}
+		return b, &routeFailure{reason: reason, msg: msg}
 	}
 	display := func() string { return groupKind(group, kind) + " " + ns + "/" + string(ref.Name) } // for failures only
 	if group == ExperimentalGroup && kind == "XBackend" {
@@ -77,8 +77,20 @@ func (t *translator) resolveBackendRef(r *routeState, name string, ref gwv1.Back
 				display(), *ref.Port, b.AppProtocol, r.kind))
 		}
 	}
+	b.HTTP2 = r.kind == "GRPCRoute" || r.kind == "HTTPRoute" && speaksH2C(b.AppProtocol)
 	b.Target = t.backendTarget(svc, sp, int32(*ref.Port))
 	return b, nil
+}
+
+// speaksH2C reports whether a Service port's appProtocol asks for HTTP/2
+// without TLS (prior knowledge): kubernetes.io/h2c (GEP-1911), h2c or grpc,
+// in any case.
+func speaksH2C(appProtocol string) bool {
+	switch strings.ToLower(appProtocol) {
+	case "kubernetes.io/h2c", "h2c", "grpc":
+		return true
+	}
+	return false
 }
 
 // appProtocolSupported reports whether a route of the kind can send traffic

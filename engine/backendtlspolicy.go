@@ -139,7 +139,7 @@ func (t *translator) applyPolicy(b *Backend, winners map[policyTarget]*policySta
 // resolvePolicy checks the CA references and builds the TLS settings.
 func (t *translator) resolvePolicy(ps *policyState) {
 	v := ps.obj.Spec.Validation
-	tls := &BackendTLS{Policy: ps.key.Namespace + "/" + ps.key.Name, SNI: string(v.Hostname), SubjectAltNames: toSubjectAltNames(v.SubjectAltNames)}
+	tls := &BackendTLS{Policy: ps.key.Namespace + "/" + ps.key.Name, SNI: string(v.Hostname), SubjectAltNames: compileSubjectAltNames(v.SubjectAltNames)}
 	ps.tls = tls
 	acc, res := string(gwv1.PolicyConditionAccepted), string(gwv1.BackendTLSPolicyConditionResolvedRefs)
 	if v.WellKnownCACertificates != nil {

@@ -20,6 +20,9 @@ func (t *translator) resolveExternalAuth(r *routeState, where string, i int, f *
 	name := fmt.Sprintf("%s/filter/%d/externalauth", where, i)
 	b, fail := t.resolveBackendRef(r, name+"/backend", f.BackendRef, nil)
 	a = &ExternalAuth{Name: name, Protocol: string(f.ExternalAuthProtocol), Backend: b}
+	if f.ExternalAuthProtocol == gwv1.HTTPRouteExternalAuthGRPCProtocol && fail == nil {
+		b.HTTP2 = true // Envoy's ext_authz gRPC service
+	}
 	if f.ForwardBody != nil {
 		a.MaxBodySize = int(f.ForwardBody.MaxSize)
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -20,7 +21,7 @@ func (t *translator) collectFindings() []Finding {
 				(c.Type == "Accepted" && c.Status == metav1.ConditionTrue) {
 				sev = SeverityWarning
 			}
-			fs = append(fs, Finding{Severity: sev, Object: k, Source: t.sourceAt(k, path), Scope: scope,
+			fs = append(fs, Finding{Severity: sev, Object: k, Source: t.sourceAtFirst(k, annotationPath(c.Message), path), Scope: scope,
 				Condition: c.Type + "=" + string(c.Status), Reason: c.Reason, Message: c.Message})
 		}
 	}
@@ -53,7 +54,12 @@ func (t *translator) collectFindings() []Finding {
 			if p.ref.Namespace != nil {
 				ns = string(*p.ref.Namespace)
 			}
-			add(r.key, "spec.parentRefs["+itoa(p.index)+"]", fmt.Sprintf("parentRefs[%d]: %s", p.index, parentDisplay(string(*p.ref.Kind), ns, string(p.ref.Name), p.ref)), problems)
+			scope := fmt.Sprintf("parentRefs[%d]: %s", p.index, parentDisplay(string(*p.ref.Kind), ns, string(p.ref.Name), p.ref))
+			refs, rest := refProblems(r, problems)
+			add(r.key, "spec.parentRefs["+itoa(p.index)+"]", scope, rest)
+			if len(refs) > 0 { // at the reference that does not resolve
+				add(r.key, r.refFailures[0].path, scope, refs)
+			}
 		}
 		if len(r.parentRefs) == 0 && defaultScope(r.useDefaultGateways) == "" {
 			t.note(SeverityWarning, r.key, "", "the route has no parentRefs and attaches to nothing")
@@ -128,4 +134,36 @@ func problemConditions(conds []metav1.Condition) []metav1.Condition {
 		}
 	}
 	return out
+}
+
+// refProblems splits a route parent's problem conditions: the ResolvedRefs
+// one, when the route's first reference failure knows its field (a
+// backendRef), is reported at that field's line; the others at the
+// parentRef's.
+func refProblems(r *routeState, problems []metav1.Condition) (refs, rest []metav1.Condition) {
+	if len(r.refFailures) == 0 || r.refFailures[0].path == "" {
+		return nil, problems
+	}
+	for _, c := range problems {
+		if c.Type == string(gwv1.RouteConditionResolvedRefs) {
+			refs = append(refs, c)
+		} else {
+			rest = append(rest, c)
+		}
+	}
+	return refs, rest
+}
+
+// annotationPath is the field path of the annotation a message is about
+// ("annotation gwin.yandex.cloud/rules.timeout: …"), "" when none.
+func annotationPath(msg string) string {
+	_, rest, ok := strings.Cut(msg, "annotation ")
+	if !ok {
+		return ""
+	}
+	key, _, ok := strings.Cut(rest, ":")
+	if !ok || strings.ContainsAny(key, " \t") || !strings.Contains(key, "/") {
+		return ""
+	}
+	return "metadata.annotations[" + key + "]"
 }

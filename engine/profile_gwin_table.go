@@ -100,17 +100,15 @@ func (gwinProfile) routeRule(t *translator, l *listenerState, host string, r *ro
 	hostEff := gs.effective("host", routeHostFor(gs, l.hostname, host), seen)
 	c := *rr
 	if r.kind == "HTTPRoute" || r.kind == "GRPCRoute" {
-		tm := &table.HTTPRouteTimeouts{}
+		tm := &table.Timeouts{}
 		if rr.Timeouts != nil {
 			*tm = *rr.Timeouts
 		}
-		if tm.BackendRequest == nil {
-			d := gwinDefaultTimeout
+		if !backendRequestSet(r, rr) {
+			tm.BackendRequest = gwinDefaultTimeout
 			if v, ok := settingDuration(ruleEff, "timeout"); ok {
-				d = v
+				tm.BackendRequest = v
 			}
-			s := table.Duration(gepDuration(d))
-			tm.BackendRequest = &s
 		}
 		c.Timeouts = tm
 	}
@@ -137,11 +135,19 @@ func routeHostFor(gs *gwinSettings, listenerHost, vhost string) string {
 }
 
 // gepDuration renders a duration in Gateway API (GEP-2257) form.
-func gepDuration(d time.Duration) string {
-	if d%time.Second == 0 {
-		return fmt.Sprintf("%ds", d/time.Second)
+// backendRequestSet reports whether the spec of the route's rule sets
+// timeouts.backendRequest (to any value; "0s" disables the timeout).
+func backendRequestSet(r *routeState, rr *RouteRule) bool {
+	hr, ok := r.obj.(*gwv1.HTTPRoute)
+	if !ok {
+		return false
 	}
-	return fmt.Sprintf("%dms", d/time.Millisecond)
+	i, _ := ruleIndexes(rr.Name)
+	if i < 0 || i >= len(hr.Spec.Rules) {
+		return false
+	}
+	t := hr.Spec.Rules[i].Timeouts
+	return t != nil && t.BackendRequest != nil
 }
 
 // origins lists the distinct origins of settings, in order of first use.

@@ -45,7 +45,7 @@ func (t *translator) compileTLSRoute(r *routeState, o *gwv1.TLSRoute) {
 		name := ruleName(r, i)
 		r.addEntry(name, i, -1)
 		r.sni = append(r.sni, &SNIRoute{Name: name, Route: r.key, Source: r.ruleSource(i),
-			Backends: t.resolveBackendRefs(r, name, rule.BackendRefs)})
+			Backends: t.resolveBackendRefs(r, i, name, rule.BackendRefs)})
 	}
 }
 
@@ -68,16 +68,16 @@ func (t *translator) compileStreamRule(r *routeState, i int, refs []gwv1.Backend
 	name := ruleName(r, i)
 	r.addEntry(name, i, -1)
 	r.stream = append(r.stream, &StreamRoute{Name: name, Route: r.key, Source: r.ruleSource(i),
-		Backends: t.resolveBackendRefs(r, name, refs)})
+		Backends: t.resolveBackendRefs(r, i, name, refs)})
 }
 
 // resolveBackendRefs resolves plain backendRefs (TLS, TCP, UDP routes).
-func (t *translator) resolveBackendRefs(r *routeState, rule string, refs []gwv1.BackendRef) []*Backend {
+func (t *translator) resolveBackendRefs(r *routeState, i int, rule string, refs []gwv1.BackendRef) []*Backend {
 	var out []*Backend
 	for k, ref := range refs {
 		b, f := t.resolveBackendRef(r, rule+"/backend/"+itoa(k), ref.BackendObjectReference, ref.Weight)
 		if f != nil {
-			r.refFailures = append(r.refFailures, *f)
+			r.refFailures = append(r.refFailures, f.at(backendRefPath(i, k)))
 		}
 		out = append(out, b)
 	}
@@ -95,8 +95,8 @@ func (t *translator) compileHTTPRoute(r *routeState, o *gwv1.HTTPRoute) {
 			r.dropRule(i, rule.Name, why)
 			continue
 		}
-		proto := &RouteRule{Route: r.key, Source: r.ruleSource(i), Timeouts: toHTTPRouteTimeouts(rule.Timeouts), Retry: toHTTPRouteRetry(rule.Retry),
-			SessionPersistence: toSessionPersistence(rule.SessionPersistence)}
+		proto := &RouteRule{Route: r.key, Source: r.ruleSource(i), Timeouts: compileTimeouts(rule.Timeouts), Retry: compileRetry(rule.Retry),
+			SessionPersistence: compileSession(rule.SessionPersistence)}
 		if rule.Name != nil {
 			proto.RuleName = string(*rule.Name)
 		}
@@ -105,7 +105,7 @@ func (t *translator) compileHTTPRoute(r *routeState, o *gwv1.HTTPRoute) {
 		for k, br := range rule.BackendRefs {
 			b, f := t.resolveBackendRef(r, name+"/backend/"+itoa(k), br.BackendObjectReference, br.Weight)
 			if f != nil {
-				r.refFailures = append(r.refFailures, *f)
+				r.refFailures = append(r.refFailures, f.at(backendRefPath(i, k)))
 			}
 			t.applyBackendFilters(r, b, br.Filters)
 			proto.Backends = append(proto.Backends, b)
@@ -162,7 +162,7 @@ func (t *translator) compileGRPCRoute(r *routeState, o *gwv1.GRPCRoute) {
 			continue
 		}
 		filters := grpcFilters(rule.Filters)
-		proto := &RouteRule{Route: r.key, Source: r.ruleSource(i), SessionPersistence: toSessionPersistence(rule.SessionPersistence),
+		proto := &RouteRule{Route: r.key, Source: r.ruleSource(i), SessionPersistence: compileSession(rule.SessionPersistence),
 			Filters: compileFilters(filters, nil)}
 		if rule.Name != nil {
 			proto.RuleName = string(*rule.Name)
@@ -171,7 +171,7 @@ func (t *translator) compileGRPCRoute(r *routeState, o *gwv1.GRPCRoute) {
 		for k, br := range rule.BackendRefs {
 			b, f := t.resolveBackendRef(r, name+"/backend/"+itoa(k), br.BackendObjectReference, br.Weight)
 			if f != nil {
-				r.refFailures = append(r.refFailures, *f)
+				r.refFailures = append(r.refFailures, f.at(backendRefPath(i, k)))
 			}
 			bf := grpcFilters(br.Filters)
 			b.Filters = compileFilters(bf, nil)
@@ -347,7 +347,7 @@ func (t *translator) resolveFilters(r *routeState, where string, filters []gwv1.
 				name = string(f.ExtensionRef.Group) + "/" + string(f.ExtensionRef.Kind) + " " + string(f.ExtensionRef.Name)
 			}
 			msg := fmt.Sprintf("%s: filters[%d]: extensionRef %s is not supported by gwdev; matching requests get 500", where, i, name)
-			r.refFailures = append(r.refFailures, routeFailure{gwv1.RouteReasonInvalidKind, msg})
+			r.refFailures = append(r.refFailures, routeFailure{reason: gwv1.RouteReasonInvalidKind, msg: msg})
 			if rf.unresolved == "" {
 				rf.unresolved = msg
 			}

@@ -58,6 +58,22 @@ type routeState struct {
 type routeFailure struct {
 	reason gwv1.RouteConditionReason
 	msg    string
+	// path is the field the failure is about, such as
+	// spec.rules[0].backendRefs[1], for its line in findings ("": the
+	// parentRef's line).
+	path string
+}
+
+// at returns f about the field at path.
+func (f *routeFailure) at(path string) routeFailure {
+	c := *f
+	c.path = path
+	return c
+}
+
+// backendRefPath is the path of backendRef k of rule i.
+func backendRefPath(i, k int) string {
+	return "spec.rules[" + itoa(i) + "].backendRefs[" + itoa(k) + "]"
 }
 
 // droppedRule is a rule left out of the table, with why.

@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -214,7 +215,30 @@ func (t *translator) sourceAt(k ObjectKey, path string) Source {
 	return t.in.SourceOf(k).At(path)
 }
 
-// note records a finding that does not come from a status condition.
+// sourceAtFirst returns where the first of paths whose line is known was
+// read from ("" paths are skipped; the object's own line when none is).
+func (t *translator) sourceAtFirst(k ObjectKey, paths ...string) Source {
+	src := t.in.SourceOf(k)
+	for _, p := range paths {
+		if _, ok := src.Fields[p]; ok && p != "" {
+			return src.At(p)
+		}
+	}
+	return src.At("")
+}
+
+// note records a finding that does not come from a status condition; one
+// about an annotation points at the annotation's line.
 func (t *translator) note(sev Severity, k ObjectKey, scope, msg string) {
-	t.notes = append(t.notes, Finding{Severity: sev, Object: k, Source: t.source(k), Scope: scope, Message: msg})
+	t.notes = append(t.notes, Finding{Severity: sev, Object: k, Source: t.sourceAtFirst(k, annotationPath(msg), listItem(scope)), Scope: scope, Message: msg})
+}
+
+// listItem is the list item a field path is inside (spec.rules[1] for
+// spec.rules[1].matches[0].path), "" when it is not in one.
+func listItem(path string) string {
+	i := strings.IndexByte(path, ']')
+	if i < 0 || !strings.HasPrefix(path, "spec.") {
+		return ""
+	}
+	return path[:i+1]
 }

@@ -51,7 +51,7 @@ func (t *translator) findXBackend(ns, name string) *gwxv1a1.XBackend {
 func (t *translator) resolveXBackendRef(r *routeState, b *Backend, ref gwv1.BackendObjectReference) (*Backend, *routeFailure) {
 	fail := func(reason gwv1.RouteConditionReason, msg string) (*Backend, *routeFailure) {
 		b.Invalid = msg
-		return b, &routeFailure{reason, msg}
+		return b, &routeFailure{reason: reason, msg: msg}
 	}
 	ns, name := b.Service.Namespace, b.Service.Name
 	display := "XBackend " + ns + "/" + name
@@ -117,7 +117,6 @@ func (t *translator) resolveXBackend(xs *xbackendState) {
 	if tc := spec.TLS; tc != nil && tc.Mode != gwxv1a1.BackendTLSModeNone {
 		res.TLS = t.xbackendTLS(xs, host)
 	}
-	t.reportXBackendFields(xs)
 }
 
 // xbackendProtocol maps spec.protocol to the appProtocol the data plane
@@ -156,7 +155,7 @@ func (t *translator) xbackendTLS(xs *xbackendState, host string) *BackendTLS {
 	if sni == "" {
 		sni = host
 	}
-	out := &BackendTLS{Policy: "XBackend " + xs.key.Namespace + "/" + xs.key.Name, SNI: sni, SubjectAltNames: toSubjectAltNames(v.SubjectAltNames)}
+	out := &BackendTLS{Policy: "XBackend " + xs.key.Namespace + "/" + xs.key.Name, SNI: sni, SubjectAltNames: compileSubjectAltNames(v.SubjectAltNames)}
 	if v.WellKnownCACertificates != nil {
 		if *v.WellKnownCACertificates != gwv1.WellKnownCACertificatesSystem {
 			xs.invalid = "tls.validation.wellKnownCACertificates " + string(*v.WellKnownCACertificates) + " is not supported"
@@ -186,14 +185,6 @@ func (t *translator) xbackendTLS(xs *xbackendState, host string) *BackendTLS {
 		out.ClientCertificate = cert
 	}
 	return out
-}
-
-// reportXBackendFields warns about fields gwdev accepts but does not
-// enforce.
-func (t *translator) reportXBackendFields(xs *xbackendState) {
-	if n := xs.obj.Spec.Port.Name; n != nil && *n != "" {
-		t.note(SeverityWarning, xs.key, "spec.port.name", "spec.port.name only names the port; gwdev dials spec.port.port")
-	}
 }
 
 // writeXBackendStatus writes the status of every XBackend: one parent

@@ -31,7 +31,7 @@ type trafficPolicyState struct {
 	// budget is the retryConstraint with defaults (nil: none); Key unset.
 	budget *table.RetryBudget
 	// session is the policy's sessionPersistence (nil: none).
-	session *table.SessionPersistence
+	session *table.Session
 	// won are the targets this policy applies to.
 	won []ObjectKey
 	// found are the targets of a kind it may target that exist, won or
@@ -61,7 +61,7 @@ func (t *translator) processXBackendTrafficPolicies() {
 		ps := &trafficPolicyState{obj: p, key: ObjectKey{Kind: "XBackendTrafficPolicy", Namespace: p.Namespace, Name: p.Name},
 			cond: newConditionSet(p.Generation, t.opts.Now)}
 		ps.budget = retryBudgetOf(ps.key, p.Spec.RetryConstraint)
-		ps.session = toSessionPersistence(p.Spec.SessionPersistence)
+		ps.session = compileSession(p.Spec.SessionPersistence)
 		pols = append(pols, ps)
 	}
 	sort.SliceStable(pols, func(i, j int) bool { return olderFirst(pols[i].obj, pols[j].obj) })
@@ -189,27 +189,27 @@ func retryBudgetOf(key ObjectKey, rc *gwxv1a1.RetryConstraint) *table.RetryBudge
 	if rc == nil {
 		return nil
 	}
-	b := &table.RetryBudget{Policy: key.Namespace + "/" + key.Name, Percent: defaultBudgetPercent, Interval: defaultBudgetInterval.String(),
-		MinRetries: defaultMinRetryCount, MinInterval: defaultMinRetryInterval.String()}
+	b := &table.RetryBudget{Policy: key.Namespace + "/" + key.Name, Percent: defaultBudgetPercent, Interval: defaultBudgetInterval,
+		MinRetries: defaultMinRetryCount, MinInterval: defaultMinRetryInterval}
 	if bd := rc.Budget; bd != nil {
 		if bd.Percent != nil {
 			b.Percent = *bd.Percent
 		}
 		if d, ok := specDuration(bd.Interval); ok {
-			b.Interval = d.String()
+			b.Interval = d
 		}
 	}
 	if mr := rc.MinRetryRate; mr != nil {
-		b.MinRetries, b.MinInterval = 0, defaultMinRetryInterval.String()
+		b.MinRetries, b.MinInterval = 0, defaultMinRetryInterval
 		if mr.Count != nil {
 			b.MinRetries = *mr.Count
 		}
 		if d, ok := specDuration(mr.Interval); ok {
-			b.MinInterval = d.String()
+			b.MinInterval = d
 		}
 	}
 	if b.MinRetries == 0 {
-		b.MinInterval = ""
+		b.MinInterval = 0
 	}
 	return b
 }

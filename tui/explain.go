@@ -22,8 +22,8 @@ var explanations = map[string]string{
 	"InvalidKind":                      "a reference names a kind that cannot be used there (backendRefs must be core Services, CA refs ConfigMaps). Fix: reference a supported kind",
 	"ResolvedRefs/UnsupportedProtocol": "the backend Service port's appProtocol is one this route kind cannot speak (for example h2c behind a TLSRoute). Fix: change the Service port's appProtocol or use a matching route kind",
 	// Listeners.
-	"HostnameConflict":         "two listeners on the same port use the same hostname (HTTPS and TLS ones cannot be told apart by SNI), so neither is served. Fix: give each listener a distinct hostname or port",
-	"ProtocolConflict":         "listeners sharing a port use protocols that cannot share it (HTTP with HTTPS, TCP with HTTP, …), so they are not served. Fix: move one listener to another port",
+	"HostnameConflict":         "this listener uses the same port and hostname as another (HTTPS and TLS ones cannot be told apart by SNI), so it is not served; a listener accepted before it (the Gateway's own, or an older ListenerSet's) keeps serving, and two of the same Gateway or ListenerSet are both left out. Fix: give each listener a distinct hostname or port",
+	"ProtocolConflict":         "this listener's port is used by a listener whose protocol cannot share it (HTTP with HTTPS, TCP with HTTP, …), so it is not served; a listener accepted before it (the Gateway's own, or an older ListenerSet's) keeps serving, and two of the same Gateway or ListenerSet are both left out. Fix: move one listener to another port",
 	"InvalidCertificateRef":    "a TLS certificateRef is missing, or is not a kubernetes.io/tls Secret with a valid tls.crt and tls.key. Fix: add or fix the Secret (kubectl create secret tls … --dry-run=client -o yaml)",
 	"InvalidRouteKinds":        "allowedRoutes.kinds lists a route kind the listener's protocol cannot serve. Fix: list only kinds that fit the protocol (HTTP/HTTPS: HTTPRoute, GRPCRoute; TLS: TLSRoute; TCP: TCPRoute; UDP: UDPRoute)",
 	"UnsupportedProtocol":      "the listener's protocol is not one gwdev implements. Fix: use HTTP, HTTPS, TLS, TCP or UDP",
@@ -43,6 +43,7 @@ var explanations = map[string]string{
 	"InvalidParameters":           "parametersRef (or infrastructure.parametersRef) points to an object that is missing or of an unsupported kind. Fix: add the referenced object or remove the reference",
 	"InvalidClientCertificateRef": "spec.tls.backend.clientCertificateRef is missing, not a core Secret, or a Secret without a valid tls.crt and tls.key, so the Gateway presents no client certificate to backends. Fix: add or fix the Secret (kubectl create secret tls … --dry-run=client -o yaml)",
 	"ListenersNotResolved":        "some of the Gateway's listeners have references that do not resolve (their own ResolvedRefs says which). Fix those listeners",
+	"DefaultGateway/NotAccepted":  "the Gateway sets spec.defaultScope but is not Accepted itself, so it claims no route as a default Gateway (GEP-3793). Fix the Gateway's own Accepted condition first",
 	// ListenerSets.
 	"NotAllowed":          "the parent Gateway does not admit this ListenerSet: its spec.allowedListeners excludes the ListenerSet's namespace, or the parentRef is not a Gateway. Fix: set allowedListeners.namespaces.from on the Gateway (Same, All or Selector)",
 	"ParentNotAccepted":   "the parent Gateway does not exist or is not accepted, so the ListenerSet has nowhere to attach. Fix the parentRef or the Gateway",

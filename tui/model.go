@@ -32,6 +32,11 @@ type Options struct {
 	// pbcopy…) and fails when there is none (nil: none); it is tried before
 	// OSC 52, and only its success is reported as "copied".
 	SystemClipboard func(string) error
+	// Admin says where the admin API serves, or why it does not ("" : not
+	// shown); AdminProblem marks it as a problem (the address asked for was
+	// taken, or it is off) and the dashboard says so from the start.
+	Admin        string
+	AdminProblem bool
 	// Client sends replayed requests (nil: a client that follows no
 	// redirects and uses no proxy).
 	Client *http.Client
@@ -117,6 +122,7 @@ func New(opts Options) *Model {
 		opts.Client = newReplayClient()
 	}
 	c := &common{s: newSession(opts.Dir, opts.Now), keys: newKeyMap(), st: newStyles(r, opts.NoColor)}
+	c.s.admin, c.s.adminProblem = opts.Admin, opts.AdminProblem
 	m := &Model{c: c, help: help.New(), filter: textinput.New()}
 	m.help.Styles = c.st.Help
 	m.filter.Prompt = "/"
@@ -155,7 +161,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case WatchErrorMsg:
 		return m, m.setStatus(statusMsg{text: "watch: " + msg.Err.Error(), isErr: true})
 	case NoticeMsg:
-		return m, m.setStatus(statusMsg{text: msg.Text})
+		return m, m.setStatus(statusMsg{text: msg.Text, isErr: msg.Problem})
 	case statusMsg:
 		return m, m.setStatus(msg)
 	case statusExpiredMsg:

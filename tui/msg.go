@@ -81,4 +81,6 @@ type WatchErrorMsg struct {
 // backend mappings came from.
 type NoticeMsg struct {
 	Text string
+	// Problem shows it as an error.
+	Problem bool
 }

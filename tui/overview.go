@@ -105,6 +105,13 @@ func (v *overviewView) rebuild() {
 	}
 	snap := res.Objects
 	lines := []string{v.summary(res)}
+	if v.s.admin != "" {
+		if v.s.adminProblem {
+			lines = append(lines, v.st.Warning.Render("! "+v.s.admin))
+		} else {
+			lines = append(lines, v.st.Dim.Render(v.s.admin))
+		}
+	}
 	meshLines := v.mesh(res) // overview_mesh.go
 	if len(snap.Gateways) == 0 && len(meshLines) == 0 {
 		lines = append(lines, "", "No Gateway in "+v.s.dir+": add one (see samples/basic) to serve routes.")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/aymanbagabas/go-osc52/v2"
@@ -52,8 +53,9 @@ func replayHeaders(t emulator.Trace) (http.Header, int) {
 	return h, redacted
 }
 
-// copyCurl returns a command that puts the curl command on the clipboard
-// with OSC 52 and reports it in the status line.
+// copyCurl returns a command that puts the trace's command line (curl,
+// grpcurl, openssl or nc: request_cmd.go) on the clipboard and reports it
+// in the status line.
 func (r *requester) copyCurl(t emulator.Trace) tea.Cmd {
 	return func() tea.Msg {
 		cmd, redacted, err := commandLine(t) // request_cmd.go
@@ -68,7 +70,8 @@ func (r *requester) copyCurl(t emulator.Trace) tea.Cmd {
 			return statusMsg{text: "copied" + note + ": " + cmd}
 		}
 		if r.clipboard == nil {
-			return statusMsg{text: "command" + note + ": " + cmd}
+			prog, _, _ := strings.Cut(cmd, " ") // curl, grpcurl, openssl or nc
+			return statusMsg{text: prog + note + ": " + cmd}
 		}
 		if _, err := io.WriteString(r.clipboard, osc52.New(cmd).String()); err != nil {
 			return statusMsg{text: "copy: " + err.Error() + ": " + cmd, isErr: true}

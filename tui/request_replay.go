@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
@@ -171,8 +172,8 @@ func replayGRPC(ctx context.Context, t emulator.Trace) (string, error) {
 	in, out := []byte{}, []byte{}
 	err = conn.Invoke(ctx, t.Path, &in, &out)
 	st := status.Convert(err)
-	if st.Code().String() == "Unavailable" && strings.Contains(st.Message(), "connection") {
-		return "", err
+	if st.Code() == codes.Unavailable && strings.HasPrefix(st.Message(), "connection error") {
+		return "", err // no answer at all (grpc-go's own status)
 	}
 	return fmt.Sprintf("replayed gRPC %s%s → %s in %s (with an empty message: traces do not record messages)",
 		t.Host, t.Path, st.Code(), roundDuration(time.Since(start))), nil

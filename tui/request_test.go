@@ -221,6 +221,12 @@ func TestCopyAndReplayGRPC(t *testing.T) {
 		t.Errorf("command %s", got)
 	}
 	replayAgrees(t, s, orig)
+	// Nothing listens any more: the replay says so instead of a status.
+	gone := orig
+	gone.Address = net.JoinHostPort("127.0.0.1", strconv.Itoa(int(freeLoopbackPort(t, "tcp"))))
+	if msg, err := replayTrace(context.Background(), newReplayClient(), gone); err == nil {
+		t.Errorf("replay to a closed port: %s", msg)
+	}
 }
 
 func TestCopyAndReplayStreams(t *testing.T) {

@@ -101,3 +101,34 @@ func TestHelpListsPageDownOnce(t *testing.T) {
 		press(m, "?")
 	}
 }
+
+// TestOverviewShowsAdminProblem: the Overview says that the admin API is
+// not where it was asked to be, and the status line says it at once.
+func TestOverviewShowsAdminProblem(t *testing.T) {
+	note := "admin API: 127.0.0.1:9901 is in use (another gwdev?); this one serves it on http://127.0.0.1:41234/"
+	m := newTestModel(200, 40, Options{Admin: note, AdminProblem: true})
+	run(m, NoticeMsg{Text: note, Problem: true})
+	if v := m.View(); !strings.Contains(v, note) {
+		t.Errorf("status line lacks the notice:\n%s", v)
+	}
+	run(m, sampleState(t, "basic"))
+	if v := m.View(); !strings.Contains(v, "! "+note) {
+		t.Errorf("overview lacks the notice:\n%s", v)
+	}
+}
+
+// TestListenerSetConflictHintIsTrue: the hint for a ListenerSet listener
+// that conflicts with the Gateway's own does not claim that neither is
+// served (the Gateway's listener is).
+func TestListenerSetConflictHintIsTrue(t *testing.T) {
+	m := newTestModel(120, 60, Options{})
+	run(m, sampleState(t, "listenerset"))
+	press(m, "3")
+	v := m.View()
+	if !strings.Contains(v, "HostnameConflict") {
+		t.Fatalf("Problems view lacks the conflict:\n%s", v)
+	}
+	if strings.Contains(v, "neither") {
+		t.Errorf("the hint says neither listener is served, but the Gateway's is:\n%s", v)
+	}
+}

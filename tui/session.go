@@ -24,10 +24,14 @@ type common struct {
 // session is the dashboard's digest of the latest StateMsg and the trace
 // rate. It is rebuilt once per reload, never per frame; views read it.
 type session struct {
-	now   func() time.Time
-	dir   string
-	state *StateMsg // nil before the first StateMsg
-	prev  *StateMsg // the state before, nil on the first load
+	now func() time.Time
+	dir string
+	// admin says where the admin API serves (Options.Admin); adminProblem
+	// marks it as a problem.
+	admin        string
+	adminProblem bool
+	state        *StateMsg // nil before the first StateMsg
+	prev         *StateMsg // the state before, nil on the first load
 
 	objects []objectEntry // output order (see eachObject)
 	index   map[engine.ObjectKey]int

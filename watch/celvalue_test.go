@@ -57,7 +57,7 @@ func TestCELValueMatchesApiserver(t *testing.T) {
 			if err != nil || len(docs) == 0 {
 				continue
 			}
-			v, nerr := toUnstructured(docs[0])
+			v, nerr := toUnstructured(docs[0], nil)
 			u, ok := v.(map[string]any)
 			if nerr != nil || !ok {
 				continue

@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,7 +20,12 @@ func loadCoreObject(u map[string]any, spec *kindSpec) (metav1.Object, []issue) {
 	_, issues := prepareMetadata(u, spec)
 	obj := spec.newObject()
 	if svc, ok := obj.(*corev1.Service); !ok || !decodeSimpleService(u, svc) {
-		issues = append(issues, strictDecode("", u, obj)...)
+		whole := u
+		if len(issues) > 0 { // reported once: decode the rest without metadata
+			whole = maps.Clone(u)
+			delete(whole, "metadata")
+		}
+		issues = append(issues, strictDecode("", whole, obj)...)
 	}
 	if len(issues) > 0 {
 		return nil, issues

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
 	schemaobjectmeta "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
@@ -42,8 +41,8 @@ func (l *Loader) loadCRDObject(u map[string]any, v *servedVersion) (metav1.Objec
 	for _, path := range pruning.PruneWithOptions(u, s.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}) {
 		issues = append(issues, issue{field: path, msg: fmt.Sprintf("unknown field %q", path)})
 	}
-	defaulting.PruneNonNullableNullsWithoutDefaults(u, s.structural)
-	defaulting.Default(u, s.structural)
+	s.quick.pruneNulls(u, s.structural)
+	s.quick.applyDefaults(u, s.structural)
 	delete(u, "status")
 	u["metadata"].(map[string]any)["generation"] = int64(1)
 
@@ -54,7 +53,9 @@ func (l *Loader) loadCRDObject(u map[string]any, v *servedVersion) (metav1.Objec
 	if s.hasEmbedded {
 		errs = append(errs, schemaobjectmeta.Validate(nil, u, s.structural, false)...)
 	}
-	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.structural, u)...)
+	if !s.quick.listTypesValid(u, s.structural) {
+		errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.structural, u)...)
+	}
 	if s.cel != nil {
 		if hasBlockingErr(errs) {
 			issues = append(issues, issue{msg: celSkipped})
@@ -62,7 +63,7 @@ func (l *Loader) loadCRDObject(u map[string]any, v *servedVersion) (metav1.Objec
 			errs = s.cel.validate(nil, u, errs)
 		}
 	}
-	issues = append(issues, fieldIssues(errs)...)
+	issues = append(issues, nameDuplicateListeners(u, fieldIssues(errs))...)
 	if len(issues) > 0 {
 		return nil, issues
 	}
@@ -74,7 +75,7 @@ func (l *Loader) loadCRDObject(u map[string]any, v *servedVersion) (metav1.Objec
 		}
 		u["apiVersion"] = spec.apiVersion()
 		pruning.Prune(u, hub.structural, true)
-		defaulting.Default(u, hub.structural)
+		hub.quick.applyDefaults(u, hub.structural)
 		delete(u, "status")
 	}
 	u["apiVersion"], u["kind"] = spec.apiVersion(), spec.kind

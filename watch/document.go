@@ -31,14 +31,30 @@ func (d docPos) problem(n *yaml.Node, key engine.ObjectKey, is issue) Problem {
 	return Problem{File: d.file, Line: n.Line + d.offset, Column: n.Column, Object: key, Field: is.field, Message: is.msg}
 }
 
+// docScratch is what a loader worker reuses from one document to the next
+// (Loader.scratch holds them): the fast parser's nodes and the table of
+// strings objects get.
+type docScratch struct {
+	nodes nodeArena
+	strs  strTable
+}
+
 // loadDocument parses one chunk (normally one YAML document) and loads the
 // objects in it. A syntax error ends the chunk; other chunks are unaffected.
 func (l *Loader) loadDocument(file string, c chunk) docResult {
 	var r docResult
 	pos := docPos{file: file, offset: c.line - 1}
-	if doc, ok := fastParse(c.data); ok {
+	scratch, _ := l.scratch.Get().(*docScratch)
+	if scratch == nil {
+		scratch = &docScratch{}
+	}
+	defer func() {
+		scratch.nodes.reset()
+		l.scratch.Put(scratch)
+	}()
+	if doc, ok := fastParseInto(c.data, &scratch.nodes); ok {
 		if doc != nil {
-			l.loadNode(&r, pos, doc)
+			l.loadNode(&r, pos, doc, &scratch.strs)
 		}
 		return r
 	}
@@ -57,7 +73,7 @@ func (l *Loader) loadDocument(file string, c chunk) docResult {
 			r.problems = append(r.problems, syntaxProblem(pos, c, err))
 			return r
 		}
-		l.loadNode(&r, pos, &n)
+		l.loadNode(&r, pos, &n, &scratch.strs)
 	}
 }
 
@@ -75,7 +91,7 @@ func syntaxProblem(pos docPos, c chunk, err error) Problem {
 }
 
 // loadNode loads one parsed document.
-func (l *Loader) loadNode(r *docResult, pos docPos, n *yaml.Node) {
+func (l *Loader) loadNode(r *docResult, pos docPos, n *yaml.Node, strs *strTable) {
 	if n.Kind == yaml.DocumentNode && len(n.Content) == 0 {
 		return
 	}
@@ -87,7 +103,7 @@ func (l *Loader) loadNode(r *docResult, pos docPos, n *yaml.Node) {
 		r.problems = append(r.problems, pos.problem(bad, keyFromNode(root), issue{msg: msg}))
 		return
 	}
-	v, nerr := toUnstructured(root)
+	v, nerr := toUnstructured(root, strs)
 	if nerr != nil {
 		r.problems = append(r.problems, pos.problem(nerr.node, keyFromNode(root), issue{field: nerr.path, msg: nerr.msg}))
 		return

@@ -36,11 +36,17 @@ import (
 // fastParse parses one document. ok is false when the text is outside the
 // subset; doc is nil (with ok true) when the text has no content.
 func fastParse(data []byte) (doc *yaml.Node, ok bool) {
+	return fastParseInto(data, &nodeArena{})
+}
+
+// fastParseInto is fastParse with the nodes taken from nodes: they are
+// valid until it is reset.
+func fastParseInto(data []byte, nodes *nodeArena) (doc *yaml.Node, ok bool) {
 	ok, ascii := fastParseable(data)
 	if !ok {
 		return nil, false
 	}
-	p := &fastParser{data: data, text: string(data), line: 1, ascii: ascii}
+	p := &fastParser{data: data, text: string(data), line: 1, ascii: ascii, nodes: nodes}
 	defer func() {
 		if r := recover(); r != nil {
 			if r != errFastUnsupported {
@@ -105,7 +111,7 @@ type fastParser struct {
 	ascii     bool
 	depth     int // collections open around pos
 
-	slab []yaml.Node
+	nodes *nodeArena
 }
 
 func (p *fastParser) giveUp() { panic(errFastUnsupported) }
@@ -135,15 +141,8 @@ func (p *fastParser) column() int {
 	return utf8.RuneCount(p.data[p.lineStart:p.pos]) + 1
 }
 
-// newNode allocates nodes in blocks, which is much cheaper than one by one.
-func (p *fastParser) newNode() *yaml.Node {
-	if len(p.slab) == 0 {
-		p.slab = make([]yaml.Node, 32)
-	}
-	n := &p.slab[0]
-	p.slab = p.slab[1:]
-	return n
-}
+// newNode returns a node from the parser's arena.
+func (p *fastParser) newNode() *yaml.Node { return p.nodes.node() }
 
 func (p *fastParser) peek(off int) byte {
 	if p.pos+off < len(p.data) {

@@ -10,7 +10,8 @@ import (
 var lineFields = []string{"spec.listeners", "spec.parentRefs", "spec.rules"}
 
 // fieldLines records the line of every item of the lists in lineFields (and
-// of each rule's backendRefs), keyed by path such as "spec.rules[1]". It
+// of each rule's backendRefs), and of every annotation key, keyed by path
+// such as "spec.rules[1]" or "metadata.annotations[example.com/key]". It
 // returns nil when the object has none of them.
 func fieldLines(node *yaml.Node, offset int) map[string]int {
 	var out map[string]int
@@ -19,6 +20,11 @@ func fieldLines(node *yaml.Node, offset int) map[string]int {
 			out = map[string]int{}
 		}
 		out[path] = n.Line + offset
+	}
+	if ann := mapNode(node, "metadata.annotations"); ann != nil {
+		for i := 0; i+1 < len(ann.Content); i += 2 {
+			add("metadata.annotations["+ann.Content[i].Value+"]", ann.Content[i])
+		}
 	}
 	for _, list := range lineFields {
 		seq := listNode(node, list)
@@ -41,8 +47,18 @@ func fieldLines(node *yaml.Node, offset int) map[string]int {
 	return out
 }
 
+// mapNode returns the mapping node at path under n, or nil.
+func mapNode(n *yaml.Node, path string) *yaml.Node {
+	return nodeAt(n, path, yaml.MappingNode)
+}
+
 // listNode returns the sequence node at path under n, or nil.
 func listNode(n *yaml.Node, path string) *yaml.Node {
+	return nodeAt(n, path, yaml.SequenceNode)
+}
+
+// nodeAt returns the node of the given kind at path under n, or nil.
+func nodeAt(n *yaml.Node, path string, kind yaml.Kind) *yaml.Node {
 	if n == nil {
 		return nil
 	}
@@ -57,7 +73,7 @@ func listNode(n *yaml.Node, path string) *yaml.Node {
 		}
 		cur = deref(val)
 	}
-	if cur.Kind != yaml.SequenceNode {
+	if cur.Kind != kind {
 		return nil
 	}
 	return cur

@@ -20,12 +20,12 @@ func (w *Watcher) holds(old *watchedFile, now time.Time) bool {
 
 // holdFile is an emptied file still serving old's objects, each marked
 // stale with the reason.
-func holdFile(old *watchedFile, res *LoadResult, size int64, mod, now time.Time, grace time.Duration) *watchedFile {
+func holdFile(old *watchedFile, res collected, size int64, mod, now time.Time, grace time.Duration) *watchedFile {
 	since := old.emptySince
 	if since.IsZero() {
 		since = now
 	}
-	wf := &watchedFile{size: size, mod: mod, emptySince: since, res: res, good: old.good}
+	wf := &watchedFile{size: size, mod: mod, emptySince: since, load: res, good: old.good}
 	reason := fmt.Sprintf("the file is empty (an editor truncating it before writing?): its last objects stay for up to %s, then the emptied file takes effect", grace)
 	for _, o := range old.good {
 		wf.stale = append(wf.stale, StaleObject{Object: o.key, Source: o.src, Reason: reason})

@@ -17,6 +17,8 @@ type Loader struct {
 	// collector's target with it: loading allocates a great many short-lived
 	// objects. nil: nothing is called.
 	BulkLoad func() (done func())
+	// scratch holds *docScratch, one per document being loaded.
+	scratch sync.Pool
 }
 
 // NewLoader returns a Loader. It fails only if the embedded CRDs are
@@ -75,15 +77,22 @@ type fileInput struct {
 	problem *Problem
 }
 
-// load splits every file into documents, loads the documents on a small
-// worker pool and assembles the result.
+// load loads files and assembles the result (loadFiles).
 func (l *Loader) load(inputs []fileInput, problems []Problem) *LoadResult {
+	c := l.loadFiles(inputs, problems)
+	return c.result()
+}
+
+// loadFiles splits every file into documents, loads the documents on a
+// small worker pool and collects the objects, without building a Snapshot.
+func (l *Loader) loadFiles(inputs []fileInput, problems []Problem) collected {
 	type job struct {
 		file  string
 		chunk chunk
 	}
 	var jobs []job
-	for _, in := range inputs {
+	for i, in := range inputs {
+		inputs[i].data = nil // the chunks hold it now
 		if in.problem != nil {
 			problems = append(problems, *in.problem)
 			continue
@@ -100,6 +109,9 @@ func (l *Loader) load(inputs []fileInput, problems []Problem) *LoadResult {
 	results := make([]docResult, len(jobs))
 	parallel(len(jobs), func(i int) {
 		results[i] = l.loadDocument(jobs[i].file, jobs[i].chunk)
+		// Nothing loaded keeps the text, so a file's bytes can go as soon
+		// as its last document is loaded.
+		jobs[i].chunk.data = nil
 	})
 	var (
 		objs    []loaded
@@ -110,7 +122,7 @@ func (l *Loader) load(inputs []fileInput, problems []Problem) *LoadResult {
 		problems = append(problems, r.problems...)
 		skipped = append(skipped, r.skipped...)
 	}
-	return assemble(len(inputs), objs, problems, skipped)
+	return collect(len(inputs), objs, problems, skipped)
 }
 
 // parallel calls fn(0) … fn(n-1) on up to GOMAXPROCS goroutines.

@@ -50,6 +50,25 @@ func Merge(results ...*LoadResult) *LoadResult {
 // assemble builds a LoadResult: it sorts everything, keeps the first
 // definition of each object and reports the others as duplicates.
 func assemble(files int, objs []loaded, problems []Problem, skipped []Skipped) *LoadResult {
+	c := collect(files, objs, problems, skipped)
+	return c.result()
+}
+
+// collected is what loading found, sorted and without duplicates, before
+// it becomes a Snapshot: the watcher keeps one per file and builds a
+// single Snapshot from all of them.
+type collected struct {
+	files int
+	// objs are the objects in effect, by key then file and line; each key
+	// once.
+	objs     []loaded
+	problems []Problem
+	skipped  []Skipped
+}
+
+// collect sorts everything, keeps the first definition (by file and line)
+// of each object and reports the others as duplicates.
+func collect(files int, objs []loaded, problems []Problem, skipped []Skipped) collected {
 	// Sort positions rather than the (large) records; the position breaks
 	// ties, which keeps the input order of objects on the same line.
 	order := make([]int32, len(objs))
@@ -67,24 +86,33 @@ func assemble(files int, objs []loaded, problems []Problem, skipped []Skipped) *
 			cmp.Compare(i, j),
 		)
 	})
-	snap := &engine.Snapshot{Sources: make(map[engine.ObjectKey]engine.Source, len(objs))}
-	var winner *loaded
+	winners := make([]loaded, 0, len(objs))
 	for _, i := range order {
 		o := &objs[i]
-		if winner != nil && o.key == winner.key {
+		if n := len(winners); n > 0 && o.key == winners[n-1].key {
+			w := &winners[n-1]
 			problems = append(problems, Problem{
 				File: o.src.File, Line: o.src.Line, Column: 1, Object: o.key,
-				Message: fmt.Sprintf("%s is already defined at %s; this definition is ignored", o.key, winner.src),
+				Message: fmt.Sprintf("%s is already defined at %s; this definition is ignored", o.key, w.src),
 			})
 			continue
 		}
-		winner = o
-		addToSnapshot(snap, o.obj)
-		snap.Sources[o.key] = o.src
+		winners = append(winners, *o)
 	}
 	sortProblems(problems)
 	slices.SortStableFunc(skipped, compareSkipped)
-	return &LoadResult{Snapshot: snap, Problems: problems, Skipped: skipped, Files: files}
+	return collected{files: files, objs: winners, problems: problems, skipped: skipped}
+}
+
+// result builds the Snapshot of the collected objects.
+func (c *collected) result() *LoadResult {
+	snap := &engine.Snapshot{Sources: make(map[engine.ObjectKey]engine.Source, len(c.objs))}
+	for i := range c.objs {
+		o := &c.objs[i]
+		addToSnapshot(snap, o.obj)
+		snap.Sources[o.key] = o.src
+	}
+	return &LoadResult{Snapshot: snap, Problems: c.problems, Skipped: c.skipped, Files: c.files}
 }
 
 // addToSnapshot appends obj to the Snapshot slice of its type.
@@ -94,7 +122,8 @@ func addToSnapshot(s *engine.Snapshot, obj metav1.Object) {
 	}
 }
 
-// snapshotObjects lists every object of s with its key and source.
+// snapshotObjects lists every object of s with its key and source (Merge
+// combines finished LoadResults).
 func snapshotObjects(s *engine.Snapshot) []loaded {
 	if s == nil {
 		return nil

@@ -2,6 +2,9 @@ package watch
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -38,7 +41,9 @@ func prepareMetadata(u map[string]any, spec *kindSpec) (metav1.ObjectMeta, []iss
 	}
 	var issues []issue
 	if !decodeSimpleMeta(m, &meta) {
-		issues = append(issues, strictDecode("metadata", m, &meta)...)
+		var clean map[string]any
+		issues, clean = nonStringMetaValues(m)
+		issues = append(issues, strictDecode("metadata", clean, &meta)...)
 	}
 	if spec.namespaced {
 		if meta.Namespace == "" {
@@ -156,4 +161,62 @@ func joinPath(prefix, path string) string {
 		return prefix
 	}
 	return prefix + "." + path
+}
+
+// nonStringMetaValues reports every label and annotation value that is not
+// a string, once each and at its own key — typically an unquoted true, yes,
+// on or number, which YAML reads as another type — and returns m without
+// them, for the rest of the decoding (m itself is not modified).
+func nonStringMetaValues(m map[string]any) ([]issue, map[string]any) {
+	var issues []issue
+	clean, cloned := m, false
+	for _, field := range []string{"labels", "annotations"} {
+		mv, ok := m[field].(map[string]any)
+		if !ok {
+			continue
+		}
+		var keep map[string]any
+		for _, k := range slices.Sorted(maps.Keys(mv)) {
+			if _, ok := mv[k].(string); ok || mv[k] == nil {
+				continue
+			}
+			if keep == nil {
+				keep = maps.Clone(mv)
+			}
+			delete(keep, k)
+			issues = append(issues, newIssue("metadata."+field+"["+k+"]", fmt.Sprintf(
+				"Invalid value: %v: %s values are strings, and YAML reads this unquoted value as a %s%s: quote it as written",
+				mv[k], strings.TrimSuffix(field, "s"), yamlTypeName(mv[k]), yamlTypeExamples(mv[k]))))
+		}
+		if keep != nil {
+			if !cloned {
+				clean, cloned = maps.Clone(m), true
+			}
+			clean[field] = keep
+		}
+	}
+	return issues, clean
+}
+
+// yamlTypeName names the type YAML gave a value.
+func yamlTypeName(v any) string {
+	switch v.(type) {
+	case bool:
+		return "boolean"
+	case int, int64, uint64, float64:
+		return "number"
+	case map[string]any:
+		return "mapping"
+	case []any:
+		return "list"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// yamlTypeExamples names the unquoted words YAML turns into v's type.
+func yamlTypeExamples(v any) string {
+	if _, ok := v.(bool); ok {
+		return " (true, false, yes, no, on, off)"
+	}
+	return ""
 }

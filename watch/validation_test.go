@@ -128,7 +128,7 @@ spec:
     protocol: HTTP
 `,
 			want: []string{
-				"m.yaml:7:3: Gateway/default/gw: spec.listeners: Invalid value: Listener name must be unique within the Gateway",
+				"m.yaml:7:3: Gateway/default/gw: spec.listeners: Invalid value: Listener name must be unique within the Gateway (listeners[0] and listeners[1] have name \"web\")",
 				"m.yaml:11:5: Gateway/default/gw: spec.listeners[1]: Duplicate value: {\"name\":\"web\"}",
 			},
 		},
@@ -248,6 +248,24 @@ spec:
 				`m.yaml:8:28: XBackendTrafficPolicy/default/p: spec.retryConstraint.budget.interval: Invalid value: "2h": interval cannot be greater than one hour or less than one second`,
 				"m.yaml:9:20: XBackendTrafficPolicy/default/p: spec.retryConstraint.minRetryRate.count: Invalid value: 0: should be greater than or equal to 1",
 				`m.yaml:9:30: XBackendTrafficPolicy/default/p: spec.retryConstraint.minRetryRate.interval: Invalid value: "0s": interval cannot be greater than one hour`,
+			},
+		},
+		{
+			// The v1.6.3 CRD's rule on port.name cannot pass for a
+			// non-empty name (fixed upstream in gateway-api#5193); an
+			// apiserver with this CRD rejects it, and so does gwdev.
+			name: "XBackend port name (v1.6.3 CRD rule)",
+			yaml: `apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XBackend
+metadata:
+  name: b
+spec:
+  type: ExternalHostname
+  externalHostname: {hostname: api.example.com}
+  port: {name: web, port: 8080}
+`,
+			want: []string{
+				`m.yaml:8:10: XBackend/default/b: spec.port.name: Invalid value: "web": Name must be a valid DNS label`,
 			},
 		},
 		{

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -99,8 +100,10 @@ type watchedFile struct {
 	emptySince time.Time
 	// good are the objects in effect from this file: its last load's
 	// objects plus stale ones kept from before.
-	good  []loaded
-	res   *LoadResult
+	good []loaded
+	// load is the file's last load (its objects, problems and skipped
+	// documents); the Watcher builds one Snapshot from every file's good.
+	load  collected
 	stale []StaleObject
 }
 
@@ -333,7 +336,7 @@ func (w *Watcher) rescan(touched map[string]bool, first bool, root RootEvent) (*
 	}
 	type reload struct {
 		f     manifestFile
-		res   *LoadResult
+		res   collected
 		empty bool
 	}
 	var (
@@ -358,7 +361,7 @@ func (w *Watcher) rescan(touched map[string]bool, first bool, root RootEvent) (*
 		r := &reloads[i]
 		data, p := readManifest(r.f)
 		r.empty = p == nil && len(bytes.TrimSpace(data)) == 0
-		r.res = w.loader.load([]fileInput{{path: r.f.path, data: data, problem: p}}, nil)
+		r.res = w.loader.loadFiles([]fileInput{{path: r.f.path, data: data, problem: p}}, nil)
 	})
 	for _, r := range reloads {
 		old := w.files[r.f.path]
@@ -394,9 +397,9 @@ func (w *Watcher) rescan(touched map[string]bool, first bool, root RootEvent) (*
 // mergeFile computes a file's objects in effect after a reload: the new
 // load's objects, plus — when the new load has problems — the previous
 // good version of every object that the new load lost.
-func mergeFile(old *watchedFile, res *LoadResult, size int64, mod time.Time) *watchedFile {
-	wf := &watchedFile{size: size, mod: mod, res: res, good: snapshotObjects(res.Snapshot)}
-	if old == nil || len(res.Problems) == 0 {
+func mergeFile(old *watchedFile, res collected, size int64, mod time.Time) *watchedFile {
+	wf := &watchedFile{size: size, mod: mod, load: res, good: slices.Clip(res.objs)}
+	if old == nil || len(res.problems) == 0 {
 		return wf
 	}
 	have := map[engine.ObjectKey]bool{}
@@ -407,8 +410,8 @@ func mergeFile(old *watchedFile, res *LoadResult, size int64, mod time.Time) *wa
 		if have[o.key] {
 			continue
 		}
-		reason := res.Problems[0].String()
-		for _, p := range res.Problems {
+		reason := res.problems[0].String()
+		for _, p := range res.problems {
 			if p.Object == o.key {
 				reason = p.String()
 				break
@@ -434,8 +437,8 @@ func (w *Watcher) assemble(walkProblems []Problem) *Update {
 	for _, p := range paths {
 		f := w.files[p]
 		objs = append(objs, f.good...)
-		problems = append(problems, f.res.Problems...)
-		skipped = append(skipped, f.res.Skipped...)
+		problems = append(problems, f.load.problems...)
+		skipped = append(skipped, f.load.skipped...)
 		stale = append(stale, f.stale...)
 	}
 	problems = append(problems, walkProblems...)

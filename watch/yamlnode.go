@@ -48,11 +48,19 @@ func (p *pathElem) String() string {
 type converter struct {
 	nodes int
 	err   *nodeError
+	// strs gives every field name and string value storage of its own
+	// (strtable.go): the nodes' strings may share one with the whole text.
+	strs *strTable
 }
 
 // toUnstructured converts n; the error names the first offending node.
-func toUnstructured(n *yaml.Node) (any, *nodeError) {
-	c := &converter{}
+// Strings in the result share no memory with n's: strs, when not nil,
+// shares the repeated ones.
+func toUnstructured(n *yaml.Node, strs *strTable) (any, *nodeError) {
+	if strs == nil {
+		strs = &strTable{}
+	}
+	c := &converter{strs: strs}
 	v := c.value(n, nil, 0)
 	return v, c.err
 }
@@ -93,7 +101,11 @@ func (c *converter) value(n *yaml.Node, path *pathElem, depth int) any {
 	case yaml.MappingNode:
 		return c.mapping(n, path, depth)
 	case yaml.ScalarNode:
-		return scalarValue(n)
+		v := scalarValue(n)
+		if s, ok := v.(string); ok {
+			return c.strs.str(s)
+		}
+		return v
 	}
 	return nil
 }
@@ -119,7 +131,7 @@ func (c *converter) mapping(n *yaml.Node, path *pathElem, depth int) map[string]
 			c.fail(k, child, "duplicate field %q", child.String())
 			return out
 		}
-		out[k.Value] = c.value(v, child, depth+1)
+		out[c.strs.str(k.Value)] = c.value(v, child, depth+1)
 	}
 	// Merge keys fill in fields not given explicitly, the first merged
 	// mapping winning, as in YAML 1.1.

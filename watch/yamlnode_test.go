@@ -28,7 +28,7 @@ m:
   <<: *base
   y: 3
 `)
-	v, err := toUnstructured(n)
+	v, err := toUnstructured(n, nil)
 	if err != nil {
 		t.Fatal(err.msg)
 	}

@@ -126,11 +126,14 @@ func (o *certsOptions) run(out io.Writer, dir string) error {
 		return err
 	}
 	fmt.Fprintf(out, "gwdev certs: wrote %s to %s\n", plural(len(wanted), "Secret"), path)
-	host := wanted[0].hostnames[0]
-	if strings.HasPrefix(host, "*.") {
-		host = "www" + host[1:]
+	addrs := gatewayAddresses(lr.Snapshot)
+	fmt.Fprintln(out, "try them while gwdev up serves the folder (--resolve sends the name to the Gateway's address):")
+	for _, w := range wanted {
+		fmt.Fprintf(out, "  %s\n", certsCurl(ca.certPath, w, addrs[w.gateway]))
 	}
-	fmt.Fprintf(out, "trust the CA with curl:  curl --cacert %s https://%s/\n", ca.certPath, host)
+	if note := portNote(wanted); note != "" {
+		fmt.Fprintln(out, note)
+	}
 	fmt.Fprintf(out, "or for the shell (curl, openssl, Go tools; replaces the system roots): export SSL_CERT_FILE=%s\n", ca.certPath)
 	return nil
 }
@@ -144,6 +147,10 @@ type wantedSecret struct {
 	// users are the listeners that reference it.
 	users          []string
 	crossNamespace bool
+	// gateway ("namespace/name") and port are where the first listener
+	// that references it is served.
+	gateway string
+	port    int32
 }
 
 // missingCertificates lists the Secrets that HTTPS and TLS Terminate
@@ -154,9 +161,8 @@ func missingCertificates(s *engine.Snapshot) []*wantedSecret {
 	for _, sec := range s.Secrets {
 		have[nsOf(sec.Namespace)+"/"+sec.Name] = true
 	}
-	routeHosts := attachedHostnames(s)
 	wanted := map[string]*wantedSecret{}
-	add := func(ownerKind, ns, owner string, l gwv1.Listener) {
+	add := func(ownerKind, ns, owner, gateway string, l gwv1.Listener) {
 		if l.TLS == nil || !(l.Protocol == gwv1.HTTPSProtocolType ||
 			(l.Protocol == gwv1.TLSProtocolType && (l.TLS.Mode == nil || *l.TLS.Mode == gwv1.TLSModeTerminate))) {
 			return
@@ -175,7 +181,7 @@ func missingCertificates(s *engine.Snapshot) []*wantedSecret {
 			}
 			w := wanted[key]
 			if w == nil {
-				w = &wantedSecret{secret: key, namespace: sns, name: string(ref.Name)}
+				w = &wantedSecret{secret: key, namespace: sns, name: string(ref.Name), gateway: gateway, port: int32(l.Port)}
 				wanted[key] = w
 			}
 			w.crossNamespace = w.crossNamespace || sns != ns
@@ -183,18 +189,23 @@ func missingCertificates(s *engine.Snapshot) []*wantedSecret {
 			if l.Hostname != nil && *l.Hostname != "" {
 				w.hostnames = append(w.hostnames, string(*l.Hostname))
 			} else {
-				w.hostnames = append(w.hostnames, routeHosts[ns+"/"+owner]...)
+				w.hostnames = append(w.hostnames, listenerRouteHosts(s, ownerKind, ns, owner, l)...)
 			}
 		}
 	}
 	for _, g := range s.Gateways {
 		for _, l := range g.Spec.Listeners {
-			add("Gateway", nsOf(g.Namespace), g.Name, l)
+			add("Gateway", nsOf(g.Namespace), g.Name, nsOf(g.Namespace)+"/"+g.Name, l)
 		}
 	}
 	for _, ls := range s.ListenerSets {
 		for _, e := range ls.Spec.Listeners {
-			add("ListenerSet", nsOf(ls.Namespace), ls.Name, gwv1.Listener{Name: e.Name, Hostname: e.Hostname, Port: e.Port, Protocol: e.Protocol, TLS: e.TLS})
+			pns := nsOf(ls.Namespace)
+			if ls.Spec.ParentRef.Namespace != nil && *ls.Spec.ParentRef.Namespace != "" {
+				pns = string(*ls.Spec.ParentRef.Namespace)
+			}
+			add("ListenerSet", nsOf(ls.Namespace), ls.Name, pns+"/"+string(ls.Spec.ParentRef.Name), gwv1.Listener{Name: e.Name, Hostname: e.Hostname, Port: e.Port,
+				Protocol: e.Protocol, TLS: e.TLS, AllowedRoutes: e.AllowedRoutes})
 		}
 	}
 	out := make([]*wantedSecret, 0, len(wanted))
@@ -210,26 +221,47 @@ func missingCertificates(s *engine.Snapshot) []*wantedSecret {
 	return out
 }
 
-// attachedHostnames maps "namespace/gateway" to the hostnames of the
-// routes whose parentRefs name it, for listeners without a hostname.
-func attachedHostnames(s *engine.Snapshot) map[string][]string {
-	out := map[string][]string{}
-	add := func(ns string, refs []gwv1.ParentReference, hosts []gwv1.Hostname) {
-		for _, p := range refs {
-			if p.Kind != nil && *p.Kind != "Gateway" {
-				continue
+// listenerRouteHosts lists the hostnames of the routes that attach to
+// listener l of owner (a Gateway or ListenerSet in ns): a parentRef names
+// the owner, with no sectionName or l's name and no port or l's port; the
+// route's kind is one the protocol carries (HTTPRoute and GRPCRoute on
+// HTTPS, TLSRoute on TLS) and its namespace one allowedRoutes admits
+// (Same by default; a selector is taken as admitting). A hostname of a
+// route attached to another listener is never signed for this one.
+func listenerRouteHosts(s *engine.Snapshot, ownerKind, ns, owner string, l gwv1.Listener) []string {
+	kinds := map[string]bool{"HTTPRoute": true, "GRPCRoute": true}
+	if l.Protocol == gwv1.TLSProtocolType {
+		kinds = map[string]bool{"TLSRoute": true}
+	}
+	from := gwv1.NamespacesFromSame
+	if l.AllowedRoutes != nil && l.AllowedRoutes.Namespaces != nil && l.AllowedRoutes.Namespaces.From != nil {
+		from = *l.AllowedRoutes.Namespaces.From
+	}
+	var out []string
+	s.EachRoute(func(r engine.Route) {
+		rns := nsOf(r.Object().GetNamespace())
+		if !kinds[r.Key().Kind] || from == gwv1.NamespacesFromSame && rns != ns || from == gwv1.NamespacesFromNone {
+			return
+		}
+		for _, p := range r.ParentRefs() {
+			kind := "Gateway"
+			if p.Kind != nil {
+				kind = string(*p.Kind)
 			}
-			pns := ns
+			pns := rns
 			if p.Namespace != nil && *p.Namespace != "" {
 				pns = string(*p.Namespace)
 			}
-			for _, h := range hosts {
-				out[pns+"/"+string(p.Name)] = append(out[pns+"/"+string(p.Name)], string(h))
+			if kind != ownerKind || pns != ns || string(p.Name) != owner ||
+				p.SectionName != nil && *p.SectionName != "" && *p.SectionName != l.Name ||
+				p.Port != nil && *p.Port != l.Port {
+				continue
 			}
+			for _, h := range r.Hostnames() {
+				out = append(out, string(h))
+			}
+			return
 		}
-	}
-	s.EachRoute(func(r engine.Route) {
-		add(nsOf(r.Object().GetNamespace()), r.ParentRefs(), r.Hostnames())
 	})
 	return out
 }

@@ -55,6 +55,14 @@ spec:
   hostnames: [a.example.com, b.example.com]
   rules: [{backendRefs: [{name: svc, port: 80}]}]
 ---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: only-wild}
+spec:
+  parentRefs: [{name: web, sectionName: wild}]
+  hostnames: [x.wild.example.com, not-on-any.example.com]
+  rules: [{backendRefs: [{name: svc, port: 80}]}]
+---
 apiVersion: v1
 kind: Service
 metadata: {name: svc}
@@ -81,7 +89,8 @@ func TestCertsWritesSecretsAndTrustCommand(t *testing.T) {
 		"+ Secret default/app-cert for app.example.com (valid until ",
 		"+ Secret default/shared-cert for *.wild.example.com, a.example.com, b.example.com (valid until ",
 		"wrote 2 Secrets to " + filepath.Join(dir, "gwdev-certs.yaml"),
-		"curl --cacert " + caCrt + " https://app.example.com/",
+		fmt.Sprintf("curl --cacert %s --resolve app.example.com:%d:127.0.0.1 https://app.example.com:%d/", caCrt, p, p),
+		fmt.Sprintf("curl --cacert %s --resolve www.wild.example.com:%d:127.0.0.1 https://www.wild.example.com:%d/", caCrt, p, p),
 		"export SSL_CERT_FILE=" + caCrt,
 	} {
 		if !strings.Contains(out, want) {

@@ -112,3 +112,24 @@ spec:
 		}
 	}
 }
+
+// TestCheckGeneratedRoutes golden-tests the summary, -o yaml and -o json
+// of a folder written by bench/genroutes (12 HTTPRoutes with their
+// Services, 5 per file: testdata/genroutes-12), the shape bench/check.sh
+// measures at 10,000 routes. The goldens were written by the build before
+// the loader's memory work (issue 16), which must not change a byte.
+func TestCheckGeneratedRoutes(t *testing.T) {
+	dir := filepath.Join("testdata", "genroutes-12")
+	for _, format := range []string{"summary", "yaml", "json"} {
+		out, errOut, code := runGwdev(t, "", "check", "--now", "2026-01-01T00:00:00Z", "-o", format, dir)
+		if code != 0 {
+			t.Errorf("-o %s: exit %d\n%s", format, code, errOut)
+		}
+		name := "check-genroutes-12." + format
+		if format == "summary" {
+			name = "check-genroutes-12.txt"
+			out = durations.ReplaceAllString(out, "in DURATION; translated in DURATION")
+		}
+		golden(t, name, out)
+	}
+}

@@ -24,6 +24,8 @@ import (
 type diffOptions struct {
 	format   string
 	profiles []string
+	// dir is --dir ("" : DIR or the current directory).
+	dir string
 }
 
 // mainBranches are tried in order to find the default BASE.
@@ -50,10 +52,21 @@ usage or git errors. --format github prints GitHub Actions annotations; json pri
 the list for other tools.`,
 		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.dir != "" { // --dir: every argument is BASE
+				if len(args) == 2 && args[1] != o.dir {
+					return fmt.Errorf("two folders given: %s and --dir %s", args[1], o.dir)
+				}
+				base := "" // the default BASE
+				if len(args) > 0 {
+					base = args[0]
+				}
+				args = []string{base, o.dir}
+			}
 			return o.run(cmd.OutOrStdout(), args)
 		},
 	}
 	f := cmd.Flags()
+	f.StringVarP(&o.dir, "dir", "d", "", "the folder of manifests (the same as giving DIR)")
 	f.StringVar(&o.format, "format", "text", "output format: text, github or json")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	return cmd

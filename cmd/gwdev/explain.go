@@ -46,10 +46,10 @@ type explainOptions struct {
 func newExplainCmd() *cobra.Command {
 	o := &explainOptions{}
 	cmd := &cobra.Command{
-		Use:   "explain URL",
+		Use:   "explain [DIR] URL",
 		Short: "Say what gwdev's data plane would do with a request or connection, without sending it",
-		Long: `explain translates the manifests in --dir (default: the current directory) and runs the
-data plane's own decisions for one request or connection, with only the network replaced:
+		Long: `explain translates the manifests in DIR (or --dir; default: the current directory) and runs
+the data plane's own decisions for one request or connection, with only the network replaced:
 the TLS handshake (which listener the SNI selects, the certificate, client certificate
 validation, or why the handshake is refused), which Gateway listener takes it, which
 virtual host, which route rule and match (or why nothing matched), which filters apply,
@@ -60,19 +60,25 @@ its port the listener port:
 ` + schemesHelp() + `
 Examples:
 
-  gwdev explain --dir samples/basic -H 'X-Canary: true' http://app.example.com:8080/api/users
-  gwdev explain --dir samples/https --sni nope.example.org https://app.example.com/
-  gwdev explain --dir samples/grpc grpc://grpc.example.com:9090/gateway_api_conformance.echo_basic.grpcecho.GrpcEcho/Echo
-  gwdev explain --dir samples/tls-passthrough tls://db.example.com:9443
-  gwdev explain --dir samples/tcp-udp tcp://127.0.0.1:5432`,
-		Args: cobra.ExactArgs(1),
+  gwdev explain samples/basic -H 'X-Canary: true' http://app.example.com:8080/api/users
+  gwdev explain samples/https --sni nope.example.org https://app.example.com/
+  gwdev explain samples/grpc grpc://grpc.example.com:9090/gateway_api_conformance.echo_basic.grpcecho.GrpcEcho/Echo
+  gwdev explain samples/tls-passthrough tls://db.example.com:9443
+  gwdev explain samples/tcp-udp tcp://127.0.0.1:5432`,
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 2 { // explain DIR URL, as the other commands take DIR
+				if cmd.Flags().Changed("dir") && o.dir != args[0] {
+					return fmt.Errorf("two folders given: %s and --dir %s", args[0], o.dir)
+				}
+				o.dir, args = args[0], args[1:]
+			}
 			o.methodSet = cmd.Flags().Changed("request")
 			return o.run(cmd.OutOrStdout(), args[0], cmd.Flags().Changed("sni"))
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.dir, "dir", "d", ".", "manifest directory")
+	f.StringVarP(&o.dir, "dir", "d", ".", "the folder of manifests (the same as giving DIR)")
 	f.StringVarP(&o.method, "request", "X", "GET", "request method (POST for grpc:// URLs)")
 	f.StringArrayVarP(&o.headers, "header", "H", nil, "request header 'Name: value' (repeatable)")
 	f.StringVar(&o.gateway, "gateway", "", "namespace/name of the Gateway (default: any Gateway with a listener on the port)")

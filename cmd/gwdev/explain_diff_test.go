@@ -151,7 +151,7 @@ func portAt(tab *table.Table, i int) (*table.GatewayTable, *table.PortTable) {
 // diffProbe is one request or connection: the explain URL and flags, and
 // how a real client sends it.
 type diffProbe struct {
-	kind string // http, h2c, https, grpc, grpcs, tls, tcp, udp, plain-on-tls, tls-on-http
+	kind string // http, h2c, https, https1 (ALPN http/1.1), grpc, grpcs, tls, tcp, udp, plain-on-tls, tls-on-http
 	host string
 	path string // HTTP path, or /service/method for gRPC
 	// sni is the ClientHello's server name for TLS kinds (noSNI: none).
@@ -173,6 +173,9 @@ func (d diffProbe) explainURL(port int32) (string, *explainOptions, bool) {
 		return "http://" + hp + d.path, o, false
 	case "https", "tls-on-http":
 		o.sni = d.sni
+		return "https://" + hp + d.path, o, true
+	case "https1":
+		o.sni, o.http1 = d.sni, true
 		return "https://" + hp + d.path, o, true
 	case "grpc":
 		return "grpc://" + hp + d.path, o, false
@@ -232,6 +235,7 @@ func portProbes(g *table.GatewayTable, p *table.PortTable) []diffProbe {
 		}
 		h := hosts0(hosts, nobody)
 		out = append(out, diffProbe{kind: "https", host: h, path: "/", noSNI: true},
+			diffProbe{kind: "https1", host: h, path: "/", sni: h},
 			diffProbe{kind: "https", host: h, path: "/", sni: "wrong.gwdev.invalid"},
 			diffProbe{kind: "plain-on-tls", host: h, path: "/"})
 	}
@@ -433,6 +437,11 @@ func compareTraces(real, ex emulator.Trace) []string {
 	eq("route", real.Route, ex.Route)
 	eq("rule", real.Rule, ex.Rule)
 	eq("sni", real.SNI, ex.SNI)
+	eq("proto", real.Proto, ex.Proto)
+	if real.Proto != "TLS Passthrough" { // the backend's ServerHello decides those
+		eq("tls version", real.TLSVersion, ex.TLSVersion)
+		eq("negotiated protocol", real.NegotiatedProtocol, ex.NegotiatedProtocol)
+	}
 	eq("certificate", real.Certificate, ex.Certificate)
 	eq("hint", real.Hint, ex.Hint)
 	eq("client cert", real.ClientCert, ex.ClientCert)
@@ -497,15 +506,19 @@ func (d diffProbe) send(t *testing.T, bound, sni string, sniSet bool) string {
 			tr.Protocols.SetUnencryptedHTTP2(true)
 		}
 		sendHTTP(ctx, tr, "http://"+d.host+d.path, d.host)
-	case "https", "tls-on-http":
-		tr := &http.Transport{DisableKeepAlives: true, ForceAttemptHTTP2: true,
+	case "https", "https1", "tls-on-http":
+		alpn := []string{"h2", "http/1.1"}
+		if d.kind == "https1" {
+			alpn = []string{"http/1.1"}
+		}
+		tr := &http.Transport{DisableKeepAlives: true, ForceAttemptHTTP2: d.kind != "https1",
 			DialTLSContext: func(ctx context.Context, network, a string) (net.Conn, error) {
 				c, err := dial(ctx, network, a)
 				if err != nil {
 					return nil, err
 				}
 				conf := tlsConf.Clone()
-				conf.NextProtos = []string{"h2", "http/1.1"}
+				conf.NextProtos = alpn
 				tc := tls.Client(c, conf)
 				if err := tc.HandshakeContext(ctx); err != nil {
 					_ = c.Close()

@@ -66,15 +66,47 @@ func TestExplainFindings(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", c.args, code, errOut)
 		}
+		checkLines(t, c.args, out, c.want, c.notWant)
+	}
+}
+
+// checkLines requires every want and no notWant in out.
+func checkLines(t *testing.T, args []string, out string, want, notWant []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("%v: output lacks %q:\n%s", args, w, out)
+		}
+	}
+	for _, w := range notWant {
+		if strings.Contains(out, w) {
+			t.Errorf("%v: output has %q:\n%s", args, w, out)
+		}
+	}
+}
+
+// TestExplainStreams: tcp:// and udp:// URLs take the port's stream route,
+// and the wrong transport says which one the port serves.
+func TestExplainStreams(t *testing.T) {
+	for _, c := range []struct {
+		url  string
+		want []string
+	}{
+		{"tcp://x:9100", []string{"TCP connection to port 9100", "route:         TCPRoute/default/echo", "candidates:", "from the backend"}},
+		{"udp://x:9053", []string{"UDP datagrams to port 9053", "route:         UDPRoute/default/echo"}},
+		{"tcp://x:9053", []string{"connection:    refused", "port 9053 is served by UDP listeners: use udp://"}},
+	} {
+		out, errOut, code := runGwdev(t, "", "explain", "--dir", "../../samples/tcp-udp", c.url)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", c.url, code, errOut)
+		}
 		for _, w := range c.want {
 			if !strings.Contains(out, w) {
-				t.Errorf("%v: output lacks %q:\n%s", c.args, w, out)
+				t.Errorf("%s: output lacks %q:\n%s", c.url, w, out)
 			}
 		}
-		for _, w := range c.notWant {
-			if strings.Contains(out, w) {
-				t.Errorf("%v: output has %q:\n%s", c.args, w, out)
-			}
-		}
+	}
+	if _, errOut, code := runGwdev(t, "", "explain", "--dir", "../../samples/tcp-udp", "tcp://x"); code == 0 || !strings.Contains(errOut, "needs a port") {
+		t.Errorf("tcp:// without a port: exit %d: %s", code, errOut)
 	}
 }

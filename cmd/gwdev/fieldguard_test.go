@@ -286,19 +286,6 @@ func goldenFieldPaths(file string) (map[string][]string, error) {
 var reportedExamples = map[string]string{
 	"Gateway spec.infrastructure.labels":      gatewayExample("  infrastructure:\n    labels: {team: shop}\n"),
 	"Gateway spec.infrastructure.annotations": gatewayExample("  infrastructure:\n    annotations: {owner: shop}\n"),
-	"XBackendTrafficPolicy ": `apiVersion: gateway.networking.x-k8s.io/v1alpha1
-kind: XBackendTrafficPolicy
-metadata: {name: budget}
-spec:
-  targetRefs: [{group: "", kind: Service, name: app}]
-  retryConstraint: {budget: {percent: 20}}
-`,
-	"XBackend ": `apiVersion: gateway.networking.x-k8s.io/v1alpha1
-kind: XBackend
-metadata: {name: external}
-spec:
-  destination: {type: FQDN, fqdn: {hostname: example.com}, ports: [{port: 443, protocol: TLS}]}
-`,
 	"XMesh ": `apiVersion: gateway.networking.x-k8s.io/v1alpha1
 kind: XMesh
 metadata: {name: mesh}

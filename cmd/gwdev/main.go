@@ -59,7 +59,8 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newCheckCmd(), newUpCmd(), newExplainCmd(), newCertsCmd(), newVersionCmd(), newDiffCmd(), newGraphCmd())
+	root.AddCommand(dirFirst(newCheckCmd()), dirFirst(newUpCmd()), newExplainCmd(), dirFirst(newCertsCmd()), newVersionCmd(),
+		newDiffCmd(), dirFirst(newGraphCmd()))
 	return root
 }
 

@@ -129,22 +129,23 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 	rl := &reloader{out: out, dir: dir, srv: srv, proj: proj, reread: o.projectOptions,
 		opts: engine.Options{Classes: o.classes}}
 	cfgChanged := watchProjectConfig(ctx, dir, o.debounce)
+	var admin adminState
 	if o.admin != "" && o.admin != "off" {
 		objects := &adminObjects{}
 		adm := emulator.NewAdmin(srv, objects)
 		defer adm.Close()
-		addr, _, err := emulator.ServeAdmin(ctx, o.admin, adm, o.limits.adminOptions())
-		if err != nil {
-			fmt.Fprintf(errOut, "gwdev: %v (continuing without the admin API; --admin ADDR to move it)\n", err)
-		} else {
+		admin = o.serveAdmin(ctx, adm, instanceID(dir))
+		if admin.addr != "" {
 			rl.admin, rl.adminObjects = adm, objects
-			if !o.useTUI(out) {
-				fmt.Fprintf(out, "gwdev: admin API on http://%s/\n", addr)
-			}
 		}
 	}
 	if o.useTUI(out) {
-		return o.runTUI(ctx, out, dir, w, cfgChanged, rl)
+		return o.runTUI(ctx, out, dir, w, cfgChanged, rl, admin)
+	}
+	if admin.problem {
+		fmt.Fprintf(errOut, "gwdev: %s\n", admin.note)
+	} else if admin.note != "" {
+		fmt.Fprintf(out, "gwdev: %s\n", admin.note)
 	}
 	if proj.path != "" {
 		fmt.Fprintf(out, "gwdev: backends from %s (reloaded when it changes)\n", proj.path)

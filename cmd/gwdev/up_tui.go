@@ -37,12 +37,12 @@ func (o *upOptions) useTUI(out io.Writer) bool {
 // loop and the trace subscription feed it with Program.Send. Nothing else
 // writes to the terminal meanwhile. Listeners are closed by the caller
 // once it returns.
-func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir string, w *watch.Watcher, cfgChanged <-chan struct{}, rl *reloader) error {
+func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir string, w *watch.Watcher, cfgChanged <-chan struct{}, rl *reloader, admin adminState) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	noColor := os.Getenv("NO_COLOR") != ""
 	m := tui.New(tui.Options{Dir: dir, Renderer: tui.NewRenderer(out, noColor), NoColor: noColor, Clipboard: clipboardWriter(out),
-		SystemClipboard: clipboard.WriteAll})
+		SystemClipboard: clipboard.WriteAll, Admin: admin.note, AdminProblem: admin.problem})
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithOutput(out),
 		tea.WithFPS(int(time.Second/tui.FrameInterval)))
 	rl.out, rl.notify = io.Discard, func(s tui.StateMsg) { p.Send(s) }
@@ -68,6 +68,9 @@ func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir string, w *wa
 		defer wg.Done()
 		if rl.proj.path != "" {
 			p.Send(tui.NoticeMsg{Text: "backends from " + rl.proj.path + " (reloaded when it changes)"})
+		}
+		if admin.problem { // said last, so that it is what the status line shows
+			p.Send(tui.NoticeMsg{Text: admin.note, Problem: true})
 		}
 		apply(w.Current(), true)
 		for {

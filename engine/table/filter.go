@@ -1,6 +1,9 @@
 package table
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // This file holds filters resolved to concrete operations: the engine
 // applies the spec's defaults, so the data plane only executes them. What
@@ -182,4 +185,18 @@ func ParseOrigin(s string) (CORSOrigin, bool) {
 		}
 	}
 	return CORSOrigin{Scheme: scheme, Host: host, Port: port}, true
+}
+
+// validateFilters checks that every mirror and ExternalAuth filter of a
+// rule or backend (named where) points into its lists.
+func validateFilters(where string, fs []Filter, mirrors, auths int) error {
+	for i, f := range fs {
+		if m := f.RequestMirror; m != nil && (m.Index < 0 || m.Index >= mirrors) {
+			return fmt.Errorf("%s: filter %d: mirror %d of %d", where, i, m.Index, mirrors)
+		}
+		if a := f.ExternalAuth; a != nil && (*a < 0 || *a >= auths) {
+			return fmt.Errorf("%s: filter %d: ExternalAuth %d of %d", where, i, *a, auths)
+		}
+	}
+	return nil
 }

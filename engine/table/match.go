@@ -1,5 +1,7 @@
 package table
 
+import "fmt"
+
 // This file holds compiled route matches: what a request must carry for a
 // RouteRule to take it, with every spec default decided by the engine.
 
@@ -74,4 +76,28 @@ func (p PathMatch) String() string {
 		v = "/"
 	}
 	return string(p.Type) + " " + v
+}
+
+// validateMatch checks a rule's match types.
+func (r *RouteRule) validateMatch() error {
+	valueTypes := func(ms []ValueMatch) error {
+		for _, m := range ms {
+			if m.Type != MatchExact && m.Type != MatchRegularExpression {
+				return fmt.Errorf("rule %s: %s match type %q", r.Name, m.Name, m.Type)
+			}
+		}
+		return nil
+	}
+	if m := r.HTTP; m != nil {
+		switch m.Path.Type {
+		case MatchExact, MatchPathPrefix, MatchRegularExpression:
+		default:
+			return fmt.Errorf("rule %s: path match type %q", r.Name, m.Path.Type)
+		}
+		if err := valueTypes(m.Headers); err != nil {
+			return err
+		}
+		return valueTypes(m.QueryParams)
+	}
+	return valueTypes(r.GRPC.Headers)
 }

@@ -85,6 +85,14 @@ type ListenerTLS struct {
 	Limits *TLSLimits `json:"limits,omitempty"`
 }
 
+// Client certificate validation modes (ListenerTLS.ClientValidationMode).
+const (
+	// AllowValidOnly refuses clients without a valid certificate.
+	AllowValidOnly = "AllowValidOnly"
+	// AllowInsecureFallback lets clients without a valid certificate in.
+	AllowInsecureFallback = "AllowInsecureFallback"
+)
+
 // Certificate is a parsed certificate with its key from a Secret: a
 // listener's serving certificate, or a Gateway's client certificate to
 // backends. The key material is never serialised.
@@ -132,11 +140,14 @@ type RouteRule struct {
 	Mirrors []*Backend `json:"mirrors,omitempty"`
 	// ExternalAuth holds the resolved ExternalAuth filters, in filter order
 	// (nil: none).
-	ExternalAuth       []*ExternalAuth     `json:"externalAuth,omitempty"`
-	Backends           []*Backend          `json:"backends,omitempty"`
-	Timeouts           *HTTPRouteTimeouts  `json:"timeouts,omitempty"`
-	Retry              *HTTPRouteRetry     `json:"retry,omitempty"`
-	SessionPersistence *SessionPersistence `json:"sessionPersistence,omitempty"`
+	ExternalAuth []*ExternalAuth `json:"externalAuth,omitempty"`
+	Backends     []*Backend      `json:"backends,omitempty"`
+	// Timeouts are the rule's timeouts (nil: none).
+	Timeouts *Timeouts `json:"timeouts,omitempty"`
+	// Retry is the rule's retry policy (nil: no retries).
+	Retry *Retry `json:"retry,omitempty"`
+	// SessionPersistence pins a client to a backend endpoint (nil: none).
+	SessionPersistence *Session `json:"sessionPersistence,omitempty"`
 	// DirectStatus, when non-zero, is answered instead of forwarding: the
 	// spec's 500 for a rule with no valid backend.
 	DirectStatus int `json:"directStatus,omitempty"`
@@ -179,6 +190,11 @@ type Backend struct {
 	Weight  int32     `json:"weight"`
 	// AppProtocol is the Service port's appProtocol ("" : none).
 	AppProtocol string `json:"appProtocol,omitempty"`
+	// HTTP2 is set when the gateway speaks HTTP/2 to the backend (h2c
+	// without TLS): GRPCRoute backends, gRPC ExternalAuth backends and
+	// ports whose appProtocol is kubernetes.io/h2c, h2c or grpc (false:
+	// HTTP/1.1, unless the request itself is gRPC).
+	HTTP2 bool `json:"http2,omitempty"`
 	// Filters are the backendRef's own filters, resolved for the rule's
 	// match.
 	Filters []Filter `json:"filters,omitempty"`
@@ -314,11 +330,20 @@ func (l *ListenerTable) validate(name func(string) error) error {
 				return fmt.Errorf("%s: rule %s needs exactly one of http/grpc match", vh.Name, r.Name)
 			}
 			backends = append(backends, r.Backends...)
+			if err := r.validateMatch(); err != nil {
+				return err
+			}
 			if err := validateExternalAuth(r.ExternalAuth); err != nil {
+				return err
+			}
+			if err := validateFilters(r.Name, r.Filters, len(r.Mirrors), len(r.ExternalAuth)); err != nil {
 				return err
 			}
 			for _, b := range r.Backends {
 				if err := validateExternalAuth(b.ExternalAuth); err != nil {
+					return err
+				}
+				if err := validateFilters(b.Name, b.Filters, len(b.Mirrors), len(b.ExternalAuth)); err != nil {
 					return err
 				}
 			}
@@ -339,6 +364,36 @@ func (l *ListenerTable) validate(name func(string) error) error {
 		}
 	}
 	return nil
+}
+
+// ProtocolType is a listener's protocol.
+type ProtocolType string
+
+// Listener protocols.
+const (
+	HTTPProtocolType  ProtocolType = "HTTP"
+	HTTPSProtocolType ProtocolType = "HTTPS"
+	TLSProtocolType   ProtocolType = "TLS"
+	TCPProtocolType   ProtocolType = "TCP"
+	UDPProtocolType   ProtocolType = "UDP"
+)
+
+// TLSModeType is what a TLS listener does with connections.
+type TLSModeType string
+
+// TLS modes.
+const (
+	// TLSModeTerminate ends TLS at the gateway.
+	TLSModeTerminate TLSModeType = "Terminate"
+	// TLSModePassthrough forwards the TLS stream as it is, by SNI.
+	TLSModePassthrough TLSModeType = "Passthrough"
+)
+
+// SubjectAltName is a name a backend's certificate must carry: exactly one
+// of Hostname (a DNS name, "*." wildcards as in certificates) and URI.
+type SubjectAltName struct {
+	Hostname string `json:"hostname,omitempty"`
+	URI      string `json:"uri,omitempty"`
 }
 
 // Transport maps a listener protocol to "TCP" or "UDP".

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/gwdev/gwdev/emulator"
+	"github.com/gwdev/gwdev/engine"
+)
+
+// gatewayAddresses maps "namespace/name" to the loopback address gwdev up
+// gives each Gateway of s (spec.addresses, else 127.0.0.1, .2, … by name).
+func gatewayAddresses(s *engine.Snapshot) map[string]string {
+	res := engine.Translate(s, engine.Options{})
+	out := map[string]string{}
+	for _, g := range res.Table.Gateways {
+		out[g.Gateway.Namespace+"/"+g.Gateway.Name] = g.Address
+	}
+	return out
+}
+
+// certsCurl is the curl line that reaches a listener of w with the CA
+// trusted: the name resolved to the Gateway's address, on the port gwdev
+// serves.
+func certsCurl(caPath string, w *wantedSecret, addr string) string {
+	host := w.hostnames[0]
+	if rest, ok := strings.CutPrefix(host, "*."); ok {
+		host = "www." + rest
+	}
+	if addr == "" {
+		addr = "127.0.0.1"
+	}
+	port := strconv.Itoa(int(servedPort(w.port)))
+	return fmt.Sprintf("curl --cacert %s --resolve %s:%s:%s https://%s:%s/", caPath, host, port, addr, host, port)
+}
+
+// servedPort is the port gwdev up will most likely serve port on: a port
+// below the unprivileged start (net.ipv4.ip_unprivileged_port_start, 1024
+// when unknown) cannot be bound by a user other than root, and is served
+// on port+DefaultPortOffset.
+func servedPort(port int32) int32 {
+	if os.Geteuid() == 0 || port >= unprivilegedPortStart() {
+		return port
+	}
+	return port + emulator.DefaultPortOffset
+}
+
+func unprivilegedPortStart() int32 {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_unprivileged_port_start")
+	if err != nil {
+		return 1024
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return 1024
+	}
+	return int32(n)
+}
+
+// portNote says when a printed port differs from the listener's.
+func portNote(wanted []*wantedSecret) string {
+	for _, w := range wanted {
+		if p := servedPort(w.port); p != w.port {
+			return fmt.Sprintf("(port %d is served on %d: as a user other than root gwdev up cannot bind ports below %d; --port-offset)",
+				w.port, p, unprivilegedPortStart())
+		}
+	}
+	return ""
+}

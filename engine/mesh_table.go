@@ -151,7 +151,7 @@ func meshVirtualHost(listener string, routes []*routeState) *VirtualHost {
 	var rs []rulePosition
 	for _, r := range routes {
 		for i, rr := range r.rules {
-			rs = append(rs, rulePosition{rule: rr, route: r, order: i})
+			rs = append(rs, rulePosition{rule: rr, route: r, order: i, pathLen: r.pathLens[i]})
 		}
 	}
 	sortRules(rs)

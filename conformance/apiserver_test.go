@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -42,7 +43,7 @@ func statusKinds() []client.Object {
 	return []client.Object{
 		&gwv1.GatewayClass{}, &gwv1.Gateway{}, &gwv1.ListenerSet{},
 		&gwv1.HTTPRoute{}, &gwv1.GRPCRoute{}, &gwv1.TLSRoute{}, &gwv1.TCPRoute{}, &gwv1.UDPRoute{},
-		&gwv1.BackendTLSPolicy{},
+		&gwv1.BackendTLSPolicy{}, &gwxv1a1.XMesh{},
 	}
 }
 
@@ -50,7 +51,7 @@ func statusKinds() []client.Object {
 // validates against (watch/crds, with their bundle-version annotation).
 func newAPIServer() (*apiServer, error) {
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, gwv1.Install, apiextensionsv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, gwv1.Install, gwxv1a1.Install, apiextensionsv1.AddToScheme} {
 		if err := add(scheme); err != nil {
 			return nil, fmt.Errorf("building the scheme: %w", err)
 		}

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
@@ -65,6 +66,7 @@ var gatewayKinds = []struct {
 	{func() client.ObjectList { return &gwv1.UDPRouteList{} }, gwv1.SchemeGroupVersion.WithKind("UDPRoute")},
 	{func() client.ObjectList { return &gwv1.ReferenceGrantList{} }, gwv1.SchemeGroupVersion.WithKind("ReferenceGrant")},
 	{func() client.ObjectList { return &gwv1.BackendTLSPolicyList{} }, gwv1.SchemeGroupVersion.WithKind("BackendTLSPolicy")},
+	{func() client.ObjectList { return &gwxv1a1.XMeshList{} }, gwxv1a1.SchemeGroupVersion.WithKind("XMesh")},
 	{func() client.ObjectList { return &corev1.ServiceList{} }, corev1.SchemeGroupVersion.WithKind("Service")},
 	{func() client.ObjectList { return &corev1.SecretList{} }, corev1.SchemeGroupVersion.WithKind("Secret")},
 	{func() client.ObjectList { return &corev1.ConfigMapList{} }, corev1.SchemeGroupVersion.WithKind("ConfigMap")},
@@ -324,7 +326,7 @@ func statusObjects(s *engine.Snapshot) []client.Object {
 	var out []client.Object
 	s.Each(func(k engine.ObjectKey, o metav1.Object) {
 		co, ok := o.(client.Object)
-		if ok && co.GetObjectKind().GroupVersionKind().Group == gwv1.GroupName && k.Kind != "ReferenceGrant" {
+		if g := co.GetObjectKind().GroupVersionKind().Group; ok && (g == gwv1.GroupName || g == engine.ExperimentalGroup) && k.Kind != "ReferenceGrant" {
 			out = append(out, co)
 		}
 	})

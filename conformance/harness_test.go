@@ -3,16 +3,21 @@ package conformance
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io/fs"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 	"sigs.k8s.io/gateway-api/conformance"
 	confv1 "sigs.k8s.io/gateway-api/conformance/apis/v1"
 	"sigs.k8s.io/gateway-api/conformance/tests"
@@ -32,8 +37,12 @@ var (
 	onlyTests    = flag.String("gwdev.only", "", "comma-separated test names to run (the others are not run; no report is written)")
 )
 
-// className is the GatewayClass the suite's Gateways use.
-const className = "gwdev"
+// className is the GatewayClass the suite's Gateways use, and meshName
+// the XMesh of gwdev's mesh.
+const (
+	className = "gwdev"
+	meshName  = "gwdev"
+)
 
 // TestConformance runs every conformance test of v1.6.3 against gwdev,
 // the way the suite's own Run does: a test runs when gwdev supports all of
@@ -81,6 +90,9 @@ func TestConformance(t *testing.T) {
 		Clientset:  clientset,
 		RestConfig: exec.restConfig(),
 		ManifestFS: []fs.FS{&conformance.Manifests},
+	}
+	if err := waitMeshAccepted(api); err != nil {
+		t.Fatal(err)
 	}
 	cs, err := suite.NewConformanceTestSuite(opts)
 	if err != nil {
@@ -164,6 +176,15 @@ func startGwdev(t *testing.T, api *apiServer) {
 	if err := api.Create(context.Background(), gc); err != nil {
 		t.Fatalf("creating GatewayClass %s: %v", className, err)
 	}
+	// The mesh (GEP-3949): gwdev must accept it and list in its status the
+	// mesh features this run claims (waitMeshAccepted). The suite would read
+	// them from there (ConformanceOptions.MeshName) only when it is given no
+	// features, and it is given the claimed ones.
+	mesh := &gwxv1a1.XMesh{ObjectMeta: metav1.ObjectMeta{Name: meshName},
+		Spec: gwxv1a1.MeshSpec{ControllerName: engine.MeshControllerName}}
+	if err := api.Create(context.Background(), mesh); err != nil {
+		t.Fatalf("creating XMesh %s: %v", meshName, err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { ctrl.run(ctx) })
@@ -225,5 +246,30 @@ func implementation() confv1.Implementation {
 		URL:          "https://github.com/gwdev/gwdev",
 		Version:      version,
 		Contact:      []string{"https://github.com/gwdev/gwdev/issues"},
+	}
+}
+
+// waitMeshAccepted waits until gwdev has written Accepted=True on its
+// XMesh, with status.supportedFeatures the mesh features the run claims.
+func waitMeshAccepted(api *apiServer) error {
+	var want []string
+	for _, f := range engine.MeshFeatures() {
+		want = append(want, string(f))
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var m gwxv1a1.XMesh
+		err := api.Get(context.Background(), client.ObjectKey{Name: meshName}, &m)
+		var got []string
+		for _, f := range m.Status.SupportedFeatures {
+			got = append(got, string(f.Name))
+		}
+		if err == nil && meta.IsStatusConditionTrue(m.Status.Conditions, string(gwxv1a1.MeshConditionAccepted)) && slices.Equal(got, want) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("XMesh %s not accepted by gwdev after a minute (last error %v, status %+v)", meshName, err, m.Status)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -30,7 +30,6 @@ var reportedFields = []ReportedField{
 		Text: "spec.infrastructure.labels is not implemented: gwdev creates no resources for a Gateway to label, so the labels are ignored"},
 	{Kind: "Gateway", Path: "spec.infrastructure.annotations",
 		Text: "spec.infrastructure.annotations is not implemented: gwdev creates no resources for a Gateway to annotate, so the annotations are ignored"},
-	// Kinds of the experimental channel gwdev does not load yet.
 }
 
 // skippedKindText is the warning for an object of a Gateway API kind gwdev

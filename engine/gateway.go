@@ -202,18 +202,24 @@ func (t *translator) assignAddresses(used map[string]bool) {
 		if g.addr != "" || g.cond.isFalse(string(gwv1.GatewayConditionProgrammed)) {
 			continue
 		}
-		for {
-			a := fmt.Sprintf("127.0.%d.%d", next/254, next%254)
-			next++
-			if next%254 == 0 {
-				next++
-			}
-			if !used[a] {
-				g.addr = a
-				used[a] = true
-				t.addresses[g.key.Namespace+"/"+g.key.Name] = a
-				break
-			}
+		g.addr = freeLoopback(used, &next)
+		t.addresses[g.key.Namespace+"/"+g.key.Name] = g.addr
+	}
+}
+
+// freeLoopback returns the first address from loopback counter *next on
+// that used does not hold, marks it used and moves *next past it. Counter
+// n is 127.0.<n/254>.<n%254>, skipping .0 (n=1 is 127.0.0.1).
+func freeLoopback(used map[string]bool, next *int) string {
+	for {
+		a := fmt.Sprintf("127.0.%d.%d", *next/254, *next%254)
+		*next++
+		if *next%254 == 0 {
+			*next++
+		}
+		if !used[a] {
+			used[a] = true
+			return a
 		}
 	}
 }

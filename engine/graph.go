@@ -159,6 +159,7 @@ func (r *Result) Graph() *Graph {
 		}
 		b.listeners(id, k, specs, statuses)
 	}
+	b.meshFrontends(r) // mesh_graph.go
 	b.routes(r)
 	return b.g
 }

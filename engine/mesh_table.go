@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"fmt"
 	"sort"
 	"strings"
 
@@ -78,24 +77,14 @@ func (t *translator) assignMeshAddresses(fronts []*meshFrontend) {
 			t.meshAddresses[key] = prev
 		}
 	}
-	next := 1
+	next := 10*254 + 1 // 127.0.10.1
 	for _, f := range fronts {
 		if f.addr != "" {
 			continue
 		}
-		for f.addr == "" {
-			a := fmt.Sprintf("127.0.%d.%d", 10+next/254, next%254)
-			next++
-			if next%254 == 0 {
-				next++
-			}
-			if !used[a] {
-				f.addr = a
-				used[a] = true
-				t.addresses[meshAddressKey(f.ms.svc, f.client)] = a
-				t.meshAddresses[meshAddressKey(f.ms.svc, f.client)] = a
-			}
-		}
+		f.addr = freeLoopback(used, &next)
+		t.addresses[meshAddressKey(f.ms.svc, f.client)] = f.addr
+		t.meshAddresses[meshAddressKey(f.ms.svc, f.client)] = f.addr
 	}
 }
 
@@ -162,7 +151,7 @@ func meshVirtualHost(listener string, routes []*routeState) *VirtualHost {
 	var rs []rulePosition
 	for _, r := range routes {
 		for i, rr := range r.rules {
-			rs = append(rs, rulePosition{rule: rr, route: r, order: i})
+			rs = append(rs, rulePosition{rule: rr, route: r, order: i, pathLen: r.pathLens[i]})
 		}
 	}
 	sortRules(rs)

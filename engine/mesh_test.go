@@ -49,3 +49,22 @@ func TestTranslateNextKeepsMeshAddresses(t *testing.T) {
 	prev = nil
 	step(map[string]string{"mesh/shop/a": "127.0.10.1", "mesh/shop/b": "127.0.10.2"}, meshYAML("a", "b"))
 }
+
+// TestMeshGraph: a Service with mesh frontends is the graph parent of the
+// routes bound to it, with its addresses; a consumer route hangs from the
+// same node.
+func TestMeshGraph(t *testing.T) {
+	g := translateFile(t, "testdata/mesh-consumer-route.in.yaml").Graph()
+	checkGraph(t, g)
+	n := g.Node("service/shop/cart")
+	if n == nil || n.Kind != "Mesh" || n.Detail != "127.0.10.1, 127.0.10.2 (from admin), 127.0.10.3 (from web)" {
+		t.Fatalf("mesh node %+v", n)
+	}
+	var children []string
+	for _, e := range g.Children(n.ID) {
+		children = append(children, e.To)
+	}
+	if fmt.Sprint(children) != "[httproute/admin/both httproute/shop/producer httproute/web/consumer]" {
+		t.Errorf("mesh routes %v", children)
+	}
+}

@@ -24,6 +24,12 @@ import (
 // gwdev has applied it.
 func upSample(t *testing.T, name string, ports map[int]int) *syncBuffer {
 	t.Helper()
+	return upSampleWith(t, name, ports, &upOptions{debounce: 10 * time.Millisecond})
+}
+
+// upSampleWith is upSample with the given options.
+func upSampleWith(t *testing.T, name string, ports map[int]int, o *upOptions) *syncBuffer {
+	t.Helper()
 	dir := t.TempDir()
 	src := filepath.Join("..", "..", "samples", name)
 	files, err := filepath.Glob(filepath.Join(src, "*.yaml"))
@@ -46,7 +52,6 @@ func upSample(t *testing.T, name string, ports map[int]int) *syncBuffer {
 	ctx, cancel := context.WithCancel(context.Background())
 	out := &syncBuffer{}
 	done := make(chan error, 1)
-	o := &upOptions{debounce: 10 * time.Millisecond}
 	go func() { done <- o.run(ctx, out, out, dir) }()
 	t.Cleanup(func() {
 		cancel()

@@ -59,7 +59,7 @@ func meshGet(t *testing.T, url string, hdr ...string) (string, http.Header, *htt
 // with grpc-go.
 func TestSampleMesh(t *testing.T) {
 	p1, p2, pg := freePort(t), freePort(t), freePort(t)
-	out := upSample(t, "mesh", map[int]int{8080: p1, 8081: p2, 9090: pg})
+	out := upSampleWith(t, "mesh", map[int]int{8080: p1, 8081: p2, 9090: pg}, &upOptions{debounce: 10 * time.Millisecond, accessLog: "-"})
 	for _, want := range []string{"mesh/shop/reviews port " + strconv.Itoa(p1) + " (HTTP) on " + meshReviews,
 		"mesh/shop/reviews/from/frontend port " + strconv.Itoa(p1) + " (HTTP) on " + meshReviewsFrontend} {
 		if !strings.Contains(out.String(), want) {
@@ -90,6 +90,13 @@ func TestSampleMesh(t *testing.T) {
 	// Port 8081 is bound by no route: the Service itself answers.
 	if svc, _, resp := meshGet(t, "http://"+meshReviews+":"+strconv.Itoa(p2)+"/"); svc != "reviews" || resp.Header.Get("X-Mesh-Route") != "" {
 		t.Errorf("unrouted port: service %s, X-Mesh-Route %q", svc, resp.Header.Get("X-Mesh-Route"))
+	}
+
+	// The access log (one trace per request) names the mesh frontend and
+	// the rule that served each request.
+	for _, want := range []string{`"gateway":"mesh/shop/reviews/from/frontend"`, `"rule":"httproute/frontend/reviews-pinned/rule/0/match/0"`,
+		`"rule":"mesh/shop/reviews/port/` + strconv.Itoa(p2) + `/service"`} {
+		waitForOutput(t, out, want)
 	}
 
 	conn, err := grpc.NewClient(meshRatings+":"+strconv.Itoa(pg), grpc.WithTransportCredentials(insecure.NewCredentials()))

@@ -74,8 +74,8 @@ func (t *translator) collectFindings() []Finding {
 	fs = append(fs, t.notes...)
 	sort.SliceStable(fs, func(i, j int) bool {
 		a, b := fs[i], fs[j]
-		if severityRank(a.Severity) != severityRank(b.Severity) {
-			return severityRank(a.Severity) < severityRank(b.Severity)
+		if a.Severity.Rank() != b.Severity.Rank() {
+			return a.Severity.Rank() < b.Severity.Rank()
 		}
 		if a.Source.File != b.Source.File {
 			return a.Source.File < b.Source.File
@@ -88,7 +88,8 @@ func (t *translator) collectFindings() []Finding {
 	return fs
 }
 
-func severityRank(s Severity) int {
+// Rank orders severities, most severe first: errors 0, warnings 1, notes 2.
+func (s Severity) Rank() int {
 	switch s {
 	case SeverityError:
 		return 0

@@ -111,7 +111,7 @@ func TestProblemsOrderAndOpen(t *testing.T) {
 	}
 	last := -1
 	for i, p := range ps {
-		r := severityRank(p.severity)
+		r := p.severity.Rank()
 		if r < last {
 			t.Fatalf("problem %d (%s) after a less severe one", i, p.severity)
 		}

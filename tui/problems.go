@@ -47,15 +47,6 @@ func (p problem) text() string {
 		p.condition, p.reason, p.message}, " "))
 }
 
-func severityRank(s engine.Severity) int {
-	switch s {
-	case engine.SeverityError:
-		return 0
-	case engine.SeverityWarning:
-		return 1
-	}
-	return 2
-}
 
 // buildProblems merges load problems, stale objects and findings, most
 // severe first: within a severity, load problems, then stale objects, then
@@ -85,7 +76,7 @@ func (s *session) buildProblems(prev map[string]bool) {
 		}
 	}
 	// Stable: keeps the source order inside one severity.
-	sortStable(ps, func(a, b problem) bool { return severityRank(a.severity) < severityRank(b.severity) })
+	sortStable(ps, func(a, b problem) bool { return a.severity.Rank() < b.severity.Rank() })
 	s.errors, s.warnings, s.infos = 0, 0, 0
 	for i := range ps {
 		switch ps[i].severity {

@@ -72,22 +72,13 @@ func positionSource(pos string) engine.Source {
 func addFindings(res *engine.Result, extra []engine.Finding) {
 	for _, f := range extra {
 		i := 0
-		for i < len(res.Findings) && severityRank(res.Findings[i].Severity) <= severityRank(f.Severity) {
+		for i < len(res.Findings) && res.Findings[i].Severity.Rank() <= f.Severity.Rank() {
 			i++
 		}
 		res.Findings = slices.Insert(res.Findings, i, f)
 	}
 }
 
-func severityRank(s engine.Severity) int {
-	switch s {
-	case engine.SeverityError:
-		return 0
-	case engine.SeverityWarning:
-		return 1
-	}
-	return 2
-}
 
 // projectMappings reads the backend mappings of gwdev.yaml for check, which
 // reads it when it looks at a single folder (as projectProfiles).

@@ -47,7 +47,6 @@ func (p problem) text() string {
 		p.condition, p.reason, p.message}, " "))
 }
 
-
 // buildProblems merges load problems, stale objects and findings, most
 // severe first: within a severity, load problems, then stale objects, then
 // findings in the engine's order (by source).

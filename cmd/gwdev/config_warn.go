@@ -79,7 +79,6 @@ func addFindings(res *engine.Result, extra []engine.Finding) {
 	}
 }
 
-
 // projectMappings reads the backend mappings of gwdev.yaml for check, which
 // reads it when it looks at a single folder (as projectProfiles).
 func projectMappings(sources []string) (mappings, where map[string]string, err error) {

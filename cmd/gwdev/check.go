@@ -90,11 +90,7 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 			return fmt.Errorf("%s: no such file or directory", src)
 		}
 	}
-	profiles, ycCerts, err := projectProfiles(sources, o.profiles)
-	if err != nil {
-		return err
-	}
-	mappings, where, err := projectMappings(sources)
+	proj, err := sourcesProject(sources, o.profiles)
 	if err != nil {
 		return err
 	}
@@ -120,10 +116,11 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 		lr = watch.Merge(results...)
 	}
 	loaded := time.Since(start)
-	res := engine.Translate(lr.Snapshot, engine.Options{Classes: o.classes, Now: now, Profiles: profiles, YCCertificates: ycCerts,
-		BackendMappings: mappings})
+	opts := engine.Options{Classes: o.classes, Now: now}
+	proj.set(&opts)
+	res := engine.Translate(lr.Snapshot, opts)
 	addLoadWarnings(res, lr)
-	addFindings(res, mappingFindings(res.Objects, mappings, where))
+	addFindings(res, mappingFindings(res.Objects, proj.mappings, proj.where))
 	total := time.Since(start)
 
 	empty := lr.Snapshot.Len() == 0

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -77,20 +76,4 @@ func addFindings(res *engine.Result, extra []engine.Finding) {
 		}
 		res.Findings = slices.Insert(res.Findings, i, f)
 	}
-}
-
-// projectMappings reads the backend mappings of gwdev.yaml for check, which
-// reads it when it looks at a single folder (as projectProfiles).
-func projectMappings(sources []string) (mappings, where map[string]string, err error) {
-	if len(sources) != 1 {
-		return nil, nil, nil
-	}
-	if st, err := os.Stat(sources[0]); err != nil || !st.IsDir() {
-		return nil, nil, nil
-	}
-	cfg, _, err := loadProjectConfig(sources[0])
-	if err != nil {
-		return nil, nil, err
-	}
-	return backendMappings(cfg, nil)
 }

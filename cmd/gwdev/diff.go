@@ -178,12 +178,12 @@ func (o *diffOptions) run(out io.Writer, args []string) error {
 // translateTree loads and translates a directory with its gwdev.yaml
 // profiles, as check does.
 func translateTree(loader *watch.Loader, dir string, profileFlags []string, now metav1.Time) (*watch.LoadResult, *engine.Result, error) {
-	profiles, ycCerts, err := projectProfiles([]string{dir}, profileFlags)
+	proj, err := sourcesProject([]string{dir}, profileFlags)
 	if err != nil {
 		return nil, nil, err
 	}
 	lr := loader.LoadDir(dir)
-	return lr, engine.Translate(lr.Snapshot, engine.Options{Now: now, Profiles: profiles, YCCertificates: ycCerts}), nil
+	return lr, engine.Translate(lr.Snapshot, engine.Options{Now: now, Profiles: proj.profiles, YCCertificates: proj.ycCerts}), nil
 }
 
 // gitRepo is the repository DIR belongs to.

@@ -105,15 +105,7 @@ func (o *explainOptions) run(out io.Writer, rawURL string, sniSet bool) error {
 	if err != nil {
 		return err
 	}
-	cfg, _, err := loadProjectConfig(o.dir)
-	if err != nil {
-		return err
-	}
-	mappings, _, err := backendMappings(cfg, o.backends)
-	if err != nil {
-		return err
-	}
-	profiles, ycCerts, err := profileOptions(cfg, o.dir, o.profiles)
+	proj, err := readProject(o.dir, o.backends, o.profiles)
 	if err != nil {
 		return err
 	}
@@ -122,8 +114,9 @@ func (o *explainOptions) run(out io.Writer, rawURL string, sniSet bool) error {
 		return err
 	}
 	lr := loader.LoadDir(o.dir)
-	res := engine.Translate(lr.Snapshot, engine.Options{BackendMappings: mappings, Now: metav1.NewTime(time.Now().UTC()),
-		Profiles: profiles, YCCertificates: ycCerts})
+	opts := engine.Options{Now: metav1.NewTime(time.Now().UTC())}
+	proj.set(&opts)
+	res := engine.Translate(lr.Snapshot, opts)
 	addr := ""
 	if o.gateway != "" {
 		for _, g := range res.Table.Gateways {

@@ -78,21 +78,5 @@ func profileOptions(cfg *projectConfig, cfgDir string, flags []string) (map[stri
 	return profiles, certs, nil
 }
 
-// projectProfiles is profileOptions for `gwdev check`: gwdev.yaml is read
-// when check looks at a single directory.
-func projectProfiles(sources, flags []string) (map[string]string, map[string]engine.PEMCertificate, error) {
-	cfg, dir := &projectConfig{}, ""
-	if len(sources) == 1 {
-		if st, err := os.Stat(sources[0]); err == nil && st.IsDir() {
-			c, _, err := loadProjectConfig(sources[0])
-			if err != nil {
-				return nil, nil, err
-			}
-			cfg, dir = c, sources[0]
-		}
-	}
-	return profileOptions(cfg, dir, flags)
-}
-
 // profileFlagUsage documents --profile.
 const profileFlagUsage = "use an implementation profile for a GatewayClass: CLASS=PROFILE (repeatable; profiles: generic, gwin; gwin-default is gwin by default)"

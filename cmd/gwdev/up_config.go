@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"os"
 	"slices"
 
 	"github.com/gwdev/gwdev/engine"
@@ -20,18 +21,41 @@ type projectOptions struct {
 
 // projectOptions reads dir's gwdev.yaml and merges it with the flags.
 func (o *upOptions) projectOptions(dir string) (projectOptions, error) {
-	cfg, path, err := loadProjectConfig(dir)
-	if err != nil {
-		return projectOptions{path: path}, err
+	return readProject(dir, o.backends, o.profiles)
+}
+
+// readProject reads dir's gwdev.yaml ("": no folder, the flags alone) and
+// merges it with the --backend and --profile flags: what every command
+// gives the engine from the project.
+func readProject(dir string, backendFlags, profileFlags []string) (projectOptions, error) {
+	cfg, p := &projectConfig{}, projectOptions{}
+	if dir != "" {
+		c, path, err := loadProjectConfig(dir)
+		if p.path = path; err != nil {
+			return p, err
+		}
+		cfg = c
 	}
-	p := projectOptions{path: path}
-	if p.mappings, p.where, err = backendMappings(cfg, o.backends); err != nil {
+	var err error
+	if p.mappings, p.where, err = backendMappings(cfg, backendFlags); err != nil {
 		return p, err
 	}
-	if p.profiles, p.ycCerts, err = profileOptions(cfg, dir, o.profiles); err != nil {
+	if p.profiles, p.ycCerts, err = profileOptions(cfg, dir, profileFlags); err != nil {
 		return p, err
 	}
 	return p, nil
+}
+
+// sourcesProject is readProject for `gwdev check` and `gwdev diff`, which
+// read gwdev.yaml only when they look at a single folder.
+func sourcesProject(sources, profileFlags []string) (projectOptions, error) {
+	dir := ""
+	if len(sources) == 1 {
+		if st, err := os.Stat(sources[0]); err == nil && st.IsDir() {
+			dir = sources[0]
+		}
+	}
+	return readProject(dir, nil, profileFlags)
 }
 
 // set puts p into the engine's options.

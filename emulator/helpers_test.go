@@ -137,8 +137,6 @@ func invalid(svc string, weight int32, why string) *table.Backend {
 	return &table.Backend{Service: service(svc), Port: 80, Weight: weight, Invalid: why}
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // freePort returns a port that was free on ip a moment ago.
 func freePort(t testing.TB, ip string) int32 {
 	t.Helper()

@@ -292,13 +292,6 @@ func redactHeader(h http.Header) (http.Header, headerCounts) {
 	return out, n
 }
 
-// RedactHeader copies h with the values of sensitive headers replaced by
-// Redacted (and long values cut, as in traces).
-func RedactHeader(h http.Header) http.Header {
-	out, _ := redactHeader(h)
-	return out
-}
-
 // redactTrace is the one place a trace's credentials are redacted and its
 // client-controlled values bounded, before the trace is kept, sent to a
 // subscriber or returned by Explain. It replaces the header maps (it never

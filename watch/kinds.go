@@ -48,10 +48,9 @@ var allKinds, crdServedVersions = buildKindSpecs()
 
 // Kinds the loader refers to by name.
 var (
-	kindListenerSet = kindNamed("ListenerSet")
-	kindHTTPRoute   = kindNamed("HTTPRoute")
-	kindService     = kindNamed("Service")
-	kindNamespace   = kindNamed("Namespace")
+	kindHTTPRoute = kindNamed("HTTPRoute")
+	kindService   = kindNamed("Service")
+	kindNamespace = kindNamed("Namespace")
 )
 
 // buildKindSpecs derives a kindSpec from every entry of engine's registry;

@@ -204,8 +204,7 @@ func missingCertificates(s *engine.Snapshot) []*wantedSecret {
 			if ls.Spec.ParentRef.Namespace != nil && *ls.Spec.ParentRef.Namespace != "" {
 				pns = string(*ls.Spec.ParentRef.Namespace)
 			}
-			add("ListenerSet", nsOf(ls.Namespace), ls.Name, pns+"/"+string(ls.Spec.ParentRef.Name), gwv1.Listener{Name: e.Name, Hostname: e.Hostname, Port: e.Port,
-				Protocol: e.Protocol, TLS: e.TLS, AllowedRoutes: e.AllowedRoutes})
+			add("ListenerSet", nsOf(ls.Namespace), ls.Name, pns+"/"+string(ls.Spec.ParentRef.Name), gwv1.Listener(e))
 		}
 	}
 	out := make([]*wantedSecret, 0, len(wanted))

@@ -30,7 +30,7 @@ func TestCheckEmptyFolder(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not a manifest"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, code := runGwdev(t, "", "check", dir)
+	out, _, code := runGwdev(t, "", "check", dir)
 	if code != exitProblems {
 		t.Errorf("exit %d, want %d", code, exitProblems)
 	}
@@ -38,13 +38,13 @@ func TestCheckEmptyFolder(t *testing.T) {
 		t.Errorf("summary does not say the folder has no manifests:\n%s", out)
 	}
 	for _, format := range []string{"yaml", "json"} {
-		_, errOut, code = runGwdev(t, "", "check", dir, "-o", format)
+		_, errOut, code := runGwdev(t, "", "check", dir, "-o", format)
 		if code != exitProblems || !strings.Contains(errOut, "No manifests found in "+dir) {
 			t.Errorf("-o %s: exit %d, stderr %q", format, code, errOut)
 		}
 	}
 	// Empty standard input is the same: nothing to check.
-	_, errOut, code = runGwdev(t, "", "check", "-f", "-", "-o", "yaml")
+	_, errOut, code := runGwdev(t, "", "check", "-f", "-", "-o", "yaml")
 	if code != exitProblems || !strings.Contains(errOut, "No manifests found in <stdin>") {
 		t.Errorf("empty stdin: exit %d, stderr %q", code, errOut)
 	}

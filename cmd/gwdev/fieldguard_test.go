@@ -343,7 +343,7 @@ func fieldTable() string {
 	type row struct{ kind, path, how string }
 	var rows []row
 	for _, f := range engine.EnforcedFields() {
-		proof := f.Test
+		var proof string
 		if c, ok := strings.CutPrefix(f.Test, "golden:"); ok {
 			proof = "golden case [`" + c + "`](../engine/testdata/" + c + ".in.yaml)"
 		} else {

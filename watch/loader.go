@@ -17,6 +17,12 @@ type Loader struct {
 	// collector's target with it: loading allocates a great many short-lived
 	// objects. nil: nothing is called.
 	BulkLoad func() (done func())
+	// Collect, when set, is called between the batches of a load of more
+	// than compactBatchDocs documents, before the batch's objects are copied
+	// together (compact.go); the CLI runs the garbage collector there, a
+	// process-wide action that is not the loader's to take. nil: loads are
+	// not batched and objects stay where decoding put them.
+	Collect func()
 	// scratch holds *docScratch, one per document being loaded.
 	scratch sync.Pool
 }
@@ -107,12 +113,26 @@ func (l *Loader) loadFiles(inputs []fileInput, problems []Problem) collected {
 		}
 	}
 	results := make([]docResult, len(jobs))
-	parallel(len(jobs), func(i int) {
-		results[i] = l.loadDocument(jobs[i].file, jobs[i].chunk)
-		// Nothing loaded keeps the text, so a file's bytes can go as soon
-		// as its last document is loaded.
-		jobs[i].chunk.data = nil
-	})
+	batch := len(jobs)
+	if l.Collect != nil && len(jobs) > compactBatchDocs {
+		batch = compactBatchDocs
+	}
+	for lo := 0; lo < len(jobs); lo += batch {
+		hi := min(lo+batch, len(jobs))
+		parallel(hi-lo, func(i int) {
+			i += lo
+			results[i] = l.loadDocument(jobs[i].file, jobs[i].chunk)
+			// Nothing loaded keeps the text, so a file's bytes can go as
+			// soon as its last document is loaded.
+			jobs[i].chunk.data = nil
+		})
+		if batch < len(jobs) {
+			l.Collect()
+			for i := lo; i < hi; i++ {
+				compact(results[i].objs)
+			}
+		}
+	}
 	n := 0
 	for _, r := range results {
 		n += len(r.objs)

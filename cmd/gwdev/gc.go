@@ -1,6 +1,7 @@
 package main
 
 import (
+	"runtime"
 	"runtime/debug"
 	"sync"
 
@@ -50,12 +51,14 @@ func relaxGC() (restore func()) {
 }
 
 // newLoader returns a loader that raises the GC target while it loads many
-// files.
+// files and collects garbage between the batches of a large load, so that
+// it can pack each batch's objects together (watch/compact.go).
 func newLoader() (*watch.Loader, error) {
 	l, err := watch.NewLoader()
 	if err != nil {
 		return nil, err
 	}
 	l.BulkLoad = relaxGC
+	l.Collect = runtime.GC
 	return l, nil
 }

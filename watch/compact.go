@@ -1,0 +1,48 @@
+package watch
+
+import (
+	"maps"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// A loaded object is many small allocations (the typed object, its slices,
+// pointers to optional fields, the map of its item lines) made while the
+// loader allocates ten times as much that dies with the document:
+// unstructured maps, CEL values, field paths. The garbage collector frees
+// the garbage but does not move the survivors, so nearly every span of the
+// heap keeps a few objects alive: after loading 10,000 HTTPRoutes and
+// 20,000 Services, spans holding 90 MB were in use for 48 MB of live data,
+// and the process's peak memory grew with them. A large load therefore
+// works in batches, and after each one the Collect hook runs the collector
+// and the batch's objects are copied: the copies fill the slots the
+// collector freed, the originals become garbage, and the spans only they
+// kept alive are freed by the next cycle (peak RSS of check for those
+// routes: about 170 MB against 195 MB; issue 16).
+
+// compactBatchDocs is the number of documents in a batch of a large load.
+// Loads of no more documents are not batched. Smaller batches keep less
+// memory but cost a collection each.
+const compactBatchDocs = 2048
+
+// copier is what every typed Kubernetes object implements.
+type copier interface {
+	DeepCopyObject() runtime.Object
+}
+
+// compact replaces each object in objs, and its map of item lines, with a
+// copy.
+func compact(objs []loaded) {
+	for i := range objs {
+		o := &objs[i]
+		if c, ok := o.obj.(copier); ok {
+			if cp, ok := c.DeepCopyObject().(metav1.Object); ok {
+				o.obj = cp
+			}
+		}
+		if o.src.Fields != nil {
+			o.src.Fields = maps.Clone(o.src.Fields)
+		}
+	}
+}

@@ -39,9 +39,9 @@ type routeState struct {
 	// rule is dropped).
 	dropped []droppedRule
 
-	// entryAt maps the name of each compiled entry to its rule and match
-	// index (see addEntry).
-	entryAt map[string]entryIndex
+	// entries are the name, rule and match index of each compiled entry,
+	// in the order compiled (see addEntry).
+	entries []entryIndex
 
 	// compiled route content, one of these per kind.
 	rules []*RouteRule

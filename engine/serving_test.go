@@ -93,4 +93,13 @@ spec:
 	if lost == nil || len(lost.Entries)+len(lost.Places)+len(lost.Dropped) != 0 {
 		t.Errorf("unattached route: %+v", lost)
 	}
+
+	// NoServing leaves out Routes and changes nothing else.
+	lean := engine.Translate(lr.Snapshot, engine.Options{NoServing: true})
+	if lean.Routes != nil {
+		t.Errorf("NoServing: Routes = %v, want nil", lean.Routes)
+	}
+	if !reflect.DeepEqual(lean.Objects, res.Objects) || !reflect.DeepEqual(lean.Table, res.Table) || !reflect.DeepEqual(lean.Findings, res.Findings) {
+		t.Error("NoServing changed the objects, the table or the findings")
+	}
 }

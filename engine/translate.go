@@ -36,7 +36,9 @@ func Translate(snap *Snapshot, opts Options) *Result {
 	t.writeStatus()
 	tab := t.buildTable() // assigns the mesh addresses too
 	res := &Result{Objects: t.out, Table: tab, addresses: t.addresses}
-	res.Routes = t.routeServing(res.Table)
+	if !opts.NoServing {
+		res.Routes = t.routeServing(res.Table)
+	}
 	t.noteShadowedRules(res.Table)
 	t.noteShadowedL4(res.Table)
 	t.noteReportedFields()

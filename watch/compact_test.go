@@ -74,3 +74,25 @@ func TestSmallLoadNotBatched(t *testing.T) {
 		t.Fatalf("loaded %d Services", len(r.Snapshot.Services))
 	}
 }
+
+// TestReleaseValidators: after ReleaseValidators a new Loader validates as
+// before, with validators compiled again.
+func TestReleaseValidators(t *testing.T) {
+	const bad = "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r}\nspec: {rules: [{backendRefs: [{name: s, port: 0}]}]}\n"
+	before := newTestLoader(t)
+	want := problemStrings("", before.LoadBytes("r.yaml", []byte(bad)).Problems)
+	if len(want) == 0 {
+		t.Fatal("the invalid route loaded")
+	}
+	ReleaseValidators()
+	after := newTestLoader(t)
+	if after.crds == before.crds {
+		t.Fatal("the new Loader shares the released validators")
+	}
+	if got := problemStrings("", after.LoadBytes("r.yaml", []byte(bad)).Problems); !reflect.DeepEqual(got, want) {
+		t.Errorf("after release: %v, want %v", got, want)
+	}
+	if got := problemStrings("", before.LoadBytes("r.yaml", []byte(bad)).Problems); !reflect.DeepEqual(got, want) {
+		t.Errorf("a Loader made before the release: %v, want %v", got, want)
+	}
+}

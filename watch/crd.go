@@ -74,14 +74,16 @@ type crdSet struct {
 }
 
 var (
-	sharedCRDsOnce sync.Once
-	sharedCRDs     *crdSet
+	sharedCRDsMu sync.Mutex
+	sharedCRDs   *crdSet // nil: none made yet, or released
 )
 
 // processCRDs returns the process-wide set, so that every Loader shares the
 // compiled validators.
 func processCRDs() *crdSet {
-	sharedCRDsOnce.Do(func() {
+	sharedCRDsMu.Lock()
+	defer sharedCRDsMu.Unlock()
+	if sharedCRDs == nil {
 		s := &crdSet{files: map[string]*crdFile{}}
 		for _, k := range allKinds {
 			if k.crd != "" {
@@ -89,8 +91,19 @@ func processCRDs() *crdSet {
 			}
 		}
 		sharedCRDs = s
-	})
+	}
 	return sharedCRDs
+}
+
+// ReleaseValidators lets go of the process-wide compiled validators, for a
+// process that will load no more (gwdev check, after its one load: 6 MB
+// for the Gateway and HTTPRoute CRDs, held otherwise while the result is
+// computed). Loaders made before keep theirs; the next NewLoader compiles
+// them again.
+func ReleaseValidators() {
+	sharedCRDsMu.Lock()
+	defer sharedCRDsMu.Unlock()
+	sharedCRDs = nil
 }
 
 // check verifies that every CRD file is embedded (cheap; no decoding).

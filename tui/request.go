@@ -80,8 +80,11 @@ func (r *requester) copyCurl(t emulator.Trace, res *engine.Result) tea.Cmd {
 		if redacted > 0 {
 			notes = append(notes, plural(redacted, "redacted or cut header")+" left out")
 		}
-		if st.note != "" {
+		switch {
+		case st.verifies():
 			notes = append(notes, st.note)
+		case st.note != "":
+			notes = append(notes, insecureNote(t, st)) // request_trust.go
 		}
 		note := ""
 		if len(notes) > 0 {

@@ -25,8 +25,22 @@ type serverTrust struct {
 	// system is set when the system's roots verify it (no flag needed).
 	system bool
 	// note says, for the status line, which CA verifies the certificate or
-	// why the command does not verify it.
+	// why the command does not verify it (see insecureNote).
 	note string
+}
+
+// insecureNote is the status line's note for a command over TLS that does
+// not verify the server: the flag that skips verification in its protocol
+// (curl -k, grpcurl -insecure; openssl s_client reports a failed
+// verification and goes on), and why.
+func insecureNote(t emulator.Trace, st serverTrust) string {
+	switch protocolOf(t) {
+	case protoHTTPS:
+		return "-k: " + st.note
+	case protoGRPCS:
+		return "-insecure: " + st.note
+	}
+	return "not verified: " + st.note
 }
 
 // verifies reports whether the command can verify the server.
@@ -56,7 +70,7 @@ func (tc trustChecker) trustFor(t emulator.Trace, tab *table.Table) serverTrust 
 	}
 	certs, err := parseChain(chain)
 	if err != nil {
-		return serverTrust{note: fmt.Sprintf("-k: the certificate of %s does not parse: %v", whose, err)}
+		return serverTrust{note: fmt.Sprintf("the certificate of %s does not parse: %v", whose, err)}
 	}
 	name := t.SNI
 	if name == "" {
@@ -98,14 +112,14 @@ func (tc trustChecker) trustFor(t emulator.Trace, tab *table.Table) serverTrust 
 	}
 	switch {
 	case len(tc.caFiles) == 0:
-		return serverTrust{note: "-k: no CA file is known to verify the certificate of " + whose}
+		return serverTrust{note: "no CA file is known to verify the certificate of " + whose}
 	case len(tried) == 0:
-		return serverTrust{note: fmt.Sprintf("-k: none of the CA files gwdev knows exists (%s) to verify the certificate of %s",
+		return serverTrust{note: fmt.Sprintf("none of the CA files gwdev knows exists (%s) to verify the certificate of %s",
 			strings.Join(tc.caFiles, ", "), whose)}
 	case t.SNI == "" && isNameError(firstErr):
-		return serverTrust{note: fmt.Sprintf("-k: the client sent no SNI and the certificate of %s does not name %s", whose, name)}
+		return serverTrust{note: fmt.Sprintf("the client sent no SNI and the certificate of %s does not name %s", whose, name)}
 	}
-	return serverTrust{note: fmt.Sprintf("-k: the certificate of %s does not verify against %s: %v", whose, strings.Join(tried, ", "), firstErr)}
+	return serverTrust{note: fmt.Sprintf("the certificate of %s does not verify against %s: %v", whose, strings.Join(tried, ", "), firstErr)}
 }
 
 // isNameError reports whether err is a hostname mismatch.
@@ -120,7 +134,7 @@ func isNameError(err error) bool {
 // cannot verify; with one, it names whose certificate it is.
 func servedChain(t emulator.Trace, tab *table.Table) ([]byte, string) {
 	if tab == nil {
-		return nil, "-k: no routing table yet"
+		return nil, "no routing table yet"
 	}
 	if t.Certificate == "" {
 		if t.Proto == "TLS Passthrough" {
@@ -129,7 +143,7 @@ func servedChain(t emulator.Trace, tab *table.Table) ([]byte, string) {
 			}
 			return nil, "the backend's own certificate (TLS passthrough): gwdev does not know what verifies it"
 		}
-		return nil, "-k: the trace names no certificate the gateway presented"
+		return nil, "the handshake ended before the gateway presented a certificate"
 	}
 	for _, g := range tab.Gateways {
 		for _, p := range g.Ports {
@@ -145,7 +159,7 @@ func servedChain(t emulator.Trace, tab *table.Table) ([]byte, string) {
 			}
 		}
 	}
-	return nil, "-k: listener " + t.Listener + " no longer serves the certificate of Secret " + t.Certificate
+	return nil, "listener " + t.Listener + " no longer serves the certificate of Secret " + t.Certificate
 }
 
 // passthroughEchoCert is the certificate the echo backend of a TLS

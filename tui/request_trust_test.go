@@ -150,9 +150,9 @@ func TestCopyHTTPSWithoutKnownCA(t *testing.T) {
 		notes []string
 	}{
 		{"no CA file exists", trustChecker{caFiles: []string{filepath.Join(t.TempDir(), "ca.crt")}},
-			" -k ", []string{"-k: none of the CA files gwdev knows exists", "Secret default/app-cert"}},
+			" -k ", []string{"none of the CA files gwdev knows exists", "Secret default/app-cert"}},
 		{"another CA", trustChecker{caFiles: []string{other}},
-			" -k ", []string{"-k: the certificate of Secret default/app-cert does not verify against " + other, "unknown authority"}},
+			" -k ", []string{"the certificate of Secret default/app-cert does not verify against " + other, "unknown authority"}},
 		{"system roots", trustChecker{caFiles: []string{other}, systemRoots: func() (*x509.CertPool, error) {
 			b, err := os.ReadFile("../samples/https/ca.crt")
 			p := x509.NewCertPool()
@@ -191,24 +191,36 @@ func TestCopyHTTPSWithoutKnownCA(t *testing.T) {
 
 // TestCopyKeyNamesCAFile: c in the Traces view copies the command with
 // --cacert when Options.CAFiles holds the CA, and the status line says
-// which file verifies which Secret's certificate.
+// which file verifies which Secret's certificate; with only an unrelated
+// CA it copies -k and says why.
 func TestCopyKeyNamesCAFile(t *testing.T) {
 	orig, _ := httpsTrace(t)
 	ca, _ := filepath.Abs("../samples/https/ca.crt")
-	var copied string
-	m := newTestModel(200, 30, Options{CAFiles: []string{ca}, SystemClipboard: func(s string) error { copied = s; return nil }})
-	run(m, sampleState(t, "https"))
-	run(m, TracesMsg{Traces: []emulator.Trace{orig}})
-	press(m, "4")
-	_, cmd := m.Update(keyMsg("c"))
-	if cmd == nil {
-		t.Fatal("c returned no command")
-	}
-	run(m, cmd()) // synchronously: it reads the CA file
-	if !strings.HasPrefix(copied, "curl -i --cacert "+ca+" --resolve app.example.com:") {
-		t.Errorf("copied %q", copied)
-	}
-	if v := m.View(); !strings.Contains(v, "copied (--cacert: the certificate of Secret default/app-cert") {
-		t.Errorf("status line:\n%s", v)
+	other := otherCA(t)
+	noRoots := func() (*x509.CertPool, error) { return x509.NewCertPool(), nil }
+	for _, c := range []struct {
+		caFiles      []string
+		prefix, note string
+	}{
+		{[]string{ca}, "curl -i --cacert " + ca + " --resolve app.example.com:", "copied (--cacert: the certificate of Secret default/app-cert verifies"},
+		{[]string{other}, "curl -i -k --resolve app.example.com:", "copied (-k: the certificate of Secret default/app-cert does not verify against " + other},
+	} {
+		var copied string
+		m := newTestModel(250, 30, Options{CAFiles: c.caFiles, SystemRoots: noRoots,
+			SystemClipboard: func(s string) error { copied = s; return nil }})
+		run(m, sampleState(t, "https"))
+		run(m, TracesMsg{Traces: []emulator.Trace{orig}})
+		press(m, "4")
+		_, cmd := m.Update(keyMsg("c"))
+		if cmd == nil {
+			t.Fatal("c returned no command")
+		}
+		run(m, cmd()) // synchronously: it reads the CA file
+		if !strings.HasPrefix(copied, c.prefix) {
+			t.Errorf("copied %q, want it to start with %q", copied, c.prefix)
+		}
+		if v := m.View(); !strings.Contains(v, c.note) {
+			t.Errorf("status line lacks %q:\n%s", c.note, v)
+		}
 	}
 }

@@ -78,14 +78,15 @@ func boundAddr(t *testing.T, s *tmuxSession, port int) string {
 	return re.FindStringSubmatch(screen)[1]
 }
 
-const certsGateway = `apiVersion: gateway.networking.k8s.io/v1
+// tmuxApp is a Gateway on address %s with the listeners %s, an HTTPRoute
+// to Service app and the Service.
+const tmuxApp = `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: web}
 spec:
   gatewayClassName: gwdev
   addresses: [{type: IPAddress, value: %s}]
-  listeners:
-  - {name: https, protocol: HTTPS, port: 443, hostname: app.test, tls: {certificateRefs: [{name: app-cert}]}}
+  listeners: [%s]
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
@@ -115,7 +116,8 @@ func TestUpCopiedCurlVerifiesWithGwdevCerts(t *testing.T) {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(dir, "app.yaml"), fmt.Sprintf(certsGateway, privateLoopback(93)))
+	writeFile(t, filepath.Join(dir, "app.yaml"), fmt.Sprintf(tmuxApp, privateLoopback(93),
+		"{name: https, protocol: HTTPS, port: 443, hostname: app.test, tls: {certificateRefs: [{name: app-cert}]}}"))
 	if out, errOut, code := runGwdev(t, "", "certs", "--ca-dir", caDir, dir); code != 0 {
 		t.Fatalf("gwdev certs: exit %d\n%s%s", code, out, errOut)
 	}
@@ -173,27 +175,6 @@ func TestUpCopiedCurlVerifiesWithGwdevCerts(t *testing.T) {
 	stopUp(t, s)
 }
 
-const configGateway = `apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: web}
-spec:
-  gatewayClassName: gwdev
-  addresses: [{type: IPAddress, value: %s}]
-  listeners: [{name: http, protocol: HTTP, port: 8080}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: app}
-spec:
-  parentRefs: [{name: web}]
-  rules: [{backendRefs: [{name: app, port: 80}]}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: app}
-spec: {ports: [{port: 80}]}
-`
-
 // TestUpTUIShowsGwdevYAMLProblem: a mistake made in gwdev.yaml after gwdev
 // up started shows in the dashboard's Problems view with file:line and the
 // message, the last good mapping keeps serving, and the problem goes away
@@ -201,7 +182,7 @@ spec: {ports: [{port: 80}]}
 func TestUpTUIShowsGwdevYAMLProblem(t *testing.T) {
 	bin := builtGwdev(t)
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "app.yaml"), fmt.Sprintf(configGateway, privateLoopback(94)))
+	writeFile(t, filepath.Join(dir, "app.yaml"), fmt.Sprintf(tmuxApp, privateLoopback(94), "{name: http, protocol: HTTP, port: 8080}"))
 	cfg := filepath.Join(dir, "gwdev.yaml")
 	writeFile(t, cfg, "backends:\n  default/app:80: 127.0.0.1:1\n")
 	s := startUp(t, bin, dir)

@@ -56,9 +56,14 @@ type echoStreamTLS struct {
 	CipherSuite        string `json:"cipherSuite"`
 }
 
-// echoSniffWindow is how long the TLSRoute echo backend waits for a client
-// that speaks first (HTTP) before it greets like the TCP echo server.
-const echoSniffWindow = 100 * time.Millisecond
+// echoSniffWindow is how long the TCPRoute and TLSRoute echo backend waits
+// for a client that speaks first (HTTP) before it greets like the TCP echo
+// server. A greeting sent too early breaks an HTTP client for good, one
+// sent late only keeps a client that waits for it (nc, the conformance
+// TCP tests) waiting: so the window is long enough for a client that loses
+// the CPU between connect and write on a loaded machine (100 ms was not,
+// for a test under -race), and short enough for a person at nc.
+const echoSniffWindow = time.Second
 
 // serveEchoStream answers a TCPRoute or TLSRoute connection like the
 // conformance TCP echo server: a welcome line, then PING → PONG, IS_TLS →

@@ -241,8 +241,17 @@ func (s *Server) Close(ctx context.Context) error {
 				_ = bl.ln.Close()
 				defer bl.tls.drain(closedContext, endStopped)
 			}
-			if err := bl.srv.Shutdown(ctx); err != nil {
+			if bl.fast != nil {
+				_ = bl.ln.Close() // the fast path's accept loop
+			}
+			err := bl.srv.Shutdown(ctx)
+			if err != nil {
 				_ = bl.srv.Close()
+			}
+			if ferr := bl.fast.stop(ctx); err == nil {
+				err = ferr
+			}
+			if err != nil {
 				emu.Lock()
 				errs = append(errs, fmt.Errorf("closing %s: %w", bl.bound, err))
 				emu.Unlock()

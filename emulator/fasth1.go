@@ -48,9 +48,10 @@ const (
 type fastH1 struct {
 	s  *Server
 	bl *boundListener
-	ct *connTracker
 	// handoff is what the listener's net/http server accepts from.
 	handoff *connQueue
+	// handedOver counts the connections handed to net/http.
+	handedOver atomic.Int64
 
 	mu    sync.Mutex
 	conns map[*fastConn]struct{}
@@ -60,8 +61,8 @@ type fastH1 struct {
 	wg       sync.WaitGroup
 }
 
-func newFastH1(s *Server, bl *boundListener, ct *connTracker) *fastH1 {
-	return &fastH1{s: s, bl: bl, ct: ct, handoff: newConnQueue(bl.ln.Addr()), conns: map[*fastConn]struct{}{}}
+func newFastH1(s *Server, bl *boundListener) *fastH1 {
+	return &fastH1{s: s, bl: bl, handoff: newConnQueue(bl.ln.Addr()), conns: map[*fastConn]struct{}{}}
 }
 
 // serve accepts connections until the socket is closed.
@@ -190,7 +191,7 @@ func (fc *fastConn) serve() {
 			_ = p
 		}
 	}()
-	fc.src = watchedReader{c: fc.c}
+	fc.src = watchedReader{c: fc.c, limit: len("PRI * HTTP/2.0")}
 	fc.br = fastReaders.Get().(*bufio.Reader)
 	fc.br.Reset(&fc.src)
 	fc.bw = fastWriters.Get().(*bufio.Writer)
@@ -283,6 +284,7 @@ func (fc *fastConn) handOver(hdrDeadline time.Time) {
 	if fc.src.pending {
 		rest = append(rest, fc.src.b[0])
 	}
+	fc.f.handedOver.Add(1)
 	rc := &replayConn{Conn: fc.c, rest: rest, served: fc.requests.Load(), start: fc.start, clamp: hdrDeadline}
 	fc.f.handoff.push(rc)
 }
@@ -373,6 +375,11 @@ type watchedReader struct {
 	pending bool
 	// gone is set when the client watch saw the client leave.
 	gone bool
+	// limit, while positive, bounds the bytes read: net/http reads a new
+	// connection's first bytes up to the length of the HTTP/2 preface's
+	// request line before anything else, and the connection's trace
+	// shows the first read (conntrace.go).
+	limit int
 }
 
 func (r *watchedReader) Read(p []byte) (int, error) {
@@ -380,6 +387,15 @@ func (r *watchedReader) Read(p []byte) (int, error) {
 		p[0] = r.b[0]
 		r.pending = false
 		return 1, nil
+	}
+	if r.limit > 0 {
+		p = p[:min(len(p), r.limit)]
+		n, err := r.c.Read(p)
+		r.limit -= n
+		if err != nil {
+			r.limit = 0
+		}
+		return n, err
 	}
 	return r.c.Read(p)
 }

@@ -108,8 +108,8 @@ func (s *Server) listenerFor(pr *portRoutes, claimed map[bindKey]*boundListener)
 	setupHTTP2(bl.srv, pr)                     // policy.go: an implementation profile's stream limit
 	s.setupStreams(bl.srv)                     // limits.go: the default stream limit, write stalls
 	s.setupTLS(bl, pr)                         // TLS ports: HTTPS, TLS listeners
-	if bl.tls == nil {
-		bl.fast = newFastH1(s, bl, ct) // fasth1.go
+	if bl.tls == nil && !s.cfg.NoFastHTTP1 {
+		bl.fast = newFastH1(s, bl) // fasth1.go
 	}
 	return bl, true, nil
 }

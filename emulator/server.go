@@ -50,6 +50,10 @@ type Config struct {
 	// without datagrams either way for this long (0:
 	// DefaultUDPSessionTimeout, 60 seconds).
 	UDPSessionTimeout time.Duration
+	// NoFastHTTP1 serves every request of a plain-HTTP listener through
+	// net/http's server (fasth1.go); false: the fast path serves the
+	// common HTTP/1.1 requests.
+	NoFastHTTP1 bool
 }
 
 // DefaultPortOffset is the port offset the gwdev command uses.

@@ -42,7 +42,7 @@ func newConnTracker(s *Server, bl *boundListener) *connTracker {
 // connContext is the http.Server's ConnContext: it starts tracking c.
 func (ct *connTracker) connContext(ctx context.Context, c net.Conn) context.Context {
 	tc := &trackedConn{start: time.Now()}
-	if rc, ok := c.(*replayConn); ok { // handed over by the fast path (fasth1.go)
+	if rc := replayed(c); rc != nil { // handed over by the fast path (fasth1.go)
 		tc.start = rc.start
 		tc.requests.Store(rc.served)
 	}
@@ -194,7 +194,7 @@ func countedConn(c net.Conn) *countingConn {
 	if tc, ok := c.(*tls.Conn); ok {
 		c = tc.NetConn()
 	}
-	if rc, ok := c.(*replayConn); ok {
+	if rc := replayed(c); rc != nil {
 		c = rc.Conn
 	}
 	cc, _ := c.(*countingConn)

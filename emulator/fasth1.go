@@ -3,6 +3,7 @@ package emulator
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"net/http"
@@ -11,7 +12,7 @@ import (
 	"time"
 )
 
-// The fast HTTP/1.1 path of plain-HTTP listeners: one goroutine per client
+// The fast HTTP/1.1 path of HTTP and HTTPS listeners: one goroutine per client
 // connection reads a request with its own parser into reused buffers,
 // runs the same handler as net/http (Server.serve) with a response writer
 // of its own, and writes the answer in one write. It serves the common
@@ -37,7 +38,7 @@ const (
 	// clientWatchAfter is how long a handler runs before the connection is
 	// watched for the client leaving (which cancels the request, as
 	// net/http's background read does from the start).
-	clientWatchAfter = 5 * time.Millisecond
+	clientWatchAfter = 50 * time.Millisecond
 	// shutdownNewConnGrace is how long a connection that has not sent a
 	// request yet is left alone by a shutdown (net/http's rule for new
 	// connections).
@@ -62,24 +63,35 @@ type fastH1 struct {
 }
 
 func newFastH1(s *Server, bl *boundListener) *fastH1 {
-	return &fastH1{s: s, bl: bl, handoff: newConnQueue(bl.ln.Addr()), conns: map[*fastConn]struct{}{}}
+	f := &fastH1{s: s, bl: bl, conns: map[*fastConn]struct{}{}}
+	if bl.tls != nil {
+		f.handoff = bl.tls.queue // the HTTPS server's
+	} else {
+		f.handoff = newConnQueue(bl.ln.Addr())
+	}
+	return f
 }
 
-// serve accepts connections until the socket is closed.
+// serve accepts connections until the socket is closed (plain-HTTP ports;
+// a TLS port's accept loop hands HTTP/1.1 connections to start).
 func (f *fastH1) serve() {
-	acceptLoop(f.bl.ln, func(c net.Conn) {
-		fc := &fastConn{f: f, c: c, start: time.Now()}
-		f.mu.Lock()
-		if f.shutting.Load() {
-			f.mu.Unlock()
-			_ = c.Close()
-			return
-		}
-		f.conns[fc] = struct{}{}
-		f.wg.Add(1)
+	acceptLoop(f.bl.ln, func(c net.Conn) { f.start(c, time.Now()) })
+}
+
+// start serves a new connection, accepted at start; a connection whose
+// TLS handshake is done is a *tls.Conn.
+func (f *fastH1) start(c net.Conn, start time.Time) {
+	fc := &fastConn{f: f, c: c, start: start}
+	f.mu.Lock()
+	if f.shutting.Load() {
 		f.mu.Unlock()
-		go fc.serve()
-	})
+		f.handoff.push(c) // closed once net/http shuts down too
+		return
+	}
+	f.conns[fc] = struct{}{}
+	f.wg.Add(1)
+	f.mu.Unlock()
+	go fc.serve()
 }
 
 // stop stops the fast path gracefully: idle connections close now, busy
@@ -157,6 +169,8 @@ type fastConn struct {
 	requests atomic.Int64
 	tc       *trackedConn
 	ctx      context.Context
+	// tlsState is the TLS connection's state (nil: plain HTTP).
+	tlsState *tls.ConnectionState
 	// watch, when it fires, starts watching the client (watchClient).
 	watch   *time.Timer
 	watchMu sync.Mutex
@@ -191,13 +205,19 @@ func (fc *fastConn) serve() {
 			_ = p
 		}
 	}()
-	fc.src = watchedReader{c: fc.c, limit: len("PRI * HTTP/2.0")}
+	fc.src = watchedReader{c: fc.c}
+	if tc, ok := fc.c.(*tls.Conn); ok {
+		st := tc.ConnectionState()
+		fc.tlsState = &st
+	} else {
+		fc.src.limit = len("PRI * HTTP/2.0")
+	}
 	fc.br = fastReaders.Get().(*bufio.Reader)
 	fc.br.Reset(&fc.src)
 	fc.bw = fastWriters.Get().(*bufio.Writer)
 	fc.bw.Reset(connErrorWriter{fc})
 	fc.tc = &trackedConn{start: fc.start}
-	fc.ctx = context.WithValue(context.Background(), trackedConnKey{}, fc.tc)
+	fc.ctx = context.WithValue(withServedCert(context.Background(), fc.c), trackedConnKey{}, fc.tc) // tlsconn.go
 	for {
 		req, hdrDeadline, ok := fc.readRequest()
 		if !ok {
@@ -261,7 +281,7 @@ func (fc *fastConn) readRequest() (req *http.Request, hdrDeadline time.Time, ok 
 				return nil, hdrDeadline, true
 			}
 			_, _ = fc.br.Discard(end)
-			r.RemoteAddr = fc.c.RemoteAddr().String()
+			r.RemoteAddr, r.TLS = fc.c.RemoteAddr().String(), fc.tlsState
 			return r, hdrDeadline, true
 		}
 		if fc.br.Buffered() == fc.br.Size() {
@@ -286,6 +306,10 @@ func (fc *fastConn) handOver(hdrDeadline time.Time) {
 	}
 	fc.f.handedOver.Add(1)
 	rc := &replayConn{Conn: fc.c, rest: rest, served: fc.requests.Load(), start: fc.start, clamp: hdrDeadline}
+	if tc, ok := fc.c.(*tls.Conn); ok {
+		fc.f.handoff.push(tlsReplayConn{rc, tc})
+		return
+	}
 	fc.f.handoff.push(rc)
 }
 
@@ -443,6 +467,27 @@ func (c *replayConn) SetReadDeadline(t time.Time) error {
 	}
 	return c.Conn.SetReadDeadline(t)
 }
+
+// replayed returns the replayConn c is (nil: c was not handed over).
+func replayed(c net.Conn) *replayConn {
+	switch rc := c.(type) {
+	case *replayConn:
+		return rc
+	case tlsReplayConn:
+		return rc.replayConn
+	}
+	return nil
+}
+
+// tlsReplayConn is a replayConn over TLS: net/http takes a connection with
+// a ConnectionState for an HTTPS one.
+type tlsReplayConn struct {
+	*replayConn
+	tc *tls.Conn
+}
+
+// ConnectionState is the state of the connection's TLS session.
+func (c tlsReplayConn) ConnectionState() tls.ConnectionState { return c.tc.ConnectionState() }
 
 // CloseWrite half-closes the connection.
 func (c *replayConn) CloseWrite() error {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -81,13 +82,19 @@ func fastDiffBackend(t *testing.T) string {
 }
 
 // fastDiffTable routes api.example.com/api to the backend (a request
-// header set), redirects /old, answers /direct itself.
-func fastDiffTable(backend string) *table.Table {
+// header set) and redirects /old, on an HTTP listener or, with cert, an
+// HTTPS one.
+func fastDiffTable(backend string, cert *table.Certificate) *table.Table {
 	api := rule("api", prefix("/api"), mapped("api", 1, backend))
 	api.Filters = []table.Filter{{Type: table.FilterRequestHeaderModifier,
 		RequestHeaderModifier: &table.HeaderModifier{Set: []table.Header{{Name: "X-Route", Value: "api"}}}}}
 	old := redirectRule("old", "/old", table.Redirect{Hostname: "new.example.com", StatusCode: 301})
-	return newTable(gateway("gw", "127.0.0.1", port(0, listener("http", "", vhost("api.example.com", api, old)))))
+	vh := vhost("api.example.com", api, old)
+	l := listener("http", "", vh)
+	if cert != nil {
+		l = httpsListener("https", "", []*table.Certificate{cert}, vh)
+	}
+	return newTable(gateway("gw", "127.0.0.1", port(0, l)))
 }
 
 // fastDiffServer serves the table with or without the fast path and
@@ -112,12 +119,9 @@ func fastDiffServer(t *testing.T, tab *table.Table, noFast bool) (*Server, strin
 // rawExchange writes the chunks of a raw request to addr and returns what
 // came back: n answers (1xx included), or everything up to the server
 // closing the connection when n is 0. Date fields are blanked.
-func rawExchange(t *testing.T, addr string, chunks []string, n int, head bool) string {
+func rawExchange(t *testing.T, dial func() net.Conn, chunks []string, n int, head bool) string {
 	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := dial()
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
 	for i, ch := range chunks {
@@ -165,9 +169,38 @@ func comparableTrace(tr Trace) Trace {
 // the same bytes on the wire (Date aside) and the same traces, for the
 // requests it serves and for those it hands to net/http.
 func TestFastPathMatchesNetHTTP(t *testing.T) {
-	tab := fastDiffTable(fastDiffBackend(t))
+	backend := fastDiffBackend(t)
+	t.Run("http", func(t *testing.T) { fastDiff(t, fastDiffTable(backend, nil), nil) })
+	ca := newTestCA(t, "fast path CA")
+	cert := ca.certificate("api", certOpts{dnsNames: []string{"api.example.com"}})
+	t.Run("https", func(t *testing.T) {
+		fastDiff(t, fastDiffTable(backend, cert), &tls.Config{ServerName: "api.example.com", RootCAs: ca.pool(),
+			NextProtos: []string{"http/1.1"}})
+	})
+}
+
+// fastDiff sends the same raw requests to a server with the fast path and
+// one without, over TLS with conf.
+func fastDiff(t *testing.T, tab *table.Table, conf *tls.Config) {
 	fast, fastAddr := fastDiffServer(t, tab, false)
 	std, stdAddr := fastDiffServer(t, tab, true)
+	dialer := func(addr string) func() net.Conn {
+		return func() net.Conn {
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if conf == nil {
+				return c
+			}
+			tc := tls.Client(c, conf)
+			if err := tc.Handshake(); err != nil {
+				t.Fatal(err)
+			}
+			return tc
+		}
+	}
+	fastDial, stdDial := dialer(fastAddr), dialer(stdAddr)
 	const host = "Host: api.example.com\r\n"
 	long := "X-Long: " + strings.Repeat("a", 6000) + "\r\n"
 	cases := []struct {
@@ -231,10 +264,10 @@ func TestFastPathMatchesNetHTTP(t *testing.T) {
 			}
 			var got, want string
 			if tc.n < 0 {
-				got, want = cutShort(t, fastAddr, chunks), cutShort(t, stdAddr, chunks)
+				got, want = cutShort(t, fastDial(), chunks), cutShort(t, stdDial(), chunks)
 			} else {
-				got = rawExchange(t, fastAddr, chunks, n, tc.head)
-				want = rawExchange(t, stdAddr, chunks, n, tc.head)
+				got = rawExchange(t, fastDial, chunks, n, tc.head)
+				want = rawExchange(t, stdDial, chunks, n, tc.head)
 			}
 			if got != want {
 				t.Errorf("fast path answered\n%q\nnet/http answered\n%q", got, want)
@@ -257,17 +290,13 @@ func TestFastPathMatchesNetHTTP(t *testing.T) {
 
 // cutShort sends a partial request and closes the connection's write side
 // after a moment, then reads what comes back.
-func cutShort(t *testing.T, addr string, chunks []string) string {
+func cutShort(t *testing.T, c net.Conn, chunks []string) string {
 	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
 	io.WriteString(c, strings.Join(chunks, ""))
 	time.Sleep(5 * time.Millisecond)
-	_ = c.(*net.TCPConn).CloseWrite()
+	_ = c.(interface{ CloseWrite() error }).CloseWrite()
 	b, _ := io.ReadAll(c)
 	return dateField.ReplaceAllString(string(b), "Date: <date>\r\n")
 }

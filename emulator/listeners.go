@@ -108,7 +108,7 @@ func (s *Server) listenerFor(pr *portRoutes, claimed map[bindKey]*boundListener)
 	setupHTTP2(bl.srv, pr)                     // policy.go: an implementation profile's stream limit
 	s.setupStreams(bl.srv)                     // limits.go: the default stream limit, write stalls
 	s.setupTLS(bl, pr)                         // TLS ports: HTTPS, TLS listeners
-	if bl.tls == nil && !s.cfg.NoFastHTTP1 {
+	if !s.cfg.NoFastHTTP1 {
 		bl.fast = newFastH1(s, bl) // fasth1.go
 	}
 	return bl, true, nil
@@ -141,7 +141,7 @@ func (s *Server) serveListener(bl *boundListener) {
 			bl.l4.serve() // returns on stop
 			return
 		}
-		if bl.fast != nil {
+		if bl.fast != nil && bl.tls == nil {
 			s.retiring.Add(1)
 			go func() {
 				defer s.retiring.Done()

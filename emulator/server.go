@@ -245,7 +245,7 @@ func (s *Server) Close(ctx context.Context) error {
 				_ = bl.ln.Close()
 				defer bl.tls.drain(closedContext, endStopped)
 			}
-			if bl.fast != nil {
+			if bl.fast != nil && bl.tls == nil {
 				_ = bl.ln.Close() // the fast path's accept loop
 			}
 			err := bl.srv.Shutdown(ctx)

@@ -34,7 +34,7 @@ const (
 	fastReadBufSize = 4 << 10
 	// fastWriteBufSize is the size of a connection's write buffer; a
 	// response that fits is sent in one write.
-	fastWriteBufSize = 8 << 10
+	fastWriteBufSize = 4 << 10
 	// clientWatchAfter is how long a handler runs before the connection is
 	// watched for the client leaving (which cancels the request, as
 	// net/http's background read does from the start).

@@ -331,3 +331,44 @@ func (s *Server) bound(t *testing.T) *boundListener {
 	t.Fatal("no listener")
 	return nil
 }
+
+// A request pipelined behind one whose backend is slow arrives while the
+// fast path watches the client (the watch reads its first byte): both are
+// answered, in order, on the one connection.
+func TestFastPathPipelinedBehindSlowRequest(t *testing.T) {
+	got, release := make(chan struct{}, 1), make(chan struct{})
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/slow" {
+			got <- struct{}{}
+			<-release
+		}
+		io.WriteString(w, r.URL.Path)
+	}))
+	t.Cleanup(backend.Close)
+	s, addr := fastDiffServer(t, fastDiffTable(backend.Listener.Addr().String(), nil), false)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+	io.WriteString(c, "GET /api/slow HTTP/1.1\r\nHost: api.example.com\r\n\r\n")
+	<-got
+	time.Sleep(2 * clientWatchAfter) // the watch is reading now (it only matters for coverage)
+	io.WriteString(c, "GET /api/next HTTP/1.1\r\nHost: api.example.com\r\n\r\n")
+	close(release)
+	br := bufio.NewReader(c)
+	for _, want := range []string{"/api/slow", "/api/next"} {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 || string(body) != want {
+			t.Errorf("answer %d %q, want 200 %q", resp.StatusCode, body, want)
+		}
+	}
+	if n := s.bound(t).fast.handedOver.Load(); n != 0 {
+		t.Errorf("%d connections handed to net/http, want 0", n)
+	}
+}

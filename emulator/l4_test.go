@@ -327,7 +327,7 @@ func TestTCPIdleTimeout(t *testing.T) {
 // connections are closed at once and traced, and other ports keep serving.
 func TestTCPBadBackends(t *testing.T) {
 	p, pn, pe := freePort(t, "127.0.0.1"), freePort(t, "127.0.0.1"), freePort(t, "127.0.0.1")
-	down := "127.0.0.1:" + strconv.Itoa(int(freePort(t, "127.0.0.1")))
+	down := "127.0.0.1:" + strconv.Itoa(int(refusedPort(t)))
 	h := serveL4(t, Config{}, newTable(gateway("gw", "127.0.0.1",
 		port(p, tcpListener("down", streamRoute("TCPRoute", "down", mapped("down", 1, down)))),
 		port(pn, tcpListener("none")),

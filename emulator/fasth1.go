@@ -275,8 +275,13 @@ func (fc *fastConn) readRequest() (req *http.Request, hdrDeadline time.Time, ok 
 	}
 	for {
 		buf, _ := fc.br.Peek(fc.br.Buffered())
-		if end := headerEnd(buf); end > 0 {
-			r := parseFastRequest(buf[:end])
+		head := string(buf) // one allocation; the request's fields are substrings
+		end := scanHeader(head)
+		if end < 0 {
+			return nil, hdrDeadline, true // net/http answers at once
+		}
+		if end > 0 {
+			r := parseFastRequest(head[:end])
 			if r == nil {
 				return nil, hdrDeadline, true
 			}

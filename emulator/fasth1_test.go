@@ -276,6 +276,7 @@ func fastDiff(t *testing.T, tab *table.Table, conf *tls.Config) {
 		{"absolute form", []string{"GET http://api.example.com/api/headers HTTP/1.1\r\n" + host + "\r\n"}, 1, false, false},
 		{"bad version", []string{"GET /api/headers HTTP/9.9\r\n" + host + "\r\n"}, 0, false, false},
 		{"garbage", []string{"\x16\x03\x01\x00\x05 hello there\r\n\r\n"}, 0, false, false},
+		{"malformed request line, header unfinished", []string{"hello there friend\r\nX: y\r\n"}, 0, false, false},
 		{"long header", []string{"GET /api/headers HTTP/1.1\r\n" + host + long + "\r\n"}, 1, false, false},
 		{"fast then handed over", []string{"GET /api/headers HTTP/1.1\r\n" + host + "\r\nPOST /api/headers HTTP/1.1\r\n" + host + "Content-Length: 2\r\n\r\nhi"}, 2, false, false},
 		{"cut short", []string{"GET /api/headers HTTP/1.1\r\nHost: api.exa"}, -1, false, false},

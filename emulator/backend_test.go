@@ -74,7 +74,7 @@ func countingBackend(t *testing.T, name string) *httptest.Server {
 
 func TestMappedBackends(t *testing.T) {
 	a, b := countingBackend(t, "a"), countingBackend(t, "b")
-	down := freePort(t, "127.0.0.1") // nothing listens there
+	down := refusedPort(t)
 	h := serve(t, func(p int32) *table.Table {
 		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
 			rule("rr", prefix("/rr"), mapped("ab", 1, a.Listener.Addr().String(), b.Listener.Addr().String())),
@@ -201,7 +201,7 @@ func TestRetries(t *testing.T) {
 		fmt.Fprintf(w, "ok after %d, body %q", n, b[:k])
 	}))
 	defer flaky.Close()
-	down := freePort(t, "127.0.0.1")
+	down := refusedPort(t)
 	h := serve(t, func(p int32) *table.Table {
 		r := rule("retry", prefix("/"), mapped("flaky", 1, flaky.Listener.Addr().String()))
 		r.Retry = &table.Retry{Codes: []int{503}, Attempts: 2, Backoff: 10 * time.Millisecond}

@@ -56,9 +56,26 @@ type echoStreamTLS struct {
 	CipherSuite        string `json:"cipherSuite"`
 }
 
-// echoSniffWindow is how long the TLSRoute echo backend waits for a client
-// that speaks first (HTTP) before it greets like the TCP echo server.
-const echoSniffWindow = 100 * time.Millisecond
+// echoSniffWindow is how long the TCPRoute and TLSRoute echo backend waits
+// for a client that speaks first (HTTP) before it greets like the TCP echo
+// server. A greeting sent too early breaks an HTTP client for good, one
+// sent late only keeps a client that waits for it (nc, the conformance
+// TCP tests) waiting: so the window is long enough for a client that loses
+// the CPU between connect and write on a loaded machine (100 ms was not,
+// for a test under -race), and short enough for a person at nc. It is
+// never more than half the stream's idle timeout (sniffWindow), so that a
+// waiting client is greeted before the gateway closes its connection as
+// idle.
+const echoSniffWindow = time.Second
+
+// sniffWindow is echoSniffWindow for a stream closed after idle without
+// traffic (0: no idle timeout).
+func sniffWindow(idle time.Duration) time.Duration {
+	if idle > 0 {
+		return min(echoSniffWindow, idle/2)
+	}
+	return echoSniffWindow
+}
 
 // serveEchoStream answers a TCPRoute or TLSRoute connection like the
 // conformance TCP echo server: a welcome line, then PING → PONG, IS_TLS →
@@ -68,8 +85,9 @@ const echoSniffWindow = 100 * time.Millisecond
 // passthrough route does. A client
 // that speaks HTTP (ALPN h2 or http/1.1, or an HTTP request line sent at
 // once) gets the HTTP echo backend instead, like the conformance
-// tls-backend.
-func serveEchoStream(conn net.Conn, e *echoTarget, ingress string, conf *tls.Config) {
+// tls-backend. idle is the stream's idle timeout (0: none), which bounds
+// how long it waits for such a client (sniffWindow).
+func serveEchoStream(conn net.Conn, e *echoTarget, ingress string, conf *tls.Config, idle time.Duration) {
 	a := echoStreamAssertions{Namespace: e.namespace, Ingress: ingress, Service: e.service, Pod: e.pod,
 		TCPPort: strconv.Itoa(int(e.port))}
 	var cs *tls.ConnectionState
@@ -93,7 +111,7 @@ func serveEchoStream(conn net.Conn, e *echoTarget, ingress string, conf *tls.Con
 			NegotiatedProtocol: st.NegotiatedProtocol, CipherSuite: tls.CipherSuiteName(st.CipherSuite), Curves: st.CurveID.String()}
 		conn = tc
 	}
-	sc := sniff(conn)
+	sc := sniff(conn, sniffWindow(idle))
 	if sc.http() {
 		serveEchoHTTP(sc, e, cs)
 		return
@@ -131,15 +149,15 @@ type sniffRead struct {
 	err error
 }
 
-// sniff starts the first read of c and waits up to echoSniffWindow for it.
-func sniff(c net.Conn) *sniffedConn {
+// sniff starts the first read of c and waits up to window for it.
+func sniff(c net.Conn, window time.Duration) *sniffedConn {
 	s := &sniffedConn{Conn: c, first: make(chan sniffRead, 1)}
 	go func() {
 		b := make([]byte, 4096)
 		n, err := c.Read(b)
 		s.first <- sniffRead{b[:n], err}
 	}()
-	t := time.NewTimer(echoSniffWindow)
+	t := time.NewTimer(window)
 	defer t.Stop()
 	select {
 	case r := <-s.first:

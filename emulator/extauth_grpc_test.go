@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -143,12 +144,7 @@ func TestExternalAuthGRPC(t *testing.T) {
 }
 
 func TestExternalAuthGRPCFailsClosed(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := ln.Addr().String()
-	ln.Close()
+	dead := "127.0.0.1:" + strconv.Itoa(int(refusedPort(t)))
 	h := grpcAuthHarness(t, "", map[string]string{"default/auth:9001": dead})
 	res, tr := h.traced(h.request("GET", "app.example.com", "/", "Authorization: Bearer good"))
 	if res.status != http.StatusForbidden || !strings.Contains(tr.Reason, "unreachable") {
@@ -156,7 +152,7 @@ func TestExternalAuthGRPCFailsClosed(t *testing.T) {
 	}
 	// A server that does not implement Check fails the call: denied too.
 	srv := grpc.NewServer()
-	ln, err = net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

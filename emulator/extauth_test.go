@@ -5,9 +5,9 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -190,12 +190,7 @@ func TestExternalAuthHTTPForwardBody(t *testing.T) {
 // TestExternalAuthHTTPFailsClosed: an auth backend that cannot be reached
 // denies (403), and the trace says why.
 func TestExternalAuthHTTPFailsClosed(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := ln.Addr().String()
-	ln.Close()
+	dead := "127.0.0.1:" + strconv.Itoa(int(refusedPort(t)))
 	h := extAuthHarness(t, dead)
 	res, tr := h.traced(h.request("GET", "app.example.com", "/admin", "Authorization: Bearer good"))
 	if res.status != http.StatusForbidden {

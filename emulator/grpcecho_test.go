@@ -115,7 +115,7 @@ func TestGRPCEchoService(t *testing.T) {
 }
 
 func TestGRPCStatusesFromTheGateway(t *testing.T) {
-	down := freePort(t, "127.0.0.1") // nothing listens there
+	down := refusedPort(t)
 	h := serve(t, func(p int32) *table.Table {
 		return newTable(gateway("gw", "127.0.0.1", port(p, listener("grpc", "", vhost("",
 			grpcRule("only-echotwo", grpcMethod(echoSvc, "EchoTwo"), echo("echo", 1)),

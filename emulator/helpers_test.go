@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gwdev/gwdev/engine/table"
+	"github.com/gwdev/gwdev/internal/freeport"
 )
 
 // Table builders: small helpers that fill in the stable names the engine
@@ -137,15 +138,34 @@ func invalid(svc string, weight int32, why string) *table.Backend {
 	return &table.Backend{Service: service(svc), Port: 80, Weight: weight, Invalid: why}
 }
 
-// freePort returns a port that was free on ip a moment ago.
+// freePort returns a TCP port free on ip, for a table's listener port
+// (internal/freeport: outside the ephemeral range, so nothing else takes
+// it before the Server binds it).
 func freePort(t testing.TB, ip string) int32 {
 	t.Helper()
-	ln, err := net.Listen("tcp", ip+":0")
+	return int32(freeport.TCP(t, ip))
+}
+
+// heldPort returns a port on 127.0.0.1 that someone else listens on for
+// the whole test, so that binding it fails, and an offset from it that
+// lands on a free port.
+func heldPort(t testing.TB) (port int32, offset int) {
+	t.Helper()
+	a, b := freePort(t, "127.0.0.1"), freePort(t, "127.0.0.1")
+	lo, hi := min(a, b), max(a, b)
+	held, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(int(lo)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return int32(ln.Addr().(*net.TCPAddr).Port)
+	t.Cleanup(func() { held.Close() })
+	return lo, int(hi - lo)
+}
+
+// refusedPort returns a TCP port on 127.0.0.1 that refuses connections
+// for the whole test: a backend that is down.
+func refusedPort(t testing.TB) int32 {
+	t.Helper()
+	return int32(freeport.Refused(t, "127.0.0.1"))
 }
 
 // harness is a Server serving one table on loopback with a client.

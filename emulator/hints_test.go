@@ -146,18 +146,7 @@ func TestRefusedHandshakeSaysWhatToType(t *testing.T) {
 // serves on port+offset, points at the port gwdev serves, and the trace
 // says it was rewritten.
 func TestRedirectToMappedPort(t *testing.T) {
-	held, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer held.Close()
-	hp := int32(held.Addr().(*net.TCPAddr).Port)
-	var offset int
-	for offset == 0 {
-		if q := freePort(t, "127.0.0.1"); q > hp {
-			offset = int(q - hp)
-		}
-	}
+	hp, offset := heldPort(t)
 	s := New(Config{PortOffset: offset})
 	defer s.Close(context.Background())
 	p := freePort(t, "127.0.0.1")

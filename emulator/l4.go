@@ -352,7 +352,7 @@ func (tc *tcpConn) run() {
 		// The echo backend answers in process (echotls.go, echol4.go).
 		t.Upstream = "echo"
 		gw, echoSide := memPipe()
-		go serveEchoStream(echoSide, b.up.echo, pr.gateway.Gateway.Name, nil)
+		go serveEchoStream(echoSide, b.up.echo, pr.gateway.Gateway.Name, nil, tc.idleTimeout())
 		up = gw
 	} else {
 		c, err := b.up.dialEndpoints(l4DialTimeout, &tc.trace)

@@ -260,16 +260,23 @@ func TestTCPEchoProtocol(t *testing.T) {
 		t.Errorf("long line: %d bytes back, %v", len(buf), err)
 	}
 
-	hc := dialTCP(t, p)
-	_, _ = io.WriteString(hc, "GET /x HTTP/1.1\r\nHost: tcp.example\r\nConnection: close\r\n\r\n")
-	resp, err := http.ReadResponse(bufio.NewReader(hc), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var er echoResponse
-	if err := json.NewDecoder(resp.Body).Decode(&er); err != nil || er.Path != "/x" || er.Host != "tcp.example" || er.Service != "tcp-echo" {
-		t.Errorf("HTTP over the TCP echo: %+v %v", er, err)
+	// An HTTP client gets the HTTP echo, also one that is slow to send
+	// its request (on a loaded machine a client can lose the CPU for a
+	// while between connect and write; this one waits 250 ms).
+	for _, pause := range []time.Duration{0, 250 * time.Millisecond} {
+		hc := dialTCP(t, p)
+		time.Sleep(pause)
+		_, _ = io.WriteString(hc, "GET /x HTTP/1.1\r\nHost: tcp.example\r\nConnection: close\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(hc), nil)
+		if err != nil {
+			t.Fatalf("HTTP over the TCP echo after %v: %v", pause, err)
+		}
+		var er echoResponse
+		err = json.NewDecoder(resp.Body).Decode(&er)
+		resp.Body.Close()
+		if err != nil || er.Path != "/x" || er.Host != "tcp.example" || er.Service != "tcp-echo" {
+			t.Errorf("HTTP over the TCP echo after %v: %+v %v", pause, er, err)
+		}
 	}
 }
 
@@ -320,7 +327,7 @@ func TestTCPIdleTimeout(t *testing.T) {
 // connections are closed at once and traced, and other ports keep serving.
 func TestTCPBadBackends(t *testing.T) {
 	p, pn, pe := freePort(t, "127.0.0.1"), freePort(t, "127.0.0.1"), freePort(t, "127.0.0.1")
-	down := "127.0.0.1:" + strconv.Itoa(int(freePort(t, "127.0.0.1")))
+	down := "127.0.0.1:" + strconv.Itoa(int(refusedPort(t)))
 	h := serveL4(t, Config{}, newTable(gateway("gw", "127.0.0.1",
 		port(p, tcpListener("down", streamRoute("TCPRoute", "down", mapped("down", 1, down)))),
 		port(pn, tcpListener("none")),

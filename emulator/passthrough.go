@@ -138,11 +138,11 @@ func (s *Server) dialStream(b *backendRoutes, hc *handshakeConn, passthrough boo
 		if passthrough || reencrypt {
 			conf = echoServerTLS(b.b.Target.EchoTLS, true, reencrypt)
 		}
-		ingress := ""
+		ingress, idle := "", time.Duration(0)
 		if hc.pr != nil {
-			ingress = hc.pr.gateway.Gateway.Name
+			ingress, idle = hc.pr.gateway.Gateway.Name, streamIdleTimeout(hc.pr)
 		}
-		go serveEchoStream(echoSide, up.echo, ingress, conf)
+		go serveEchoStream(echoSide, up.echo, ingress, conf, idle)
 		conn = gw
 	} else {
 		c, err := up.dialEndpoints(tlsStreamDialTimeout, t)

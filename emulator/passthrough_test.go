@@ -77,7 +77,7 @@ func TestTLSPassthroughBySNI(t *testing.T) {
 func TestTLSPassthroughNoSNI(t *testing.T) {
 	ca := newTestCA(t, "backend CA")
 	backend := lineServer(t, "any", ca.serverConfig("localhost"))
-	dead := freePort(t, "127.0.0.1")
+	dead := refusedPort(t)
 	h := serve(t, func(p int32) *table.Table {
 		return newTable(gateway("gw", "127.0.0.1", port(p,
 			tlsListenerTable("dead", "dead.example.com", table.TLSModePassthrough, nil,

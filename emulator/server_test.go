@@ -28,21 +28,7 @@ func (s *Server) listenerOf(addr string, p int32) *boundListener {
 }
 
 func TestPortOffsetFallback(t *testing.T) {
-	// Hold a port so that binding it fails, and find an offset that lands
-	// on a free port.
-	held, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer held.Close()
-	p := int32(held.Addr().(*net.TCPAddr).Port)
-	var offset int
-	for offset == 0 {
-		q := freePort(t, "127.0.0.1")
-		if q > p {
-			offset = int(q - p)
-		}
-	}
+	p, offset := heldPort(t)
 	s := New(Config{PortOffset: offset})
 	defer s.Close(context.Background())
 	rep := s.Apply(simpleTable("127.0.0.1", p, "svc"))

@@ -166,6 +166,9 @@ type udpSession struct {
 	last        atomic.Int64 // unix nanoseconds of the last datagram either way
 	in, out     atomic.Int64 // bytes
 	inDg, outDg atomic.Int64 // datagrams
+	// writing is held for reading while an answer is sent and counted
+	// (toClient), and for writing while end takes the counts.
+	writing sync.RWMutex
 
 	mu    sync.Mutex
 	timer *time.Timer
@@ -212,11 +215,7 @@ func (ss *udpSession) fromClient(b []byte) {
 	switch {
 	case ss.refused:
 	case ss.echo != nil:
-		answer := ss.echo.udpAnswer(b, ss.routes.gateway.Gateway.Name, ss.client) // echol4.go
-		if _, err := ss.p.pc.WriteTo(answer, ss.client); err == nil {
-			ss.out.Add(int64(len(answer)))
-			ss.outDg.Add(1)
-		}
+		ss.toClient(ss.echo.udpAnswer(b, ss.routes.gateway.Gateway.Name, ss.client)) // echol4.go
 	default:
 		if _, err := ss.up.Write(b); err != nil {
 			ss.end(endUpstream, fmt.Sprintf("upstream %s: %v", ss.trace.Upstream, err))
@@ -237,10 +236,20 @@ func (ss *udpSession) readBackend() {
 			return
 		}
 		ss.touch()
-		if _, err := ss.p.pc.WriteTo(buf[:n], ss.client); err == nil {
-			ss.out.Add(int64(n))
-			ss.outDg.Add(1)
-		}
+		ss.toClient(buf[:n])
+	}
+}
+
+// toClient sends one datagram to the client and counts it, holding writing
+// so that end, which takes the counts, waits for it: a client that got an
+// answer and then ended the session (gwdev stops, the route goes) finds
+// the answer in the session's trace.
+func (ss *udpSession) toClient(b []byte) {
+	ss.writing.RLock()
+	defer ss.writing.RUnlock()
+	if _, err := ss.p.pc.WriteTo(b, ss.client); err == nil {
+		ss.out.Add(int64(len(b)))
+		ss.outDg.Add(1)
 	}
 }
 
@@ -294,8 +303,10 @@ func (ss *udpSession) end(end, reason string) {
 	if reason != "" && t.Reason == "" {
 		t.Reason = reason
 	}
+	ss.writing.Lock()
 	t.BytesIn, t.BytesOut = ss.in.Load(), ss.out.Load()
 	t.DatagramsIn, t.DatagramsOut = ss.inDg.Load(), ss.outDg.Load()
+	ss.writing.Unlock()
 	t.Duration = Duration(time.Since(ss.start))
 	if ss.up != nil {
 		t.UpstreamDuration = t.Duration

@@ -13,17 +13,13 @@ import (
 	"golang.org/x/net/dns/dnsmessage"
 
 	"github.com/gwdev/gwdev/engine/table"
+	"github.com/gwdev/gwdev/internal/freeport"
 )
 
-// freeUDPPort returns a UDP port that was free on ip a moment ago.
+// freeUDPPort returns a UDP port free on ip (internal/freeport).
 func freeUDPPort(t testing.TB, ip string) int32 {
 	t.Helper()
-	pc, err := net.ListenPacket("udp", ip+":0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close()
-	return int32(pc.LocalAddr().(*net.UDPAddr).Port)
+	return int32(freeport.UDP(t, ip))
 }
 
 // udpClient is a connected UDP socket to 127.0.0.1:port.

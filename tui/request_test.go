@@ -17,6 +17,7 @@ import (
 
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/freeport"
 )
 
 // serveSample serves samples/<name> with a real emulator on its loopback
@@ -61,19 +62,9 @@ func serveSample(t *testing.T, name string) (*emulator.Server, map[string]string
 func freeLoopbackPort(t *testing.T, network string) int32 {
 	t.Helper()
 	if network == "udp" {
-		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer pc.Close()
-		return int32(pc.LocalAddr().(*net.UDPAddr).Port)
+		return int32(freeport.UDP(t, "127.0.0.1"))
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return int32(ln.Addr().(*net.TCPAddr).Port)
+	return int32(freeport.TCP(t, "127.0.0.1"))
 }
 
 // nextTrace waits for a trace the server records after the first n.
@@ -223,7 +214,7 @@ func TestCopyAndReplayGRPC(t *testing.T) {
 	replayAgrees(t, s, orig)
 	// Nothing listens any more: the replay says so instead of a status.
 	gone := orig
-	gone.Address = net.JoinHostPort("127.0.0.1", strconv.Itoa(int(freeLoopbackPort(t, "tcp"))))
+	gone.Address = net.JoinHostPort("127.0.0.1", strconv.Itoa(freeport.Refused(t, "127.0.0.1")))
 	if msg, err := replayTrace(context.Background(), newReplayClient(), gone); err == nil {
 		t.Errorf("replay to a closed port: %s", msg)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gwdev/gwdev/internal/freeport"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -71,12 +72,7 @@ func upSampleWith(t *testing.T, name string, ports map[int]int, o *upOptions) *s
 
 func freeUDPPort(t *testing.T) int {
 	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pc.Close()
-	return pc.LocalAddr().(*net.UDPAddr).Port
+	return freeport.UDP(t, "127.0.0.1")
 }
 
 // TestSampleGRPC serves samples/grpc and checks GRPCRoute precedence, the

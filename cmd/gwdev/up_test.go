@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,17 +13,15 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/gwdev/gwdev/internal/freeport"
 )
 
-// freePort returns a TCP port free on 127.0.0.1 right now.
+// freePort returns a TCP port free on 127.0.0.1 for a Gateway listener
+// (internal/freeport: nothing else takes it before gwdev binds it).
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return freeport.TCP(t, "127.0.0.1")
 }
 
 // syncBuffer is a goroutine-safe output sink for `gwdev up`.

@@ -190,7 +190,10 @@ var fastWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, fa
 func (fc *fastConn) serve() {
 	handedOver := false
 	defer func() {
-		p := recover()
+		// A handler's panic (http.ErrAbortHandler when a response breaks
+		// off) ends the connection, as net/http ends it; net/http's log
+		// of it is discarded here too.
+		_ = recover()
 		if fc.watch != nil {
 			fc.stopWatch()
 		}
@@ -199,11 +202,6 @@ func (fc *fastConn) serve() {
 			_ = fc.c.Close()
 		}
 		fc.f.forget(fc)
-		if p != nil && p != http.ErrAbortHandler {
-			// net/http logs a handler's panic to its (discarded) error
-			// log and closes the connection: so does the fast path.
-			_ = p
-		}
 	}()
 	fc.src = watchedReader{c: fc.c}
 	if tc, ok := fc.c.(*tls.Conn); ok {

@@ -380,15 +380,19 @@ func (fc *fastConn) watchClient() {
 // stopWatch ends the watch of the client: it waits for a read in progress
 // to stop.
 func (fc *fastConn) stopWatch() {
-	stopped := fc.watch.Stop()
+	fc.watch.Stop()
 	fc.watchMu.Lock()
 	fc.cancel = nil
 	done := fc.watching
 	fc.watching = nil
 	fc.watchMu.Unlock()
-	if stopped || done == nil {
+	if done == nil {
+		// No watch reads; one that fires late finds no request and
+		// returns at once.
 		return
 	}
+	// A watch reads, possibly one an earlier firing of the timer started
+	// late (its Stop above then reported nothing).
 	_ = fc.c.SetReadDeadline(aLongTimeAgo)
 	<-done
 	_ = fc.c.SetReadDeadline(time.Time{})

@@ -400,3 +400,22 @@ func TestFastPathPipelinedBehindSlowRequest(t *testing.T) {
 		t.Errorf("%d connections handed to net/http, want 0", n)
 	}
 }
+
+// Requests that run about as long as clientWatchAfter start the client
+// watch just as the handler ends (or just after): one connection carries
+// them all, each answered whole, and the watch never reads alongside the
+// next request (the race detector watches this one).
+func TestFastPathClientWatchAroundHandlerEnd(t *testing.T) {
+	h := serve(t, func(p int32) *table.Table { return simpleTable("127.0.0.1", p, "svc") })
+	for i := range 30 {
+		d := clientWatchAfter + time.Duration(i%5-2)*time.Millisecond
+		path := fmt.Sprintf("/watch-%d?delay=%s", i, d)
+		res := h.get("x", path)
+		if res.status != 200 || !strings.Contains(string(res.body), fmt.Sprintf("/watch-%d", i)) {
+			t.Fatalf("%s: %d %q", path, res.status, res.body)
+		}
+	}
+	if n := h.s.bound(t).fast.handedOver.Load(); n != 0 {
+		t.Errorf("%d connections handed to net/http, want 0", n)
+	}
+}

@@ -190,7 +190,10 @@ var fastWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, fa
 func (fc *fastConn) serve() {
 	handedOver := false
 	defer func() {
-		p := recover()
+		// A handler's panic (http.ErrAbortHandler when a response breaks
+		// off) ends the connection, as net/http ends it; net/http's log
+		// of it is discarded here too.
+		_ = recover()
 		if fc.watch != nil {
 			fc.stopWatch()
 		}
@@ -199,11 +202,6 @@ func (fc *fastConn) serve() {
 			_ = fc.c.Close()
 		}
 		fc.f.forget(fc)
-		if p != nil && p != http.ErrAbortHandler {
-			// net/http logs a handler's panic to its (discarded) error
-			// log and closes the connection: so does the fast path.
-			_ = p
-		}
 	}()
 	fc.src = watchedReader{c: fc.c}
 	if tc, ok := fc.c.(*tls.Conn); ok {
@@ -275,8 +273,13 @@ func (fc *fastConn) readRequest() (req *http.Request, hdrDeadline time.Time, ok 
 	}
 	for {
 		buf, _ := fc.br.Peek(fc.br.Buffered())
-		if end := headerEnd(buf); end > 0 {
-			r := parseFastRequest(buf[:end])
+		head := string(buf) // one allocation; the request's fields are substrings
+		end := scanHeader(head)
+		if end < 0 {
+			return nil, hdrDeadline, true // net/http answers at once
+		}
+		if end > 0 {
+			r := parseFastRequest(head[:end])
 			if r == nil {
 				return nil, hdrDeadline, true
 			}
@@ -377,15 +380,19 @@ func (fc *fastConn) watchClient() {
 // stopWatch ends the watch of the client: it waits for a read in progress
 // to stop.
 func (fc *fastConn) stopWatch() {
-	stopped := fc.watch.Stop()
+	fc.watch.Stop()
 	fc.watchMu.Lock()
 	fc.cancel = nil
 	done := fc.watching
 	fc.watching = nil
 	fc.watchMu.Unlock()
-	if stopped || done == nil {
+	if done == nil {
+		// No watch reads; one that fires late finds no request and
+		// returns at once.
 		return
 	}
+	// A watch reads, possibly one an earlier firing of the timer started
+	// late (its Stop above then reported nothing).
 	_ = fc.c.SetReadDeadline(aLongTimeAgo)
 	<-done
 	_ = fc.c.SetReadDeadline(time.Time{})

@@ -1,7 +1,6 @@
 package emulator
 
 import (
-	"bytes"
 	"net/http"
 	"net/textproto"
 	"net/url"
@@ -10,43 +9,73 @@ import (
 	"golang.org/x/net/http/httpguts"
 )
 
-// headerEnd returns the length of the request header at the start of b,
-// its empty line included (0: not complete yet). Lines end with CRLF or a
-// bare LF, as net/http accepts.
-func headerEnd(b []byte) int {
+// scanHeader looks at the complete lines of a request header at the start
+// of b: it returns the header's length, its empty line included, once it
+// is complete; 0 while it is not; -1 as soon as a complete line is one the
+// fast path leaves to net/http (which answers a malformed line without
+// waiting for the rest). Lines end with CRLF or a bare LF, as net/http
+// accepts.
+func scanHeader(b string) int {
 	for i := 0; ; {
-		j := bytes.IndexByte(b[i:], '\n')
+		j := strings.IndexByte(b[i:], '\n')
 		if j < 0 {
 			return 0
 		}
+		line := trimCR(b[i : i+j])
 		next := i + j + 1
-		line := b[i : i+j]
-		if i > 0 && (len(line) == 0 || (len(line) == 1 && line[0] == '\r')) {
+		switch {
+		case i == 0:
+			if !fastRequestLine(line) {
+				return -1
+			}
+		case line == "":
 			return next
+		case !fastFieldLine(line):
+			return -1
 		}
 		i = next
 	}
 }
 
-// parseFastRequest parses a complete request header (headerEnd bytes) as
+// fastRequestLine reports whether a request line is one the fast path
+// serves: a token method other than CONNECT and PRI, a target in origin
+// form, HTTP/1.1.
+func fastRequestLine(line string) bool {
+	method, rest, ok := strings.Cut(line, " ")
+	if !ok {
+		return false
+	}
+	target, proto, ok := strings.Cut(rest, " ")
+	return ok && proto == "HTTP/1.1" && method != "CONNECT" && method != "PRI" &&
+		httpguts.ValidHeaderFieldName(method) && len(target) > 0 && target[0] == '/'
+}
+
+// fastFieldLine reports whether a header field line is one the fast path
+// reads as net/http does: a name starting with a letter (no folding),
+// token characters up to the colon, a value net/http accepts.
+func fastFieldLine(line string) bool {
+	c := line[0]
+	if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+		return false
+	}
+	k, v, ok := strings.Cut(line, ":")
+	return ok && httpguts.ValidHeaderFieldName(k) && validFieldValue(v)
+}
+
+// parseFastRequest parses a complete request header (scanHeader bytes) as
 // net/http's server would, for the requests the fast path serves. nil:
 // the request is not one of them — malformed, or something net/http
 // treats specially (a body, Expect, Upgrade, a version other than
 // HTTP/1.1, a target not in origin form, CONNECT, a header net/http would
 // refuse or fold) — and net/http serves it.
-func parseFastRequest(b []byte) *http.Request {
-	block := string(b) // one allocation; the fields are substrings
+func parseFastRequest(block string) *http.Request {
 	nl := indexLF(block, 0)
 	line := trimCR(block[:nl])
-	method, rest, ok := strings.Cut(line, " ")
-	if !ok {
+	if !fastRequestLine(line) {
 		return nil
 	}
-	target, proto, ok := strings.Cut(rest, " ")
-	if !ok || proto != "HTTP/1.1" || method == "CONNECT" || method == "PRI" ||
-		!httpguts.ValidHeaderFieldName(method) || len(target) == 0 || target[0] != '/' {
-		return nil
-	}
+	method, rest, _ := strings.Cut(line, " ")
+	target, proto, _ := strings.Cut(rest, " ")
 	u, err := url.ParseRequestURI(target)
 	if err != nil {
 		return nil
@@ -90,14 +119,10 @@ func parseFastHeader(block string, i int) http.Header {
 		if line == "" {
 			return h
 		}
-		c := line[0]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+		if !fastFieldLine(line) {
 			return nil // obs-fold, or a field net/http may read otherwise
 		}
-		k, v, ok := strings.Cut(line, ":")
-		if !ok || !httpguts.ValidHeaderFieldName(k) || !validFieldValue(v) {
-			return nil
-		}
+		k, v, _ := strings.Cut(line, ":")
 		k = textproto.CanonicalMIMEHeaderKey(k)
 		v = trimOWS(v)
 		if vv := h[k]; vv != nil {

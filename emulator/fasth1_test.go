@@ -276,6 +276,7 @@ func fastDiff(t *testing.T, tab *table.Table, conf *tls.Config) {
 		{"absolute form", []string{"GET http://api.example.com/api/headers HTTP/1.1\r\n" + host + "\r\n"}, 1, false, false},
 		{"bad version", []string{"GET /api/headers HTTP/9.9\r\n" + host + "\r\n"}, 0, false, false},
 		{"garbage", []string{"\x16\x03\x01\x00\x05 hello there\r\n\r\n"}, 0, false, false},
+		{"malformed request line, header unfinished", []string{"hello there friend\r\nX: y\r\n"}, 0, false, false},
 		{"long header", []string{"GET /api/headers HTTP/1.1\r\n" + host + long + "\r\n"}, 1, false, false},
 		{"fast then handed over", []string{"GET /api/headers HTTP/1.1\r\n" + host + "\r\nPOST /api/headers HTTP/1.1\r\n" + host + "Content-Length: 2\r\n\r\nhi"}, 2, false, false},
 		{"cut short", []string{"GET /api/headers HTTP/1.1\r\nHost: api.exa"}, -1, false, false},
@@ -396,6 +397,25 @@ func TestFastPathPipelinedBehindSlowRequest(t *testing.T) {
 		}
 	}
 	if n := s.bound(t).fast.handedOver.Load(); n != 0 {
+		t.Errorf("%d connections handed to net/http, want 0", n)
+	}
+}
+
+// Requests that run about as long as clientWatchAfter start the client
+// watch just as the handler ends (or just after): one connection carries
+// them all, each answered whole, and the watch never reads alongside the
+// next request (the race detector watches this one).
+func TestFastPathClientWatchAroundHandlerEnd(t *testing.T) {
+	h := serve(t, func(p int32) *table.Table { return simpleTable("127.0.0.1", p, "svc") })
+	for i := range 30 {
+		d := clientWatchAfter + time.Duration(i%5-2)*time.Millisecond
+		path := fmt.Sprintf("/watch-%d?delay=%s", i, d)
+		res := h.get("x", path)
+		if res.status != 200 || !strings.Contains(string(res.body), fmt.Sprintf("/watch-%d", i)) {
+			t.Fatalf("%s: %d %q", path, res.status, res.body)
+		}
+	}
+	if n := h.s.bound(t).fast.handedOver.Load(); n != 0 {
 		t.Errorf("%d connections handed to net/http, want 0", n)
 	}
 }

@@ -42,8 +42,8 @@ type boundListener struct {
 	routes   atomic.Pointer[portRoutes]
 	// tls is set on TLS ports (tlsconn.go).
 	tls *tlsServe
-	// fast serves the common HTTP/1.1 requests of a plain-HTTP port
-	// (fasth1.go; nil on TLS ports).
+	// fast serves the common HTTP/1.1 requests of an HTTP port, and of a
+	// TLS port's HTTPS listeners (fasth1.go; nil: Config.NoFastHTTP1).
 	fast *fastH1
 	// refused counts what the listener refused over a limit (limits.go).
 	refused refusals

@@ -50,7 +50,7 @@ type Config struct {
 	// without datagrams either way for this long (0:
 	// DefaultUDPSessionTimeout, 60 seconds).
 	UDPSessionTimeout time.Duration
-	// NoFastHTTP1 serves every request of a plain-HTTP listener through
+	// NoFastHTTP1 serves every request of HTTP and HTTPS listeners through
 	// net/http's server (fasth1.go); false: the fast path serves the
 	// common HTTP/1.1 requests.
 	NoFastHTTP1 bool

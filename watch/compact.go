@@ -22,9 +22,11 @@ import (
 // routes: about 170 MB against 195 MB; issue 16).
 
 // compactBatchDocs is the number of documents in a batch of a large load.
-// Loads of no more documents are not batched. Smaller batches keep less
-// memory but cost a collection each.
-const compactBatchDocs = 2048
+// Loads of no more documents are not batched. Each batch costs a
+// collection: for 10,000 HTTPRoutes + 20,000 Services, batches of 2,048
+// cost 0.1 s more CPU than 4,096 for the same peak RSS (the translation's
+// peak is the higher one).
+const compactBatchDocs = 4096
 
 // copier is what every typed Kubernetes object implements.
 type copier interface {

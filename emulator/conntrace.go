@@ -42,6 +42,10 @@ func newConnTracker(s *Server, bl *boundListener) *connTracker {
 // connContext is the http.Server's ConnContext: it starts tracking c.
 func (ct *connTracker) connContext(ctx context.Context, c net.Conn) context.Context {
 	tc := &trackedConn{start: time.Now()}
+	if rc := replayed(c); rc != nil { // handed over by the fast path (fasth1.go)
+		tc.start = rc.start
+		tc.requests.Store(rc.served)
+	}
 	ct.mu.Lock()
 	ct.conns[c] = tc
 	ct.mu.Unlock()
@@ -189,6 +193,9 @@ func (c *countingConn) heads() (head, answer []byte) {
 func countedConn(c net.Conn) *countingConn {
 	if tc, ok := c.(*tls.Conn); ok {
 		c = tc.NetConn()
+	}
+	if rc := replayed(c); rc != nil {
+		c = rc.Conn
 	}
 	cc, _ := c.(*countingConn)
 	return cc

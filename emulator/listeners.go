@@ -42,6 +42,9 @@ type boundListener struct {
 	routes   atomic.Pointer[portRoutes]
 	// tls is set on TLS ports (tlsconn.go).
 	tls *tlsServe
+	// fast serves the common HTTP/1.1 requests of a plain-HTTP port
+	// (fasth1.go; nil on TLS ports).
+	fast *fastH1
 	// refused counts what the listener refused over a limit (limits.go).
 	refused refusals
 }
@@ -105,6 +108,9 @@ func (s *Server) listenerFor(pr *portRoutes, claimed map[bindKey]*boundListener)
 	setupHTTP2(bl.srv, pr)                     // policy.go: an implementation profile's stream limit
 	s.setupStreams(bl.srv)                     // limits.go: the default stream limit, write stalls
 	s.setupTLS(bl, pr)                         // TLS ports: HTTPS, TLS listeners
+	if !s.cfg.NoFastHTTP1 {
+		bl.fast = newFastH1(s, bl) // fasth1.go
+	}
 	return bl, true, nil
 }
 
@@ -135,6 +141,15 @@ func (s *Server) serveListener(bl *boundListener) {
 			bl.l4.serve() // returns on stop
 			return
 		}
+		if bl.fast != nil && bl.tls == nil {
+			s.retiring.Add(1)
+			go func() {
+				defer s.retiring.Done()
+				bl.fast.serve() // returns when the socket is closed
+			}()
+			_ = bl.srv.Serve(bl.fast.handoff) // what the fast path hands over
+			return
+		}
 		_ = bl.srv.Serve(s.acceptor(bl)) // returns on Shutdown or Close
 	}()
 }
@@ -161,6 +176,7 @@ func (s *Server) retire(bl *boundListener) {
 		if err := bl.srv.Shutdown(ctx); err != nil {
 			_ = bl.srv.Close()
 		}
+		bl.fast.stop(ctx)
 		bl.tls.drain(ctx, endRetired)
 	}()
 }

@@ -50,6 +50,10 @@ type Config struct {
 	// without datagrams either way for this long (0:
 	// DefaultUDPSessionTimeout, 60 seconds).
 	UDPSessionTimeout time.Duration
+	// NoFastHTTP1 serves every request of a plain-HTTP listener through
+	// net/http's server (fasth1.go); false: the fast path serves the
+	// common HTTP/1.1 requests.
+	NoFastHTTP1 bool
 }
 
 // DefaultPortOffset is the port offset the gwdev command uses.
@@ -241,8 +245,17 @@ func (s *Server) Close(ctx context.Context) error {
 				_ = bl.ln.Close()
 				defer bl.tls.drain(closedContext, endStopped)
 			}
-			if err := bl.srv.Shutdown(ctx); err != nil {
+			if bl.fast != nil && bl.tls == nil {
+				_ = bl.ln.Close() // the fast path's accept loop
+			}
+			err := bl.srv.Shutdown(ctx)
+			if err != nil {
 				_ = bl.srv.Close()
+			}
+			if ferr := bl.fast.stop(ctx); err == nil {
+				err = ferr
+			}
+			if err != nil {
 				emu.Lock()
 				errs = append(errs, fmt.Errorf("closing %s: %w", bl.bound, err))
 				emu.Unlock()

@@ -288,6 +288,10 @@ func (s *Server) handshake(bl *boundListener, raw net.Conn) {
 		bl.tls.untrack(raw)
 	case hsHTTPS:
 		bl.tls.untrack(raw)
+		if bl.fast != nil && tc.ConnectionState().NegotiatedProtocol != "h2" {
+			bl.fast.start(tc, time.Now()) // fasth1.go: HTTP/1.1
+			return
+		}
 		bl.tls.queue.push(tc)
 	default:
 		s.forwardTLSStream(bl, hc, tc, start)
@@ -315,6 +319,9 @@ type servedCertKey struct{}
 // withServedCert remembers, in the context of an HTTPS connection's
 // requests, the certificate its handshake presented (checkTLS traces it).
 func withServedCert(ctx context.Context, c net.Conn) context.Context {
+	if rc := replayed(c); rc != nil { // handed over by the fast path (fasth1.go)
+		c = rc.Conn
+	}
 	if tc, ok := c.(*tls.Conn); ok {
 		if hc, ok := tc.NetConn().(*handshakeConn); ok && hc.cert != nil {
 			return context.WithValue(ctx, servedCertKey{}, hc.cert.Secret)

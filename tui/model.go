@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"crypto/x509"
 	"io"
 	"net/http"
 	"strings"
@@ -42,6 +43,16 @@ type Options struct {
 	Client *http.Client
 	// TraceLimit is how many traces the Traces view keeps (0: 1000).
 	TraceLimit int
+	// CAFiles are CA bundles (PEM) that a request copied as a command over
+	// TLS verifies the server with (curl --cacert, grpcurl -cacert, openssl
+	// -CAfile): the first one that the listener's certificate chains to for
+	// the name the client sent, read when the request is copied (nil: none;
+	// the command then verifies with the system's roots when they do, and
+	// skips verification, curl -k, otherwise).
+	CAFiles []string
+	// SystemRoots are the roots a certificate no CA file verifies is tried
+	// against (nil: x509.SystemCertPool).
+	SystemRoots func() (*x509.CertPool, error)
 }
 
 // The views, in tab order.
@@ -122,6 +133,9 @@ func New(opts Options) *Model {
 	if r == nil {
 		r = lipgloss.DefaultRenderer()
 	}
+	if opts.SystemRoots == nil {
+		opts.SystemRoots = x509.SystemCertPool
+	}
 	if opts.Client == nil {
 		opts.Client = newReplayClient()
 	}
@@ -137,7 +151,8 @@ func New(opts Options) *Model {
 		newOverviewView(c),
 		newRoutesView(c),
 		newProblemsView(c),
-		newTracesView(c, opts.TraceLimit, &requester{clipboard: opts.Clipboard, system: opts.SystemClipboard, client: opts.Client}),
+		newTracesView(c, opts.TraceLimit, &requester{clipboard: opts.Clipboard, system: opts.SystemClipboard, client: opts.Client,
+			trust: trustChecker{caFiles: opts.CAFiles, systemRoots: opts.SystemRoots, now: time.Now}}),
 		newDetailView(c),
 		newGraphView(c),
 	}

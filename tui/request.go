@@ -2,7 +2,6 @@ package tui
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -12,6 +11,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/gwdev/gwdev/emulator"
+	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // requester copies requests as curl commands and replays them. Both are
@@ -24,6 +25,9 @@ type requester struct {
 	// says the terminal may or may not have taken it.
 	system func(string) error
 	client *http.Client
+	// trust finds the CA file that verifies a listener's certificate
+	// (request_trust.go).
+	trust trustChecker
 }
 
 // skipHeaders are not repeated in a command line or a replay: they
@@ -55,16 +59,36 @@ func replayHeaders(t emulator.Trace) (http.Header, int) {
 
 // copyCurl returns a command that puts the trace's command line (curl,
 // grpcurl, openssl or nc: request_cmd.go) on the clipboard and reports it
-// in the status line.
-func (r *requester) copyCurl(t emulator.Trace) tea.Cmd {
+// in the status line, with how it verifies the server over TLS: the CA
+// file that verifies the certificate the current result (nil: none yet)
+// serves for the trace's listener, or why it skips verification (-k).
+func (r *requester) copyCurl(t emulator.Trace, res *engine.Result) tea.Cmd {
 	return func() tea.Msg {
-		cmd, redacted, err := commandLine(t) // request_cmd.go
+		var st serverTrust
+		if overTLS(t) {
+			var tab *table.Table
+			if res != nil {
+				tab = res.Table
+			}
+			st = r.trust.trustFor(t, tab) // request_trust.go
+		}
+		cmd, redacted, err := commandLineTrusting(t, st) // request_cmd.go
 		if err != nil {
 			return statusMsg{text: "copy: " + err.Error(), isErr: true}
 		}
-		note := ""
+		var notes []string
 		if redacted > 0 {
-			note = fmt.Sprintf(" (%s left out)", plural(redacted, "redacted or cut header"))
+			notes = append(notes, plural(redacted, "redacted or cut header")+" left out")
+		}
+		switch {
+		case st.verifies():
+			notes = append(notes, st.note)
+		case st.note != "":
+			notes = append(notes, insecureNote(t, st)) // request_trust.go
+		}
+		note := ""
+		if len(notes) > 0 {
+			note = " (" + strings.Join(notes, "; ") + ")"
 		}
 		if r.system != nil && r.system(cmd) == nil {
 			return statusMsg{text: "copied" + note + ": " + cmd}

@@ -27,6 +27,16 @@ const (
 	protoNoRequest                      // a connection that carried no request
 )
 
+// overTLS reports whether the trace's client spoke TLS to the listener
+// (HTTPS, gRPC over TLS, a TLS stream or handshake).
+func overTLS(t emulator.Trace) bool {
+	switch protocolOf(t) {
+	case protoHTTPS, protoGRPCS, protoTLS:
+		return true
+	}
+	return false
+}
+
 // protocolOf classifies a trace by the fields the data plane sets: Proto
 // ("TCP", "UDP", "TLS…", "HTTP/…"), the TLS version or SNI of an HTTP
 // request on a TLS port, and GRPC.
@@ -53,14 +63,22 @@ func protocolOf(t emulator.Trace) traceProtocol {
 	return protoHTTP
 }
 
-// commandLine renders the trace as the command that repeats it, in its
-// protocol: curl for HTTP (--http2-prior-knowledge for h2c, --resolve and
-// -k for HTTPS so that SNI and Host are the original ones), grpcurl for
-// gRPC, openssl s_client for TLS streams and handshakes, nc for TCP and
-// UDP. Credentials the emulator redacted, and values it cut, are left out
-// (counted in the second result); the path is the trace's, with sensitive
-// query values redacted.
+// commandLine is commandLineTrusting with no CA known: HTTPS and gRPC over
+// TLS commands skip verification (-k, -insecure).
 func commandLine(t emulator.Trace) (string, int, error) {
+	return commandLineTrusting(t, serverTrust{})
+}
+
+// commandLineTrusting renders the trace as the command that repeats it, in
+// its protocol: curl for HTTP (--http2-prior-knowledge for h2c, --resolve
+// for HTTPS so that SNI and Host are the original ones), grpcurl for gRPC,
+// openssl s_client for TLS streams and handshakes, nc for TCP and UDP.
+// Over TLS, st says how the client verifies the server: with a CA file
+// (--cacert, -cacert, -CAfile), the system's roots (no flag), or not at
+// all (-k, -insecure). Credentials the emulator redacted, and values it
+// cut, are left out (counted in the second result); the path is the
+// trace's, with sensitive query values redacted.
+func commandLineTrusting(t emulator.Trace, st serverTrust) (string, int, error) {
 	if t.Address == "" {
 		return "", 0, errors.New("the trace has no listener address")
 	}
@@ -74,20 +92,20 @@ func commandLine(t emulator.Trace) (string, int, error) {
 	case protoUDP:
 		return "nc -u " + ip + " " + port, 0, nil
 	case protoTLS:
-		return opensslLine(t), 0, nil
+		return opensslLine(t, st), 0, nil
 	case protoNoRequest:
 		return "", 0, errors.New("the connection carried no request")
 	case protoGRPC, protoGRPCS:
-		return grpcurlLine(t), 0, nil
+		return grpcurlLine(t, st), 0, nil
 	}
-	c, redacted := curlCommand(t, ip, port)
+	c, redacted := curlCommand(t, ip, port, st)
 	return c, redacted, nil
 }
 
 // curlCommand renders an HTTP request as a curl command line that sends it
 // to the same listener (ip and port) with the same Host (and SNI) and
-// headers.
-func curlCommand(t emulator.Trace, ip, port string) (string, int) {
+// headers; over TLS it verifies the server as st says.
+func curlCommand(t emulator.Trace, ip, port string, st serverTrust) (string, int) {
 	h, redacted := replayHeaders(t)
 	var b strings.Builder
 	b.WriteString("curl -i")
@@ -97,7 +115,12 @@ func curlCommand(t emulator.Trace, ip, port string) (string, int) {
 	host := t.Host
 	switch protocolOf(t) {
 	case protoHTTPS:
-		b.WriteString(" -k")
+		switch {
+		case st.caFile != "":
+			b.WriteString(" --cacert " + shellQuote(st.caFile))
+		case !st.system:
+			b.WriteString(" -k")
+		}
 		if t.NegotiatedProtocol == "http/1.1" {
 			b.WriteString(" --http1.1")
 		}
@@ -168,12 +191,18 @@ func grpcMetadata(t emulator.Trace) (http.Header, string) {
 }
 
 // grpcurlLine renders a gRPC call as a grpcurl command (the call's message
-// is not in the trace: grpcurl sends an empty one).
-func grpcurlLine(t emulator.Trace) string {
+// is not in the trace: grpcurl sends an empty one); over TLS it verifies
+// the server as st says.
+func grpcurlLine(t emulator.Trace, st serverTrust) string {
 	var b strings.Builder
 	b.WriteString("grpcurl")
 	if protocolOf(t) == protoGRPCS {
-		b.WriteString(" -insecure")
+		switch {
+		case st.caFile != "":
+			b.WriteString(" -cacert " + shellQuote(st.caFile))
+		case !st.system:
+			b.WriteString(" -insecure")
+		}
 		if t.SNI != "" {
 			b.WriteString(" -servername " + shellQuote(t.SNI))
 		}
@@ -197,13 +226,28 @@ func grpcurlLine(t emulator.Trace) string {
 }
 
 // opensslLine renders a TLS connection as the openssl s_client command that
-// sends the same ClientHello essentials: SNI (or none) and ALPN.
-func opensslLine(t emulator.Trace) string {
+// sends the same ClientHello essentials: SNI (or none) and ALPN. When st
+// says the server verifies (with a CA file, or the system's roots), the
+// command checks the certificate and the name (the SNI, or the address) and
+// stops if that fails; openssl otherwise reports a verification failure and
+// goes on.
+func opensslLine(t emulator.Trace, st serverTrust) string {
 	s := "openssl s_client -connect " + t.Address
 	if t.SNI != "" {
 		s += " -servername " + shellQuote(t.SNI)
 	} else {
 		s += " -noservername"
+	}
+	if st.verifies() {
+		if st.caFile != "" {
+			s += " -CAfile " + shellQuote(st.caFile)
+		}
+		if t.SNI != "" {
+			s += " -verify_hostname " + shellQuote(t.SNI)
+		} else if ip, _, err := net.SplitHostPort(t.Address); err == nil {
+			s += " -verify_ip " + ip
+		}
+		s += " -verify_return_error"
 	}
 	if len(t.ALPN) > 0 {
 		s += " -alpn " + shellQuote(strings.Join(t.ALPN, ","))

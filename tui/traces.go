@@ -408,7 +408,7 @@ func (v *tracesView) handleKey(msg tea.KeyMsg) tea.Cmd {
 		}
 	case key.Matches(msg, k.Copy):
 		if e, ok := v.selected(); ok {
-			return v.req.copyCurl(e.t)
+			return v.req.copyCurl(e.t, v.s.result())
 		}
 	case key.Matches(msg, k.Replay):
 		if e, ok := v.selected(); ok {

@@ -54,6 +54,11 @@ type WatchOptions struct {
 	// editors truncate a file and write it again a moment later; an
 	// intentionally emptied file takes effect once the grace is over.
 	EmptyGrace time.Duration
+	// DeleteGrace is how long a deleted file keeps its last objects in
+	// effect (0: DefaultDeleteGrace; negative: not at all). `rm -rf dir`
+	// deletes the files one by one before the directory, and a reload
+	// between the two would drop objects that the missing root keeps.
+	DeleteGrace time.Duration
 }
 
 // Watcher keeps a LoadResult up to date with a directory tree, watching
@@ -71,6 +76,8 @@ type Watcher struct {
 	abs        string // root made absolute, to place ancestors and events
 	debounce   time.Duration
 	emptyGrace time.Duration
+	// deleteGrace is WatchOptions.DeleteGrace with its default applied.
+	deleteGrace time.Duration
 	// fsw and watched are owned by the run goroutine once Watch returns:
 	// fsw is replaced whenever the root changes, dropping every old watch.
 	fsw     *fsnotify.Watcher
@@ -98,6 +105,9 @@ type watchedFile struct {
 	// emptySince is when the file was first seen empty while it still had
 	// objects in effect (zero: it is not being held; see grace.go).
 	emptySince time.Time
+	// deletedSince is when the file was first found deleted while it still
+	// had objects in effect (zero: it exists, or is not being held).
+	deletedSince time.Time
 	// good are the objects in effect from this file: its last load's
 	// objects plus stale ones kept from before.
 	good []loaded
@@ -114,13 +124,16 @@ func (l *Loader) Watch(ctx context.Context, root string, opts WatchOptions) (*Wa
 	if err != nil {
 		return nil, fmt.Errorf("watching %s: %w", root, err)
 	}
-	w := &Watcher{loader: l, root: root, abs: abs, debounce: opts.Debounce, emptyGrace: opts.EmptyGrace,
+	w := &Watcher{loader: l, root: root, abs: abs, debounce: opts.Debounce, emptyGrace: opts.EmptyGrace, deleteGrace: opts.DeleteGrace,
 		files: map[string]*watchedFile{}, updates: make(chan *Update, 1), errs: make(chan error, 1)}
 	if w.debounce <= 0 {
 		w.debounce = 50 * time.Millisecond
 	}
 	if w.emptyGrace == 0 {
 		w.emptyGrace = DefaultEmptyGrace
+	}
+	if w.deleteGrace == 0 {
+		w.deleteGrace = DefaultDeleteGrace
 	}
 	ev, err := w.syncRoot()
 	if err != nil {
@@ -372,8 +385,15 @@ func (w *Watcher) rescan(touched map[string]bool, first bool, root RootEvent) (*
 		}
 		changed = append(changed, r.f.path)
 	}
-	for path := range w.files {
-		if !present[path] {
+	for path, f := range w.files {
+		switch {
+		case present[path]:
+		case w.holdsDeleted(f, start):
+			if f.deletedSince.IsZero() {
+				w.files[path] = holdDeleted(f, start, w.deleteGrace)
+				changed = append(changed, path)
+			}
+		default:
 			delete(w.files, path)
 			changed = append(changed, path)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -137,8 +138,10 @@ func TestWatcherLastKnownGood(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "a.yaml")); err != nil {
 		t.Fatal(err)
 	}
-	u = nextUpdate(t, w)
-	if got := routePort(t, u, "a"); got != 0 {
-		t.Errorf("deleted file still serves route a (port %d)", got)
+	// First held for the delete grace (marked stale), then gone.
+	for u = nextUpdate(t, w); routePort(t, u, "a") != 0; u = nextUpdate(t, w) {
+		if len(u.Stale) != 1 || !strings.Contains(u.Stale[0].Reason, "the file was deleted") {
+			t.Fatalf("deleted file still serves route a without saying why: stale %+v", u.Stale)
+		}
 	}
 }

@@ -96,6 +96,9 @@ func (o *certsOptions) run(out io.Writer, dir string) error {
 		}
 		caDir = filepath.Join(cfg, "gwdev", "ca")
 	}
+	if abs, err := filepath.Abs(caDir); err == nil {
+		caDir = abs // gwdev-certs.yaml names it for gwdev up, which may run elsewhere
+	}
 	ca, created, err := loadOrCreateCA(caDir)
 	if err != nil {
 		return err
@@ -408,7 +411,7 @@ func appendManifests(path, caPath string, docs []byte) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		head := fmt.Sprintf("%s: Secrets for listeners whose certificateRefs named a missing Secret.\n"+
-			"# Signed by the local CA %s (trust it: curl --cacert %s).\n# Keep the file, or delete it and run gwdev certs again.\n",
+			caHeaderPrefix+"%s (trust it: curl --cacert %s).\n# Keep the file, or delete it and run gwdev certs again.\n",
 			certsHeader, caPath, caPath)
 		return writeNew(path, append([]byte(head), docs...), 0o600)
 	case err != nil:

@@ -53,7 +53,8 @@ the data plane's own decisions for one request or connection, with only the netw
 the TLS handshake (which listener the SNI selects, the certificate, client certificate
 validation, or why the handshake is refused), which Gateway listener takes it, which
 virtual host, which route rule and match (or why nothing matched), which filters apply,
-and which backend would answer and why. It agrees with what ` + "`gwdev up`" + ` serves.
+and which backend would answer and why. It agrees with what ` + "`gwdev up`" + ` serves. What it
+does not do (ask ExternalAuth servers, connect to backends, send mirrors) it lists under "not done:".
 
 The URL's scheme says what is sent, its host is the Host header (and the SNI over TLS),
 its port the listener port:
@@ -135,8 +136,12 @@ func (o *explainOptions) run(out io.Writer, rawURL string, sniSet bool) error {
 	}
 	probe.Address = addr
 	tr := emulator.ExplainProbe(res.Table, probe)
+	notDone := explainNotDone(res.Table, tr) // explain_notdone.go
 	if o.output == "json" {
-		b, err := json.MarshalIndent(tr, "", "  ")
+		b, err := json.MarshalIndent(struct {
+			*emulator.Trace
+			NotDone []string `json:"notDone,omitempty"`
+		}{tr, notDone}, "", "  ")
 		if err != nil {
 			return err
 		}
@@ -144,6 +149,7 @@ func (o *explainOptions) run(out io.Writer, rawURL string, sniSet bool) error {
 		return nil
 	}
 	printExplain(out, probe, tr)
+	printNotDone(out, notDone)
 	printOutranked(out, res, tr)
 	printExplainPolicies(out, res, tr)
 	if tr.Rule == "" && tr.Method != "" && tr.Status != http.StatusMisdirectedRequest && tr.Status != http.StatusBadRequest {

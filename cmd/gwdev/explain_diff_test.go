@@ -68,14 +68,16 @@ func TestExplainDifferential(t *testing.T) {
 		}})
 	}
 	probes := 0
+	skipped := map[diffSkip]int{}
 	for _, in := range inputs {
-		probes += runDifferential(t, in)
+		probes += runDifferential(t, in, skipped)
 	}
-	t.Logf("%d inputs (%d samples, every %d. of %d golden cases), %d probes in %s",
-		len(inputs), len(samples), stride, len(goldens), probes, time.Since(start).Round(time.Millisecond))
+	t.Logf("%d inputs (%d samples, every %d. of %d golden cases), %d probes in %s; compared up to the backend only: %v",
+		len(inputs), len(samples), stride, len(goldens), probes, time.Since(start).Round(time.Millisecond), skipped)
 	if probes < 200 {
 		t.Errorf("only %d probes: the corpus lost its listeners", probes)
 	}
+	checkDiffSkips(t, probes, skipped) // explain_diff_skips_test.go
 }
 
 type diffInput struct {
@@ -85,7 +87,7 @@ type diffInput struct {
 
 // runDifferential serves one input and compares every probe; it returns
 // how many it sent.
-func runDifferential(t *testing.T, in diffInput) int {
+func runDifferential(t *testing.T, in diffInput, skipped map[diffSkip]int) int {
 	t.Helper()
 	res := engine.Translate(in.load(), engine.Options{Now: metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))})
 	tab := res.Table
@@ -108,7 +110,9 @@ func runDifferential(t *testing.T, in diffInput) int {
 		g, p := portAt(tab, i)
 		for _, pb := range portProbes(g, p) {
 			n++
-			pb.check(t, in.name, s, tab, g.Address, pr.Bound)
+			if skip := pb.check(t, in.name, s, tab, g.Address, pr.Bound); skip != "" {
+				skipped[skip]++
+			}
 		}
 	}
 	return n
@@ -367,8 +371,9 @@ func eachRule(p *table.PortTable, host string, f func(*table.RouteRule)) {
 }
 
 // check sends the probe to bound with a real client, finds its trace,
-// asks explain, and compares.
-func (d diffProbe) check(t *testing.T, input string, s *emulator.Server, tab *table.Table, addr, bound string) {
+// asks explain, and compares; it returns why the comparison stopped at the
+// backend ("" : it did not).
+func (d diffProbe) check(t *testing.T, input string, s *emulator.Server, tab *table.Table, addr, bound string) diffSkip {
 	t.Helper()
 	_, portStr, _ := net.SplitHostPort(bound)
 	port, _ := strconv.Atoi(portStr)
@@ -391,16 +396,21 @@ func (d diffProbe) check(t *testing.T, input string, s *emulator.Server, tab *ta
 	local := d.send(t, bound, o.sni, sniSet)
 	if local == "" {
 		t.Errorf("%s: the client could not connect", label)
-		return
+		return ""
 	}
 	real, ok := traceOf(s, local)
 	if !ok {
 		t.Errorf("%s: no trace of the real connection from %s; explain said %s", label, local, summary(*ex))
-		return
+		return ""
 	}
-	if diffs := compareTraces(real, *ex); len(diffs) > 0 {
+	diffs, skip := compareTraces(real, *ex)
+	if len(diffs) > 0 {
 		t.Errorf("%s: explain and the data plane disagree:\n  %s\n  served:  %s\n  explain: %s", label, strings.Join(diffs, "\n  "), summary(real), summary(*ex))
 	}
+	if why := skipSaid(skip, tab, ex); why != "" {
+		t.Errorf("%s: compared up to the backend only (%s), but explain does not say so: %s\n  served:  %s\n  explain: %s", label, skip, why, summary(real), summary(*ex))
+	}
+	return skip
 }
 
 // traceOf waits for the trace of the connection from local.
@@ -423,8 +433,11 @@ func summary(t emulator.Trace) string {
 		t.Listener, t.VirtualHost, t.Rule, t.Backend, t.Status, t.GRPCStatus, t.End, t.Upstream, t.Reason)
 }
 
-// compareTraces lists where explain's trace disagrees with the served one.
-func compareTraces(real, ex emulator.Trace) []string {
+// compareTraces lists where explain's trace disagrees with the served one,
+// and why it stopped before the end ("" : it compared everything): the only
+// reasons are the diffSkips, where what the data plane did depends on
+// something explain does not do.
+func compareTraces(real, ex emulator.Trace) ([]string, diffSkip) {
 	var diffs []string
 	eq := func(name, a, b string) {
 		if a != b {
@@ -449,7 +462,7 @@ func compareTraces(real, ex emulator.Trace) []string {
 		eq("grpc status", real.GRPCStatus, ex.GRPCStatus) // else the backend's
 	}
 	if strings.HasPrefix(ex.Reason, "only if the ExternalAuth check allows it") {
-		return diffs // explain does not ask the auth server
+		return diffs, skipExternalAuth // explain does not ask the auth server
 	}
 	if len(ex.Candidates) <= 1 {
 		eq("backend", real.Backend, ex.Backend)
@@ -457,10 +470,10 @@ func compareTraces(real, ex emulator.Trace) []string {
 		diffs = append(diffs, fmt.Sprintf("backend: served %q, not among explain's candidates %v", real.Backend, ex.Candidates))
 	}
 	if real.Backend != ex.Backend {
-		return diffs // a different weighted pick: what follows depends on the backend
+		return diffs, skipWeightedPick // a different weighted pick: what follows depends on the backend
 	}
 	if ex.End == "" && real.End == "refused" && real.Upstream != "" {
-		return diffs // the gateway tried the backend explain names, and the backend failed
+		return diffs, skipBackendFailed // the gateway tried the backend explain names, and the backend failed
 	}
 	if (ex.End == "refused") != (real.End == "refused") {
 		diffs = append(diffs, fmt.Sprintf("refused: served %q, explain %q", real.End, ex.End))
@@ -473,8 +486,10 @@ func compareTraces(real, ex emulator.Trace) []string {
 		eq("reason", real.Reason, ex.Reason)
 	case ex.Method != "" && real.Upstream == "":
 		diffs = append(diffs, fmt.Sprintf("explain says the backend answers; served %d by the gateway (%s)", real.Status, real.Reason))
+	case ex.Method != "" && real.Status >= 500 && real.Reason != "":
+		return diffs, skipBackendFailed // the gateway reached for the backend (or its TLS) and it failed
 	}
-	return diffs
+	return diffs, ""
 }
 
 // send makes the real connection or request and returns the client's

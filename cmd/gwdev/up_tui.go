@@ -42,7 +42,7 @@ func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir string, w *wa
 	defer cancel()
 	noColor := os.Getenv("NO_COLOR") != ""
 	m := tui.New(tui.Options{Dir: dir, Renderer: tui.NewRenderer(out, noColor), NoColor: noColor, Clipboard: clipboardWriter(out),
-		SystemClipboard: clipboard.WriteAll, Admin: admin.note, AdminProblem: admin.problem})
+		SystemClipboard: clipboard.WriteAll, Admin: admin.note, AdminProblem: admin.problem, CAFiles: knownCAFiles(dir)})
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithOutput(out),
 		tea.WithFPS(int(time.Second/tui.FrameInterval)))
 	rl.out, rl.notify = io.Discard, func(s tui.StateMsg) { p.Send(s) }

@@ -1,0 +1,498 @@
+package emulator
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The fast HTTP/1.1 path of HTTP and HTTPS listeners: one goroutine per client
+// connection reads a request with its own parser into reused buffers,
+// runs the same handler as net/http (Server.serve) with a response writer
+// of its own, and writes the answer in one write. It serves the common
+// case only: an HTTP/1.1 request without a body, Expect, Upgrade or
+// anything else net/http's server treats specially (fastRequest says
+// what). Any other request, and anything unusual on the wire before a
+// complete request header, hands the connection — with the bytes read so
+// far replayed — to the listener's net/http server, which serves the rest
+// of it exactly as it serves every other connection.
+//
+// What net/http does per request and the fast path does not: a background
+// read of the client connection while the handler runs (the fast path
+// starts one only when the handler takes longer than clientWatchAfter),
+// and a per-request bufio.Writer and response object from pools.
+
+const (
+	// fastReadBufSize is the size of a connection's read buffer: a request
+	// header that does not fit goes to net/http (whose limit is 1 MiB).
+	fastReadBufSize = 4 << 10
+	// fastWriteBufSize is the size of a connection's write buffer; a
+	// response that fits is sent in one write.
+	fastWriteBufSize = 4 << 10
+	// clientWatchAfter is how long a handler runs before the connection is
+	// watched for the client leaving (which cancels the request, as
+	// net/http's background read does from the start).
+	clientWatchAfter = 50 * time.Millisecond
+	// shutdownNewConnGrace is how long a connection that has not sent a
+	// request yet is left alone by a shutdown (net/http's rule for new
+	// connections).
+	shutdownNewConnGrace = 5 * time.Second
+)
+
+// fastH1 runs the fast path of one bound plain-HTTP listener.
+type fastH1 struct {
+	s  *Server
+	bl *boundListener
+	// handoff is what the listener's net/http server accepts from.
+	handoff *connQueue
+	// handedOver counts the connections handed to net/http.
+	handedOver atomic.Int64
+
+	mu    sync.Mutex
+	conns map[*fastConn]struct{}
+	// shutting is set once the listener shuts down: idle connections
+	// close, busy ones close after their response.
+	shutting atomic.Bool
+	wg       sync.WaitGroup
+}
+
+func newFastH1(s *Server, bl *boundListener) *fastH1 {
+	f := &fastH1{s: s, bl: bl, conns: map[*fastConn]struct{}{}}
+	if bl.tls != nil {
+		f.handoff = bl.tls.queue // the HTTPS server's
+	} else {
+		f.handoff = newConnQueue(bl.ln.Addr())
+	}
+	return f
+}
+
+// serve accepts connections until the socket is closed (plain-HTTP ports;
+// a TLS port's accept loop hands HTTP/1.1 connections to start).
+func (f *fastH1) serve() {
+	acceptLoop(f.bl.ln, func(c net.Conn) { f.start(c, time.Now()) })
+}
+
+// start serves a new connection, accepted at start; a connection whose
+// TLS handshake is done is a *tls.Conn.
+func (f *fastH1) start(c net.Conn, start time.Time) {
+	fc := &fastConn{f: f, c: c, start: start}
+	f.mu.Lock()
+	if f.shutting.Load() {
+		f.mu.Unlock()
+		f.handoff.push(c) // closed once net/http shuts down too
+		return
+	}
+	f.conns[fc] = struct{}{}
+	f.wg.Add(1)
+	f.mu.Unlock()
+	go fc.serve()
+}
+
+// stop stops the fast path gracefully: idle connections close now, busy
+// ones after their response, until ctx is done; then every one is closed.
+// The net/http server is shut down separately. A nil fastH1 has nothing to
+// stop.
+func (f *fastH1) stop(ctx context.Context) error {
+	if f == nil {
+		return nil
+	}
+	f.shutting.Store(true)
+	wait := 5 * time.Millisecond
+	for {
+		if f.closeIdle() == 0 {
+			f.wg.Wait()
+			return nil
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			f.closeAll()
+			return ctx.Err()
+		case <-t.C:
+		}
+		wait = min(2*wait, 500*time.Millisecond)
+	}
+}
+
+// closeIdle closes the connections waiting for a request and returns how
+// many are left.
+func (f *fastH1) closeIdle() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := time.Now()
+	for fc := range f.conns {
+		if fc.idle.Load() && (fc.requests.Load() > 0 || now.Sub(fc.start) > shutdownNewConnGrace) {
+			_ = fc.c.Close()
+		}
+	}
+	return len(f.conns)
+}
+
+// closeAll closes every connection.
+func (f *fastH1) closeAll() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for fc := range f.conns {
+		_ = fc.c.Close()
+	}
+}
+
+func (f *fastH1) forget(fc *fastConn) {
+	f.mu.Lock()
+	delete(f.conns, fc)
+	f.mu.Unlock()
+	f.wg.Done()
+}
+
+// fastConn is one client connection on the fast path.
+type fastConn struct {
+	f     *fastH1
+	c     net.Conn
+	start time.Time
+	src   watchedReader
+	br    *bufio.Reader
+	bw    *bufio.Writer
+	// bodyBuf is the response body's buffer (fastResponse.w), reused.
+	bodyBuf *bufio.Writer
+	// werr is the first error writing to the client.
+	werr error
+	// idle is set while the connection waits for the first bytes of a
+	// request.
+	idle     atomic.Bool
+	requests atomic.Int64
+	tc       *trackedConn
+	ctx      context.Context
+	// tlsState is the TLS connection's state (nil: plain HTTP).
+	tlsState *tls.ConnectionState
+	// watch, when it fires, starts watching the client (watchClient).
+	watch   *time.Timer
+	watchMu sync.Mutex
+	// cancel ends the current request's context (nil: none running).
+	cancel context.CancelFunc
+	// watching is closed by the watch once it stopped reading.
+	watching chan struct{}
+	// wroteDeadline is set when the handler set a write deadline.
+	wroteDeadline bool
+}
+
+var fastReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, fastReadBufSize) }}
+var fastWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, fastWriteBufSize) }}
+
+// serve serves the connection's requests until it closes or is handed to
+// net/http.
+func (fc *fastConn) serve() {
+	handedOver := false
+	defer func() {
+		p := recover()
+		if fc.watch != nil {
+			fc.stopWatch()
+		}
+		fc.release()
+		if !handedOver {
+			_ = fc.c.Close()
+		}
+		fc.f.forget(fc)
+		if p != nil && p != http.ErrAbortHandler {
+			// net/http logs a handler's panic to its (discarded) error
+			// log and closes the connection: so does the fast path.
+			_ = p
+		}
+	}()
+	fc.src = watchedReader{c: fc.c}
+	if tc, ok := fc.c.(*tls.Conn); ok {
+		st := tc.ConnectionState()
+		fc.tlsState = &st
+	} else {
+		fc.src.limit = len("PRI * HTTP/2.0")
+	}
+	fc.br = fastReaders.Get().(*bufio.Reader)
+	fc.br.Reset(&fc.src)
+	fc.bw = fastWriters.Get().(*bufio.Writer)
+	fc.bw.Reset(connErrorWriter{fc})
+	fc.tc = &trackedConn{start: fc.start}
+	fc.ctx = context.WithValue(withServedCert(context.Background(), fc.c), trackedConnKey{}, fc.tc) // tlsconn.go
+	for {
+		req, hdrDeadline, ok := fc.readRequest()
+		if !ok {
+			return
+		}
+		if req == nil {
+			handedOver = true
+			fc.handOver(hdrDeadline)
+			return
+		}
+		if !fc.serveRequest(req) {
+			return
+		}
+	}
+}
+
+// release returns the connection's buffers to their pools.
+func (fc *fastConn) release() {
+	if fc.br != nil {
+		fc.br.Reset(nil)
+		fastReaders.Put(fc.br)
+	}
+	if fc.bw != nil {
+		fc.bw.Reset(nil)
+		fastWriters.Put(fc.bw)
+	}
+	fc.br, fc.bw = nil, nil
+}
+
+// readRequest waits for the next request and parses its header. ok false:
+// the connection ends (closed silently, as net/http does between
+// requests). req nil with ok: the connection goes to net/http; hdrDeadline
+// is the header deadline running (zero: none yet).
+func (fc *fastConn) readRequest() (req *http.Request, hdrDeadline time.Time, ok bool) {
+	n := fc.requests.Load()
+	fc.idle.Store(true)
+	if n == 0 {
+		hdrDeadline = fc.start.Add(readHeaderTimeout)
+		_ = fc.c.SetReadDeadline(hdrDeadline)
+		if _, err := fc.br.Peek(1); err != nil {
+			fc.idle.Store(false)
+			return nil, hdrDeadline, !fc.f.shutting.Load() // net/http traces it
+		}
+	} else {
+		_ = fc.c.SetReadDeadline(time.Now().Add(idleTimeout))
+		if _, err := fc.br.Peek(4); err != nil {
+			return nil, time.Time{}, false
+		}
+		hdrDeadline = time.Now().Add(readHeaderTimeout)
+		_ = fc.c.SetReadDeadline(hdrDeadline)
+	}
+	fc.idle.Store(false)
+	if fc.f.shutting.Load() {
+		return nil, hdrDeadline, false
+	}
+	for {
+		buf, _ := fc.br.Peek(fc.br.Buffered())
+		if end := headerEnd(buf); end > 0 {
+			r := parseFastRequest(buf[:end])
+			if r == nil {
+				return nil, hdrDeadline, true
+			}
+			_, _ = fc.br.Discard(end)
+			r.RemoteAddr, r.TLS = fc.c.RemoteAddr().String(), fc.tlsState
+			return r, hdrDeadline, true
+		}
+		if fc.br.Buffered() == fc.br.Size() {
+			return nil, hdrDeadline, true // a header this long: net/http
+		}
+		if _, err := fc.br.Peek(fc.br.Buffered() + 1); err != nil {
+			return nil, hdrDeadline, true // net/http answers as it would have
+		}
+	}
+}
+
+// handOver gives the connection to the listener's net/http server, the
+// bytes read so far first.
+func (fc *fastConn) handOver(hdrDeadline time.Time) {
+	var rest []byte
+	if n := fc.br.Buffered(); n > 0 {
+		b, _ := fc.br.Peek(n)
+		rest = append(rest, b...)
+	}
+	if fc.src.pending {
+		rest = append(rest, fc.src.b[0])
+	}
+	fc.f.handedOver.Add(1)
+	rc := &replayConn{Conn: fc.c, rest: rest, served: fc.requests.Load(), start: fc.start, clamp: hdrDeadline}
+	if tc, ok := fc.c.(*tls.Conn); ok {
+		fc.f.handoff.push(tlsReplayConn{rc, tc})
+		return
+	}
+	fc.f.handoff.push(rc)
+}
+
+// serveRequest runs the handler for req and writes its answer; false: the
+// connection closes.
+func (fc *fastConn) serveRequest(req *http.Request) bool {
+	fc.requests.Add(1)
+	ctx, cancel := context.WithCancel(fc.ctx)
+	req = req.WithContext(ctx)
+	w := newFastResponse(fc, req)
+	fc.startWatch(cancel)
+	fc.f.s.serve(fc.f.bl, w, req)
+	fc.stopWatch()
+	cancel()
+	w.finish()
+	if fc.wroteDeadline {
+		_ = fc.c.SetWriteDeadline(time.Time{})
+		fc.wroteDeadline = false
+	}
+	return w.reuse() && !fc.f.shutting.Load() && !fc.src.gone
+}
+
+// startWatch arms the watch of the client for the request running.
+func (fc *fastConn) startWatch(cancel context.CancelFunc) {
+	fc.watchMu.Lock()
+	fc.cancel = cancel
+	fc.watchMu.Unlock()
+	if fc.watch == nil {
+		fc.watch = time.AfterFunc(clientWatchAfter, fc.watchClient)
+		return
+	}
+	fc.watch.Reset(clientWatchAfter)
+}
+
+// watchClient reads the client connection while a handler runs, like
+// net/http's background read: the client leaving cancels the request; a
+// byte that arrives (a pipelined request) is kept for the next read.
+func (fc *fastConn) watchClient() {
+	fc.watchMu.Lock()
+	if fc.cancel == nil || fc.watching != nil || fc.src.pending || fc.br.Buffered() > 0 {
+		// No request runs, one watch runs already, or the next request
+		// is here already.
+		fc.watchMu.Unlock()
+		return
+	}
+	done := make(chan struct{})
+	fc.watching = done
+	cancel := fc.cancel
+	_ = fc.c.SetReadDeadline(time.Time{}) // before stopWatch can end the read
+	fc.watchMu.Unlock()
+	defer close(done)
+	n, err := fc.c.Read(fc.src.b[:])
+	if n == 1 {
+		fc.src.pending = true
+		return
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return // stopWatch ended the read
+	}
+	fc.src.gone = true
+	cancel()
+}
+
+// stopWatch ends the watch of the client: it waits for a read in progress
+// to stop.
+func (fc *fastConn) stopWatch() {
+	stopped := fc.watch.Stop()
+	fc.watchMu.Lock()
+	fc.cancel = nil
+	done := fc.watching
+	fc.watching = nil
+	fc.watchMu.Unlock()
+	if stopped || done == nil {
+		return
+	}
+	_ = fc.c.SetReadDeadline(aLongTimeAgo)
+	<-done
+	_ = fc.c.SetReadDeadline(time.Time{})
+}
+
+// watchedReader is what a fast connection's bufio.Reader reads: the byte
+// the client watch read first, then the connection.
+type watchedReader struct {
+	c       net.Conn
+	b       [1]byte
+	pending bool
+	// gone is set when the client watch saw the client leave.
+	gone bool
+	// limit, while positive, bounds the bytes read: net/http reads a new
+	// connection's first bytes up to the length of the HTTP/2 preface's
+	// request line before anything else, and the connection's trace
+	// shows the first read (conntrace.go).
+	limit int
+}
+
+func (r *watchedReader) Read(p []byte) (int, error) {
+	if r.pending && len(p) > 0 {
+		p[0] = r.b[0]
+		r.pending = false
+		return 1, nil
+	}
+	if r.limit > 0 {
+		p = p[:min(len(p), r.limit)]
+		n, err := r.c.Read(p)
+		r.limit -= n
+		if err != nil {
+			r.limit = 0
+		}
+		return n, err
+	}
+	return r.c.Read(p)
+}
+
+// connErrorWriter writes to the client and keeps the first error.
+type connErrorWriter struct{ fc *fastConn }
+
+func (w connErrorWriter) Write(p []byte) (int, error) {
+	n, err := w.fc.c.Write(p)
+	if err != nil && w.fc.werr == nil {
+		w.fc.werr = err
+	}
+	return n, err
+}
+
+// replayConn is a connection handed to net/http: it reads the bytes the
+// fast path read first. clamp, when set, is the header deadline already
+// running: net/http's read deadlines do not extend it until it has read a
+// request header (its first call clearing the deadline).
+type replayConn struct {
+	net.Conn
+	rest   []byte
+	served int64
+	start  time.Time
+	clamp  time.Time
+}
+
+func (c *replayConn) Read(p []byte) (int, error) {
+	if len(c.rest) > 0 {
+		n := copy(p, c.rest)
+		c.rest = c.rest[n:]
+		return n, nil
+	}
+	return c.Conn.Read(p)
+}
+
+// SetReadDeadline sets the read deadline, no later than the clamp.
+func (c *replayConn) SetReadDeadline(t time.Time) error {
+	if !c.clamp.IsZero() {
+		if t.IsZero() {
+			c.clamp = time.Time{}
+		} else if t.After(c.clamp) {
+			t = c.clamp
+		}
+	}
+	return c.Conn.SetReadDeadline(t)
+}
+
+// replayed returns the replayConn c is (nil: c was not handed over).
+func replayed(c net.Conn) *replayConn {
+	switch rc := c.(type) {
+	case *replayConn:
+		return rc
+	case tlsReplayConn:
+		return rc.replayConn
+	}
+	return nil
+}
+
+// tlsReplayConn is a replayConn over TLS: net/http takes a connection with
+// a ConnectionState for an HTTPS one.
+type tlsReplayConn struct {
+	*replayConn
+	tc *tls.Conn
+}
+
+// ConnectionState is the state of the connection's TLS session.
+func (c tlsReplayConn) ConnectionState() tls.ConnectionState { return c.tc.ConnectionState() }
+
+// CloseWrite half-closes the connection.
+func (c *replayConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}

@@ -1,0 +1,424 @@
+package emulator
+
+import (
+	"bufio"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/net/http/httpguts"
+)
+
+// fastResponse is the fast path's http.ResponseWriter. It puts on the wire
+// what net/http's response writer puts there for the same calls (status
+// line, header order, Date, Content-Length of a short body, sniffed
+// Content-Type, chunking, trailers, Connection: close), so that a client
+// cannot tell the two paths apart; the fast path's differential test
+// holds it to that.
+type fastResponse struct {
+	fc  *fastConn
+	req *http.Request
+
+	handlerHeader http.Header
+	// sentHeader is the header as WriteHeader saw it, when the handler had
+	// the header map then (nil: the handler's map is written).
+	sentHeader   http.Header
+	calledHeader bool
+	wroteHeader  bool // WriteHeader ran (the header may still be buffered)
+	headerOut    bool // the header went to the connection's buffer
+	status       int
+	// contentLength is the declared length (-1: none).
+	contentLength int64
+	written       int64
+	handlerDone   bool
+	closeAfter    bool
+	// wantsClose is set when the request asked to close the connection.
+	wantsClose bool
+	chunking   bool
+	trailers   []string
+	// w buffers the body before it is chunked, as net/http's does.
+	w *bufio.Writer
+}
+
+// bufferBeforeChunking is the body net/http buffers before it chooses
+// between a Content-Length and chunking.
+const bufferBeforeChunking = 2048
+
+var (
+	_ http.ResponseWriter                            = (*fastResponse)(nil)
+	_ interface{ FlushError() error }                = (*fastResponse)(nil)
+	_ interface{ SetWriteDeadline(time.Time) error } = (*fastResponse)(nil)
+)
+
+func newFastResponse(fc *fastConn, req *http.Request) *fastResponse {
+	w := &fastResponse{fc: fc, req: req, handlerHeader: http.Header{}, contentLength: -1,
+		wantsClose: req.Close || hasToken(headerGet(req.Header, "Connection"), "close")}
+	if fc.bodyBuf == nil {
+		fc.bodyBuf = bufio.NewWriterSize(fastChunkWriter{w}, bufferBeforeChunking)
+	} else {
+		fc.bodyBuf.Reset(fastChunkWriter{w})
+	}
+	w.w = fc.bodyBuf
+	return w
+}
+
+// Header returns the response header map.
+func (w *fastResponse) Header() http.Header {
+	if w.sentHeader == nil && w.wroteHeader && !w.headerOut {
+		w.sentHeader = w.handlerHeader.Clone()
+	}
+	w.calledHeader = true
+	return w.handlerHeader
+}
+
+// WriteHeader sends an informational answer at once, or notes the final
+// status.
+func (w *fastResponse) WriteHeader(code int) {
+	if w.wroteHeader {
+		return
+	}
+	if code < 100 || code > 999 {
+		panic(fmt.Sprintf("invalid WriteHeader code %v", code))
+	}
+	if code >= 100 && code <= 199 && code != http.StatusSwitchingProtocols {
+		bw := w.fc.bw
+		writeStatusLine(bw, code)
+		_ = w.handlerHeader.WriteSubset(bw, excludedNoBody)
+		_, _ = bw.WriteString("\r\n")
+		_ = bw.Flush()
+		return
+	}
+	w.wroteHeader = true
+	w.status = code
+	if w.calledHeader && w.sentHeader == nil {
+		w.sentHeader = w.handlerHeader.Clone()
+	}
+	if cl := headerGet(w.handlerHeader, "Content-Length"); cl != "" {
+		if v, err := strconv.ParseInt(cl, 10, 64); err == nil && v >= 0 {
+			w.contentLength = v
+		} else {
+			w.handlerHeader.Del("Content-Length")
+		}
+	}
+}
+
+func (w *fastResponse) Write(p []byte) (int, error) {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if !bodyAllowedForStatus(w.status) {
+		return 0, http.ErrBodyNotAllowed
+	}
+	w.written += int64(len(p))
+	if w.contentLength != -1 && w.written > w.contentLength {
+		return 0, http.ErrContentLength
+	}
+	return w.w.Write(p)
+}
+
+// FlushError sends what is buffered to the client.
+func (w *fastResponse) FlushError() error {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	err := w.w.Flush()
+	if !w.headerOut {
+		w.writeHeader(nil)
+	}
+	if e2 := w.fc.bw.Flush(); err == nil {
+		err = e2
+	}
+	return err
+}
+
+// SetWriteDeadline sets the connection's write deadline (the write-stall
+// timeout, limits.go); it is cleared after the response.
+func (w *fastResponse) SetWriteDeadline(t time.Time) error {
+	w.fc.wroteDeadline = true
+	return w.fc.c.SetWriteDeadline(t)
+}
+
+// finish ends the response after the handler returned.
+func (w *fastResponse) finish() {
+	w.handlerDone = true
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	_ = w.w.Flush()
+	if !w.headerOut {
+		w.writeHeader(nil)
+	}
+	bw := w.fc.bw
+	if w.chunking {
+		_, _ = bw.WriteString("0\r\n")
+		if t := w.finalTrailers(); t != nil {
+			_ = t.Write(bw)
+		}
+		_, _ = bw.WriteString("\r\n")
+	}
+	_ = bw.Flush()
+}
+
+// reuse reports whether the connection may carry another request.
+func (w *fastResponse) reuse() bool {
+	if w.closeAfter || w.fc.werr != nil {
+		return false
+	}
+	return w.req.Method == http.MethodHead || w.contentLength == -1 || !bodyAllowedForStatus(w.status) ||
+		w.contentLength == w.written
+}
+
+// fastChunkWriter receives the buffered body: it writes the header first,
+// then the body, chunked when no length is known.
+type fastChunkWriter struct{ w *fastResponse }
+
+func (cw fastChunkWriter) Write(p []byte) (int, error) {
+	w := cw.w
+	if !w.headerOut {
+		w.writeHeader(p)
+	}
+	if w.req.Method == http.MethodHead {
+		return len(p), nil
+	}
+	bw := w.fc.bw
+	if w.chunking {
+		if _, err := fmt.Fprintf(bw, "%x\r\n", len(p)); err != nil {
+			_ = w.fc.c.Close()
+			return 0, err
+		}
+	}
+	n, err := bw.Write(p)
+	if w.chunking && err == nil {
+		_, err = bw.WriteString("\r\n")
+	}
+	if err != nil {
+		_ = w.fc.c.Close()
+	}
+	return n, err
+}
+
+// writeHeader puts the status line and header into the connection's
+// buffer, with what net/http adds: p is the start of the body.
+func (w *fastResponse) writeHeader(p []byte) {
+	w.headerOut = true
+	isHEAD := w.req.Method == http.MethodHead
+	keepAlive := !w.fc.f.shutting.Load()
+	header, owned := w.sentHeader, w.sentHeader != nil
+	if !owned {
+		header = w.handlerHeader
+	}
+	var exclude map[string]bool
+	del := func(key string) {
+		if owned {
+			header.Del(key)
+			return
+		}
+		if _, ok := header[key]; !ok {
+			return
+		}
+		if exclude == nil {
+			exclude = map[string]bool{}
+		}
+		exclude[key] = true
+	}
+	var extra fastExtraHeader
+	hasTrailers := false
+	for k := range w.sentHeader {
+		if strings.HasPrefix(k, http.TrailerPrefix) {
+			if exclude == nil {
+				exclude = map[string]bool{}
+			}
+			exclude[k] = true
+			hasTrailers = true
+		}
+	}
+	for _, v := range w.sentHeader["Trailer"] {
+		hasTrailers = true
+		for _, k := range strings.Split(v, ",") {
+			if k = trimOWS(k); k != "" {
+				w.declareTrailer(k)
+			}
+		}
+	}
+	te := headerGet(header, "Transfer-Encoding")
+	hasTE := te != ""
+	if w.handlerDone && !hasTrailers && !hasTE && bodyAllowedForStatus(w.status) &&
+		!headerHas(header, "Content-Length") && (!isHEAD || len(p) > 0) {
+		w.contentLength = int64(len(p))
+		extra.contentLength = strconv.Itoa(len(p))
+	}
+	hasCL := w.contentLength != -1
+	if w.wantsClose {
+		w.closeAfter = true
+	}
+	if headerGet(header, "Connection") == "close" || !keepAlive {
+		w.closeAfter = true
+	}
+	code := w.status
+	if bodyAllowedForStatus(code) {
+		_, haveType := header["Content-Type"]
+		if header.Get("Content-Encoding") == "" && !haveType && !hasTE && len(p) > 0 {
+			extra.contentType = http.DetectContentType(p)
+		}
+	} else {
+		for _, k := range suppressedHeaders(code) {
+			del(k)
+		}
+	}
+	if !headerHas(header, "Date") {
+		extra.date = time.Now().UTC().Format(http.TimeFormat)
+	}
+	if hasCL && hasTE && te != "identity" {
+		del("Content-Length")
+		hasCL = false
+	}
+	switch {
+	case isHEAD || !bodyAllowedForStatus(code) || code == http.StatusNoContent:
+		del("Transfer-Encoding")
+	case hasCL:
+		del("Transfer-Encoding")
+	case hasTE && te == "identity":
+		w.closeAfter = true
+		del("Transfer-Encoding")
+	default:
+		w.chunking = true
+		extra.transferEncoding = "chunked"
+		if hasTE && te == "chunked" {
+			del("Transfer-Encoding")
+		}
+	}
+	if w.chunking {
+		del("Content-Length")
+	}
+	if w.closeAfter && (!keepAlive || !hasToken(headerGet(w.sentHeader, "Connection"), "close")) && code != http.StatusSwitchingProtocols {
+		del("Connection")
+		extra.connection = "close"
+	}
+	bw := w.fc.bw
+	writeStatusLine(bw, code)
+	_ = w.sentHeader.WriteSubset(bw, exclude)
+	extra.write(bw)
+	_, _ = bw.WriteString("\r\n")
+}
+
+// declareTrailer notes a trailer the Trailer header announced.
+func (w *fastResponse) declareTrailer(k string) {
+	k = http.CanonicalHeaderKey(k)
+	if !httpguts.ValidTrailerHeader(k) {
+		return
+	}
+	w.trailers = append(w.trailers, k)
+}
+
+// finalTrailers are the trailers to send after the last chunk (nil: none).
+func (w *fastResponse) finalTrailers() http.Header {
+	var t http.Header
+	for k, vv := range w.handlerHeader {
+		if kk, found := strings.CutPrefix(k, http.TrailerPrefix); found {
+			if t == nil {
+				t = http.Header{}
+			}
+			t[kk] = vv
+		}
+	}
+	for _, k := range w.trailers {
+		if t == nil {
+			t = http.Header{}
+		}
+		for _, v := range w.handlerHeader[k] {
+			t.Add(k, v)
+		}
+	}
+	return t
+}
+
+// fastExtraHeader is what the writer adds to the handler's header, in
+// net/http's order.
+type fastExtraHeader struct {
+	date, contentLength                       string
+	contentType, connection, transferEncoding string
+}
+
+func (h *fastExtraHeader) write(bw *bufio.Writer) {
+	for _, f := range [...]struct{ k, v string }{
+		{"Date", h.date}, {"Content-Length", h.contentLength},
+		{"Content-Type", h.contentType}, {"Connection", h.connection}, {"Transfer-Encoding", h.transferEncoding},
+	} {
+		if f.v != "" {
+			_, _ = bw.WriteString(f.k)
+			_, _ = bw.WriteString(": ")
+			_, _ = bw.WriteString(f.v)
+			_, _ = bw.WriteString("\r\n")
+		}
+	}
+}
+
+// excludedNoBody are the fields an informational answer does not carry.
+var excludedNoBody = map[string]bool{"Content-Length": true, "Transfer-Encoding": true}
+
+func writeStatusLine(bw *bufio.Writer, code int) {
+	_, _ = bw.WriteString("HTTP/1.1 ")
+	if text := http.StatusText(code); text != "" {
+		var scratch [4]byte
+		_, _ = bw.Write(strconv.AppendInt(scratch[:0], int64(code), 10))
+		_ = bw.WriteByte(' ')
+		_, _ = bw.WriteString(text)
+		_, _ = bw.WriteString("\r\n")
+		return
+	}
+	fmt.Fprintf(bw, "%03d status code %d\r\n", code, code)
+}
+
+// bodyAllowedForStatus reports whether a status may carry a body.
+func bodyAllowedForStatus(status int) bool {
+	return !(status >= 100 && status <= 199) && status != http.StatusNoContent && status != http.StatusNotModified
+}
+
+// suppressedHeaders are the fields an answer without a body drops.
+func suppressedHeaders(status int) []string {
+	switch {
+	case status == http.StatusNotModified:
+		return []string{"Content-Type", "Content-Length", "Transfer-Encoding"}
+	case !bodyAllowedForStatus(status):
+		return []string{"Content-Length", "Transfer-Encoding"}
+	}
+	return nil
+}
+
+// headerGet is the first value of an exact (canonical) key.
+func headerGet(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// headerHas reports whether an exact key is present.
+func headerHas(h http.Header, key string) bool {
+	_, ok := h[key]
+	return ok
+}
+
+// hasToken reports whether v holds token, case-insensitively, between
+// spaces, tabs or commas (net/http's test for "Connection: close").
+func hasToken(v, token string) bool {
+	for sp := 0; sp+len(token) <= len(v); sp++ {
+		if sp > 0 && !isTokenBoundary(v[sp-1]) {
+			continue
+		}
+		if end := sp + len(token); end != len(v) && !isTokenBoundary(v[end]) {
+			continue
+		}
+		if strings.EqualFold(v[sp:sp+len(token)], token) {
+			return true
+		}
+	}
+	return false
+}
+
+func isTokenBoundary(b byte) bool { return b == ' ' || b == ',' || b == '\t' }

@@ -278,13 +278,15 @@ func TestBackendTLS(t *testing.T) {
 
 func TestClientGoneIs499(t *testing.T) {
 	h := serve(t, func(p int32) *table.Table { return simpleTable("127.0.0.1", p, "slow") })
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	// The client gives up after a second (time for a loaded machine to
+	// get the request to the echo), long before the echo's 10 s delay.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	req := h.request("GET", "x", "/gone?delay=3s").WithContext(ctx)
+	req := h.request("GET", "x", "/gone?delay=10s").WithContext(ctx)
 	if _, err := h.client.Do(req); err == nil {
 		t.Fatal("request did not time out")
 	}
-	tr := waitTrace(t, h.s, func(tr Trace) bool { return tr.Path == "/gone?delay=3s" })
+	tr := waitTrace(t, h.s, func(tr Trace) bool { return tr.Path == "/gone?delay=10s" })
 	if tr.Status != 499 || tr.Reason != "client closed the request" {
 		t.Errorf("trace %d %q", tr.Status, tr.Reason)
 	}

@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -323,9 +324,13 @@ func TestH1PoolRequestBodyCutShort(t *testing.T) {
 // A client that goes away while the backend thinks ends the exchange (499)
 // and the backend connection; the next request gets a new one.
 func TestH1PoolClientGoneAbortsExchange(t *testing.T) {
-	release := make(chan struct{})
+	release, arrived := make(chan struct{}), make(chan struct{}, 1)
 	backend, conns := connCountingBackend(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/slow" {
+			select {
+			case arrived <- struct{}{}:
+			default:
+			}
 			select {
 			case <-release:
 			case <-r.Context().Done():
@@ -335,8 +340,14 @@ func TestH1PoolClientGoneAbortsExchange(t *testing.T) {
 	})
 	defer close(release)
 	h := servePooled(t, backend.Listener.Addr().String())
-	client := &http.Client{Timeout: 200 * time.Millisecond}
-	if _, err := client.Do(h.request(http.MethodGet, "x", "/slow")); err == nil {
+	// The client gives up once the backend has the request (not after a
+	// fixed time, which a loaded machine can spend before it gets there).
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-arrived
+		cancel()
+	}()
+	if _, err := http.DefaultClient.Do(h.request(http.MethodGet, "x", "/slow").WithContext(ctx)); err == nil {
 		t.Fatal("the slow request answered")
 	}
 	tr := waitTrace(t, h.s, func(tr Trace) bool { return tr.Path == "/slow" })

@@ -145,6 +145,9 @@ func newTestModel(w, h int, opts Options) *Model {
 		opts.Dir = "samples/conflicts"
 	}
 	m := New(opts)
+	// Timers do not fire (their commands return no message): a test sends
+	// their messages by hand.
+	m.after = func(time.Duration, func(time.Time) tea.Msg) tea.Cmd { return func() tea.Msg { return nil } }
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
 	return m
 }
@@ -179,8 +182,8 @@ func keyMsg(k string) tea.KeyMsg {
 	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
 }
 
-// run updates m with msg and runs the returned commands synchronously,
-// except timers (tea.Tick), which a test drives by hand.
+// run updates m with msg and runs the returned commands synchronously
+// (timers do not fire in a test model: a test drives them by hand).
 func run(m *Model, msg tea.Msg) {
 	_, cmd := m.Update(msg)
 	drain(m, cmd, 0)
@@ -190,14 +193,10 @@ func drain(m *Model, cmd tea.Cmd, depth int) {
 	if cmd == nil || depth > 5 {
 		return
 	}
-	done := make(chan tea.Msg, 1)
-	go func() { done <- cmd() }()
-	var msg tea.Msg
-	select {
-	case msg = <-done:
-	case <-time.After(50 * time.Millisecond):
-		return // a timer: left alone
-	}
+	// Every command is waited for, however long a loaded machine takes
+	// (a replay makes a request): taking a slow one for a timer left its
+	// message out.
+	msg := cmd()
 	switch msg := msg.(type) {
 	case nil:
 	case tea.BatchMsg:

@@ -105,6 +105,10 @@ type Model struct {
 
 	status    statusMsg
 	statusGen int
+
+	// after schedules a timer's message (tea.Tick; a test's model has no
+	// timers, the test sends their messages by hand).
+	after func(time.Duration, func(time.Time) tea.Msg) tea.Cmd
 }
 
 // statusExpiredMsg clears the status line message numbered gen.
@@ -137,7 +141,7 @@ func New(opts Options) *Model {
 	}
 	c := &common{s: newSession(opts.Dir, opts.Now), keys: newKeyMap(), st: newStyles(r, opts.NoColor)}
 	c.s.admin, c.s.adminProblem = opts.Admin, opts.AdminProblem
-	m := &Model{c: c, help: help.New(), filter: textinput.New()}
+	m := &Model{c: c, help: help.New(), filter: textinput.New(), after: tea.Tick}
 	m.help.Styles = c.st.Help
 	m.filter.Prompt = "/"
 	m.filter.PromptStyle = c.st.FilterPrompt
@@ -156,10 +160,10 @@ func New(opts Options) *Model {
 }
 
 // Init starts the once-a-second refresh of the request rate.
-func (m *Model) Init() tea.Cmd { return tick() }
+func (m *Model) Init() tea.Cmd { return m.tick() }
 
-func tick() tea.Cmd {
-	return tea.Tick(time.Second, func(time.Time) tea.Msg { return tickMsg{} })
+func (m *Model) tick() tea.Cmd {
+	return m.after(time.Second, func(time.Time) tea.Msg { return tickMsg{} })
 }
 
 // Update routes a message: frame messages are handled here, the session
@@ -189,7 +193,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, m.broadcast(refreshMsg{})
 		}
 	case tickMsg:
-		return m, tick()
+		return m, m.tick()
 	case showObjectMsg:
 		m.switchTo(viewDetail)
 		return m, m.send(viewDetail, msg)
@@ -209,7 +213,7 @@ func (m *Model) applyState(msg StateMsg) tea.Cmd {
 		s.flashing = true
 		s.flashGen++
 		gen := s.flashGen
-		cmds = append(cmds, tea.Tick(flashFor, func(time.Time) tea.Msg { return flashDoneMsg{gen: gen} }))
+		cmds = append(cmds, m.after(flashFor, func(time.Time) tea.Msg { return flashDoneMsg{gen: gen} }))
 	}
 	cmds = append(cmds, m.broadcast(refreshMsg{}))
 	return tea.Batch(cmds...)
@@ -219,7 +223,7 @@ func (m *Model) setStatus(msg statusMsg) tea.Cmd {
 	m.status = msg
 	m.statusGen++
 	gen := m.statusGen
-	return tea.Tick(statusFor, func(time.Time) tea.Msg { return statusExpiredMsg{gen: gen} })
+	return m.after(statusFor, func(time.Time) tea.Msg { return statusExpiredMsg{gen: gen} })
 }
 
 // send delivers msg to one view.

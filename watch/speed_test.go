@@ -1,13 +1,12 @@
-//go:build unix
-
 package watch
 
 import (
 	"os"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gwdev/gwdev/internal/cputime"
 )
 
 // TestLoadDirSpeed reports the cold-start wall time (validators compiled
@@ -41,11 +40,9 @@ func TestLoadDirSpeed(t *testing.T) {
 	t.Logf("loaded %d HTTPRoutes again (warm) in %v wall, %v CPU", n, time.Since(start), cpuTime()-cpu0)
 }
 
-// cpuTime is the CPU time (user+system) used by the process so far.
+// cpuTime is the CPU time used by the process so far (0 where it is not
+// measured).
 func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	d, _ := cputime.Process()
+	return d
 }

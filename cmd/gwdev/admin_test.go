@@ -46,7 +46,7 @@ func TestUpAdminAPI(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(settle)
 	for {
 		if c, _ := get("/healthz"); c == 200 {
 			break
@@ -116,7 +116,7 @@ func TestUpAdminAPI(t *testing.T) {
 		var code int
 		var body string
 		// Metrics are collected from a trace subscription: allow a moment.
-		for end := time.Now().Add(2 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		for end := time.Now().Add(settle); ; time.Sleep(20 * time.Millisecond) {
 			code, body = get(c.path)
 			if (code == 200 && containsAll(body, c.want)) || time.Now().After(end) {
 				break

@@ -137,10 +137,10 @@ func saveByRename(t *testing.T, path, content string) {
 	}
 }
 
-// waitFor polls get until it returns want (5 s at most).
+// waitFor polls get until it returns want (settle at most).
 func waitFor(t *testing.T, out *syncBuffer, want string, get func() string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(settle)
 	got := ""
 	for time.Now().Before(deadline) {
 		if got = get(); got == want {
@@ -151,7 +151,7 @@ func waitFor(t *testing.T, out *syncBuffer, want string, get func() string) {
 	t.Fatalf("got %q, want %q; up said:\n%s", got, want, out)
 }
 
-// waitForOutput waits until up's output contains want (5 s at most).
+// waitForOutput waits until up's output contains want (settle at most).
 func waitForOutput(t *testing.T, out *syncBuffer, want string) {
 	t.Helper()
 	waitFor(t, out, "yes", func() string {

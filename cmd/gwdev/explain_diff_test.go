@@ -415,7 +415,7 @@ func (d diffProbe) check(t *testing.T, input string, s *emulator.Server, tab *ta
 
 // traceOf waits for the trace of the connection from local.
 func traceOf(s *emulator.Server, local string) (emulator.Trace, bool) {
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(settle)
 	for time.Now().Before(deadline) {
 		ts := s.Traces()
 		for i := len(ts) - 1; i >= 0; i-- {

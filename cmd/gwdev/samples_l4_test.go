@@ -60,7 +60,7 @@ func upSampleWith(t *testing.T, name string, ports map[int]int, o *upOptions) *s
 			t.Errorf("up: %v", err)
 		}
 	})
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(settle)
 	for !strings.Contains(out.String(), "watching") {
 		if time.Now().After(deadline) {
 			t.Fatalf("gwdev up did not start:\n%s", out.String())

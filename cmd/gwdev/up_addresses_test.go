@@ -69,10 +69,10 @@ func TestUpGatewaysKeepAddresses(t *testing.T) {
 	}
 }
 
-// waitForUp polls cond for up to 5s, failing with gwdev's output.
+// waitForUp polls cond for up to settle, failing with gwdev's output.
 func waitForUp(t *testing.T, out *syncBuffer, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(settle)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s; gwdev said:\n%s", what, out.String())

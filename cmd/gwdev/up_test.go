@@ -17,6 +17,11 @@ import (
 	"github.com/gwdev/gwdev/internal/freeport"
 )
 
+// settle is how long a test waits for gwdev to do what it will do (start,
+// reload, serve, draw): only a failing test waits that long, so it leaves
+// room for a loaded machine under -race.
+const settle = 30 * time.Second
+
 // freePort returns a TCP port free on 127.0.0.1 for a Gateway listener
 // (internal/freeport: nothing else takes it before gwdev binds it).
 func freePort(t *testing.T) int {

@@ -99,7 +99,7 @@ func TestUpTUIInTmux(t *testing.T) {
 	}
 
 	// Overview: the Gateway, its listener and where port 8080 is served.
-	screen := s.waitText("Gateway default/web", 10*time.Second)
+	screen := s.waitText("Gateway default/web", settle)
 	for _, want := range []string{"1 Overview", "4 Traces", "http", "✓ no problems"} {
 		if !strings.Contains(screen, want) {
 			t.Errorf("Overview lacks %q:\n%s", want, screen)
@@ -127,7 +127,7 @@ func TestUpTUIInTmux(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.keys("3")
-	screen = s.waitText("app.yaml:", 5*time.Second)
+	screen = s.waitText("app.yaml:", settle)
 	if !strings.Contains(screen, "yaml:") || !strings.Contains(screen, "✗ error") {
 		t.Errorf("Problems does not show the YAML error:\n%s", screen)
 	}
@@ -139,7 +139,7 @@ func TestUpTUIInTmux(t *testing.T) {
 	if err := os.WriteFile(app, good, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	s.waitFor("the problem to clear", 5*time.Second, func(screen string) bool {
+	s.waitFor("the problem to clear", settle, func(screen string) bool {
 		return !strings.Contains(screen, "app.yaml:") && strings.Contains(screen, "✓ no problems")
 	})
 
@@ -153,7 +153,7 @@ func TestUpTUIInTmux(t *testing.T) {
 	// The dashboard takes traces in batches: wait for the last one (the tab
 	// counts the request made while the file was broken too).
 	tracesTab := regexp.MustCompile(`4 Traces [4-9]`)
-	screen = s.waitFor("3 requests in Traces", 5*time.Second, func(screen string) bool {
+	screen = s.waitFor("3 requests in Traces", settle, func(screen string) bool {
 		return strings.Count(screen, "/api/users") >= 3 && tracesTab.MatchString(screen)
 	})
 	for _, want := range []string{"app.example.com", "default/app r0.0", "200", "following"} {
@@ -172,8 +172,8 @@ func TestUpTUIInTmux(t *testing.T) {
 	s.keys("c")
 	// Without a system clipboard (no xclip, wl-copy… here) the status line
 	// says the command went out as OSC 52, not that it was copied.
-	s.waitText("(unconfirmed): curl -i http://"+addr+"/api/users -H 'Host: app.example.com'", 3*time.Second)
-	deadline := time.Now().Add(3 * time.Second)
+	s.waitText("(unconfirmed): curl -i http://"+addr+"/api/users -H 'Host: app.example.com'", settle)
+	deadline := time.Now().Add(settle)
 	for {
 		buf, _ := s.tmux("show-buffer")
 		if strings.HasPrefix(buf, "curl -i http://"+addr+"/api/users") {
@@ -186,9 +186,9 @@ func TestUpTUIInTmux(t *testing.T) {
 	}
 	// r replays it through the listener: the status line says so.
 	s.keys("r")
-	s.waitText("replayed GET app.example.com/api/users → 200", 3*time.Second)
+	s.waitText("replayed GET app.example.com/api/users → 200", settle)
 	s.keys("Enter")
-	s.waitText("Decision", 3*time.Second)
+	s.waitText("Decision", settle)
 
 	// q stops gwdev: the session ends and the listener is closed.
 	s.keys("q")

@@ -107,7 +107,7 @@ func TestWatcherDeleteGrace(t *testing.T) {
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}
-	u, seen := rt.waitFor(5*time.Second, "the root missing", func(u *Update) bool { return u.Root == RootMissing })
+	_, seen := rt.waitFor(5*time.Second, "the root missing", func(u *Update) bool { return u.Root == RootMissing })
 	for _, s := range seen {
 		if routePort(t, s, "a") != 80 || routePort(t, s, "b") != 90 {
 			t.Errorf("an update lost a route while the folder was removed: a %d, b %d", routePort(t, s, "a"), routePort(t, s, "b"))

@@ -247,25 +247,37 @@ func checkCABundle(data []byte) error {
 	if len(data) == 0 {
 		return fmt.Errorf("key ca.crt is missing or empty")
 	}
-	n := 0
+	certs, err := ParsePEMCertificates(data)
+	if err != nil {
+		return fmt.Errorf("ca.crt holds an invalid certificate: %w", err)
+	}
+	if len(certs) == 0 {
+		return fmt.Errorf("ca.crt holds no PEM certificate")
+	}
+	return nil
+}
+
+// ParsePEMCertificates parses every CERTIFICATE block of data in order
+// (other blocks are skipped): a chain leaf first, or a CA bundle. It fails
+// on the first block that does not parse, and returns none without error
+// when data holds no certificate.
+func ParsePEMCertificates(data []byte) ([]*x509.Certificate, error) {
+	var certs []*x509.Certificate
 	for rest := data; ; {
 		var b *pem.Block
 		b, rest = pem.Decode(rest)
 		if b == nil {
-			break
+			return certs, nil
 		}
 		if b.Type != "CERTIFICATE" {
 			continue
 		}
-		if _, err := x509.ParseCertificate(b.Bytes); err != nil {
-			return fmt.Errorf("ca.crt holds an invalid certificate: %w", err)
+		c, err := x509.ParseCertificate(b.Bytes)
+		if err != nil {
+			return nil, err
 		}
-		n++
+		certs = append(certs, c)
 	}
-	if n == 0 {
-		return fmt.Errorf("ca.crt holds no PEM certificate")
-	}
-	return nil
 }
 
 func groupKind(group, kind string) string {

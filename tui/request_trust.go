@@ -2,7 +2,6 @@ package tui
 
 import (
 	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"net"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gwdev/gwdev/emulator"
+	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
@@ -184,24 +184,9 @@ func passthroughEchoCert(t emulator.Trace, tab *table.Table) *table.Certificate 
 
 // parseChain parses the PEM certificates of a chain, leaf first.
 func parseChain(chain []byte) ([]*x509.Certificate, error) {
-	var certs []*x509.Certificate
-	for {
-		var b *pem.Block
-		b, chain = pem.Decode(chain)
-		if b == nil {
-			break
-		}
-		if b.Type != "CERTIFICATE" {
-			continue
-		}
-		c, err := x509.ParseCertificate(b.Bytes)
-		if err != nil {
-			return nil, err
-		}
-		certs = append(certs, c)
+	certs, err := engine.ParsePEMCertificates(chain)
+	if err == nil && len(certs) == 0 {
+		err = errors.New("no CERTIFICATE block")
 	}
-	if len(certs) == 0 {
-		return nil, errors.New("no CERTIFICATE block")
-	}
-	return certs, nil
+	return certs, err
 }

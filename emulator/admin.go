@@ -90,17 +90,17 @@ func NewAdmin(srv *Server, status http.Handler) *Admin {
 		a.refused, traceBytes,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.wg.Add(1)
-	go a.collect(sub.ch)
+	go a.collect(sub)
 	return a
 }
 
 // collect turns traces into metrics until the subscription ends.
-func (a *Admin) collect(ch <-chan Trace) {
+func (a *Admin) collect(sub *subscription) {
 	defer a.wg.Done()
-	for t := range ch {
+	sub.each(func(t *Trace) {
 		if t.Refused > 0 {
 			a.refused.WithLabelValues(t.Gateway, t.Listener, t.Proto).Add(float64(t.Refused))
-			continue
+			return
 		}
 		route := t.Route
 		if route == "" {
@@ -109,7 +109,7 @@ func (a *Admin) collect(ch <-chan Trace) {
 		a.requests.WithLabelValues(t.Gateway, t.Listener, route, strconv.Itoa(t.Status)).Inc()
 		a.duration.WithLabelValues(t.Gateway, t.Listener).Observe(time.Duration(t.Duration).Seconds())
 		a.bytesOut.WithLabelValues(t.Gateway, t.Listener).Add(float64(t.BytesOut))
-	}
+	})
 }
 
 // SetReload records the translation now served.
@@ -201,7 +201,7 @@ func (a *Admin) stream(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
 		return
 	}
-	ch, cancel := a.srv.Subscribe(256)
+	ch, cancel := a.srv.Subscribe(1024)
 	defer cancel()
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")

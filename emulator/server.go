@@ -305,11 +305,12 @@ func (s *Server) Traces() []Trace { return s.traces.snapshot() }
 
 // Subscribe returns a channel that receives every new trace. The channel
 // holds buf traces; when it is full new traces are dropped for this
-// subscriber, so a slow reader never slows requests. The function cancels
-// the subscription and closes the channel.
+// subscriber, so a slow reader never slows requests. Under load traces
+// arrive in bursts, at most one per traceBatchWindow. The function cancels
+// the subscription; the channel is closed soon after.
 func (s *Server) Subscribe(buf int) (<-chan Trace, func()) {
 	sub, cancel := s.traces.subscribe(buf)
-	return sub.ch, cancel
+	return sub.channel(buf), cancel
 }
 
 // EchoLog returns the log lines of the echo backend of a Service

@@ -147,8 +147,8 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 }
 
 // traceRing keeps the last traces, within a count and a byte budget, and
-// fans them out to subscribers. A subscriber whose channel is full loses
-// the trace: the data path never waits.
+// fans them out to subscribers. A subscriber whose queue is full loses the
+// trace: the data path never waits.
 type traceRing struct {
 	mu sync.Mutex
 	// buf holds n traces from head on (wrapping); sizes their estimated
@@ -162,8 +162,23 @@ type traceRing struct {
 	subs   map[*subscription]struct{}
 }
 
+// traceBatchWindow is how long a subscriber lets traces gather after it
+// took a batch: the first trace after a quiet spell is delivered at once,
+// but under load a subscriber wakes at most once per window instead of
+// once per request (each wake-up of a parked goroutine costs the request
+// path a scheduler hand-off, often a futex call to start another thread).
+const traceBatchWindow = 5 * time.Millisecond
+
+// subscription is one subscriber's queue of traces not yet taken.
 type subscription struct {
-	ch      chan Trace
+	ring *traceRing
+	// queue holds up to max traces, under ring.mu; wake has a token when
+	// the queue went from empty to not empty.
+	queue   []Trace
+	spare   []Trace // the array the subscriber gave back, reused by the queue
+	max     int
+	wake    chan struct{}
+	done    chan struct{} // closed by cancel
 	dropped atomic.Int64
 }
 
@@ -174,7 +189,7 @@ func newTraceRing(size, budget int) *traceRing {
 }
 
 // record redacts t, stores it (forgetting the oldest traces past the count
-// or the byte budget) and offers it to every subscriber without blocking.
+// or the byte budget) and queues it for every subscriber without blocking.
 func (r *traceRing) record(t Trace) {
 	redactTrace(&t) // redact.go: the one place credentials are redacted
 	size := traceSize(&t)
@@ -191,12 +206,109 @@ func (r *traceRing) record(t Trace) {
 	r.n++
 	r.bytes += size
 	for s := range r.subs {
-		select {
-		case s.ch <- t:
-		default:
+		if len(s.queue) >= s.max {
 			s.dropped.Add(1)
+			continue
+		}
+		if s.queue == nil {
+			s.queue, s.spare = s.spare[:0], nil
+		}
+		s.queue = append(s.queue, t)
+		if len(s.queue) == 1 {
+			select {
+			case s.wake <- struct{}{}:
+			default:
+			}
 		}
 	}
+}
+
+// subscribe adds a subscriber whose queue holds up to limit traces; the
+// returned function removes it (any number of calls).
+func (r *traceRing) subscribe(limit int) (*subscription, func()) {
+	s := &subscription{ring: r, max: max(limit, 1), wake: make(chan struct{}, 1), done: make(chan struct{})}
+	r.mu.Lock()
+	r.subs[s] = struct{}{}
+	r.mu.Unlock()
+	var once sync.Once
+	return s, func() {
+		once.Do(func() {
+			r.mu.Lock()
+			delete(r.subs, s)
+			r.mu.Unlock()
+			close(s.done)
+		})
+	}
+}
+
+// next waits for traces and returns them, oldest first, after letting
+// them gather for traceBatchWindow since the previous batch; ok is false
+// once the subscription is cancelled (the traces still queued then are
+// returned with it). prev, the previous batch, is reused: the caller must
+// be done with it.
+func (s *subscription) next(prev []Trace, last time.Time) (batch []Trace, ok bool) {
+	select {
+	case <-s.wake:
+	case <-s.done:
+		return s.take(prev), false
+	}
+	if wait := traceBatchWindow - time.Since(last); wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-s.done:
+			t.Stop()
+			return s.take(prev), false
+		}
+	}
+	return s.take(prev), true
+}
+
+// take swaps the queue for prev's array (cleared).
+func (s *subscription) take(prev []Trace) []Trace {
+	clear(prev)
+	s.ring.mu.Lock()
+	defer s.ring.mu.Unlock()
+	out := s.queue
+	s.queue, s.spare = nil, prev[:0]
+	return out
+}
+
+// each calls f for every trace, in order, until the subscription is
+// cancelled (traces still queued then are passed too).
+func (s *subscription) each(f func(*Trace)) {
+	var batch []Trace
+	var last time.Time
+	for {
+		var ok bool
+		batch, ok = s.next(batch, last)
+		last = time.Now()
+		for i := range batch {
+			f(&batch[i])
+		}
+		if !ok {
+			return
+		}
+	}
+}
+
+// channel delivers the subscription's traces on a channel of size buf from
+// a goroutine of its own; traces that find the channel full are dropped
+// (counted in dropped). The channel is closed once the subscription is
+// cancelled and what was queued is delivered or dropped.
+func (s *subscription) channel(buf int) <-chan Trace {
+	ch := make(chan Trace, max(buf, 1))
+	go func() {
+		defer close(ch)
+		s.each(func(t *Trace) {
+			select {
+			case ch <- *t:
+			default:
+				s.dropped.Add(1)
+			}
+		})
+	}()
+	return ch
 }
 
 // snapshot copies the ring, oldest first.
@@ -244,27 +356,6 @@ func traceSize(t *Trace) int {
 	return n
 }
 
-// subscribe adds a subscriber with a channel of size buf; the returned
-// function removes it and closes the channel.
-func (r *traceRing) subscribe(buf int) (*subscription, func()) {
-	if buf < 1 {
-		buf = 1
-	}
-	s := &subscription{ch: make(chan Trace, buf)}
-	r.mu.Lock()
-	r.subs[s] = struct{}{}
-	r.mu.Unlock()
-	var once sync.Once
-	return s, func() {
-		once.Do(func() {
-			r.mu.Lock()
-			delete(r.subs, s)
-			close(s.ch)
-			r.mu.Unlock()
-		})
-	}
-}
-
 // accessLog writes traces as JSON lines from its own goroutine.
 type accessLog struct {
 	cancel func()
@@ -278,12 +369,12 @@ func startAccessLog(ring *traceRing, w io.Writer, keep func(*Trace) bool) *acces
 	go func() {
 		defer close(a.done)
 		enc := json.NewEncoder(w)
-		for t := range sub.ch {
-			if keep != nil && !keep(&t) {
-				continue // dropped by a discard rule (accesslog_filter.go)
+		sub.each(func(t *Trace) {
+			if keep != nil && !keep(t) {
+				return // dropped by a discard rule (accesslog_filter.go)
 			}
-			_ = enc.Encode(&t) // a broken log writer must not stop the gateway
-		}
+			_ = enc.Encode(t) // a broken log writer must not stop the gateway
+		})
 	}()
 	return a
 }

@@ -15,6 +15,9 @@
 # metrics collected, admin API on. Needs wrk, h2load, nginx and haproxy:
 #   apt-get install -y wrk nghttp2-client nginx haproxy
 # Usage: bench/proxy.sh [duration=5s] [rounds=3] [connections=64] [threads=2] [modes="http1 https h2c"]
+# http1 also runs two references: "direct", wrk straight to the backend
+# (the ceiling), and "relay", bench/relay (the floor of a Go proxy with a
+# goroutine per connection: copies heads and bodies, nothing else).
 # GWDEV_BIN=path benchmarks that gwdev binary instead of building one;
 # GWDEV_BASE=path adds a side "base" running that gwdev binary (an older
 # build, to compare builds in the same rounds); GWDEV_FLAGS adds flags to
@@ -26,6 +29,7 @@ dur=${1:-5s}; rounds=${2:-3}; conns=${3:-64}; threads=${4:-2}; modes=${5:-http1 
 need bench/proxy.sh "wrk nghttp2-client nginx haproxy" wrk h2load nginx haproxy curl
 if [ -n "${GWDEV_BIN:-}" ]; then cp "$GWDEV_BIN" "$tmp/gwdev"; else go build -o "$tmp/gwdev" ./cmd/gwdev; fi
 go build -o "$tmp/backend" ./bench/backend
+go build -o "$tmp/relay" ./bench/relay
 go build -o "$tmp/tlsbench" ./bench/tlsbench
 "$tmp/tlsbench" certs "$tmp"
 
@@ -34,11 +38,12 @@ declare -A addr=(
   [gwdev.http1]=127.0.0.1:18081 [nginx.http1]=127.0.0.1:18082 [haproxy.http1]=127.0.0.1:18083
   [gwdev.https]=127.0.0.1:18091 [nginx.https]=127.0.0.1:18092 [haproxy.https]=127.0.0.1:18093
   [gwdev.h2c]=127.0.0.1:18081   [nginx.h2c]=127.0.0.1:18102   [haproxy.h2c]=127.0.0.1:18103
-  [direct.http1]=$BACKEND
+  [direct.http1]=$BACKEND [relay.http1]=127.0.0.1:18085
   [base.http1]=127.0.0.1:18084 [base.https]=127.0.0.1:18094 [base.h2c]=127.0.0.1:18084
 )
 [ -n "${GWDEV_BASE:-}" ] || unset 'addr[base.http1]' 'addr[base.https]' 'addr[base.h2c]'
 "$tmp/backend" -addr $BACKEND & pids+=($!)
+"$tmp/relay" -addr "${addr[relay.http1]}" -upstream $BACKEND & pids+=($!)
 
 mkdir -p "$tmp/manifests"
 cp "$tmp/secret.yaml" "$tmp/manifests/"
@@ -185,7 +190,7 @@ for round in $(seq "$rounds"); do
   for mode in $modes; do
     k=$(( (round - 1) % ${#sides[@]} ))
     order=("${sides[@]:$k}" "${sides[@]:0:$k}")
-    [ "$mode" = http1 ] && order+=(direct)
+    [ "$mode" = http1 ] && order+=(relay direct)
     for side in "${order[@]}"; do one "$mode" "$side" "$round"; done
   done
 done
@@ -204,14 +209,16 @@ awk '
   END {
     for (i = 1; i <= nm; i++) {
       m = order[i]
-      split("gwdev base nginx haproxy direct", ss, " ")
-      for (k = 1; k <= 5; k++) if ((m " " ss[k]) in rps)
+      split("gwdev base nginx haproxy relay direct", ss, " ")
+      for (k = 1; k <= 6; k++) if ((m " " ss[k]) in rps)
         printf "%-6s %-8s %12.0f %10.2f\n", m, ss[k], median(rps[m " " ss[k]]), median(lat[m " " ss[k]])
-      rr = ""; lr = ""; hr = ""; br = ""; bl = ""
+      rr = ""; lr = ""; hr = ""; br = ""; bl = ""; fr = ""; fl = ""
       for (n in rounds) { rr = rr sprintf(" %.2f", r[m, "gwdev", n] / r[m, "nginx", n])
                           lr = lr " " l[m, "gwdev", n] / l[m, "nginx", n]; hr = hr " " r[m, "gwdev", n] / r[m, "haproxy", n]
+                          if ((m SUBSEP "relay" SUBSEP n) in r) { fr = fr sprintf(" %.2f", r[m, "relay", n] / r[m, "nginx", n]); fl = fl " " l[m, "relay", n] / l[m, "nginx", n] }
                           if ((m SUBSEP "base" SUBSEP n) in r) { br = br sprintf(" %.2f", r[m, "base", n] / r[m, "nginx", n]); bl = bl " " l[m, "base", n] / l[m, "nginx", n] } }
       printf "%-6s gwdev/nginx req/s %.2f (per round:%s)  p99 %.2fx  gwdev/haproxy req/s %.2f\n", m, median(rr), rr, median(lr), median(hr)
+      if (fr != "") printf "%-6s relay/nginx req/s %.2f (per round:%s)  p99 %.2fx  (the floor of a Go proxy: bench/relay)\n", m, median(fr), fr, median(fl)
       if (br != "") printf "%-6s base/nginx  req/s %.2f (per round:%s)  p99 %.2fx\n", m, median(br), br, median(bl)
     }
   }' "$tmp/runs"

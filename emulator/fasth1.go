@@ -171,6 +171,8 @@ type fastConn struct {
 	ctx      context.Context
 	// tlsState is the TLS connection's state (nil: plain HTTP).
 	tlsState *tls.ConnectionState
+	// remote is the client's address, made at the first request.
+	remote string
 	// watch, when it fires, starts watching the client (watchClient).
 	watch   *time.Timer
 	watchMu sync.Mutex
@@ -284,7 +286,10 @@ func (fc *fastConn) readRequest() (req *http.Request, hdrDeadline time.Time, ok 
 				return nil, hdrDeadline, true
 			}
 			_, _ = fc.br.Discard(end)
-			r.RemoteAddr, r.TLS = fc.c.RemoteAddr().String(), fc.tlsState
+			if fc.remote == "" {
+				fc.remote = fc.c.RemoteAddr().String()
+			}
+			r.RemoteAddr, r.TLS = fc.remote, fc.tlsState
 			return r, hdrDeadline, true
 		}
 		if fc.br.Buffered() == fc.br.Size() {

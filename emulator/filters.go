@@ -27,6 +27,8 @@ type filterStep struct {
 	// rule or backendRef (-1: not an ExternalAuth filter).
 	extAuth     int
 	unsupported string
+	// note is the trace's line for a header modifier, made once.
+	note string
 }
 
 // headerMod is the table's header change, with the data plane's methods.
@@ -39,6 +41,12 @@ func compileFilters(fs []table.Filter, rc *regexCache) []filterStep {
 		s := filterStep{typ: f.Type, mirror: -1, extAuth: -1, unsupported: f.Unsupported,
 			reqHeaders: (*headerMod)(f.RequestHeaderModifier), respHeaders: (*headerMod)(f.ResponseHeaderModifier),
 			redirect: f.RequestRedirect, rewrite: f.URLRewrite}
+		switch {
+		case s.reqHeaders != nil:
+			s.note = "RequestHeaderModifier: " + s.reqHeaders.describe()
+		case s.respHeaders != nil:
+			s.note = "ResponseHeaderModifier: " + s.respHeaders.describe()
+		}
 		if m := f.RequestMirror; m != nil {
 			s.mirror, s.mirrorFraction = m.Index, m.Fraction
 		}

@@ -50,6 +50,7 @@ type exchange struct {
 
 	reqMods     []*headerMod
 	respMods    []*headerMod
+	modsArr     [4]*headerMod // the first reqMods and respMods, without an allocation
 	rewriteHost string
 	rewritePath string
 	cors        *corsPolicy
@@ -88,6 +89,7 @@ func exchangeFrom(ctx context.Context) *exchange {
 
 func newExchange(r *http.Request, now time.Time) *exchange {
 	ex := &exchange{start: now, req: r, view: newReqView(r), host: requestHost(r.Host), pinAddr: -1}
+	ex.reqMods, ex.respMods = ex.modsArr[:0:2], ex.modsArr[2:2:4]
 	ex.trace = Trace{Time: now, Proto: r.Proto, Host: ex.host, Method: r.Method,
 		Path: requestURI(r.URL), GRPC: ex.view.grpc}
 	if up := r.Header.Get("Upgrade"); up != "" && r.ProtoMajor == 1 && !strings.EqualFold(up, "h2c") {
@@ -127,7 +129,7 @@ func (ex *exchange) decide(pr *portRoutes) action {
 		return actNotFound
 	}
 	ex.rule = r
-	t.Rule, t.Route, t.Source = r.r.Name, r.r.Route.String(), r.source
+	t.Rule, t.Route, t.Source = r.r.Name, r.route, r.source
 	if a, done := ex.checkRulePolicy(r); done {
 		return a
 	}
@@ -197,10 +199,10 @@ func (ex *exchange) collect(fs []filterStep, mirrors []*backendRoutes, auths []*
 			return actUnsupported, true
 		case f.reqHeaders != nil:
 			ex.reqMods = append(ex.reqMods, f.reqHeaders)
-			t.Filters = append(t.Filters, "RequestHeaderModifier: "+f.reqHeaders.describe())
+			t.Filters = append(t.Filters, f.note)
 		case f.respHeaders != nil:
 			ex.respMods = append(ex.respMods, f.respHeaders)
-			t.Filters = append(t.Filters, "ResponseHeaderModifier: "+f.respHeaders.describe())
+			t.Filters = append(t.Filters, f.note)
 		case f.rewrite != nil:
 			ex.applyRewrite(f.rewrite)
 		case f.redirect != nil:

@@ -87,6 +87,8 @@ type ruleRoutes struct {
 	// auths parallels the rule's ExternalAuth filters (extauth.go).
 	auths  []*extAuthRoutes
 	source string
+	// route is r.Route's name, made once rather than per request.
+	route string
 }
 
 // backendRoutes is a compiled Backend.
@@ -255,7 +257,7 @@ func (c *compiler) rule(r *table.RouteRule) *ruleRoutes {
 	if rr, ok := c.rules[r]; ok {
 		return rr
 	}
-	rr := &ruleRoutes{r: r}
+	rr := &ruleRoutes{r: r, route: r.Route.String()}
 	c.rules[r] = rr
 	if r.Source.File != "" {
 		rr.source = r.Source.File

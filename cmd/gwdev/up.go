@@ -121,6 +121,16 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 		TCPIdleTimeout: o.tcpIdle, UDPSessionTimeout: o.udpSession}
 	o.limits.apply(&ecfg, errOut)
 	srv := emulator.New(ecfg)
+	gcCtx, stopGC := context.WithCancel(ctx)
+	gcDone := make(chan struct{})
+	go func() {
+		defer close(gcDone)
+		serveGC(gcCtx) // gc.go: heap headroom while serving
+	}()
+	defer func() {
+		stopGC()
+		<-gcDone
+	}()
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

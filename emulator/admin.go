@@ -97,19 +97,47 @@ func NewAdmin(srv *Server, status http.Handler) *Admin {
 // collect turns traces into metrics until the subscription ends.
 func (a *Admin) collect(sub *subscription) {
 	defer a.wg.Done()
+	series := map[seriesKey]*requestSeries{}
 	sub.each(func(t *Trace) {
 		if t.Refused > 0 {
 			a.refused.WithLabelValues(t.Gateway, t.Listener, t.Proto).Add(float64(t.Refused))
 			return
 		}
-		route := t.Route
-		if route == "" {
-			route = "-"
+		k := seriesKey{t.Gateway, t.Listener, t.Route, t.Status}
+		m := series[k]
+		if m == nil {
+			if len(series) >= maxCachedSeries {
+				clear(series) // routes come and go with reloads: start over
+			}
+			route := t.Route
+			if route == "" {
+				route = "-"
+			}
+			m = &requestSeries{requests: a.requests.WithLabelValues(t.Gateway, t.Listener, route, strconv.Itoa(t.Status)),
+				duration: a.duration.WithLabelValues(t.Gateway, t.Listener), bytesOut: a.bytesOut.WithLabelValues(t.Gateway, t.Listener)}
+			series[k] = m
 		}
-		a.requests.WithLabelValues(t.Gateway, t.Listener, route, strconv.Itoa(t.Status)).Inc()
-		a.duration.WithLabelValues(t.Gateway, t.Listener).Observe(time.Duration(t.Duration).Seconds())
-		a.bytesOut.WithLabelValues(t.Gateway, t.Listener).Add(float64(t.BytesOut))
+		m.requests.Inc()
+		m.duration.Observe(time.Duration(t.Duration).Seconds())
+		m.bytesOut.Add(float64(t.BytesOut))
 	})
+}
+
+// maxCachedSeries bounds collect's cache of metric series.
+const maxCachedSeries = 4096
+
+// seriesKey is what a request's metric series are chosen by.
+type seriesKey struct {
+	gateway, listener, route string
+	status                   int
+}
+
+// requestSeries are a request's metric series, looked up once per
+// seriesKey rather than hashed label by label for every request.
+type requestSeries struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
+	bytesOut prometheus.Counter
 }
 
 // SetReload records the translation now served.

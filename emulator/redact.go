@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -44,9 +46,31 @@ var SensitiveQueryNames = []string{
 var SensitiveQueryWords = []string{"token", "key", "secret", "password", "signature", "session", "credential", "jwt"}
 
 // sensitiveHeader reports whether a header's values are credentials. It
-// runs for every header of every traced request: it does not allocate for
-// ASCII names.
+// runs for every header of every traced request: the answers for the first
+// maxSensitiveCache names seen are kept (names repeat from request to
+// request), and the others are worked out each time without allocating.
 func sensitiveHeader(name string) bool {
+	if v, ok := sensitiveCache.Load(name); ok {
+		return v.(bool)
+	}
+	secret := isSensitiveHeader(name)
+	if sensitiveCached.Add(1) <= maxSensitiveCache {
+		sensitiveCache.Store(strings.Clone(name), secret) // a name may be a slice of a whole request head
+	}
+	return secret
+}
+
+// maxSensitiveCache bounds sensitiveHeader's cache, against clients that
+// send new header names with every request.
+const maxSensitiveCache = 1024
+
+var (
+	sensitiveCache  sync.Map // header name → bool
+	sensitiveCached atomic.Int64
+)
+
+// isSensitiveHeader is sensitiveHeader without the cache.
+func isSensitiveHeader(name string) bool {
 	for _, n := range SensitiveHeaders {
 		if strings.EqualFold(name, n) {
 			return true

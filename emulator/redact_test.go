@@ -155,3 +155,27 @@ func TestTraceRingByteBudget(t *testing.T) {
 	}
 	_ = table.Table{}
 }
+
+// The cache of header verdicts answers as the lists do, and stops growing
+// at its bound however many new names clients send.
+func TestSensitiveHeaderCache(t *testing.T) {
+	names := []string{"Authorization", "authorization", "X-Session-Id", "Accept", "User-Agent", "X-My-Secret", "Content-Type", "X-Trace"}
+	for i := range 2 * maxSensitiveCache {
+		names = append(names, fmt.Sprintf("X-Name-%d", i), fmt.Sprintf("X-Token-%d", i))
+	}
+	for round := range 2 { // the second round answers from the cache
+		for _, n := range names {
+			if got, want := sensitiveHeader(n), isSensitiveHeader(n); got != want {
+				t.Fatalf("round %d: sensitiveHeader(%q) = %v, want %v", round, n, got, want)
+			}
+		}
+	}
+	kept := 0
+	sensitiveCache.Range(func(any, any) bool { kept++; return true })
+	if kept > maxSensitiveCache {
+		t.Errorf("cache holds %d names, bound %d", kept, maxSensitiveCache)
+	}
+	if !sensitiveHeader("X-Token-1") || sensitiveHeader("X-Name-1") || !sensitiveHeader("authorization") {
+		t.Error("wrong verdicts")
+	}
+}

@@ -58,6 +58,10 @@ type upstream struct {
 	// h1p sends plain HTTP/1.1 requests, h1 the rest (h1pool.go; nil: h1
 	// sends them all).
 	h1p *h1Pool
+	// echoRT, h1RT and h2RT are what transport returns: the echo target,
+	// h1p (or h1) and h2 behind the status check every upstream answer
+	// goes through (statusGuard).
+	echoRT, h1RT, h2RT *statusGuard
 }
 
 // upstream returns the (possibly reused) upstream of a valid backend.
@@ -105,6 +109,7 @@ func newUpstream(key string, b *table.Backend, echoLog func(string) *echoLog) *u
 	u := &upstream{key: key, kind: b.Target.Kind, addrs: b.Target.Addresses, scheme: "http"}
 	if b.Target.Kind == table.TargetEcho {
 		u.echo = newEchoTarget(b, echoLog)
+		u.echoRT = &statusGuard{next: u.echo}
 	}
 	if b.TLS != nil {
 		u.scheme = "https"
@@ -188,24 +193,51 @@ func verifySANs(cs tls.ConnectionState, roots *x509.CertPool, sans []table.Subje
 // (h2c without TLS).
 func (u *upstream) transport(h2 bool) http.RoundTripper {
 	if u.echo != nil && u.echoTLS == nil {
-		return u.echo
+		return u.echoRT
 	}
 	if h2 {
 		// Each transport gets its own copy of the TLS settings: net/http
 		// rewrites NextProtos of the one it is given.
-		u.h2Once.Do(func() { u.h2 = u.withClientCert(u.echoTLS.transport(newTransport(u.tls.Clone(), true))) })
-		return u.h2
+		u.h2Once.Do(func() {
+			u.h2 = u.withClientCert(u.echoTLS.transport(newTransport(u.tls.Clone(), true)))
+			u.h2RT = &statusGuard{next: u.h2}
+		})
+		return u.h2RT
 	}
 	u.h1Once.Do(func() {
 		u.h1 = u.withClientCert(u.echoTLS.transport(newTransport(u.tls.Clone(), false)))
+		u.h1RT = &statusGuard{next: u.h1}
 		if u.tls == nil {
 			u.h1p = newH1Pool(u.h1)
+			u.h1RT.next = u.h1p
 		}
 	})
-	if u.h1p != nil {
-		return u.h1p
+	return u.h1RT
+}
+
+// statusGuard refuses an upstream answer whose status is outside
+// 100..999: no HTTP status has more or fewer than three digits, and
+// passing one on would make the server's WriteHeader panic. The request
+// then fails as if the backend had broken the connection (502 from a
+// backend, 403 from an auth server).
+type statusGuard struct{ next http.RoundTripper }
+
+var _ http.RoundTripper = (*statusGuard)(nil)
+
+func (g *statusGuard) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := g.next.RoundTrip(req)
+	if err != nil || (resp.StatusCode >= 100 && resp.StatusCode <= 999) {
+		return resp, err
 	}
-	return u.h1
+	_ = resp.Body.Close()
+	return nil, &badStatusError{code: resp.StatusCode}
+}
+
+// badStatusError is an upstream answer with a status outside 100..999.
+type badStatusError struct{ code int }
+
+func (e *badStatusError) Error() string {
+	return fmt.Sprintf("backend answered status %d, outside 100..999 (the backend's fault)", e.code)
 }
 
 // withClientCert makes t's connections record whether the gateway

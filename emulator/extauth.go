@@ -17,9 +17,6 @@ import (
 
 // Limits of ExternalAuth checks.
 const (
-	// extAuthTimeout bounds one authorization request; an auth backend that
-	// does not answer in time denies.
-	extAuthTimeout = 10 * time.Second
 	// maxAuthDenialBody is the most of a denial's body passed to the client.
 	maxAuthDenialBody = 1 << 20
 	// extAuthErrorStatus is the answer when the auth backend cannot be
@@ -27,6 +24,11 @@ const (
 	// open.
 	extAuthErrorStatus = http.StatusForbidden
 )
+
+// extAuthTimeout bounds one authorization request, its answer's body
+// included; an auth backend that does not answer in time denies. (A
+// variable only so that tests can shorten it.)
+var extAuthTimeout = 10 * time.Second
 
 // extAuthRoutes is a compiled ExternalAuth filter.
 type extAuthRoutes struct {
@@ -192,10 +194,28 @@ func (ex *exchange) checkHTTP(a *extAuthRoutes, w http.ResponseWriter, r *http.R
 		ex.authDenial(w, resp.StatusCode, resp.Header, body)
 		return false
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxAuthDenialBody))
+	if why := incompleteAllow(resp.Body); why != "" {
+		ex.authFailed(a, w, "answered 200 but "+why)
+		return false
+	}
 	n := ex.addAuthHeaders(resp.Header, a.a.AllowedResponseHeaders)
 	ex.trace.Filters = append(ex.trace.Filters, fmt.Sprintf("ExternalAuth: %s allowed (200), %d header(s) copied to the request", a.backend.service, n))
 	return true
+}
+
+// incompleteAllow reads an allow's body to its end and says why the allow
+// is not complete ("" : it is): only a 200 read whole (its Content-Length
+// or a well-formed chunked encoding, within the check's timeout and
+// maxAuthDenialBody) allows.
+func incompleteAllow(body io.Reader) string {
+	n, err := io.Copy(io.Discard, io.LimitReader(body, maxAuthDenialBody+1))
+	switch {
+	case err != nil:
+		return fmt.Sprintf("its body could not be read to its end (%v), so the allow is incomplete", err)
+	case n > maxAuthDenialBody:
+		return fmt.Sprintf("its body is longer than %d bytes, so the allow is not read whole", maxAuthDenialBody)
+	}
+	return ""
 }
 
 // roundTripAuth sends an authorization request to the auth backend at
@@ -218,6 +238,8 @@ func (ex *exchange) roundTripAuth(a *extAuthRoutes, w http.ResponseWriter, rt ht
 		return nil
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		why = fmt.Sprintf("did not answer within %s", extAuthTimeout)
+	case errors.As(err, new(*badStatusError)):
+		why = "failed: " + err.Error()
 	default:
 		why = "unreachable: " + err.Error()
 		if tlsWhy, ok := tlsFailure(a.backend, addr, err); ok {

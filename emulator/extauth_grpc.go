@@ -129,7 +129,8 @@ func socketAddress(hostport string) *corev3.Address {
 }
 
 // readCheckResponse reads one CheckResponse message and the call's
-// grpc-status (a status other than OK is a failed call, not a denial).
+// grpc-status (a status other than OK is a failed call, not a denial; no
+// status at all is an incomplete call, also failed).
 func readCheckResponse(resp *http.Response) (*authv3.CheckResponse, error) {
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -143,7 +144,12 @@ func readCheckResponse(resp *http.Response) (*authv3.CheckResponse, error) {
 	if st == "" {
 		st = resp.Header.Get("Grpc-Status") // trailers-only answer
 	}
-	if st != "" && st != "0" {
+	if st == "" {
+		// A call is complete only with its status (grpc-go fails such a
+		// call with Internal): a message alone is no allow.
+		return nil, errors.New("sent no grpc-status, so the call is incomplete")
+	}
+	if st != "0" {
 		m := resp.Trailer.Get("Grpc-Message")
 		if m == "" {
 			m = resp.Header.Get("Grpc-Message")

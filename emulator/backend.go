@@ -207,7 +207,7 @@ func (u *upstream) transport(h2 bool) http.RoundTripper {
 	u.h1Once.Do(func() {
 		u.h1 = u.withClientCert(u.echoTLS.transport(newTransport(u.tls.Clone(), false)))
 		u.h1RT = &statusGuard{next: u.h1}
-		if u.tls == nil {
+		if u.tls == nil && canProbeIdle {
 			u.h1p = newH1Pool(u.h1)
 			u.h1RT.next = u.h1p
 		}

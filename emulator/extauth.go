@@ -166,7 +166,7 @@ func (ex *exchange) checkHTTP(a *extAuthRoutes, w http.ResponseWriter, r *http.R
 		ex.authFailed(a, w, why)
 		return false
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), extAuthTimeout)
+	ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), authExchangeKey{}, ex), extAuthTimeout)
 	defer cancel()
 	u := &url.URL{Scheme: a.backend.up.scheme, Host: addr, RawQuery: r.URL.RawQuery}
 	u.Path = unescapedPrefix(a.a.PathPrefix) + r.URL.Path

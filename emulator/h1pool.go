@@ -26,9 +26,9 @@ const (
 	// maxUpstreamHeaderBytes bounds a response's header (1xx answers
 	// included unless passed on), as net/http's default does.
 	maxUpstreamHeaderBytes = 10 << 20
-	// idleProbeAfter is how long a connection may sit idle before it is
-	// probed (one non-blocking peek) for a backend's close before reuse.
-	idleProbeAfter = 100 * time.Millisecond
+	// strayPeek is how many bytes of an idle connection's stray bytes
+	// the trace shows.
+	strayPeek = 24
 	// h1BufSize is the size of each connection's read and write buffers.
 	h1BufSize = 4 << 10
 )
@@ -121,7 +121,6 @@ func invalidHeader(h http.Header) string {
 
 // get returns an idle connection to addr, or dials one.
 func (p *h1Pool) get(ctx context.Context, addr string) (*h1Conn, error) {
-	now := time.Now()
 	for {
 		p.mu.Lock()
 		list := p.idle[addr]
@@ -133,11 +132,19 @@ func (p *h1Pool) get(ctx context.Context, addr string) (*h1Conn, error) {
 		list[len(list)-1] = nil
 		p.idle[addr] = list[:len(list)-1]
 		p.mu.Unlock()
-		if now.Sub(pc.idleSince) < idleProbeAfter || probeOpen(pc.c) {
+		// Every reuse looks first (one non-blocking peek, however short
+		// the idle time): a backend that wrote after its answer ended (a
+		// body to HEAD, bytes after Content-Length, a second answer)
+		// would otherwise answer the next request with them.
+		st, stray := probeIdle(pc.c)
+		if st == idleOpen {
 			pc.reused = true
 			return pc, nil
 		}
-		_ = pc.c.Close() // the backend closed it while idle
+		_ = pc.c.Close() // the backend closed it while idle, or wrote to it
+		if st == idleStray {
+			noteBackendFault(ctx, fmt.Sprintf("backend %s sent bytes no request asked for on an idle connection (starting %q): connection closed, the request went on another", addr, stray))
+		}
 	}
 	c, err := p.next.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -308,7 +315,7 @@ func (pc *h1Conn) roundTrip(req *http.Request) (*http.Response, error) {
 	}
 	keep := !resp.Close && !req.Close
 	if resp.Body == http.NoBody {
-		pc.finish(stop, keep)
+		pc.finish(ctx, stop, keep)
 		return resp, nil
 	}
 	resp.Body = &h1Body{pc: pc, ctx: ctx, body: resp.Body, stop: stop, keep: keep}
@@ -355,15 +362,51 @@ func (pc *h1Conn) retriable(req *http.Request) bool {
 }
 
 // finish ends an exchange: the connection goes back to the pool when the
-// answer was read to its end, nothing aborted it and both sides keep it
-// alive; otherwise it is closed.
-func (pc *h1Conn) finish(stop func() bool, keep bool) {
-	if stop() && keep && pc.br.Buffered() == 0 {
+// answer was read to its end, nothing aborted it, both sides keep it alive
+// and nothing follows the answer; otherwise it is closed. Bytes after the
+// answer are the backend's fault, noted in ctx's trace.
+func (pc *h1Conn) finish(ctx context.Context, stop func() bool, keep bool) {
+	stopped := stop()
+	if n := pc.br.Buffered(); n > 0 && keep {
+		extra, _ := pc.br.Peek(min(n, strayPeek))
+		noteBackendFault(ctx, fmt.Sprintf("backend %s sent %d byte(s) after its answer ended (starting %q): connection closed", pc.addr, n, extra))
+		keep = false
+	}
+	if stopped && keep {
 		pc.pool.put(pc)
 		return
 	}
 	_ = pc.c.Close()
 }
+
+// idleState is what probeIdle finds on an idle connection.
+type idleState int
+
+const (
+	idleOpen   idleState = iota // nothing to read: reusable
+	idleClosed                  // the backend closed it (or it failed)
+	idleStray                   // bytes no request asked for
+)
+
+// noteBackendFault records, in the trace of the request whose context is
+// ctx, something a backend did wrong on a pooled connection.
+func noteBackendFault(ctx context.Context, what string) {
+	ex := exchangeFrom(ctx)
+	if ex == nil {
+		ex, _ = ctx.Value(authExchangeKey{}).(*exchange)
+	}
+	if ex == nil {
+		return
+	}
+	if ex.trace.BackendFault != "" {
+		what = ex.trace.BackendFault + "; " + what
+	}
+	ex.trace.BackendFault = what
+}
+
+// authExchangeKey carries, in an ExternalAuth request's context, the
+// exchange whose trace notes the auth backend's faults.
+type authExchangeKey struct{}
 
 // h1Body is a pooled connection's response body.
 type h1Body struct {
@@ -389,7 +432,7 @@ func (b *h1Body) Read(p []byte) (int, error) {
 	}
 	n, err := b.body.Read(p)
 	if err != nil {
-		b.pc.finish(b.stop, b.keep && err == io.EOF)
+		b.pc.finish(b.ctx, b.stop, b.keep && err == io.EOF)
 		if err != io.EOF && b.ctx.Err() != nil {
 			err = context.Cause(b.ctx) // the exchange was aborted
 		}
@@ -409,7 +452,7 @@ func (b *h1Body) Close() error {
 	defer b.mu.Unlock()
 	if b.err == nil {
 		b.err = errBodyClosed
-		b.pc.finish(b.stop, false)
+		b.pc.finish(b.ctx, b.stop, false)
 	}
 	return nil
 }

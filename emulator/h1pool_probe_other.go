@@ -4,7 +4,10 @@ package emulator
 
 import "net"
 
-// probeOpen cannot peek at a socket here without blocking: an idle
-// connection the backend closed shows up as an error on first use, and the
-// pool sends the request again on a new connection when that is safe.
-func probeOpen(net.Conn) bool { return true }
+// canProbeIdle is false here: a socket cannot be peeked at without
+// blocking, so stray bytes from a backend could be read as the next
+// request's answer. The pool is not used; net/http's transport (which reads
+// idle connections with a goroutine of its own) sends every request.
+const canProbeIdle = false
+
+func probeIdle(net.Conn) (idleState, []byte) { return idleOpen, nil }

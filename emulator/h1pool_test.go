@@ -152,7 +152,7 @@ func TestH1PoolBackendClosesIdleConnection(t *testing.T) {
 			t.Fatalf("GET %d: %d %q", i, res.status, res.body)
 		}
 	}
-	time.Sleep(2 * idleProbeAfter)
+	time.Sleep(200 * time.Millisecond)
 	req := h.request(http.MethodPost, "x", "/")
 	req.Body, req.ContentLength = io.NopCloser(strings.NewReader("data")), 4
 	if res := h.do(req); res.status != 200 || string(res.body) != "POST data" {

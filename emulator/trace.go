@@ -88,6 +88,11 @@ type Trace struct {
 	// Upstream is the endpoint address the last attempt went to ("echo" for
 	// the built-in echo backend).
 	Upstream string `json:"upstream,omitempty"`
+	// BackendFault says what a backend (or auth backend) did wrong on a
+	// pooled HTTP/1.1 connection while serving this request: bytes after
+	// its answer, or bytes no request asked for on an idle connection. The
+	// connection was closed and no client got those bytes ("" : none).
+	BackendFault string `json:"backendFault,omitempty"`
 	// BackendClientCert says whether the gateway presented its client
 	// certificate (the Gateway's spec.tls.backend) on the TLS connection to
 	// the backend: "Secret <ns>/<name> presented", or not presented because
@@ -337,7 +342,7 @@ func traceSize(t *Trace) int {
 	for _, s := range [...]string{t.Client, t.Gateway, t.Listener, t.Address, t.Proto, t.SNI,
 		t.NegotiatedProtocol, t.TLSVersion, t.ClientCert, t.Host, t.Method, t.Path, t.GRPCService,
 		t.GRPCMethod, t.GRPCStatus, t.VirtualHost, t.Rule, t.Route, t.Source, t.Reason, t.Backend,
-		t.Service, t.Target, t.Why, t.Upstream, t.BackendClientCert, t.Location, t.End, t.Truncated} {
+		t.Service, t.Target, t.Why, t.Upstream, t.BackendFault, t.BackendClientCert, t.Location, t.End, t.Truncated} {
 		n += len(s)
 	}
 	for _, l := range [...][]string{t.ALPN, t.Filters, t.Candidates} {

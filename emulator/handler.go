@@ -112,6 +112,9 @@ func (ex *exchange) decide(pr *portRoutes) action {
 	if a, done := ex.checkTLS(pr); done {
 		return a
 	}
+	if a, done := ex.normalizePath(pr); done {
+		return a
+	}
 	l, vh, r, reason := pr.route(&ex.view, ex.host)
 	ex.listener, ex.vhost = l, vh
 	if l != nil {

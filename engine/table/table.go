@@ -28,6 +28,9 @@ type GatewayTable struct {
 	// Mesh is set when the entry is a Service's mesh frontend rather than a
 	// Gateway (Name is then "mesh/<ns>/<service>…", Gateway the Service).
 	Mesh *MeshService `json:"mesh,omitempty"`
+	// Paths is how the Gateway normalises request paths before matching
+	// (path.go; the zero value is the engine's default for every Gateway).
+	Paths PathPolicy `json:"paths,omitzero"`
 }
 
 // PortTable is one bound port: every programmed listener sharing it, in

@@ -26,10 +26,23 @@ var SensitiveHeaders = []string{
 }
 
 // SensitiveHeaderWords redact a header whose lower-case name contains one
-// of them (X-Session-Id, X-Client-Secret, X-Refresh-Token, …).
+// of them (X-Session-Id, X-Client-Secret, Ocp-Apim-Subscription-Key,
+// X-Goog-Iap-Jwt-Assertion, X-Amzn-Oidc-Data, X-Auth-Request-Email, …),
+// unless the name is one of NotSensitiveHeaders.
 var SensitiveHeaderWords = []string{
-	"authorization", "cookie", "token", "secret", "password", "passwd", "apikey", "api-key", "api_key",
+	"auth", "cookie", "token", "secret", "password", "passwd", "key", "jwt", "assertion", "oidc",
 	"credential", "signature", "session",
+}
+
+// NotSensitiveHeaders are the headers a word of SensitiveHeaderWords would
+// redact but that carry no credential, kept by a deliberate decision so that
+// traces stay useful: the authority (Host's HTTP/2 name), authentication
+// challenges (they name a scheme and realm, never a secret), the WebSocket
+// handshake's nonce and its answer, and idempotency keys (chosen by clients
+// to be repeated, and what a retry decision reads).
+var NotSensitiveHeaders = []string{
+	":authority", "Authority", "Www-Authenticate", "Proxy-Authenticate",
+	"Sec-Websocket-Key", "Sec-Websocket-Accept", "Idempotency-Key", "X-Idempotency-Key",
 }
 
 // SensitiveQueryNames are the query parameters whose values are always
@@ -43,7 +56,8 @@ var SensitiveQueryNames = []string{
 
 // SensitiveQueryWords redact a query parameter whose lower-case name
 // contains one of them (api_key, x-amz-signature, sessionid, …).
-var SensitiveQueryWords = []string{"token", "key", "secret", "password", "signature", "session", "credential", "jwt"}
+var SensitiveQueryWords = []string{"token", "key", "secret", "password", "signature", "session", "credential", "jwt",
+	"assertion", "oidc"}
 
 // sensitiveHeader reports whether a header's values are credentials. It
 // runs for every header of every traced request: the answers for the first
@@ -74,6 +88,11 @@ func isSensitiveHeader(name string) bool {
 	for _, n := range SensitiveHeaders {
 		if strings.EqualFold(name, n) {
 			return true
+		}
+	}
+	for _, n := range NotSensitiveHeaders {
+		if strings.EqualFold(name, n) {
+			return false
 		}
 	}
 	for i := 0; i < len(name); i++ {

@@ -179,3 +179,39 @@ func TestSensitiveHeaderCache(t *testing.T) {
 		t.Error("wrong verdicts")
 	}
 }
+
+// TestRedactionByNamePattern: a header whose name contains key, secret,
+// token, password, jwt, assertion, oidc, session, signature, credential or
+// auth is redacted, in traces as everywhere; the common headers that are no
+// credential are kept, by a deliberate, listed decision (NotSensitiveHeaders).
+func TestRedactionByNamePattern(t *testing.T) {
+	secret := []string{"Ocp-Apim-Subscription-Key", "X-Functions-Key", "X-Goog-Iap-Jwt-Assertion", "X-Amzn-Oidc-Data",
+		"X-Amzn-Oidc-Accesstoken", "X-Private-Key", "X-Client-Secret", "X-Session-Id", "Signature", "X-Credentials",
+		"X-Auth-Request-Email", "X-Password", "X-Saml-Assertion", "x-api-key", "X-Oidc-Claims"}
+	kept := []string{"Authority", ":authority", "Www-Authenticate", "Proxy-Authenticate", "Keep-Alive", "Cache-Control",
+		"Accept", "Accept-Encoding", "Accept-Language", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto",
+		"Content-Type", "User-Agent", "Host", "Sec-Websocket-Key", "Sec-Websocket-Accept", "Idempotency-Key",
+		"X-Idempotency-Key", "X-Request-Id", "Traceparent"}
+	for _, n := range secret {
+		if !isSensitiveHeader(n) {
+			t.Errorf("%s is not redacted", n)
+		}
+	}
+	for _, n := range kept {
+		if isSensitiveHeader(n) {
+			t.Errorf("%s is redacted, but it is no credential", n)
+		}
+	}
+	h := servePooled(t, "127.0.0.1:1")
+	req := h.request("GET", "x", "/")
+	for i, n := range secret {
+		req.Header.Set(n, fmt.Sprintf("CRED%02d", i))
+	}
+	tr := Explain(h.tab, h.ip, h.port, req)
+	b, _ := json.Marshal(tr)
+	for i := range secret {
+		if strings.Contains(string(b), fmt.Sprintf("CRED%02d", i)) {
+			t.Errorf("explain shows %s's value", secret[i])
+		}
+	}
+}

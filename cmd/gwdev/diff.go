@@ -1,14 +1,12 @@
 package main
 
 import (
-	"archive/tar"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -62,7 +60,7 @@ the list for other tools.`,
 				}
 				args = []string{base, o.dir}
 			}
-			return o.run(cmd.OutOrStdout(), args)
+			return o.run(cmd.OutOrStdout(), cmd.ErrOrStderr(), args)
 		},
 	}
 	f := cmd.Flags()
@@ -83,7 +81,7 @@ type diffReport struct {
 	Changes []diffItem `json:"changes"`
 }
 
-func (o *diffOptions) run(out io.Writer, args []string) error {
+func (o *diffOptions) run(out, errOut io.Writer, args []string) error {
 	switch o.format {
 	case "text", "github", "json":
 	default:
@@ -137,9 +135,12 @@ func (o *diffOptions) run(out io.Writer, args []string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	baseDir, err := repo.extract(commit, tmp)
+	baseDir, left, err := repo.extract(commit, tmp)
 	if err != nil {
 		return err
+	}
+	for _, l := range left {
+		fmt.Fprintf(errOut, "gwdev diff: at %s, %s\n", base, l)
 	}
 	baseView := &statusView{}
 	if baseDir != "" {
@@ -244,84 +245,6 @@ func (r *gitRepo) mainMergeBase() (string, string, error) {
 		return mb, "merge base with " + b, nil
 	}
 	return "", "", fmt.Errorf("no branch %s: give BASE (a branch, tag or commit)", strings.Join(mainBranches, ", "))
-}
-
-// extract writes the repository as it is at commit under tmp and returns
-// DIR's path there ("" when DIR did not exist at commit: everything is
-// new). The whole tree is written, so that symlinks from DIR to elsewhere
-// in the repository resolve as they do in the working tree.
-func (r *gitRepo) extract(commit, tmp string) (string, error) {
-	tree := commit
-	if r.prefix != "" {
-		tree += ":" + strings.TrimSuffix(r.prefix, "/")
-	}
-	if _, err := r.git("cat-file", "-e", tree); err != nil {
-		return "", nil
-	}
-	cmd := exec.Command("git", "-C", r.root, "archive", "--format=tar", commit)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	pipe, err := cmd.StdoutPipe()
-	if err != nil {
-		return "", err
-	}
-	if err := cmd.Start(); err != nil {
-		return "", err
-	}
-	xerr := untar(pipe, tmp)
-	_, _ = io.Copy(io.Discard, pipe)
-	if err := cmd.Wait(); err != nil {
-		return "", fmt.Errorf("git archive %s: %s", tree, strings.TrimSpace(stderr.String()))
-	}
-	return filepath.Join(tmp, filepath.FromSlash(r.prefix)), xerr
-}
-
-// untar writes the regular files, directories and symlinks of a tar stream
-// under dir (a symlink keeps its target, as git stores it).
-func untar(r io.Reader, dir string) error {
-	tr := tar.NewReader(r)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("reading git archive: %w", err)
-		}
-		name := path.Clean(h.Name)
-		if name == "." || strings.HasPrefix(name, "../") || path.IsAbs(name) {
-			continue
-		}
-		target := filepath.Join(dir, filepath.FromSlash(name))
-		switch h.Typeflag {
-		case tar.TypeDir:
-			if err := os.MkdirAll(target, 0o755); err != nil {
-				return err
-			}
-		case tar.TypeSymlink:
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return err
-			}
-			if err := os.Symlink(h.Linkname, target); err != nil {
-				return err
-			}
-		case tar.TypeReg:
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return err
-			}
-			f, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-			if err != nil {
-				return err
-			}
-			_, err = io.Copy(f, tr)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return err
-			}
-		}
-	}
 }
 
 // pathMapper returns how to show the paths of a tree loaded from dir: as

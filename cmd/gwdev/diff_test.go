@@ -286,3 +286,104 @@ func TestDiffSymlinks(t *testing.T) {
 		t.Errorf("diff HEAD with a load problem naming a file: exit %d:\n%s", code, out)
 	}
 }
+
+// TestDiffNeverWritesOutsideItsFolder: a commit whose tree holds "x" as a
+// symlink to a directory elsewhere and "x/pwn.yaml" as a file (git mktree
+// makes one; a fetch brings one) must not make gwdev diff create or truncate
+// a file through the symlink; "X" a symlink beside "x/f" (one name on a
+// case-insensitive filesystem) neither; and a symlink pointing outside the
+// repository is not followed. The blobs are read with git itself, never
+// through a work tree.
+func TestDiffNeverWritesOutsideItsFolder(t *testing.T) {
+	repo, dir, _ := gitRepoForTest(t)
+	outside := t.TempDir()
+	victim := filepath.Join(outside, "pwn.yaml")
+	if err := os.WriteFile(victim, []byte("keep me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git := func(stdin string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
+		cmd.Stdin = strings.NewReader(stdin)
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
+			"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("git %v: %v", args, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	link := git(outside, "hash-object", "-w", "--stdin")
+	pwn := git("kind: Secret\n", "hash-object", "-w", "--stdin")
+	sub := git("100644 blob "+pwn+"\tpwn.yaml\n", "mktree")
+	manifests := git("", "rev-parse", "HEAD:manifests")
+	top := git(strings.Join([]string{
+		"040000 tree " + manifests + "\tmanifests",
+		"120000 blob " + link + "\tx",
+		"040000 tree " + sub + "\tx",
+		"120000 blob " + link + "\tY",
+		"040000 tree " + sub + "\ty",
+		"120000 blob " + link + "\tmanifests-out",
+	}, "\n")+"\n", "mktree")
+	commit := git("", "commit-tree", top, "-m", "hostile tree")
+	_, errOut, _ := runGwdev(t, "", "diff", commit, dir)
+	for _, want := range []string{"symlink x → " + outside + " left out", "symlink Y → " + outside + " left out"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if b, err := os.ReadFile(victim); err != nil || string(b) != "keep me\n" {
+		t.Errorf("gwdev diff wrote through a symlink of the tree: %s is now %q (%v)", victim, b, err)
+	}
+	ents, _ := os.ReadDir(outside)
+	if len(ents) != 1 {
+		t.Errorf("gwdev diff created files outside its folder: %v", ents)
+	}
+}
+
+// TestDiffExtractChainedSymlinks: a symlink whose text stays inside but
+// that resolves outside through another symlink of the tree ("s/../x"
+// where s is "../..") is left out; one that resolves inside is kept.
+func TestDiffExtractChainedSymlinks(t *testing.T) {
+	repo, _, _ := gitRepoForTest(t)
+	git := func(stdin string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("git %v: %v", args, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	blob := func(s string) string { return git(s, "hash-object", "-w", "--stdin") }
+	q := git("120000 blob "+blob("../..")+"\ts\n120000 blob "+blob("s/../x")+"\tl\n120000 blob "+blob("s/manifests")+"\tok\n", "mktree")
+	p := git("040000 tree "+q+"\tq\n", "mktree")
+	top := git("040000 tree "+git("", "rev-parse", "HEAD:manifests")+"\tmanifests\n040000 tree "+p+"\tp\n", "mktree")
+	commit := git("", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit-tree", top, "-m", "chained")
+	base := t.TempDir()
+	tmp := filepath.Join(base, "tree")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(base, "x"), 0o755); err != nil { // what l would reach
+		t.Fatal(err)
+	}
+	r, err := openRepo(filepath.Join(repo, "manifests"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, left, err := r.extract(commit, tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 1 || !strings.Contains(left[0], "symlink p/q/l → s/../x left out: it resolves outside") {
+		t.Errorf("left out %q, want p/q/l only", left)
+	}
+	if _, err := os.Lstat(filepath.Join(tmp, "p", "q", "l")); err == nil {
+		t.Errorf("p/q/l was kept")
+	}
+	if st, err := os.Stat(filepath.Join(tmp, "p", "q", "ok")); err != nil || !st.IsDir() {
+		t.Errorf("p/q/ok (inside) was not kept: %v", err)
+	}
+}

@@ -54,7 +54,6 @@ type Admin struct {
 	translate prometheus.Gauge
 	objects   prometheus.Gauge
 	findings  *prometheus.GaugeVec
-	refused   *prometheus.CounterVec
 	stop      func()
 	wg        sync.WaitGroup
 }
@@ -80,14 +79,14 @@ func NewAdmin(srv *Server, status http.Handler) *Admin {
 	dropped := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "gwdev_traces_dropped_total",
 		Help: "Traces the metrics collector missed because it fell behind (metrics undercount by this much)."},
 		func() float64 { return float64(sub.dropped.Load()) })
-	a.refused = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gwdev_refused_total",
-		Help: "Connections (TCP, HTTP) and UDP sessions refused over a listener's limit (--max-conns, --max-udp-sessions)."},
-		[]string{"gateway", "listener", "proto"})
+	refused := &refusedCollector{srv: srv, desc: prometheus.NewDesc("gwdev_refused_total",
+		"Connections (TCP, HTTP) and UDP datagrams starting a session refused over a listener's limit (--max-conns, --max-udp-sessions), counted as they happen.",
+		[]string{"gateway", "listener", "proto"}, nil)}
 	traceBytes := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "gwdev_trace_history_bytes",
 		Help: "Estimated memory of the trace history (bounded by --trace-memory)."},
 		func() float64 { _, b := srv.traces.usage(); return float64(b) })
 	a.reg.MustRegister(a.requests, a.duration, a.bytesOut, a.reloads, a.translate, a.objects, a.findings, dropped,
-		a.refused, traceBytes,
+		refused, traceBytes,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.wg.Add(1)
 	go a.collect(sub)
@@ -100,8 +99,7 @@ func (a *Admin) collect(sub *subscription) {
 	series := map[seriesKey]*requestSeries{}
 	sub.each(func(t *Trace) {
 		if t.Refused > 0 {
-			a.refused.WithLabelValues(t.Gateway, t.Listener, t.Proto).Add(float64(t.Refused))
-			return
+			return // counted as they happen (refusedCollector)
 		}
 		k := seriesKey{t.Gateway, t.Listener, t.Route, t.Status}
 		m := series[k]
@@ -309,4 +307,20 @@ func ServeAdmin(ctx context.Context, addr string, a *Admin, opts AdminOptions) (
 		_ = hs.Shutdown(sctx)
 	}()
 	return ln.Addr(), errc, nil
+}
+
+// refusedCollector exposes the server's refusal counts
+// (Server.RefusedCounts), which move with every refusal rather than with
+// the rate-limited refusal traces.
+type refusedCollector struct {
+	srv  *Server
+	desc *prometheus.Desc
+}
+
+func (c *refusedCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *refusedCollector) Collect(ch chan<- prometheus.Metric) {
+	for k, n := range c.srv.RefusedCounts() {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.CounterValue, float64(n), k.Gateway, k.Listener, k.Proto)
+	}
 }

@@ -112,6 +112,13 @@ func (ex *exchange) decide(pr *portRoutes) action {
 	if a, done := ex.checkTLS(pr); done {
 		return a
 	}
+	if ex.req.Method == "PRI" {
+		// "PRI * HTTP/2.0" not followed by the rest of the HTTP/2 preface
+		// (which would have started HTTP/2): no request to forward.
+		t.Reason = "a malformed HTTP/2 connection preface (PRI * HTTP/2.0 not followed by SM): refused, never forwarded as HTTP/1.1"
+		ex.status = http.StatusBadRequest
+		return actRefused
+	}
 	if a, done := ex.normalizePath(pr); done {
 		return a
 	}
@@ -372,6 +379,9 @@ func (s *Server) serve(bl *boundListener, w http.ResponseWriter, r *http.Request
 		rec.WriteHeader(ex.status)
 	default:
 		s.noteServedElsewhere(ex, act)
+		if r.Method == "PRI" {
+			rec.Header().Set("Connection", "close") // what follows is no HTTP/1.1
+		}
 		ex.writeError(rec, ex.status, ex.trace.Reason)
 	}
 }

@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"sync"
@@ -54,8 +55,24 @@ type refusals struct {
 	last    time.Time
 }
 
-// refuse notes one refusal by bl of client; what says which limit.
+// refuse notes one refusal by bl of client; what says which limit. The
+// refusal is counted at once (RefusedCounts, gwdev_refused_total); its
+// trace comes at most every refusalNoteEvery, with the count meanwhile.
 func (s *Server) refuse(bl *boundListener, proto, client, what string) {
+	k := RefusedKey{Proto: proto}
+	pr := bl.routes.Load()
+	if pr != nil {
+		k.Gateway = pr.gateway.Name
+		if len(pr.listeners) > 0 {
+			k.Listener = pr.listeners[0].l.Name
+		}
+	}
+	s.refusedMu.Lock()
+	if s.refusedTotal == nil {
+		s.refusedTotal = map[RefusedKey]int64{}
+	}
+	s.refusedTotal[k]++
+	s.refusedMu.Unlock()
 	r := &bl.refused
 	r.mu.Lock()
 	r.pending++
@@ -68,14 +85,26 @@ func (s *Server) refuse(bl *boundListener, proto, client, what string) {
 	r.pending, r.last = 0, now
 	r.mu.Unlock()
 	t := Trace{Time: now, Client: client, Address: bl.bound, Proto: proto, End: endRefused, Refused: n,
+		Gateway: k.Gateway, Listener: k.Listener,
 		Reason: fmt.Sprintf("refused: %s (%d refused since the last note)", what, n)}
-	if pr := bl.routes.Load(); pr != nil {
-		t.Gateway, t.Port = pr.gateway.Name, pr.port.Port
-		if len(pr.listeners) > 0 {
-			t.Listener = pr.listeners[0].l.Name
-		}
+	if pr != nil {
+		t.Port = pr.port.Port
 	}
 	s.traces.record(t)
+}
+
+// RefusedKey names the listener and protocol of refusals over a limit.
+type RefusedKey struct {
+	Gateway, Listener, Proto string
+}
+
+// RefusedCounts returns how many connections and UDP datagrams each
+// listener refused over its limits since the server started, counted as
+// they happen (refusal traces are rate-limited; these counts are not).
+func (s *Server) RefusedCounts() map[RefusedKey]int64 {
+	s.refusedMu.Lock()
+	defer s.refusedMu.Unlock()
+	return maps.Clone(s.refusedTotal)
 }
 
 // limitConns wraps a bound socket so that it holds at most the configured

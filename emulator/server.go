@@ -76,6 +76,9 @@ type Server struct {
 	current   atomic.Pointer[router]
 	// retiring counts listeners shutting down and serve loops running.
 	retiring sync.WaitGroup
+	// refusedTotal counts refusals over limits as they happen (limits.go).
+	refusedMu    sync.Mutex
+	refusedTotal map[RefusedKey]int64
 	// l4Retired holds the retired TCP/UDP listeners still draining
 	// (*boundListener keys), which Close ends at once.
 	l4Retired sync.Map

@@ -97,6 +97,9 @@ func explainNote(msg string) string {
 	return ""
 }
 
+// rootExplanation explains a problem with the watched folder itself.
+const rootExplanation = "the watched folder itself is missing; gwdev keeps serving what it last loaded from it and reloads every file when the folder is back. Restore or recreate it (or start gwdev on another folder)"
+
 // yamlExplanation explains the loader's YAML errors.
 const yamlExplanation = "the file is not valid YAML, so none of its objects were reloaded; the last good version keeps serving. Fix the syntax at that line"
 

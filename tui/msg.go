@@ -46,6 +46,9 @@ type LoadProblem struct {
 	Field string
 	// Message is the full error, as the loader words it.
 	Message string
+	// Root is set when the problem is about the watched folder itself
+	// (missing), not a file or object in it.
+	Root bool
 }
 
 // Where renders the problem's position as file:line ("" when unknown).

@@ -60,6 +60,9 @@ type Problem struct {
 	// Field is the JSON path of the offending field, such as
 	// spec.listeners[0].tls; "" when the problem is not about one field.
 	Field string
+	// Root is set when the problem is about the watched folder itself (it
+	// does not exist, or is gone), not about a file or object in it.
+	Root bool
 	// Message is the complete human readable error, worded like the
 	// apiserver's and starting with Field when there is one, for example
 	// `spec.listeners[0].port: Invalid value: 0: should be greater than or

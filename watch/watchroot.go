@@ -149,11 +149,11 @@ func within(path, dir string) bool {
 // meanwhile.
 func (w *Watcher) missingProblem(first bool) Problem {
 	if first {
-		return Problem{File: w.root, Message: w.watched.why + ": waiting for it to appear"}
+		return Problem{File: w.root, Root: true, Message: w.watched.why + ": waiting for it to appear"}
 	}
 	n := 0
 	for _, f := range w.files {
 		n += len(f.good)
 	}
-	return Problem{File: w.root, Message: fmt.Sprintf("%s (removed or renamed away): still serving the %d objects last loaded from it until it is back", w.watched.why, n)}
+	return Problem{File: w.root, Root: true, Message: fmt.Sprintf("%s (removed or renamed away): still serving the %d objects last loaded from it until it is back", w.watched.why, n)}
 }

@@ -126,18 +126,18 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 	addFindings(res, mappingFindings(res.Objects, proj.mappings, proj.where))
 	total := time.Since(start)
 
-	empty := lr.Snapshot.Len() == 0
+	nObjects := lr.Snapshot.Len()
 	dropUnprinted(lr, res, o.policies)
 
 	out := cmd.OutOrStdout()
-	if empty && len(lr.Problems) == 0 && len(res.Findings) == 0 {
+	if msg := noManifests(nObjects, len(lr.Problems), len(res.Findings), strings.Join(sourceNames(sources), ", "), "check"); msg != "" {
 		// Nothing loaded and nothing refused: a folder with no manifests
 		// is not a pass (a CI job pointed at the wrong folder must fail).
 		w := out
 		if o.output != "summary" {
 			w = cmd.ErrOrStderr()
 		}
-		fmt.Fprintf(w, "No manifests found in %s: nothing to check (gwdev reads *.yaml, *.yml and *.json files).\n", strings.Join(sourceNames(sources), ", "))
+		fmt.Fprintln(w, msg)
 		return exitError{exitProblems}
 	}
 	switch o.output {
@@ -247,4 +247,15 @@ func sourceNames(sources []string) []string {
 		}
 	}
 	return names
+}
+
+// noManifests is what check and up say about sources where nothing loaded
+// and nothing failed to load or raised a finding ("" : not the case): a
+// folder with no manifests. what is what there is nothing to do ("check",
+// "serve").
+func noManifests(objects, problems, findings int, where, what string) string {
+	if objects > 0 || problems > 0 || findings > 0 {
+		return ""
+	}
+	return fmt.Sprintf("No manifests found in %s: nothing to %s (gwdev reads *.yaml, *.yml and *.json files).", where, what)
 }

@@ -219,6 +219,12 @@ func (r *reloader) apply(u *watch.Update, first bool) {
 	r.prev = res
 	addLoadWarnings(res, u.Result)
 	addFindings(res, mappingFindings(res.Objects, r.proj.mappings, r.proj.where))
+	empty := noManifests(res.Objects.Len(), len(u.Result.Problems)+len(u.Stale), len(res.Findings), r.dir, "serve")
+	if empty != "" {
+		// As check fails on it: a folder emptied of its manifests serves
+		// nothing, which is no "no problems".
+		addFindings(res, []engine.Finding{{Severity: engine.SeverityWarning, Message: empty + " Every listener is closed."}})
+	}
 	translated := time.Since(start)
 	rep := r.srv.Apply(res.Table)
 	applied := time.Since(start) - translated
@@ -243,8 +249,15 @@ func (r *reloader) apply(u *watch.Update, first bool) {
 	if !first {
 		what = fmt.Sprintf("reload #%d (%s)", r.n-1, changedSummary(u.Changed))
 	}
+	counts := plural(nerr, "problem")
+	if empty != "" {
+		counts += ", warning: nothing to serve"
+	}
 	fmt.Fprintf(r.out, "gwdev: %s: %d objects, %s; load %s, translate %s, apply %s\n", what,
-		res.Objects.Len(), plural(nerr, "problem"), roundDur(u.Took), roundDur(translated), roundDur(applied))
+		res.Objects.Len(), counts, roundDur(u.Took), roundDur(translated), roundDur(applied))
+	if empty != "" {
+		fmt.Fprintf(r.out, "  ! %s Every listener is closed.\n", empty)
+	}
 	for _, p := range u.Result.Problems {
 		fmt.Fprintf(r.out, "  ✗ %s\n", p.String())
 	}

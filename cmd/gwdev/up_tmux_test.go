@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -93,8 +94,10 @@ func TestUpTUIInTmux(t *testing.T) {
 	t.Cleanup(func() { _, _ = s.tmux("kill-server") })
 	// The pane's shell is not used: tmux runs gwdev directly; when it exits
 	// the session ends.
+	// Free ports for everything: another gwdev up (default admin 9901,
+	// listeners 8080…) may run on this machine.
 	if out, err := s.tmux("new-session", "-d", "-s", "gwdev", "-x", "120", "-y", "40",
-		"env", "-u", "NO_COLOR", bin, "up", dir); err != nil {
+		"env", "-u", "NO_COLOR", bin, "up", "--admin", "127.0.0.1:"+strconv.Itoa(freePort(t)), dir); err != nil {
 		t.Fatalf("starting tmux: %v: %s", err, out)
 	}
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -49,22 +50,7 @@ func TestUpEmptiedFolderNothingToServe(t *testing.T) {
 	}
 
 	// The dashboard, from the same reloader.
-	var got []tui.StateMsg
-	rl := &reloader{out: &syncBuffer{}, dir: dir, srv: emulator.New(emulator.Config{}), proj: projectOptions{},
-		notify: func(m tui.StateMsg) { got = append(got, m) }}
-	defer rl.srv.Close(t.Context())
-	loader, err := newLoader()
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := loader.Watch(t.Context(), dir, watch.WatchOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rl.apply(w.Current(), true)
-	model := tui.New(tui.Options{Dir: dir, NoColor: true})
-	model.Update(tea.WindowSizeMsg{Width: 200, Height: 40})
-	model.Update(got[0])
+	model := dashboardOf(t, dir)
 	v := model.View()
 	header := strings.SplitN(v, "\n", 2)[0]
 	if strings.Contains(header, "no problems") || !strings.Contains(header, "warning") {
@@ -81,10 +67,25 @@ func TestUpEmptiedFolderNothingToServe(t *testing.T) {
 // loading".
 func TestUpMissingFolderHint(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "gone")
+	model := dashboardOf(t, dir)
+	model.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("3")})
+	v := model.View()
+	if !strings.Contains(v, "no such file or directory") {
+		t.Fatalf("Problems lacks the missing folder:\n%s", v)
+	}
+	if strings.Contains(v, "rejected when loading") || !strings.Contains(v, "watched folder") {
+		t.Errorf("the missing folder's hint:\n%s", v)
+	}
+}
+
+// dashboardOf loads dir once through up's reloader and returns a dashboard
+// that got the resulting state.
+func dashboardOf(t *testing.T, dir string) *tui.Model {
+	t.Helper()
 	var got []tui.StateMsg
 	rl := &reloader{out: &syncBuffer{}, dir: dir, srv: emulator.New(emulator.Config{}), proj: projectOptions{},
 		notify: func(m tui.StateMsg) { got = append(got, m) }}
-	defer rl.srv.Close(t.Context())
+	t.Cleanup(func() { _ = rl.srv.Close(context.Background()) })
 	loader, err := newLoader()
 	if err != nil {
 		t.Fatal(err)
@@ -97,12 +98,5 @@ func TestUpMissingFolderHint(t *testing.T) {
 	model := tui.New(tui.Options{Dir: dir, NoColor: true})
 	model.Update(tea.WindowSizeMsg{Width: 200, Height: 40})
 	model.Update(got[0])
-	model.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("3")})
-	v := model.View()
-	if !strings.Contains(v, "no such file or directory") {
-		t.Fatalf("Problems lacks the missing folder:\n%s", v)
-	}
-	if strings.Contains(v, "rejected when loading") || !strings.Contains(v, "watched folder") {
-		t.Errorf("the missing folder's hint:\n%s", v)
-	}
+	return model
 }

@@ -92,10 +92,15 @@ func (p PathPolicy) Normalize(escaped string) NormalizedPath {
 	return out
 }
 
+// escapedSlashAt reports whether s holds "%2F" or "%5C" (either case) at i.
+func escapedSlashAt(s string, i int) bool {
+	return s[i] == '%' && i+2 < len(s) && ((s[i+1] == '2' && (s[i+2] == 'f' || s[i+2] == 'F')) || (s[i+1] == '5' && (s[i+2] == 'c' || s[i+2] == 'C')))
+}
+
 // hasEscapedSlash reports whether s holds "%2F" or "%5C" (either case).
 func hasEscapedSlash(s string) bool {
-	for i := 0; i+2 < len(s); i++ {
-		if s[i] == '%' && ((s[i+1] == '2' && (s[i+2] == 'f' || s[i+2] == 'F')) || (s[i+1] == '5' && (s[i+2] == 'c' || s[i+2] == 'C'))) {
+	for i := range len(s) {
+		if escapedSlashAt(s, i) {
 			return true
 		}
 	}
@@ -106,7 +111,7 @@ func hasEscapedSlash(s string) bool {
 func unescapeSlashes(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
-		if s[i] == '%' && i+2 < len(s) && ((s[i+1] == '2' && (s[i+2] == 'f' || s[i+2] == 'F')) || (s[i+1] == '5' && (s[i+2] == 'c' || s[i+2] == 'C'))) {
+		if escapedSlashAt(s, i) {
 			b.WriteByte('/')
 			i += 2
 			continue

@@ -38,6 +38,10 @@ func (ex *exchange) grpcCode(status int) int {
 	switch status {
 	case http.StatusNotFound:
 		return grpcUnimplemented
+	case http.StatusBadRequest:
+		if ex.pathRefused {
+			return grpcInternal // Envoy's answer to a path it will not normalise
+		}
 	case http.StatusGatewayTimeout:
 		return grpcDeadlineExceeded
 	case http.StatusInternalServerError:

@@ -74,7 +74,10 @@ type exchange struct {
 	upstreamStart time.Time
 	upstreamDur   time.Duration
 	clientGone    bool
-	body          *countingReader
+	// pathRefused is set when the path policy refused the request
+	// (path.go): a gRPC client gets INTERNAL, as Envoy answers.
+	pathRefused bool
+	body        *countingReader
 	// bodyBuf is the buffered request body (retries and mirrors), if any.
 	bodyBuf []byte
 }

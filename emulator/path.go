@@ -28,7 +28,7 @@ func (ex *exchange) normalizePath(pr *portRoutes) (action, bool) {
 		if np.Redirect {
 			t.Reason += " (a gRPC client cannot follow the redirect to " + np.Escaped + ")"
 		}
-		ex.status = http.StatusBadRequest
+		ex.status, ex.pathRefused = http.StatusBadRequest, true
 		return actRefused, true
 	case np.Redirect:
 		ex.status, ex.location = http.StatusTemporaryRedirect, np.Escaped

@@ -84,6 +84,16 @@ func TestUpTUIInTmux(t *testing.T) {
 	if err := os.CopyFS(dir, os.DirFS("../../samples/basic")); err != nil {
 		t.Fatal(err)
 	}
+	// The listener on a free port too (8080 and its fallback may be taken).
+	listenPort := freePort(t)
+	gwFile := filepath.Join(dir, "gateway.yaml")
+	gwYAML, err := os.ReadFile(gwFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(gwFile, []byte(strings.ReplaceAll(string(gwYAML), "port: 8080", "port: "+strconv.Itoa(listenPort))), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	app := filepath.Join(dir, "app.yaml")
 	good, err := os.ReadFile(app)
 	if err != nil {
@@ -101,16 +111,16 @@ func TestUpTUIInTmux(t *testing.T) {
 		t.Fatalf("starting tmux: %v: %s", err, out)
 	}
 
-	// Overview: the Gateway, its listener and where port 8080 is served.
+	// Overview: the Gateway, its listener and where its port is served.
 	screen := s.waitText("Gateway default/web", settle)
 	for _, want := range []string{"1 Overview", "4 Traces", "http", "✓ no problems"} {
 		if !strings.Contains(screen, want) {
 			t.Errorf("Overview lacks %q:\n%s", want, screen)
 		}
 	}
-	m := regexp.MustCompile(`port 8080\s+→ (127\.0\.0\.1:\d+)`).FindStringSubmatch(screen)
+	m := regexp.MustCompile(`port ` + strconv.Itoa(listenPort) + `\s+→ (127\.0\.0\.1:\d+)`).FindStringSubmatch(screen)
 	if m == nil {
-		t.Fatalf("no bound address for port 8080 in the Overview:\n%s", screen)
+		t.Fatalf("no bound address for port %d in the Overview:\n%s", listenPort, screen)
 	}
 	addr := m[1]
 	get := func() (int, error) {

@@ -41,29 +41,7 @@ func (l *Loader) loadCRDObject(u map[string]any, v *servedVersion) (metav1.Objec
 	for _, path := range pruning.PruneWithOptions(u, s.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}) {
 		issues = append(issues, issue{field: path, msg: fmt.Sprintf("unknown field %q", path)})
 	}
-	s.quick.pruneNulls(u, s.structural)
-	s.quick.applyDefaults(u, s.structural)
-	delete(u, "status")
-	u["metadata"].(map[string]any)["generation"] = int64(1)
-
-	var errs field.ErrorList
-	if !s.quick.valid(u) {
-		errs = append(errs, apivalidation.ValidateCustomResource(nil, u, s.validator)...)
-	}
-	if s.hasEmbedded {
-		errs = append(errs, schemaobjectmeta.Validate(nil, u, s.structural, false)...)
-	}
-	if !s.quick.listTypesValid(u, s.structural) {
-		errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.structural, u)...)
-	}
-	if s.cel != nil {
-		if hasBlockingErr(errs) {
-			issues = append(issues, issue{msg: celSkipped})
-		} else {
-			errs = s.cel.validate(nil, u, errs)
-		}
-	}
-	issues = append(issues, nameDuplicateListeners(u, fieldIssues(errs))...)
+	issues = append(issues, s.admit(u)...)
 	if len(issues) > 0 {
 		return nil, issues
 	}
@@ -84,6 +62,36 @@ func (l *Loader) loadCRDObject(u map[string]any, v *servedVersion) (metav1.Objec
 		return nil, []issue{{msg: fmt.Sprintf("internal error: converting to the %s type: %v", spec.kind, err)}}
 	}
 	return obj, nil
+}
+
+// admit runs the steps of a create after pruning on u: structural
+// defaulting, status dropped and generation set, ObjectMeta, OpenAPI
+// schema and list-type validation, then CEL rules.
+func (s *crdSchema) admit(u map[string]any) []issue {
+	s.quick.pruneNulls(u, s.structural)
+	s.quick.applyDefaults(u, s.structural)
+	delete(u, "status")
+	u["metadata"].(map[string]any)["generation"] = int64(1)
+
+	var errs field.ErrorList
+	if !s.quick.valid(u) {
+		errs = append(errs, apivalidation.ValidateCustomResource(nil, u, s.validator)...)
+	}
+	if s.hasEmbedded {
+		errs = append(errs, schemaobjectmeta.Validate(nil, u, s.structural, false)...)
+	}
+	if !s.quick.listTypesValid(u, s.structural) {
+		errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.structural, u)...)
+	}
+	var issues []issue
+	if s.cel != nil {
+		if hasBlockingErr(errs) {
+			issues = append(issues, issue{msg: celSkipped})
+		} else {
+			errs = s.cel.validate(nil, u, errs)
+		}
+	}
+	return append(issues, nameDuplicateListeners(u, fieldIssues(errs))...)
 }
 
 // celSkipped is the apiserver's note when CEL rules were not evaluated.

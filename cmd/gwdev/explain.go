@@ -41,6 +41,8 @@ type explainOptions struct {
 	methodSet bool
 	// profiles are --profile CLASS=PROFILE flags (profiles.go).
 	profiles []string
+	// crds is --crds (crds.go).
+	crds string
 }
 
 func newExplainCmd() *cobra.Command {
@@ -92,6 +94,7 @@ Examples:
 	f.StringVar(&o.certFile, "cert", "", "client certificate (PEM) to present over TLS, with --key")
 	f.StringVar(&o.keyFile, "key", "", "private key (PEM) of --cert")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
+	addCRDsFlag(f, &o.crds)
 	return cmd
 }
 
@@ -110,7 +113,11 @@ func (o *explainOptions) run(out io.Writer, rawURL string, sniSet bool) error {
 	if err != nil {
 		return err
 	}
-	loader, err := newLoader()
+	crds, err := crdBundle(o.crds, proj)
+	if err != nil {
+		return err
+	}
+	loader, err := newLoader(crds)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/gwdev/gwdev/engine"
@@ -17,6 +18,9 @@ type projectOptions struct {
 	mappings, where map[string]string
 	profiles        map[string]string
 	ycCerts         map[string]engine.PEMCertificate
+	// crds is gwdev.yaml's crds: ("": none), a bundle name or a file path
+	// relative to the working directory; crdsWhere is where it was given.
+	crds, crdsWhere string
 }
 
 // projectOptions reads dir's gwdev.yaml and merges it with the flags.
@@ -42,6 +46,12 @@ func readProject(dir string, backendFlags, profileFlags []string) (projectOption
 	}
 	if p.profiles, p.ycCerts, err = profileOptions(cfg, dir, profileFlags); err != nil {
 		return p, err
+	}
+	if cfg.CRDs != "" {
+		p.crds, p.crdsWhere = cfg.CRDs, cfg.where["crds"].String()
+		if !slices.Contains(watch.CRDBundleNames(), p.crds) && !filepath.IsAbs(p.crds) {
+			p.crds = filepath.Join(dir, p.crds)
+		}
 	}
 	return p, nil
 }

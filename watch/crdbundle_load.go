@@ -35,6 +35,10 @@ func NewLoaderFor(b *CRDBundle) (*Loader, error) {
 // newest experimental CRDs).
 func (l *Loader) CRDs() *CRDBundle { return l.bundle }
 
+// gwdevRelease is the Gateway API release of gwdev's types and default
+// CRDs (watch/crds).
+const gwdevRelease = "v1.6.3"
+
 // strictUnknownField is what a cluster does with a field its CRD lacks.
 const strictUnknownField = "rejected by kubectl's strict field validation; dropped without a word when validation is off"
 
@@ -81,17 +85,20 @@ func (l *Loader) loadBundleObject(u map[string]any, v *servedVersion, g gvk) (me
 	if len(issues) > 0 {
 		return nil, append(pruned, issues...)
 	}
-	if g.group != spec.group || g.version != spec.version || g.kind != spec.kind {
-		// Read as gwdev's stored version, like loadCRDObject; the hub's
-		// defaults are not applied: they are not this cluster's.
-		hub, err := l.crds.schema(spec.crd, spec.version)
-		if err != nil {
-			return nil, []issue{{msg: fmt.Sprintf("internal error: loading the %s schema: %v", spec.kind, err)}}
-		}
-		u["apiVersion"], u["kind"] = spec.apiVersion(), spec.kind
-		pruning.Prune(u, hub.structural, true)
-		delete(u, "status")
+	// Read as gwdev's stored version, like loadCRDObject, without the
+	// hub's defaults (they are not this cluster's). A field the bundle has
+	// and gwdev's types lack is said, never dropped silently.
+	hub, err := l.crds.schema(spec.crd, spec.version)
+	if err != nil {
+		return nil, []issue{{msg: fmt.Sprintf("internal error: loading the %s schema: %v", spec.kind, err)}}
 	}
+	u["apiVersion"], u["kind"] = spec.apiVersion(), spec.kind
+	for _, path := range pruning.PruneWithOptions(u, hub.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}) {
+		pruned = append(pruned, issue{field: path, pruned: true, msg: fmt.Sprintf(
+			"field %q is in %s but not in gwdev's Gateway API types (%s): gwdev cannot serve it as that cluster's controller would, and loads the object without it",
+			path, l.bundle.Name, gwdevRelease)})
+	}
+	delete(u, "status")
 	obj := spec.newObject()
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u, obj); err != nil {
 		return nil, []issue{{msg: fmt.Sprintf("internal error: converting to the %s type: %v", spec.kind, err)}}

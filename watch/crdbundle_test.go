@@ -1,0 +1,181 @@
+package watch
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gwdev/gwdev/engine"
+)
+
+var updateBundles = flag.Bool("update", false, "rewrite testdata/crds/*.out")
+
+// TestCRDBundleCases loads every testdata/crds/<case>.yaml against each
+// bundle its first line names ("# crds: v1.4.1-standard default …";
+// default is a Loader without a bundle) and compares what was loaded,
+// every problem and every note with <case>.out. The cases are written from
+// the released CRDs (each case says what differs between releases).
+func TestCRDBundleCases(t *testing.T) {
+	files, err := filepath.Glob("testdata/crds/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no cases: %v", err)
+	}
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first, _, _ := strings.Cut(string(data), "\n")
+			bundles, ok := strings.CutPrefix(first, "# crds: ")
+			if !ok {
+				t.Fatalf("%s: the first line must be # crds: BUNDLE…", file)
+			}
+			var out bytes.Buffer
+			for _, bn := range strings.Fields(bundles) {
+				out.WriteString("== " + bn + "\n")
+				out.WriteString(loadAgainst(t, bn, name+".yaml", data))
+			}
+			golden := strings.TrimSuffix(file, ".yaml") + ".out"
+			if *updateBundles {
+				if err := os.WriteFile(golden, out.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./watch -run TestCRDBundleCases -update)", err)
+			}
+			if diff := cmp.Diff(string(want), out.String()); diff != "" {
+				t.Errorf("%s differs (-want +got):\n%s", golden, diff)
+			}
+		})
+	}
+}
+
+// loadAgainst loads data as file against the bundle named bn and renders
+// the objects loaded, the problems (pruned ones marked) and the notes.
+func loadAgainst(t *testing.T, bn, file string, data []byte) string {
+	t.Helper()
+	var b *CRDBundle
+	if bn != "default" {
+		var err error
+		if b, err = EmbeddedCRDBundle(bn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := NewLoaderFor(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := l.LoadBytes(file, data)
+	var out strings.Builder
+	r.Snapshot.Each(func(k engine.ObjectKey, _ metav1.Object) {
+		out.WriteString("loaded " + k.String() + "\n")
+	})
+	for _, p := range r.Problems {
+		tag := "rejected "
+		if p.Pruned {
+			tag = "pruned "
+		}
+		out.WriteString(tag + p.String() + "\n")
+	}
+	for _, n := range r.Notes {
+		out.WriteString("note " + n.String() + "\n")
+	}
+	return out.String()
+}
+
+// TestCRDBundlePrunedObjectIsWhatTheClusterStores checks that an object
+// loaded with a field its bundle lacks is loaded without it: a v1.6.3
+// standard cluster stores the route of usedefaultgateways.yaml with no
+// useDefaultGateways, the experimental one with it.
+func TestCRDBundlePrunedObjectIsWhatTheClusterStores(t *testing.T) {
+	data, err := os.ReadFile("testdata/crds/usedefaultgateways.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for bn, want := range map[string]gwv1.GatewayDefaultScope{"v1.6.3-standard": "", "v1.6.3-experimental": "All"} {
+		b, err := EmbeddedCRDBundle(bn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := NewLoaderFor(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := l.LoadBytes("r.yaml", data)
+		if len(r.Snapshot.HTTPRoutes) != 1 {
+			t.Fatalf("%s: loaded %d routes, want 1 (problems %v)", bn, len(r.Snapshot.HTTPRoutes), r.Problems)
+		}
+		if got := r.Snapshot.HTTPRoutes[0].Spec.UseDefaultGateways; got != want {
+			t.Errorf("%s: useDefaultGateways = %q, want %q", bn, got, want)
+		}
+	}
+}
+
+// TestCRDBundleNames checks the embedded bundles: every release crdgen
+// lists, both channels, in release order.
+func TestCRDBundleNames(t *testing.T) {
+	want := []string{
+		"v1.4.1-standard", "v1.4.1-experimental", "v1.5.1-standard", "v1.5.1-experimental",
+		"v1.6.3-standard", "v1.6.3-experimental", "v1.7.0-standard", "v1.7.0-experimental",
+	}
+	if diff := cmp.Diff(want, CRDBundleNames()); diff != "" {
+		t.Errorf("CRDBundleNames (-want +got):\n%s", diff)
+	}
+	if _, err := EmbeddedCRDBundle("v1.3.0-standard"); err == nil || !strings.Contains(err.Error(), "v1.4.1-standard") {
+		t.Errorf("unknown bundle: err = %v, want one listing the bundles", err)
+	}
+}
+
+// TestDefaultCRDsAreANamedBundle checks that gwdevRelease names the
+// release of the default CRDs (watch/crds): each of them, version by
+// version, is the schema of the same CRD in the embedded
+// <gwdevRelease>-experimental bundle. Bumping the gateway-api module
+// without updating gwdevRelease fails here.
+func TestDefaultCRDsAreANamedBundle(t *testing.T) {
+	b, err := EmbeddedCRDBundle(gwdevRelease + "-experimental")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range allKinds {
+		if k.crd == "" {
+			continue
+		}
+		data, err := crdFS.ReadFile(embeddedCRDPath(k.crd))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var def map[string]any
+		if err := json.Unmarshal(data, &def); err != nil {
+			t.Fatal(err)
+		}
+		c := b.crd(k.group, k.kind)
+		if c == nil {
+			t.Errorf("%s has no %s", b.Name, k.kind)
+			continue
+		}
+		got := map[string]any{}
+		for v, raw := range c.schemas {
+			var s any
+			if err := json.Unmarshal(raw, &s); err != nil {
+				t.Fatal(err)
+			}
+			got[v] = s
+		}
+		if diff := cmp.Diff(def, got); diff != "" {
+			t.Errorf("%s: watch/crds differs from %s (is gwdevRelease the module's version?):\n%.2000s", k.kind, b.Name, diff)
+		}
+	}
+}

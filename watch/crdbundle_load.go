@@ -39,6 +39,11 @@ func (l *Loader) CRDs() *CRDBundle { return l.bundle }
 // CRDs (watch/crds).
 const gwdevRelease = "v1.6.3"
 
+// DefaultCRDBundleName names the bundle a Loader without one judges
+// against: the experimental channel of the release gwdev implements
+// (watch/crds is that bundle; TestDefaultCRDsAreANamedBundle).
+func DefaultCRDBundleName() string { return gwdevRelease + "-experimental" }
+
 // strictUnknownField is what a cluster does with a field its CRD lacks.
 const strictUnknownField = "rejected by kubectl's strict field validation; dropped without a word when validation is off"
 

@@ -20,7 +20,7 @@ import (
 // manifests.
 const crdsFlagUsage = "judge manifests against these CRDs, as that cluster's API server would: an embedded bundle " +
 	"(v1.5.1-standard, v1.6.3-experimental…; gwdev crds list) or a file of kubectl get crd -o yaml " +
-	"(default: gwdev.yaml's crds:, else the newest experimental CRDs, with a note for each object an older or standard cluster would not take)"
+	"(default: gwdev.yaml's crds:, else gwdev's own release, experimental channel, with a note for each object an older or standard cluster would not take)"
 
 // addCRDsFlag registers --crds on a command's flags.
 func addCRDsFlag(f *pflag.FlagSet, v *string) {
@@ -95,6 +95,7 @@ func printCRDBundles(out io.Writer) error {
 			fmt.Fprintln(out, "  "+k)
 		}
 	}
-	fmt.Fprintln(out, "\nWithout --crds gwdev judges against the newest experimental CRDs and notes what needs more than", watch.CRDBundleNames()[0]+".")
+	fmt.Fprintf(out, "\nWithout --crds gwdev judges against %s (its own release) and notes what needs more than %s.\n",
+		watch.DefaultCRDBundleName(), watch.CRDBundleNames()[0])
 	return nil
 }

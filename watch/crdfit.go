@@ -31,10 +31,15 @@ func (n *schemaNode) prepare() {
 		n.enum = map[string]bool{}
 		for _, e := range n.Enum {
 			var v any
-			if json.Unmarshal(e, &v) == nil {
-				b, _ := json.Marshal(v)
-				n.enum[string(b)] = true
+			if json.Unmarshal(e, &v) != nil {
+				continue
 			}
+			if str, ok := v.(string); ok {
+				n.enum[str] = true // strings by value: no encoding per check
+				continue
+			}
+			b, _ := json.Marshal(v)
+			n.enum[string(b)] = true
 		}
 	}
 }
@@ -42,18 +47,47 @@ func (n *schemaNode) prepare() {
 // misfit returns why the object u does not fit the schema n: the first
 // field the schema does not have, or the first value an enum does not
 // allow ("" when it fits). The root's apiVersion, kind, metadata and status
-// are not looked at. It does not modify u.
+// are not looked at. It does not modify u, and allocates nothing when u
+// fits (it runs for every object loaded without a bundle).
 func (n *schemaNode) misfit(u map[string]any) string {
 	for k, v := range u {
 		switch k {
 		case "apiVersion", "kind", "metadata", "status":
 			continue
 		}
-		if why := n.child(k).misfitValue(v, k); why != "" {
-			return why
+		if bad := n.child(k).misfitValue(v); bad != nil {
+			return bad.at(k).String()
 		}
 	}
 	return ""
+}
+
+// misfitPath is where a value does not fit, built on the way back up.
+type misfitPath struct {
+	// segs are the path's segments, innermost first ("name", "[2]").
+	segs []string
+	// value is the value an enum refuses, as JSON ("" : an unknown field).
+	value string
+}
+
+func (m *misfitPath) at(seg string) *misfitPath {
+	m.segs = append(m.segs, seg)
+	return m
+}
+
+func (m *misfitPath) String() string {
+	var b strings.Builder
+	for i := len(m.segs) - 1; i >= 0; i-- {
+		s := m.segs[i]
+		if i < len(m.segs)-1 && !strings.HasPrefix(s, "[") {
+			b.WriteByte('.')
+		}
+		b.WriteString(s)
+	}
+	if m.value != "" {
+		return "does not allow " + b.String() + ": " + m.value
+	}
+	return "does not have field " + b.String()
 }
 
 // child is the schema of field k of an object of schema n (nil: unknown).
@@ -67,12 +101,12 @@ func (n *schemaNode) child(k string) *schemaNode {
 	return n.additional
 }
 
-func (n *schemaNode) misfitValue(v any, path string) string {
+func (n *schemaNode) misfitValue(v any) *misfitPath {
 	if n == nil {
-		return "does not have field " + path
+		return &misfitPath{}
 	}
 	if n.XPreserveUnknownFields || v == nil {
-		return ""
+		return nil
 	}
 	switch v := v.(type) {
 	case map[string]any:
@@ -80,25 +114,29 @@ func (n *schemaNode) misfitValue(v any, path string) string {
 			if n.XEmbeddedResource && (k == "apiVersion" || k == "kind" || k == "metadata") {
 				continue
 			}
-			if why := n.child(k).misfitValue(c, path+"."+k); why != "" {
-				return why
+			if bad := n.child(k).misfitValue(c); bad != nil {
+				return bad.at(k)
 			}
 		}
 	case []any:
 		for i, c := range v {
-			if why := n.Items.misfitValue(c, fmt.Sprintf("%s[%d]", path, i)); why != "" {
-				return why
+			if bad := n.Items.misfitValue(c); bad != nil {
+				return bad.at(fmt.Sprintf("[%d]", i))
 			}
+		}
+	case string:
+		if n.enum != nil && !n.enum[v] {
+			b, _ := json.Marshal(v)
+			return &misfitPath{value: string(b)}
 		}
 	default:
 		if n.enum != nil {
-			b, _ := json.Marshal(v)
-			if !n.enum[string(b)] {
-				return fmt.Sprintf("does not allow %s: %s", path, b)
+			if b, _ := json.Marshal(v); !n.enum[string(b)] {
+				return &misfitPath{value: string(b)}
 			}
 		}
 	}
-	return ""
+	return nil
 }
 
 // hasPath reports whether the schema n has the field at path, as the

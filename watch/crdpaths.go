@@ -65,7 +65,8 @@ type schemaNode struct {
 	XEmbeddedResource      bool                   `json:"x-kubernetes-embedded-resource"`
 
 	// Set by prepare: the additionalProperties schema (nil: none) and the
-	// enum values as compact JSON (nil: any value).
+	// enum values, strings as they are, others as compact JSON (nil: any
+	// value).
 	additional *schemaNode
 	enum       map[string]bool
 }

@@ -116,7 +116,7 @@ func CRDBundleNames() []string {
 func compareBundleNames(a, b string) int {
 	ra, ca, _ := strings.Cut(a, "-")
 	rb, cb, _ := strings.Cut(b, "-")
-	return cmp.Or(compareReleases(ra, rb), cmp.Compare(channelRank(ca), channelRank(cb)))
+	return cmp.Or(CompareReleases(ra, rb), cmp.Compare(channelRank(ca), channelRank(cb)))
 }
 
 func channelRank(ch string) int {
@@ -126,8 +126,9 @@ func channelRank(ch string) int {
 	return 1
 }
 
-// compareReleases compares "v1.5.1" and "v1.10.0" numerically.
-func compareReleases(a, b string) int {
+// CompareReleases compares Gateway API releases such as "v1.5.1" and
+// "v1.10.0" numerically, like cmp.Compare.
+func CompareReleases(a, b string) int {
 	pa := strings.Split(strings.TrimPrefix(a, "v"), ".")
 	pb := strings.Split(strings.TrimPrefix(b, "v"), ".")
 	for i := 0; i < len(pa) && i < len(pb); i++ {

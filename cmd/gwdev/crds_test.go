@@ -8,11 +8,14 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/gwdev/gwdev/watch"
 )
 
 // clusterCRDs builds what `kubectl get crd -o yaml` prints on a cluster
@@ -246,5 +249,67 @@ func TestUpCRDsServesWhatTheClusterStores(t *testing.T) {
 				t.Errorf("gwdev up did not say %q:\n%s", pruned, out)
 			}
 		})
+	}
+}
+
+// sampleCRDsLine is the line of a sample's README saying which cluster
+// CRDs it needs.
+var sampleCRDsLine = regexp.MustCompile("(?m)^Cluster CRDs: `(v[0-9.]+)-(standard|experimental)` or newer, (either channel|experimental channel only) ")
+
+// TestSampleREADMEsSayTheirChannel checks every sample README's "Cluster
+// CRDs:" line against the embedded bundles: the bundle named and every
+// newer release (both channels for "either channel", experimental for
+// "experimental channel only") load the sample without a problem, and the
+// claim is tight: the standard bundle of the release before (or, for
+// "experimental channel only", every standard bundle) does not.
+func TestSampleREADMEsSayTheirChannel(t *testing.T) {
+	dirs, _ := filepath.Glob("../../samples/*/README.md")
+	if len(dirs) < 5 {
+		t.Fatalf("found %d sample READMEs", len(dirs))
+	}
+	problems := func(bundle, dir string) []watch.Problem {
+		b, err := watch.EmbeddedCRDBundle(bundle)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := watch.NewLoaderFor(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l.LoadDir(dir).Problems
+	}
+	for _, readme := range dirs {
+		dir := filepath.Dir(readme)
+		data, err := os.ReadFile(readme)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := sampleCRDsLine.FindStringSubmatch(string(data))
+		if m == nil {
+			t.Errorf("%s has no line like \"Cluster CRDs: `v1.5.1-standard` or newer, either channel (…\"", readme)
+			continue
+		}
+		release, channel, expOnly := m[1], m[2], m[3] == "experimental channel only"
+		if expOnly != (channel == "experimental") {
+			t.Errorf("%s: %s-%s with %q", readme, release, channel, m[3])
+		}
+		var previous string
+		for _, name := range watch.CRDBundleNames() {
+			rel, ch, _ := strings.Cut(name, "-")
+			newer := watch.CompareReleases(rel, release) >= 0
+			ps := problems(name, dir)
+			switch {
+			case newer && (!expOnly || ch == "experimental") && len(ps) > 0:
+				t.Errorf("%s claims %s-%s or newer, but %s refuses it: %v", readme, release, channel, name, ps[0])
+			case expOnly && ch == "standard" && len(ps) == 0:
+				t.Errorf("%s claims the experimental channel only, but %s takes it", readme, name)
+			}
+			if ch == "standard" && watch.CompareReleases(rel, release) < 0 {
+				previous = name
+			}
+		}
+		if !expOnly && previous != "" && len(problems(previous, dir)) == 0 {
+			t.Errorf("%s claims %s-%s or newer, but %s takes it too", readme, release, channel, previous)
+		}
 	}
 }

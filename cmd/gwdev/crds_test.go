@@ -313,3 +313,47 @@ func TestSampleREADMEsSayTheirChannel(t *testing.T) {
 		}
 	}
 }
+
+// TestUpSaysWhenGwdevYAMLChangesCRDs: gwdev up makes its loader for the
+// CRDs gwdev.yaml names at start; a later change to crds: is reported
+// (with the file and field), not applied silently or ignored.
+func TestUpSaysWhenGwdevYAMLChangesCRDs(t *testing.T) {
+	dir := t.TempDir()
+	port := freePort(t)
+	writeFile(t, filepath.Join(dir, "routes.yaml"), fmt.Sprintf(upGateway, port)+"---\n"+routeFile("app", "app"))
+	cfg := filepath.Join(dir, "gwdev.yaml")
+	saveByRename(t, cfg, "crds: v1.6.3-standard\n")
+	out := runUp(t, &upOptions{noTUI: true, debounce: 10 * time.Millisecond}, dir)
+	client := &http.Client{Timeout: 5 * time.Second}
+	waitForUp(t, out, "the route served", func() bool { c, _ := echoGet(client, port, "app.example.com"); return c == 200 })
+	saveByRename(t, cfg, "crds: v1.4.1-standard\n")
+	waitForOutput(t, out, `crds: changed from "v1.6.3-standard" to "v1.4.1-standard" while gwdev up runs: manifests are still judged against "v1.6.3-standard"; restart gwdev up to use the new CRDs`)
+}
+
+// TestDiffCRDs: gwdev diff judges both sides against --crds. A working
+// tree that adds useDefaultGateways (experimental) with no default Gateway
+// gets the engine's warning against gwdev's own CRDs; against
+// v1.6.3-standard the field is a load problem and, pruned, warns of
+// nothing.
+func TestDiffCRDs(t *testing.T) {
+	_, dir, _ := gitRepoForTest(t)
+	routes := filepath.Join(dir, "routes.yaml")
+	data, err := os.ReadFile(routes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data = bytes.Replace(data, []byte("spec:\n  parentRefs: [{name: gw}]"), []byte("spec:\n  useDefaultGateways: All\n  parentRefs: [{name: gw}]"), 1)
+	if err := os.WriteFile(routes, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	warning := "new warning: useDefaultGateways: All, but no Gateway has defaultScope All"
+	pruned := `unknown field "spec.useDefaultGateways" in v1.6.3-standard`
+	out, errOut, code := runGwdev(t, "", "diff", "HEAD", dir)
+	if code != exitProblems || !strings.Contains(out, warning) || strings.Contains(out, pruned) {
+		t.Errorf("diff HEAD: exit %d, want %d and the engine's warning:\n%s%s", code, exitProblems, out, errOut)
+	}
+	out, errOut, code = runGwdev(t, "", "diff", "--crds", "v1.6.3-standard", "HEAD", dir)
+	if code != exitProblems || !strings.Contains(out, pruned) || strings.Contains(out, warning) {
+		t.Errorf("diff --crds v1.6.3-standard HEAD: exit %d, want %d and the pruned field:\n%s%s", code, exitProblems, out, errOut)
+	}
+}

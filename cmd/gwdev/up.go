@@ -144,7 +144,7 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 		_ = srv.Close(sctx)
 	}()
 	rl := &reloader{out: out, dir: dir, srv: srv, proj: proj, reread: o.projectOptions,
-		opts: engine.Options{Classes: o.classes}}
+		opts: engine.Options{Classes: o.classes}, crdsFlag: o.crds != ""}
 	cfgChanged := watchProjectConfig(ctx, dir, o.debounce)
 	var admin adminState
 	if o.admin != "" && o.admin != "off" {
@@ -197,6 +197,9 @@ type reloader struct {
 	// cfgErr is the last mistake found in gwdev.yaml (nil: none); the
 	// mappings before it keep serving.
 	cfgErr error
+	// crdsFlag is true when --crds was given: gwdev.yaml's crds: is then
+	// not used, at start or later.
+	crdsFlag bool
 	// lastUpdate is the watch state last applied, applied again when only
 	// gwdev.yaml changes.
 	lastUpdate *watch.Update

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -93,6 +94,14 @@ func (r *reloader) readConfig() projectOptions {
 	p, err := r.reread(r.dir)
 	r.cfgErr = err
 	if err == nil {
+		if !r.crdsFlag && p.crds != r.proj.crds {
+			// The loader was made for the CRDs at start; say so rather
+			// than judge against CRDs gwdev.yaml no longer names.
+			r.cfgErr = &configError{File: p.path, Field: "crds", Message: fmt.Sprintf(
+				"changed from %q to %q while gwdev up runs: manifests are still judged against %q; restart gwdev up to use the new CRDs",
+				r.proj.crds, p.crds, r.proj.crds)}
+			p.crds, p.crdsWhere = r.proj.crds, r.proj.crdsWhere
+		}
 		r.proj = p
 	}
 	return p

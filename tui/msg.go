@@ -46,6 +46,10 @@ type LoadProblem struct {
 	Field string
 	// Message is the full error, as the loader words it.
 	Message string
+	// Pruned is true when the object was loaded all the same, without
+	// Field: a field the cluster's CRDs (--crds) lack, which a cluster with
+	// validation off drops (watch.Problem.Pruned).
+	Pruned bool
 }
 
 // Where renders the problem's position as file:line ("" when unknown).

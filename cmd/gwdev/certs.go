@@ -82,11 +82,7 @@ func (o *certsOptions) run(out io.Writer, dir string) error {
 	if err != nil {
 		return err
 	}
-	crds, err := crdBundle(o.crds, proj)
-	if err != nil {
-		return err
-	}
-	loader, err := newLoader(crds)
+	loader, err := projectLoader(o.crds, proj)
 	if err != nil {
 		return err
 	}

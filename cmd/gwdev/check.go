@@ -97,12 +97,8 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	crds, err := crdBundle(o.crds, proj)
-	if err != nil {
-		return err
-	}
 	start := time.Now()
-	loader, err := newLoader(crds)
+	loader, err := projectLoader(o.crds, proj)
 	if err != nil {
 		return err
 	}

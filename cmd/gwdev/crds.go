@@ -55,6 +55,16 @@ func crdBundle(flag string, proj projectOptions) (*watch.CRDBundle, error) {
 	return b, nil
 }
 
+// projectLoader is newLoader for the CRDs --crds (flag) or gwdev.yaml
+// names (crdBundle).
+func projectLoader(flag string, proj projectOptions) (*watch.Loader, error) {
+	crds, err := crdBundle(flag, proj)
+	if err != nil {
+		return nil, err
+	}
+	return newLoader(crds)
+}
+
 // addChannelNotes adds the loader's channel notes (objects an older or
 // standard-channel cluster would not take; only without --crds) to the
 // result's findings as notes (severity info: check --strict does not fail

@@ -113,11 +113,7 @@ func (o *explainOptions) run(out io.Writer, rawURL string, sniSet bool) error {
 	if err != nil {
 		return err
 	}
-	crds, err := crdBundle(o.crds, proj)
-	if err != nil {
-		return err
-	}
-	loader, err := newLoader(crds)
+	loader, err := projectLoader(o.crds, proj)
 	if err != nil {
 		return err
 	}

@@ -108,11 +108,7 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 		defer f.Close()
 		accessLog = f
 	}
-	crds, err := crdBundle(o.crds, proj)
-	if err != nil {
-		return err
-	}
-	loader, err := newLoader(crds)
+	loader, err := projectLoader(o.crds, proj)
 	if err != nil {
 		return err
 	}

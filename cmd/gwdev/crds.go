@@ -65,6 +65,15 @@ func projectLoader(flag string, proj projectOptions) (*watch.Loader, error) {
 	return newLoader(crds)
 }
 
+// loaderCRDsName names the bundle a loader judges against, as --crds
+// takes it.
+func loaderCRDsName(l *watch.Loader) string {
+	if b := l.CRDs(); b != nil {
+		return b.Name
+	}
+	return watch.DefaultCRDBundleName()
+}
+
 // addChannelNotes adds the loader's channel notes (objects an older or
 // standard-channel cluster would not take; only without --crds) to the
 // result's findings as notes (severity info: check --strict does not fail

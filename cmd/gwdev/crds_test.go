@@ -357,3 +357,19 @@ func TestDiffCRDs(t *testing.T) {
 		t.Errorf("diff --crds v1.6.3-standard HEAD: exit %d, want %d and the pruned field:\n%s%s", code, exitProblems, out, errOut)
 	}
 }
+
+// TestExplainCRDs: explain decides on what the cluster stores. Under
+// v1.6.3-standard the default-gateway sample's route loses
+// useDefaultGateways and attaches nowhere: the request is a 404, and
+// explain says the files did not load cleanly.
+func TestExplainCRDs(t *testing.T) {
+	dir := "../../samples/default-gateway"
+	out, errOut, code := runGwdev(t, "", "explain", "--dir", dir, "http://shop.example.com:8080/")
+	if code != 0 || !strings.Contains(out, "httproute/shop/shop/rule/0") {
+		t.Errorf("explain: exit %d, want the route's rule:\n%s%s", code, out, errOut)
+	}
+	out, errOut, code = runGwdev(t, "", "explain", "--dir", dir, "--crds", "v1.6.3-standard", "http://shop.example.com:8080/")
+	if code != 0 || !strings.Contains(out, "404") || strings.Contains(out, "httproute/shop/shop/rule/0") || !strings.Contains(out, "note: 2 fields not in the cluster's CRDs (dropped, as that cluster stores the objects); run gwdev check --crds v1.6.3-standard ../../samples/default-gateway") {
+		t.Errorf("explain --crds v1.6.3-standard: exit %d, want a 404 and the load problems noted:\n%s%s", code, out, errOut)
+	}
+}

@@ -160,8 +160,18 @@ func (o *explainOptions) run(out io.Writer, rawURL string, sniSet bool) error {
 			fmt.Fprintf(out, "  hint: %s\n", h)
 		}
 	}
-	if len(lr.Problems) > 0 {
-		fmt.Fprintf(out, "\nnote: %s did not load; run gwdev check %s\n", plural(len(lr.Problems), "file problem"), o.dir)
+	pruned := 0
+	for _, p := range lr.Problems {
+		if p.Pruned {
+			pruned++
+		}
+	}
+	if n := len(lr.Problems) - pruned; n > 0 {
+		fmt.Fprintf(out, "\nnote: %s did not load; run gwdev check %s\n", plural(n, "file problem"), o.dir)
+	}
+	if pruned > 0 {
+		fmt.Fprintf(out, "\nnote: %s not in the cluster's CRDs (dropped, as that cluster stores the objects); run gwdev check --crds %s %s\n",
+			plural(pruned, "field"), loaderCRDsName(loader), o.dir)
 	}
 	return nil
 }

@@ -114,11 +114,27 @@ func (l *Loader) loadBundleObject(u map[string]any, v *servedVersion, g gvk) (me
 // unknownField is the message for a field of an object of g that b's
 // schema does not have.
 func (b *CRDBundle) unknownField(g gvk, path string) string {
+	where := fieldWhere(g, path)
+	if where == "" {
+		where = "in no embedded bundle"
+	}
+	return fmt.Sprintf("unknown field %q in %s: %s; the field is %s", path, b.Name, strictUnknownField, where)
+}
+
+// fieldWhere says which embedded bundles have the field at path of an
+// object of g (whereBundles), "" when none does (a typo, most likely).
+func fieldWhere(g gvk, path string) string {
+	found := false
 	where := whereBundles(func(o *CRDBundle) bool {
 		c := o.crd(g.group, g.kind)
-		return c != nil && c.serves(g.version) && c.tree(g.version).hasPath(path)
+		has := c != nil && c.serves(g.version) && c.tree(g.version).hasPath(path)
+		found = found || has
+		return has
 	})
-	return fmt.Sprintf("unknown field %q in %s: %s; the field is %s", path, b.Name, strictUnknownField, where)
+	if !found {
+		return ""
+	}
+	return where
 }
 
 // misfit returns why b's API server would not take an object of g as

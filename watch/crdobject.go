@@ -27,7 +27,7 @@ import (
 // and then read as v1: the CRDs have no conversion webhook, so like the
 // apiserver gwdev only relabels the apiVersion, pruning and defaulting with
 // the v1 schema.
-func (l *Loader) loadCRDObject(u map[string]any, v *servedVersion) (metav1.Object, []issue) {
+func (l *Loader) loadCRDObject(u map[string]any, v *servedVersion, g gvk) (metav1.Object, []issue) {
 	spec := v.spec
 	if v.asKind != "" {
 		u["apiVersion"], u["kind"] = v.asAPIVersion, v.asKind
@@ -39,7 +39,11 @@ func (l *Loader) loadCRDObject(u map[string]any, v *servedVersion) (metav1.Objec
 		return nil, append(issues, issue{msg: fmt.Sprintf("internal error: loading the %s schema: %v", spec.kind, err)})
 	}
 	for _, path := range pruning.PruneWithOptions(u, s.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}) {
-		issues = append(issues, issue{field: path, msg: fmt.Sprintf("unknown field %q", path)})
+		msg := fmt.Sprintf("unknown field %q", path)
+		if where := fieldWhere(g, path); where != "" {
+			msg += fmt.Sprintf(" in gwdev's CRDs (%s); the field is %s", DefaultCRDBundleName(), where)
+		}
+		issues = append(issues, issue{field: path, msg: msg})
 	}
 	issues = append(issues, s.admit(u)...)
 	if len(issues) > 0 {

@@ -190,7 +190,7 @@ func (l *Loader) loadObject(r *docResult, pos docPos, node *yaml.Node, u map[str
 		obj, issues = l.loadBundleObject(u, v, g)
 	case v.spec.crd != "":
 		note = channelNote(g, u) // before loading changes u
-		obj, issues = l.loadCRDObject(u, v)
+		obj, issues = l.loadCRDObject(u, v, g)
 	default:
 		obj, issues = loadCoreObject(u, v.spec)
 	}

@@ -20,8 +20,8 @@ import (
 // version b does not serve is a problem, as is a field b's schema does not
 // have (the object is still loaded without it, as the cluster stores it
 // when validation is off), and b's schema and CEL rules validate. A nil b
-// is NewLoader: the newest experimental CRDs, with a note for every object
-// an older or standard-channel cluster would not take.
+// is NewLoader: gwdev's own CRDs (DefaultCRDBundleName), with a note for
+// every object an older or standard-channel cluster would not take.
 func NewLoaderFor(b *CRDBundle) (*Loader, error) {
 	l, err := NewLoader()
 	if err != nil || b == nil {
@@ -31,8 +31,8 @@ func NewLoaderFor(b *CRDBundle) (*Loader, error) {
 	return l, nil
 }
 
-// CRDs returns the bundle the loader judges against (nil: the embedded
-// newest experimental CRDs).
+// CRDs returns the bundle the loader judges against (nil: gwdev's own
+// CRDs, DefaultCRDBundleName).
 func (l *Loader) CRDs() *CRDBundle { return l.bundle }
 
 // gwdevRelease is the Gateway API release of gwdev's types and default

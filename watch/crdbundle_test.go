@@ -78,6 +78,11 @@ func loadAgainst(t *testing.T, bn, file string, data []byte) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return loadAgainstLoader(l, file, data)
+}
+
+// loadAgainstLoader is loadAgainst with a Loader.
+func loadAgainstLoader(l *Loader, file string, data []byte) string {
 	r := l.LoadBytes(file, data)
 	var out strings.Builder
 	r.Snapshot.Each(func(k engine.ObjectKey, _ metav1.Object) {
@@ -177,5 +182,114 @@ func TestDefaultCRDsAreANamedBundle(t *testing.T) {
 		if diff := cmp.Diff(def, got); diff != "" {
 			t.Errorf("%s: watch/crds differs from %s (is gwdevRelease the module's version?):\n%.2000s", k.kind, b.Name, diff)
 		}
+	}
+}
+
+// clusterFile is a small `kubectl get crd -o yaml` output: a Gateway API
+// CRD, another project's CRD and, when gwin is set, gwin's GatewayPolicy
+// CRD (served v1).
+func clusterFile(gwin bool) string {
+	s := `apiVersion: v1
+kind: List
+items:
+- apiVersion: apiextensions.k8s.io/v1
+  kind: CustomResourceDefinition
+  metadata: {name: gatewayclasses.gateway.networking.k8s.io, resourceVersion: "7"}
+  spec:
+    group: gateway.networking.k8s.io
+    names: {kind: GatewayClass, plural: gatewayclasses, listKind: GatewayClassList}
+    scope: Cluster
+    versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              required: [controllerName]
+              properties: {controllerName: {type: string}}
+    - {name: v1beta1, served: false, storage: false}
+  status: {storedVersions: [v1]}
+- apiVersion: apiextensions.k8s.io/v1
+  kind: CustomResourceDefinition
+  metadata: {name: widgets.example.com}
+  spec:
+    group: example.com
+    names: {kind: Widget, plural: widgets}
+    scope: Namespaced
+    versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]
+`
+	if gwin {
+		s += `- apiVersion: apiextensions.k8s.io/v1
+  kind: CustomResourceDefinition
+  metadata: {name: gatewaypolicies.gwin.yandex.cloud}
+  spec:
+    group: gwin.yandex.cloud
+    names: {kind: GatewayPolicy, plural: gatewaypolicies}
+    scope: Namespaced
+    versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]
+`
+	}
+	return s
+}
+
+// TestReadCRDBundle reads a cluster's CRDs: its Gateway API CRDs decide
+// what is served and how it validates (here, GatewayClass v1 with one
+// field, v1beta1 not served), another project's CRD is ignored, and gwin's
+// policy kinds are served only when the file has their CRD.
+func TestReadCRDBundle(t *testing.T) {
+	manifests := `apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: gwdev}
+spec: {controllerName: gwdev.io/gateway-controller, description: not in this cluster's schema}
+---
+apiVersion: gateway.networking.k8s.io/v1beta1
+kind: GatewayClass
+metadata: {name: old}
+spec: {controllerName: gwdev.io/gateway-controller}
+---
+apiVersion: gwin.yandex.cloud/v1
+kind: GatewayPolicy
+metadata: {name: p}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: shop}]
+  policy: {}
+`
+	for _, gwin := range []bool{true, false} {
+		b, err := ReadCRDBundle("/tmp/cluster.yaml", []byte(clusterFile(gwin)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := b.Kinds(); len(got) != 1 || got[0] != "GatewayClass gateway.networking.k8s.io v1" {
+			t.Errorf("Kinds() = %q, want only GatewayClass v1", got)
+		}
+		l, err := NewLoaderFor(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := loadAgainstLoader(l, "m.yaml", []byte(manifests))
+		want := `loaded GatewayClass/gwdev
+loaded GatewayPolicy/default/p
+pruned m.yaml:4:53: GatewayClass/gwdev: unknown field "spec.description" in cluster.yaml: rejected by kubectl's strict field validation; dropped without a word when validation is off; the field is in the standard channel from v1.4 (v1.4.1-standard and newer)
+rejected m.yaml:6:1: GatewayClass/old: apiVersion: no matches for kind "GatewayClass" in version "gateway.networking.k8s.io/v1beta1" (cluster.yaml does not serve it; it is served in the standard channel from v1.4 (v1.4.1-standard and newer))
+`
+		if !gwin {
+			want = `loaded GatewayClass/gwdev
+pruned m.yaml:4:53: GatewayClass/gwdev: unknown field "spec.description" in cluster.yaml: rejected by kubectl's strict field validation; dropped without a word when validation is off; the field is in the standard channel from v1.4 (v1.4.1-standard and newer)
+rejected m.yaml:6:1: GatewayClass/old: apiVersion: no matches for kind "GatewayClass" in version "gateway.networking.k8s.io/v1beta1" (cluster.yaml does not serve it; it is served in the standard channel from v1.4 (v1.4.1-standard and newer))
+rejected m.yaml:11:1: GatewayPolicy/default/p: apiVersion: no matches for kind "GatewayPolicy" in version "gwin.yandex.cloud/v1" (cluster.yaml does not serve it)
+`
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("gwin CRD %v (-want +got):\n%s", gwin, diff)
+		}
+	}
+	if _, err := ReadCRDBundle("other.yaml", []byte(clusterFile(false)[:strings.Index(clusterFile(false), "- apiVersion")]+
+		"- {apiVersion: apiextensions.k8s.io/v1, kind: CustomResourceDefinition, spec: {group: example.com, names: {kind: W, plural: ws}}}\n")); err == nil ||
+		!strings.Contains(err.Error(), "other.yaml holds no Gateway API CustomResourceDefinition") {
+		t.Errorf("a file without Gateway API CRDs: err = %v", err)
 	}
 }

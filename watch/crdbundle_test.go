@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gwdev/gwdev/engine"
@@ -85,8 +86,15 @@ func loadAgainst(t *testing.T, bn, file string, data []byte) string {
 func loadAgainstLoader(l *Loader, file string, data []byte) string {
 	r := l.LoadBytes(file, data)
 	var out strings.Builder
-	r.Snapshot.Each(func(k engine.ObjectKey, _ metav1.Object) {
+	r.Snapshot.Each(func(k engine.ObjectKey, o metav1.Object) {
 		out.WriteString("loaded " + k.String() + "\n")
+		// What the cluster stores: the spec after pruning and defaulting.
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+		if err != nil {
+			panic(err)
+		}
+		spec, _ := json.Marshal(u["spec"])
+		out.WriteString("  spec " + string(spec) + "\n")
 	})
 	for _, p := range r.Problems {
 		tag := "rejected "

@@ -280,12 +280,15 @@ spec:
 		}
 		got := loadAgainstLoader(l, "m.yaml", []byte(manifests))
 		want := `loaded GatewayClass/gwdev
+  spec {"controllerName":"gwdev.io/gateway-controller"}
 loaded GatewayPolicy/default/p
+  spec {"policy":{},"targetRefs":[{"group":"gateway.networking.k8s.io","kind":"Gateway","name":"shop"}]}
 pruned m.yaml:4:53: GatewayClass/gwdev: unknown field "spec.description" in cluster.yaml: rejected by kubectl's strict field validation; dropped without a word when validation is off; the field is in the standard channel from v1.4 (v1.4.1-standard and newer)
 rejected m.yaml:6:1: GatewayClass/old: apiVersion: no matches for kind "GatewayClass" in version "gateway.networking.k8s.io/v1beta1" (cluster.yaml does not serve it; it is served in the standard channel from v1.4 (v1.4.1-standard and newer))
 `
 		if !gwin {
 			want = `loaded GatewayClass/gwdev
+  spec {"controllerName":"gwdev.io/gateway-controller"}
 pruned m.yaml:4:53: GatewayClass/gwdev: unknown field "spec.description" in cluster.yaml: rejected by kubectl's strict field validation; dropped without a word when validation is off; the field is in the standard channel from v1.4 (v1.4.1-standard and newer)
 rejected m.yaml:6:1: GatewayClass/old: apiVersion: no matches for kind "GatewayClass" in version "gateway.networking.k8s.io/v1beta1" (cluster.yaml does not serve it; it is served in the standard channel from v1.4 (v1.4.1-standard and newer))
 rejected m.yaml:11:1: GatewayPolicy/default/p: apiVersion: no matches for kind "GatewayPolicy" in version "gwin.yandex.cloud/v1" (cluster.yaml does not serve it)

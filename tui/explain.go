@@ -106,6 +106,7 @@ const yamlExplanation = "the file is not valid YAML, so none of its objects were
 // loadExplanations explain load problems, matched by a fragment of the
 // loader's message.
 var loadExplanations = []struct{ fragment, text string }{
+	{"no matches for kind", "the cluster's CRDs (--crds) do not serve this kind or apiVersion: kubectl apply refuses it. Install CRDs that serve it (the message says which), or use a kind and version they serve"},
 	{"Required value", "a required field is missing; the object is rejected as the API server would reject it. Add the field"},
 	{"Unsupported value", "the field only accepts the listed values. Use one of them"},
 	{"unknown field", "the field is not part of the schema (a typo, or a field of another API version). Fix or remove it"},
@@ -119,6 +120,20 @@ var loadExplanations = []struct{ fragment, text string }{
 	{"symlink", "the symlink cannot be followed. Fix or remove it"},
 	{"apiVersion", "the document's apiVersion/kind is missing or unknown. Fix the header"},
 	{"kind", "the document's kind is missing or unknown. Fix the header"},
+}
+
+// prunedExplanation explains a field the cluster's CRDs lack.
+const prunedExplanation = "the cluster's CRDs (--crds) do not have this field: kubectl apply refuses the object, and with validation off the cluster drops the field. gwdev serves the object without it, as that cluster would. Remove the field or install CRDs that have it"
+
+// explainLoadProblem explains one load problem.
+func explainLoadProblem(p LoadProblem) string {
+	if p.Root {
+		return rootExplanation
+	}
+	if p.Pruned {
+		return prunedExplanation
+	}
+	return explainLoad(p.Message)
 }
 
 func explainLoad(msg string) string {

@@ -70,12 +70,26 @@ func TestExplainLoad(t *testing.T) {
 		"something else entirely":                                        "rejected when loading",
 		// A path ending in .yaml inside a message is not a YAML error
 		// (issue 13: a duplicate object was told to fix its syntax).
-		"Service/default/app is already defined at apps/a.yaml:1; this definition is ignored": "define the same object",
-		"reading conf/app.yaml: permission denied":                                            "could not be read",
+		"Service/default/app is already defined at apps/a.yaml:1; this definition is ignored":                                         "define the same object",
+		"reading conf/app.yaml: permission denied":                                                                                    "could not be read",
+		`apiVersion: no matches for kind "TCPRoute" in version "gateway.networking.k8s.io/v1" (v1.5.1-standard does not serve it; …)`: "do not serve this kind",
 	} {
 		if got := explainLoad(msg); !strings.Contains(got, want) {
 			t.Errorf("explainLoad(%q) = %q, want it to contain %q", msg, got, want)
 		}
+	}
+}
+
+// TestExplainPrunedLoadProblem: a field the cluster's CRDs lack is
+// explained by the problem's Pruned, not its wording.
+func TestExplainPrunedLoadProblem(t *testing.T) {
+	p := LoadProblem{Field: "spec.useDefaultGateways", Message: `unknown field "spec.useDefaultGateways" in v1.6.3-standard: …`, Pruned: true}
+	if got := explainLoadProblem(p); got != prunedExplanation {
+		t.Errorf("pruned: %q", got)
+	}
+	p.Pruned = false
+	if got := explainLoadProblem(p); !strings.Contains(got, "not part of the schema") {
+		t.Errorf("not pruned: %q", got)
 	}
 }
 

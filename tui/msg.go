@@ -49,6 +49,10 @@ type LoadProblem struct {
 	// Root is set when the problem is about the watched folder itself
 	// (missing), not a file or object in it.
 	Root bool
+	// Pruned is true when the object was loaded all the same, without
+	// Field: a field the cluster's CRDs (--crds) lack, which a cluster with
+	// validation off drops (watch.Problem.Pruned).
+	Pruned bool
 }
 
 // Where renders the problem's position as file:line ("" when unknown).

@@ -54,12 +54,8 @@ func (s *session) buildProblems(prev map[string]bool) {
 	var ps []problem
 	st := s.state
 	for _, p := range st.Problems {
-		explain := explainLoad(p.Message)
-		if p.Root {
-			explain = rootExplanation
-		}
 		ps = append(ps, problem{source: fromLoad, severity: engine.SeverityError, where: p.Where(),
-			object: p.Object, message: p.Message, explain: explain})
+			object: p.Object, message: p.Message, explain: explainLoadProblem(p)})
 	}
 	for _, o := range st.Stale {
 		ps = append(ps, problem{source: fromStale, severity: engine.SeverityWarning, where: o.Source.String(),

@@ -27,7 +27,7 @@ import (
 // and then read as v1: the CRDs have no conversion webhook, so like the
 // apiserver gwdev only relabels the apiVersion, pruning and defaulting with
 // the v1 schema.
-func (l *Loader) loadCRDObject(u map[string]any, v *servedVersion) (metav1.Object, []issue) {
+func (l *Loader) loadCRDObject(u map[string]any, v *servedVersion, g gvk) (metav1.Object, []issue) {
 	spec := v.spec
 	if v.asKind != "" {
 		u["apiVersion"], u["kind"] = v.asAPIVersion, v.asKind
@@ -39,31 +39,13 @@ func (l *Loader) loadCRDObject(u map[string]any, v *servedVersion) (metav1.Objec
 		return nil, append(issues, issue{msg: fmt.Sprintf("internal error: loading the %s schema: %v", spec.kind, err)})
 	}
 	for _, path := range pruning.PruneWithOptions(u, s.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}) {
-		issues = append(issues, issue{field: path, msg: fmt.Sprintf("unknown field %q", path)})
-	}
-	s.quick.pruneNulls(u, s.structural)
-	s.quick.applyDefaults(u, s.structural)
-	delete(u, "status")
-	u["metadata"].(map[string]any)["generation"] = int64(1)
-
-	var errs field.ErrorList
-	if !s.quick.valid(u) {
-		errs = append(errs, apivalidation.ValidateCustomResource(nil, u, s.validator)...)
-	}
-	if s.hasEmbedded {
-		errs = append(errs, schemaobjectmeta.Validate(nil, u, s.structural, false)...)
-	}
-	if !s.quick.listTypesValid(u, s.structural) {
-		errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.structural, u)...)
-	}
-	if s.cel != nil {
-		if hasBlockingErr(errs) {
-			issues = append(issues, issue{msg: celSkipped})
-		} else {
-			errs = s.cel.validate(nil, u, errs)
+		msg := fmt.Sprintf("unknown field %q", path)
+		if where := fieldWhere(g, path); where != "" {
+			msg += fmt.Sprintf(" in gwdev's CRDs (%s); the field is %s", DefaultCRDBundleName(), where)
 		}
+		issues = append(issues, issue{field: path, msg: msg})
 	}
-	issues = append(issues, nameDuplicateListeners(u, fieldIssues(errs))...)
+	issues = append(issues, s.admit(u)...)
 	if len(issues) > 0 {
 		return nil, issues
 	}
@@ -84,6 +66,36 @@ func (l *Loader) loadCRDObject(u map[string]any, v *servedVersion) (metav1.Objec
 		return nil, []issue{{msg: fmt.Sprintf("internal error: converting to the %s type: %v", spec.kind, err)}}
 	}
 	return obj, nil
+}
+
+// admit runs the steps of a create after pruning on u: structural
+// defaulting, status dropped and generation set, ObjectMeta, OpenAPI
+// schema and list-type validation, then CEL rules.
+func (s *crdSchema) admit(u map[string]any) []issue {
+	s.quick.pruneNulls(u, s.structural)
+	s.quick.applyDefaults(u, s.structural)
+	delete(u, "status")
+	u["metadata"].(map[string]any)["generation"] = int64(1)
+
+	var errs field.ErrorList
+	if !s.quick.valid(u) {
+		errs = append(errs, apivalidation.ValidateCustomResource(nil, u, s.validator)...)
+	}
+	if s.hasEmbedded {
+		errs = append(errs, schemaobjectmeta.Validate(nil, u, s.structural, false)...)
+	}
+	if !s.quick.listTypesValid(u, s.structural) {
+		errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.structural, u)...)
+	}
+	var issues []issue
+	if s.cel != nil {
+		if hasBlockingErr(errs) {
+			issues = append(issues, issue{msg: celSkipped})
+		} else {
+			errs = s.cel.validate(nil, u, errs)
+		}
+	}
+	return append(issues, nameDuplicateListeners(u, fieldIssues(errs))...)
 }
 
 // celSkipped is the apiserver's note when CEL rules were not evaluated.

@@ -54,11 +54,21 @@ func CRDKinds() []string {
 	return out
 }
 
-// schemaNode is the part of an OpenAPI schema CRDFieldPaths reads.
+// schemaNode is the part of an OpenAPI schema CRDFieldPaths and the
+// bundle fit checks (crdfit.go) read.
 type schemaNode struct {
-	Properties           map[string]*schemaNode `json:"properties"`
-	Items                *schemaNode            `json:"items"`
-	AdditionalProperties json.RawMessage        `json:"additionalProperties"`
+	Properties             map[string]*schemaNode `json:"properties"`
+	Items                  *schemaNode            `json:"items"`
+	AdditionalProperties   json.RawMessage        `json:"additionalProperties"`
+	Enum                   []json.RawMessage      `json:"enum"`
+	XPreserveUnknownFields bool                   `json:"x-kubernetes-preserve-unknown-fields"`
+	XEmbeddedResource      bool                   `json:"x-kubernetes-embedded-resource"`
+
+	// Set by prepare: the additionalProperties schema (nil: none) and the
+	// enum values, strings as they are, others as compact JSON (nil: any
+	// value).
+	additional *schemaNode
+	enum       map[string]bool
 }
 
 func (n *schemaNode) paths(at string, seen map[string]bool) {

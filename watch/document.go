@@ -28,7 +28,7 @@ type docPos struct {
 }
 
 func (d docPos) problem(n *yaml.Node, key engine.ObjectKey, is issue) Problem {
-	return Problem{File: d.file, Line: n.Line + d.offset, Column: n.Column, Object: key, Field: is.field, Message: is.msg}
+	return Problem{File: d.file, Line: n.Line + d.offset, Column: n.Column, Object: key, Field: is.field, Message: is.msg, Pruned: is.pruned}
 }
 
 // docScratch is what a loader worker reuses from one document to the next
@@ -168,27 +168,44 @@ func (l *Loader) loadObject(r *docResult, pos docPos, node *yaml.Node, u map[str
 		return
 	}
 
+	if l.bundle != nil {
+		if msg := l.bundle.notServed(g, v); msg != "" {
+			ns := namespace
+			if ns == "" {
+				ns = "default"
+			}
+			key := objectKey(v.spec, ns, name)
+			r.problems = append(r.problems, pos.problem(locate(node, "apiVersion"), key, newIssue("apiVersion", msg)))
+			return
+		}
+	}
+
 	var (
 		obj    metav1.Object
 		issues []issue
+		note   string
 	)
-	if v.spec.crd != "" {
-		obj, issues = l.loadCRDObject(u, v)
-	} else {
+	switch {
+	case v.spec.crd != "" && l.bundle != nil:
+		obj, issues = l.loadBundleObject(u, v, g)
+	case v.spec.crd != "":
+		note = channelNote(g, u) // before loading changes u
+		obj, issues = l.loadCRDObject(u, v, g)
+	default:
 		obj, issues = loadCoreObject(u, v.spec)
 	}
 	key := objectKey(v.spec, metaString(u, "namespace"), name)
 	for _, is := range issues {
 		r.problems = append(r.problems, pos.problem(locate(node, is.field), key, is))
 	}
-	if len(issues) > 0 {
-		return
+	if obj == nil {
+		return // issues say why; an object with issues but loaded is pruned (loadBundleObject)
 	}
 	src := engine.Source{File: pos.file, Line: node.Line + pos.offset, Fields: fieldLines(node, pos.offset)}
 	if v.converted(g) {
 		src.APIVersion = apiVersion
 	}
-	r.objs = append(r.objs, loaded{key: key, src: src, obj: obj})
+	r.objs = append(r.objs, loaded{key: key, src: src, obj: obj, note: note})
 }
 
 // loadList loads the items of a List (kind: List, or HTTPRouteList and the

@@ -13,6 +13,9 @@ type issue struct {
 	field string
 	// msg is the complete message, starting with field when there is one.
 	msg string
+	// pruned is true for a field a CRD bundle's schema lacks: the object
+	// is loaded without it (Problem.Pruned).
+	pruned bool
 }
 
 // newIssue builds an issue about path with the given message body.

@@ -11,6 +11,9 @@ import (
 // version, and shared. A Loader is safe for concurrent use.
 type Loader struct {
 	crds *crdSet
+	// bundle, when set, is the cluster's CRDs objects are judged against
+	// (NewLoaderFor); nil: crds, with channel notes.
+	bundle *CRDBundle
 	// BulkLoad, when set, is called when a load of many files starts
 	// (LoadDir, or a watcher reload of more than one file); the function it
 	// returns is called when that load ends. The CLI raises the garbage

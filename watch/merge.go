@@ -15,6 +15,8 @@ type loaded struct {
 	key engine.ObjectKey
 	src engine.Source
 	obj metav1.Object
+	// note is the object's channel note (channelNote; "": none).
+	note string
 }
 
 // Merge combines the results of several loads (for example one per file)
@@ -31,6 +33,7 @@ func Merge(results ...*LoadResult) *LoadResult {
 		problems []Problem
 		skipped  []Skipped
 		warnings []Warning
+		notes    []Note
 	)
 	for _, r := range results {
 		if r == nil {
@@ -41,9 +44,16 @@ func Merge(results ...*LoadResult) *LoadResult {
 		skipped = append(skipped, r.Skipped...)
 		warnings = append(warnings, r.Warnings...)
 		objs = append(objs, snapshotObjects(r.Snapshot)...)
+		notes = append(notes, r.Notes...)
 	}
 	res := assemble(files, objs, problems, skipped)
 	res.Warnings = warnings
+	for _, n := range notes { // the notes of the definitions in effect
+		if src, ok := res.Snapshot.Sources[n.Object]; ok && src.File == n.File && src.Line == n.Line {
+			res.Notes = append(res.Notes, n)
+		}
+	}
+	slices.SortFunc(res.Notes, compareNotes)
 	return res
 }
 
@@ -111,12 +121,17 @@ func (c *collected) result() *LoadResult {
 	// thirds full on average (30,000 objects: 5.0 MB against 6.6 MB, held
 	// until check ends).
 	snap := &engine.Snapshot{Sources: map[engine.ObjectKey]engine.Source{}}
+	var notes []Note
 	for i := range c.objs {
 		o := &c.objs[i]
 		addToSnapshot(snap, o.obj)
 		snap.Sources[o.key] = o.src
+		if o.note != "" {
+			notes = append(notes, Note{File: o.src.File, Line: o.src.Line, Object: o.key, Message: o.note})
+		}
 	}
-	return &LoadResult{Snapshot: snap, Problems: c.problems, Skipped: c.skipped, Files: c.files}
+	slices.SortFunc(notes, compareNotes)
+	return &LoadResult{Snapshot: snap, Problems: c.problems, Skipped: c.skipped, Files: c.files, Notes: notes}
 }
 
 // addToSnapshot appends obj to the Snapshot slice of its type.

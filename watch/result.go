@@ -27,6 +27,33 @@ type LoadResult struct {
 	// Warnings are things the loader did that deserve a note although
 	// nothing was rejected, sorted by file; nil means none.
 	Warnings []Warning
+	// Notes say, for a Loader without a CRDBundle, which loaded objects an
+	// older or standard-channel cluster would not take, sorted by file and
+	// line; nil means none (or a Loader with a bundle, which reports
+	// Problems instead).
+	Notes []Note
+}
+
+// Note is one object's channel note: what it needs beyond the oldest
+// embedded standard-channel bundle.
+type Note struct {
+	// File and Line say where the object's document starts.
+	File string
+	Line int
+	// Object names the object.
+	Object engine.ObjectKey
+	// Message is "needs v1.6+ standard: v1.5.1-standard does not have field
+	// spec.x" or "experimental channel only: …".
+	Message string
+}
+
+// String renders the note as "file:line: Kind/ns/name: message".
+func (n Note) String() string {
+	return n.File + ":" + strconv.Itoa(n.Line) + ": " + n.Object.String() + ": " + n.Message
+}
+
+func compareNotes(a, b Note) int {
+	return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Object.String(), b.Object.String()))
 }
 
 // Warning is a note about the files read, such as a symlink followed out
@@ -68,6 +95,11 @@ type Problem struct {
 	// `spec.listeners[0].port: Invalid value: 0: should be greater than or
 	// equal to 1`.
 	Message string
+	// Pruned is true when the object was loaded all the same, without
+	// Field: a field the chosen CRD bundle lacks (Loader.CRDs), which
+	// kubectl's strict validation refuses and a cluster with validation
+	// off drops. The object is served as that cluster stores it.
+	Pruned bool
 }
 
 // String renders the problem as "file:line:col: Kind/ns/name: message",

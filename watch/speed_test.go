@@ -14,6 +14,8 @@ import (
 // alone, in a fresh process:
 //
 //	GWDEV_SPEED_ROUTES=10000 go test -run TestLoadDirSpeed -v ./watch
+//
+// GWDEV_SPEED_CRDS=v1.5.1-standard loads against that bundle (--crds).
 func TestLoadDirSpeed(t *testing.T) {
 	n, err := strconv.Atoi(os.Getenv("GWDEV_SPEED_ROUTES"))
 	if err != nil || n <= 0 {
@@ -23,7 +25,13 @@ func TestLoadDirSpeed(t *testing.T) {
 	writeRoutes(t, dir, n)
 	cpu0 := cpuTime()
 	start := time.Now()
-	l, err := NewLoader()
+	var bundle *CRDBundle
+	if name := os.Getenv("GWDEV_SPEED_CRDS"); name != "" { // like --crds
+		if bundle, err = EmbeddedCRDBundle(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := NewLoaderFor(bundle)
 	if err != nil {
 		t.Fatal(err)
 	}

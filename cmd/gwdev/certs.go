@@ -34,6 +34,8 @@ type certsOptions struct {
 	out   string
 	caDir string
 	days  int
+	// crds is --crds (crds.go).
+	crds string
 }
 
 // certsHeader starts every file gwdev certs writes; a file without it is
@@ -65,6 +67,7 @@ curl trust the CA. It never prints a private key.`,
 	f.StringVar(&o.out, "out", "", "write the Secret manifests to this file (default DIR/gwdev-certs.yaml)")
 	f.StringVar(&o.caDir, "ca-dir", "", "keep the local CA in this directory (default ~/.config/gwdev/ca)")
 	f.IntVar(&o.days, "days", 397, "validity of the certificates, in days")
+	addCRDsFlag(f, &o.crds)
 	return cmd
 }
 
@@ -75,7 +78,11 @@ func (o *certsOptions) run(out io.Writer, dir string) error {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return fmt.Errorf("%s is not a directory", dir)
 	}
-	loader, err := newLoader()
+	proj, err := readProject(dir, nil, nil)
+	if err != nil {
+		return err
+	}
+	loader, err := projectLoader(o.crds, proj)
 	if err != nil {
 		return err
 	}

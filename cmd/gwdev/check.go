@@ -30,6 +30,8 @@ type checkOptions struct {
 
 	// profiles are --profile CLASS=PROFILE flags (profiles.go).
 	profiles []string
+	// crds is --crds (crds.go).
+	crds string
 }
 
 func newCheckCmd() *cobra.Command {
@@ -56,6 +58,7 @@ errors (a folder or file that does not exist among them).`,
 	f.BoolVar(&o.strict, "strict", false, "exit 1 on warnings too")
 	f.BoolVar(&o.policies, "policies", false, "list, for every object a policy targets, the policies that apply and those refused, and why")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
+	addCRDsFlag(f, &o.crds)
 	f.StringVar(&o.now, "now", "", "use this RFC 3339 time as the current time (for reproducible output)")
 	_ = f.MarkHidden("now")
 	return cmd
@@ -95,7 +98,7 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	start := time.Now()
-	loader, err := newLoader()
+	loader, err := projectLoader(o.crds, proj)
 	if err != nil {
 		return err
 	}
@@ -201,6 +204,7 @@ func hasWarnings(res *engine.Result) bool {
 // result's findings, first among the warnings, so that check, --strict, the
 // dashboard and the admin API show them as they show the engine's.
 func addLoadWarnings(res *engine.Result, lr *watch.LoadResult) {
+	addChannelNotes(res, lr)
 	ws := lr.Warnings
 	var skipped []engine.Finding
 	for _, s := range lr.Skipped {

@@ -27,6 +27,10 @@ type projectConfig struct {
 	// YCCertificates gives the local PEM files of gwin YCCertificate
 	// references, keyed by "namespace/name" (profiles.go).
 	YCCertificates map[string]ycCertificateFiles
+	// CRDs is the CRD bundle to judge manifests against: an embedded
+	// bundle's name or a file of `kubectl get crd -o yaml` relative to
+	// gwdev.yaml's folder ("": the newest experimental CRDs); see crds.go.
+	CRDs string
 	// where maps "backends.KEY" (and the other sections' keys) to the
 	// entry's position (nil: no file).
 	where map[string]configPos
@@ -167,9 +171,9 @@ func kindWord(n *yaml.Node) string {
 
 func (p *configParser) top(root *yaml.Node) error {
 	if root.Kind != yaml.MappingNode {
-		return p.fail(root, "", "want a mapping with backends:, profiles: or ycCertificates:, not %s", kindWord(root))
+		return p.fail(root, "", "want a mapping with backends:, profiles:, ycCertificates: or crds:, not %s", kindWord(root))
 	}
-	sections := []string{"backends", "profiles", "ycCertificates"}
+	sections := []string{"backends", "profiles", "ycCertificates", "crds"}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
 		var err error
@@ -180,6 +184,12 @@ func (p *configParser) top(root *yaml.Node) error {
 			p.c.Profiles, err = p.strings(k.Value, v)
 		case "ycCertificates":
 			err = p.ycCertificates(v)
+		case "crds":
+			if v.Kind != yaml.ScalarNode || v.Tag == "!!null" || v.Value == "" {
+				return p.fail(v, k.Value, "want a bundle name (gwdev crds list) or a file of kubectl get crd -o yaml, not %s", kindWord(v))
+			}
+			p.c.CRDs = v.Value
+			p.c.where["crds"] = p.at(v)
 		default:
 			return p.fail(k, k.Value, "unknown field (gwdev.yaml has %s)", strings.Join(sections, ", "))
 		}

@@ -22,7 +22,7 @@ func TestProjectConfigErrorsNameLineAndField(t *testing.T) {
 		{"bad target", "# comment\nbackends:\n  api:8080: localhost\n",
 			`gwdev.yaml:3:3: backends."api:8080": target "localhost" is not host:port`},
 		{"unknown section", "backends: {}\nbackend:\n  api:80: 127.0.0.1:1\n",
-			`gwdev.yaml:2:1: backend: unknown field (gwdev.yaml has backends, profiles, ycCertificates)`},
+			`gwdev.yaml:2:1: backend: unknown field (gwdev.yaml has backends, profiles, ycCertificates, crds)`},
 		{"list instead of mapping", "backends:\n  - api:80=127.0.0.1:1\n",
 			`gwdev.yaml:2:3: backends: want a mapping of KEY: VALUE, not a list`},
 		{"syntax", "backends:\n  api:80: [127.0.0.1:1\n",

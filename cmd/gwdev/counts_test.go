@@ -34,7 +34,7 @@ func TestCheckAndUpCountObjectsAlike(t *testing.T) {
 			t.Errorf("%s: check says %q", dir, out)
 			continue
 		}
-		loader, err := newLoader()
+		loader, err := newLoader(nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -22,6 +22,8 @@ import (
 type diffOptions struct {
 	format   string
 	profiles []string
+	// crds is --crds (crds.go).
+	crds string
 	// dir is --dir ("" : DIR or the current directory).
 	dir string
 }
@@ -67,6 +69,7 @@ the list for other tools.`,
 	f.StringVarP(&o.dir, "dir", "d", "", "the folder of manifests (the same as giving DIR)")
 	f.StringVar(&o.format, "format", "text", "output format: text, github or json")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
+	addCRDsFlag(f, &o.crds)
 	return cmd
 }
 
@@ -120,7 +123,9 @@ func (o *diffOptions) run(out, errOut io.Writer, args []string) error {
 		return fmt.Errorf("BASE %q is not a git revision", base)
 	}
 	now := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
-	loader, err := watch.NewLoader()
+	// Both sides are judged against the same CRDs: --crds, else the
+	// working tree's gwdev.yaml crds:.
+	loader, err := treeLoader(o.crds, absDir, o.profiles)
 	if err != nil {
 		return err
 	}
@@ -174,6 +179,20 @@ func (o *diffOptions) run(out, errOut io.Writer, args []string) error {
 		return exitError{exitProblems}
 	}
 	return nil
+}
+
+// treeLoader returns a loader judging against --crds (flag) or, without
+// it, dir's gwdev.yaml crds:.
+func treeLoader(flag, dir string, profileFlags []string) (*watch.Loader, error) {
+	proj, err := sourcesProject([]string{dir}, profileFlags)
+	if err != nil {
+		return nil, err
+	}
+	crds, err := crdBundle(flag, proj)
+	if err != nil {
+		return nil, err
+	}
+	return watch.NewLoaderFor(crds)
 }
 
 // translateTree loads and translates a directory with its gwdev.yaml

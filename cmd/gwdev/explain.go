@@ -41,6 +41,8 @@ type explainOptions struct {
 	methodSet bool
 	// profiles are --profile CLASS=PROFILE flags (profiles.go).
 	profiles []string
+	// crds is --crds (crds.go).
+	crds string
 }
 
 func newExplainCmd() *cobra.Command {
@@ -92,6 +94,7 @@ Examples:
 	f.StringVar(&o.certFile, "cert", "", "client certificate (PEM) to present over TLS, with --key")
 	f.StringVar(&o.keyFile, "key", "", "private key (PEM) of --cert")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
+	addCRDsFlag(f, &o.crds)
 	return cmd
 }
 
@@ -110,7 +113,7 @@ func (o *explainOptions) run(out io.Writer, rawURL string, sniSet bool) error {
 	if err != nil {
 		return err
 	}
-	loader, err := newLoader()
+	loader, err := projectLoader(o.crds, proj)
 	if err != nil {
 		return err
 	}
@@ -157,8 +160,18 @@ func (o *explainOptions) run(out io.Writer, rawURL string, sniSet bool) error {
 			fmt.Fprintf(out, "  hint: %s\n", h)
 		}
 	}
-	if len(lr.Problems) > 0 {
-		fmt.Fprintf(out, "\nnote: %s did not load; run gwdev check %s\n", plural(len(lr.Problems), "file problem"), o.dir)
+	pruned := 0
+	for _, p := range lr.Problems {
+		if p.Pruned {
+			pruned++
+		}
+	}
+	if n := len(lr.Problems) - pruned; n > 0 {
+		fmt.Fprintf(out, "\nnote: %s did not load; run gwdev check %s\n", plural(n, "file problem"), o.dir)
+	}
+	if pruned > 0 {
+		fmt.Fprintf(out, "\nnote: %s not in the cluster's CRDs (dropped, as that cluster stores the objects); run gwdev check --crds %s %s\n",
+			plural(pruned, "field"), loaderCRDsName(loader), o.dir)
 	}
 	return nil
 }

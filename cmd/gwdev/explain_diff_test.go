@@ -49,7 +49,7 @@ var diffStalls atomic.Int32
 const goldenStride = 3
 
 func TestExplainDifferential(t *testing.T) {
-	loader, err := newLoader()
+	loader, err := newLoader(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,9 +66,10 @@ func relaxGC() (restore func()) {
 
 // newLoader returns a loader that raises the GC target while it loads many
 // files and collects garbage between the batches of a large load, so that
-// it can pack each batch's objects together (watch/compact.go).
-func newLoader() (*watch.Loader, error) {
-	l, err := watch.NewLoader()
+// it can pack each batch's objects together (watch/compact.go). crds is
+// the bundle to judge against (nil: the newest experimental CRDs).
+func newLoader(crds *watch.CRDBundle) (*watch.Loader, error) {
+	l, err := watch.NewLoaderFor(crds)
 	if err != nil {
 		return nil, err
 	}

@@ -11,13 +11,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gwdev/gwdev/engine"
-	"github.com/gwdev/gwdev/watch"
 )
 
 // graphOptions are the flags of `gwdev graph`.
 type graphOptions struct {
 	format   string
 	profiles []string
+	// crds is --crds (crds.go).
+	crds string
 }
 
 func newGraphCmd() *cobra.Command {
@@ -46,6 +47,7 @@ it named), a rule that is shadowed or answers 500, an invalid backend reference.
 	f := cmd.Flags()
 	f.StringVar(&o.format, "format", "mermaid", "output format: mermaid or dot")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
+	addCRDsFlag(f, &o.crds)
 	return cmd
 }
 
@@ -53,7 +55,7 @@ func (o *graphOptions) run(out, errOut io.Writer, dir string) error {
 	if o.format != "mermaid" && o.format != "dot" {
 		return fmt.Errorf("unknown format %q (want mermaid or dot)", o.format)
 	}
-	loader, err := watch.NewLoader()
+	loader, err := treeLoader(o.crds, dir, o.profiles)
 	if err != nil {
 		return err
 	}

@@ -33,12 +33,8 @@ func printSummary(w io.Writer, lr *watch.LoadResult, res *engine.Result, loaded,
 	} else {
 		fmt.Fprintf(w, "%s, %s.\n", plural(nerr, "error"), plural(nwarn, "warning"))
 	}
-	if len(lr.Problems) > 0 {
-		fmt.Fprintln(w, "\nRejected (not loaded, like kubectl apply would refuse them):")
-		for _, p := range lr.Problems {
-			fmt.Fprintf(w, "  ✗ %s\n", p.String())
-		}
-	}
+	printProblems(w, "Rejected (not loaded, like kubectl apply would refuse them)", lr.Problems, false)
+	printProblems(w, "Pruned (loaded without the field, as the cluster stores them when validation is off)", lr.Problems, true)
 	printFindings(w, "Errors", "✗", res.Findings, engine.SeverityError)
 	printFindings(w, "Warnings", "!", res.Findings, engine.SeverityWarning)
 	if len(lr.Skipped) > 0 {
@@ -51,6 +47,22 @@ func printSummary(w io.Writer, lr *watch.LoadResult, res *engine.Result, loaded,
 	printRoutes(w, res)
 	printMesh(w, res) // summary_mesh.go
 	printInfo(w, res.Findings)
+}
+
+// printProblems writes the load problems whose Pruned is pruned under
+// title.
+func printProblems(w io.Writer, title string, ps []watch.Problem, pruned bool) {
+	first := true
+	for _, p := range ps {
+		if p.Pruned != pruned {
+			continue
+		}
+		if first {
+			fmt.Fprintf(w, "\n%s:\n", title)
+			first = false
+		}
+		fmt.Fprintf(w, "  ✗ %s\n", p.String())
+	}
 }
 
 func printFindings(w io.Writer, title, mark string, fs []engine.Finding, sev engine.Severity) {

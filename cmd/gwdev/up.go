@@ -37,6 +37,8 @@ type upOptions struct {
 
 	// profiles are --profile CLASS=PROFILE flags (profiles.go).
 	profiles []string
+	// crds is --crds (crds.go).
+	crds string
 	// limits are the connection, session and trace limits and the admin
 	// API's exposure (limits.go).
 	limits limitOptions
@@ -79,6 +81,7 @@ gwdev's built-in echo backend.`,
 	f.DurationVar(&o.debounce, "debounce", 50*time.Millisecond, "wait this long after the last file change before reloading")
 	f.DurationVar(&o.emptyGrace, "empty-file-grace", watch.DefaultEmptyGrace, "keep serving a file's last objects this long after it becomes empty, as editors that truncate before writing leave it (0: drop them at once)")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
+	addCRDsFlag(f, &o.crds)
 	f.DurationVar(&o.tcpIdle, "tcp-idle-timeout", emulator.DefaultTCPIdleTimeout, "close a TCPRoute connection after this long without traffic either way")
 	f.DurationVar(&o.udpSession, "udp-session-timeout", emulator.DefaultUDPSessionTimeout, "end a UDPRoute session (one client address) after this long without datagrams")
 	f.StringVar(&o.admin, "admin", emulator.DefaultAdminAddr, "admin API address (/status /routes /traces /traces/stream /metrics /healthz); off to disable")
@@ -105,7 +108,7 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 		defer f.Close()
 		accessLog = f
 	}
-	loader, err := newLoader()
+	loader, err := projectLoader(o.crds, proj)
 	if err != nil {
 		return err
 	}
@@ -137,7 +140,7 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 		_ = srv.Close(sctx)
 	}()
 	rl := &reloader{out: out, dir: dir, srv: srv, proj: proj, reread: o.projectOptions,
-		opts: engine.Options{Classes: o.classes}}
+		opts: engine.Options{Classes: o.classes}, crdsFlag: o.crds != ""}
 	cfgChanged := watchProjectConfig(ctx, dir, o.debounce)
 	var admin adminState
 	if o.admin != "" && o.admin != "off" {
@@ -190,6 +193,9 @@ type reloader struct {
 	// cfgErr is the last mistake found in gwdev.yaml (nil: none); the
 	// mappings before it keep serving.
 	cfgErr error
+	// crdsFlag is true when --crds was given: gwdev.yaml's crds: is then
+	// not used, at start or later.
+	crdsFlag bool
 	// lastUpdate is the watch state last applied, applied again when only
 	// gwdev.yaml changes.
 	lastUpdate *watch.Update

@@ -2,7 +2,9 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/gwdev/gwdev/engine"
@@ -17,6 +19,9 @@ type projectOptions struct {
 	mappings, where map[string]string
 	profiles        map[string]string
 	ycCerts         map[string]engine.PEMCertificate
+	// crds is gwdev.yaml's crds: ("": none), a bundle name or a file path
+	// relative to the working directory; crdsWhere is where it was given.
+	crds, crdsWhere string
 }
 
 // projectOptions reads dir's gwdev.yaml and merges it with the flags.
@@ -42,6 +47,12 @@ func readProject(dir string, backendFlags, profileFlags []string) (projectOption
 	}
 	if p.profiles, p.ycCerts, err = profileOptions(cfg, dir, profileFlags); err != nil {
 		return p, err
+	}
+	if cfg.CRDs != "" {
+		p.crds, p.crdsWhere = cfg.CRDs, cfg.where["crds"].String()
+		if !slices.Contains(watch.CRDBundleNames(), p.crds) && !filepath.IsAbs(p.crds) {
+			p.crds = filepath.Join(dir, p.crds)
+		}
 	}
 	return p, nil
 }
@@ -83,6 +94,14 @@ func (r *reloader) readConfig() projectOptions {
 	p, err := r.reread(r.dir)
 	r.cfgErr = err
 	if err == nil {
+		if !r.crdsFlag && p.crds != r.proj.crds {
+			// The loader was made for the CRDs at start; say so rather
+			// than judge against CRDs gwdev.yaml no longer names.
+			r.cfgErr = &configError{File: p.path, Field: "crds", Message: fmt.Sprintf(
+				"changed from %q to %q while gwdev up runs: manifests are still judged against %q; restart gwdev up to use the new CRDs",
+				r.proj.crds, p.crds, r.proj.crds)}
+			p.crds, p.crdsWhere = r.proj.crds, r.proj.crdsWhere
+		}
 		r.proj = p
 	}
 	return p

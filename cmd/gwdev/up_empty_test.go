@@ -86,7 +86,7 @@ func dashboardOf(t *testing.T, dir string) *tui.Model {
 	rl := &reloader{out: &syncBuffer{}, dir: dir, srv: emulator.New(emulator.Config{}), proj: projectOptions{},
 		notify: func(m tui.StateMsg) { got = append(got, m) }}
 	t.Cleanup(func() { _ = rl.srv.Close(context.Background()) })
-	loader, err := newLoader()
+	loader, err := newLoader(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

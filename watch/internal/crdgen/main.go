@@ -39,7 +39,12 @@ func crdFiles() []string {
 
 func main() {
 	out := flag.String("out", "crds", "directory to write the CRDs to")
+	bundles := flag.String("bundles", "", "write the bundles of every release in bundleReleases to this directory instead")
 	flag.Parse()
+	run := run
+	if *bundles != "" {
+		run, *out = runBundles, *bundles
+	}
 	if err := run(*out); err != nil {
 		fmt.Fprintln(os.Stderr, "crdgen:", err)
 		os.Exit(1)

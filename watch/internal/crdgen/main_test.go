@@ -35,3 +35,49 @@ func TestCRDsAreGenerated(t *testing.T) {
 		}
 	}
 }
+
+// TestBundlesAreGenerated checks that watch/crdbundles holds exactly what
+// crdgen -bundles writes from the released modules. It needs the module
+// zips (the module cache, or the network and, for v1.7.0, the go1.27
+// toolchain download); it is skipped when they cannot be had.
+func TestBundlesAreGenerated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("downloads modules")
+	}
+	for _, rel := range bundleReleases {
+		if _, err := moduleZip("sigs.k8s.io/gateway-api", rel); err != nil {
+			t.Skipf("gateway-api %s is not available here: %v", rel, err)
+		}
+	}
+	out := t.TempDir()
+	if err := runBundles(out); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := len(bundleReleases) * len(bundleChannels); len(entries) != want {
+		t.Errorf("crdgen wrote %d bundles, want %d", len(entries), want)
+	}
+	committed, err := os.ReadDir(filepath.Join("..", "..", "crdbundles"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(committed) != len(entries) {
+		t.Errorf("watch/crdbundles has %d files, crdgen writes %d; run go generate ./watch", len(committed), len(entries))
+	}
+	for _, e := range entries {
+		want, err := os.ReadFile(filepath.Join(out, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join("..", "..", "crdbundles", e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("watch/crdbundles/%s is not what crdgen writes; run go generate ./watch", e.Name())
+		}
+	}
+}

@@ -1,0 +1,3 @@
+package watch
+
+//go:generate go run ./internal/crdgen -bundles crdbundles

@@ -29,7 +29,9 @@ func TestTrailingSlashPrefixTiesServedAsExplained(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	load := func() *engine.Snapshot { return loader.LoadBytes("precedence-prefix-trailing-slash.in.yaml", b).Snapshot }
+	load := func() *engine.Snapshot {
+		return loader.LoadBytes("precedence-prefix-trailing-slash.in.yaml", b).Snapshot
+	}
 	skipped := map[diffSkip]int{}
 	if n := runDifferential(t, diffInput{name: "precedence-prefix-trailing-slash", load: load}, skipped); n == 0 {
 		t.Fatal("no probes ran")

@@ -88,7 +88,6 @@ func (v versionInfo) String() string {
 	return s
 }
 
-
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",

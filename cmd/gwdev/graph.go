@@ -3,8 +3,8 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"os/exec"
 	"io"
+	"os/exec"
 	"strconv"
 	"strings"
 	"time"

@@ -314,17 +314,30 @@ func (hc *handshakeConn) trace(address string, start time.Time) Trace {
 	return t
 }
 
-type servedCertKey struct{}
+type servedTLSKey struct{}
+
+// servedTLS is what an HTTPS connection's handshake said, for its
+// requests' traces (checkTLS): the Secret of the certificate presented
+// ("" : none) and the ALPN protocols the client offered (nil: none).
+type servedTLS struct {
+	cert string
+	alpn []string
+}
 
 // withServedCert remembers, in the context of an HTTPS connection's
-// requests, the certificate its handshake presented (checkTLS traces it).
+// requests, the certificate its handshake presented and the protocols the
+// client offered (checkTLS traces them).
 func withServedCert(ctx context.Context, c net.Conn) context.Context {
 	if rc := replayed(c); rc != nil { // handed over by the fast path (fasth1.go)
 		c = rc.Conn
 	}
 	if tc, ok := c.(*tls.Conn); ok {
-		if hc, ok := tc.NetConn().(*handshakeConn); ok && hc.cert != nil {
-			return context.WithValue(ctx, servedCertKey{}, hc.cert.Secret)
+		if hc, ok := tc.NetConn().(*handshakeConn); ok && (hc.cert != nil || len(hc.alpn) > 0) {
+			st := &servedTLS{alpn: hc.alpn}
+			if hc.cert != nil {
+				st.cert = hc.cert.Secret
+			}
+			return context.WithValue(ctx, servedTLSKey{}, st)
 		}
 	}
 	return ctx

@@ -17,14 +17,14 @@ func TestCopiedOnlyWhenTheClipboardTookIt(t *testing.T) {
 		system func(string) error
 		want   string
 	}{
-		{func(s string) error { took = s; return nil }, "copied (1 redacted or cut header left out): curl -i"},
-		{func(string) error { return errors.New("no clipboard utilities") }, "curl (1 redacted or cut header left out): curl -i"},
+		{func(s string) error { took = s; return nil }, "← copied; 1 redacted or cut header left out"},
+		{func(string) error { return errors.New("no clipboard utilities") }, "← 1 redacted or cut header left out"},
 	} {
-		m := newTestModel(80, 40, Options{SystemClipboard: c.system})
+		m := newTestModel(250, 40, Options{SystemClipboard: c.system})
 		run(m, TracesMsg{Traces: sampleTraces(3)})
 		press(m, "4", "down", "enter", "c")
-		if v := m.View(); !strings.Contains(v, c.want) {
-			t.Errorf("status line lacks %q:\n%s", c.want, v)
+		if v := m.View(); !strings.Contains(v, "curl -i http://127.0.0.1:8080/posts/1") || !strings.Contains(v, c.want) {
+			t.Errorf("status line lacks the command or %q:\n%s", c.want, v)
 		}
 	}
 	if !strings.HasPrefix(took, "curl -i http://127.0.0.1:8080/posts/1") {

@@ -139,6 +139,7 @@ func (o *explainOptions) run(out io.Writer, rawURL string, sniSet bool) error {
 		}
 	}
 	probe.Address = addr
+	probe.CAFiles = knownCAFiles(o.dir) // hints trust the CA that verifies (--cacert), as copy-as-curl does
 	tr := emulator.ExplainProbe(res.Table, probe)
 	notDone := explainNotDone(res.Table, tr) // explain_notdone.go
 	if o.output == "json" {

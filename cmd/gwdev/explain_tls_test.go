@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -108,5 +109,41 @@ func TestExplainStreams(t *testing.T) {
 	}
 	if _, errOut, code := runGwdev(t, "", "explain", "--dir", "../../samples/tcp-udp", "tcp://x"); code == 0 || !strings.Contains(errOut, "needs a port") {
 		t.Errorf("tcp:// without a port: exit %d: %s", code, errOut)
+	}
+}
+
+// TestExplainHintTrustsTheCertsCA: after gwdev certs, explain's hint for a
+// misdirected request (Host of the other HTTPS listener) trusts the CA
+// gwdev certs made with --cacert instead of curl -k.
+func TestExplainHintTrustsTheCertsCA(t *testing.T) {
+	dir, caDir := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(dir, "gw.yaml"), `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw}
+spec:
+  gatewayClassName: gwdev
+  listeners:
+  - {name: app, protocol: HTTPS, port: 443, hostname: app.example.com, tls: {certificateRefs: [{name: app-cert}]}}
+  - {name: api, protocol: HTTPS, port: 443, hostname: api.example.com, tls: {certificateRefs: [{name: api-cert}]}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r}
+spec:
+  parentRefs: [{name: gw}]
+  rules: [{backendRefs: [{name: svc, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: svc}
+spec: {ports: [{port: 80}]}
+`)
+	if _, errOut, code := runGwdev(t, "", "certs", dir, "--ca-dir", caDir); code != 0 {
+		t.Fatalf("certs: exit %d: %s", code, errOut)
+	}
+	out, _, code := runGwdev(t, "", "explain", dir, "-H", "Host: api.example.com", "https://app.example.com/")
+	want := "hint: try: curl --cacert " + filepath.Join(caDir, "ca.crt") + " --resolve api.example.com:443:127.0.0.1 https://api.example.com/"
+	if code != exitProblems || !strings.Contains(out, "421 Misdirected Request") || !strings.Contains(out, want) {
+		t.Errorf("exit %d, want %d and %q:\n%s", code, exitProblems, want, out)
 	}
 }

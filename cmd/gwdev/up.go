@@ -118,7 +118,7 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 		return err
 	}
 	ecfg := emulator.Config{PortOffset: o.portOffset, BindOverride: o.address, AccessLog: accessLog,
-		TCPIdleTimeout: o.tcpIdle, UDPSessionTimeout: o.udpSession}
+		TCPIdleTimeout: o.tcpIdle, UDPSessionTimeout: o.udpSession, CAFiles: knownCAFiles(dir)}
 	o.limits.apply(&ecfg, errOut)
 	srv := emulator.New(ecfg)
 	gcCtx, stopGC := context.WithCancel(ctx)

@@ -83,7 +83,7 @@ gwdev's built-in echo backend.`,
 	f.DurationVar(&o.udpSession, "udp-session-timeout", emulator.DefaultUDPSessionTimeout, "end a UDPRoute session (one client address) after this long without datagrams")
 	f.StringVar(&o.admin, "admin", emulator.DefaultAdminAddr, "admin API address (/status /routes /traces /traces/stream /metrics /healthz); off to disable")
 	o.limits.addFlags(f)
-	f.BoolVar(&o.noTUI, "no-tui", false, "print plain lines instead of the dashboard (the default when stdin or stdout is not a terminal, or with --access-log -)")
+	f.BoolVar(&o.noTUI, "no-tui", false, "print plain lines instead of the dashboard (the default when stdin or stdout is not a terminal, or with --access-log -, which says so)")
 	return cmd
 }
 
@@ -119,7 +119,7 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 	}
 	ecfg := emulator.Config{PortOffset: o.portOffset, BindOverride: o.address, AccessLog: accessLog,
 		TCPIdleTimeout: o.tcpIdle, UDPSessionTimeout: o.udpSession, CAFiles: knownCAFiles(dir)}
-	o.limits.apply(&ecfg, errOut)
+	o.limits.apply(&ecfg, out) // a gwdev: line like the others, on stdout
 	srv := emulator.New(ecfg)
 	gcCtx, stopGC := context.WithCancel(ctx)
 	gcDone := make(chan struct{})
@@ -137,7 +137,7 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 		_ = srv.Close(sctx)
 	}()
 	rl := &reloader{out: out, dir: dir, srv: srv, proj: proj, reread: o.projectOptions,
-		opts: engine.Options{Classes: o.classes}}
+		opts: engine.Options{Classes: o.classes}, cfgSeen: configSignature(dir)}
 	cfgChanged := watchProjectConfig(ctx, dir, o.debounce)
 	var admin adminState
 	if o.admin != "" && o.admin != "off" {
@@ -151,6 +151,9 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 	}
 	if o.useTUI(out) {
 		return o.runTUI(ctx, out, dir, w, cfgChanged, rl, admin)
+	}
+	if why := o.dashboardOff(terminals(out)); why != "" {
+		fmt.Fprintf(out, "gwdev: %s\n", why)
 	}
 	if admin.problem {
 		fmt.Fprintf(errOut, "gwdev: %s\n", admin.note)
@@ -190,6 +193,8 @@ type reloader struct {
 	// cfgErr is the last mistake found in gwdev.yaml (nil: none); the
 	// mappings before it keep serving.
 	cfgErr error
+	// cfgSeen is gwdev.yaml's configSignature when last read.
+	cfgSeen string
 	// lastUpdate is the watch state last applied, applied again when only
 	// gwdev.yaml changes.
 	lastUpdate *watch.Update
@@ -243,8 +248,8 @@ func (r *reloader) apply(u *watch.Update, first bool) {
 	if !first {
 		what = fmt.Sprintf("reload #%d (%s)", r.n-1, changedSummary(u.Changed))
 	}
-	fmt.Fprintf(r.out, "gwdev: %s: %d objects, %s; load %s, translate %s, apply %s\n", what,
-		res.Objects.Len(), plural(nerr, "problem"), roundDur(u.Took), roundDur(translated), roundDur(applied))
+	fmt.Fprintf(r.out, "gwdev: %s: %s, %s; load %s, translate %s, apply %s\n", what,
+		plural(res.Objects.Len(), "object"), plural(nerr, "problem"), roundDur(u.Took), roundDur(translated), roundDur(applied))
 	for _, p := range u.Result.Problems {
 		fmt.Fprintf(r.out, "  ✗ %s\n", p.String())
 	}

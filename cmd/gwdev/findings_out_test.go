@@ -309,3 +309,67 @@ func TestCheckMachineOutputsCarryFindings(t *testing.T) {
 		t.Errorf("no findings key for a clean folder")
 	}
 }
+
+// TestCIDocSARIFJob reads the code-scanning job of docs/ci.md, runs each
+// of its gwdev steps on a sample in place of deploy/gateway, and checks
+// that the file the upload step names holds valid SARIF 2.1.0.
+func TestCIDocSARIFJob(t *testing.T) {
+	b, err := os.ReadFile("../../docs/ci.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	i := strings.Index(doc, "upload-sarif")
+	start := strings.LastIndex(doc[:i], "```yaml\n")
+	end := strings.Index(doc[i:], "```")
+	if i < 0 || start < 0 || end < 0 {
+		t.Fatal("docs/ci.md has no job with upload-sarif")
+	}
+	var wf struct {
+		Permissions map[string]string `json:"permissions"`
+		Jobs        map[string]struct {
+			Steps []struct {
+				Name string            `json:"name"`
+				Run  string            `json:"run"`
+				Uses string            `json:"uses"`
+				With map[string]string `json:"with"`
+			} `json:"steps"`
+		} `json:"jobs"`
+	}
+	if err := yaml.Unmarshal([]byte(doc[start+len("```yaml\n"):i+end]), &wf); err != nil {
+		t.Fatal(err)
+	}
+	if wf.Permissions["security-events"] != "write" {
+		t.Error("the job cannot upload SARIF without security-events: write")
+	}
+	schema := sarifSchema(t)
+	files := map[string]string{}
+	var uploaded string
+	ran := 0
+	for _, step := range wf.Jobs["gwdev"].Steps {
+		if strings.HasPrefix(step.Uses, "github/codeql-action/upload-sarif@") {
+			uploaded = step.With["sarif_file"]
+		}
+		if !strings.HasPrefix(step.Run, "gwdev ") {
+			continue
+		}
+		cmd, _, _ := strings.Cut(step.Run, " || ")
+		cmd, redirect, _ := strings.Cut(cmd, " > ")
+		args := strings.Fields(strings.ReplaceAll(cmd, "deploy/gateway", "../../samples/cross-namespace"))[1:]
+		out, errOut, code := runGwdev(t, "", args...)
+		if code == exitUsage {
+			t.Fatalf("%s: exit %d: %s", step.Run, code, errOut)
+		}
+		ran++
+		if f := strings.TrimSpace(redirect); f != "" {
+			files[f] = out
+		}
+		if strings.Contains(cmd, "--format github") && !strings.Contains(out, "::error file=") {
+			t.Errorf("%s: no annotation:\n%s", step.Run, out)
+		}
+	}
+	if ran < 2 || uploaded == "" || files[uploaded] == "" {
+		t.Fatalf("ran %d gwdev steps; the upload names %q, written: %v", ran, uploaded, len(files))
+	}
+	checkSARIF(t, schema, "docs/ci.md's "+uploaded, files[uploaded])
+}

@@ -94,7 +94,7 @@ func TestUpTUIInTmux(t *testing.T) {
 	// The pane's shell is not used: tmux runs gwdev directly; when it exits
 	// the session ends.
 	if out, err := s.tmux("new-session", "-d", "-s", "gwdev", "-x", "120", "-y", "40",
-		"env", "-u", "NO_COLOR", bin, "up", dir); err != nil {
+		"env", "-u", "NO_COLOR", bin, "up", "--admin", "127.0.0.1:0", dir); err != nil { // a free admin port: another gwdev's 9901 would fill the status line
 		t.Fatalf("starting tmux: %v: %s", err, out)
 	}
 
@@ -171,8 +171,13 @@ func TestUpTUIInTmux(t *testing.T) {
 	}
 	s.keys("c")
 	// Without a system clipboard (no xclip, wl-copy… here) the status line
-	// says the command went out as OSC 52, not that it was copied.
-	s.waitText("(unconfirmed): curl -i http://"+addr+"/api/users -H 'Host: app.example.com'", settle)
+	// shows the command first, then says it went out as OSC 52, not that
+	// it was copied.
+	// (at 120 columns the line is cut after the command's headers).
+	screen = s.waitText("curl -i http://"+addr+"/api/users -H 'Host: app.example.com'", settle)
+	if !regexp.MustCompile(`(?m)^curl -i http://\S+/api/users -H 'Host: app.example.com'`).MatchString(screen) {
+		t.Errorf("the status line does not start with the command, then say what was done:\n%s", screen)
+	}
 	deadline := time.Now().Add(settle)
 	for {
 		buf, _ := s.tmux("show-buffer")

@@ -179,8 +179,10 @@ func githubSummary(fs []machineFinding) string {
 
 // SARIF 2.1.0 (https://docs.oasis-open.org/sarif/sarif/v2.1.0/): the
 // subset gwdev writes. Every result names its rule (one per finding code,
-// with the code's explanation as help), a level and, when the finding has
-// a file, a physical location (GitHub code scanning shows only those).
+// with the code's explanation as help), a level and a physical location;
+// a finding without a file (a GatewayClass gwdev stands in for) is a
+// notification of the invocation instead, as GitHub code scanning refuses
+// results without a location.
 type sarifLog struct {
 	Schema  string     `json:"$schema"`
 	Version string     `json:"version"`
@@ -188,8 +190,27 @@ type sarifLog struct {
 }
 
 type sarifRun struct {
-	Tool    sarifTool     `json:"tool"`
-	Results []sarifResult `json:"results"`
+	Tool        sarifTool         `json:"tool"`
+	Invocations []sarifInvocation `json:"invocations"`
+	Results     []sarifResult     `json:"results"`
+}
+
+// sarifInvocation is the run of gwdev; its notifications are the findings
+// that have no file (GitHub code scanning takes only results with one).
+type sarifInvocation struct {
+	ExecutionSuccessful bool                `json:"executionSuccessful"`
+	Notifications       []sarifNotification `json:"toolExecutionNotifications,omitempty"`
+}
+
+type sarifNotification struct {
+	Level          string       `json:"level"`
+	Message        sarifText    `json:"message"`
+	AssociatedRule sarifRuleRef `json:"associatedRule"`
+}
+
+type sarifRuleRef struct {
+	ID    string `json:"id"`
+	Index int    `json:"index"`
 }
 
 type sarifTool struct {
@@ -278,6 +299,7 @@ func sarifURI(file string) string {
 func writeSARIF(out io.Writer, fs []machineFinding) error {
 	run := sarifRun{Tool: sarifTool{Driver: sarifDriver{Name: "gwdev", InformationURI: "https://github.com/gwdev/gwdev",
 		Version: buildVersion().Version}}, Results: []sarifResult{}}
+	inv := sarifInvocation{ExecutionSuccessful: true}
 	ruleIndex := map[string]int{}
 	var codes []string
 	for _, m := range fs {
@@ -302,24 +324,24 @@ func writeSARIF(out io.Writer, fs []machineFinding) error {
 		if m.Hint != "" {
 			msg += "\nHint: " + m.Hint
 		}
-		r := sarifResult{RuleID: m.Code, RuleIndex: ruleIndex[m.Code], Level: sarifLevel(m.Severity), Message: sarifText{msg}}
-		if m.File != "" || m.Object != nil {
-			var loc sarifLocation
-			if m.File != "" {
-				loc.PhysicalLocation = &sarifPhysical{ArtifactLocation: sarifArtifact{URI: sarifURI(m.File)}}
-				if m.Line > 0 {
-					loc.PhysicalLocation.Region = &sarifRegion{StartLine: m.Line, StartColumn: m.Column}
-				}
-			}
-			if m.Object != nil {
-				name := m.Object.String()
-				if m.Field != "" {
-					name += "." + m.Field
-				}
-				loc.LogicalLocations = []sarifLogical{{FullyQualifiedName: name, Kind: "object"}}
-			}
-			r.Locations = []sarifLocation{loc}
+		if m.File == "" {
+			inv.Notifications = append(inv.Notifications, sarifNotification{Level: sarifLevel(m.Severity), Message: sarifText{msg},
+				AssociatedRule: sarifRuleRef{ID: m.Code, Index: ruleIndex[m.Code]}})
+			continue
 		}
+		r := sarifResult{RuleID: m.Code, RuleIndex: ruleIndex[m.Code], Level: sarifLevel(m.Severity), Message: sarifText{msg}}
+		// A finding about a whole file (a symlink followed out of the
+		// folder) points at its first line: code scanning wants a line.
+		loc := sarifLocation{PhysicalLocation: &sarifPhysical{ArtifactLocation: sarifArtifact{URI: sarifURI(m.File)},
+			Region: &sarifRegion{StartLine: max(m.Line, 1), StartColumn: m.Column}}}
+		if m.Object != nil {
+			name := m.Object.String()
+			if m.Field != "" {
+				name += "." + m.Field
+			}
+			loc.LogicalLocations = []sarifLogical{{FullyQualifiedName: name, Kind: "object"}}
+		}
+		r.Locations = []sarifLocation{loc}
 		// One result per object, code and message across runs, whatever
 		// line it moves to.
 		key := m.Code + "|" + m.Message
@@ -329,6 +351,7 @@ func writeSARIF(out io.Writer, fs []machineFinding) error {
 		r.PartialFingerprints = map[string]string{"gwdevFinding/v1": fingerprint(key)}
 		run.Results = append(run.Results, r)
 	}
+	run.Invocations = []sarifInvocation{inv}
 	b, err := json.MarshalIndent(sarifLog{Schema: "https://json.schemastore.org/sarif-2.1.0.json", Version: "2.1.0", Runs: []sarifRun{run}}, "", "  ")
 	if err != nil {
 		return err

@@ -74,10 +74,15 @@ func checkSARIF(t *testing.T, schema *jsonschema.Schema, label, out string) sari
 		if r.RuleIndex >= len(run.Tool.Driver.Rules) || run.Tool.Driver.Rules[r.RuleIndex].ID != r.RuleID {
 			t.Errorf("%s: result's ruleIndex %d does not name rule %s", label, r.RuleIndex, r.RuleID)
 		}
-		for _, l := range r.Locations {
-			if p := l.PhysicalLocation; p != nil && (p.Region == nil || p.Region.StartLine < 1) && !strings.HasSuffix(p.ArtifactLocation.URI, "/") {
-				t.Logf("%s: %s has no line: %s", label, p.ArtifactLocation.URI, r.Message.Text)
-			}
+		// GitHub code scanning refuses a result without a physical location.
+		if len(r.Locations) == 0 || r.Locations[0].PhysicalLocation == nil || r.Locations[0].PhysicalLocation.ArtifactLocation.URI == "" ||
+			r.Locations[0].PhysicalLocation.Region == nil || r.Locations[0].PhysicalLocation.Region.StartLine < 1 {
+			t.Errorf("%s: result without a file: %s", label, r.Message.Text)
+		}
+	}
+	for _, n := range run.Invocations[0].Notifications {
+		if r := n.AssociatedRule; r.Index >= len(run.Tool.Driver.Rules) || run.Tool.Driver.Rules[r.Index].ID != r.ID {
+			t.Errorf("%s: notification's rule %+v", label, r)
 		}
 	}
 	return log
@@ -142,8 +147,14 @@ func TestCheckSARIFIsValid(t *testing.T) {
 			t.Fatal(err)
 		}
 		fs = list.Findings
-		if got := len(log.Runs[0].Results); got != len(fs) {
-			t.Errorf("%s: %d SARIF results, %d findings in -o json", dir, got, len(fs))
+		withFile := 0
+		for _, f := range fs {
+			if f.File != "" {
+				withFile++
+			}
+		}
+		if got, n := len(log.Runs[0].Results), len(log.Runs[0].Invocations[0].Notifications); got != withFile || got+n != len(fs) {
+			t.Errorf("%s: %d SARIF results and %d notifications; %d findings in -o json, %d with a file", dir, got, n, len(fs), withFile)
 		}
 	}
 	// The folder with a refused manifest and a refused route: both are

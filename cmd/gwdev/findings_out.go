@@ -90,16 +90,21 @@ func machineFindings(lr *watch.LoadResult, res *engine.Result) []machineFinding 
 	return out
 }
 
-// title names what a finding is about: the object, then its scope.
+// subject names what a finding is about: the object, then its scope
+// ("" : a file, not an object).
+func (m machineFinding) subject() string {
+	if m.Object == nil {
+		return strings.TrimSpace(m.Scope)
+	}
+	return strings.TrimSpace(m.Object.String() + " " + m.Scope)
+}
+
+// title is the annotation's title: "gwdev: " and the subject.
 func (m machineFinding) title() string {
-	t := "gwdev"
-	if m.Object != nil {
-		t += ": " + m.Object.String()
+	if s := m.subject(); s != "" {
+		return "gwdev: " + s
 	}
-	if m.Scope != "" {
-		t += " " + m.Scope
-	}
-	return t
+	return "gwdev"
 }
 
 // findingsDoc is the last document of check -o yaml: the findings beside
@@ -318,8 +323,8 @@ func writeSARIF(out io.Writer, fs []machineFinding) error {
 		if m.Condition != "" {
 			msg = m.Condition + " " + m.Code + ": " + msg
 		}
-		if m.Object != nil {
-			msg = m.title()[len("gwdev: "):] + ": " + msg
+		if s := m.subject(); s != "" {
+			msg = s + ": " + msg
 		}
 		if m.Hint != "" {
 			msg += "\nHint: " + m.Hint

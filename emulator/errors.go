@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 )
 
 // errorHandler answers a failed forward with the status classifyError gives.
@@ -63,7 +64,7 @@ func (ex *exchange) writeError(w http.ResponseWriter, status int, reason string)
 		ex.trace.Reason = grpcReason(reason, code) // grpctrace.go
 		return
 	}
-	body := "gwdev: " + http.StatusText(status) + ": " + reason + "\n"
+	body := "gwdev: " + errorLine(status, reason) + "\n"
 	if ex.trace.Hint != "" {
 		body += "gwdev: " + ex.trace.Hint + "\n"
 	}
@@ -74,4 +75,16 @@ func (ex *exchange) writeError(w http.ResponseWriter, status int, reason string)
 	if ex.req.Method != http.MethodHead {
 		_, _ = io.WriteString(w, body)
 	}
+}
+
+// errorLine is the first line of gwdev's error body: the status text, then
+// the reason, without saying the status twice when the reason starts with
+// it ("Misdirected Request: the connection's SNI …", not "Misdirected
+// Request: misdirected request: …").
+func errorLine(status int, reason string) string {
+	text := http.StatusText(status)
+	if len(reason) > len(text) && strings.EqualFold(reason[:len(text)], text) && strings.HasPrefix(reason[len(text):], ": ") {
+		reason = reason[len(text)+2:]
+	}
+	return text + ": " + reason
 }

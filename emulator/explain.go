@@ -44,6 +44,9 @@ type Probe struct {
 	// stream). Its ProtoMajor 2 means h2c with prior knowledge on a plain
 	// connection; over TLS the ALPN protocol the handshake agrees decides.
 	Request *http.Request
+	// CAFiles are the CA bundles a hint's curl line may trust with
+	// --cacert (Config.CAFiles; nil: curl -k).
+	CAFiles []string
 }
 
 // Explain answers for an HTTP request arriving on gatewayAddr:port (the
@@ -124,7 +127,7 @@ func explainProbe(rt *router, p Probe) *Trace {
 		t := Trace{Time: now, Port: p.Port, Reason: noGatewayReason(rt, p.Address, p.Port, "UDP"), End: endRefused}
 		return finishExplain(&t, nil)
 	}
-	return explainRequest(rt, pr, p.Port, p.Request, now)
+	return explainRequest(rt, pr, trustCAFiles(p.CAFiles), p.Port, p.Request, now)
 }
 
 // explainStream answers for a connection or session on a TCP or UDP port.
@@ -156,7 +159,7 @@ func explainTLSPort(rt *router, pr *portRoutes, p Probe, now time.Time) *Trace {
 		defer cli.Close()
 		clientSide(cli, p)
 	}()
-	hc := newHandshakeConn(srv, pr)
+	hc := newHandshakeConn(srv, pr, trustCAFiles(p.CAFiles))
 	tc, outcome, err := hc.run(now)
 	_ = srv.Close()
 	<-done
@@ -178,7 +181,7 @@ func explainTLSPort(rt *router, pr *portRoutes, p Probe, now time.Time) *Trace {
 		req := p.Request.WithContext(withServedCert(p.Request.Context(), tc))
 		req.TLS = &cs
 		setProto(req, cs.NegotiatedProtocol == "h2")
-		return explainRequest(rt, pr, pr.port.Port, req, now)
+		return explainRequest(rt, pr, hc.trust, pr.port.Port, req, now)
 	}
 	t := hc.trace("", now)
 	t.Client = ""
@@ -247,14 +250,14 @@ func setProto(req *http.Request, h2 bool) {
 }
 
 // explainRequest runs the HTTP routing decision (handler.go) for req.
-func explainRequest(rt *router, pr *portRoutes, port int32, req *http.Request, now time.Time) *Trace {
+func explainRequest(rt *router, pr *portRoutes, trust caTrust, port int32, req *http.Request, now time.Time) *Trace {
 	if req.Host == "" && req.URL != nil {
 		req.Host = req.URL.Host
 	}
 	ex := newExchange(req, now)
 	ex.trace.Port = port
 	act := ex.decide(pr)
-	noteServedElsewhere(rt, rt.tableAddresses, ex, act) // hints.go
+	noteServedElsewhere(rt, rt.tableAddresses, trust, ex, act) // hints.go
 	t := &ex.trace
 	if ex.rule != nil {
 		t.Candidates = candidates(&ex.rule.weightedBackends)

@@ -24,6 +24,9 @@ type servedPlace struct {
 	gateway  string
 	listener string
 	https    bool
+	// caFile is the CA bundle that verifies the listener's certificate for
+	// the host ("" : none known: curl -k).
+	caFile string
 }
 
 // url is the place's URL for host and path.
@@ -49,7 +52,11 @@ func (p servedPlace) curl(host, path string) string {
 		path = "/"
 	}
 	if p.https {
-		return fmt.Sprintf("curl -k --resolve %s:%s:%s %s", host, port, addr, shellQuote(p.url(host, path)))
+		trust := "-k"
+		if p.caFile != "" {
+			trust = "--cacert " + shellQuote(p.caFile)
+		}
+		return fmt.Sprintf("curl %s --resolve %s:%s:%s %s", trust, host, port, addr, shellQuote(p.url(host, path)))
 	}
 	return fmt.Sprintf("curl -H %s %s", shellQuote("Host: "+host), shellQuote("http://"+net.JoinHostPort(addr, port)+path))
 }
@@ -81,7 +88,7 @@ func (s *Server) boundPorts() map[*portRoutes]string {
 // servedAt lists the HTTP and HTTPS sockets (bound: where each port
 // listens) that have a route for host, in table order, skipping the port
 // skip (nil: none).
-func servedAt(rt *router, bound map[*portRoutes]string, host string, skip *portRoutes) []servedPlace {
+func servedAt(rt *router, bound map[*portRoutes]string, trust caTrust, host string, skip *portRoutes) []servedPlace {
 	if rt == nil {
 		return nil
 	}
@@ -99,7 +106,11 @@ func servedAt(rt *router, bound map[*portRoutes]string, host string, skip *portR
 		if https && pr.tls.listeners[i].mode != tlsHTTPS {
 			continue
 		}
-		out = append(out, servedPlace{bound: addr, gateway: pr.gateway.Name, listener: pr.listeners[i].l.Name, https: https})
+		p := servedPlace{bound: addr, gateway: pr.gateway.Name, listener: pr.listeners[i].l.Name, https: https}
+		if https && len(out) == 0 { // the first place is the hint's
+			p.caFile = trust.caFileFor(pr, i, host)
+		}
+		out = append(out, p)
 	}
 	return out
 }
@@ -109,12 +120,13 @@ func servedAt(rt *router, bound map[*portRoutes]string, host string, skip *portR
 // the trace's hint has the curl line. A 404 of a host this port serves
 // (no rule matched the path) is left alone.
 func (s *Server) noteServedElsewhere(ex *exchange, act action) {
-	noteServedElsewhere(s.current.Load(), s.boundPorts, ex, act)
+	noteServedElsewhere(s.current.Load(), s.boundPorts, s.trust, ex, act)
 }
 
 // noteServedElsewhere is the data plane's and Explain's: bound says where
-// each port listens (asked only when the note applies).
-func noteServedElsewhere(rt *router, bound func() map[*portRoutes]string, ex *exchange, act action) {
+// each port listens (asked only when the note applies), trust which CA
+// file verifies an HTTPS listener's certificate.
+func noteServedElsewhere(rt *router, bound func() map[*portRoutes]string, trust caTrust, ex *exchange, act action) {
 	var skip *portRoutes
 	switch {
 	case act == actNotFound && ex.vhost == nil:
@@ -124,7 +136,7 @@ func noteServedElsewhere(rt *router, bound func() map[*portRoutes]string, ex *ex
 	default:
 		return
 	}
-	places := servedAt(rt, bound(), ex.host, skip)
+	places := servedAt(rt, bound(), trust, ex.host, skip)
 	if len(places) == 0 {
 		return
 	}
@@ -140,7 +152,7 @@ func noteServedElsewhere(rt *router, bound func() map[*portRoutes]string, ex *ex
 // connection: connect by a name a listener of the port serves, with
 // --resolve so that the name reaches this address. rec is what the client
 // sent before the refusal (a plain HTTP request names its Host and path).
-func tlsRefusalHint(bound string, pr *portRoutes, sni string, rec []byte) string {
+func tlsRefusalHint(bound string, pr *portRoutes, trust caTrust, sni string, rec []byte) string {
 	if pr == nil || pr.tls == nil {
 		return ""
 	}
@@ -170,7 +182,7 @@ func tlsRefusalHint(bound string, pr *portRoutes, sni string, rec []byte) string
 	}
 	var cmd string
 	if pick.https {
-		cmd = servedPlace{bound: bound, https: true}.curl(pick.name, path)
+		cmd = servedPlace{bound: bound, https: true, caFile: trust.caFileFor(pr, pr.tls.listenerFor(pr, pick.name), pick.name)}.curl(pick.name, path)
 	} else {
 		addr, port, _ := net.SplitHostPort(bound)
 		cmd = fmt.Sprintf("openssl s_client -connect %s:%s -servername %s", addr, port, pick.name)

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -197,5 +199,58 @@ func TestRefusedTLSRouteSNISaysWhatToType(t *testing.T) {
 	want := fmt.Sprintf(`no listener or TLSRoute of this port serves SNI "mail.example.com"; try: openssl s_client -connect 127.0.0.1:%d -servername db.example.com`, h.port)
 	if tr.Hint != want {
 		t.Errorf("hint %q\nwant %q", tr.Hint, want)
+	}
+}
+
+// TestHintsTrustTheKnownCA: with a CA file gwdev knows that verifies the
+// listener's certificate, the 421's body and hint and a refused
+// handshake's hint say curl --cacert FILE, not -k; a CA file that does not
+// verify it leaves -k. The 421 body says "Misdirected Request" once.
+func TestHintsTrustTheKnownCA(t *testing.T) {
+	ca := newTestCA(t, "test CA")
+	other := newTestCA(t, "other CA")
+	dir := t.TempDir()
+	caFile, otherFile := filepath.Join(dir, "ca dir", "ca.crt"), filepath.Join(dir, "other.crt")
+	if err := os.MkdirAll(filepath.Dir(caFile), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if os.WriteFile(caFile, ca.pem, 0o600) != nil || os.WriteFile(otherFile, other.pem, 0o600) != nil {
+		t.Fatal("writing CA files")
+	}
+	app := ca.certificate("app", certOpts{dnsNames: []string{"app.example.com"}})
+	api := ca.certificate("api", certOpts{dnsNames: []string{"api.example.com"}})
+	for _, c := range []struct {
+		files []string
+		trust string
+	}{
+		{[]string{filepath.Join(dir, "missing.crt"), otherFile, caFile}, "--cacert '" + caFile + "'"},
+		{[]string{otherFile}, "-k"},
+	} {
+		h := &harness{t: t, s: New(Config{CAFiles: c.files}), ip: "127.0.0.1", port: freePort(t, "127.0.0.1")}
+		t.Cleanup(func() { _ = h.s.Close(context.Background()) })
+		h.apply(newTable(gateway("gw", "127.0.0.1", port(h.port,
+			httpsListener("app", "app.example.com", []*table.Certificate{app}, vhost("", rule("app", prefix("/"), echo("app", 1)))),
+			httpsListener("api", "api.example.com", []*table.Certificate{api}, vhost("", rule("api", prefix("/"), echo("api", 1))))))))
+		cl := h.httpsClient("app.example.com", &tls.Config{RootCAs: ca.pool()}, false)
+		r, _, tr := h.httpsGet(cl, "api.example.com", "/v1")
+		want := fmt.Sprintf("curl %s --resolve api.example.com:%d:127.0.0.1 https://api.example.com:%d/v1", c.trust, h.port, h.port)
+		if r.status != 421 || !strings.Contains(string(r.body), want) || !strings.Contains(tr.Hint, want) {
+			t.Errorf("CA files %v: got %d %q, hint %q; want the line %q", c.files, r.status, r.body, tr.Hint, want)
+		}
+		if n := strings.Count(strings.ToLower(string(r.body)), "misdirected request"); n != 1 {
+			t.Errorf("the 421 body says misdirected request %d times: %q", n, r.body)
+		}
+		if !strings.HasPrefix(string(r.body), "gwdev: Misdirected Request: the connection's SNI app.example.com selected listener") {
+			t.Errorf("421 body %q", r.body)
+		}
+		conn, err := h.tlsDial("nope.example.org", &tls.Config{InsecureSkipVerify: true})
+		if err == nil {
+			conn.Close()
+			t.Fatal("handshake succeeded")
+		}
+		tr = waitTrace(t, h.s, func(t Trace) bool { return t.SNI == "nope.example.org" && t.End == endRefused })
+		if want := fmt.Sprintf("try: curl %s --resolve ", c.trust); !strings.Contains(tr.Hint, want) {
+			t.Errorf("CA files %v: refused handshake's hint %q lacks %q", c.files, tr.Hint, want)
+		}
 	}
 }

@@ -54,6 +54,10 @@ type Config struct {
 	// net/http's server (fasth1.go); false: the fast path serves the
 	// common HTTP/1.1 requests.
 	NoFastHTTP1 bool
+	// CAFiles are the CA bundles a hint's curl line may trust with
+	// --cacert, tried in order and read when a hint is written (the
+	// dashboard's copy-as-curl uses the same list). nil: hints use curl -k.
+	CAFiles []string
 }
 
 // DefaultPortOffset is the port offset the gwdev command uses.
@@ -68,6 +72,8 @@ const DefaultTraceBytes = 64 << 20
 // All methods are safe for concurrent use.
 type Server struct {
 	cfg Config
+	// trust is cfg.CAFiles as a caTrust (cafiles.go).
+	trust caTrust
 
 	mu        sync.Mutex // serialises Apply and Close
 	closed    bool
@@ -106,6 +112,7 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{
 		cfg:       cfg,
+		trust:     trustCAFiles(cfg.CAFiles),
 		listeners: map[bindKey]*boundListener{},
 		traces:    newTraceRing(cfg.TraceBuffer, cfg.TraceBytes),
 		echoLogs:  map[string]*echoLog{},

@@ -239,7 +239,9 @@ func (ex *exchange) checkTLS(pr *portRoutes) (action, bool) {
 	if cs.Version != 0 {
 		t.TLSVersion = tls.VersionName(cs.Version)
 	}
-	t.Certificate, _ = ex.req.Context().Value(servedCertKey{}).(string) // tlsconn.go
+	if st, ok := ex.req.Context().Value(servedTLSKey{}).(*servedTLS); ok { // tlsconn.go
+		t.Certificate, t.ALPN = st.cert, st.alpn
+	}
 	byName := pr.tls.listenerFor(pr, cs.ServerName)
 	if byName < 0 {
 		return 0, false // the handshake refuses these; Explain may ask anyway

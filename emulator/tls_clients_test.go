@@ -64,7 +64,7 @@ func TestTLSWithCurlAndOpenSSL(t *testing.T) {
 		}
 		// The Host of another listener on this connection: 421.
 		if out := run("-H", "Host: api.example.com", "https://app.example.com:"+hostport+"/"); !strings.HasSuffix(out, "421 2") ||
-			!strings.Contains(out, "misdirected request") {
+			!strings.Contains(out, "gwdev: Misdirected Request: the connection's SNI app.example.com") {
 			t.Errorf("curl 421: %q", out)
 		}
 	})

@@ -156,6 +156,8 @@ var handshakeConfig = &tls.Config{
 type handshakeConn struct {
 	net.Conn
 	pr *portRoutes
+	// trust names the CA file a refusal's hint trusts (nil: curl -k).
+	trust caTrust
 
 	recording bool
 	rec       []byte
@@ -249,8 +251,8 @@ const (
 
 // newHandshakeConn wraps a connection accepted on a TLS port whose
 // compiled routes are pr.
-func newHandshakeConn(raw net.Conn, pr *portRoutes) *handshakeConn {
-	return &handshakeConn{Conn: raw, pr: pr, recording: true}
+func newHandshakeConn(raw net.Conn, pr *portRoutes, trust caTrust) *handshakeConn {
+	return &handshakeConn{Conn: raw, pr: pr, trust: trust, recording: true}
 }
 
 // run reads the ClientHello, chooses the listener (choose) and completes
@@ -277,7 +279,7 @@ func (hc *handshakeConn) run(start time.Time) (*tls.Conn, handshakeOutcome, erro
 // handshake serves one connection accepted on a TLS port.
 func (s *Server) handshake(bl *boundListener, raw net.Conn) {
 	start := time.Now()
-	hc := newHandshakeConn(raw, bl.routes.Load())
+	hc := newHandshakeConn(raw, bl.routes.Load(), s.trust)
 	tc, outcome, err := hc.run(start)
 	switch outcome {
 	case hsPassthrough:
@@ -314,17 +316,30 @@ func (hc *handshakeConn) trace(address string, start time.Time) Trace {
 	return t
 }
 
-type servedCertKey struct{}
+type servedTLSKey struct{}
+
+// servedTLS is what an HTTPS connection's handshake said, for its
+// requests' traces (checkTLS): the Secret of the certificate presented
+// ("" : none) and the ALPN protocols the client offered (nil: none).
+type servedTLS struct {
+	cert string
+	alpn []string
+}
 
 // withServedCert remembers, in the context of an HTTPS connection's
-// requests, the certificate its handshake presented (checkTLS traces it).
+// requests, the certificate its handshake presented and the protocols the
+// client offered (checkTLS traces them).
 func withServedCert(ctx context.Context, c net.Conn) context.Context {
 	if rc := replayed(c); rc != nil { // handed over by the fast path (fasth1.go)
 		c = rc.Conn
 	}
 	if tc, ok := c.(*tls.Conn); ok {
-		if hc, ok := tc.NetConn().(*handshakeConn); ok && hc.cert != nil {
-			return context.WithValue(ctx, servedCertKey{}, hc.cert.Secret)
+		if hc, ok := tc.NetConn().(*handshakeConn); ok && (hc.cert != nil || len(hc.alpn) > 0) {
+			st := &servedTLS{alpn: hc.alpn}
+			if hc.cert != nil {
+				st.cert = hc.cert.Secret
+			}
+			return context.WithValue(ctx, servedTLSKey{}, st)
 		}
 	}
 	return ctx
@@ -335,7 +350,7 @@ func withServedCert(ctx context.Context, c net.Conn) context.Context {
 func (hc *handshakeConn) failure(address string, err error, start time.Time) Trace {
 	t := hc.trace(address, start)
 	if address != "" && (hc.tl == nil || hc.route == nil && hc.tl.mode != tlsHTTPS && hc.refused != "") && (hc.hello || len(hc.rec) > 0) {
-		t.Hint = tlsRefusalHint(address, hc.pr, hc.sni, hc.rec) // hints.go
+		t.Hint = tlsRefusalHint(address, hc.pr, hc.trust, hc.sni, hc.rec) // hints.go
 	}
 	var rhe tls.RecordHeaderError
 	msg := strings.TrimPrefix(err.Error(), "tls: ")
@@ -383,7 +398,7 @@ func (hc *handshakeConn) certHint() string {
 	if !c.NotAfter.IsZero() && time.Now().After(c.NotAfter) {
 		s += ", which expired at " + c.NotAfter.UTC().Format(time.RFC3339)
 	} else {
-		s += " (trust its CA: gwdev certs prints how, or curl -k)"
+		s += " (trust its CA with --cacert: gwdev certs prints how)"
 	}
 	return s
 }

@@ -230,7 +230,7 @@ func (t *translator) noteReportedFields() {
 			for i := range fields {
 				if at := fields[i].firstSet(v); at != "" {
 					t.notes = append(t.notes, Finding{Severity: SeverityWarning, Object: key,
-						Source: t.sourceAt(key, at), Scope: at, Reason: ReasonNotImplemented, Message: fields[i].field.Text})
+						Source: t.sourceAt(key, at), Scope: at, Field: at, Reason: ReasonNotImplemented, Message: fields[i].field.Text})
 				}
 			}
 		})

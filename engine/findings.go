@@ -13,7 +13,11 @@ import (
 // own notes, most severe first, then by source file and line.
 func (t *translator) collectFindings() []Finding {
 	var fs []Finding
+	var addParent func(k, parent ObjectKey, path, scope string, problems []metav1.Condition)
 	add := func(k ObjectKey, path, scope string, problems []metav1.Condition) {
+		addParent(k, ObjectKey{}, path, scope, problems)
+	}
+	addParent = func(k, parent ObjectKey, path, scope string, problems []metav1.Condition) {
 		for _, c := range problems {
 			sev := SeverityError
 			if c.Type == string(gwv1.ListenerConditionOverlappingTLSConfig) || c.Status == metav1.ConditionUnknown ||
@@ -22,7 +26,8 @@ func (t *translator) collectFindings() []Finding {
 				sev = SeverityWarning
 			}
 			fs = append(fs, Finding{Severity: sev, Object: k, Source: t.sourceAtFirst(k, annotationPath(c.Message), path), Scope: scope,
-				Condition: c.Type + "=" + string(c.Status), Reason: c.Reason, Message: c.Message})
+				Condition: c.Type + "=" + string(c.Status), Reason: c.Reason, Message: c.Message,
+				Field: firstNonEmpty(annotationPath(c.Message), path), Parent: parent})
 		}
 	}
 	for _, gc := range t.out.GatewayClasses {
@@ -55,10 +60,11 @@ func (t *translator) collectFindings() []Finding {
 				ns = string(*p.ref.Namespace)
 			}
 			scope := fmt.Sprintf("parentRefs[%d]: %s", p.index, parentDisplay(string(*p.ref.Kind), ns, string(p.ref.Name), p.ref))
+			parent := ObjectKey{Kind: string(*p.ref.Kind), Namespace: ns, Name: string(p.ref.Name)}
 			refs, rest := refProblems(r, problems)
-			add(r.key, "spec.parentRefs["+itoa(p.index)+"]", scope, rest)
+			addParent(r.key, parent, "spec.parentRefs["+itoa(p.index)+"]", scope, rest)
 			if len(refs) > 0 { // at the reference that does not resolve
-				add(r.key, r.refFailures[0].path, scope, refs)
+				addParent(r.key, parent, r.refFailures[0].path, scope, refs)
 			}
 		}
 		if len(r.parentRefs) == 0 && defaultScope(r.useDefaultGateways) == "" {
@@ -167,4 +173,14 @@ func annotationPath(msg string) string {
 		return ""
 	}
 	return "metadata.annotations[" + key + "]"
+}
+
+// firstNonEmpty returns the first of its arguments that is not "".
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
 }

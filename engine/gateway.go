@@ -245,7 +245,7 @@ func (t *translator) acceptGateway(g *gatewayState) {
 		g.cond.fail(acc, string(gwv1.GatewayReasonListenersNotValid), "no listener is valid: "+joinQuoted(bad))
 	case len(bad) > 0:
 		g.cond.set(acc, metav1.ConditionTrue, string(gwv1.GatewayReasonListenersNotValid),
-			"listeners "+joinQuoted(bad)+" are not valid; the others are accepted")
+			notValidListeners(bad)+"; the others are accepted")
 	}
 	if g.accepted() || len(g.sets) == 0 {
 		return

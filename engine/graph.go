@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
@@ -43,12 +44,15 @@ type GraphNode struct {
 }
 
 // GraphEdge links a parent to a child. Problem is set on a route's edge to
-// a parent that did not accept it.
+// a parent with a problem condition for it; Refused says the parent did not
+// accept the route (Accepted is not True), while an accepted route with a
+// problem (a reference that does not resolve) still serves through it.
 type GraphEdge struct {
 	From    string `json:"from"`
 	To      string `json:"to"`
 	Label   string `json:"label,omitempty"`
 	Problem string `json:"problem,omitempty"`
+	Refused bool   `json:"refused,omitempty"`
 }
 
 // Children returns the nodes an edge leads to from id, in edge order, with
@@ -147,7 +151,9 @@ func (r *Result) Graph() *Graph {
 		b.node(&GraphNode{ID: id, Kind: "ListenerSet", Label: "ListenerSet " + ls.Namespace + "/" + ls.Name,
 			Problem: conditionProblem(ls.Status.Conditions), Object: k})
 		if parent := graphID(ObjectKey{Kind: "Gateway", Namespace: ns, Name: string(ls.Spec.ParentRef.Name)}); b.nodes[parent] != nil {
-			b.edge(GraphEdge{From: parent, To: id, Problem: conditionProblem(ls.Status.Conditions)})
+			lsProblem := conditionProblem(ls.Status.Conditions)
+			b.edge(GraphEdge{From: parent, To: id, Problem: lsProblem,
+				Refused: lsProblem != "" && !meta.IsStatusConditionTrue(ls.Status.Conditions, "Accepted")})
 		}
 		specs := make([]gwv1.Listener, 0, len(ls.Spec.Listeners))
 		for _, l := range ls.Spec.Listeners {
@@ -251,6 +257,7 @@ func (b *graphBuilder) routes(r *Result) {
 		b.node(route)
 		for _, p := range parents {
 			problem := conditionProblem(p.Conditions)
+			refused := problem != "" && !meta.IsStatusConditionTrue(p.Conditions, "Accepted")
 			if problem != "" && route.Problem == "" {
 				route.Problem = problem
 			}
@@ -275,7 +282,7 @@ func (b *graphBuilder) routes(r *Result) {
 					from = owner // a sectionName no listener has
 				}
 				if b.nodes[from] != nil {
-					b.edge(GraphEdge{From: from, To: id, Problem: problem})
+					b.edge(GraphEdge{From: from, To: id, Problem: problem, Refused: refused})
 				}
 			}
 		}

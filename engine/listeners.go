@@ -383,6 +383,15 @@ func joinQuoted(names []string) string {
 	return strings.Join(s, ", ")
 }
 
+// notValidListeners says which listeners are not valid, in the singular
+// for one (`listener "https" is not valid`).
+func notValidListeners(bad []string) string {
+	if len(bad) == 1 {
+		return "listener " + joinQuoted(bad) + " is not valid"
+	}
+	return "listeners " + joinQuoted(bad) + " are not valid"
+}
+
 // finishListener sets the positive conditions where no negative one exists.
 func (t *translator) finishListener(l *listenerState) {
 	l.cond.setDefault("Accepted", metav1.ConditionTrue, string(gwv1.ListenerReasonAccepted), "listener is accepted")

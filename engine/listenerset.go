@@ -154,7 +154,7 @@ func (t *translator) finishListenerSet(s *listenerSetState) {
 		s.cond.fail(acc, notValid, "no listener is valid: "+joinQuoted(bad))
 		s.cond.fail(prog, notValid, "no listener is valid: "+joinQuoted(bad))
 	case len(bad) > 0:
-		s.cond.set(acc, metav1.ConditionTrue, notValid, "listeners "+joinQuoted(bad)+" are not valid; accepted: "+joinQuoted(good))
+		s.cond.set(acc, metav1.ConditionTrue, notValid, notValidListeners(bad)+"; accepted: "+joinQuoted(good))
 	default:
 		s.cond.setDefault(acc, metav1.ConditionTrue, string(gwv1.ListenerSetReasonAccepted), "all listeners are accepted")
 	}

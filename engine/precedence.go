@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"slices"
+	"strings"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -68,15 +69,31 @@ func pathRank(m *table.HTTPMatch) int {
 	return 1
 }
 
-// writtenPathLen is the length of a match's path value as written ("/"
-// when there is none), which the "largest number of characters" criterion
-// compares: a PathPrefix "/foo/" is longer than "/foo", although the table
-// drops the trailing slash of both.
+// writtenPathLen is the length of a match's path value that the "largest
+// number of characters" criterion compares (precedencePathLen); a match
+// without a path is PathPrefix "/".
 func writtenPathLen(m *gwv1.HTTPRouteMatch) int {
 	if m.Path == nil || m.Path.Value == nil {
-		return 1
+		return precedencePathLen(string(gwv1.PathMatchPathPrefix), "/")
 	}
-	return len(*m.Path.Value)
+	typ := gwv1.PathMatchPathPrefix
+	if m.Path.Type != nil {
+		typ = *m.Path.Type
+	}
+	return precedencePathLen(string(typ), *m.Path.Value)
+}
+
+// precedencePathLen is the length precedence compares for a path match of
+// type typ and value v: v's length, but for a PathPrefix without its
+// trailing "/" (the spec: "When specified, a trailing / is ignored"), so
+// "/api/" and "/api" are the same prefix and tie (older route, then
+// namespace/name decide). Exact and RegularExpression values count as
+// written.
+func precedencePathLen(typ, v string) int {
+	if typ == string(gwv1.PathMatchPathPrefix) {
+		return len(strings.TrimRight(v, "/"))
+	}
+	return len(v)
 }
 
 // compareHTTPMatch orders two HTTP matches whose paths as written are la

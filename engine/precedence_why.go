@@ -75,6 +75,9 @@ func matchReason(a, b *RouteRule, la, lb int) string {
 	case pa != pb:
 		return fmt.Sprintf("%s paths come before %s paths", ta, tb)
 	case la != lb:
+		if ta == table.MatchPathPrefix {
+			return fmt.Sprintf("the longer PathPrefix wins (%d characters against %d, a trailing / not counted)", la, lb)
+		}
 		return fmt.Sprintf("the longer %s wins (%d characters against %d)", ta, la, lb)
 	case (a.HTTP.Method != "") != (b.HTTP.Method != ""):
 		return "a method match comes before none"
@@ -90,7 +93,7 @@ func pathLenOf(r *RouteRule, o object) int {
 	if r.HTTP == nil {
 		return 0
 	}
-	return len(writtenPath(r, o))
+	return precedencePathLen(string(r.HTTP.Path.Type), writtenPath(r, o))
 }
 
 // writtenPath is an HTTP rule's path value as written in its route o

@@ -85,6 +85,14 @@ type Finding struct {
 	Condition string `json:"condition,omitempty"`
 	Reason    string `json:"reason,omitempty"`
 	Message   string `json:"message"`
+	// Field is the path of the field the finding is about inside the
+	// object ("spec.listeners[1]", "spec.parentRefs[0]", a backendRef's
+	// path, "metadata.annotations[key]"); "" for the object as a whole.
+	// Not in the golden YAML (Source's line already points at it).
+	Field string `json:"-"`
+	// Parent is the Gateway or ListenerSet a route's parentRef names, for
+	// a finding about that attachment (zero: none).
+	Parent ObjectKey `json:"-"`
 }
 
 // Result is the outcome of a translation: the input objects with status

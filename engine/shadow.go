@@ -155,7 +155,7 @@ func (t *translator) noteShadowedRules(tab *Table) {
 		s := g.s
 		i, j := ruleIndexes(s.Loser.Name)
 		t.notes = append(t.notes, Finding{Severity: SeverityWarning, Object: s.Loser.Route, Source: s.Loser.Source,
-			Scope: fmt.Sprintf("rules[%d].matches[%d]", i, j), Reason: ReasonShadowed, Message: ShadowMessage(s, g.places)})
+			Scope: fmt.Sprintf("rules[%d].matches[%d]", i, j), Field: fmt.Sprintf("spec.rules[%d].matches[%d]", i, j), Reason: ReasonShadowed, Message: ShadowMessage(s, g.places)})
 	}
 }
 

@@ -45,7 +45,7 @@ func (t *translator) noteL4(route ObjectKey, src Source, name string, winner Obj
 	i, _ := ruleIndexes(name)
 	wi, _ := ruleIndexes(winnerName)
 	t.notes = append(t.notes, Finding{Severity: SeverityWarning, Object: route, Source: src, Scope: fmt.Sprintf("rules[%d]", i),
-		Reason: ReasonShadowed, Message: fmt.Sprintf("%s rules[%d] never receives a connection on %s: %s rules[%d] takes them all; %s",
+		Field: fmt.Sprintf("spec.rules[%d]", i), Reason: ReasonShadowed, Message: fmt.Sprintf("%s rules[%d] never receives a connection on %s: %s rules[%d] takes them all; %s",
 			routeRef(route), i, place, routeRef(winner), wi, why)})
 }
 

@@ -232,7 +232,16 @@ func (t *translator) sourceAtFirst(k ObjectKey, paths ...string) Source {
 // note records a finding that does not come from a status condition; one
 // about an annotation points at the annotation's line.
 func (t *translator) note(sev Severity, k ObjectKey, scope, msg string) {
-	t.notes = append(t.notes, Finding{Severity: sev, Object: k, Source: t.sourceAtFirst(k, annotationPath(msg), listItem(scope)), Scope: scope, Message: msg})
+	t.notes = append(t.notes, Finding{Severity: sev, Object: k, Source: t.sourceAtFirst(k, annotationPath(msg), listItem(scope)), Scope: scope, Message: msg,
+		Field: firstNonEmpty(annotationPath(msg), fieldPath(scope))})
+}
+
+// fieldPath is scope when it is a field path (spec.…, metadata.…), else "".
+func fieldPath(scope string) string {
+	if strings.HasPrefix(scope, "spec.") || strings.HasPrefix(scope, "metadata.") {
+		return scope
+	}
+	return ""
 }
 
 // listItem is the list item a field path is inside (spec.rules[1] for

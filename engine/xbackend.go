@@ -139,7 +139,7 @@ func (t *translator) xbackendProtocol(xs *xbackendState) string {
 			return "kubernetes.io/h2c"
 		}
 	}
-	t.notes = append(t.notes, Finding{Severity: SeverityWarning, Object: xs.key, Source: t.sourceAt(xs.key, "spec.protocol"), Scope: "spec.protocol",
+	t.notes = append(t.notes, Finding{Severity: SeverityWarning, Object: xs.key, Source: t.sourceAt(xs.key, "spec.protocol"), Scope: "spec.protocol", Field: "spec.protocol",
 		Message: fmt.Sprintf("spec.protocol %s is not enforced by gwdev: the route's protocol is used (HTTP/1.1, or HTTP/2 for gRPC)", *p)})
 	return ""
 }

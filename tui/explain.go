@@ -2,6 +2,8 @@ package tui
 
 import (
 	"strings"
+
+	"github.com/gwdev/gwdev/engine"
 )
 
 // explanations maps a condition reason to a one-line explanation of what it
@@ -149,3 +151,23 @@ func explainLoad(msg string) string {
 	}
 	return "the object was rejected when loading; fix it as the message says (the last good version keeps serving)"
 }
+
+// FindingHint is the one-line explanation of a finding, with what to do
+// about it, as the Problems view shows it: by condition and reason, or for
+// gwdev's own notes by their message ("" when gwdev has none). `gwdev
+// check`'s machine formats (-o json|yaml, github, sarif) carry it as the
+// finding's hint.
+func FindingHint(f engine.Finding) string {
+	if f.Reason != "" {
+		return explainReason(f.Condition, f.Reason)
+	}
+	return explainNote(f.Message)
+}
+
+// LoadProblemHint is the explanation of a load problem's message, as the
+// Problems view shows it.
+func LoadProblemHint(msg string) string { return explainLoad(msg) }
+
+// ReasonHint is the explanation of a condition reason alone (the help text
+// of a SARIF rule), "" when gwdev has none.
+func ReasonHint(reason string) string { return explainReason("", reason) }

@@ -315,8 +315,8 @@ func TestTraceDetailAndCopy(t *testing.T) {
 		t.Fatalf("copied %q, want %q", cmd, want)
 	}
 	// OSC 52 gets no answer: the status line does not claim it worked.
-	if v := m.View(); !strings.Contains(v, "sent to the clipboard via OSC 52 (unconfirmed)") || strings.Contains(v, "copied") {
-		t.Errorf("the status line should say the command was sent, not copied:\n%s", v)
+	if s := m.status.text; !strings.HasPrefix(s, want+"   ← sent to the clipboard via OSC 52 (unconfirmed)") || strings.Contains(s, "copied") {
+		t.Errorf("the status line should show the command, then say it was sent, not copied:\n%s", s)
 	}
 	press(m, "esc")
 	if m.views[viewTraces].(*tracesView).open {

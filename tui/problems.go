@@ -66,11 +66,7 @@ func (s *session) buildProblems(prev map[string]bool) {
 		for _, f := range st.Result.Findings {
 			p := problem{source: fromFinding, severity: f.Severity, where: f.Source.String(), object: f.Object,
 				scope: f.Scope, condition: f.Condition, reason: f.Reason, message: f.Message}
-			if f.Reason != "" {
-				p.explain = explainReason(f.Condition, f.Reason)
-			} else {
-				p.explain = explainNote(f.Message)
-			}
+			p.explain = FindingHint(f)
 			ps = append(ps, p)
 		}
 	}

@@ -86,22 +86,29 @@ func (r *requester) copyCurl(t emulator.Trace, res *engine.Result) tea.Cmd {
 		case st.note != "":
 			notes = append(notes, insecureNote(t, st)) // request_trust.go
 		}
-		note := ""
-		if len(notes) > 0 {
-			note = " (" + strings.Join(notes, "; ") + ")"
+		// The command first: a narrow terminal cuts the end of the line,
+		// and the command is what the user came for.
+		said := func(what string) statusMsg {
+			tail := notes
+			if what != "" {
+				tail = append([]string{what}, notes...)
+			}
+			if len(tail) == 0 {
+				return statusMsg{text: cmd}
+			}
+			return statusMsg{text: cmd + "   ← " + strings.Join(tail, "; ")}
 		}
 		if r.system != nil && r.system(cmd) == nil {
-			return statusMsg{text: "copied" + note + ": " + cmd}
+			return said("copied")
 		}
 		if r.clipboard == nil {
-			prog, _, _ := strings.Cut(cmd, " ") // curl, grpcurl, openssl or nc
-			return statusMsg{text: prog + note + ": " + cmd}
+			return said("") // shown, not copied
 		}
 		if _, err := io.WriteString(r.clipboard, osc52.New(cmd).String()); err != nil {
-			return statusMsg{text: "copy: " + err.Error() + ": " + cmd, isErr: true}
+			return statusMsg{text: cmd + "   ← copy: " + err.Error(), isErr: true}
 		}
 		// OSC 52 has no answer: say what was done, not that it worked.
-		return statusMsg{text: "sent to the clipboard via OSC 52 (unconfirmed)" + note + ": " + cmd}
+		return said("sent to the clipboard via OSC 52 (unconfirmed)")
 	}
 }
 

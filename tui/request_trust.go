@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 	"time"
 
@@ -76,31 +75,15 @@ func (tc trustChecker) trustFor(t emulator.Trace, tab *table.Table) serverTrust 
 	if name == "" {
 		name, _, _ = net.SplitHostPort(t.Address)
 	}
+	v := emulator.VerifyWithCAFiles(certs, name, tc.now(), tc.caFiles) // the data plane's hints ask it too
+	if v.File != "" {
+		return serverTrust{caFile: v.File, note: fmt.Sprintf("--cacert: the certificate of %s verifies for %s against %s", whose, name, v.File)}
+	}
+	tried, firstErr := v.Tried, v.Err
 	opts := x509.VerifyOptions{DNSName: name, Intermediates: x509.NewCertPool(), CurrentTime: tc.now(),
 		KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
 	for _, c := range certs[1:] {
 		opts.Intermediates.AddCert(c)
-	}
-	var tried []string
-	var firstErr error
-	for _, f := range tc.caFiles {
-		pemBytes, err := os.ReadFile(f)
-		if err != nil {
-			continue // not created (yet): gwdev certs makes it
-		}
-		roots := x509.NewCertPool()
-		if !roots.AppendCertsFromPEM(pemBytes) {
-			continue
-		}
-		tried = append(tried, f)
-		opts.Roots = roots
-		if _, err := certs[0].Verify(opts); err != nil {
-			if firstErr == nil {
-				firstErr = err
-			}
-			continue
-		}
-		return serverTrust{caFile: f, note: fmt.Sprintf("--cacert: the certificate of %s verifies for %s against %s", whose, name, f)}
 	}
 	if tc.systemRoots != nil {
 		if roots, err := tc.systemRoots(); err == nil && roots != nil {

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -19,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/lipgloss"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gwdev/gwdev/emulator"
@@ -202,8 +204,8 @@ func TestCopyKeyNamesCAFile(t *testing.T) {
 		caFiles      []string
 		prefix, note string
 	}{
-		{[]string{ca}, "curl -i --cacert " + ca + " --resolve app.example.com:", "copied (--cacert: the certificate of Secret default/app-cert verifies"},
-		{[]string{other}, "curl -i -k --resolve app.example.com:", "copied (-k: the certificate of Secret default/app-cert does not verify against " + other},
+		{[]string{ca}, "curl -i --cacert " + ca + " --resolve app.example.com:", "← copied; --cacert: the certificate of Secret default/app-cert verifies"},
+		{[]string{other}, "curl -i -k --resolve app.example.com:", "← copied; -k: the certificate of Secret default/app-cert does not verify against " + other},
 	} {
 		var copied string
 		m := newTestModel(250, 30, Options{CAFiles: c.caFiles, SystemRoots: noRoots,
@@ -219,8 +221,42 @@ func TestCopyKeyNamesCAFile(t *testing.T) {
 		if !strings.HasPrefix(copied, c.prefix) {
 			t.Errorf("copied %q, want it to start with %q", copied, c.prefix)
 		}
-		if v := m.View(); !strings.Contains(v, c.note) {
-			t.Errorf("status line lacks %q:\n%s", c.note, v)
+		if s := m.status.text; !strings.HasPrefix(s, copied+"   ") || !strings.Contains(s, c.note) {
+			t.Errorf("status line is not the command, then %q:\n%s", c.note, s)
 		}
+	}
+}
+
+// TestCopyStatusLineShowsCommandFirst: at 120 columns, with only OSC 52
+// to copy through and a CA file that verifies, the status line starts with
+// the command; what was done and the CA note follow it and may be cut.
+func TestCopyStatusLineShowsCommandFirst(t *testing.T) {
+	orig, _ := httpsTrace(t)
+	ca, _ := filepath.Abs("../samples/https/ca.crt")
+	noRoots := func() (*x509.CertPool, error) { return x509.NewCertPool(), nil }
+	var clip bytes.Buffer
+	m := newTestModel(120, 30, Options{CAFiles: []string{ca}, SystemRoots: noRoots, Clipboard: &clip})
+	run(m, sampleState(t, "https"))
+	run(m, TracesMsg{Traces: []emulator.Trace{orig}})
+	press(m, "4")
+	_, cmd := m.Update(keyMsg("c"))
+	if cmd == nil {
+		t.Fatal("c returned no command")
+	}
+	run(m, cmd())
+	var status string
+	for _, l := range strings.Split(m.View(), "\n") {
+		if strings.Contains(l, "--cacert") || strings.Contains(l, "OSC 52") {
+			status = l
+		}
+	}
+	if w := lipgloss.Width(status); w > 120 {
+		t.Errorf("status line is %d columns wide", w)
+	}
+	if want := "curl -i --cacert " + ca; !strings.HasPrefix(strings.TrimSpace(status), want[:min(len(want), 110)]) {
+		t.Errorf("status line does not start with the command %q:\n%q", want, status)
+	}
+	if strings.Contains(status, "sent to the clipboard") && strings.Index(status, "sent to the clipboard") < strings.Index(status, "curl -i") {
+		t.Errorf("the note comes before the command: %q", status)
 	}
 }

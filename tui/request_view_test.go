@@ -17,14 +17,14 @@ func TestCopiedOnlyWhenTheClipboardTookIt(t *testing.T) {
 		system func(string) error
 		want   string
 	}{
-		{func(s string) error { took = s; return nil }, "copied (1 redacted or cut header left out): curl -i"},
-		{func(string) error { return errors.New("no clipboard utilities") }, "curl (1 redacted or cut header left out): curl -i"},
+		{func(s string) error { took = s; return nil }, "← copied; 1 redacted or cut header left out"},
+		{func(string) error { return errors.New("no clipboard utilities") }, "← 1 redacted or cut header left out"},
 	} {
-		m := newTestModel(80, 40, Options{SystemClipboard: c.system})
+		m := newTestModel(250, 40, Options{SystemClipboard: c.system})
 		run(m, TracesMsg{Traces: sampleTraces(3)})
 		press(m, "4", "down", "enter", "c")
-		if v := m.View(); !strings.Contains(v, c.want) {
-			t.Errorf("status line lacks %q:\n%s", c.want, v)
+		if v := m.View(); !strings.Contains(v, "curl -i http://127.0.0.1:8080/posts/1") || !strings.Contains(v, c.want) {
+			t.Errorf("status line lacks the command or %q:\n%s", c.want, v)
 		}
 	}
 	if !strings.HasPrefix(took, "curl -i http://127.0.0.1:8080/posts/1") {
@@ -130,5 +130,45 @@ func TestListenerSetConflictHintIsTrue(t *testing.T) {
 	}
 	if strings.Contains(v, "neither") {
 		t.Errorf("the hint says neither listener is served, but the Gateway's is:\n%s", v)
+	}
+}
+
+// TestStreamTracesShowTheirSNI: TLS and TCP streams (no HTTP request) show
+// their protocol and the SNI as the row's method and host and as the
+// request view's headline, and the view lists no HTTP header sections.
+func TestStreamTracesShowTheirSNI(t *testing.T) {
+	st := newStyles(plainRenderer(), true)
+	pass := emulator.Trace{Time: time.Unix(0, 0), Address: "127.0.0.1:9443", Proto: "TLS Passthrough", SNI: "db.example.com",
+		ALPN: []string{"postgresql"}, Listener: "gateway/default/web/listener/db", Rule: "tlsroute/default/db/rule/0", End: "client closed"}
+	tcp := emulator.Trace{Time: time.Unix(0, 0), Address: "127.0.0.1:9100", Proto: "TCP", Listener: "gateway/default/web/listener/tcp",
+		Rule: "tcproute/default/db/rule/0", End: "client closed"}
+	for _, c := range []struct {
+		tr           emulator.Trace
+		method, host string
+		headline     string
+	}{
+		{pass, "TLS", "db.example.com", "TLS db.example.com  → "},
+		{tcp, "TCP", "", "TCP 127.0.0.1:9100  → "},
+	} {
+		if m, h := methodCell(c.tr), hostCell(c.tr); m != c.method || h != c.host {
+			t.Errorf("%s: row method %q host %q, want %q %q", c.tr.Proto, m, h, c.method, c.host)
+		}
+		out := strings.Join(traceDetail(st, c.tr, 120), "\n")
+		if !strings.HasPrefix(out, c.headline) || strings.Contains(out, "headers") {
+			t.Errorf("%s: request view:\n%s", c.tr.Proto, out)
+		}
+	}
+	// An HTTP request keeps its method, Host and header sections.
+	req := emulator.Trace{Method: "GET", Host: "app.example.com", Path: "/", SNI: "app.example.com", Proto: "HTTP/2.0"}
+	if methodCell(req) != "GET" || hostCell(req) != "app.example.com" ||
+		!strings.Contains(strings.Join(traceDetail(st, req, 120), "\n"), "Request headers") {
+		t.Error("an HTTP request's row or view changed")
+	}
+	// In the list, at 160 columns, the TLS row shows the SNI.
+	m := newTestModel(160, 20, Options{})
+	run(m, TracesMsg{Traces: []emulator.Trace{pass}})
+	press(m, "4")
+	if v := m.View(); !strings.Contains(v, "db.example.com") || !strings.Contains(v, "TLS") {
+		t.Errorf("trace list:\n%s", v)
 	}
 }

@@ -24,7 +24,11 @@ func traceDetail(st *styles, t emulator.Trace, width int) []string {
 	case t.Status >= 400:
 		statusStyle = st.Warning
 	}
-	head := st.Title.Render(strings.TrimSpace(t.Method+" "+t.Host+t.Path)) + "  → " + statusStyle.Render(statusCell(t)) +
+	what := strings.TrimSpace(t.Method + " " + t.Host + t.Path)
+	if rawStream(t) { // a stream: its protocol and the name it asked for (SNI) or where it went
+		what = strings.TrimSpace(methodCell(t) + " " + orDefault(hostCell(t), t.Address))
+	}
+	head := st.Title.Render(what) + "  → " + statusStyle.Render(statusCell(t)) +
 		"  " + roundDuration(time.Duration(t.Duration)) + "  " + st.Dim.Render(t.Time.Format("15:04:05.000"))
 	if t.Client != "" {
 		head += st.Dim.Render("  from " + t.Client)
@@ -125,6 +129,9 @@ func traceDetail(st *styles, t emulator.Trace, width int) []string {
 	lines = append(lines, timing, fmt.Sprintf("  bytes in %d  out %d", t.BytesIn, t.BytesOut))
 	if t.Truncated != "" {
 		lines = append(lines, "  "+st.Warning.Render("trace shortened: "+t.Truncated))
+	}
+	if rawStream(t) {
+		return lines // a raw stream has no HTTP headers to record
 	}
 	lines = append(lines, "", st.Bold.Render("Request headers"))
 	lines = append(lines, indentAll(headerLines(t.RequestHeaders), "  ", "(none recorded)")...)

@@ -134,9 +134,9 @@ func (v *tracesView) cells(t emulator.Trace) []string {
 	status := statusCell(t)
 	lat := roundDuration(time.Duration(t.Duration))
 	if !v.wide() {
-		return []string{t.Time.Format("15:04:05"), t.Method, t.Host, t.Path, ruleCell(t), status, lat}
+		return []string{t.Time.Format("15:04:05"), methodCell(t), hostCell(t), t.Path, ruleCell(t), status, lat}
 	}
-	return []string{t.Time.Format("15:04:05.000"), t.Client, listenerCell(t.Listener), t.Host, t.Method, t.Path,
+	return []string{t.Time.Format("15:04:05.000"), t.Client, listenerCell(t.Listener), hostCell(t), methodCell(t), t.Path,
 		ruleCell(t), backendCell(t), status, lat}
 }
 
@@ -269,7 +269,7 @@ func appendLimited(a, b []traceEntry, limit int) []traceEntry {
 }
 
 func traceText(t emulator.Trace) string {
-	return strings.ToLower(strings.Join([]string{t.Client, t.Listener, t.Host, t.Method, t.Path, t.Rule,
+	return strings.ToLower(strings.Join([]string{t.Client, t.Listener, hostCell(t), methodCell(t), t.Path, t.Rule,
 		t.Reason, t.Service, t.Target, strconv.Itoa(t.Status)}, " "))
 }
 
@@ -520,6 +520,43 @@ var grpcCodes = [...]string{"OK", "Canceled", "Unknown", "InvalidArgument", "Dea
 // idleClose reports whether a trace is a connection that closed without
 // sending anything (an idle keep-alive or preconnected socket the client
 // gave up): worth listing, not a failure.
+// rawStream reports whether the trace is a TLS, TCP or UDP stream that
+// carried no HTTP request gwdev read (TLS passthrough or Terminate to a
+// TLSRoute, TCPRoute, UDPRoute, or a refused handshake).
+func rawStream(t emulator.Trace) bool {
+	if t.Method != "" {
+		return false
+	}
+	switch {
+	case t.Proto == "TCP", t.Proto == "UDP", strings.HasPrefix(t.Proto, "TLS"): // TLS, TLS Terminate, TLS Passthrough
+		return true
+	case t.Proto == "HTTPS": // a handshake on an HTTPS listener that brought no request
+		return t.SNI != "" || t.End != ""
+	}
+	return false
+}
+
+// hostCell is the name a trace was for: the Host header, or for a stream
+// the SNI its ClientHello sent.
+func hostCell(t emulator.Trace) string {
+	if t.Host == "" && rawStream(t) {
+		return t.SNI
+	}
+	return t.Host
+}
+
+// methodCell is the request's method, or for a stream its protocol (TLS,
+// TCP, UDP).
+func methodCell(t emulator.Trace) string {
+	if rawStream(t) {
+		if t.Proto == "TCP" || t.Proto == "UDP" {
+			return t.Proto
+		}
+		return "TLS"
+	}
+	return t.Method
+}
+
 func idleClose(t emulator.Trace) bool {
 	return t.Method == "" && t.Status == 0 && t.BytesIn == 0 && t.End == "" && t.Listener == "" && t.Hint == ""
 }

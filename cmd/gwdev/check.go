@@ -20,6 +20,7 @@ import (
 // checkOptions are the flags of `gwdev check`.
 type checkOptions struct {
 	output  string
+	format  string
 	files   []string
 	classes []string
 	strict  bool
@@ -41,7 +42,11 @@ func newCheckCmd() *cobra.Command {
 		Short: "Load and translate manifests once; print problems and computed status",
 		Long: `check loads every manifest under DIR (default: the current directory), translates them
 like a conformant controller and prints a summary, problems first, each with file:line.
-With -o yaml|json it prints every loaded object with its computed status instead.
+With -o yaml|json it prints every loaded object with its computed status instead, and
+the findings beside them (severity, code, object, parent, field, file, line, column,
+message, hint): the List's "findings" in JSON, a last CheckFindings document in YAML.
+--format github prints GitHub Actions annotations (::error file=…,line=…::…), --format
+sarif a SARIF 2.1.0 log for code scanning (docs/ci.md).
 
 Exit status: 0 when every object is accepted and resolved, 1 when any object has a
 False condition or failed to load or when there is no manifest to check, 2 on usage
@@ -52,7 +57,8 @@ errors (a folder or file that does not exist among them).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.output, "output", "o", "summary", "output format: summary, yaml or json")
+	f.StringVarP(&o.output, "output", "o", "summary", "output format: summary, yaml, json, github or sarif")
+	f.StringVar(&o.format, "format", "", "the same as -o (github: workflow annotations; sarif: SARIF 2.1.0)")
 	f.StringArrayVarP(&o.files, "filename", "f", nil, "manifest file or directory to read (repeatable; - reads stdin)")
 	f.StringSliceVar(&o.classes, "class", nil, "manage only these GatewayClass names (default: every class the Gateways name)")
 	f.BoolVar(&o.strict, "strict", false, "exit 1 on warnings too")
@@ -65,10 +71,16 @@ errors (a folder or file that does not exist among them).`,
 }
 
 func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
+	if o.format != "" {
+		if o.output != "summary" && o.output != o.format {
+			return fmt.Errorf("-o %s and --format %s disagree: give one", o.output, o.format)
+		}
+		o.output = o.format
+	}
 	switch o.output {
-	case "summary", "yaml", "json":
+	case "summary", "yaml", "json", "github", "sarif":
 	default:
-		return fmt.Errorf("unknown output format %q (want summary, yaml or json)", o.output)
+		return fmt.Errorf("unknown output format %q (want summary, yaml, json, github or sarif)", o.output)
 	}
 	if len(args) > 0 && len(o.files) > 0 {
 		return fmt.Errorf("give either DIR or -f, not both")
@@ -148,12 +160,23 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 		if err := writeObjectsYAML(out, res); err != nil {
 			return err
 		}
-		printLoadProblems(cmd.ErrOrStderr(), lr)
-	case "json":
-		if err := writeObjectsJSON(out, res); err != nil {
+		if err := writeFindingsYAML(out, machineFindings(lr, res)); err != nil {
 			return err
 		}
 		printLoadProblems(cmd.ErrOrStderr(), lr)
+	case "json":
+		if err := writeObjectsJSON(out, res, machineFindings(lr, res)); err != nil {
+			return err
+		}
+		printLoadProblems(cmd.ErrOrStderr(), lr)
+	case "github":
+		fs := machineFindings(lr, res)
+		writeGitHub(out, fs)
+		fmt.Fprintln(out, githubSummary(fs))
+	case "sarif":
+		if err := writeSARIF(out, machineFindings(lr, res)); err != nil {
+			return err
+		}
 	default:
 		printSummary(out, lr, res, loaded, total)
 		if o.policies {

@@ -48,8 +48,8 @@ it as a revision, else DIR.
 
 Exit status: 1 when something got worse (a condition turned into a problem, a new warning
 or error, a file that no longer loads, a route that lost traffic), 0 otherwise, 2 on
-usage or git errors. --format github prints GitHub Actions annotations; json prints
-the list for other tools.`,
+usage or git errors. --format github prints GitHub Actions annotations; sarif a SARIF
+2.1.0 log for code scanning (docs/ci.md); json prints the list for other tools.`,
 		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.dir != "" { // --dir: every argument is BASE
@@ -67,7 +67,7 @@ the list for other tools.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.dir, "dir", "d", "", "the folder of manifests (the same as giving DIR)")
-	f.StringVar(&o.format, "format", "text", "output format: text, github or json")
+	f.StringVar(&o.format, "format", "text", "output format: text, github, sarif or json")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	addCRDsFlag(f, &o.crds)
 	return cmd
@@ -86,9 +86,9 @@ type diffReport struct {
 
 func (o *diffOptions) run(out, errOut io.Writer, args []string) error {
 	switch o.format {
-	case "text", "github", "json":
+	case "text", "github", "sarif", "json":
 	default:
-		return fmt.Errorf("unknown format %q (want text, github or json)", o.format)
+		return fmt.Errorf("unknown format %q (want text, github, sarif or json)", o.format)
 	}
 	base, dir := "", "."
 	switch len(args) {
@@ -169,6 +169,8 @@ func (o *diffOptions) run(out, errOut io.Writer, args []string) error {
 		err = printDiffJSON(out, rep)
 	case "github":
 		printDiffGitHub(out, rep)
+	case "sarif":
+		err = writeSARIF(out, diffFindings(rep))
 	default:
 		printDiffText(out, rep)
 	}

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/gwdev/gwdev/engine"
 )
 
 // printDiffText writes the diff for people: regressions, fixes, other
@@ -75,21 +77,7 @@ func printDiffJSON(out io.Writer, rep diffReport) error {
 // (`::error file=F,line=L,title=T::message`; regressions are errors or
 // warnings, the rest notices), then a plain summary line.
 func printDiffGitHub(out io.Writer, rep diffReport) {
-	for _, d := range rep.Changes {
-		props := []string{}
-		if d.File != "" {
-			props = append(props, "file="+escapeProperty(d.File))
-			if d.Line > 0 {
-				props = append(props, "line="+strconv.Itoa(d.Line))
-			}
-		}
-		title := "gwdev: " + d.Object.String()
-		if d.Scope != "" {
-			title += " " + d.Scope
-		}
-		props = append(props, "title="+escapeProperty(title))
-		fmt.Fprintf(out, "::%s %s::%s\n", d.Level, strings.Join(props, ","), escapeData(d.Message))
-	}
+	writeGitHub(out, diffFindings(rep))
 	fmt.Fprintf(out, "gwdev diff: %d worse, %d better, %d other (base %s)\n", rep.Worse, rep.Better,
 		len(rep.Changes)-rep.Worse-rep.Better, rep.Base)
 }
@@ -103,4 +91,50 @@ func escapeData(s string) string {
 // the ":" and "," that delimit properties.
 func escapeProperty(s string) string {
 	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
+}
+
+// diffCodes explain the codes of diff's SARIF rules: the kind of change,
+// and whether it is a regression or a fix.
+var diffCodes = map[string]string{
+	"added":            "An object was added in the working tree.",
+	"removed":          "An object was removed from the working tree.",
+	"condition-worse":  "A status condition turned into a problem since the base revision (for example Accepted or ResolvedRefs became False). Fix it as the message says, or run gwdev check for the details.",
+	"condition-better": "A status condition that was a problem at the base revision is fixed.",
+	"condition":        "A status condition changed without getting better or worse.",
+	"finding-worse":    "gwdev reports a new error or warning (for example a shadowed rule) that the base revision did not have.",
+	"finding-better":   "An error or warning of the base revision went away.",
+	"finding":          "One of gwdev's findings changed.",
+	"load-worse":       "A file that loaded at the base revision no longer loads (schema or YAML error). Fix it as the message says.",
+	"load-better":      "A file that did not load at the base revision loads now.",
+	"load":             "Something about loading the files changed.",
+	"traffic-worse":    "A route lost traffic on a listener: requests it served at the base revision now go elsewhere or nowhere.",
+	"traffic-better":   "A route gained traffic on a listener.",
+	"traffic":          "What a route serves changed.",
+}
+
+// diffFindings turns diff's changes into the findings the github and sarif
+// writers take: the code is the kind of change and its direction.
+func diffFindings(rep diffReport) []machineFinding {
+	fs := make([]machineFinding, 0, len(rep.Changes))
+	for _, d := range rep.Changes {
+		code := d.Change
+		switch {
+		case d.Worse && code != "added" && code != "removed":
+			code += "-worse"
+		case d.Better && code != "added" && code != "removed":
+			code += "-better"
+		}
+		sev := string(engine.SeverityInfo)
+		switch d.Level {
+		case "error", "warning":
+			sev = d.Level
+		}
+		m := machineFinding{Severity: sev, Code: code, Scope: d.Scope, File: d.File, Line: d.Line, Message: d.Message, Hint: diffCodes[code]}
+		if d.Object != (engine.ObjectKey{}) {
+			k := d.Object
+			m.Object = &k
+		}
+		fs = append(fs, m)
+	}
+	return fs
 }

@@ -58,6 +58,10 @@ virtual host, which route rule and match (or why nothing matched), which filters
 and which backend would answer and why. It agrees with what ` + "`gwdev up`" + ` serves. What it
 does not do (ask ExternalAuth servers, connect to backends, send mirrors) it lists under "not done:".
 
+Exit status: 0 when a backend would serve the request or connection (or a route's redirect
+answers it), 1 when it would be refused, answered 4xx/5xx by gwdev (404 no route, 421,
+500 for a missing backend, 403 denied, …) or end in a gRPC error, 2 on usage errors.
+
 The URL's scheme says what is sent, its host is the Host header (and the SNI over TLS),
 its port the listener port:
 ` + schemesHelp() + `
@@ -67,7 +71,7 @@ Examples:
   gwdev explain samples/https --sni nope.example.org https://app.example.com/
   gwdev explain samples/grpc grpc://grpc.example.com:9090/gateway_api_conformance.echo_basic.grpcecho.GrpcEcho/Echo
   gwdev explain samples/tls-passthrough tls://db.example.com:9443
-  gwdev explain samples/tcp-udp tcp://127.0.0.1:5432`,
+  gwdev explain samples/tcp-udp tcp://127.0.0.1:9100`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 2 { // explain DIR URL, as the other commands take DIR
@@ -138,6 +142,7 @@ func (o *explainOptions) run(out io.Writer, rawURL string, sniSet bool) error {
 		}
 	}
 	probe.Address = addr
+	probe.CAFiles = knownCAFiles(o.dir) // hints trust the CA that verifies (--cacert), as copy-as-curl does
 	tr := emulator.ExplainProbe(res.Table, probe)
 	notDone := explainNotDone(res.Table, tr) // explain_notdone.go
 	if o.output == "json" {
@@ -149,7 +154,7 @@ func (o *explainOptions) run(out io.Writer, rawURL string, sniSet bool) error {
 			return err
 		}
 		fmt.Fprintf(out, "%s\n", b)
-		return nil
+		return explainExit(tr)
 	}
 	printExplain(out, probe, tr)
 	printNotDone(out, notDone)
@@ -173,7 +178,31 @@ func (o *explainOptions) run(out io.Writer, rawURL string, sniSet bool) error {
 		fmt.Fprintf(out, "\nnote: %s not in the cluster's CRDs (dropped, as that cluster stores the objects); run gwdev check --crds %s %s\n",
 			plural(pruned, "field"), loaderCRDsName(loader), o.dir)
 	}
-	return nil
+	return explainExit(tr)
+}
+
+// explainExit is explain's exit status for what the data plane would do:
+// nil (0) when a backend serves it or a route's redirect answers it,
+// exit 1 when gwdev refuses the connection, answers 4xx/5xx itself, or
+// the answer is a gRPC error.
+func explainExit(t *emulator.Trace) error {
+	if explainServed(t) {
+		return nil
+	}
+	return exitError{exitProblems}
+}
+
+// explainServed reports whether the trace ends served (see explainExit).
+func explainServed(t *emulator.Trace) bool {
+	switch {
+	case t.Status >= 400:
+		return false
+	case t.GRPCStatus != "" && t.GRPCStatus != "OK":
+		return false
+	case t.Status >= 300:
+		return true // a RequestRedirect filter answers
+	}
+	return t.Backend != "" || t.Target != "" || t.Upstream != ""
 }
 
 func printExplain(out io.Writer, p emulator.Probe, t *emulator.Trace) {

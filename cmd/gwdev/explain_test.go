@@ -34,8 +34,12 @@ func TestExplain(t *testing.T) {
 	}
 	for _, c := range cases {
 		out, errOut, code := runGwdev(t, "", c.args...)
-		if code != 0 {
-			t.Errorf("%v: exit %d: %s", c.args, code, errOut)
+		want := 0 // served by a backend, or a route's redirect
+		if strings.Contains(out, "404 Not Found") {
+			want = exitProblems
+		}
+		if code != want {
+			t.Errorf("%v: exit %d, want %d: %s", c.args, code, want, errOut)
 			continue
 		}
 		for _, w := range c.want {
@@ -66,6 +70,58 @@ func TestExplainRedactsCredentials(t *testing.T) {
 		}
 		if !strings.Contains(out, "token=[redacted]") || !strings.Contains(out, "page=2") {
 			t.Errorf("%s output does not show the redacted URL:\n%s", format, out)
+		}
+	}
+}
+
+// TestExplainExitStatus: 0 when a backend would serve the request or
+// connection, 1 when it would be refused, answered 4xx/5xx by gwdev or end
+// in a gRPC error, 2 on usage errors — in both output formats.
+func TestExplainExitStatus(t *testing.T) {
+	dir := t.TempDir()
+	brokenBackend := `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw}
+spec:
+  gatewayClassName: gwdev
+  listeners: [{name: http, protocol: HTTP, port: 8080}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /missing}}]
+    backendRefs: [{name: nope, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /old}}]
+    filters: [{type: RequestRedirect, requestRedirect: {path: {type: ReplaceFullPath, replaceFullPath: /new}}}]
+`
+	writeFile(t, dir+"/gw.yaml", brokenBackend)
+	cases := []struct {
+		args []string
+		code int
+	}{
+		{[]string{"../../samples/basic", "http://app.example.com:8080/api"}, 0},
+		{[]string{"../../samples/basic", "http://nohost.example:8080/"}, exitProblems},                           // 404
+		{[]string{"../../samples/basic", "http://app.example.com:9999/"}, exitProblems},                          // no Gateway on the port
+		{[]string{"../../samples/tcp-udp", "tcp://127.0.0.1:9100"}, 0},                                           // a TCPRoute's backend
+		{[]string{"../../samples/tcp-udp", "tcp://127.0.0.1:5432"}, exitProblems},                                // refused
+		{[]string{"../../samples/https", "--sni", "nope.example.org", "https://app.example.com/"}, exitProblems}, // handshake refused
+		{[]string{"../../samples/grpc", "grpc://grpc.example.com:9090/gateway_api_conformance.echo_basic.grpcecho.GrpcEcho/Echo"}, 0},
+		{[]string{"../../samples/tls-passthrough", "tls://db.example.com:9443"}, 0},
+		{[]string{dir, "http://x.example:8080/missing"}, exitProblems}, // 500: the backend is not found
+		{[]string{dir, "http://x.example:8080/old"}, 0},                // the route's redirect answers
+		{[]string{"../../samples/basic", "--nope", "http://app.example.com:8080/"}, exitUsage},
+		{[]string{"../../samples/basic", "ftp://app.example.com:8080/"}, exitUsage},
+	}
+	for _, c := range cases {
+		for _, format := range []string{"text", "json"} {
+			args := append([]string{"explain", "-o", format}, c.args...)
+			out, errOut, code := runGwdev(t, "", args...)
+			if code != c.code {
+				t.Errorf("%v: exit %d, want %d\n%s%s", args, code, c.code, out, errOut)
+			}
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -18,8 +20,8 @@ func TestExplainHTTPS(t *testing.T) {
 		{[]string{"--sni", "app.example.com", "https://admin.app.example.com/"}, []string{"421 Misdirected Request"}},
 	} {
 		out, errOut, code := runGwdev(t, "", append([]string{"explain", "--dir", "../../samples/https"}, c.args...)...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", c.args, code, errOut)
+		if want := explainWantCode(out); code != want {
+			t.Fatalf("%v: exit %d, want %d: %s", c.args, code, want, errOut)
 		}
 		for _, w := range c.want {
 			if !strings.Contains(out, w) {
@@ -63,12 +65,25 @@ func TestExplainFindings(t *testing.T) {
 			[]string{"404 Not Found", "only to gRPC requests"}, []string{"not on port 9090"}},
 	} {
 		out, errOut, code := runGwdev(t, "", append([]string{"explain"}, c.args...)...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", c.args, code, errOut)
+		if want := explainWantCode(out); code != want {
+			t.Fatalf("%v: exit %d, want %d: %s", c.args, code, want, errOut)
 		}
 		checkLines(t, c.args, out, c.want, c.notWant)
 	}
 }
+
+// explainWantCode is the exit status explain's text output calls for: 1
+// when it says the connection is refused, a 4xx/5xx answer or a gRPC
+// status other than OK, else 0 (TestExplainExitStatus checks the status
+// itself case by case).
+func explainWantCode(out string) int {
+	if strings.Contains(out, "connection:    refused") || explainFailed.MatchString(out) {
+		return exitProblems
+	}
+	return 0
+}
+
+var explainFailed = regexp.MustCompile(`answer: +([45]\d\d |grpc-status [^O])`)
 
 // checkLines requires every want and no notWant in out.
 func checkLines(t *testing.T, args []string, out string, want, notWant []string) {
@@ -97,8 +112,8 @@ func TestExplainStreams(t *testing.T) {
 		{"tcp://x:9053", []string{"connection:    refused", "port 9053 is served by UDP listeners: use udp://"}},
 	} {
 		out, errOut, code := runGwdev(t, "", "explain", "--dir", "../../samples/tcp-udp", c.url)
-		if code != 0 {
-			t.Fatalf("%s: exit %d: %s", c.url, code, errOut)
+		if want := explainWantCode(out); code != want {
+			t.Fatalf("%s: exit %d, want %d: %s", c.url, code, want, errOut)
 		}
 		for _, w := range c.want {
 			if !strings.Contains(out, w) {
@@ -108,5 +123,41 @@ func TestExplainStreams(t *testing.T) {
 	}
 	if _, errOut, code := runGwdev(t, "", "explain", "--dir", "../../samples/tcp-udp", "tcp://x"); code == 0 || !strings.Contains(errOut, "needs a port") {
 		t.Errorf("tcp:// without a port: exit %d: %s", code, errOut)
+	}
+}
+
+// TestExplainHintTrustsTheCertsCA: after gwdev certs, explain's hint for a
+// misdirected request (Host of the other HTTPS listener) trusts the CA
+// gwdev certs made with --cacert instead of curl -k.
+func TestExplainHintTrustsTheCertsCA(t *testing.T) {
+	dir, caDir := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(dir, "gw.yaml"), `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw}
+spec:
+  gatewayClassName: gwdev
+  listeners:
+  - {name: app, protocol: HTTPS, port: 443, hostname: app.example.com, tls: {certificateRefs: [{name: app-cert}]}}
+  - {name: api, protocol: HTTPS, port: 443, hostname: api.example.com, tls: {certificateRefs: [{name: api-cert}]}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r}
+spec:
+  parentRefs: [{name: gw}]
+  rules: [{backendRefs: [{name: svc, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: svc}
+spec: {ports: [{port: 80}]}
+`)
+	if _, errOut, code := runGwdev(t, "", "certs", dir, "--ca-dir", caDir); code != 0 {
+		t.Fatalf("certs: exit %d: %s", code, errOut)
+	}
+	out, _, code := runGwdev(t, "", "explain", dir, "-H", "Host: api.example.com", "https://app.example.com/")
+	want := "hint: try: curl --cacert " + filepath.Join(caDir, "ca.crt") + " --resolve api.example.com:443:127.0.0.1 https://api.example.com/"
+	if code != exitProblems || !strings.Contains(out, "421 Misdirected Request") || !strings.Contains(out, want) {
+		t.Errorf("exit %d, want %d and %q:\n%s", code, exitProblems, want, out)
 	}
 }

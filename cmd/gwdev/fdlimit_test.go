@@ -45,9 +45,9 @@ spec:
 	if err := os.WriteFile(filepath.Join(dir, "gw.yaml"), []byte(gw), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var out syncBuffer
+	var out, errOut syncBuffer
 	cmd := exec.Command("sh", "-c", fmt.Sprintf("ulimit -n 256 && exec %s up --no-tui --admin 127.0.0.1:%d %s", bin, pa, dir))
-	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ spec:
 	deadline := time.Now().Add(10 * time.Second)
 	for status(two, "a.example.com") != 200 {
 		if time.Now().After(deadline) {
-			t.Fatalf("gwdev not serving; it said:\n%s", out.String())
+			t.Fatalf("gwdev not serving; it said:\n%s%s", out.String(), errOut.String())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -108,7 +108,8 @@ spec:
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if s := out.String(); !strings.Contains(s, "256 file descriptors allowed: at most 32 connections per listener") {
-		t.Errorf("gwdev did not say what its limits are:\n%s", s)
+	// On stdout, like the other gwdev: lines.
+	if s := out.String(); !strings.Contains(s, "gwdev: 256 file descriptors allowed: at most 32 connections per listener") {
+		t.Errorf("gwdev did not say what its limits are on stdout:\n%s\nstderr:\n%s", s, errOut.String())
 	}
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -25,16 +27,17 @@ func newGraphCmd() *cobra.Command {
 	o := &graphOptions{}
 	cmd := &cobra.Command{
 		Use:   "graph [DIR]",
-		Short: "Draw Gateways → listeners → routes → rules → backends as Mermaid or DOT",
+		Short: "Draw Gateways → listeners → routes → rules → backends as Mermaid, DOT or SVG",
 		Long: `graph translates the manifests under DIR (default: the current directory) and prints the
-structure as a Mermaid flowchart (default) or a Graphviz DOT digraph: Gateways and ListenerSets,
+structure as a Mermaid flowchart (default), a Graphviz DOT digraph, or SVG (the DOT laid out by
+Graphviz's dot, which must be installed; gwdev says so when it is not): Gateways and ListenerSets,
 their listeners, the routes attached to them, the routes' rules with their matches, and the
 backend Services. What is not accepted, programmed or resolved is red, with the reason: a
 listener with a problem condition, a route a parent refused (the edge to the listener or Gateway
 it named), a rule that is shadowed or answers 500, an invalid backend reference.
 
   gwdev graph samples/basic > graph.mmd
-  gwdev graph --format dot samples/basic | dot -Tsvg > graph.svg`,
+  gwdev graph --format svg samples/basic > graph.svg`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := "."
@@ -45,15 +48,23 @@ it named), a rule that is shadowed or answers 500, an invalid backend reference.
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.format, "format", "mermaid", "output format: mermaid or dot")
+	f.StringVar(&o.format, "format", "mermaid", "output format: mermaid, dot or svg (svg runs Graphviz's dot)")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	addCRDsFlag(f, &o.crds)
 	return cmd
 }
 
 func (o *graphOptions) run(out, errOut io.Writer, dir string) error {
-	if o.format != "mermaid" && o.format != "dot" {
-		return fmt.Errorf("unknown format %q (want mermaid or dot)", o.format)
+	var dotBin string
+	switch o.format {
+	case "mermaid", "dot":
+	case "svg":
+		var err error
+		if dotBin, err = exec.LookPath("dot"); err != nil {
+			return fmt.Errorf("--format svg needs Graphviz's dot, which is not on PATH: install Graphviz (apt-get install graphviz, brew install graphviz, choco install graphviz), or use the default Mermaid output (GitHub and mermaid.live render it) or --format dot")
+		}
+	default:
+		return fmt.Errorf("unknown format %q (want mermaid, dot or svg)", o.format)
 	}
 	loader, err := treeLoader(o.crds, dir, o.profiles)
 	if err != nil {
@@ -65,12 +76,33 @@ func (o *graphOptions) run(out, errOut io.Writer, dir string) error {
 	}
 	printLoadProblems(errOut, lr)
 	g := res.Graph()
-	if o.format == "dot" {
+	switch o.format {
+	case "dot":
 		writeDOT(out, g)
-	} else {
+	case "svg":
+		return renderSVG(dotBin, out, errOut, g)
+	default:
 		writeMermaid(out, g)
 	}
 	return nil
+}
+
+// renderSVG lays the graph out with Graphviz's dot (dotBin) and writes the
+// SVG; dot's failure is an error naming it, never an empty drawing.
+func renderSVG(dotBin string, out, errOut io.Writer, g *engine.Graph) error {
+	var src, svg, stderr bytes.Buffer
+	writeDOT(&src, g)
+	cmd := exec.Command(dotBin, "-Tsvg")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = &src, &svg, &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s -Tsvg: %w: %s", dotBin, err, strings.TrimSpace(stderr.String()))
+	}
+	if svg.Len() == 0 {
+		return fmt.Errorf("%s -Tsvg wrote nothing: %s", dotBin, strings.TrimSpace(stderr.String()))
+	}
+	errOut.Write(stderr.Bytes()) // dot's warnings, if any
+	_, err := out.Write(svg.Bytes())
+	return err
 }
 
 // Colours of the drawings: healthy nodes by kind, problems red.
@@ -123,9 +155,13 @@ func writeDOT(w io.Writer, g *engine.Graph) {
 	for _, e := range g.Edges {
 		var attrs []string
 		label := e.Label
-		if e.Problem != "" {
+		switch {
+		case e.Refused: // the parent refused the route: dashed red
 			label = strings.TrimSpace(label + " ✗ " + e.Problem)
 			attrs = append(attrs, "color="+dotString(graphBadStroke), "fontcolor="+dotString(graphBadStroke), "style=dashed")
+		case e.Problem != "": // accepted, and serving, with a problem: a solid edge, the problem in red
+			label = strings.TrimSpace(label + " ✗ " + e.Problem)
+			attrs = append(attrs, "fontcolor="+dotString(graphBadStroke))
 		}
 		if label != "" {
 			attrs = append([]string{"label=" + dotString(label)}, attrs...)
@@ -155,7 +191,7 @@ func writeMermaid(w io.Writer, g *engine.Graph) {
 		ids[n.ID] = "n" + strconv.Itoa(i)
 		fmt.Fprintf(w, "  %s[\"%s\"]\n", ids[n.ID], mermaidText(strings.Join(nodeLines(n), "\n")))
 	}
-	bad := []string{}
+	bad, warn := []string{}, []string{}
 	i := -1 // linkStyle counts the links printed
 	for _, e := range g.Edges {
 		from, to := ids[e.From], ids[e.To]
@@ -165,10 +201,14 @@ func writeMermaid(w io.Writer, g *engine.Graph) {
 		i++
 		label := e.Label
 		arrow := "-->"
-		if e.Problem != "" {
+		switch {
+		case e.Refused: // the parent refused the route: dashed red
 			label = strings.TrimSpace(label + " ✗ " + e.Problem)
 			arrow = "-.->"
 			bad = append(bad, strconv.Itoa(i))
+		case e.Problem != "": // accepted with a problem: solid, the label red
+			label = strings.TrimSpace(label + " ✗ " + e.Problem)
+			warn = append(warn, strconv.Itoa(i))
 		}
 		if label != "" {
 			fmt.Fprintf(w, "  %s %s|\"%s\"| %s\n", from, arrow, mermaidText(label), to)
@@ -208,6 +248,9 @@ func writeMermaid(w io.Writer, g *engine.Graph) {
 	}
 	if len(bad) > 0 {
 		fmt.Fprintf(w, "  linkStyle %s stroke:%s,color:%s\n", strings.Join(bad, ","), graphBadStroke, graphBadStroke)
+	}
+	if len(warn) > 0 {
+		fmt.Fprintf(w, "  linkStyle %s color:%s\n", strings.Join(warn, ","), graphBadStroke)
 	}
 }
 

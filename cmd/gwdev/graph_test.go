@@ -29,7 +29,7 @@ func sampleDirs(t *testing.T) []string {
 
 var (
 	dotNode = regexp.MustCompile(`^  ("(?:[^"\\]|\\.)*") \[label=("(?:[^"\\]|\\.)*"), fillcolor="#[0-9a-f]{6}"(, color="#[0-9a-f]{6}", penwidth=2)?\];$`)
-	dotEdge = regexp.MustCompile(`^  ("(?:[^"\\]|\\.)*") -> ("(?:[^"\\]|\\.)*")( \[(label="(?:[^"\\]|\\.)*")?(, )?(color="#[0-9a-f]{6}", fontcolor="#[0-9a-f]{6}", style=dashed)?\])?;$`)
+	dotEdge = regexp.MustCompile(`^  ("(?:[^"\\]|\\.)*") -> ("(?:[^"\\]|\\.)*")( \[(label="(?:[^"\\]|\\.)*")?(, )?(color="#[0-9a-f]{6}", fontcolor="#[0-9a-f]{6}", style=dashed|fontcolor="#[0-9a-f]{6}")?\])?;$`)
 )
 
 // checkDOT parses gwdev's DOT output line by line: the fixed header, node
@@ -69,7 +69,7 @@ var (
 	mermaidEdge  = regexp.MustCompile(`^  (n[0-9]+) (-->|-\.->)(\|"[^"]*"\|)? (n[0-9]+)$`)
 	mermaidClass = regexp.MustCompile(`^  classDef ([a-z]+) fill:#[0-9a-f]{6},stroke:#[0-9a-f]{6}$`)
 	mermaidUse   = regexp.MustCompile(`^  class (n[0-9]+(?:,n[0-9]+)*) ([a-z]+)$`)
-	mermaidLinks = regexp.MustCompile(`^  linkStyle ([0-9]+(?:,[0-9]+)*) stroke:#[0-9a-f]{6},color:#[0-9a-f]{6}$`)
+	mermaidLinks = regexp.MustCompile(`^  linkStyle ([0-9]+(?:,[0-9]+)*) (?:stroke:#[0-9a-f]{6},)?color:#[0-9a-f]{6}$`)
 )
 
 // checkMermaid parses gwdev's Mermaid output: node, link, classDef, class
@@ -158,8 +158,89 @@ func TestGraphStructure(t *testing.T) {
 			}
 		}
 	}
-	if _, _, code := runGwdev(t, "", "graph", "--format", "svg", "../../samples/basic"); code != exitUsage {
-		t.Errorf("--format svg: exit %d, want %d", code, exitUsage)
+	if _, _, code := runGwdev(t, "", "graph", "--format", "png", "../../samples/basic"); code != exitUsage {
+		t.Errorf("--format png: exit %d, want %d", code, exitUsage)
+	}
+}
+
+// TestGraphSVGWithoutGraphviz: with no dot on PATH, --format svg fails with
+// an error saying what to install, and writes nothing.
+func TestGraphSVGWithoutGraphviz(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	out, errOut, code := runGwdev(t, "", "graph", "--format", "svg", "../../samples/basic")
+	if code != exitUsage || out != "" || !strings.Contains(errOut, "install Graphviz (apt-get install graphviz, brew install graphviz") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestGraphSVGWithGraphviz renders a sample's SVG through Graphviz's dot.
+func TestGraphSVGWithGraphviz(t *testing.T) {
+	if _, err := exec.LookPath("dot"); err != nil {
+		t.Skip("Graphviz's dot is not installed (apt-get install -y graphviz)")
+	}
+	out, errOut, code := runGwdev(t, "", "graph", "--format", "svg", "../../samples/conflicts")
+	if code != 0 || !strings.Contains(out, "<svg") || !strings.Contains(out, "NoMatchingListenerHostname") {
+		t.Errorf("exit %d: %s\n%.300s", code, errOut, out)
+	}
+}
+
+// TestGraphEdgeStyles: a route its parent refused hangs on a dashed red
+// edge; a route the parent accepted that has a problem (a backend that is
+// not found) keeps a solid edge, its problem in red on the label.
+func TestGraphEdgeStyles(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "gw.yaml"), `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw}
+spec:
+  gatewayClassName: gwdev
+  listeners: [{name: http, protocol: HTTP, port: 80, hostname: a.example}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: accepted}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - matches: [{path: {type: PathPrefix, value: /ok}}]
+    backendRefs: [{name: svc, port: 80}]
+  - matches: [{path: {type: PathPrefix, value: /missing}}]
+    backendRefs: [{name: missing, port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: refused}
+spec:
+  parentRefs: [{name: gw}]
+  hostnames: [b.example]
+  rules: [{backendRefs: [{name: svc, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: svc}
+spec: {ports: [{port: 80}]}
+`)
+	dot, _, _ := runGwdev(t, "", "graph", "--format", "dot", dir)
+	checkDOT(t, "edges", dot)
+	var accepted, refused string
+	for _, l := range strings.Split(dot, "\n") {
+		switch {
+		case strings.Contains(l, `-> "httproute/default/accepted"`):
+			accepted = l
+		case strings.Contains(l, `-> "httproute/default/refused"`):
+			refused = l
+		}
+	}
+	if !strings.Contains(accepted, "ResolvedRefs=False (BackendNotFound)") || strings.Contains(accepted, "dashed") || !strings.Contains(accepted, `fontcolor="#b91c1c"`) {
+		t.Errorf("accepted route's edge: %s", accepted)
+	}
+	if !strings.Contains(refused, "Accepted=False (NoMatchingListenerHostname)") || !strings.Contains(refused, "style=dashed") {
+		t.Errorf("refused route's edge: %s", refused)
+	}
+	mm, _, _ := runGwdev(t, "", "graph", dir)
+	checkMermaid(t, "edges", mm)
+	if !strings.Contains(mm, `-.->|"✗ Accepted=False (NoMatchingListenerHostname)"|`) || !strings.Contains(mm, `-->|"✗ ResolvedRefs=False (BackendNotFound)"|`) {
+		t.Errorf("mermaid edges:\n%s", mm)
 	}
 }
 

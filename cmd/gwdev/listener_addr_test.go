@@ -37,7 +37,7 @@ spec: {ports: [{port: 80}]}
 	writeFile(t, filepath.Join(dir, "b.yaml"), gw("b", 8081))
 	out, errOut, code := runGwdev(t, "", "explain", "--dir", dir, "http://b.example.com:8080/")
 	want := "HTTPRoute/default/b serves host b.example.com on gateway/default/b/listener/http at 127.0.0.2:8081"
-	if code != 0 || !strings.Contains(out, want) {
+	if code != exitProblems || !strings.Contains(out, want) { // a 404: exit 1
 		t.Errorf("exit %d %s\n%s\nwant a hint %q", code, errOut, out, want)
 	}
 }

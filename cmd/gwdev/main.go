@@ -19,9 +19,6 @@ const (
 	exitUsage    = 2
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
 // exitError carries an exit code out of a command.
 type exitError struct{ code int }
 
@@ -62,16 +59,4 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(dirFirst(newCheckCmd()), dirFirst(newUpCmd()), newExplainCmd(), dirFirst(newCertsCmd()), newVersionCmd(),
 		newDiffCmd(), dirFirst(newGraphCmd()), newCRDsCmd())
 	return root
-}
-
-func newVersionCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print gwdev's version and the Gateway API version it implements",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(cmd.OutOrStdout(), "gwdev %s (Gateway API v1.6.3)\n", version)
-			return nil
-		},
-	}
 }

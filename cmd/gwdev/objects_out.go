@@ -58,8 +58,10 @@ func appendObjectYAML(tree *jsonTree, em *yamlEmitter, buf []byte, obj any) ([]b
 }
 
 // writeObjectsJSON writes the objects as a kubectl-style v1 List, one item
-// at a time, byte for byte as json.MarshalIndent writes the whole List.
-func writeObjectsJSON(w io.Writer, res *engine.Result) error {
+// at a time, byte for byte as json.MarshalIndent writes the whole List,
+// with check's findings beside the items ("findings"; nil: left out, as
+// /status writes it).
+func writeObjectsJSON(w io.Writer, res *engine.Result, findings []machineFinding) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	bw.WriteString("{\n  \"apiVersion\": \"v1\",\n  \"kind\": \"List\",\n  \"items\": [")
 	n := 0
@@ -82,6 +84,15 @@ func writeObjectsJSON(w io.Writer, res *engine.Result) error {
 	if n > 0 {
 		bw.WriteString("\n  ")
 	}
-	bw.WriteString("]\n}\n")
+	bw.WriteString("]")
+	if findings != nil {
+		b, err := json.MarshalIndent(findings, "  ", "  ")
+		if err != nil {
+			return err
+		}
+		bw.WriteString(",\n  \"findings\": ")
+		bw.Write(b)
+	}
+	bw.WriteString("\n}\n")
 	return bw.Flush()
 }

@@ -46,7 +46,7 @@ func TestObjectsOutputMatchesWholeResult(t *testing.T) {
 		}{"v1", "List", append([]any{}, items...)}
 		wantJSON, _ := json.MarshalIndent(list, "", "  ")
 		got.Reset()
-		if err := writeObjectsJSON(&got, res); err != nil {
+		if err := writeObjectsJSON(&got, res, nil); err != nil {
 			t.Fatal(err)
 		}
 		if got.String() != string(wantJSON)+"\n" {

@@ -26,8 +26,8 @@ func printSummary(w io.Writer, lr *watch.LoadResult, res *engine.Result, loaded,
 			nwarn++
 		}
 	}
-	fmt.Fprintf(w, "Loaded %d objects from %d files in %s; translated in %s.\n",
-		res.Objects.Len(), lr.Files, roundDur(loaded), roundDur(total-loaded))
+	fmt.Fprintf(w, "Loaded %s from %s in %s; translated in %s.\n",
+		plural(res.Objects.Len(), "object"), plural(lr.Files, "file"), roundDur(loaded), roundDur(total-loaded))
 	if nerr == 0 && nwarn == 0 {
 		fmt.Fprintln(w, "No problems: every object is accepted and resolved.")
 	} else {

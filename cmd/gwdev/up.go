@@ -86,7 +86,7 @@ gwdev's built-in echo backend.`,
 	f.DurationVar(&o.udpSession, "udp-session-timeout", emulator.DefaultUDPSessionTimeout, "end a UDPRoute session (one client address) after this long without datagrams")
 	f.StringVar(&o.admin, "admin", emulator.DefaultAdminAddr, "admin API address (/status /routes /traces /traces/stream /metrics /healthz); off to disable")
 	o.limits.addFlags(f)
-	f.BoolVar(&o.noTUI, "no-tui", false, "print plain lines instead of the dashboard (the default when stdin or stdout is not a terminal, or with --access-log -)")
+	f.BoolVar(&o.noTUI, "no-tui", false, "print plain lines instead of the dashboard (the default when stdin or stdout is not a terminal, or with --access-log -, which says so)")
 	return cmd
 }
 
@@ -121,8 +121,8 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 		return err
 	}
 	ecfg := emulator.Config{PortOffset: o.portOffset, BindOverride: o.address, AccessLog: accessLog,
-		TCPIdleTimeout: o.tcpIdle, UDPSessionTimeout: o.udpSession}
-	o.limits.apply(&ecfg, errOut)
+		TCPIdleTimeout: o.tcpIdle, UDPSessionTimeout: o.udpSession, CAFiles: knownCAFiles(dir)}
+	o.limits.apply(&ecfg, out) // a gwdev: line like the others, on stdout
 	srv := emulator.New(ecfg)
 	gcCtx, stopGC := context.WithCancel(ctx)
 	gcDone := make(chan struct{})
@@ -140,7 +140,7 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 		_ = srv.Close(sctx)
 	}()
 	rl := &reloader{out: out, dir: dir, srv: srv, proj: proj, reread: o.projectOptions,
-		opts: engine.Options{Classes: o.classes}, crdsFlag: o.crds != ""}
+		opts: engine.Options{Classes: o.classes}, crdsFlag: o.crds != "", cfgSeen: configSignature(dir)}
 	cfgChanged := watchProjectConfig(ctx, dir, o.debounce)
 	var admin adminState
 	if o.admin != "" && o.admin != "off" {
@@ -154,6 +154,9 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 	}
 	if o.useTUI(out) {
 		return o.runTUI(ctx, out, dir, w, cfgChanged, rl, admin)
+	}
+	if why := o.dashboardOff(terminals(out)); why != "" {
+		fmt.Fprintf(out, "gwdev: %s\n", why)
 	}
 	if admin.problem {
 		fmt.Fprintf(errOut, "gwdev: %s\n", admin.note)
@@ -196,6 +199,8 @@ type reloader struct {
 	// crdsFlag is true when --crds was given: gwdev.yaml's crds: is then
 	// not used, at start or later.
 	crdsFlag bool
+	// cfgSeen is gwdev.yaml's configSignature when last read.
+	cfgSeen string
 	// lastUpdate is the watch state last applied, applied again when only
 	// gwdev.yaml changes.
 	lastUpdate *watch.Update
@@ -259,8 +264,8 @@ func (r *reloader) apply(u *watch.Update, first bool) {
 	if empty != "" {
 		counts += ", warning: nothing to serve"
 	}
-	fmt.Fprintf(r.out, "gwdev: %s: %d objects, %s; load %s, translate %s, apply %s\n", what,
-		res.Objects.Len(), counts, roundDur(u.Took), roundDur(translated), roundDur(applied))
+	fmt.Fprintf(r.out, "gwdev: %s: %s, %s; load %s, translate %s, apply %s\n", what,
+		plural(res.Objects.Len(), "object"), counts, roundDur(u.Took), roundDur(translated), roundDur(applied))
 	if empty != "" {
 		fmt.Fprintf(r.out, "  ! %s Every listener is closed.\n", empty)
 	}

@@ -12,8 +12,9 @@ import (
 // the CA its certificates are signed by (appendManifests writes it).
 const caHeaderPrefix = "# Signed by the local CA "
 
-// knownCAFiles lists the CA bundles that copy-as-curl in the dashboard may
-// name with --cacert, in the order they are tried: the CA that signed
+// knownCAFiles lists the CA bundles that copy-as-curl in the dashboard and
+// the hints of the data plane and explain (a 421's, a refused handshake's)
+// may name with --cacert, in the order they are tried: the CA that signed
 // dir/gwdev-certs.yaml (gwdev certs --ca-dir), gwdev's default local CA
 // (~/.config/gwdev/ca/ca.crt) and $SSL_CERT_FILE. A file that does not
 // exist yet is listed too: the dashboard reads them when a request is

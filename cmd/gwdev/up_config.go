@@ -79,6 +79,13 @@ func (p projectOptions) set(opts *engine.Options) {
 // reads is reported as a problem while the last good settings keep
 // serving.
 func (r *reloader) configChanged() {
+	// The watch also signals when the folder appears or comes back: a
+	// gwdev.yaml that is still absent (or unchanged) is no reload of it.
+	sig := configSignature(r.dir)
+	if sig == r.cfgSeen {
+		return
+	}
+	r.cfgSeen = sig
 	p := r.readConfig()
 	if r.lastUpdate == nil {
 		return
@@ -86,6 +93,17 @@ func (r *reloader) configChanged() {
 	u := *r.lastUpdate
 	u.Changed, u.Took, u.Root, u.Stale = []string{configName(p.path, r.dir)}, 0, watch.RootSteady, r.lastUpdate.Stale
 	r.apply(&u, false)
+}
+
+// configSignature is what the folder's gwdev.yaml (or gwdev.yml) holds:
+// its name and bytes, "" when there is none.
+func configSignature(dir string) string {
+	for _, name := range configNames {
+		if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
+			return name + "\x00" + string(b)
+		}
+	}
+	return ""
 }
 
 // readConfig reads gwdev.yaml again into r.proj (or r.cfgErr) and returns

@@ -135,3 +135,46 @@ func TestUpFolderComesAndGoes(t *testing.T) {
 	}
 	waitServes("edit after the swap", "svc-5", time.Now())
 }
+
+// TestUpMissingFolderNoConfigReload: when the folder up waits for appears
+// without a gwdev.yaml, the log says the folder is there and loads it, but
+// no "reload #1 (…/gwdev.yaml)": gwdev.yaml did not change. Writing one
+// then is a reload naming it.
+func TestUpMissingFolderNoConfigReload(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "later")
+	port := freePort(t)
+	out := runUp(t, &upOptions{debounce: 20 * time.Millisecond, admin: "off"}, dir)
+	waitFor := func(text string) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); !strings.Contains(out.String(), text); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("gwdev never said %q; it said:\n%s", text, out.String())
+			}
+		}
+	}
+	waitFor("later does not exist yet")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2*configRetry + 200*time.Millisecond) // the gwdev.yaml watch finds the (empty) folder
+	if err := os.WriteFile(filepath.Join(dir, "gateway.yaml"), []byte(fmt.Sprintf(upGateway, port)+"---\n"+routeFile("a", "svc-1")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Timeout: 2 * time.Second}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if c, s := echoGet(client, port, "a.example.com"); c == 200 && s == "svc-1" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not served; gwdev said:\n%s", out.String())
+		}
+	}
+	time.Sleep(2*configRetry + 200*time.Millisecond) // the gwdev.yaml watch retries every configRetry
+	if s := out.String(); strings.Contains(s, "gwdev.yaml") {
+		t.Errorf("a reload names gwdev.yaml, which does not exist:\n%s", s)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "gwdev.yaml"), []byte("backends: {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("gwdev.yaml)")
+}

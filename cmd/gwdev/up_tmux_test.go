@@ -184,8 +184,13 @@ func TestUpTUIInTmux(t *testing.T) {
 	}
 	s.keys("c")
 	// Without a system clipboard (no xclip, wl-copy… here) the status line
-	// says the command went out as OSC 52, not that it was copied.
-	s.waitText("(unconfirmed): curl -i http://"+addr+"/api/users -H 'Host: app.example.com'", settle)
+	// shows the command first, then says it went out as OSC 52, not that
+	// it was copied.
+	// (at 120 columns the line is cut after the command's headers).
+	screen = s.waitText("curl -i http://"+addr+"/api/users -H 'Host: app.example.com'", settle)
+	if !regexp.MustCompile(`(?m)^curl -i http://\S+/api/users -H 'Host: app.example.com'`).MatchString(screen) {
+		t.Errorf("the status line does not start with the command, then say what was done:\n%s", screen)
+	}
 	deadline := time.Now().Add(settle)
 	for {
 		buf, _ := s.tmux("show-buffer")

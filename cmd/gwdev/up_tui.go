@@ -26,11 +26,23 @@ const traceSubscription = 1024
 // are terminals, --no-tui is not given and the access log does not go to
 // stderr (it would write over the dashboard).
 func (o *upOptions) useTUI(out io.Writer) bool {
-	if o.noTUI || o.accessLog == "-" {
-		return false
-	}
+	return !o.noTUI && o.accessLog != "-" && terminals(out)
+}
+
+// terminals reports whether stdin and out are terminals.
+func terminals(out io.Writer) bool {
 	f, ok := out.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd())) && term.IsTerminal(int(os.Stdin.Fd()))
+}
+
+// dashboardOff says, in words, why a terminal that would show the
+// dashboard gets plain lines instead ("" : it does not, or is no terminal
+// and expects none).
+func (o *upOptions) dashboardOff(terminal bool) string {
+	if terminal && !o.noTUI && o.accessLog == "-" {
+		return "--access-log - writes JSON lines to stderr, over where the dashboard would be: printing plain lines instead (--access-log FILE keeps the dashboard; tail -f FILE shows the log)"
+	}
+	return ""
 }
 
 // runTUI runs the dashboard until the user quits or ctx is done: the watch

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +17,28 @@ func TestUseTUI(t *testing.T) {
 	}
 	if (&upOptions{noTUI: true}).useTUI(&bytes.Buffer{}) {
 		t.Error("the dashboard starts with --no-tui")
+	}
+	// --access-log - in a terminal: no dashboard, and gwdev says why.
+	if why := (&upOptions{accessLog: "-"}).dashboardOff(true); !strings.Contains(why, "--access-log - writes JSON lines to stderr") ||
+		!strings.Contains(why, "--access-log FILE keeps the dashboard") {
+		t.Errorf("dashboardOff: %q", why)
+	}
+	for _, o := range []*upOptions{{accessLog: "-", noTUI: true}, {accessLog: "log.json"}, {}} {
+		if why := o.dashboardOff(true); why != "" {
+			t.Errorf("%+v: dashboardOff %q", o, why)
+		}
+	}
+	if why := (&upOptions{accessLog: "-"}).dashboardOff(false); why != "" {
+		t.Errorf("not a terminal: dashboardOff %q", why)
+	}
+}
+
+// TestCheckSingular: one object from one file is said in the singular.
+func TestCheckSingular(t *testing.T) {
+	out, _, _ := runGwdev(t, "apiVersion: gateway.networking.k8s.io/v1\nkind: GatewayClass\nmetadata: {name: gwdev}\nspec: {controllerName: gwdev.dev/gateway-controller}\n",
+		"check", "-f", "-")
+	if !strings.HasPrefix(out, "Loaded 1 object from 1 file in ") {
+		t.Errorf("summary: %q", out)
 	}
 }
 

@@ -46,6 +46,13 @@ var ingressEmulated = []IngressAnnotation{
 	{Name: "temporal-redirect-code", Test: "TestIngressNginxBehaviour/temporal-redirect", Nginx: "the status of temporal-redirect"},
 	{Name: "app-root", Test: "TestIngressNginxBehaviour/app-root", Nginx: "redirects / to the application root with 302"},
 	{Name: "upstream-vhost", Test: "TestIngressNginxBehaviour/upstream-vhost", Nginx: "sends this Host header to the backend"},
+	{Name: "canary", Test: "TestIngressNginxBehaviour/canary", Nginx: "makes the Ingress a canary of the Ingress with the same host and path"},
+	{Name: "canary-by-header", Test: "TestIngressNginxBehaviour/canary", Nginx: "sends requests whose header is always to the canary (never: never)"},
+	{Name: "canary-by-header-value", Test: "TestIngressNginxBehaviour/canary", Nginx: "sends requests whose canary header has this value to the canary"},
+	{Name: "canary-by-header-pattern", Test: "TestIngressNginxBehaviour/canary", Nginx: "sends requests whose canary header matches this regex to the canary"},
+	{Name: "canary-by-cookie", Test: "TestIngressNginxBehaviour/canary", Nginx: "sends requests whose cookie is always to the canary (never: never)"},
+	{Name: "canary-weight", Test: "TestIngressNginxBehaviour/canary", Nginx: "sends this share of requests to the canary"},
+	{Name: "canary-weight-total", Test: "TestIngressNginxBehaviour/canary", Nginx: "the total canary-weight is out of (default 100)"},
 	{Name: "x-forwarded-prefix", Test: "TestIngressNginxBehaviour/x-forwarded-prefix", Nginx: "adds an X-Forwarded-Prefix header to the request"},
 }
 
@@ -80,13 +87,6 @@ var ingressReported = []IngressAnnotation{
 	{Name: "auth-snippet", Nginx: "adds nginx configuration to the auth location"},
 	{Name: "enable-global-auth", Nginx: "applies (or not) the ConfigMap's global-auth-url"},
 	{Name: "backend-protocol", Nginx: "speaks HTTP, HTTPS, GRPC, GRPCS, AJP or FCGI to the backend"},
-	{Name: "canary", Nginx: "makes the Ingress a canary of the Ingress with the same host and path"},
-	{Name: "canary-by-header", Nginx: "sends requests whose header is always to the canary (never: never)"},
-	{Name: "canary-by-header-value", Nginx: "sends requests whose canary header has this value to the canary"},
-	{Name: "canary-by-header-pattern", Nginx: "sends requests whose canary header matches this regex to the canary"},
-	{Name: "canary-by-cookie", Nginx: "sends requests whose cookie is always to the canary (never: never)"},
-	{Name: "canary-weight", Nginx: "sends this share of requests to the canary"},
-	{Name: "canary-weight-total", Nginx: "the total canary-weight is out of (default 100)"},
 	{Name: "client-body-buffer-size", Nginx: "buffers request bodies in memory up to this size"},
 	{Name: "configuration-snippet", Nginx: "adds raw nginx configuration to the location"},
 	{Name: "custom-http-errors", Nginx: "sends these response statuses to the default backend"},
@@ -201,6 +201,21 @@ type ingressAnnotations struct {
 	upstreamVhost string
 	// forwardedPrefix is the X-Forwarded-Prefix value ("": none).
 	forwardedPrefix string
+	// canary is set on a canary Ingress (nil: not one).
+	canary *ingressCanary
+}
+
+// ingressCanary is how a canary Ingress takes requests from the main
+// Ingress of the same host and path, in ingress-nginx's order: header,
+// cookie, weight.
+type ingressCanary struct {
+	// header names the request header ("": none); headerValue, else
+	// headerPattern, replaces "always" as the value that picks the canary.
+	header, headerValue, headerPattern string
+	// cookie names the cookie whose value always or never decides ("": none).
+	cookie string
+	// weight of total requests go to the canary when nothing above decided.
+	weight, total int32
 }
 
 // ingressRedirect is a permanent-redirect or temporal-redirect.
@@ -249,6 +264,9 @@ func (t *translator) parseIngressAnnotations(st *ingressState) ingressAnnotation
 	a.upstreamVhost = str("upstream-vhost")
 	a.forwardedPrefix = str("x-forwarded-prefix")
 	a.redirect = t.parseIngressRedirect(ann, warn)
+	if boolean("canary", false) {
+		a.canary = parseIngressCanary(str, warn)
+	}
 	for _, name := range slices.Sorted(maps.Keys(ann)) {
 		short, ok := strings.CutPrefix(name, IngressNginxAnnotationPrefix)
 		if !ok {
@@ -259,6 +277,8 @@ func (t *translator) parseIngressAnnotations(st *ingressState) ingressAnnotation
 			warn(short, "not an annotation ingress-nginx documents; it ignores it")
 		case an.Test == "":
 			warn(short, "gwdev does not emulate it: ingress-nginx "+an.Nginx)
+		case a.canary != nil && !strings.HasPrefix(short, "canary"):
+			warn(short, "ingress-nginx ignores it on a canary Ingress (the main Ingress's annotations apply), and so does gwdev")
 		}
 	}
 	return a
@@ -293,6 +313,36 @@ func (t *translator) parseIngressRedirect(ann map[string]string, warn func(name,
 		return &ingressRedirect{url: u, code: code}
 	}
 	return nil
+}
+
+// parseIngressCanary reads the canary-* annotations.
+func parseIngressCanary(str func(string) string, warn func(name, msg string)) *ingressCanary {
+	c := &ingressCanary{header: str("canary-by-header"), headerValue: str("canary-by-header-value"),
+		headerPattern: str("canary-by-header-pattern"), cookie: str("canary-by-cookie"), total: 100}
+	number := func(name string, into *int32) {
+		v := str(name)
+		if v == "" {
+			return
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			warn(name, "invalid number "+strconv.Quote(v)+"; ingress-nginx ignores it")
+			return
+		}
+		*into = int32(n)
+	}
+	number("canary-weight", &c.weight)
+	number("canary-weight-total", &c.total)
+	if c.total == 0 {
+		c.total = 100
+	}
+	if c.headerPattern != "" {
+		if _, err := regexp.Compile(c.headerPattern); err != nil {
+			warn("canary-by-header-pattern", "not an RE2 expression ("+err.Error()+"); gwdev ignores it")
+			c.headerPattern = ""
+		}
+	}
+	return c
 }
 
 // ingressAnnotationNamed returns the documented annotation (without the

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"cmp"
+	"net/textproto"
 	"regexp"
 	"slices"
 	"strconv"
@@ -63,6 +64,9 @@ type nginxLocation struct {
 	// key is the object the location's rules belong to: its Ingress, or
 	// the IngressClass for the default backend's location.
 	key ObjectKey
+	// canary is the canary Ingress's path for the same host and path (nil:
+	// none).
+	canary *nginxLocation
 }
 
 // ingressTables builds one table entry per ingress-nginx class, on its own
@@ -194,6 +198,9 @@ func (t *translator) nginxServers(c *ingressClass) []*nginxServer {
 				}
 			}
 		}
+		if st.ann.canary != nil {
+			continue // attached below, to the main Ingress's locations
+		}
 		for i, r := range st.obj.Spec.Rules {
 			s := server(r.Host)
 			if r.HTTP == nil {
@@ -227,6 +234,7 @@ func (t *translator) nginxServers(c *ingressClass) []*nginxServer {
 			}
 		}
 	}
+	t.attachCanaries(c, byHost)
 	for _, s := range servers {
 		if !slices.ContainsFunc(s.locations, func(l *nginxLocation) bool { return !l.exact && l.path == "/" }) {
 			root := defaults[s.host]
@@ -250,6 +258,48 @@ func (t *translator) nginxServers(c *ingressClass) []*nginxServer {
 		return 1
 	})
 	return servers
+}
+
+// attachCanaries gives each location the canary Ingress path of the same
+// host, kind and path (one per location, as ingress-nginx allows); a canary
+// path without a main one is noted and not served.
+func (t *translator) attachCanaries(c *ingressClass, byHost map[string]*nginxServer) {
+	for _, st := range c.ingresses {
+		if st.ann.canary == nil {
+			continue
+		}
+		for i, r := range st.obj.Spec.Rules {
+			if r.HTTP == nil {
+				continue
+			}
+			for j, p := range r.HTTP.Paths {
+				field := "spec.rules[" + itoa(i) + "].http.paths[" + itoa(j) + "]"
+				attached := false
+				for _, lp := range nginxLocationPaths(p) {
+					s := byHost[r.Host]
+					if s == nil {
+						continue
+					}
+					for _, l := range s.locations {
+						if l.exact != lp.exact || l.path != lp.path || l.ing == nil {
+							continue
+						}
+						if l.canary != nil && l.canary.ing != st {
+							t.note(SeverityWarning, st.key, field, "canary: the path already has the canary "+l.canary.ing.key.Namespace+"/"+
+								l.canary.ing.key.Name+"; ingress-nginx applies one canary per path")
+							continue
+						}
+						l.canary = &nginxLocation{ing: st, key: st.key, field: field, backend: &r.HTTP.Paths[j].Backend, ns: st.obj.Namespace,
+							name: "ingress/" + st.obj.Namespace + "/" + st.obj.Name + "/rule/" + itoa(i) + "/path/" + itoa(j)}
+						attached = true
+					}
+				}
+				if !attached {
+					t.note(SeverityWarning, st.key, field, "canary: no main Ingress has host "+quote(r.Host)+" path "+quote(p.Path)+"; ingress-nginx ignores the canary")
+				}
+			}
+		}
+	}
 }
 
 // locationKey identifies a location of a server.
@@ -399,8 +449,69 @@ func (t *translator) nginxRules(s *nginxServer, l *nginxLocation, https bool, pm
 		r.Filters = append(r.Filters, table.Filter{Type: table.FilterRequestHeaderModifier, RequestHeaderModifier: hm})
 	}
 	t.nginxBackend(r, l)
+	if l.canary != nil {
+		out = append(out, t.canaryRules(r, l.canary)...)
+	}
 	return append(out, r)
 }
+
+// canaryRules are the rules that send a location's requests to its canary,
+// placed before the location's own rule r and sharing its match and
+// filters: the header's never (to r's backend) and always (or the
+// header value or pattern), the cookie's never and always, then, with a
+// weight, r itself becomes a weighted split.
+func (t *translator) canaryRules(r *RouteRule, canary *nginxLocation) []*RouteRule {
+	c := canary.ing.ann.canary
+	probe := &RouteRule{Name: canary.name}
+	t.nginxBackend(probe, canary)
+	if probe.DirectStatus != 0 || r.DirectStatus != 0 {
+		return nil // the note says why; the location keeps its own answer
+	}
+	var out []*RouteRule
+	with := func(suffix string, vm table.ValueMatch, toCanary bool) {
+		m := *r.HTTP
+		m.Headers = append(slices.Clone(m.Headers), vm)
+		rr := &RouteRule{Name: canary.name + "/canary/" + suffix, Route: canary.key, Source: t.locationSource(canary), HTTP: &m,
+			Filters: r.Filters, Backends: r.Backends}
+		if toCanary {
+			rr.Backends = probe.Backends
+		} else {
+			rr.Name, rr.Route, rr.Source = r.Name+"/canary-never/"+suffix, r.Route, r.Source
+		}
+		out = append(out, rr)
+	}
+	if c.header != "" {
+		name := textprotoCanonical(c.header)
+		switch {
+		case c.headerValue != "":
+			with("header", table.ValueMatch{Name: name, Type: table.MatchExact, Value: c.headerValue}, true)
+		case c.headerPattern != "":
+			with("header", table.ValueMatch{Name: name, Type: table.MatchRegularExpression, Value: anyRest + "(?:" + c.headerPattern + ")" + anyRest}, true)
+		default:
+			with("header", table.ValueMatch{Name: name, Type: table.MatchExact, Value: "never"}, false)
+			with("header", table.ValueMatch{Name: name, Type: table.MatchExact, Value: "always"}, true)
+		}
+	}
+	if c.cookie != "" {
+		cookie := func(v string) table.ValueMatch {
+			return table.ValueMatch{Name: "Cookie", Type: table.MatchRegularExpression,
+				Value: "(?:|.*;)[ \\t]*" + regexp.QuoteMeta(c.cookie) + "=" + v + "[ \\t]*(?:;.*)?"}
+		}
+		with("cookie", cookie("never"), false)
+		with("cookie", cookie("always"), true)
+	}
+	if c.weight > 0 {
+		main := *r.Backends[0]
+		main.Weight = max(c.total-c.weight, 0)
+		can := *probe.Backends[0]
+		can.Weight = min(c.weight, c.total)
+		r.Backends = []*Backend{&main, &can}
+	}
+	return out
+}
+
+// textprotoCanonical is a header name as the table keeps it.
+func textprotoCanonical(name string) string { return textproto.CanonicalMIMEHeaderKey(name) }
 
 // locationSource is where a location comes from: its Ingress path, or the
 // IngressClass for the default backend.

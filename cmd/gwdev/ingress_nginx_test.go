@@ -306,6 +306,44 @@ func TestIngressNginxBehaviour(t *testing.T) {
 			{host: "approot.bar.com", path: "/app1", status: 200, service: "http-svc"},
 		})
 	})
+	t.Run("canary", func(t *testing.T) {
+		// The canary section: by header (always/never), by header value,
+		// by cookie (always/never), then by weight; precedence header,
+		// cookie, weight.
+		s := serveIngresses(t, ingressClassNginx+
+			ingress("main", "canary.example", nil, "Prefix / production", "Prefix /v api")+
+			ingress("canary", "canary.example", nginxAnn("canary", "true", "canary-by-header", "X-Canary", "canary-by-cookie", "canary_cookie"),
+				"Prefix / staging")+
+			ingress("canary-value", "canary.example", nginxAnn("canary", "true", "canary-by-header", "X-Region", "canary-by-header-value", "eu"),
+				"Prefix /v api-eu")+
+			ingress("main-w", "weight.example", nil, "Prefix / production")+
+			ingress("canary-w", "weight.example", nginxAnn("canary", "true", "canary-weight", "100"), "Prefix / staging")+
+			ingress("main-w0", "weight0.example", nil, "Prefix / production")+
+			ingress("canary-w0", "weight0.example", nginxAnn("canary", "true", "canary-weight", "0", "canary-by-header-pattern", "^(fr|de)$", "canary-by-header", "X-Lang"), "Prefix / staging")+
+			ingressServices("production", "staging", "api", "api-eu"))
+		for _, c := range []struct {
+			host, path string
+			hdr        []string
+			want       string
+		}{
+			{"canary.example", "/", nil, "production"},
+			{"canary.example", "/", []string{"X-Canary", "always"}, "staging"},
+			{"canary.example", "/", []string{"X-Canary", "never", "Cookie", "canary_cookie=always"}, "production"},
+			{"canary.example", "/", []string{"X-Canary", "maybe", "Cookie", "a=b; canary_cookie=always"}, "staging"},
+			{"canary.example", "/", []string{"Cookie", "canary_cookie=never"}, "production"},
+			{"canary.example", "/", []string{"Cookie", "canary_cookie=alwaysx"}, "production"},
+			{"canary.example", "/v/x", []string{"X-Region", "eu"}, "api-eu"},
+			{"canary.example", "/v/x", []string{"X-Region", "always"}, "api"},
+			{"weight.example", "/a", nil, "staging"},
+			{"weight0.example", "/a", nil, "production"},
+			{"weight0.example", "/a", []string{"X-Lang", "de"}, "staging"},
+			{"weight0.example", "/a", []string{"X-Lang", "en"}, "production"},
+		} {
+			if a := s.get(false, c.host, c.path, c.hdr...); a.status != 200 || a.service != c.want {
+				t.Errorf("%s%s %v: got %d from %q; want %s", c.host, c.path, c.hdr, a.status, a.service, c.want)
+			}
+		}
+	})
 	t.Run("upstream-vhost", func(t *testing.T) {
 		s := serveIngresses(t, ingressClassNginx+
 			ingress("vhost", "front.example", nginxAnn("upstream-vhost", "internal.svc"), "Prefix / web")+ingressServices("web"))

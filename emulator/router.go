@@ -2,6 +2,7 @@ package emulator
 
 import (
 	"fmt"
+	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -369,11 +370,29 @@ func (pr *portRoutes) route(v *reqView, host string) (l *listenerRoutes, vh *vho
 		return l, nil, nil, fmt.Sprintf("no route of listener %s serves host %q", l.l.Name, host)
 	}
 	vh = l.vhosts[j]
+	if l.l.NormalizePath {
+		v.path = nginxURIPath(v.path)
+	}
 	r = vh.match(v)
 	if r == nil {
 		return l, vh, nil, fmt.Sprintf("no rule of virtual host %s matches %s %s", vh.vh.Name, v.method, v.path)
 	}
 	return l, vh, r, ""
+}
+
+// nginxURIPath is the path as nginx matches locations against it (its
+// normalised $uri, already percent-decoded here): runs of slashes merged,
+// "." and ".." segments resolved (".." at the root stays at the root), a
+// trailing slash kept.
+func nginxURIPath(p string) string {
+	if !strings.Contains(p, "//") && !strings.Contains(p, "/.") {
+		return p
+	}
+	out := path.Clean("/" + p)
+	if out != "/" && (strings.HasSuffix(p, "/") || strings.HasSuffix(p, "/.") || strings.HasSuffix(p, "/..")) {
+		out += "/"
+	}
+	return out
 }
 
 // match returns the first rule, in table order, that matches the request.

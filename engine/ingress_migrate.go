@@ -277,7 +277,14 @@ func (m *migrator) rules(vh *VirtualHost) ([]gwv1.HTTPRouteRule, []Source) {
 		for _, f := range r.Filters {
 			rule.Filters = append(rule.Filters, m.filters(r, f)...)
 		}
+		redirects := slices.ContainsFunc(rule.Filters, func(f gwv1.HTTPRouteFilter) bool { return f.RequestRedirect != nil })
+		if redirects {
+			rule.Filters = slices.DeleteFunc(rule.Filters, func(f gwv1.HTTPRouteFilter) bool { return f.RequestRedirect == nil })
+		}
 		for _, b := range r.Backends {
+			if redirects {
+				break // a redirect answers: the spec forbids backendRefs next to it
+			}
 			port := gwv1.PortNumber(b.Port)
 			ns := gwv1.Namespace(b.Service.Namespace)
 			w := b.Weight

@@ -94,14 +94,15 @@ func (t *translator) ingressTable(c *ingressClass) *GatewayTable {
 	name := "ingress/" + c.name
 	gt := &GatewayTable{Name: name, Gateway: key, Source: t.source(key), Address: c.addr, Ports: []*PortTable{}}
 	servers := t.nginxServers(c)
-	httpL := &ListenerTable{Name: name + "/listener/http", Owner: key, SectionName: "http", Source: gt.Source, Protocol: table.HTTPProtocolType}
+	httpL := &ListenerTable{Name: name + "/listener/http", Owner: key, SectionName: "http", Source: gt.Source, Protocol: table.HTTPProtocolType,
+		NormalizePath: true}
 	for _, s := range servers {
 		httpL.VirtualHosts = append(httpL.VirtualHosts, t.nginxVirtualHost(httpL.Name, s, false))
 	}
 	gt.Ports = append(gt.Ports, &PortTable{Port: cmp.Or(t.opts.IngressHTTPPort, 80), Transport: "TCP", Listeners: []*ListenerTable{httpL}})
 	if certs := t.ingressCertificates(c); len(certs) > 0 {
 		httpsL := &ListenerTable{Name: name + "/listener/https", Owner: key, SectionName: "https", Source: gt.Source,
-			Protocol: table.HTTPSProtocolType, TLS: &ListenerTLS{Mode: table.TLSModeTerminate, Certificates: certs}}
+			Protocol: table.HTTPSProtocolType, TLS: &ListenerTLS{Mode: table.TLSModeTerminate, Certificates: certs}, NormalizePath: true}
 		for _, s := range servers {
 			httpsL.VirtualHosts = append(httpsL.VirtualHosts, t.nginxVirtualHost(httpsL.Name, s, true))
 		}

@@ -250,6 +250,11 @@ func TestIngressNginxBehaviour(t *testing.T) {
 			{host: "shop.example", path: "/app", status: 301, location: base + "/app/"},
 			{host: "shop.example", path: "/app?q=1", status: 301, location: base + "/app/?q=1"},
 			{host: "shop.example", path: "/app/x", status: 200, service: "app"},
+			// Blog 5: nginx matches the normalised path (slashes merged, dot
+			// segments resolved) and passes the path as sent.
+			{host: "shop.example", path: "//foo//bar", status: 200, service: "foo", seen: "//foo//bar"},
+			{host: "shop.example", path: "/x/../exact", status: 200, service: "exact", seen: "/x/../exact"},
+			{host: "shop.example", path: "/./app/.", status: 200, service: "app"},
 		})
 	})
 	t.Run("ssl-redirect", func(t *testing.T) {

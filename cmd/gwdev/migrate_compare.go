@@ -321,7 +321,11 @@ func (s *compareSide) send(r compareRequest) compareAnswer {
 	for k, v := range r.Headers {
 		req.Header.Set(k, v)
 	}
-	tr := explainTrace(s.srv, s.addr, int32(port), req.Clone(context.Background()))
+	probe := req.Clone(context.Background())
+	if r.HTTPS {
+		probe.TLS = &tls.ConnectionState{ServerName: r.Host}
+	}
+	tr := explainTrace(s.srv, s.addr, int32(port), probe)
 	c := &http.Client{
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		Transport:     &http.Transport{TLSClientConfig: &tls.Config{ServerName: r.Host, InsecureSkipVerify: true}}, //nolint:gosec // comparing routing, not certificates

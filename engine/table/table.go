@@ -65,6 +65,10 @@ type ListenerTable struct {
 	// Policy is implementation-profile behaviour (RBAC, HTTP versions,
 	// idle timeouts; nil: the spec's behaviour only).
 	Policy *ListenerPolicy `json:"policy,omitempty"`
+	// NormalizePath makes rules match the path as nginx does: slashes
+	// merged and dot segments resolved (the backend still gets the path as
+	// sent, unless a rewrite changes it). false: the path as sent.
+	NormalizePath bool `json:"normalizePath,omitempty"`
 }
 
 // ListenerTLS is a listener's TLS configuration with resolved material.

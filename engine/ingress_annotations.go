@@ -188,8 +188,8 @@ var ingressReported = []IngressAnnotation{
 type ingressAnnotations struct {
 	useRegex bool
 	// rewriteTarget is nginx's rewrite replacement ("": none), with $n
-	// written as ${n} for the data plane.
-	rewriteTarget string
+	// written as ${n} for the data plane; nginxRewrite is it as written.
+	rewriteTarget, nginxRewrite string
 	// sslRedirect (default true) and forceSSLRedirect redirect HTTP to
 	// HTTPS; preserveSlash keeps a trailing slash in that redirect.
 	sslRedirect, forceSSLRedirect, preserveSlash bool
@@ -254,7 +254,7 @@ func (t *translator) parseIngressAnnotations(st *ingressState) ingressAnnotation
 	a.forceSSLRedirect = boolean("force-ssl-redirect", false)
 	a.preserveSlash = boolean("preserve-trailing-slash", false)
 	if v := str("rewrite-target"); v != "" {
-		a.rewriteTarget = nginxCaptureRef.ReplaceAllString(v, "$${$1}")
+		a.rewriteTarget, a.nginxRewrite = nginxCaptureRef.ReplaceAllString(v, "$${$1}"), v
 	}
 	a.appRoot = str("app-root")
 	if a.appRoot != "" && !strings.HasPrefix(a.appRoot, "/") {

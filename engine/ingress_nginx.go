@@ -353,7 +353,7 @@ func (t *translator) nginxVirtualHost(listener string, s *nginxServer, https boo
 	}
 	locs := slices.Clone(s.locations)
 	if s.regex {
-		slices.SortStableFunc(locs, func(a, b *nginxLocation) int { return len(b.path) - len(a.path) })
+		sortByPathLength(locs)
 		for _, l := range locs {
 			vh.Rules = append(vh.Rules, t.nginxRules(s, l, https, regexLocationMatch(l.path))...)
 		}
@@ -369,7 +369,7 @@ func (t *translator) nginxVirtualHost(listener string, s *nginxServer, https boo
 			prefix = append(prefix, l)
 		}
 	}
-	slices.SortStableFunc(prefix, func(a, b *nginxLocation) int { return len(b.path) - len(a.path) })
+	sortByPathLength(prefix)
 	for _, l := range exact {
 		vh.Rules = append(vh.Rules, t.nginxRules(s, l, https, table.PathMatch{Type: table.MatchExact, Value: l.path})...)
 	}
@@ -387,6 +387,12 @@ func (t *translator) nginxVirtualHost(listener string, s *nginxServer, https boo
 		vh.Rules = append(vh.Rules, t.nginxRules(s, l, https, pm)...)
 	}
 	return vh
+}
+
+// sortByPathLength orders locations by descending path length, keeping the
+// order of equal lengths (ingress-nginx's documented order for regexes).
+func sortByPathLength(locs []*nginxLocation) {
+	slices.SortStableFunc(locs, func(a, b *nginxLocation) int { return len(b.path) - len(a.path) })
 }
 
 // anyRest matches the rest of a path after a prefix, newlines included.

@@ -164,7 +164,7 @@ func ingress(name, host string, annotations []string, paths ...string) string {
 			b.WriteString("    " + annotations[i] + ": " + strconv.Quote(annotations[i+1]) + "\n")
 		}
 	}
-	b.WriteString("spec:\n  rules:\n  - host: " + host + "\n    http:\n      paths:\n")
+	b.WriteString("spec:\n  rules:\n  - host: " + strconv.Quote(host) + "\n    http:\n      paths:\n")
 	for _, p := range paths {
 		f := strings.Fields(p)
 		b.WriteString("      - pathType: " + f[0] + "\n        path: " + strconv.Quote(f[1]) + "\n        backend: {service: {name: " + f[2] + ", port: {number: 80}}}\n")

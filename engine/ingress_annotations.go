@@ -2,6 +2,7 @@ package engine
 
 import (
 	"maps"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"slices"
@@ -53,6 +54,8 @@ var ingressEmulated = []IngressAnnotation{
 	{Name: "canary-by-cookie", Test: "TestIngressNginxBehaviour/canary", Nginx: "sends requests whose cookie is always to the canary (never: never)"},
 	{Name: "canary-weight", Test: "TestIngressNginxBehaviour/canary", Nginx: "sends this share of requests to the canary"},
 	{Name: "canary-weight-total", Test: "TestIngressNginxBehaviour/canary", Nginx: "the total canary-weight is out of (default 100)"},
+	{Name: "whitelist-source-range", Test: "TestIngressNginxBehaviour/source-range", Nginx: "refuses clients outside these ranges with 403"},
+	{Name: "denylist-source-range", Test: "TestIngressNginxBehaviour/source-range", Nginx: "refuses clients inside these ranges with 403"},
 	{Name: "x-forwarded-prefix", Test: "TestIngressNginxBehaviour/x-forwarded-prefix", Nginx: "adds an X-Forwarded-Prefix header to the request"},
 }
 
@@ -158,8 +161,6 @@ var ingressReported = []IngressAnnotation{
 	{Name: "upstream-hash-by-subset", Nginx: "hashes to subsets of endpoints"},
 	{Name: "upstream-hash-by-subset-size", Nginx: "the size of hash subsets (default 3)"},
 	{Name: "load-balance", Nginx: "the load balancing algorithm (round_robin, ewma)"},
-	{Name: "whitelist-source-range", Nginx: "refuses clients outside these ranges with 403"},
-	{Name: "denylist-source-range", Nginx: "refuses clients inside these ranges with 403"},
 	{Name: "ssl-ciphers", Nginx: "the TLS ciphers of the server"},
 	{Name: "ssl-prefer-server-ciphers", Nginx: "prefers the server's cipher order"},
 	{Name: "connection-proxy-header", Nginx: "the Connection header sent to the backend"},
@@ -203,6 +204,22 @@ type ingressAnnotations struct {
 	forwardedPrefix string
 	// canary is set on a canary Ingress (nil: not one).
 	canary *ingressCanary
+	// allow and deny are whitelist-source-range and denylist-source-range
+	// (nil: none).
+	allow, deny []string
+	// unemulatedSecurity names a security annotation gwdev does not
+	// emulate: the Ingress's locations answer 403 ("": none).
+	unemulatedSecurity string
+}
+
+// ingressSecurityAnnotation reports whether an annotation restricts who may
+// reach the backend: not emulating it must deny, never allow.
+func ingressSecurityAnnotation(name string) bool {
+	switch name {
+	case "auth-type", "auth-secret", "auth-url", "auth-tls-secret", "auth-tls-verify-client", "satisfy", "auth-snippet", "enable-modsecurity", "enable-owasp-core-rules", "modsecurity-snippet":
+		return true
+	}
+	return false
 }
 
 // ingressCanary is how a canary Ingress takes requests from the main
@@ -264,6 +281,13 @@ func (t *translator) parseIngressAnnotations(st *ingressState) ingressAnnotation
 	a.upstreamVhost = str("upstream-vhost")
 	a.forwardedPrefix = str("x-forwarded-prefix")
 	a.redirect = t.parseIngressRedirect(ann, warn)
+	a.allow = cidrList(str("whitelist-source-range"), "whitelist-source-range", warn)
+	a.deny = cidrList(str("denylist-source-range"), "denylist-source-range", warn)
+	for _, name := range slices.Sorted(maps.Keys(ann)) {
+		if short, ok := strings.CutPrefix(name, IngressNginxAnnotationPrefix); ok && ingressSecurityAnnotation(short) && a.unemulatedSecurity == "" {
+			a.unemulatedSecurity = name
+		}
+	}
 	if boolean("canary", false) {
 		a.canary = parseIngressCanary(str, warn)
 	}
@@ -276,7 +300,11 @@ func (t *translator) parseIngressAnnotations(st *ingressState) ingressAnnotation
 		case an == nil:
 			warn(short, "not an annotation ingress-nginx documents; it ignores it")
 		case an.Test == "":
-			warn(short, "gwdev does not emulate it: ingress-nginx "+an.Nginx)
+			msg := "gwdev does not emulate it (ingress-nginx: " + an.Nginx + ")"
+			if ingressSecurityAnnotation(short) {
+				msg += "; it is a security filter, so gwdev denies the Ingress's requests with 403 rather than let them through unchecked"
+			}
+			warn(short, msg)
 		case a.canary != nil && !strings.HasPrefix(short, "canary"):
 			warn(short, "ingress-nginx ignores it on a canary Ingress (the main Ingress's annotations apply), and so does gwdev")
 		}
@@ -313,6 +341,36 @@ func (t *translator) parseIngressRedirect(ann map[string]string, warn func(name,
 		return &ingressRedirect{url: u, code: code}
 	}
 	return nil
+}
+
+// cidrList parses a comma-separated list of CIDRs or addresses (an address
+// is its own /32 or /128); a bad entry is noted and, since the list guards
+// access, kept as a range that matches nothing rather than dropped.
+func cidrList(v, name string, warn func(name, msg string)) []string {
+	if v == "" {
+		return nil
+	}
+	var out []string
+	for _, e := range strings.Split(v, ",") {
+		e = strings.TrimSpace(e)
+		if e == "" {
+			continue
+		}
+		if !strings.Contains(e, "/") {
+			if ip, err := netip.ParseAddr(e); err == nil {
+				e = netip.PrefixFrom(ip, ip.BitLen()).String()
+			}
+		}
+		if _, err := netip.ParsePrefix(e); err != nil {
+			warn(name, "invalid range "+strconv.Quote(e)+"; ingress-nginx refuses the annotation")
+			continue
+		}
+		out = append(out, e)
+	}
+	if out == nil {
+		out = []string{} // every entry was bad: allow nobody / deny nobody, as written
+	}
+	return out
 }
 
 // parseIngressCanary reads the canary-* annotations.

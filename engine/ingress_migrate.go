@@ -106,7 +106,7 @@ func (m *migrator) reportAnnotations() {
 				if an.Test != "" {
 					continue // emulated: the rules say whether it was carried over
 				}
-				why = "ingress-nginx " + an.Nginx + "; gwdev emulates neither it nor its conversion: configure it with your Gateway implementation's policy or filter"
+				why = "ingress-nginx: " + an.Nginx + "; gwdev emulates neither it nor its conversion: configure it with your Gateway implementation's policy or filter"
 			}
 			src := m.res.Objects.SourceOf(key).At("metadata.annotations[" + name + "]")
 			m.out.Dropped = append(m.out.Dropped, DroppedIngressFeature{Ingress: key, Source: src, What: name, Why: why})
@@ -272,6 +272,13 @@ func (m *migrator) rules(vh *VirtualHost) ([]gwv1.HTTPRouteRule, []Source) {
 		if r.DirectStatus != 0 {
 			m.drop(r, "backend", fmt.Sprintf("ingress-nginx answers %d (%s); the route has no backend for it", r.DirectStatus, r.DirectReason))
 			continue
+		}
+		if r.Policy != nil {
+			for _, rb := range []*table.RBAC{r.Policy.HostRBAC, r.Policy.RBAC} {
+				if rb != nil {
+					m.drop(r, strings.Join(rb.From, ", "), "ingress-nginx refuses clients by address with 403; the Gateway API has no client address filter: use your implementation's policy (the route lets every client in)")
+				}
+			}
 		}
 		rule := gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{migrateMatch(r.HTTP)}}
 		for _, f := range r.Filters {

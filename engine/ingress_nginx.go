@@ -456,6 +456,14 @@ func (t *translator) nginxRules(s *nginxServer, l *nginxLocation, https bool, pm
 		r.Filters = append(r.Filters, table.Filter{Type: table.FilterRequestHeaderModifier, RequestHeaderModifier: hm})
 	}
 	t.nginxBackend(r, l)
+	if a != nil {
+		r.Policy = ingressRulePolicy(r.Name, a)
+	}
+	if a != nil && a.unemulatedSecurity != "" {
+		r.Backends, r.Filters = nil, nil
+		r.DirectStatus, r.DirectReason = 403, "annotation "+a.unemulatedSecurity+" is a security filter gwdev does not emulate: denied"
+		return append(out, r)
+	}
 	if l.canary != nil {
 		out = append(out, t.canaryRules(r, l.canary)...)
 	}
@@ -527,6 +535,31 @@ func (t *translator) locationSource(l *nginxLocation) Source {
 		return t.source(l.key)
 	}
 	return t.sourceAt(l.key, l.field)
+}
+
+// ingressRulePolicy is whitelist-source-range (only these clients) and
+// denylist-source-range (not these), checked before anything else as
+// ingress-nginx's allow/deny directives are; nil when neither is set.
+func ingressRulePolicy(name string, a *ingressAnnotations) *table.RulePolicy {
+	rbac := func(suffix, action string, cidrs []string) *table.RBAC {
+		r := &table.RBAC{Name: name + "/" + suffix, Action: action, From: []string{IngressNginxAnnotationPrefix + suffix}}
+		for i, c := range cidrs {
+			g := table.RBACGroup{Name: "range-" + itoa(i), Principals: []table.RBACPrincipal{{Name: c, RemoteIP: c}}}
+			r.Groups = append(r.Groups, g)
+		}
+		return r
+	}
+	var p *table.RulePolicy
+	if a.deny != nil {
+		p = &table.RulePolicy{Profile: "ingress-nginx", HostRBAC: rbac("denylist-source-range", table.RBACDeny, a.deny)}
+	}
+	if a.allow != nil {
+		if p == nil {
+			p = &table.RulePolicy{Profile: "ingress-nginx"}
+		}
+		p.RBAC = rbac("whitelist-source-range", table.RBACAllow, a.allow)
+	}
+	return p
 }
 
 // locationTakesRoot reports whether a location's match takes the path "/".

@@ -349,6 +349,25 @@ func TestIngressNginxBehaviour(t *testing.T) {
 			}
 		}
 	})
+	t.Run("source-range", func(t *testing.T) {
+		// whitelist-source-range lets only these clients in, denylist keeps
+		// them out (403); the test's client is 127.0.0.1. A security
+		// annotation gwdev does not emulate (auth-type) denies.
+		s := serveIngresses(t, ingressClassNginx+
+			ingress("office", "office.example", nginxAnn("whitelist-source-range", "10.0.0.0/8, 192.168.1.1"), "Prefix / web")+
+			ingress("local", "local.example", nginxAnn("whitelist-source-range", "127.0.0.0/8"), "Prefix / web")+
+			ingress("blocked", "blocked.example", nginxAnn("denylist-source-range", "127.0.0.1"), "Prefix / web")+
+			ingress("open", "open.example", nginxAnn("denylist-source-range", "10.0.0.0/8"), "Prefix / web")+
+			ingress("basic", "basic.example", nginxAnn("auth-type", "basic", "auth-secret", "users"), "Prefix / web")+
+			ingressServices("web"))
+		s.check([]ingressCase{
+			{host: "office.example", path: "/", status: 403},
+			{host: "local.example", path: "/", status: 200, service: "web"},
+			{host: "blocked.example", path: "/", status: 403},
+			{host: "open.example", path: "/", status: 200, service: "web"},
+			{host: "basic.example", path: "/", status: 403},
+		})
+	})
 	t.Run("upstream-vhost", func(t *testing.T) {
 		s := serveIngresses(t, ingressClassNginx+
 			ingress("vhost", "front.example", nginxAnn("upstream-vhost", "internal.svc"), "Prefix / web")+ingressServices("web"))

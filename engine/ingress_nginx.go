@@ -456,10 +456,13 @@ func (t *translator) nginxRules(s *nginxServer, l *nginxLocation, https bool, pm
 		r.Filters = append(r.Filters, table.Filter{Type: table.FilterRequestHeaderModifier, RequestHeaderModifier: hm})
 	}
 	t.nginxBackend(r, l)
-	if a != nil {
+	// nginx's rewrite phase (return, the HTTPS redirect) runs before its
+	// access phase: a redirecting location never checks clients.
+	redirects := slices.ContainsFunc(r.Filters, func(f table.Filter) bool { return f.RequestRedirect != nil })
+	if a != nil && !redirects {
 		r.Policy = ingressRulePolicy(r.Name, a)
 	}
-	if a != nil && a.unemulatedSecurity != "" {
+	if a != nil && a.unemulatedSecurity != "" && !redirects {
 		r.Backends, r.Filters = nil, nil
 		r.DirectStatus, r.DirectReason = 403, "annotation "+a.unemulatedSecurity+" is a security filter gwdev does not emulate: denied"
 		return append(out, r)

@@ -32,14 +32,12 @@ type ingressSide struct {
 // set to free ones and applies the table to a new emulator.
 func serveIngresses(t *testing.T, manifests string) *ingressSide {
 	t.Helper()
-	l, err := watch.NewLoader()
-	if err != nil {
-		t.Fatal(err)
-	}
-	lr := l.LoadBytes("ingress.yaml", []byte(manifests))
-	for _, p := range lr.Problems {
-		t.Fatalf("load problem: %s", p)
-	}
+	return serveIngressSnapshot(t, loadIngressManifests(t, manifests))
+}
+
+// serveIngressSnapshot serves a loaded snapshot as serveIngresses does.
+func serveIngressSnapshot(t *testing.T, lr *watch.LoadResult) *ingressSide {
+	t.Helper()
 	s := &ingressSide{t: t}
 	s.httpPort, s.httpsPort = freeport.TCP(t, "127.0.20.1"), freeport.TCP(t, "127.0.20.1")
 	s.res = engine.Translate(lr.Snapshot, engine.Options{IngressHTTPPort: int32(s.httpPort), IngressHTTPSPort: int32(s.httpsPort)})
@@ -367,6 +365,12 @@ func TestIngressNginxBehaviour(t *testing.T) {
 			{host: "open.example", path: "/", status: 200, service: "web"},
 			{host: "basic.example", path: "/", status: 403},
 		})
+		// The HTTPS redirect (nginx's rewrite phase) comes before the
+		// address check (its access phase).
+		s = serveIngresses(t, ingressClassNginx+
+			ingress("office", "office.example", nginxAnn("whitelist-source-range", "10.0.0.0/8", "force-ssl-redirect", "true"), "Prefix / web")+
+			ingressServices("web"))
+		s.check([]ingressCase{{host: "office.example", path: "/a", status: 308, location: "https://office.example:" + strconv.Itoa(s.httpsPort) + "/a"}})
 	})
 	t.Run("upstream-vhost", func(t *testing.T) {
 		s := serveIngresses(t, ingressClassNginx+

@@ -56,6 +56,7 @@ var ingressEmulated = []IngressAnnotation{
 	{Name: "canary-weight-total", Test: "TestIngressNginxBehaviour/canary", Nginx: "the total canary-weight is out of (default 100)"},
 	{Name: "whitelist-source-range", Test: "TestIngressNginxBehaviour/source-range", Nginx: "refuses clients outside these ranges with 403"},
 	{Name: "denylist-source-range", Test: "TestIngressNginxBehaviour/source-range", Nginx: "refuses clients inside these ranges with 403"},
+	{Name: "from-to-www-redirect", Test: "TestIngressNginxBehaviour/from-to-www-redirect", Nginx: "redirects www.host to host or the reverse"},
 	{Name: "x-forwarded-prefix", Test: "TestIngressNginxBehaviour/x-forwarded-prefix", Nginx: "adds an X-Forwarded-Prefix header to the request"},
 }
 
@@ -102,7 +103,6 @@ var ingressReported = []IngressAnnotation{
 	{Name: "cors-expose-headers", Nginx: "the headers CORS exposes"},
 	{Name: "cors-allow-credentials", Nginx: "whether CORS allows credentials (default true)"},
 	{Name: "cors-max-age", Nginx: "how long preflights are cached (default 1728000)"},
-	{Name: "from-to-www-redirect", Nginx: "redirects www.host to host or the reverse"},
 	{Name: "http2-push-preload", Nginx: "turns Link preload headers into HTTP/2 pushes"},
 	{Name: "limit-connections", Nginx: "limits concurrent connections per client IP (503 beyond)"},
 	{Name: "limit-rps", Nginx: "limits requests per second per client IP (503 beyond the burst)"},
@@ -202,6 +202,8 @@ type ingressAnnotations struct {
 	upstreamVhost string
 	// forwardedPrefix is the X-Forwarded-Prefix value ("": none).
 	forwardedPrefix string
+	// fromToWWW redirects www.host to host, or host to www.host.
+	fromToWWW bool
 	// canary is set on a canary Ingress (nil: not one).
 	canary *ingressCanary
 	// allow and deny are whitelist-source-range and denylist-source-range
@@ -270,6 +272,7 @@ func (t *translator) parseIngressAnnotations(st *ingressState) ingressAnnotation
 	a.sslRedirect = boolean("ssl-redirect", true)
 	a.forceSSLRedirect = boolean("force-ssl-redirect", false)
 	a.preserveSlash = boolean("preserve-trailing-slash", false)
+	a.fromToWWW = boolean("from-to-www-redirect", false)
 	if v := str("rewrite-target"); v != "" {
 		a.rewriteTarget, a.nginxRewrite = nginxCaptureRef.ReplaceAllString(v, "$${$1}"), v
 	}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -43,6 +44,9 @@ type nginxServer struct {
 	tls       bool
 	regex     bool
 	locations []*nginxLocation
+	// wwwRedirect, when set, makes the server only redirect every request
+	// to the same URL on its host (from-to-www-redirect; nil: none).
+	wwwRedirect *nginxLocation
 }
 
 // nginxLocation is one location block.
@@ -236,7 +240,26 @@ func (t *translator) nginxServers(c *ingressClass) []*nginxServer {
 		}
 	}
 	t.attachCanaries(c, byHost)
+	for _, st := range c.ingresses {
+		if !st.ann.fromToWWW {
+			continue
+		}
+		for i, r := range st.obj.Spec.Rules {
+			other, ok := strings.CutPrefix(r.Host, "www.")
+			if !ok {
+				other = "www." + r.Host
+			}
+			if r.Host == "" || byHost[other] != nil {
+				continue // ingress-nginx leaves a host an Ingress defines alone
+			}
+			server(other).wwwRedirect = &nginxLocation{path: r.Host, ing: st, key: st.key, field: "spec.rules[" + itoa(i) + "]",
+				name: "ingress/" + st.obj.Namespace + "/" + st.obj.Name + "/rule/" + itoa(i) + "/from-to-www"}
+		}
+	}
 	for _, s := range servers {
+		if s.wwwRedirect != nil {
+			continue
+		}
 		if !slices.ContainsFunc(s.locations, func(l *nginxLocation) bool { return !l.exact && l.path == "/" }) {
 			root := defaults[s.host]
 			if root == nil {
@@ -350,6 +373,16 @@ func (t *translator) nginxVirtualHost(listener string, s *nginxServer, https boo
 	vh := &VirtualHost{Name: listener + "/vhost/" + serverName(s.host), Hostname: s.host}
 	if s.host == "" {
 		vh.Name = listener + "/vhost/*"
+	}
+	if w := s.wwwRedirect; w != nil {
+		port := cmp.Or(t.opts.IngressHTTPPort, 80)
+		if https {
+			port = t.ingressHTTPSPort()
+		}
+		vh.Rules = []*RouteRule{{Name: w.name, Route: w.key, Source: t.locationSource(w),
+			HTTP:    &table.HTTPMatch{Path: table.PathMatch{Type: table.MatchPathPrefix}},
+			Filters: []table.Filter{{Type: table.FilterRequestRedirect, RequestRedirect: &table.Redirect{Hostname: w.path, Port: port, StatusCode: 308}}}}}
+		return vh
 	}
 	locs := slices.Clone(s.locations)
 	if s.regex {

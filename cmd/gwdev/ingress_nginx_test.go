@@ -372,6 +372,24 @@ func TestIngressNginxBehaviour(t *testing.T) {
 			ingressServices("web"))
 		s.check([]ingressCase{{host: "office.example", path: "/a", status: 308, location: "https://office.example:" + strconv.Itoa(s.httpsPort) + "/a"}})
 	})
+	t.Run("from-to-www-redirect", func(t *testing.T) {
+		// "Redirect from/to www": www.host redirects to host (and the
+		// reverse), 308 with the path and query; not when an Ingress
+		// defines the other host.
+		s := serveIngresses(t, ingressClassNginx+
+			ingress("site", "domain.example", nginxAnn("from-to-www-redirect", "true"), "Prefix / web")+
+			ingress("www-site", "www.other.example", nginxAnn("from-to-www-redirect", "true"), "Prefix / web")+
+			ingress("both", "both.example", nginxAnn("from-to-www-redirect", "true"), "Prefix / web")+
+			ingress("both-www", "www.both.example", nil, "Prefix / www")+
+			ingressServices("web", "www"))
+		p := strconv.Itoa(s.httpPort)
+		s.check([]ingressCase{
+			{host: "www.domain.example", path: "/a?b=c", status: 308, location: "http://domain.example:" + p + "/a?b=c"},
+			{host: "domain.example", path: "/a", status: 200, service: "web"},
+			{host: "other.example", path: "/", status: 308, location: "http://www.other.example:" + p + "/"},
+			{host: "www.both.example", path: "/", status: 200, service: "www"},
+		})
+	})
 	t.Run("upstream-vhost", func(t *testing.T) {
 		s := serveIngresses(t, ingressClassNginx+
 			ingress("vhost", "front.example", nginxAnn("upstream-vhost", "internal.svc"), "Prefix / web")+ingressServices("web"))

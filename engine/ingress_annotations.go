@@ -57,6 +57,7 @@ var ingressEmulated = []IngressAnnotation{
 	{Name: "whitelist-source-range", Test: "TestIngressNginxBehaviour/source-range", Nginx: "refuses clients outside these ranges with 403"},
 	{Name: "denylist-source-range", Test: "TestIngressNginxBehaviour/source-range", Nginx: "refuses clients inside these ranges with 403"},
 	{Name: "from-to-www-redirect", Test: "TestIngressNginxBehaviour/from-to-www-redirect", Nginx: "redirects www.host to host or the reverse"},
+	{Name: "backend-protocol", Test: "TestIngressNginxBehaviour/backend-protocol", Nginx: "speaks HTTP, HTTPS, GRPC, GRPCS, AJP or FCGI to the backend"},
 	{Name: "x-forwarded-prefix", Test: "TestIngressNginxBehaviour/x-forwarded-prefix", Nginx: "adds an X-Forwarded-Prefix header to the request"},
 }
 
@@ -90,7 +91,6 @@ var ingressReported = []IngressAnnotation{
 	{Name: "auth-always-set-cookie", Nginx: "sets the auth response's cookies on every response"},
 	{Name: "auth-snippet", Nginx: "adds nginx configuration to the auth location"},
 	{Name: "enable-global-auth", Nginx: "applies (or not) the ConfigMap's global-auth-url"},
-	{Name: "backend-protocol", Nginx: "speaks HTTP, HTTPS, GRPC, GRPCS, AJP or FCGI to the backend"},
 	{Name: "client-body-buffer-size", Nginx: "buffers request bodies in memory up to this size"},
 	{Name: "configuration-snippet", Nginx: "adds raw nginx configuration to the location"},
 	{Name: "custom-http-errors", Nginx: "sends these response statuses to the default backend"},
@@ -202,6 +202,8 @@ type ingressAnnotations struct {
 	upstreamVhost string
 	// forwardedPrefix is the X-Forwarded-Prefix value ("": none).
 	forwardedPrefix string
+	// grpc is backend-protocol GRPC: HTTP/2 without TLS to the backend.
+	grpc bool
 	// fromToWWW redirects www.host to host, or host to www.host.
 	fromToWWW bool
 	// canary is set on a canary Ingress (nil: not one).
@@ -273,6 +275,13 @@ func (t *translator) parseIngressAnnotations(st *ingressState) ingressAnnotation
 	a.forceSSLRedirect = boolean("force-ssl-redirect", false)
 	a.preserveSlash = boolean("preserve-trailing-slash", false)
 	a.fromToWWW = boolean("from-to-www-redirect", false)
+	switch v := strings.ToUpper(str("backend-protocol")); v {
+	case "", "HTTP":
+	case "GRPC":
+		a.grpc = true
+	default:
+		warn("backend-protocol", "gwdev emulates HTTP and GRPC, not "+strconv.Quote(v)+": it speaks HTTP/1.1 without TLS to the backend, where ingress-nginx would speak "+v)
+	}
 	if v := str("rewrite-target"); v != "" {
 		a.rewriteTarget, a.nginxRewrite = nginxCaptureRef.ReplaceAllString(v, "$${$1}"), v
 	}

@@ -292,6 +292,10 @@ func (m *migrator) rules(vh *VirtualHost) ([]gwv1.HTTPRouteRule, []Source) {
 			if redirects {
 				break // a redirect answers: the spec forbids backendRefs next to it
 			}
+			if b.HTTP2 && !speaksH2C(b.AppProtocol) {
+				m.drop(r, IngressNginxAnnotationPrefix+"backend-protocol", "ingress-nginx speaks HTTP/2 without TLS (gRPC) to "+b.Service.String()+
+					"; a route cannot say so: set appProtocol kubernetes.io/h2c on the Service's port")
+			}
 			port := gwv1.PortNumber(b.Port)
 			ns := gwv1.Namespace(b.Service.Namespace)
 			w := b.Weight

@@ -665,5 +665,7 @@ func (t *translator) nginxBackend(r *RouteRule, l *nginxLocation) {
 		t.note(SeverityWarning, l.ing.key, l.field, "backend Service "+l.ns+"/"+svcRef.Name+" has no port "+port+": ingress-nginx answers 503")
 		return
 	}
-	r.Backends = []*Backend{t.serviceItself(r.Name, svc, *sp)}
+	b := t.serviceItself(r.Name, svc, *sp)
+	b.HTTP2 = b.HTTP2 || l.ing.ann.grpc || speaksH2C(b.AppProtocol)
+	r.Backends = []*Backend{b}
 }

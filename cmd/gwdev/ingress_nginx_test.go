@@ -390,6 +390,28 @@ func TestIngressNginxBehaviour(t *testing.T) {
 			{host: "www.both.example", path: "/", status: 200, service: "www"},
 		})
 	})
+	t.Run("backend-protocol", func(t *testing.T) {
+		// backend-protocol GRPC: nginx's grpc_pass, HTTP/2 without TLS to
+		// the backend; HTTP (the default) is HTTP/1.1.
+		s := serveIngresses(t, ingressClassNginx+
+			ingress("grpc", "grpc.example", nginxAnn("backend-protocol", "GRPC"), "Prefix / web")+
+			ingress("plain", "plain.example", nginxAnn("backend-protocol", "HTTP"), "Prefix / web")+ingressServices("web"))
+		for host, want := range map[string]bool{"grpc.example": true, "plain.example": false} {
+			var h2 bool
+			for _, g := range s.res.Table.Gateways {
+				for _, p := range g.Ports {
+					for _, vh := range p.Listeners[0].VirtualHosts {
+						if vh.Hostname == host {
+							h2 = vh.Rules[0].Backends[0].HTTP2
+						}
+					}
+				}
+			}
+			if a := s.get(false, host, "/"); a.status != 200 || h2 != want {
+				t.Errorf("%s: %d, HTTP/2 to the backend %v, want %v", host, a.status, h2, want)
+			}
+		}
+	})
 	t.Run("upstream-vhost", func(t *testing.T) {
 		s := serveIngresses(t, ingressClassNginx+
 			ingress("vhost", "front.example", nginxAnn("upstream-vhost", "internal.svc"), "Prefix / web")+ingressServices("web"))

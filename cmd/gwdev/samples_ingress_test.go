@@ -53,6 +53,10 @@ func TestSampleIngressNginx(t *testing.T) {
 			t.Errorf("README lacks %q", want)
 		}
 	}
+	if stdout, _, code := runGwdev(t, "", "explain", dir, "https://shop.example.com/api/x"); code != 0 ||
+		!strings.Contains(stdout, "rule:          ingress/default/api/rule/0/path/0\n") || !strings.Contains(stdout, "lost: ingress-nginx's location order") {
+		t.Errorf("explain: exit %d\n%s", code, stdout)
+	}
 	out := filepath.Join(t.TempDir(), "shop-gateway-api.yaml")
 	if _, stderr, code := runGwdev(t, "", "migrate", dir, "-o", out); code != 0 || !strings.Contains(stderr, "limit-rps") {
 		t.Errorf("migrate: exit %d\n%s", code, stderr)

@@ -58,6 +58,8 @@ var ingressEmulated = []IngressAnnotation{
 	{Name: "denylist-source-range", Test: "TestIngressNginxBehaviour/source-range", Nginx: "refuses clients inside these ranges with 403"},
 	{Name: "from-to-www-redirect", Test: "TestIngressNginxBehaviour/from-to-www-redirect", Nginx: "redirects www.host to host or the reverse"},
 	{Name: "backend-protocol", Test: "TestIngressNginxBehaviour/backend-protocol", Nginx: "speaks HTTP, HTTPS, GRPC, GRPCS, AJP or FCGI to the backend"},
+	{Name: "auth-url", Test: "TestIngressNginxBehaviour/auth-url", Nginx: "asks the URL whether to let each request through (external auth)"},
+	{Name: "auth-response-headers", Test: "TestIngressNginxBehaviour/auth-url", Nginx: "copies these headers of the auth response to the backend request"},
 	{Name: "x-forwarded-prefix", Test: "TestIngressNginxBehaviour/x-forwarded-prefix", Nginx: "adds an X-Forwarded-Prefix header to the request"},
 }
 
@@ -75,11 +77,9 @@ var ingressReported = []IngressAnnotation{
 	{Name: "auth-tls-error-page", Nginx: "redirects clients whose certificate fails to this page"},
 	{Name: "auth-tls-pass-certificate-to-upstream", Nginx: "passes the client certificate to the backend in ssl-client-cert"},
 	{Name: "auth-tls-match-cn", Nginx: "requires the client certificate's CN to match"},
-	{Name: "auth-url", Nginx: "asks the URL whether to let each request through (external auth)"},
 	{Name: "auth-method", Nginx: "the method of the external auth request"},
 	{Name: "auth-signin", Nginx: "redirects requests the external auth refuses to this sign-in page"},
 	{Name: "auth-signin-redirect-param", Nginx: "names the sign-in page's parameter holding the original URL"},
-	{Name: "auth-response-headers", Nginx: "copies these headers of the auth response to the backend request"},
 	{Name: "auth-proxy-set-headers", Nginx: "sends the ConfigMap's headers to the auth service"},
 	{Name: "auth-request-redirect", Nginx: "sets X-Auth-Request-Redirect on the auth request"},
 	{Name: "auth-cache-key", Nginx: "caches auth responses by this key"},
@@ -211,6 +211,10 @@ type ingressAnnotations struct {
 	// allow and deny are whitelist-source-range and denylist-source-range
 	// (nil: none).
 	allow, deny []string
+	// authURL is auth-url (nil: none); authHeaders are
+	// auth-response-headers, canonical.
+	authURL     *url.URL
+	authHeaders []string
 	// unemulatedSecurity names a security annotation gwdev does not
 	// emulate: the Ingress's locations answer 403 ("": none).
 	unemulatedSecurity string
@@ -295,7 +299,26 @@ func (t *translator) parseIngressAnnotations(st *ingressState) ingressAnnotation
 	a.redirect = t.parseIngressRedirect(ann, warn)
 	a.allow = cidrList(str("whitelist-source-range"), "whitelist-source-range", warn)
 	a.deny = cidrList(str("denylist-source-range"), "denylist-source-range", warn)
+	if v := str("auth-url"); v != "" {
+		u, err := url.Parse(v)
+		if err == nil && u.Scheme == "http" && u.Hostname() != "" {
+			a.authURL = u
+			t.note(SeverityInfo, st.key, "", "annotation "+IngressNginxAnnotationPrefix+"auth-url: emulated as an HTTP ExternalAuth filter, whose "+
+				"request carries the URL's path followed by the request's, and Host, method, Content-Length and Authorization only "+
+				"(ingress-nginx sends the URL's path and every request header)")
+		} else {
+			warn("auth-url", "gwdev emulates http:// auth URLs of a Service of the manifests; it denies this Ingress's requests with 403")
+		}
+		for _, h := range strings.Split(str("auth-response-headers"), ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				a.authHeaders = append(a.authHeaders, textprotoCanonical(h))
+			}
+		}
+	}
 	for _, name := range slices.Sorted(maps.Keys(ann)) {
+		if name == IngressNginxAnnotationPrefix+"auth-url" && a.authURL != nil {
+			continue
+		}
 		if short, ok := strings.CutPrefix(name, IngressNginxAnnotationPrefix); ok && ingressSecurityAnnotation(short) && a.unemulatedSecurity == "" {
 			a.unemulatedSecurity = name
 		}

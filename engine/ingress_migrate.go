@@ -221,6 +221,15 @@ func (m *migrator) route(gw *gwv1.Gateway, name, ns, host string, sections []str
 	}
 	hr.Spec.Rules = rules
 	for i := range hr.Spec.Rules {
+		for j := range hr.Spec.Rules[i].Filters {
+			if ea := hr.Spec.Rules[i].Filters[j].ExternalAuth; ea != nil {
+				if string(*ea.BackendRef.Namespace) != ns {
+					m.grant("HTTPRoute", ns, "", "Service", string(*ea.BackendRef.Namespace))
+				} else {
+					ea.BackendRef.Namespace = nil
+				}
+			}
+		}
 		for j := range hr.Spec.Rules[i].BackendRefs {
 			br := &hr.Spec.Rules[i].BackendRefs[j]
 			if br.Namespace != nil && string(*br.Namespace) != ns {
@@ -377,6 +386,15 @@ func (m *migrator) filters(r *RouteRule, f table.Filter) []gwv1.HTTPRouteFilter 
 			out = append(out, gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestHeaderModifier, RequestHeaderModifier: hm})
 		}
 		return out
+	}
+	if f.ExternalAuth != nil && *f.ExternalAuth < len(r.ExternalAuth) {
+		ea := r.ExternalAuth[*f.ExternalAuth]
+		ns := gwv1.Namespace(ea.Backend.Service.Namespace)
+		port := gwv1.PortNumber(ea.Backend.Port)
+		out := &gwv1.HTTPExternalAuthFilter{ExternalAuthProtocol: gwv1.HTTPRouteExternalAuthHTTPProtocol,
+			BackendRef:     gwv1.BackendObjectReference{Name: gwv1.ObjectName(ea.Backend.Service.Name), Namespace: &ns, Port: &port},
+			HTTPAuthConfig: &gwv1.HTTPAuthConfig{Path: ea.PathPrefix, AllowedResponseHeaders: ea.AllowedResponseHeaders}}
+		return []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterExternalAuth, ExternalAuth: out}}
 	}
 	m.drop(r, string(f.Type), "a filter gwdev cannot convert")
 	return nil

@@ -466,6 +466,9 @@ func (t *translator) nginxRules(s *nginxServer, l *nginxLocation, https bool, pm
 	if a != nil && a.redirect != nil {
 		r.Filters = append(r.Filters, ingressRedirectFilter(a.redirect))
 	}
+	if a != nil && a.authURL != nil {
+		t.ingressExternalAuth(r, l, a)
+	}
 	if !https && (a == nil && s.tls || a != nil && (a.forceSSLRedirect || s.tls && a.sslRedirect)) {
 		red := &table.Redirect{Scheme: "https", Port: t.ingressHTTPSPort(), StatusCode: 308}
 		if a == nil || !a.preserveSlash {
@@ -523,7 +526,7 @@ func (t *translator) canaryRules(r *RouteRule, canary *nginxLocation) []*RouteRu
 		m := *r.HTTP
 		m.Headers = append(slices.Clone(m.Headers), vm)
 		rr := &RouteRule{Name: canary.name + "/canary/" + suffix, Route: canary.key, Source: t.locationSource(canary), HTTP: &m,
-			Filters: r.Filters, Backends: r.Backends}
+			Filters: r.Filters, ExternalAuth: r.ExternalAuth, Policy: r.Policy, Backends: r.Backends}
 		if toCanary {
 			rr.Backends = probe.Backends
 		} else {
@@ -571,6 +574,46 @@ func (t *translator) locationSource(l *nginxLocation) Source {
 		return t.source(l.key)
 	}
 	return t.sourceAt(l.key, l.field)
+}
+
+// ingressExternalAuth is auth-url as an HTTP ExternalAuth filter: the
+// URL's host names a Service ("name", "name.ns", "name.ns.svc[.cluster.local]")
+// and port; the auth request's path starts with the URL's path;
+// auth-response-headers are copied to the backend request. A Service that
+// is not in the manifests makes the filter refuse every request, as an
+// auth request that fails makes ingress-nginx answer 500.
+func (t *translator) ingressExternalAuth(r *RouteRule, l *nginxLocation, a *ingressAnnotations) {
+	u := a.authURL
+	parts := strings.Split(strings.TrimSuffix(u.Hostname(), ".cluster.local"), ".")
+	name, ns := parts[0], l.ns
+	if len(parts) > 1 {
+		ns = parts[1]
+	}
+	port := int32(80)
+	if p := u.Port(); p != "" {
+		n, _ := strconv.Atoi(p)
+		port = int32(n)
+	}
+	ea := &table.ExternalAuth{Name: r.Name + "/filter/" + itoa(len(r.Filters)) + "/externalauth", Protocol: "HTTP",
+		PathPrefix: strings.TrimSuffix(u.Path, "/"), AllowedResponseHeaders: a.authHeaders}
+	svc := t.services[nsName{ns, name}]
+	var sp *corev1.ServicePort
+	if svc != nil {
+		for i := range svc.Spec.Ports {
+			if svc.Spec.Ports[i].Port == port {
+				sp = &svc.Spec.Ports[i]
+			}
+		}
+	}
+	if sp == nil {
+		ea.Backend = &Backend{Name: ea.Name + "/backend", Service: ObjectKey{Kind: "Service", Namespace: ns, Name: name}, Port: port, Weight: 1,
+			Invalid: "auth-url " + u.String() + ": no Service " + ns + "/" + name + " with port " + itoa(int(port)) + " in the manifests"}
+	} else {
+		ea.Backend = t.serviceItself(ea.Name, svc, *sp)
+	}
+	idx := len(r.ExternalAuth)
+	r.ExternalAuth = append(r.ExternalAuth, ea)
+	r.Filters = append(r.Filters, table.Filter{Type: table.FilterExternalAuth, ExternalAuth: &idx})
 }
 
 // ingressRulePolicy is whitelist-source-range (only these clients) and

@@ -412,6 +412,26 @@ func TestIngressNginxBehaviour(t *testing.T) {
 			}
 		}
 	})
+	t.Run("auth-url", func(t *testing.T) {
+		// External authentication: the auth Service (gwdev's echo backend as
+		// a demo auth server, allowing requests with an Authorization header)
+		// decides;
+		// auth-response-headers reach the backend.
+		s := serveIngresses(t, ingressClassNginx+
+			ingress("private", "private.example", nginxAnn("auth-url", "http://auth.default.svc.cluster.local/verify",
+				"auth-response-headers", "X-Gwdev-Auth"), "Prefix / web")+
+			ingress("broken", "broken.example", nginxAnn("auth-url", "http://missing/verify"), "Prefix / web")+
+			ingressServices("web")+"---\napiVersion: v1\nkind: Service\nmetadata:\n  name: auth\n  annotations: {gwdev.dev/echo-auth-header: Authorization}\nspec: {ports: [{port: 80}]}\n")
+		if a := s.get(false, "private.example", "/"); a.status != 403 {
+			t.Errorf("without the token: %d from %q", a.status, a.service)
+		}
+		if a := s.get(false, "private.example", "/", "Authorization", "Bearer t"); a.status != 200 || a.service != "web" || a.headers.Get("X-Gwdev-Auth") == "" {
+			t.Errorf("with the token: %d from %q, X-Gwdev-Auth %q", a.status, a.service, a.headers.Get("X-Gwdev-Auth"))
+		}
+		if a := s.get(false, "broken.example", "/", "Authorization", "Bearer t"); a.status < 400 {
+			t.Errorf("auth Service missing: %d from %q; want a refusal", a.status, a.service)
+		}
+	})
 	t.Run("upstream-vhost", func(t *testing.T) {
 		s := serveIngresses(t, ingressClassNginx+
 			ingress("vhost", "front.example", nginxAnn("upstream-vhost", "internal.svc"), "Prefix / web")+ingressServices("web"))

@@ -79,12 +79,13 @@ func (o *migrateOptions) runCompare(cmd *cobra.Command, lr *watch.LoadResult) er
 	now := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
 	ing, err := startCompareSide("ingress-nginx", func(httpPort, httpsPort int) (*engine.Result, error) {
 		return engine.Translate(lr.Snapshot, engine.Options{Now: now, IngressHTTPPort: int32(httpPort), IngressHTTPSPort: int32(httpsPort)}), nil
-	}, "127.0.20.1")
+	}, "127.0.20.1", nil)
 	if err != nil {
 		return err
 	}
 	defer ing.close()
 	var mig *engine.IngressMigration
+	converted := map[string]bool{}
 	gw, err := startCompareSide("gateway-api", func(httpPort, httpsPort int) (*engine.Result, error) {
 		res := engine.Translate(lr.Snapshot, engine.Options{Now: now})
 		mig = engine.MigrateIngresses(res, engine.MigrationOptions{GatewayNamespace: o.namespace, GatewayClass: o.class})
@@ -100,7 +101,10 @@ func (o *migrateOptions) runCompare(cmd *cobra.Command, lr *watch.LoadResult) er
 		if len(conv.Problems) > 0 {
 			return nil, fmt.Errorf("the converted manifests do not load: %s", conv.Problems[0])
 		}
-		snap := withoutIngresses(lr.Snapshot)
+		for _, g := range conv.Snapshot.Gateways {
+			converted[g.Namespace+"/"+g.Name] = true
+		}
+		snap := withoutIngresses(lr.Snapshot, conv.Snapshot)
 		for _, g := range conv.Snapshot.Gateways {
 			for i := range g.Spec.Listeners {
 				l := &g.Spec.Listeners[i] // 80 and 443 move to the side's free ports
@@ -113,7 +117,7 @@ func (o *migrateOptions) runCompare(cmd *cobra.Command, lr *watch.LoadResult) er
 		}
 		merged := watch.Merge(&watch.LoadResult{Snapshot: snap}, conv)
 		return engine.Translate(merged.Snapshot, engine.Options{Now: now}), nil
-	}, "127.0.0.1")
+	}, "127.0.0.1", converted)
 	if err != nil {
 		return err
 	}
@@ -251,7 +255,7 @@ func (a compareAnswer) differs(b compareAnswer) []string {
 }
 
 // startCompareSide translates with free ports on addr and serves the table.
-func startCompareSide(name string, translate func(httpPort, httpsPort int) (*engine.Result, error), addr string) (*compareSide, error) {
+func startCompareSide(name string, translate func(httpPort, httpsPort int) (*engine.Result, error), addr string, converted map[string]bool) (*compareSide, error) {
 	httpPort, err := freeTCPPort(addr)
 	if err != nil {
 		return nil, err
@@ -265,8 +269,21 @@ func startCompareSide(name string, translate func(httpPort, httpsPort int) (*eng
 		return nil, err
 	}
 	s := &compareSide{name: name, httpPort: httpPort, httpsPort: httpsPort, rules: map[string]*table.RouteRule{}}
+	// Each side serves only its own: the ingress-nginx classes, or the
+	// converted Gateways (other Gateways of the folder stay out of both).
+	ingressSide := addr == "127.0.20.1"
+	served := &table.Table{}
 	for _, g := range res.Table.Gateways {
-		if g.Address != "" && s.addr == "" && (g.Gateway.Kind == "IngressClass") == (addr == "127.0.20.1") {
+		if (g.Gateway.Kind == "IngressClass") != ingressSide || !ingressSide && !strings.HasPrefix(g.Name, "gateway/") {
+			continue
+		}
+		if !ingressSide && !converted[g.Gateway.Namespace+"/"+g.Gateway.Name] {
+			continue
+		}
+		served.Gateways = append(served.Gateways, g)
+	}
+	for _, g := range served.Gateways {
+		if g.Address != "" && s.addr == "" {
 			s.addr = g.Address
 		}
 		for _, p := range g.Ports {
@@ -284,7 +301,7 @@ func startCompareSide(name string, translate func(httpPort, httpsPort int) (*eng
 		return nil, fmt.Errorf("%s: nothing to serve", name)
 	}
 	s.srv = emulator.New(emulator.Config{})
-	if err := s.srv.Apply(res.Table).Err(); err != nil {
+	if err := s.srv.Apply(served).Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return s, nil
@@ -396,16 +413,21 @@ func (s *compareSide) wellKnownPorts(loc string) string {
 	return u.String()
 }
 
-// withoutIngresses is snap without its Ingresses and IngressClasses: the
-// converted routes replace them.
-func withoutIngresses(snap *engine.Snapshot) *engine.Snapshot {
+// withoutIngresses is snap without its Ingresses and IngressClasses, which
+// the converted objects replace, and without the objects conv holds (a
+// folder that already has the output of migrate).
+func withoutIngresses(snap, conv *engine.Snapshot) *engine.Snapshot {
 	out := &engine.Snapshot{Sources: snap.Sources}
+	converted := map[engine.ObjectKey]bool{}
+	conv.Each(func(k engine.ObjectKey, _ metav1.Object) { converted[k] = true })
 	snap.Each(func(k engine.ObjectKey, o metav1.Object) {
 		switch o.(type) {
 		case *networkingv1.Ingress, *networkingv1.IngressClass:
 			return
 		}
-		out.AddObject(o)
+		if !converted[k] {
+			out.AddObject(o)
+		}
 	})
 	return out
 }

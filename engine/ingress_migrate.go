@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -291,6 +292,15 @@ func (m *migrator) rules(vh *VirtualHost) ([]gwv1.HTTPRouteRule, []Source) {
 		}
 		rule := gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{migrateMatch(r.HTTP)}}
 		for _, f := range r.Filters {
+			if prefix, ok := prefixRewrite(f); ok {
+				pt, v, repl := gwv1.PathMatchPathPrefix, prefix, "/"
+				rule.Matches[0].Path = &gwv1.HTTPPathMatch{Type: &pt, Value: &v}
+				rule.Filters = append(rule.Filters, gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterURLRewrite, URLRewrite: &gwv1.HTTPURLRewriteFilter{
+					Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: &repl}}})
+				m.drop(r, IngressNginxAnnotationPrefix+"rewrite-target", "converted to PathPrefix "+prefix+" with ReplacePrefixMatch /, which matches "+
+					"case-sensitively where ingress-nginx's regex did not")
+				continue
+			}
 			rule.Filters = append(rule.Filters, m.filters(r, f)...)
 		}
 		redirects := slices.ContainsFunc(rule.Filters, func(f gwv1.HTTPRouteFilter) bool { return f.RequestRedirect != nil })
@@ -316,6 +326,23 @@ func (m *migrator) rules(vh *VirtualHost) ([]gwv1.HTTPRouteRule, []Source) {
 		from = append(from, r.Source)
 	}
 	return out, from
+}
+
+// rewritePattern is the regex location of the rewrite example of
+// ingress-nginx's documentation, "<prefix>(/|$)(.*)" with "/$2".
+var rewritePattern = regexp.MustCompile(`^\(\?i:((?:/[A-Za-z0-9._~-]+)+)\(/\|\$\)\(\.\*\)\)\(\?s:\.\*\)$`)
+
+// prefixRewrite reports whether f is that rewrite, which a PathPrefix
+// match with ReplacePrefixMatch "/" says in the Gateway API, and its prefix.
+func prefixRewrite(f table.Filter) (string, bool) {
+	if f.URLRewrite == nil || f.URLRewrite.Path == nil || f.URLRewrite.Path.Type != table.ReplaceRegexMatch || f.URLRewrite.Path.Value != "/${2}" {
+		return "", false
+	}
+	m := rewritePattern.FindStringSubmatch(f.URLRewrite.Path.Pattern)
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
 }
 
 // migrateMatch is a table match as an HTTPRouteMatch.

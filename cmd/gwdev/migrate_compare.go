@@ -256,6 +256,18 @@ func (a compareAnswer) differs(b compareAnswer) []string {
 
 // startCompareSide translates with free ports on addr and serves the table.
 func startCompareSide(name string, translate func(httpPort, httpsPort int) (*engine.Result, error), addr string, converted map[string]bool) (*compareSide, error) {
+	// A port found free can be taken before it is bound: three tries.
+	var err error
+	for range 3 {
+		var s *compareSide
+		if s, err = startCompareSideOnce(name, translate, addr, converted); err == nil {
+			return s, nil
+		}
+	}
+	return nil, err
+}
+
+func startCompareSideOnce(name string, translate func(httpPort, httpsPort int) (*engine.Result, error), addr string, converted map[string]bool) (*compareSide, error) {
 	httpPort, err := freeTCPPort(addr)
 	if err != nil {
 		return nil, err
@@ -302,6 +314,7 @@ func startCompareSide(name string, translate func(httpPort, httpsPort int) (*eng
 	}
 	s.srv = emulator.New(emulator.Config{})
 	if err := s.srv.Apply(served).Err(); err != nil {
+		s.close()
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return s, nil

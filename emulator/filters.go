@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -29,6 +30,9 @@ type filterStep struct {
 	unsupported string
 	// note is the trace's line for a header modifier, made once.
 	note string
+	// rewriteRE is the compiled Pattern of a ReplaceRegexMatch rewrite
+	// (nil: none, or it does not compile: the path is kept).
+	rewriteRE *regexp.Regexp
 }
 
 // headerMod is the table's header change, with the data plane's methods.
@@ -52,6 +56,9 @@ func compileFilters(fs []table.Filter, rc *regexCache) []filterStep {
 		}
 		if f.CORS != nil {
 			s.cors = compileCORS(f.CORS, rc)
+		}
+		if p := rewritePath(f.URLRewrite); p != nil && p.Type == table.ReplaceRegexMatch {
+			s.rewriteRE, _ = rc.compile(p.Pattern) // the engine checked it compiles
 		}
 		if f.ExternalAuth != nil {
 			s.extAuth = *f.ExternalAuth
@@ -114,8 +121,31 @@ func modifyPath(p *table.PathRewrite, path string) string {
 		return p.Value
 	case table.ReplacePrefixMatch:
 		return replacePrefix(path, p.Prefix, p.Value)
+	case table.TrimTrailingSlash:
+		return strings.TrimSuffix(path, "/")
 	}
 	return path
+}
+
+// rewritePath is a rewrite's path operation (nil: none).
+func rewritePath(u *table.URLRewrite) *table.PathRewrite {
+	if u == nil {
+		return nil
+	}
+	return u.Path
+}
+
+// replaceRegex is a ReplaceRegexMatch: value with ${n} expanded from re's
+// match of path, or path when re does not match it.
+func replaceRegex(re *regexp.Regexp, value, path string) string {
+	if re == nil {
+		return path
+	}
+	m := re.FindStringSubmatchIndex(path)
+	if m == nil {
+		return path
+	}
+	return string(re.ExpandString(nil, value, path, m))
 }
 
 // replacePrefix replaces the matched prefix of path with repl (both as the
@@ -165,7 +195,7 @@ func redirectLocation(f *table.Redirect, r *http.Request, host string, listenerP
 	}
 	path = modifyPath(f.Path, path)
 	loc := scheme + "://" + hostport + (&url.URL{Path: path}).EscapedPath()
-	if r.URL.RawQuery != "" {
+	if r.URL.RawQuery != "" && !f.NoQuery {
 		loc += "?" + r.URL.RawQuery
 	}
 	return loc, f.StatusCode

@@ -217,7 +217,7 @@ func (ex *exchange) collect(fs []filterStep, mirrors []*backendRoutes, auths []*
 			ex.respMods = append(ex.respMods, f.respHeaders)
 			t.Filters = append(t.Filters, f.note)
 		case f.rewrite != nil:
-			ex.applyRewrite(f.rewrite)
+			ex.applyRewrite(f)
 		case f.redirect != nil:
 			if redirect || ex.location != "" {
 				continue
@@ -266,7 +266,8 @@ func (ex *exchange) collect(fs []filterStep, mirrors []*backendRoutes, auths []*
 	return 0, false
 }
 
-func (ex *exchange) applyRewrite(f *table.URLRewrite) {
+func (ex *exchange) applyRewrite(step *filterStep) {
+	f := step.rewrite
 	var parts []string
 	if f.Hostname != "" {
 		ex.rewriteHost = f.Hostname
@@ -277,7 +278,11 @@ func (ex *exchange) applyRewrite(f *table.URLRewrite) {
 		if ex.rewritePath != "" {
 			cur = ex.rewritePath
 		}
-		ex.rewritePath = modifyPath(f.Path, cur)
+		if f.Path.Type == table.ReplaceRegexMatch {
+			ex.rewritePath = replaceRegex(step.rewriteRE, f.Path.Value, cur)
+		} else {
+			ex.rewritePath = modifyPath(f.Path, cur)
+		}
 		parts = append(parts, "path "+ex.rewritePath)
 	}
 	ex.trace.Filters = append(ex.trace.Filters, "URLRewrite: "+strings.Join(parts, ", "))

@@ -39,6 +39,11 @@ func (ex *exchange) normalizePath(pr *portRoutes) (action, bool) {
 		t.Filters = append(t.Filters, fmt.Sprintf("path normalised: %s has an escaped slash; unescaped and redirected to %s (Gateway path policy)", raw, np.Escaped))
 		return actRedirect, true
 	}
+	if pr.gateway.Paths.MatchOnly {
+		ex.view.path = np.Path
+		t.Filters = append(t.Filters, fmt.Sprintf("path normalised for matching: %s → %s (the backend gets the path as sent)", raw, np.Escaped))
+		return 0, false
+	}
 	u.Path, u.RawPath = np.Path, np.Escaped
 	ex.view = newReqView(ex.req)
 	t.Path = requestURI(u)

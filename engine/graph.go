@@ -167,6 +167,7 @@ func (r *Result) Graph() *Graph {
 	}
 	b.meshFrontends(r) // mesh_graph.go
 	b.routes(r)
+	b.ingressClasses(r) // ingress_graph.go
 	return b.g
 }
 
@@ -386,7 +387,13 @@ func (b *graphBuilder) rule(route string, k ObjectKey, tr *tableRule) {
 	}
 	b.node(n)
 	b.edge(GraphEdge{From: route, To: tr.name})
-	for _, be := range tr.backends {
+	b.backends(tr.name, tr.backends)
+}
+
+// backends adds the Service nodes of a rule's backends and the edges to
+// them, weighted when there are several.
+func (b *graphBuilder) backends(rule string, bs []*Backend) {
+	for _, be := range bs {
 		id := fmt.Sprintf("service/%s/%s:%d", be.Service.Namespace, be.Service.Name, be.Port)
 		bn := &GraphNode{ID: id, Kind: "Service", Label: fmt.Sprintf("Service %s/%s:%d", be.Service.Namespace, be.Service.Name, be.Port),
 			Object: be.Service}
@@ -398,10 +405,10 @@ func (b *graphBuilder) rule(route string, k ObjectKey, tr *tableRule) {
 		}
 		b.node(bn)
 		label := ""
-		if len(tr.backends) > 1 {
+		if len(bs) > 1 {
 			label = fmt.Sprintf("weight %d", be.Weight)
 		}
-		b.edge(GraphEdge{From: tr.name, To: id, Label: label, Problem: be.Invalid})
+		b.edge(GraphEdge{From: rule, To: id, Label: label, Problem: be.Invalid})
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -198,6 +199,10 @@ var kinds = []*Kind{
 		Status: true, ops: kindOf(func(s *Snapshot) *[]*gwxv1a1.XBackend { return &s.XBackends }, nil)},
 	{Kind: "XMesh", Group: ExperimentalGroup, Version: "v1alpha1", Resource: "xmeshes",
 		Status: true, ops: kindOf(func(s *Snapshot) *[]*gwxv1a1.XMesh { return &s.XMeshes }, nil)},
+	{Kind: "IngressClass", Group: networkingv1.GroupName, Version: "v1", Resource: "ingressclasses",
+		ops: kindOf(func(s *Snapshot) *[]*networkingv1.IngressClass { return &s.IngressClasses }, nil)},
+	{Kind: "Ingress", Group: networkingv1.GroupName, Version: "v1", Resource: "ingresses", Namespaced: true,
+		Status: true, ops: kindOf(func(s *Snapshot) *[]*networkingv1.Ingress { return &s.Ingresses }, nil)},
 	{Namespaced: true, Status: true, OwnKinds: true,
 		ops: kindOf(func(s *Snapshot) *[]*ImplementationPolicy { return &s.ImplementationPolicies }, nil)},
 	{Kind: "Namespace", Version: "v1", Resource: "namespaces",

@@ -197,7 +197,15 @@ func ruleLabel(r *RouteRule) string {
 // namespace/name, then rule order). It is what explain prints for the rules
 // that also matched a request but lost.
 func (r *Result) PrecedenceReason(a, b *RouteRule) string {
+	if ingressRule(a) {
+		return "ingress-nginx's location order (ingress_nginx.go): exact locations first, then the longest prefix; in a host's regex mode the longer path first"
+	}
 	return precedenceReason(a, b, r.routeObject(a.Route), r.routeObject(b.Route))
+}
+
+// ingressRule reports whether a rule comes from the ingress-nginx front end.
+func ingressRule(r *RouteRule) bool {
+	return r.Route.Kind == "Ingress" || r.Route.Kind == "IngressClass"
 }
 
 // routeObject finds an HTTPRoute or GRPCRoute of the result (nil: none).
@@ -225,5 +233,8 @@ func (r *Result) routeObject(k ObjectKey) object {
 // DescribeRule names a table rule and its match for people, e.g.
 // `HTTPRoute default/api rules[1].matches[0] (PathPrefix /v1, method GET)`.
 func DescribeRule(r *RouteRule) string {
+	if ingressRule(r) {
+		return r.Name + " (" + describeMatch(r, nil) + ")"
+	}
 	return ruleLabel(r) + " (" + describeMatch(r, nil) + ")"
 }

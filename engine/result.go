@@ -43,6 +43,10 @@ type Options struct {
 	// (gwdev check: 10,000 routes' serving is 5 MB more held at the end of
 	// the translation, when it holds the most). false: Routes is computed.
 	NoServing bool
+	// IngressHTTPPort and IngressHTTPSPort are the ports the ingress-nginx
+	// classes listen on (0: 80 and 443, which the emulator maps like any
+	// privileged port); the HTTPS redirect names IngressHTTPSPort.
+	IngressHTTPPort, IngressHTTPSPort int32
 }
 
 // PEMCertificate is a certificate chain and its private key, PEM encoded.

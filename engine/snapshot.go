@@ -17,6 +17,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gwxv1a1 "sigs.k8s.io/gateway-api/apisx/v1alpha1"
 )
@@ -48,7 +49,11 @@ type Snapshot struct {
 	// XBackends are the experimental backendRef kind (xbackend.go).
 	XBackends []*gwxv1a1.XBackend
 	// XMeshes are the experimental Mesh objects (GEP-3949).
-	XMeshes        []*gwxv1a1.XMesh
+	XMeshes []*gwxv1a1.XMesh
+	// IngressClasses and Ingresses are networking.k8s.io/v1 input, served
+	// with ingress-nginx's behaviour (ingress.go).
+	IngressClasses []*networkingv1.IngressClass
+	Ingresses      []*networkingv1.Ingress
 	Services       []*corev1.Service
 	Secrets        []*corev1.Secret
 	ConfigMaps     []*corev1.ConfigMap

@@ -33,6 +33,7 @@ func Translate(snap *Snapshot, opts Options) *Result {
 	t.processXBackendTrafficPolicies() // xbackendtrafficpolicy.go
 	t.writeXBackendStatus()            // xbackend.go
 	t.processXMeshes()
+	t.processIngresses() // ingress.go
 	t.writeStatus()
 	tab := t.buildTable() // assigns the mesh addresses too
 	res := &Result{Objects: t.out, Table: tab, addresses: t.addresses}
@@ -92,6 +93,9 @@ type translator struct {
 	conditionOwners []conditionOwner
 	// xbackends are the XBackends routes referred to (xbackend.go).
 	xbackends map[nsName]*xbackendState
+	// ingressClasses are the classes gwdev serves as ingress-nginx, by
+	// name (ingress.go).
+	ingressClasses []*ingressClass
 }
 
 // conditionOwner is an object and its conditions, for collectFindings.

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -45,6 +46,11 @@ func loadCoreObject(u map[string]any, spec *kindSpec) (metav1.Object, []issue) {
 	case *discoveryv1.EndpointSlice:
 		defaultEndpointSlice(o)
 		errs = validateEndpointSlice(o)
+	case *networkingv1.Ingress:
+		o.Status = networkingv1.IngressStatus{} // the engine writes status
+		errs = validateIngress(o)
+	case *networkingv1.IngressClass:
+		errs = validateIngressClass(o)
 	case *engine.ImplementationPolicy:
 		o.Status, o.Generation = nil, 1 // a CRD object as created: the engine writes status
 		if is := validateImplementationPolicy(o); len(is) > 0 {
@@ -71,6 +77,10 @@ func setTypeMeta(obj metav1.Object, spec *kindSpec) {
 	case *corev1.Namespace:
 		o.TypeMeta = tm
 	case *discoveryv1.EndpointSlice:
+		o.TypeMeta = tm
+	case *networkingv1.Ingress:
+		o.TypeMeta = tm
+	case *networkingv1.IngressClass:
 		o.TypeMeta = tm
 	case *engine.ImplementationPolicy:
 		o.TypeMeta = tm

@@ -42,6 +42,11 @@ func fieldLines(node *yaml.Node, offset int) map[string]int {
 					add(itemPath(li, i, j), r)
 				}
 			}
+			if paths := listNode(item, "http.paths"); paths != nil { // an Ingress rule's paths
+				for j, pn := range paths.Content {
+					add(p+".http.paths["+strconv.Itoa(j)+"]", pn)
+				}
+			}
 		}
 	}
 	return out

@@ -107,7 +107,7 @@ func renderSVG(dotBin string, out, errOut io.Writer, g *engine.Graph) error {
 
 // Colours of the drawings: healthy nodes by kind, problems red.
 var graphFill = map[string]string{
-	"Gateway": "#dbeafe", "ListenerSet": "#dbeafe", "Listener": "#e0f2fe", "Rule": "#f1f5f9", "Service": "#dcfce7",
+	"Gateway": "#dbeafe", "ListenerSet": "#dbeafe", "IngressClass": "#dbeafe", "Listener": "#e0f2fe", "Rule": "#f1f5f9", "Service": "#dcfce7",
 }
 
 const (

@@ -56,7 +56,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(dirFirst(newCheckCmd()), dirFirst(newUpCmd()), newExplainCmd(), dirFirst(newCertsCmd()), newVersionCmd(),
+	root.AddCommand(dirFirst(newCheckCmd()), dirFirst(newUpCmd()), newExplainCmd(), dirFirst(newCertsCmd()), newVersionCmd(), dirFirst(newMigrateCmd()),
 		newDiffCmd(), dirFirst(newGraphCmd()), newCRDsCmd())
 	return root
 }

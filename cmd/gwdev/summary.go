@@ -45,7 +45,8 @@ func printSummary(w io.Writer, lr *watch.LoadResult, res *engine.Result, loaded,
 	}
 	printGateways(w, res)
 	printRoutes(w, res)
-	printMesh(w, res) // summary_mesh.go
+	printMesh(w, res)      // summary_mesh.go
+	printIngresses(w, res) // summary_ingress.go
 	printInfo(w, res.Findings)
 }
 

@@ -80,6 +80,14 @@ const (
 	// gives "/xyz/bar"); a path the prefix does not match is kept, and an
 	// empty result is "/".
 	ReplacePrefixMatch PathRewriteType = "ReplacePrefixMatch"
+	// ReplaceRegexMatch replaces the whole path with Value when Pattern
+	// matches it (nginx's "rewrite <regex> <value> break"), after
+	// expanding ${n} in Value to Pattern's n-th group ("" for a group that
+	// did not take part); a path Pattern does not match is kept.
+	ReplaceRegexMatch PathRewriteType = "ReplaceRegexMatch"
+	// TrimTrailingSlash removes one trailing slash from the path ("/" gives
+	// ""): ingress-nginx's HTTPS redirect without preserve-trailing-slash.
+	TrimTrailingSlash PathRewriteType = "TrimTrailingSlash"
 )
 
 // PathRewrite is the path operation of a redirect or rewrite.
@@ -91,6 +99,10 @@ type PathRewrite struct {
 	// Prefix is the rule's matched path prefix that Value replaces, as in
 	// PathMatch.Value ("": "/"); ReplacePrefixMatch only.
 	Prefix string `json:"prefix,omitempty"`
+	// Pattern is the expression a ReplaceRegexMatch matches the whole path
+	// against (RE2, anchored at both ends by the data plane, as path
+	// matches are); ReplaceRegexMatch only.
+	Pattern string `json:"pattern,omitempty"`
 }
 
 // URLRewrite is a request rewrite.
@@ -102,7 +114,7 @@ type URLRewrite struct {
 }
 
 // Redirect is a RequestRedirect with the spec's defaults applied. The
-// query string is always kept.
+// query string is kept unless NoQuery says otherwise.
 type Redirect struct {
 	// Scheme is the Location's scheme, lower case ("": the request's,
 	// https over TLS and http otherwise).
@@ -117,6 +129,9 @@ type Redirect struct {
 	Path *PathRewrite `json:"path,omitempty"`
 	// StatusCode is the redirect's status (301, 302, ...).
 	StatusCode int `json:"statusCode"`
+	// NoQuery leaves the request's query string out of the Location
+	// (nginx's "return 301 <url>"; false: it is kept, as the spec says).
+	NoQuery bool `json:"noQuery,omitempty"`
 }
 
 // Mirror is a RequestMirror: a copy of a share of the requests goes to a

@@ -20,6 +20,11 @@ type PathPolicy struct {
 	KeepSlashes bool `json:"keepSlashes,omitempty"`
 	// EscapedSlashes is what "%2F" and "%5C" (either case) in a path do.
 	EscapedSlashes EscapedSlashAction `json:"escapedSlashes,omitempty"`
+	// MatchOnly makes the normalised path the one rules match while the
+	// backend receives the path as sent, unless a filter rewrites it
+	// (nginx's $uri against $request_uri: ingress-nginx's behaviour).
+	// false: the normalised path replaces the request's.
+	MatchOnly bool `json:"matchOnly,omitempty"`
 }
 
 // EscapedSlashAction is what a path with an escaped slash or backslash
@@ -37,6 +42,9 @@ const (
 	EscapedSlashesKeep EscapedSlashAction = "KeepUnchanged"
 	// EscapedSlashesReject refuses the request with 400.
 	EscapedSlashesReject EscapedSlashAction = "RejectRequest"
+	// EscapedSlashesForward unescapes them to "/" for matching, with no
+	// redirect (nginx decodes its $uri so).
+	EscapedSlashesForward EscapedSlashAction = "UnescapeAndForward"
 )
 
 // NormalizedPath is a request path after a PathPolicy.
@@ -72,6 +80,8 @@ func (p PathPolicy) Normalize(escaped string) NormalizedPath {
 		case EscapedSlashesRedirect:
 			s = unescapeSlashes(s)
 			out.Redirect = true
+		case EscapedSlashesForward:
+			s = unescapeSlashes(s)
 		}
 	}
 	s = decodeUnreserved(s)

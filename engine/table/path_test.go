@@ -40,3 +40,31 @@ func TestPathPolicyNormalize(t *testing.T) {
 		}
 	}
 }
+
+// TestPathPolicyNginx: the policy ingress-nginx's tables get matches the
+// path nginx matches locations against, from ngx_http_parse_complex_uri's
+// documented behaviour (merge_slashes on, "." and ".." resolved, the
+// trailing slash kept, escapes decoded, %2F a slash with no redirect), and
+// leaves the request's path to the backend as sent.
+func TestPathPolicyNginx(t *testing.T) {
+	p := PathPolicy{EscapedSlashes: EscapedSlashesForward, MatchOnly: true}
+	for in, want := range map[string]string{
+		"/":            "/",
+		"/a/b":         "/a/b",
+		"//a///b":      "/a/b",
+		"/a/./b/":      "/a/b/",
+		"/a/../b":      "/b",
+		"/a/b/..":      "/a/",
+		"/a/.":         "/a/",
+		"/../a":        "/a",
+		"/a//":         "/a/",
+		"/a.b/.c/..d/": "/a.b/.c/..d/",
+		"/a%2Fb":       "/a/b",
+		"/%2e%2e/a":    "/a",
+	} {
+		got := p.Normalize(in)
+		if got.Path != want || got.Redirect || got.Reject {
+			t.Errorf("Normalize(%q) = %+v, want path %q and no redirect", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/gwdev/gwdev/engine"
+)
+
+// migrateOptions are the flags of gwdev migrate.
+type migrateOptions struct {
+	output    string
+	compare   bool
+	format    string
+	namespace string
+	class     string
+}
+
+func newMigrateCmd() *cobra.Command {
+	o := &migrateOptions{}
+	cmd := &cobra.Command{
+		Use:   "migrate DIR",
+		Short: "Convert the ingress-nginx Ingresses in DIR to Gateway API manifests (--compare: run both and show every difference)",
+		Long: `migrate reads DIR, serves its Ingresses as ingress-nginx would (the same emulation gwdev up runs)
+and writes Gateway API manifests that do the same wherever the Gateway API can say it: a Gateway
+per IngressClass with its listeners and certificates, an HTTPRoute per host (two when HTTP
+redirects to HTTPS), ReferenceGrants where routes or the Gateway refer across namespaces. The
+rules keep ingress-nginx's order and matches (a regex path stays a case-insensitive prefix
+RegularExpression that says so), canary weights become backendRef weights.
+
+Every annotation or behaviour that is not carried over is written as a comment above its route
+and listed on stderr with the Ingress's file:line. Output goes to stdout, or to -o FILE.
+
+With --compare, nothing is written: both sides run in this process on loopback listeners, requests
+generated from the Ingress rules go to both, and every difference is printed. Exit status: 0 when
+nothing differs and nothing was dropped, 1 otherwise, 2 on usage errors.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args[0]) },
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.output, "output", "o", "", "write the manifests to this file (default: stdout)")
+	f.BoolVar(&o.compare, "compare", false, "run the Ingresses and the converted routes side by side and print every difference")
+	f.StringVar(&o.format, "format", "text", "--compare output: text, github (workflow annotations) or json")
+	f.StringVar(&o.namespace, "gateway-namespace", "default", "namespace of the Gateways")
+	f.StringVar(&o.class, "gateway-class", "", "GatewayClass of the Gateways (default: the IngressClass's name)")
+	return cmd
+}
+
+func (o *migrateOptions) run(cmd *cobra.Command, dir string) error {
+	switch o.format {
+	case "text", "github", "json":
+	default:
+		return fmt.Errorf("unknown --format %q (want text, github or json)", o.format)
+	}
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s: no such file or directory", dir)
+	}
+	loader, err := newLoader(nil)
+	if err != nil {
+		return err
+	}
+	lr := loader.LoadDir(dir)
+	if len(lr.Snapshot.Ingresses) == 0 {
+		printLoadProblems(cmd.ErrOrStderr(), lr)
+		fmt.Fprintf(cmd.ErrOrStderr(), "No Ingress found in %s: nothing to migrate.\n", dir)
+		return exitError{exitProblems}
+	}
+	if o.compare {
+		return o.runCompare(cmd, lr)
+	}
+	res := engine.Translate(lr.Snapshot, engine.Options{Now: metav1.NewTime(time.Now().UTC().Truncate(time.Second))})
+	m := engine.MigrateIngresses(res, engine.MigrationOptions{GatewayNamespace: o.namespace, GatewayClass: o.class})
+	var buf bytes.Buffer
+	if err := writeMigration(&buf, dir, m); err != nil {
+		return err
+	}
+	if o.output == "" {
+		if _, err := cmd.OutOrStdout().Write(buf.Bytes()); err != nil {
+			return err
+		}
+	} else if err := os.WriteFile(o.output, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", o.output, err)
+	}
+	printLoadProblems(cmd.ErrOrStderr(), lr)
+	printDropped(cmd.ErrOrStderr(), m.Dropped)
+	return nil
+}
+
+// writeMigration writes the objects as YAML documents, each under its
+// comments, without status.
+func writeMigration(w io.Writer, dir string, m *engine.IngressMigration) error {
+	fmt.Fprintf(w, "# Gateway API manifests written by gwdev migrate from the Ingresses in %s.\n", dir)
+	fmt.Fprintf(w, "# Compare both sides with: gwdev migrate --compare %s\n", dir)
+	for _, o := range m.Objects {
+		doc, err := manifestYAML(o.Object)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(w, "---")
+		for _, c := range o.Comments {
+			fmt.Fprintln(w, "# "+c)
+		}
+		if _, err := w.Write(doc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// manifestYAML renders an object as a manifest: no status, no empty
+// creationTimestamp.
+func manifestYAML(obj any) ([]byte, error) {
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	var u map[string]any
+	if err := json.Unmarshal(b, &u); err != nil {
+		return nil, err
+	}
+	delete(u, "status")
+	if md, ok := u["metadata"].(map[string]any); ok {
+		delete(md, "creationTimestamp")
+	}
+	return yaml.Marshal(u)
+}
+
+// printDropped lists what the conversion did not carry over, once each.
+func printDropped(w io.Writer, dropped []engine.DroppedIngressFeature) {
+	seen := map[string]bool{}
+	for _, d := range dropped {
+		line := d.Source.String() + ": " + d.Ingress.String() + ": not carried over: " + d.What + ": " + d.Why
+		if !seen[line] {
+			seen[line] = true
+			fmt.Fprintln(w, strings.TrimPrefix(line, ": "))
+		}
+	}
+}

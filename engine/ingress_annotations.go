@@ -1,0 +1,452 @@
+package engine
+
+import (
+	"maps"
+	"net/netip"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// IngressNginxAnnotationPrefix is the prefix of ingress-nginx's annotations
+// (its --annotations-prefix default).
+const IngressNginxAnnotationPrefix = "nginx.ingress.kubernetes.io/"
+
+// IngressAnnotation is one annotation ingress-nginx documents and what gwdev
+// does with it.
+type IngressAnnotation struct {
+	// Name is the annotation without IngressNginxAnnotationPrefix.
+	Name string
+	// Test names the test that proves the emulation (emulated ones only).
+	Test string
+	// Nginx says what ingress-nginx does with it, for the warning a
+	// reported annotation gets.
+	Nginx string
+}
+
+// IngressAnnotationsEmulated are the annotations gwdev reproduces on the
+// data plane, each with the test that proves it.
+func IngressAnnotationsEmulated() []IngressAnnotation { return ingressEmulated }
+
+// IngressAnnotationsReported are the annotations gwdev does not reproduce:
+// an Ingress carrying one gets a warning naming it and what ingress-nginx
+// would have done.
+func IngressAnnotationsReported() []IngressAnnotation { return ingressReported }
+
+var ingressEmulated = []IngressAnnotation{
+	{Name: "use-regex", Test: "TestIngressNginxBehaviour/use-regex", Nginx: "matches every path of the host as a case-insensitive regular expression prefix"},
+	{Name: "rewrite-target", Test: "TestIngressNginxBehaviour/rewrite-target", Nginx: "rewrites the path with the path's capture groups, and turns on regex matching for the host"},
+	{Name: "ssl-redirect", Test: "TestIngressNginxBehaviour/ssl-redirect", Nginx: "redirects HTTP to HTTPS with 308 when the host has TLS (default true)"},
+	{Name: "force-ssl-redirect", Test: "TestIngressNginxBehaviour/force-ssl-redirect", Nginx: "redirects HTTP to HTTPS with 308 even without TLS"},
+	{Name: "preserve-trailing-slash", Test: "TestIngressNginxBehaviour/ssl-redirect", Nginx: "keeps the trailing slash in the HTTPS redirect"},
+	{Name: "permanent-redirect", Test: "TestIngressNginxBehaviour/permanent-redirect", Nginx: "answers every request with a 301 to the URL"},
+	{Name: "permanent-redirect-code", Test: "TestIngressNginxBehaviour/permanent-redirect", Nginx: "the status of permanent-redirect"},
+	{Name: "temporal-redirect", Test: "TestIngressNginxBehaviour/temporal-redirect", Nginx: "answers every request with a 302 to the URL"},
+	{Name: "temporal-redirect-code", Test: "TestIngressNginxBehaviour/temporal-redirect", Nginx: "the status of temporal-redirect"},
+	{Name: "app-root", Test: "TestIngressNginxBehaviour/app-root", Nginx: "redirects / to the application root with 302"},
+	{Name: "upstream-vhost", Test: "TestIngressNginxBehaviour/upstream-vhost", Nginx: "sends this Host header to the backend"},
+	{Name: "canary", Test: "TestIngressNginxBehaviour/canary", Nginx: "makes the Ingress a canary of the Ingress with the same host and path"},
+	{Name: "canary-by-header", Test: "TestIngressNginxBehaviour/canary", Nginx: "sends requests whose header is always to the canary (never: never)"},
+	{Name: "canary-by-header-value", Test: "TestIngressNginxBehaviour/canary", Nginx: "sends requests whose canary header has this value to the canary"},
+	{Name: "canary-by-header-pattern", Test: "TestIngressNginxBehaviour/canary", Nginx: "sends requests whose canary header matches this regex to the canary"},
+	{Name: "canary-by-cookie", Test: "TestIngressNginxBehaviour/canary", Nginx: "sends requests whose cookie is always to the canary (never: never)"},
+	{Name: "canary-weight", Test: "TestIngressNginxBehaviour/canary", Nginx: "sends this share of requests to the canary"},
+	{Name: "canary-weight-total", Test: "TestIngressNginxBehaviour/canary", Nginx: "the total canary-weight is out of (default 100)"},
+	{Name: "whitelist-source-range", Test: "TestIngressNginxBehaviour/source-range", Nginx: "refuses clients outside these ranges with 403"},
+	{Name: "denylist-source-range", Test: "TestIngressNginxBehaviour/source-range", Nginx: "refuses clients inside these ranges with 403"},
+	{Name: "from-to-www-redirect", Test: "TestIngressNginxBehaviour/from-to-www-redirect", Nginx: "redirects www.host to host or the reverse"},
+	{Name: "backend-protocol", Test: "TestIngressNginxBehaviour/backend-protocol", Nginx: "speaks HTTP, HTTPS, GRPC, GRPCS, AJP or FCGI to the backend"},
+	{Name: "auth-url", Test: "TestIngressNginxBehaviour/auth-url", Nginx: "asks the URL whether to let each request through (external auth)"},
+	{Name: "auth-response-headers", Test: "TestIngressNginxBehaviour/auth-url", Nginx: "copies these headers of the auth response to the backend request"},
+	{Name: "x-forwarded-prefix", Test: "TestIngressNginxBehaviour/x-forwarded-prefix", Nginx: "adds an X-Forwarded-Prefix header to the request"},
+}
+
+var ingressReported = []IngressAnnotation{
+	{Name: "affinity", Nginx: "pins clients to an endpoint with a cookie"},
+	{Name: "affinity-mode", Nginx: "chooses balanced or persistent cookie affinity"},
+	{Name: "affinity-canary-behavior", Nginx: "keeps canary clients on the canary (sticky) or not (legacy)"},
+	{Name: "auth-realm", Nginx: "sets the basic auth realm"},
+	{Name: "auth-secret", Nginx: "checks basic auth credentials against the Secret"},
+	{Name: "auth-secret-type", Nginx: "reads the auth Secret as an htpasswd file or a map"},
+	{Name: "auth-type", Nginx: "requires basic or digest authentication"},
+	{Name: "auth-tls-secret", Nginx: "requires client certificates signed by the Secret's CA"},
+	{Name: "auth-tls-verify-depth", Nginx: "limits the client certificate chain depth"},
+	{Name: "auth-tls-verify-client", Nginx: "turns client certificate verification on, off or optional"},
+	{Name: "auth-tls-error-page", Nginx: "redirects clients whose certificate fails to this page"},
+	{Name: "auth-tls-pass-certificate-to-upstream", Nginx: "passes the client certificate to the backend in ssl-client-cert"},
+	{Name: "auth-tls-match-cn", Nginx: "requires the client certificate's CN to match"},
+	{Name: "auth-method", Nginx: "the method of the external auth request"},
+	{Name: "auth-signin", Nginx: "redirects requests the external auth refuses to this sign-in page"},
+	{Name: "auth-signin-redirect-param", Nginx: "names the sign-in page's parameter holding the original URL"},
+	{Name: "auth-proxy-set-headers", Nginx: "sends the ConfigMap's headers to the auth service"},
+	{Name: "auth-request-redirect", Nginx: "sets X-Auth-Request-Redirect on the auth request"},
+	{Name: "auth-cache-key", Nginx: "caches auth responses by this key"},
+	{Name: "auth-cache-duration", Nginx: "how long auth responses are cached"},
+	{Name: "auth-keepalive", Nginx: "keeps connections to the auth service open"},
+	{Name: "auth-keepalive-share-vars", Nginx: "shares variables with keepalive auth requests"},
+	{Name: "auth-keepalive-requests", Nginx: "requests per keepalive auth connection"},
+	{Name: "auth-keepalive-timeout", Nginx: "idle timeout of keepalive auth connections"},
+	{Name: "auth-always-set-cookie", Nginx: "sets the auth response's cookies on every response"},
+	{Name: "auth-snippet", Nginx: "adds nginx configuration to the auth location"},
+	{Name: "enable-global-auth", Nginx: "applies (or not) the ConfigMap's global-auth-url"},
+	{Name: "client-body-buffer-size", Nginx: "buffers request bodies in memory up to this size"},
+	{Name: "configuration-snippet", Nginx: "adds raw nginx configuration to the location"},
+	{Name: "custom-http-errors", Nginx: "sends these response statuses to the default backend"},
+	{Name: "custom-headers", Nginx: "adds the ConfigMap's headers to responses"},
+	{Name: "default-backend", Nginx: "serves requests whose backend has no endpoints (and custom errors) from this Service"},
+	{Name: "enable-cors", Nginx: "answers CORS preflights and adds CORS headers"},
+	{Name: "cors-allow-origin", Nginx: "the origins CORS allows (default *)"},
+	{Name: "cors-allow-methods", Nginx: "the methods CORS allows"},
+	{Name: "cors-allow-headers", Nginx: "the headers CORS allows"},
+	{Name: "cors-expose-headers", Nginx: "the headers CORS exposes"},
+	{Name: "cors-allow-credentials", Nginx: "whether CORS allows credentials (default true)"},
+	{Name: "cors-max-age", Nginx: "how long preflights are cached (default 1728000)"},
+	{Name: "http2-push-preload", Nginx: "turns Link preload headers into HTTP/2 pushes"},
+	{Name: "limit-connections", Nginx: "limits concurrent connections per client IP (503 beyond)"},
+	{Name: "limit-rps", Nginx: "limits requests per second per client IP (503 beyond the burst)"},
+	{Name: "limit-rpm", Nginx: "limits requests per minute per client IP (503 beyond the burst)"},
+	{Name: "limit-burst-multiplier", Nginx: "the burst of limit-rps and limit-rpm (default 5)"},
+	{Name: "limit-rate", Nginx: "limits response bytes per second per connection"},
+	{Name: "limit-rate-after", Nginx: "starts limit-rate after this many bytes"},
+	{Name: "limit-whitelist", Nginx: "exempts these client ranges from rate limits"},
+	{Name: "limit-allowlist", Nginx: "exempts these client ranges from rate limits"},
+	{Name: "global-rate-limit", Nginx: "limits requests per window across controllers (memcached)"},
+	{Name: "global-rate-limit-window", Nginx: "the window of global-rate-limit"},
+	{Name: "global-rate-limit-key", Nginx: "the key global-rate-limit counts by"},
+	{Name: "global-rate-limit-ignored-cidrs", Nginx: "exempts these ranges from global-rate-limit"},
+	{Name: "proxy-body-size", Nginx: "refuses request bodies larger than this with 413 (default 1m)"},
+	{Name: "proxy-cookie-domain", Nginx: "rewrites the domain of backend cookies"},
+	{Name: "proxy-cookie-path", Nginx: "rewrites the path of backend cookies"},
+	{Name: "proxy-connect-timeout", Nginx: "the timeout to connect to the backend (default 5s)"},
+	{Name: "proxy-send-timeout", Nginx: "the timeout between two writes to the backend (default 60s)"},
+	{Name: "proxy-read-timeout", Nginx: "the timeout between two reads from the backend (default 60s)"},
+	{Name: "proxy-next-upstream", Nginx: "on which errors a request is retried on the next endpoint"},
+	{Name: "proxy-next-upstream-timeout", Nginx: "how long retries on the next endpoint may take"},
+	{Name: "proxy-next-upstream-tries", Nginx: "how many endpoints a request is tried on"},
+	{Name: "proxy-request-buffering", Nginx: "buffers request bodies before forwarding"},
+	{Name: "proxy-redirect-from", Nginx: "rewrites backend Location headers from this text"},
+	{Name: "proxy-redirect-to", Nginx: "rewrites backend Location headers to this text"},
+	{Name: "proxy-http-version", Nginx: "the HTTP version spoken to the backend"},
+	{Name: "proxy-ssl-secret", Nginx: "presents this client certificate to HTTPS backends"},
+	{Name: "proxy-ssl-ciphers", Nginx: "the ciphers offered to HTTPS backends"},
+	{Name: "proxy-ssl-name", Nginx: "the name verified and sent as SNI to HTTPS backends"},
+	{Name: "proxy-ssl-protocols", Nginx: "the TLS versions offered to HTTPS backends"},
+	{Name: "proxy-ssl-verify", Nginx: "verifies HTTPS backends' certificates"},
+	{Name: "proxy-ssl-verify-depth", Nginx: "the chain depth verified for HTTPS backends"},
+	{Name: "proxy-ssl-server-name", Nginx: "sends SNI to HTTPS backends"},
+	{Name: "proxy-buffering", Nginx: "buffers backend responses"},
+	{Name: "proxy-buffers-number", Nginx: "the number of response buffers"},
+	{Name: "proxy-buffer-size", Nginx: "the size of the response header buffer"},
+	{Name: "proxy-busy-buffers-size", Nginx: "the size of busy response buffers"},
+	{Name: "proxy-max-temp-file-size", Nginx: "the temp file size for buffered responses"},
+	{Name: "enable-rewrite-log", Nginx: "logs rewrites at notice level"},
+	{Name: "satisfy", Nginx: "lets a request through when any (not all) auth passes"},
+	{Name: "server-alias", Nginx: "serves the host under these other names too"},
+	{Name: "server-snippet", Nginx: "adds raw nginx configuration to the server"},
+	{Name: "service-upstream", Nginx: "proxies to the Service's cluster IP instead of its endpoints"},
+	{Name: "session-cookie-name", Nginx: "the affinity cookie's name (default INGRESSCOOKIE)"},
+	{Name: "session-cookie-path", Nginx: "the affinity cookie's path"},
+	{Name: "session-cookie-domain", Nginx: "the affinity cookie's domain"},
+	{Name: "session-cookie-expires", Nginx: "the affinity cookie's Expires"},
+	{Name: "session-cookie-max-age", Nginx: "the affinity cookie's Max-Age"},
+	{Name: "session-cookie-secure", Nginx: "sets Secure on the affinity cookie"},
+	{Name: "session-cookie-change-on-failure", Nginx: "moves the affinity cookie when its endpoint fails"},
+	{Name: "session-cookie-samesite", Nginx: "the affinity cookie's SameSite"},
+	{Name: "session-cookie-conditional-samesite-none", Nginx: "omits SameSite=None for browsers that reject it"},
+	{Name: "ssl-passthrough", Nginx: "passes TLS through to the backend by SNI (with --enable-ssl-passthrough)"},
+	{Name: "stream-snippet", Nginx: "adds raw nginx stream configuration"},
+	{Name: "upstream-hash-by", Nginx: "balances by a consistent hash of this key"},
+	{Name: "upstream-hash-by-subset", Nginx: "hashes to subsets of endpoints"},
+	{Name: "upstream-hash-by-subset-size", Nginx: "the size of hash subsets (default 3)"},
+	{Name: "load-balance", Nginx: "the load balancing algorithm (round_robin, ewma)"},
+	{Name: "ssl-ciphers", Nginx: "the TLS ciphers of the server"},
+	{Name: "ssl-prefer-server-ciphers", Nginx: "prefers the server's cipher order"},
+	{Name: "connection-proxy-header", Nginx: "the Connection header sent to the backend"},
+	{Name: "enable-access-log", Nginx: "turns the access log off for the Ingress"},
+	{Name: "enable-opentracing", Nginx: "turns OpenTracing on or off"},
+	{Name: "opentracing-trust-incoming-span", Nginx: "trusts incoming OpenTracing spans"},
+	{Name: "enable-opentelemetry", Nginx: "turns OpenTelemetry on or off"},
+	{Name: "opentelemetry-trust-incoming-span", Nginx: "trusts incoming OpenTelemetry spans"},
+	{Name: "opentelemetry-operation-name", Nginx: "names the OpenTelemetry span"},
+	{Name: "enable-influxdb", Nginx: "reports requests to InfluxDB"},
+	{Name: "influxdb-measurement", Nginx: "the InfluxDB measurement"},
+	{Name: "influxdb-port", Nginx: "the InfluxDB port"},
+	{Name: "influxdb-host", Nginx: "the InfluxDB host"},
+	{Name: "influxdb-server-name", Nginx: "the InfluxDB server name"},
+	{Name: "enable-modsecurity", Nginx: "runs ModSecurity on the location"},
+	{Name: "enable-owasp-core-rules", Nginx: "runs the OWASP core rule set"},
+	{Name: "modsecurity-transaction-id", Nginx: "the ModSecurity transaction id"},
+	{Name: "modsecurity-snippet", Nginx: "adds ModSecurity rules"},
+	{Name: "mirror-request-body", Nginx: "sends the body to the mirror (default on)"},
+	{Name: "mirror-target", Nginx: "sends a copy of each request to this URL"},
+	{Name: "mirror-host", Nginx: "the Host header of mirrored requests"},
+	{Name: "disable-proxy-intercept-errors", Nginx: "does not intercept backend errors for custom-http-errors"},
+}
+
+// ingressAnnotations are the emulated annotations of one Ingress, parsed.
+type ingressAnnotations struct {
+	useRegex bool
+	// rewriteTarget is nginx's rewrite replacement ("": none), with $n
+	// written as ${n} for the data plane; nginxRewrite is it as written.
+	rewriteTarget, nginxRewrite string
+	// sslRedirect (default true) and forceSSLRedirect redirect HTTP to
+	// HTTPS; preserveSlash keeps a trailing slash in that redirect.
+	sslRedirect, forceSSLRedirect, preserveSlash bool
+	// redirect is permanent-redirect or temporal-redirect (nil: none).
+	redirect *ingressRedirect
+	// appRoot is where "/" is redirected with 302 ("": nowhere).
+	appRoot string
+	// upstreamVhost is the Host sent to the backend ("": the request's).
+	upstreamVhost string
+	// forwardedPrefix is the X-Forwarded-Prefix value ("": none).
+	forwardedPrefix string
+	// grpc is backend-protocol GRPC: HTTP/2 without TLS to the backend.
+	grpc bool
+	// fromToWWW redirects www.host to host, or host to www.host.
+	fromToWWW bool
+	// canary is set on a canary Ingress (nil: not one).
+	canary *ingressCanary
+	// allow and deny are whitelist-source-range and denylist-source-range
+	// (nil: none).
+	allow, deny []string
+	// authURL is auth-url (nil: none); authHeaders are
+	// auth-response-headers, canonical.
+	authURL     *url.URL
+	authHeaders []string
+	// unemulatedSecurity names a security annotation gwdev does not
+	// emulate: the Ingress's locations answer 403 ("": none).
+	unemulatedSecurity string
+}
+
+// ingressSecurityAnnotation reports whether an annotation restricts who may
+// reach the backend: not emulating it must deny, never allow.
+func ingressSecurityAnnotation(name string) bool {
+	switch name {
+	case "auth-type", "auth-secret", "auth-url", "auth-tls-secret", "auth-tls-verify-client", "satisfy", "auth-snippet", "enable-modsecurity", "enable-owasp-core-rules", "modsecurity-snippet":
+		return true
+	}
+	return false
+}
+
+// ingressCanary is how a canary Ingress takes requests from the main
+// Ingress of the same host and path, in ingress-nginx's order: header,
+// cookie, weight.
+type ingressCanary struct {
+	// header names the request header ("": none); headerValue, else
+	// headerPattern, replaces "always" as the value that picks the canary.
+	header, headerValue, headerPattern string
+	// cookie names the cookie whose value always or never decides ("": none).
+	cookie string
+	// weight of total requests go to the canary when nothing above decided.
+	weight, total int32
+}
+
+// ingressRedirect is a permanent-redirect or temporal-redirect.
+type ingressRedirect struct {
+	url  *url.URL
+	code int
+}
+
+// nginxCaptureRef is $n in an nginx replacement.
+var nginxCaptureRef = regexp.MustCompile(`\$([0-9]+)`)
+
+// parseIngressAnnotations reads the ingress-nginx annotations of an
+// Ingress: emulated ones are parsed (a bad value is noted, and ingress-nginx
+// ignores it, so gwdev does too); reported ones and unknown ones are noted.
+func (t *translator) parseIngressAnnotations(st *ingressState) ingressAnnotations {
+	a := ingressAnnotations{sslRedirect: true}
+	ann := st.obj.Annotations
+	warn := func(name, msg string) {
+		t.note(SeverityWarning, st.key, "", "annotation "+IngressNginxAnnotationPrefix+name+": "+msg)
+	}
+	boolean := func(name string, def bool) bool {
+		v, ok := ann[IngressNginxAnnotationPrefix+name]
+		if !ok {
+			return def
+		}
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			warn(name, "invalid value "+strconv.Quote(v)+" (want \"true\" or \"false\"); ingress-nginx ignores it")
+			return def
+		}
+		return b
+	}
+	str := func(name string) string { return ann[IngressNginxAnnotationPrefix+name] }
+	a.useRegex = boolean("use-regex", false)
+	a.sslRedirect = boolean("ssl-redirect", true)
+	a.forceSSLRedirect = boolean("force-ssl-redirect", false)
+	a.preserveSlash = boolean("preserve-trailing-slash", false)
+	a.fromToWWW = boolean("from-to-www-redirect", false)
+	switch v := strings.ToUpper(str("backend-protocol")); v {
+	case "", "HTTP":
+	case "GRPC":
+		a.grpc = true
+	default:
+		warn("backend-protocol", "gwdev emulates HTTP and GRPC, not "+strconv.Quote(v)+": it speaks HTTP/1.1 without TLS to the backend, where ingress-nginx would speak "+v)
+	}
+	if v := str("rewrite-target"); v != "" {
+		a.rewriteTarget, a.nginxRewrite = nginxCaptureRef.ReplaceAllString(v, "$${$1}"), v
+	}
+	a.appRoot = str("app-root")
+	if a.appRoot != "" && !strings.HasPrefix(a.appRoot, "/") {
+		warn("app-root", "must be a path starting with /; ingress-nginx ignores it")
+		a.appRoot = ""
+	}
+	a.upstreamVhost = str("upstream-vhost")
+	a.forwardedPrefix = str("x-forwarded-prefix")
+	a.redirect = t.parseIngressRedirect(ann, warn)
+	a.allow = cidrList(str("whitelist-source-range"), "whitelist-source-range", warn)
+	a.deny = cidrList(str("denylist-source-range"), "denylist-source-range", warn)
+	if v := str("auth-url"); v != "" {
+		u, err := url.Parse(v)
+		if err == nil && u.Scheme == "http" && u.Hostname() != "" {
+			a.authURL = u
+			t.note(SeverityInfo, st.key, "", "annotation "+IngressNginxAnnotationPrefix+"auth-url: emulated as an HTTP ExternalAuth filter, whose "+
+				"request carries the URL's path followed by the request's, and Host, method, Content-Length and Authorization only "+
+				"(ingress-nginx sends the URL's path and every request header)")
+		} else {
+			warn("auth-url", "gwdev emulates http:// auth URLs of a Service of the manifests; it denies this Ingress's requests with 403")
+		}
+		for _, h := range strings.Split(str("auth-response-headers"), ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				a.authHeaders = append(a.authHeaders, textprotoCanonical(h))
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(ann)) {
+		if name == IngressNginxAnnotationPrefix+"auth-url" && a.authURL != nil {
+			continue
+		}
+		if short, ok := strings.CutPrefix(name, IngressNginxAnnotationPrefix); ok && ingressSecurityAnnotation(short) && a.unemulatedSecurity == "" {
+			a.unemulatedSecurity = name
+		}
+	}
+	if boolean("canary", false) {
+		a.canary = parseIngressCanary(str, warn)
+	}
+	for _, name := range slices.Sorted(maps.Keys(ann)) {
+		short, ok := strings.CutPrefix(name, IngressNginxAnnotationPrefix)
+		if !ok {
+			continue
+		}
+		switch an := ingressAnnotationNamed(short); {
+		case an == nil:
+			warn(short, "not an annotation ingress-nginx documents; it ignores it")
+		case an.Test == "":
+			msg := "gwdev does not emulate it (ingress-nginx: " + an.Nginx + ")"
+			if ingressSecurityAnnotation(short) {
+				msg += "; it is a security filter, so gwdev denies the Ingress's requests with 403 rather than let them through unchecked"
+			}
+			warn(short, msg)
+		case a.canary != nil && !strings.HasPrefix(short, "canary"):
+			warn(short, "ingress-nginx ignores it on a canary Ingress (the main Ingress's annotations apply), and so does gwdev")
+		}
+	}
+	return a
+}
+
+// parseIngressRedirect reads permanent-redirect (301 unless
+// permanent-redirect-code says otherwise), else temporal-redirect (302 unless
+// temporal-redirect-code), which ingress-nginx checks in that order.
+func (t *translator) parseIngressRedirect(ann map[string]string, warn func(name, msg string)) *ingressRedirect {
+	for _, r := range []struct {
+		name string
+		code int
+	}{{"permanent-redirect", 301}, {"temporal-redirect", 302}} {
+		v := ann[IngressNginxAnnotationPrefix+r.name]
+		if v == "" {
+			continue
+		}
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			warn(r.name, "must be an absolute http or https URL; ingress-nginx ignores it")
+			continue
+		}
+		code := r.code
+		if c := ann[IngressNginxAnnotationPrefix+r.name+"-code"]; c != "" {
+			n, err := strconv.Atoi(c)
+			if err != nil || n < 300 || n > 308 {
+				warn(r.name+"-code", "invalid status "+strconv.Quote(c)+" (want 300-308); ingress-nginx uses "+strconv.Itoa(code))
+			} else {
+				code = n
+			}
+		}
+		return &ingressRedirect{url: u, code: code}
+	}
+	return nil
+}
+
+// cidrList parses a comma-separated list of CIDRs or addresses (an address
+// is its own /32 or /128); a bad entry is noted and, since the list guards
+// access, kept as a range that matches nothing rather than dropped.
+func cidrList(v, name string, warn func(name, msg string)) []string {
+	if v == "" {
+		return nil
+	}
+	var out []string
+	for _, e := range strings.Split(v, ",") {
+		e = strings.TrimSpace(e)
+		if e == "" {
+			continue
+		}
+		if !strings.Contains(e, "/") {
+			if ip, err := netip.ParseAddr(e); err == nil {
+				e = netip.PrefixFrom(ip, ip.BitLen()).String()
+			}
+		}
+		if _, err := netip.ParsePrefix(e); err != nil {
+			warn(name, "invalid range "+strconv.Quote(e)+"; ingress-nginx refuses the annotation")
+			continue
+		}
+		out = append(out, e)
+	}
+	if out == nil {
+		out = []string{} // every entry was bad: allow nobody / deny nobody, as written
+	}
+	return out
+}
+
+// parseIngressCanary reads the canary-* annotations.
+func parseIngressCanary(str func(string) string, warn func(name, msg string)) *ingressCanary {
+	c := &ingressCanary{header: str("canary-by-header"), headerValue: str("canary-by-header-value"),
+		headerPattern: str("canary-by-header-pattern"), cookie: str("canary-by-cookie"), total: 100}
+	number := func(name string, into *int32) {
+		v := str(name)
+		if v == "" {
+			return
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			warn(name, "invalid number "+strconv.Quote(v)+"; ingress-nginx ignores it")
+			return
+		}
+		*into = int32(n)
+	}
+	number("canary-weight", &c.weight)
+	number("canary-weight-total", &c.total)
+	if c.total == 0 {
+		c.total = 100
+	}
+	if c.headerPattern != "" {
+		if _, err := regexp.Compile(c.headerPattern); err != nil {
+			warn("canary-by-header-pattern", "not an RE2 expression ("+err.Error()+"); gwdev ignores it")
+			c.headerPattern = ""
+		}
+	}
+	return c
+}
+
+// ingressAnnotationNamed returns the documented annotation (without the
+// prefix), or nil.
+func ingressAnnotationNamed(name string) *IngressAnnotation {
+	for _, l := range [][]IngressAnnotation{ingressEmulated, ingressReported} {
+		for i := range l {
+			if l[i].Name == name {
+				return &l[i]
+			}
+		}
+	}
+	return nil
+}

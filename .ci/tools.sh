@@ -6,7 +6,8 @@
 #                   its release (about 5 minutes on 2 cores, 170 MB);
 #   helm            from helm.sh/helm/v4 (go install).
 # Usage: .ci/tools.sh [kube-apiserver|helm|dir]...  (no argument: both).
-# Prints nothing but errors; `.ci/tools.sh dir` prints the cache directory.
+# Prints the path of each tool (built when it is not in the cache yet), or
+# the cache directory for `dir`; the Go tool's messages go to stderr.
 # GWDEV_TOOLS overrides the directory.
 set -euo pipefail
 export GOTOOLCHAIN=local
@@ -54,8 +55,8 @@ build_helm() {
 [ $# -eq 0 ] && set -- kube-apiserver helm
 for t in "$@"; do
   case "$t" in
-    kube-apiserver) build_kube_apiserver ;;
-    helm) build_helm ;;
+    kube-apiserver) build_kube_apiserver >&2; echo "$dir/kube-apiserver-$KUBE_VERSION" ;;
+    helm) build_helm >&2; echo "$dir/helm-$HELM_VERSION" ;;
     dir) echo "$dir" ;;
     *) echo "tools.sh: unknown tool $t" >&2; exit 2 ;;
   esac

@@ -23,6 +23,8 @@ type checkOptions struct {
 	files   []string
 	classes []string
 	strict  bool
+	// kustomize builds folders holding a kustomization (--kustomize).
+	kustomize bool
 	// policies adds the Policies section to the summary.
 	policies bool
 	// now, when set (RFC 3339), replaces the clock in status (for tests).
@@ -54,6 +56,7 @@ errors (a folder or file that does not exist among them).`,
 	f.StringArrayVarP(&o.files, "filename", "f", nil, "manifest file or directory to read (repeatable; - reads stdin)")
 	f.StringSliceVar(&o.classes, "class", nil, "manage only these GatewayClass names (default: every class the Gateways name)")
 	f.BoolVar(&o.strict, "strict", false, "exit 1 on warnings too")
+	f.BoolVar(&o.kustomize, "kustomize", true, "build a folder holding a kustomization.yaml as kubectl kustomize does (false: read its files one by one)")
 	f.BoolVar(&o.policies, "policies", false, "list, for every object a policy targets, the policies that apply and those refused, and why")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	f.StringVar(&o.now, "now", "", "use this RFC 3339 time as the current time (for reproducible output)")
@@ -99,6 +102,7 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	loader.NoKustomize = !o.kustomize
 	var results []*watch.LoadResult
 	for _, src := range sources {
 		if src == "-" {
@@ -109,7 +113,7 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 			results = append(results, loader.LoadBytes("<stdin>", data))
 			continue
 		}
-		results = append(results, loader.LoadDir(src))
+		results = append(results, loader.Load(src, watch.Sources{Renders: proj.renders}))
 	}
 	lr := results[0] // one source: already sorted and deduplicated
 	if len(results) > 1 {

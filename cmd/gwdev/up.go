@@ -30,6 +30,8 @@ type upOptions struct {
 	// emptyGrace is how long an emptied file keeps its objects (0: not).
 	emptyGrace time.Duration
 	noTUI      bool
+	// kustomize builds folders holding a kustomization (--kustomize).
+	kustomize bool
 	// admin is the admin API address ("" or "off": none).
 	admin string
 	// tcpIdle and udpSession are the L4 timeouts (0: the emulator's defaults).
@@ -83,6 +85,7 @@ gwdev's built-in echo backend.`,
 	f.DurationVar(&o.udpSession, "udp-session-timeout", emulator.DefaultUDPSessionTimeout, "end a UDPRoute session (one client address) after this long without datagrams")
 	f.StringVar(&o.admin, "admin", emulator.DefaultAdminAddr, "admin API address (/status /routes /traces /traces/stream /metrics /healthz); off to disable")
 	o.limits.addFlags(f)
+	f.BoolVar(&o.kustomize, "kustomize", true, "build a folder holding a kustomization.yaml as kubectl kustomize does (false: read its files one by one)")
 	f.BoolVar(&o.noTUI, "no-tui", false, "print plain lines instead of the dashboard (the default when stdin or stdout is not a terminal, or with --access-log -)")
 	return cmd
 }
@@ -109,11 +112,12 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 	if err != nil {
 		return err
 	}
+	loader.NoKustomize = !o.kustomize
 	grace := o.emptyGrace
 	if grace <= 0 {
 		grace = -1 // WatchOptions: negative is none, 0 the default
 	}
-	w, err := loader.Watch(ctx, dir, watch.WatchOptions{Debounce: o.debounce, EmptyGrace: grace})
+	w, err := loader.Watch(ctx, dir, watch.WatchOptions{Debounce: o.debounce, EmptyGrace: grace, Renders: proj.renders})
 	if err != nil {
 		return err
 	}
@@ -137,7 +141,7 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 		_ = srv.Close(sctx)
 	}()
 	rl := &reloader{out: out, dir: dir, srv: srv, proj: proj, reread: o.projectOptions,
-		opts: engine.Options{Classes: o.classes}}
+		opts: engine.Options{Classes: o.classes}, setRenders: w.SetRenders}
 	cfgChanged := watchProjectConfig(ctx, dir, o.debounce)
 	var admin adminState
 	if o.admin != "" && o.admin != "off" {
@@ -201,6 +205,9 @@ type reloader struct {
 	admin *emulator.Admin
 	// adminObjects serves the admin API's /status from every translation.
 	adminObjects *adminObjects
+	// setRenders, when set, gives the watcher gwdev.yaml's new render:
+	// commands.
+	setRenders func([]watch.Render)
 	// notify, when set, receives each state instead of out (the dashboard).
 	notify func(tui.StateMsg)
 }

@@ -17,6 +17,8 @@ type projectOptions struct {
 	mappings, where map[string]string
 	profiles        map[string]string
 	ycCerts         map[string]engine.PEMCertificate
+	// renders are gwdev.yaml's render: commands.
+	renders []watch.Render
 }
 
 // projectOptions reads dir's gwdev.yaml and merges it with the flags.
@@ -43,6 +45,7 @@ func readProject(dir string, backendFlags, profileFlags []string) (projectOption
 	if p.profiles, p.ycCerts, err = profileOptions(cfg, dir, profileFlags); err != nil {
 		return p, err
 	}
+	p.renders = cfg.Renders
 	return p, nil
 }
 
@@ -68,7 +71,11 @@ func (p projectOptions) set(opts *engine.Options) {
 // reads is reported as a problem while the last good settings keep
 // serving.
 func (r *reloader) configChanged() {
+	before := r.proj.renders
 	p := r.readConfig()
+	if r.cfgErr == nil && r.setRenders != nil && !sameRenders(before, p.renders) {
+		r.setRenders(p.renders) // the watcher runs them and sends an update
+	}
 	if r.lastUpdate == nil {
 		return
 	}
@@ -112,4 +119,11 @@ func (r *reloader) withConfigProblem(u *watch.Update) *watch.Update {
 	c := *u
 	c.Result = &lr
 	return &c
+}
+
+// sameRenders reports whether two render: lists are the same commands.
+func sameRenders(a, b []watch.Render) bool {
+	return slices.EqualFunc(a, b, func(x, y watch.Render) bool {
+		return x.Command == y.Command && x.Dir == y.Dir && slices.Equal(x.Watch, y.Watch)
+	})
 }

@@ -32,6 +32,10 @@ type checkOptions struct {
 
 	// profiles are --profile CLASS=PROFILE flags (profiles.go).
 	profiles []string
+	// clusterMode compares a cluster's status with the spec's
+	// (check_cluster.go); cluster says which cluster.
+	clusterMode bool
+	cluster     clusterFlags
 }
 
 func newCheckCmd() *cobra.Command {
@@ -59,6 +63,8 @@ errors (a folder or file that does not exist among them).`,
 	f.BoolVar(&o.kustomize, "kustomize", true, "build a folder holding a kustomization.yaml as kubectl kustomize does (false: read its files one by one)")
 	f.BoolVar(&o.policies, "policies", false, "list, for every object a policy targets, the policies that apply and those refused, and why")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
+	f.BoolVar(&o.clusterMode, "cluster", false, "read the objects and the status their controller wrote from the cluster of your kubeconfig, and print every condition where that status and the spec's disagree")
+	o.cluster.add(f)
 	f.StringVar(&o.now, "now", "", "use this RFC 3339 time as the current time (for reproducible output)")
 	_ = f.MarkHidden("now")
 	return cmd
@@ -87,6 +93,12 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 			return fmt.Errorf("--now: %w", err)
 		}
 		now = metav1.NewTime(t)
+	}
+	if o.clusterMode {
+		if len(args) > 0 || len(o.files) > 0 {
+			return fmt.Errorf("--cluster reads the cluster: give no DIR or -f")
+		}
+		return o.runCluster(cmd.Context(), cmd.OutOrStdout(), now)
 	}
 	for _, src := range sources {
 		if _, err := os.Stat(src); src != "-" && errors.Is(err, fs.ErrNotExist) {

@@ -60,7 +60,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(dirFirst(newCheckCmd()), dirFirst(newUpCmd()), newExplainCmd(), dirFirst(newCertsCmd()), newVersionCmd(),
-		newDiffCmd(), dirFirst(newGraphCmd()))
+		newDiffCmd(), dirFirst(newGraphCmd()), newPullCmd())
 	return root
 }
 

@@ -37,8 +37,8 @@ build_kube_apiserver() {
     done
     printf 'package tools\n\nimport _ "k8s.io/kubernetes/cmd/kube-apiserver"\n' > tools.go
     go mod tidy >/dev/null 2>&1 || go mod tidy
-    nice go build -trimpath -ldflags=-s -o "$out.tmp" k8s.io/kubernetes/cmd/kube-apiserver
-    mv "$out.tmp" "$out"
+    nice go build -trimpath -ldflags=-s -o "$out.$$.tmp" k8s.io/kubernetes/cmd/kube-apiserver
+    mv "$out.$$.tmp" "$out"
   )
 }
 

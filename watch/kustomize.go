@@ -215,11 +215,17 @@ func (b *kustomizeBuild) readFiles() []string {
 // files they came from (placeBuilt). A failed build is one problem at the
 // kustomization file.
 func (l *Loader) loadKustomization(b *kustomizeBuild) collected {
+	read := 0 // the files the build read
+	for _, data := range b.read {
+		if data != nil {
+			read++
+		}
+	}
 	if b.err != nil {
-		return collected{problems: []Problem{{File: b.file, Message: "kustomize build failed: " + relErr(b.err, b.dir)}}}
+		return collected{files: read, problems: []Problem{{File: b.file, Message: "kustomize build failed: " + relErr(b.err, b.dir)}}}
 	}
 	c := l.loadFiles([]fileInput{{path: b.name, data: slices.Clone(b.data)}}, nil)
-	c.files = 1
+	c.files = read
 	pl := newBuildPlacer(b)
 	for i := range c.objs {
 		pl.placeObject(&c.objs[i])
@@ -242,9 +248,13 @@ func (l *Loader) loadKustomization(b *kustomizeBuild) collected {
 // absolute path where kustomize printed one.
 func relErr(err error, dir string) string {
 	msg := err.Error()
-	if abs, e := filepath.Abs(dir); e == nil && abs != dir {
-		msg = strings.ReplaceAll(msg, abs+string(filepath.Separator), dir+string(filepath.Separator))
-		msg = strings.ReplaceAll(msg, abs, dir)
+	if filepath.IsAbs(dir) {
+		return msg
+	}
+	// Paths under the working directory, as the folder was given.
+	if wd, e := os.Getwd(); e == nil {
+		msg = strings.ReplaceAll(msg, "'"+wd+string(filepath.Separator), "'")
+		msg = strings.ReplaceAll(msg, " "+wd+string(filepath.Separator), " ")
 	}
 	return msg
 }

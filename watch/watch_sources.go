@@ -41,8 +41,8 @@ func stampsOf(read map[string][]byte) map[string]statStamp {
 	return out
 }
 
-// SetRenders replaces the render commands (gwdev.yaml changed): every
-// command runs again and the outputs of removed ones are dropped.
+// SetRenders replaces the render commands (gwdev.yaml changed): new and
+// changed commands run, and the outputs of removed ones are dropped.
 func (w *Watcher) SetRenders(rs []Render) {
 	select {
 	case <-w.renderSet:

@@ -50,16 +50,16 @@ type conditionsView struct {
 	Parents   []parentView `json:"parents"`
 	Ancestors []struct {
 		AncestorRef    map[string]any     `json:"ancestorRef"`
-		ControllerName string               `json:"controllerName"`
-		Conditions     []metav1.Condition   `json:"conditions"`
+		ControllerName string             `json:"controllerName"`
+		Conditions     []metav1.Condition `json:"conditions"`
 	} `json:"ancestors"`
 }
 
 // parentView is one parent (or ancestor) entry of a status.
 type parentView struct {
 	ParentRef      map[string]any     `json:"parentRef"`
-	ControllerName string               `json:"controllerName"`
-	Conditions     []metav1.Condition   `json:"conditions"`
+	ControllerName string             `json:"controllerName"`
+	Conditions     []metav1.Condition `json:"conditions"`
 }
 
 // statusOf decodes the status of an object (typed or unstructured).

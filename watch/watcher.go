@@ -268,6 +268,17 @@ func (w *Watcher) run(ctx context.Context) {
 			graceFire = graceTimer.C
 		}
 	}
+	// reload rescans what the events since the last one touched.
+	reload := func() {
+		root, err := w.syncRoot()
+		if err != nil {
+			w.report(err)
+		}
+		u, until := w.rescan(touched, false, root)
+		touched = map[string]bool{}
+		setGrace(until)
+		w.publish(u)
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -300,24 +311,10 @@ func (w *Watcher) run(ctx context.Context) {
 			w.report(err)
 		case <-fire:
 			fire = nil
-			root, err := w.syncRoot()
-			if err != nil {
-				w.report(err)
-			}
-			u, until := w.rescan(touched, false, root)
-			touched = map[string]bool{}
-			setGrace(until)
-			w.publish(u)
+			reload()
 		case rs := <-w.renderSet:
 			w.renders = rs
-			root, err := w.syncRoot()
-			if err != nil {
-				w.report(err)
-			}
-			u, until := w.rescan(touched, false, root)
-			touched = map[string]bool{}
-			setGrace(until)
-			w.publish(u)
+			reload()
 		case <-graceFire:
 			graceFire = nil
 			u, until := w.rescan(w.held(), false, RootSteady)

@@ -46,10 +46,17 @@ func newCheckCmd() *cobra.Command {
 		Long: `check loads every manifest under DIR (default: the current directory), translates them
 like a conformant controller and prints a summary, problems first, each with file:line.
 With -o yaml|json it prints every loaded object with its computed status instead.
+A folder holding a kustomization.yaml is built as kubectl kustomize builds it; gwdev.yaml's
+render: commands run once and their output is checked with the files.
+
+With --cluster it reads the objects and the status their controller wrote from the cluster of
+your kubeconfig (--context, -n or -A, as kubectl) and prints every condition where that status
+and the spec's disagree.
 
 Exit status: 0 when every object is accepted and resolved, 1 when any object has a
 False condition or failed to load or when there is no manifest to check, 2 on usage
-errors (a folder or file that does not exist among them).`,
+errors (a folder or file that does not exist among them). With --cluster: 1 when any condition
+disagrees.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd, args)

@@ -58,6 +58,12 @@ DIR may be removed, replaced (mv) or not exist yet: gwdev keeps serving the obje
 loaded, says so, and loads DIR again as soon as it is there. A file that becomes empty keeps
 its objects for --empty-file-grace, as some editors truncate a file before writing it.
 
+A folder holding a kustomization.yaml (DIR or one below it) is built as kubectl kustomize
+builds it, and rebuilt when any file the build read changes (--kustomize=false reads its files
+one by one). The output of gwdev.yaml's render: commands (helm template, cue export…) is
+loaded like a file and rendered again when a path they watch changes. A failing build or
+render keeps its last good objects serving and shows why.
+
 Backends: a Service port resolves to a local address you give (gwdev.yaml "backends:" or
 --backend ns/name:port=host:port), else its EndpointSlices, else its ExternalName, else
 gwdev's built-in echo backend.`,

@@ -92,7 +92,7 @@ func (l *Loader) Load(root string, src Sources) *LoadResult {
 	for _, b := range builds {
 		parts = append(parts, l.loadKustomization(b))
 	}
-	warnings := found.warnings
+	warnings := append(found.warnings, chartWarnings(found.charts, inputs)...)
 	for _, r := range src.Renders {
 		rc, w := l.loadRender(r.run(context.Background()))
 		rc.files = 1

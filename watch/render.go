@@ -152,3 +152,27 @@ func renderInputs(renders []Render) map[string]bool {
 	}
 	return set
 }
+
+// chartWarnings says, for every Helm chart folder the walk found that no
+// render command reads, that its templates are not loaded.
+func chartWarnings(charts []string, inputs map[string]bool) []Warning {
+	var out []Warning
+	for _, dir := range charts {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			continue
+		}
+		rendered := false
+		for p := range inputs {
+			if within(p, abs) {
+				rendered = true
+				break
+			}
+		}
+		if !rendered {
+			out = append(out, Warning{File: dir, Message: "a Helm chart (Chart.yaml): its templates are not manifests and are not read; " +
+				"render it with a render: command in gwdev.yaml (helm template …) that watches this folder"})
+		}
+	}
+	return out
+}

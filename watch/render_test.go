@@ -82,3 +82,23 @@ func serviceOf(u *Update) string {
 	}
 	return string(rs[0].Spec.Rules[0].BackendRefs[0].Name)
 }
+
+// TestHelmChartFolderIsNotReadAsManifests: a chart's templates are never
+// loaded; without a render command reading the chart, a warning says how
+// to render it.
+func TestHelmChartFolderIsNotReadAsManifests(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"chart/Chart.yaml":           "apiVersion: v2\nname: shop\nversion: 0.1.0\n",
+		"chart/templates/route.yaml": "kind: HTTPRoute\nmetadata: {name: {{ .Release.Name }}}\n",
+	})
+	l := newTestLoader(t)
+	res := l.LoadDir(dir)
+	if len(res.Problems) > 0 || len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0].Message, "render it with a render: command") {
+		t.Fatalf("problems %v, warnings %v; want no problem and one warning about rendering the chart", res.Problems, res.Warnings)
+	}
+	res = l.Load(dir, Sources{Renders: []Render{{Dir: dir, Command: "true", Watch: []string{"chart"}}}})
+	if len(res.Problems) > 0 || len(res.Warnings) != 0 {
+		t.Fatalf("with a render reading the chart: problems %v, warnings %v; want none", res.Problems, res.Warnings)
+	}
+}

@@ -61,9 +61,12 @@ type walker struct {
 	// (kusts) instead of walked.
 	kustomize bool
 	kusts     []kustomizationDir
-	problems  []Problem
-	warnings  []Warning
-	seen      map[fileID]bool // directories and files already visited
+	// charts are folders holding a Helm chart (Chart.yaml): templates,
+	// not manifests, never walked.
+	charts   []string
+	problems []Problem
+	warnings []Warning
+	seen     map[fileID]bool // directories and files already visited
 	// realRoot is the root with symlinks resolved, to tell symlinks that
 	// lead out of it.
 	realRoot string
@@ -81,6 +84,7 @@ type walkResult struct {
 	problems []Problem
 	warnings []Warning
 	kusts    []kustomizationDir
+	charts   []string
 }
 
 // findManifests lists the manifest files under root (or root itself when it
@@ -101,7 +105,7 @@ func findManifests(root string, kustomize bool) walkResult {
 	}
 	w := &walker{seen: map[fileID]bool{}, realRoot: realPath(root), kustomize: kustomize}
 	w.walkDir(root, fi, map[fileID]string{})
-	return walkResult{files: w.files, problems: w.problems, warnings: w.warnings, kusts: w.kusts}
+	return walkResult{files: w.files, problems: w.problems, warnings: w.warnings, kusts: w.kusts, charts: w.charts}
 }
 
 // realPath resolves symlinks in path, falling back to the absolute path.
@@ -138,6 +142,10 @@ func (w *walker) walkDir(dir string, fi os.FileInfo, ancestors map[fileID]string
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		w.problems = append(w.problems, Problem{File: dir, Message: fmt.Sprintf("reading directory: %v", unwrapPathError(err))})
+		return
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "Chart.yaml")); err == nil && fi.Mode().IsRegular() {
+		w.charts = append(w.charts, dir)
 		return
 	}
 	if w.kustomize {

@@ -384,7 +384,9 @@ func (w *Watcher) rescan(touched map[string]bool, first bool, root RootEvent) (*
 	// Kustomizations and render commands first: what they read is not
 	// loaded as manifests.
 	changed = w.rescanSources(walk.kusts, touched, root, present)
-	found := withoutInputs(walk.files, w.inputs())
+	inputs := w.inputs()
+	found := withoutInputs(walk.files, inputs)
+	warnings = append(slices.Clip(warnings), chartWarnings(walk.charts, inputs)...)
 	for _, f := range found {
 		present[f.path] = true
 		old := w.files[f.path]

@@ -134,6 +134,7 @@ func (l *Loader) loadRender(rr *renderRun) (collected, []Warning) {
 		return collected{problems: []Problem{{File: name, Message: msg}}}, nil
 	}
 	c := l.loadFiles([]fileInput{{path: name, data: rr.stdout}}, nil)
+	templateSources(rr.stdout, name, c.problems)
 	var warnings []Warning
 	if rr.stderr != "" {
 		warnings = append(warnings, Warning{File: name, Message: "the command succeeded and wrote to stderr: " + rr.stderr})
@@ -175,4 +176,30 @@ func chartWarnings(charts []string, inputs map[string]bool) []Warning {
 		}
 	}
 	return out
+}
+
+// templateSources names, in problems about a render's output, the template
+// the line came from when the renderer says so with a "# Source: FILE"
+// comment at the top of each document, as helm template does.
+func templateSources(out []byte, name string, problems []Problem) {
+	if !bytes.Contains(out, []byte("# Source: ")) {
+		return
+	}
+	lines := bytes.Split(out, []byte("\n"))
+	for i := range problems {
+		p := &problems[i]
+		if p.File != name || p.Line <= 0 || p.Line > len(lines) {
+			continue
+		}
+		for j := p.Line - 1; j >= 0; j-- {
+			l := lines[j]
+			if src, ok := bytes.CutPrefix(l, []byte("# Source: ")); ok {
+				p.Message += " (from template " + string(bytes.TrimSpace(src)) + ")"
+				break
+			}
+			if isSeparator(l) {
+				break
+			}
+		}
+	}
 }

@@ -86,13 +86,15 @@ func TestUpServesAHelmChartThroughRender(t *testing.T) {
 }
 
 // TestCheckRenderProblemNamesTheCommandAndLine: check runs the render and
-// places a problem in its output at the command and line.
+// places a problem in its output at the command and line, naming the
+// template helm says the document came from.
 func TestCheckRenderProblemNamesTheCommandAndLine(t *testing.T) {
 	dir := helmProject(t, 8080)
 	writeFiles(t, dir, map[string]string{"values-dev.yaml": "port: 8080\nhostname: Shop_Dev\nservice: shop\n"})
 	stdout, stderr, code := runGwdev(t, "", "check", dir)
 	want := "render[0]: helm template shop ./chart -f values-dev.yaml:"
-	if code != 1 || !strings.Contains(stdout, want) || !strings.Contains(stdout, "Shop_Dev") {
+	if code != 1 || !strings.Contains(stdout, want) || !strings.Contains(stdout, "Shop_Dev") ||
+		!strings.Contains(stdout, "(from template shop/templates/route.yaml)") {
 		t.Fatalf("exit %d, want 1 and a problem at %s…:\n%s%s", code, want, stdout, stderr)
 	}
 }

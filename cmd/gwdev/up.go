@@ -170,6 +170,13 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 	if proj.path != "" {
 		fmt.Fprintf(out, "gwdev: backends from %s (reloaded when it changes)\n", proj.path)
 	}
+	for _, r := range proj.renders {
+		when := "run once: its watch: list is empty"
+		if len(r.Watch) > 0 {
+			when = "run again when " + strings.Join(r.Watch, " or ") + " changes"
+		}
+		fmt.Fprintf(out, "gwdev: %s (%s)\n", r.Name(), when)
+	}
 	rl.apply(w.Current(), true)
 	fmt.Fprintf(out, "gwdev: watching %s (ctrl-c to stop)\n", dir)
 	for {

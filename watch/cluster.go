@@ -123,7 +123,11 @@ func (r *clusterReader) read(ctx context.Context) error {
 			r.out.Notes = append(r.out.Notes, fmt.Sprintf("the cluster serves no %s (%s): not read", k.Kind, strings.Join(k.Versions(), ", ")))
 			continue
 		}
-		if err := r.list(ctx, k.Kind, gvr, r.o.Namespace, ""); err != nil {
+		ns := r.o.Namespace
+		if !k.Namespaced {
+			ns = ""
+		}
+		if err := r.list(ctx, k.Kind, gvr, ns, ""); err != nil {
 			return err
 		}
 	}

@@ -154,6 +154,11 @@ func TestClusterPullAndCheck(t *testing.T) {
 	if strings.Contains(all.String(), b64(key)) {
 		t.Errorf("pull without --secrets wrote the cluster's private key")
 	}
+	for _, f := range []string{"cluster/gatewayclasses.yaml", "default/gateways.yaml", "default/httproutes.yaml", "default/services.yaml", "cluster/namespaces.yaml"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("pull wrote no %s: %v", f, err)
+		}
+	}
 	if _, err := os.Stat(filepath.Join(dir, "gwdev-certs.yaml")); err != nil {
 		t.Errorf("no local certificate for the HTTPS listener: %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -96,7 +97,11 @@ func (o *pullOptions) run(ctx context.Context, out io.Writer, dir string) error 
 		if ns == "" {
 			ns = "cluster"
 		}
-		name := filepath.Join(ns, strings.ToLower(u.GetKind())+"s.yaml")
+		resource := strings.ToLower(u.GetKind()) + "s"
+		if k := engine.KindNamed(u.GetKind()); k != nil && k.Resource != "" {
+			resource = k.Resource
+		}
+		name := filepath.Join(ns, resource+".yaml")
 		if files[name] == nil {
 			order = append(order, name)
 		}

@@ -147,3 +147,28 @@ func TestWatchRebuildsWhenTheBaseChanges(t *testing.T) {
 		t.Fatalf("a broken base: problems %v, stale %v, %d objects; want a problem and the 2 last good objects kept", u.Result.Problems, u.Stale, u.Result.Snapshot.Len())
 	}
 }
+
+// TestKustomizeBuildRecordsEveryFileItReads: bases, patches, components and
+// generator sources are all inputs the watcher rebuilds on.
+func TestKustomizeBuildRecordsEveryFileItReads(t *testing.T) {
+	dir := t.TempDir()
+	copyTree(t, filepath.Join("testdata", "kustomize"), dir)
+	writeTree(t, dir, map[string]string{
+		"overlays/dev/kustomization.yaml": "namespace: dev\nresources: [../../base]\npatches: [{path: hostnames.yaml}]\n" +
+			"components: [../../component]\nconfigMapGenerator: [{name: ca, files: [ca.crt]}]\n",
+		"overlays/dev/ca.crt":          "not really a certificate\n",
+		"component/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\ncommonLabels: {team: shop}\n",
+	})
+	overlay := filepath.Join(dir, "overlays", "dev")
+	b := buildKustomization(overlay, filepath.Join(overlay, "kustomization.yaml"))
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	for _, want := range []string{"overlays/dev/kustomization.yaml", "overlays/dev/hostnames.yaml", "overlays/dev/ca.crt",
+		"component/kustomization.yaml", "base/kustomization.yaml", "base/route.yaml", "base/gateway.yaml"} {
+		abs := filepath.Join(dir, filepath.FromSlash(want))
+		if b.read[abs] == nil {
+			t.Errorf("the build's inputs lack %s: %v", want, b.readFiles())
+		}
+	}
+}

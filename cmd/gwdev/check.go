@@ -105,6 +105,9 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 || len(o.files) > 0 {
 			return fmt.Errorf("--cluster reads the cluster: give no DIR or -f")
 		}
+		if o.output != "summary" || o.policies || o.strict {
+			return fmt.Errorf("--cluster prints the comparison only: -o, --policies and --strict do not apply")
+		}
 		return o.runCluster(cmd.Context(), cmd.OutOrStdout(), now)
 	}
 	for _, src := range sources {

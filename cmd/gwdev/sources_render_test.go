@@ -46,7 +46,7 @@ func devValues(port int, service string) string {
 // TestUpServesAHelmChartThroughRender: up on a folder whose gwdev.yaml
 // renders a chart with helm serves the rendered routes; a values change
 // renders again; a failing render keeps the last good routes and shows
-// helm's stderr.
+// helm's stderr; a new command in gwdev.yaml runs at once.
 func TestUpServesAHelmChartThroughRender(t *testing.T) {
 	port := freePort(t)
 	dir := helmProject(t, port)
@@ -82,6 +82,12 @@ func TestUpServesAHelmChartThroughRender(t *testing.T) {
 	waitForUp(t, out, "the fixed chart served", func() bool {
 		_, s := echoGet(client, port, "shop.dev.example.com")
 		return s == "shop-v3"
+	})
+	// A new command in gwdev.yaml runs at once.
+	writeFiles(t, dir, map[string]string{"gwdev.yaml": "render:\n  - command: helm template shop ./chart -f values-dev.yaml --set service=shop-cfg\n    watch: [chart, values-dev.yaml]\n"})
+	waitForUp(t, out, "gwdev.yaml's new command served", func() bool {
+		_, s := echoGet(client, port, "shop.dev.example.com")
+		return s == "shop-cfg"
 	})
 }
 

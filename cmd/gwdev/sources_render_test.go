@@ -104,3 +104,14 @@ func TestCheckRenderProblemNamesTheCommandAndLine(t *testing.T) {
 		t.Fatalf("exit %d, want 1 and a problem at %s…:\n%s%s", code, want, stdout, stderr)
 	}
 }
+
+// TestExplainRunsTheRenderCommands: explain serves its answer from the
+// rendered routes, naming the command and line.
+func TestExplainRunsTheRenderCommands(t *testing.T) {
+	dir := helmProject(t, 8080)
+	stdout, stderr, code := runGwdev(t, "", "explain", dir, "http://shop.dev.example.com:8080/")
+	if code != 0 || !strings.Contains(stdout, "route:         HTTPRoute/default/shop") ||
+		!strings.Contains(stdout, "source:        render[0]: helm template shop ./chart -f values-dev.yaml:") {
+		t.Fatalf("explain: exit %d\n%s%s", code, stdout, stderr)
+	}
+}

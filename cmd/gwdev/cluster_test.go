@@ -136,6 +136,11 @@ func TestClusterPullAndCheck(t *testing.T) {
 		t.Fatalf("check --cluster with agreeing status: exit %d, want 0:\n%s%s", code, stdout, stderr)
 	}
 
+	stdout, stderr, code = runGwdev(t, "", "check", "--cluster", "--kubeconfig", c.kubeconfig, "-A")
+	if code != 0 || !strings.Contains(stdout, "every namespace: 7 objects read") {
+		t.Fatalf("check --cluster -A: exit %d, want 0 and the same 7 objects:\n%s%s", code, stdout, stderr)
+	}
+
 	dir := filepath.Join(t.TempDir(), "pulled")
 	stdout, stderr, code = runGwdev(t, "", "pull", "--kubeconfig", c.kubeconfig, "--context", "test", "--ca-dir", t.TempDir(), dir)
 	if code != 0 {

@@ -5,7 +5,7 @@ SAMPLE   ?= samples/basic
 BIN      := bin/gwdev
 export GOTOOLCHAIN := local
 
-.PHONY: all build up check test vet lint fuzz bench clean conformance release
+.PHONY: all build up check test vet lint fuzz bench clean conformance release tools
 
 all: build
 
@@ -24,7 +24,14 @@ vet:
 	$(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-test: vet
+# The programs the integration tests drive for real — kube-apiserver (from
+# k8s.io/kubernetes, about 5 minutes on 2 cores the first time) and helm —
+# built once into a cache outside the repository (.ci/tools.sh). A failed
+# build is not fatal here: the tests that need them then skip, saying why.
+tools:
+	@./.ci/tools.sh >/dev/null || echo "tools: could not build kube-apiserver/helm: the tests that need them will skip"
+
+test: vet tools
 	$(GO) test -race -count=1 ./...
 	# Memory-bound tests that -race slows past their bounds run once without it.
 	$(GO) test -count=1 -run 'TestHugeHeaderFloodKeepsTracesBounded' ./emulator

@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"context"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -26,6 +27,9 @@ type Loader struct {
 	// process-wide action that is not the loader's to take. nil: loads are
 	// not batched and objects stay where decoding put them.
 	Collect func()
+	// NoKustomize reads a folder holding a kustomization file file by file,
+	// like any other folder, instead of building it (kustomize.go).
+	NoKustomize bool
 	// scratch holds *docScratch, one per document being loaded.
 	scratch sync.Pool
 }
@@ -56,19 +60,83 @@ func (l *Loader) warm() {
 // LoadDir loads every manifest under root, recursively: *.yaml, *.yml and
 // *.json files, skipping dotfiles, dot-directories and editor temporary
 // files, following symlinks but not into loops. When root is a file, only
-// that file is loaded, whatever its name. Problems reading files are in the
-// result like any other problem. It runs inside BulkLoad.
+// that file is loaded, whatever its name. A folder holding a kustomization
+// file is built as `kubectl kustomize` builds it (unless NoKustomize).
+// Problems reading files are in the result like any other problem. It runs
+// inside BulkLoad.
 func (l *Loader) LoadDir(root string) *LoadResult {
+	return l.Load(root, Sources{})
+}
+
+// Sources are where manifests come from besides root's files.
+type Sources struct {
+	// Renders are commands whose output is loaded like a file (render.go).
+	Renders []Render
+}
+
+// Load is LoadDir plus the renders of src, run once each. It runs inside
+// BulkLoad.
+func (l *Loader) Load(root string, src Sources) *LoadResult {
 	defer l.bulkLoad()()
-	files, walkProblems, warnings := findManifests(root)
-	inputs := make([]fileInput, len(files))
+	found := findManifests(root, !l.NoKustomize)
+	builds := l.buildAll(found.kusts)
+	inputs := readByBuilds(builds)
+	for f := range renderInputs(src.Renders) {
+		inputs[f] = true
+	}
+	files := withoutInputs(found.files, inputs)
+	in := make([]fileInput, len(files))
 	parallel(len(files), func(i int) {
 		data, p := readManifest(files[i])
-		inputs[i] = fileInput{path: files[i].path, data: data, problem: p}
+		in[i] = fileInput{path: files[i].path, data: data, problem: p}
 	})
-	r := l.load(inputs, walkProblems)
-	r.Warnings = warnings
-	return r
+	c := l.loadFiles(in, found.problems)
+	parts := []collected{c}
+	for _, b := range builds {
+		parts = append(parts, l.loadKustomization(b))
+	}
+	warnings := append(found.warnings, chartWarnings(found.charts, inputs)...)
+	for _, r := range src.Renders {
+		rc, w := l.loadRender(r.run(context.Background()))
+		rc.files = 1
+		parts = append(parts, rc)
+		warnings = append(warnings, w...)
+	}
+	all := joinCollected(parts)
+	res := all.result()
+	res.Warnings = warnings
+	return res
+}
+
+// buildAll builds every kustomization found, dropping those another one
+// read (usedBy).
+func (l *Loader) buildAll(kusts []kustomizationDir) []*kustomizeBuild {
+	builds := make([]*kustomizeBuild, len(kusts))
+	for i, k := range kusts {
+		builds[i] = buildKustomization(k.dir, k.file)
+	}
+	return usedBy(builds)
+}
+
+// joinCollected merges several loads as collect does (the first definition
+// of an object wins, the others are problems).
+func joinCollected(parts []collected) collected {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	var (
+		files    int
+		objs     []loaded
+		problems []Problem
+		skipped  []Skipped
+	)
+	for _, p := range parts {
+		files += p.files
+		objs = append(objs, p.objs...)
+		problems = append(problems, p.problems...)
+		skipped = append(skipped, p.skipped...)
+	}
+	return collect(files, objs, problems, skipped)
 }
 
 // LoadBytes loads the content of one file, named file in sources and

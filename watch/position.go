@@ -46,33 +46,41 @@ func parsePath(path string) []pathSegment {
 // deepest field that exists (or the list item), so that a missing required
 // field points at its parent.
 func locate(root *yaml.Node, path string) *yaml.Node {
+	n, _, _ := locatePath(root, path)
+	return n
+}
+
+// locatePath is locate, also returning the value at path and reporting
+// whether the whole path exists (full) rather than only an ancestor of it.
+func locatePath(root *yaml.Node, path string) (mark, val *yaml.Node, full bool) {
 	if path == "" || path == "<nil>" {
-		return root
+		return root, root, true
 	}
-	cur, mark := root, root
+	cur := root
+	mark = root
 	segs := parsePath(path)
 	for i := 0; i < len(segs); i++ {
 		cur = deref(cur)
 		seg := segs[i]
 		switch cur.Kind {
 		case yaml.MappingNode:
-			key, val := mappingField(cur, seg.name)
+			key, v := mappingField(cur, seg.name)
 			if key == nil {
 				// Keys with dots (annotations) are split by the path syntax;
 				// try joining the remaining segments.
-				key, val, i = joinedField(cur, segs, i)
+				key, v, i = joinedField(cur, segs, i)
 				if key == nil {
-					return mark
+					return mark, nil, false
 				}
 			}
-			cur, mark = val, key
+			cur, mark = v, key
 		case yaml.SequenceNode:
 			if !seg.bracket {
 				// Paths without indices (encoding/json type errors): use the
 				// first item that has the field.
 				item := firstItemWith(cur, seg.name)
 				if item == nil {
-					return mark
+					return mark, nil, false
 				}
 				cur, mark = item, item
 				i--
@@ -80,14 +88,14 @@ func locate(root *yaml.Node, path string) *yaml.Node {
 			}
 			idx, err := strconv.Atoi(seg.name)
 			if err != nil || idx < 0 || idx >= len(cur.Content) {
-				return mark
+				return mark, nil, false
 			}
 			cur, mark = cur.Content[idx], cur.Content[idx]
 		default:
-			return mark
+			return mark, nil, false
 		}
 	}
-	return mark
+	return mark, cur, true
 }
 
 func deref(n *yaml.Node) *yaml.Node {
@@ -130,4 +138,39 @@ func firstItemWith(seq *yaml.Node, name string) *yaml.Node {
 		}
 	}
 	return nil
+}
+
+// sameValue reports whether two YAML values are equal as data: scalars by
+// value, mappings whatever their key order, sequences item by item.
+func sameValue(a, b *yaml.Node) bool {
+	a, b = deref(a), deref(b)
+	if a.Kind != b.Kind {
+		return false
+	}
+	switch a.Kind {
+	case yaml.ScalarNode:
+		return a.Value == b.Value
+	case yaml.SequenceNode:
+		if len(a.Content) != len(b.Content) {
+			return false
+		}
+		for i := range a.Content {
+			if !sameValue(a.Content[i], b.Content[i]) {
+				return false
+			}
+		}
+		return true
+	case yaml.MappingNode:
+		if len(a.Content) != len(b.Content) {
+			return false
+		}
+		for i := 0; i+1 < len(a.Content); i += 2 {
+			_, bv := mappingField(b, a.Content[i].Value)
+			if bv == nil || !sameValue(a.Content[i+1], bv) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }

@@ -56,7 +56,14 @@ func skipName(name string) bool {
 // walker finds manifest files under a directory without following symlinked
 // directories into loops and without reading the same file twice.
 type walker struct {
-	files    []manifestFile
+	files []manifestFile
+	// kustomize says whether folders with a kustomization file are built
+	// (kusts) instead of walked.
+	kustomize bool
+	kusts     []kustomizationDir
+	// charts are folders holding a Helm chart (Chart.yaml): templates,
+	// not manifests, never walked.
+	charts   []string
 	problems []Problem
 	warnings []Warning
 	seen     map[fileID]bool // directories and files already visited
@@ -65,20 +72,40 @@ type walker struct {
 	realRoot string
 }
 
+// kustomizationDir is a folder the walk found holding a kustomization
+// file, built instead of read file by file (kustomize.go).
+type kustomizationDir struct {
+	dir, file string
+}
+
+// walkResult is what a walk found.
+type walkResult struct {
+	files    []manifestFile
+	problems []Problem
+	warnings []Warning
+	kusts    []kustomizationDir
+	charts   []string
+}
+
 // findManifests lists the manifest files under root (or root itself when it
 // is a file), in lexical order, with problems for what could not be read
-// and a warning for each symlink followed out of root.
-func findManifests(root string) ([]manifestFile, []Problem, []Warning) {
+// and a warning for each symlink followed out of root. With kustomize, a
+// folder holding a kustomization file (root included, or root being that
+// file) is listed in kusts and not walked.
+func findManifests(root string, kustomize bool) walkResult {
 	fi, err := os.Stat(root)
 	if err != nil {
-		return nil, []Problem{{File: root, Message: describeStatError(err)}}, nil
+		return walkResult{problems: []Problem{{File: root, Message: describeStatError(err)}}}
 	}
 	if !fi.IsDir() {
-		return []manifestFile{{path: root, size: fi.Size(), mod: fi.ModTime()}}, nil, nil
+		if kustomize && isKustomizationName(filepath.Base(root)) {
+			return walkResult{kusts: []kustomizationDir{{dir: filepath.Dir(root), file: root}}}
+		}
+		return walkResult{files: []manifestFile{{path: root, size: fi.Size(), mod: fi.ModTime()}}}
 	}
-	w := &walker{seen: map[fileID]bool{}, realRoot: realPath(root)}
+	w := &walker{seen: map[fileID]bool{}, realRoot: realPath(root), kustomize: kustomize}
 	w.walkDir(root, fi, map[fileID]string{})
-	return w.files, w.problems, w.warnings
+	return walkResult{files: w.files, problems: w.problems, warnings: w.warnings, kusts: w.kusts, charts: w.charts}
 }
 
 // realPath resolves symlinks in path, falling back to the absolute path.
@@ -116,6 +143,16 @@ func (w *walker) walkDir(dir string, fi os.FileInfo, ancestors map[fileID]string
 	if err != nil {
 		w.problems = append(w.problems, Problem{File: dir, Message: fmt.Sprintf("reading directory: %v", unwrapPathError(err))})
 		return
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "Chart.yaml")); err == nil && fi.Mode().IsRegular() {
+		w.charts = append(w.charts, dir)
+		return
+	}
+	if w.kustomize {
+		if name := KustomizationFile(dir); name != "" {
+			w.kusts = append(w.kusts, kustomizationDir{dir: dir, file: filepath.Join(dir, name)})
+			return
+		}
 	}
 	for _, e := range entries {
 		name := e.Name()

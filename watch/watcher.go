@@ -59,6 +59,9 @@ type WatchOptions struct {
 	// deletes the files one by one before the directory, and a reload
 	// between the two would drop objects that the missing root keeps.
 	DeleteGrace time.Duration
+	// Renders are commands whose output is loaded like a file, run again
+	// when a file they watch changes (render.go).
+	Renders []Render
 }
 
 // Watcher keeps a LoadResult up to date with a directory tree, watching
@@ -87,6 +90,15 @@ type Watcher struct {
 	// watchLinkTarget). Both are owned like fsw.
 	realRoot string
 	linkDirs map[string]bool
+	// ctx is the watch's context, which render commands run under.
+	ctx context.Context
+	// renders are the render commands (WatchOptions.Renders); renderSet
+	// delivers new ones (SetRenders).
+	renders   []Render
+	renderSet chan []Render
+	// builds are the kustomize builds by folder, those another build
+	// reads (bases) included, which are not in files.
+	builds map[string]*sourceState
 
 	mu    sync.Mutex
 	files map[string]*watchedFile
@@ -115,6 +127,9 @@ type watchedFile struct {
 	// documents); the Watcher builds one Snapshot from every file's good.
 	load  collected
 	stale []StaleObject
+	// source is set for a kustomize build or a render command's output
+	// (watch_sources.go): what it read and when to run it again.
+	source *sourceState
 }
 
 // Watch loads root and starts watching it until ctx is done. The first
@@ -125,7 +140,8 @@ func (l *Loader) Watch(ctx context.Context, root string, opts WatchOptions) (*Wa
 		return nil, fmt.Errorf("watching %s: %w", root, err)
 	}
 	w := &Watcher{loader: l, root: root, abs: abs, debounce: opts.Debounce, emptyGrace: opts.EmptyGrace, deleteGrace: opts.DeleteGrace,
-		files: map[string]*watchedFile{}, updates: make(chan *Update, 1), errs: make(chan error, 1)}
+		files: map[string]*watchedFile{}, updates: make(chan *Update, 1), errs: make(chan error, 1),
+		ctx: ctx, renders: opts.Renders, renderSet: make(chan []Render, 1), builds: map[string]*sourceState{}}
 	if w.debounce <= 0 {
 		w.debounce = 50 * time.Millisecond
 	}
@@ -252,6 +268,17 @@ func (w *Watcher) run(ctx context.Context) {
 			graceFire = graceTimer.C
 		}
 	}
+	// reload rescans what the events since the last one touched.
+	reload := func() {
+		root, err := w.syncRoot()
+		if err != nil {
+			w.report(err)
+		}
+		u, until := w.rescan(touched, false, root)
+		touched = map[string]bool{}
+		setGrace(until)
+		w.publish(u)
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -284,14 +311,10 @@ func (w *Watcher) run(ctx context.Context) {
 			w.report(err)
 		case <-fire:
 			fire = nil
-			root, err := w.syncRoot()
-			if err != nil {
-				w.report(err)
-			}
-			u, until := w.rescan(touched, false, root)
-			touched = map[string]bool{}
-			setGrace(until)
-			w.publish(u)
+			reload()
+		case rs := <-w.renderSet:
+			w.renders = rs
+			reload()
 		case <-graceFire:
 			graceFire = nil
 			u, until := w.rescan(w.held(), false, RootSteady)
@@ -339,7 +362,8 @@ func (w *Watcher) rescan(touched map[string]bool, first bool, root RootEvent) (*
 		w.current = u
 		return u, time.Time{}
 	}
-	found, walkProblems, warnings := findManifests(w.root)
+	walk := findManifests(w.root, !w.loader.NoKustomize)
+	walkProblems, warnings := walk.problems, walk.warnings
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if _, err := os.Stat(w.root); err != nil && !first {
@@ -357,6 +381,12 @@ func (w *Watcher) rescan(touched map[string]bool, first bool, root RootEvent) (*
 		reloads []reload
 	)
 	present := map[string]bool{}
+	// Kustomizations and render commands first: what they read is not
+	// loaded as manifests.
+	changed = w.rescanSources(walk.kusts, touched, root, present)
+	inputs := w.inputs()
+	found := withoutInputs(walk.files, inputs)
+	warnings = append(slices.Clip(warnings), chartWarnings(walk.charts, inputs)...)
 	for _, f := range found {
 		present[f.path] = true
 		old := w.files[f.path]
@@ -454,8 +484,12 @@ func (w *Watcher) assemble(walkProblems []Problem) *Update {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
+	var sourceWarnings []Warning
 	for _, p := range paths {
 		f := w.files[p]
+		if f.source != nil {
+			sourceWarnings = append(sourceWarnings, f.source.warnings...)
+		}
 		objs = append(objs, f.good...)
 		problems = append(problems, f.load.problems...)
 		skipped = append(skipped, f.load.skipped...)
@@ -463,6 +497,6 @@ func (w *Watcher) assemble(walkProblems []Problem) *Update {
 	}
 	problems = append(problems, walkProblems...)
 	res := assemble(len(w.files), objs, problems, skipped)
-	res.Warnings = w.warnings
+	res.Warnings = append(slices.Clip(w.warnings), sourceWarnings...)
 	return &Update{Result: res, Stale: stale}
 }

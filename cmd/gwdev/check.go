@@ -24,6 +24,8 @@ type checkOptions struct {
 	files   []string
 	classes []string
 	strict  bool
+	// kustomize builds folders holding a kustomization (--kustomize).
+	kustomize bool
 	// policies adds the Policies section to the summary.
 	policies bool
 	// now, when set (RFC 3339), replaces the clock in status (for tests).
@@ -33,6 +35,10 @@ type checkOptions struct {
 	profiles []string
 	// crds is --crds (crds.go).
 	crds string
+	// clusterMode compares a cluster's status with the spec's
+	// (check_cluster.go); cluster says which cluster.
+	clusterMode bool
+	cluster     clusterFlags
 }
 
 func newCheckCmd() *cobra.Command {
@@ -47,10 +53,17 @@ the findings beside them (severity, code, object, parent, field, file, line, col
 message, hint): the List's "findings" in JSON, a last CheckFindings document in YAML.
 --format github prints GitHub Actions annotations (::error file=…,line=…::…), --format
 sarif a SARIF 2.1.0 log for code scanning (docs/ci.md).
+A folder holding a kustomization.yaml is built as kubectl kustomize builds it; gwdev.yaml's
+render: commands run once and their output is checked with the files.
+
+With --cluster it reads the objects and the status their controller wrote from the cluster of
+your kubeconfig (--context, -n or -A, as kubectl) and prints every condition where that status
+and the spec's disagree.
 
 Exit status: 0 when every object is accepted and resolved, 1 when any object has a
 False condition or failed to load or when there is no manifest to check, 2 on usage
-errors (a folder or file that does not exist among them).`,
+errors (a folder or file that does not exist among them). With --cluster: 1 when any condition
+disagrees.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd, args)
@@ -62,9 +75,12 @@ errors (a folder or file that does not exist among them).`,
 	f.StringArrayVarP(&o.files, "filename", "f", nil, "manifest file or directory to read (repeatable; - reads stdin)")
 	f.StringSliceVar(&o.classes, "class", nil, "manage only these GatewayClass names (default: every class the Gateways name)")
 	f.BoolVar(&o.strict, "strict", false, "exit 1 on warnings too")
+	f.BoolVar(&o.kustomize, "kustomize", true, "build a folder holding a kustomization.yaml as kubectl kustomize does (false: read its files one by one)")
 	f.BoolVar(&o.policies, "policies", false, "list, for every object a policy targets, the policies that apply and those refused, and why")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	addCRDsFlag(f, &o.crds)
+	f.BoolVar(&o.clusterMode, "cluster", false, "read the objects and the status their controller wrote from the cluster of your kubeconfig, and print every condition where that status and the spec's disagree")
+	o.cluster.add(f)
 	f.StringVar(&o.now, "now", "", "use this RFC 3339 time as the current time (for reproducible output)")
 	_ = f.MarkHidden("now")
 	return cmd
@@ -100,6 +116,15 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 		}
 		now = metav1.NewTime(t)
 	}
+	if o.clusterMode {
+		if len(args) > 0 || len(o.files) > 0 {
+			return fmt.Errorf("--cluster reads the cluster: give no DIR or -f")
+		}
+		if o.output != "summary" || o.policies || o.strict {
+			return fmt.Errorf("--cluster prints the comparison only: -o, --policies and --strict do not apply")
+		}
+		return o.runCluster(cmd.Context(), cmd.OutOrStdout(), now)
+	}
 	for _, src := range sources {
 		if _, err := os.Stat(src); src != "-" && errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%s: no such file or directory", src)
@@ -114,6 +139,7 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	loader.NoKustomize = !o.kustomize
 	var results []*watch.LoadResult
 	for _, src := range sources {
 		if src == "-" {
@@ -124,7 +150,7 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 			results = append(results, loader.LoadBytes("<stdin>", data))
 			continue
 		}
-		results = append(results, loader.LoadDir(src))
+		results = append(results, loader.Load(src, watch.Sources{Renders: proj.renders}))
 	}
 	lr := results[0] // one source: already sorted and deduplicated
 	if len(results) > 1 {

@@ -31,6 +31,9 @@ type projectConfig struct {
 	// bundle's name or a file of `kubectl get crd -o yaml` relative to
 	// gwdev.yaml's folder ("": the newest experimental CRDs); see crds.go.
 	CRDs string
+	// Renders are the render: commands, whose output is loaded like a
+	// manifest file (watch.Render; Dir is gwdev.yaml's folder).
+	Renders []watch.Render
 	// where maps "backends.KEY" (and the other sections' keys) to the
 	// entry's position (nil: no file).
 	where map[string]configPos
@@ -171,9 +174,9 @@ func kindWord(n *yaml.Node) string {
 
 func (p *configParser) top(root *yaml.Node) error {
 	if root.Kind != yaml.MappingNode {
-		return p.fail(root, "", "want a mapping with backends:, profiles:, ycCertificates: or crds:, not %s", kindWord(root))
+		return p.fail(root, "", "want a mapping with backends:, profiles:, ycCertificates:, crds: or render:, not %s", kindWord(root))
 	}
-	sections := []string{"backends", "profiles", "ycCertificates", "crds"}
+	sections := []string{"backends", "profiles", "ycCertificates", "crds", "render"}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
 		var err error
@@ -190,6 +193,8 @@ func (p *configParser) top(root *yaml.Node) error {
 			}
 			p.c.CRDs = v.Value
 			p.c.where["crds"] = p.at(v)
+		case "render":
+			err = p.renders(v)
 		default:
 			return p.fail(k, k.Value, "unknown field (gwdev.yaml has %s)", strings.Join(sections, ", "))
 		}
@@ -256,6 +261,53 @@ func (p *configParser) ycCertificates(n *yaml.Node) error {
 		}
 		p.c.YCCertificates[k.Value] = f
 		p.c.where["ycCertificates."+k.Value] = p.at(k)
+	}
+	return nil
+}
+
+// renders decodes render: a list of {command: "…", watch: [paths]}.
+func (p *configParser) renders(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return nil
+	}
+	const want = "want a list of {command: COMMAND, watch: [FILE or FOLDER, …]}"
+	if n.Kind != yaml.SequenceNode {
+		return p.fail(n, "render", "%s, not %s", want, kindWord(n))
+	}
+	dir := filepath.Dir(p.file)
+	for i, item := range n.Content {
+		field := fmt.Sprintf("render[%d]", i)
+		if item.Kind != yaml.MappingNode {
+			return p.fail(item, field, "%s, not %s", want, kindWord(item))
+		}
+		r := watch.Render{Index: i, Dir: dir}
+		for j := 0; j+1 < len(item.Content); j += 2 {
+			k, v := item.Content[j], item.Content[j+1]
+			switch k.Value {
+			case "command":
+				if v.Kind != yaml.ScalarNode || v.Tag == "!!null" || strings.TrimSpace(v.Value) == "" {
+					return p.fail(v, field+".command", "want the command as a string, not %s", kindWord(v))
+				}
+				r.Command = v.Value
+			case "watch":
+				if v.Kind != yaml.SequenceNode {
+					return p.fail(v, field+".watch", "want a list of files and folders, not %s", kindWord(v))
+				}
+				for wi, w := range v.Content {
+					if w.Kind != yaml.ScalarNode || w.Tag == "!!null" || w.Value == "" {
+						return p.fail(w, fmt.Sprintf("%s.watch[%d]", field, wi), "want a file or folder path, not %s", kindWord(w))
+					}
+					r.Watch = append(r.Watch, w.Value)
+				}
+			default:
+				return p.fail(k, field+"."+k.Value, "unknown field (want command and watch)")
+			}
+		}
+		if r.Command == "" {
+			return p.fail(item, field+".command", "required: the command whose output is loaded")
+		}
+		p.c.Renders = append(p.c.Renders, r)
+		p.c.where[field] = p.at(item)
 	}
 	return nil
 }

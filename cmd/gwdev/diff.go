@@ -204,7 +204,7 @@ func translateTree(loader *watch.Loader, dir string, profileFlags []string, now 
 	if err != nil {
 		return nil, nil, err
 	}
-	lr := loader.LoadDir(dir)
+	lr := loader.Load(dir, watch.Sources{Renders: proj.renders})
 	return lr, engine.Translate(lr.Snapshot, engine.Options{Now: now, Profiles: proj.profiles, YCCertificates: proj.ycCerts}), nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/engine/table"
+	"github.com/gwdev/gwdev/watch"
 )
 
 // explainOptions are the flags of `gwdev explain`.
@@ -121,7 +122,7 @@ func (o *explainOptions) run(out io.Writer, rawURL string, sniSet bool) error {
 	if err != nil {
 		return err
 	}
-	lr := loader.LoadDir(o.dir)
+	lr := loader.Load(o.dir, watch.Sources{Renders: proj.renders})
 	opts := engine.Options{Now: metav1.NewTime(time.Now().UTC())}
 	proj.set(&opts)
 	res := engine.Translate(lr.Snapshot, opts)

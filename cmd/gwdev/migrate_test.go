@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -160,5 +159,3 @@ func TestMigrateCompareClean(t *testing.T) {
 		t.Errorf("exit %d; differences besides dot segments and double slashes: %q\n%s%s", code, other, stdout, stderr)
 	}
 }
-
-func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

@@ -30,6 +30,8 @@ type upOptions struct {
 	// emptyGrace is how long an emptied file keeps its objects (0: not).
 	emptyGrace time.Duration
 	noTUI      bool
+	// kustomize builds folders holding a kustomization (--kustomize).
+	kustomize bool
 	// admin is the admin API address ("" or "off": none).
 	admin string
 	// tcpIdle and udpSession are the L4 timeouts (0: the emulator's defaults).
@@ -57,6 +59,12 @@ be bound (privileged, or in use) is served on port+--port-offset instead (80→8
 DIR may be removed, replaced (mv) or not exist yet: gwdev keeps serving the objects it last
 loaded, says so, and loads DIR again as soon as it is there. A file that becomes empty keeps
 its objects for --empty-file-grace, as some editors truncate a file before writing it.
+
+A folder holding a kustomization.yaml (DIR or one below it) is built as kubectl kustomize
+builds it, and rebuilt when any file the build read changes (--kustomize=false reads its files
+one by one). The output of gwdev.yaml's render: commands (helm template, cue export…) is
+loaded like a file and rendered again when a path they watch changes. A failing build or
+render keeps its last good objects serving and shows why.
 
 Backends: a Service port resolves to a local address you give (gwdev.yaml "backends:" or
 --backend ns/name:port=host:port), else its EndpointSlices, else its ExternalName, else
@@ -86,6 +94,7 @@ gwdev's built-in echo backend.`,
 	f.DurationVar(&o.udpSession, "udp-session-timeout", emulator.DefaultUDPSessionTimeout, "end a UDPRoute session (one client address) after this long without datagrams")
 	f.StringVar(&o.admin, "admin", emulator.DefaultAdminAddr, "admin API address (/status /routes /traces /traces/stream /metrics /healthz); off to disable")
 	o.limits.addFlags(f)
+	f.BoolVar(&o.kustomize, "kustomize", true, "build a folder holding a kustomization.yaml as kubectl kustomize does (false: read its files one by one)")
 	f.BoolVar(&o.noTUI, "no-tui", false, "print plain lines instead of the dashboard (the default when stdin or stdout is not a terminal, or with --access-log -, which says so)")
 	return cmd
 }
@@ -112,11 +121,12 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 	if err != nil {
 		return err
 	}
+	loader.NoKustomize = !o.kustomize
 	grace := o.emptyGrace
 	if grace <= 0 {
 		grace = -1 // WatchOptions: negative is none, 0 the default
 	}
-	w, err := loader.Watch(ctx, dir, watch.WatchOptions{Debounce: o.debounce, EmptyGrace: grace})
+	w, err := loader.Watch(ctx, dir, watch.WatchOptions{Debounce: o.debounce, EmptyGrace: grace, Renders: proj.renders})
 	if err != nil {
 		return err
 	}
@@ -140,7 +150,7 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 		_ = srv.Close(sctx)
 	}()
 	rl := &reloader{out: out, dir: dir, srv: srv, proj: proj, reread: o.projectOptions,
-		opts: engine.Options{Classes: o.classes}, crdsFlag: o.crds != "", cfgSeen: configSignature(dir)}
+		opts: engine.Options{Classes: o.classes}, crdsFlag: o.crds != "", cfgSeen: configSignature(dir), setRenders: w.SetRenders}
 	cfgChanged := watchProjectConfig(ctx, dir, o.debounce)
 	var admin adminState
 	if o.admin != "" && o.admin != "off" {
@@ -165,6 +175,13 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 	}
 	if proj.path != "" {
 		fmt.Fprintf(out, "gwdev: backends from %s (reloaded when it changes)\n", proj.path)
+	}
+	for _, r := range proj.renders {
+		when := "run once: its watch: list is empty"
+		if len(r.Watch) > 0 {
+			when = "run again when " + strings.Join(r.Watch, " or ") + " changes"
+		}
+		fmt.Fprintf(out, "gwdev: %s (%s)\n", r.Name(), when)
 	}
 	rl.apply(w.Current(), true)
 	fmt.Fprintf(out, "gwdev: watching %s (ctrl-c to stop)\n", dir)
@@ -212,6 +229,9 @@ type reloader struct {
 	admin *emulator.Admin
 	// adminObjects serves the admin API's /status from every translation.
 	adminObjects *adminObjects
+	// setRenders, when set, gives the watcher gwdev.yaml's new render:
+	// commands.
+	setRenders func([]watch.Render)
 	// notify, when set, receives each state instead of out (the dashboard).
 	notify func(tui.StateMsg)
 }

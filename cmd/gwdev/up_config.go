@@ -22,6 +22,8 @@ type projectOptions struct {
 	// crds is gwdev.yaml's crds: ("": none), a bundle name or a file path
 	// relative to the working directory; crdsWhere is where it was given.
 	crds, crdsWhere string
+	// renders are gwdev.yaml's render: commands.
+	renders []watch.Render
 }
 
 // projectOptions reads dir's gwdev.yaml and merges it with the flags.
@@ -54,6 +56,7 @@ func readProject(dir string, backendFlags, profileFlags []string) (projectOption
 			p.crds = filepath.Join(dir, p.crds)
 		}
 	}
+	p.renders = cfg.Renders
 	return p, nil
 }
 
@@ -86,7 +89,11 @@ func (r *reloader) configChanged() {
 		return
 	}
 	r.cfgSeen = sig
+	before := r.proj.renders
 	p := r.readConfig()
+	if r.cfgErr == nil && r.setRenders != nil && !sameRenders(before, p.renders) {
+		r.setRenders(p.renders) // the watcher runs them and sends an update
+	}
 	if r.lastUpdate == nil {
 		return
 	}
@@ -149,4 +156,11 @@ func (r *reloader) withConfigProblem(u *watch.Update) *watch.Update {
 	c := *u
 	c.Result = &lr
 	return &c
+}
+
+// sameRenders reports whether two render: lists are the same commands.
+func sameRenders(a, b []watch.Render) bool {
+	return slices.EqualFunc(a, b, func(x, y watch.Render) bool {
+		return x.Command == y.Command && x.Dir == y.Dir && slices.Equal(x.Watch, y.Watch)
+	})
 }

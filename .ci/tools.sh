@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Builds the external programs gwdev's integration tests drive, once, into a
+# cache outside the repository (never a dependency of gwdev's go.mod):
+#   kube-apiserver  from k8s.io/kubernetes (cmd/kube-apiserver) through a small
+#                   wrapper module that replaces each k8s.io staging module with
+#                   its release (about 5 minutes on 2 cores, 170 MB);
+#   helm            from helm.sh/helm/v4 (go install).
+# Usage: .ci/tools.sh [kube-apiserver|helm|dir]...  (no argument: both).
+# Prints the path of each tool (built when it is not in the cache yet), or
+# the cache directory for `dir`; the Go tool's messages go to stderr.
+# GWDEV_TOOLS overrides the directory.
+set -euo pipefail
+export GOTOOLCHAIN=local
+KUBE_VERSION=v1.37.2
+STAGING_VERSION=v0.37.2
+HELM_VERSION=v4.3.1
+dir=${GWDEV_TOOLS:-$(go env GOCACHE)/../gwdev-tools}
+mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)
+
+build_kube_apiserver() {
+  local out="$dir/kube-apiserver-$KUBE_VERSION"
+  [ -x "$out" ] && return 0
+  local work
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' RETURN
+  (
+    cd "$work"
+    go mod init gwdev-tools/kube-apiserver >/dev/null 2>&1
+    # The staging modules k8s.io/kubernetes replaces with ./staging/src/…,
+    # read from its own go.mod, each pinned to its release instead.
+    local mod
+    mod=$(go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" | sed -n 's/.*"GoMod": "\(.*\)",/\1/p')
+    go mod edit -require="k8s.io/kubernetes@$KUBE_VERSION"
+    for m in $(sed -n 's#^[[:space:]]*\(k8s.io/[^ ]*\) => ./staging/.*#\1#p' "$mod"); do
+      go mod edit -replace="$m=$m@$STAGING_VERSION"
+    done
+    printf 'package tools\n\nimport _ "k8s.io/kubernetes/cmd/kube-apiserver"\n' > tools.go
+    go mod tidy >/dev/null 2>&1 || go mod tidy
+    nice go build -trimpath -ldflags=-s -o "$out.$$.tmp" k8s.io/kubernetes/cmd/kube-apiserver
+    mv "$out.$$.tmp" "$out"
+  )
+}
+
+build_helm() {
+  local out="$dir/helm-$HELM_VERSION"
+  [ -x "$out" ] && return 0
+  local bin
+  bin=$(mktemp -d)
+  trap 'rm -rf "$bin"' RETURN
+  GOBIN="$bin" GOFLAGS=-mod=mod nice go install -trimpath -ldflags=-s "helm.sh/helm/v4/cmd/helm@$HELM_VERSION"
+  mv "$bin/helm" "$out"
+}
+
+[ $# -eq 0 ] && set -- kube-apiserver helm
+for t in "$@"; do
+  case "$t" in
+    kube-apiserver) build_kube_apiserver >&2; echo "$dir/kube-apiserver-$KUBE_VERSION" ;;
+    helm) build_helm >&2; echo "$dir/helm-$HELM_VERSION" ;;
+    dir) echo "$dir" ;;
+    *) echo "tools.sh: unknown tool $t" >&2; exit 2 ;;
+  esac
+done

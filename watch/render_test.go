@@ -1,0 +1,104 @@
+package watch
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+const renderRoute = `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: shop}
+spec:
+  parentRefs: [{name: web}]
+  rules: [{backendRefs: [{name: %s, port: 80}]}]
+`
+
+// TestRenderOutputIsLoadedAndRerunOnChange renders with a shell command
+// (sed over a template it watches): the output is loaded under the
+// command's name, the template is not read as a manifest, a change reruns
+// the command, and a failing run (a new command from SetRenders) keeps the
+// last good objects with its stderr.
+func TestRenderOutputIsLoadedAndRerunOnChange(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"tmpl/route.yaml": strings.Replace(renderRoute, "%s", "SERVICE", 1),
+		"service.txt":     "shop\n",
+	})
+	r := Render{Index: 0, Dir: dir, Command: `sed "s/SERVICE/$(cat service.txt)/" tmpl/route.yaml`,
+		Watch: []string{"tmpl", "service.txt"}}
+	l := newTestLoader(t)
+	res := l.Load(dir, Sources{Renders: []Render{r}})
+	if len(res.Problems) > 0 || len(res.Snapshot.HTTPRoutes) != 1 {
+		t.Fatalf("Load: problems %v, %d routes (the template must not load as a manifest)", res.Problems, len(res.Snapshot.HTTPRoutes))
+	}
+	key := res.Snapshot.HTTPRoutes[0]
+	if src := res.Snapshot.Sources[objectKey(kindHTTPRoute, key.Namespace, key.Name)]; src.File != r.Name() || src.Line != 1 {
+		t.Errorf("source = %s, want %s:1", src, r.Name())
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, err := l.Watch(ctx, dir, WatchOptions{Debounce: 20 * time.Millisecond, Renders: []Render{r}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeTree(t, dir, map[string]string{"service.txt": "shop-v2\n"})
+	u := nextUpdate(t, w)
+	if got := serviceOf(u); got != "shop-v2" || !slices.Contains(u.Changed, r.Name()) {
+		t.Fatalf("after the change: backend %q, changed %v; want shop-v2 and the render", got, u.Changed)
+	}
+	// gwdev.yaml now gives a command that fails.
+	w.SetRenders([]Render{{Index: 0, Dir: dir, Command: `echo "render broke" >&2; exit 3`, Watch: r.Watch}})
+	u = waitUpdate(t, w, func(u *Update) bool { return len(u.Result.Problems) > 0 })
+	p := u.Result.Problems[0]
+	if !strings.Contains(p.Message, "exit status 3") || !strings.Contains(p.Message, "render broke") || serviceOf(u) != "shop-v2" || len(u.Stale) != 1 {
+		t.Fatalf("a failing render: problem %q, backend %q, stale %v; want exit status 3 with stderr and the last good shop-v2", p, serviceOf(u), u.Stale)
+	}
+}
+
+// waitUpdate waits for an update that satisfies ok.
+func waitUpdate(t *testing.T, w *Watcher, ok func(*Update) bool) *Update {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case u := <-w.Updates():
+			if ok(u) {
+				return u
+			}
+		case <-deadline:
+			t.Fatal("no such update within 10s")
+		}
+	}
+}
+
+func serviceOf(u *Update) string {
+	rs := u.Result.Snapshot.HTTPRoutes
+	if len(rs) != 1 || len(rs[0].Spec.Rules) == 0 || len(rs[0].Spec.Rules[0].BackendRefs) == 0 {
+		return ""
+	}
+	return string(rs[0].Spec.Rules[0].BackendRefs[0].Name)
+}
+
+// TestHelmChartFolderIsNotReadAsManifests: a chart's templates are never
+// loaded; without a render command reading the chart, a warning says how
+// to render it.
+func TestHelmChartFolderIsNotReadAsManifests(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"chart/Chart.yaml":           "apiVersion: v2\nname: shop\nversion: 0.1.0\n",
+		"chart/templates/route.yaml": "kind: HTTPRoute\nmetadata: {name: {{ .Release.Name }}}\n",
+	})
+	l := newTestLoader(t)
+	res := l.LoadDir(dir)
+	if len(res.Problems) > 0 || len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0].Message, "render it with a render: command") {
+		t.Fatalf("problems %v, warnings %v; want no problem and one warning about rendering the chart", res.Problems, res.Warnings)
+	}
+	res = l.Load(dir, Sources{Renders: []Render{{Dir: dir, Command: "true", Watch: []string{"chart"}}}})
+	if len(res.Problems) > 0 || len(res.Warnings) != 0 {
+		t.Fatalf("with a render reading the chart: problems %v, warnings %v; want none", res.Problems, res.Warnings)
+	}
+}

@@ -66,7 +66,7 @@ func (t *translator) resolveXBackendRef(r *routeState, b *Backend, ref gwv1.Back
 	if xs == nil {
 		return fail(gwv1.RouteReasonBackendNotFound, "backendRef "+display+" not found")
 	}
-	port := int32(xs.obj.Spec.Port.Port)
+	port := int32(xs.obj.Spec.Port.Number)
 	if ref.Port != nil && int32(*ref.Port) != port {
 		return fail(gwv1.RouteReasonBackendNotFound, fmt.Sprintf("backendRef %s: port %d is not the XBackend's port %d", display, *ref.Port, port))
 	}
@@ -112,7 +112,7 @@ func (t *translator) resolveXBackend(xs *xbackendState) {
 		return
 	}
 	host := string(spec.ExternalHostname.Hostname)
-	addr := net.JoinHostPort(host, strconv.Itoa(int(spec.Port.Port)))
+	addr := net.JoinHostPort(host, strconv.Itoa(int(spec.Port.Number)))
 	res.Target = &Target{Kind: table.TargetXBackend, Addresses: []string{addr}, Why: "XBackend " + xs.key.Namespace + "/" + xs.key.Name + ": external hostname " + addr}
 	res.AppProtocol = t.xbackendProtocol(xs)
 	if tc := spec.TLS; tc != nil && tc.Mode != gwxv1a1.BackendTLSModeNone {

@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"context"
 	"fmt"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -51,7 +52,7 @@ func (l *Loader) loadCRDObject(u map[string]any, v *servedVersion) (metav1.Objec
 		errs = append(errs, apivalidation.ValidateCustomResource(nil, u, s.validator)...)
 	}
 	if s.hasEmbedded {
-		errs = append(errs, schemaobjectmeta.Validate(nil, u, s.structural, false)...)
+		errs = append(errs, schemaobjectmeta.Validate(context.Background(), nil, u, s.structural, false)...)
 	}
 	if !s.quick.listTypesValid(u, s.structural) {
 		errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.structural, u)...)

@@ -10,6 +10,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/gwdev/gwdev/engine"
 )
 
 // Exit codes of every gwdev command.
@@ -70,7 +72,7 @@ func newVersionCmd() *cobra.Command {
 		Short: "Print gwdev's version and the Gateway API version it implements",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(cmd.OutOrStdout(), "gwdev %s (Gateway API v1.6.3)\n", version)
+			fmt.Fprintf(cmd.OutOrStdout(), "gwdev %s (Gateway API %s)\n", version, engine.APIVersion)
 			return nil
 		},
 	}

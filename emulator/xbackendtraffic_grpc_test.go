@@ -33,7 +33,7 @@ spec:
   targetRefs:
   - {group: "", kind: Service, name: echo-a}
   - {group: "", kind: Service, name: echo-b}
-  sessionPersistence: {type: Header, sessionName: x-session}
+  sessionPersistence: {type: Header, header: {name: x-session}}
 ---
 apiVersion: v1
 kind: Service

@@ -40,7 +40,11 @@ func (l *Loader) loadCRDObject(u map[string]any, v *servedVersion) (metav1.Objec
 		return nil, append(issues, issue{msg: fmt.Sprintf("internal error: loading the %s schema: %v", spec.kind, err)})
 	}
 	for _, path := range pruning.PruneWithOptions(u, s.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}) {
-		issues = append(issues, issue{field: path, msg: fmt.Sprintf("unknown field %q", path)})
+		msg := fmt.Sprintf("unknown field %q", path)
+		if hint := migrationHint(spec.kind, path); hint != "" {
+			msg += ": " + hint
+		}
+		issues = append(issues, issue{field: path, msg: msg})
 	}
 	s.quick.pruneNulls(u, s.structural)
 	s.quick.applyDefaults(u, s.structural)

@@ -34,7 +34,7 @@ metadata: {name: mcp}
 spec:
   type: ExternalHostname
   externalHostname: {hostname: mcp.example.com}
-  port: {port: 8080}
+  port: {number: 8080}
   protocol: MCP
 ---
 apiVersion: gateway.networking.x-k8s.io/v1alpha1

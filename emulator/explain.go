@@ -254,6 +254,11 @@ func explainRequest(rt *router, pr *portRoutes, port int32, req *http.Request, n
 	ex := newExchange(req, now)
 	ex.trace.Port = port
 	act := ex.decide(pr)
+	preRouting := act == actPreRouting
+	if preRouting { // explain asks no auth server: route as if it allowed, adding nothing
+		ex.preRouted = true
+		act = ex.decide(pr)
+	}
 	noteServedElsewhere(rt, rt.tableAddresses, ex, act) // hints.go
 	t := &ex.trace
 	if ex.rule != nil {
@@ -279,6 +284,9 @@ func explainRequest(rt *router, pr *portRoutes, port int32, req *http.Request, n
 	}
 	if (act == actProxy || act == actRedirect) && len(ex.auths) > 0 {
 		t.Reason = "only if the ExternalAuth check allows it (explain does not ask the auth server; a failing one denies with 403)"
+		if preRouting {
+			t.Reason += "; the listener's pre-routing check runs before routing, and headers it adds are not seen by this route match"
+		}
 	}
 	t.RequestHeaders = req.Header
 	redactTrace(t)

@@ -56,7 +56,8 @@ func (t *translator) buildTable() *Table {
 func (t *translator) listenerTable(l *listenerState) *ListenerTable {
 	owner := l.ownerKey()
 	lt := &ListenerTable{Name: l.tableName(), Owner: owner, SectionName: l.name, Source: t.sourceAt(owner, "spec.listeners["+itoa(l.index)+"]"),
-		Protocol: table.ProtocolType(l.protocol), Hostname: l.hostname, TLS: l.tlsTable}
+		Protocol: table.ProtocolType(l.protocol), Hostname: l.hostname, TLS: l.tlsTable,
+		PreRoutingAuth: l.preAuth, PreRoutingRefused: l.preRefused}
 	switch l.protocol {
 	case gwv1.HTTPProtocolType, gwv1.HTTPSProtocolType:
 		lt.VirtualHosts = t.virtualHosts(lt.Name, l)

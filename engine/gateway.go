@@ -74,7 +74,7 @@ func (t *translator) processGateways() {
 			l := &gw.Spec.Listeners[i]
 			g.own = append(g.own, &listenerState{
 				gateway: g, index: i, name: string(l.Name), hostname: hostnameValue(l.Hostname),
-				port: int32(l.Port), protocol: l.Protocol, tls: l.TLS, allowed: l.AllowedRoutes,
+				port: int32(l.Port), protocol: l.Protocol, tls: l.TLS, allowed: l.AllowedRoutes, filters: l.Filters,
 				cond: newConditionSet(gw.Generation, t.opts.Now),
 			})
 		}

@@ -282,11 +282,15 @@ func explainRequest(rt *router, pr *portRoutes, port int32, req *http.Request, n
 	if ex.view.grpc {
 		t.GRPCService, t.GRPCMethod = ex.view.grpcService, ex.view.grpcMethod
 	}
-	if (act == actProxy || act == actRedirect) && len(ex.auths) > 0 {
-		t.Reason = "only if the ExternalAuth check allows it (explain does not ask the auth server; a failing one denies with 403)"
-		if preRouting {
-			t.Reason += "; the listener's pre-routing check runs before routing, and headers it adds are not seen by this route match"
+	switch {
+	case preRouting:
+		then := "forwarded"
+		if t.Reason != "" && act != actProxy {
+			then = t.Reason
 		}
+		t.Reason = "only if the listener's pre-routing ExternalAuth check allows it (explain does not ask the auth server; a failing one denies with 403, before any route is matched, and the headers it allows are not on this request); then: " + then
+	case (act == actProxy || act == actRedirect) && len(ex.auths) > 0:
+		t.Reason = "only if the ExternalAuth check allows it (explain does not ask the auth server; a failing one denies with 403)"
 	}
 	t.RequestHeaders = req.Header
 	redactTrace(t)

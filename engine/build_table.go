@@ -79,8 +79,9 @@ func (t *translator) virtualHosts(listener string, l *listenerState) []*VirtualH
 			continue
 		}
 		for _, h := range a.hosts {
+			rank := hostnameRank(routeHostnameFor(a.route, h))
 			for i, rr := range a.route.rules {
-				byHost[h] = append(byHost[h], rulePosition{rule: rr, route: a.route, order: i, pathLen: a.route.pathLens[i]})
+				byHost[h] = append(byHost[h], rulePosition{rule: rr, route: a.route, order: i, pathLen: a.route.pathLens[i], hostRank: rank})
 			}
 		}
 	}
@@ -118,6 +119,7 @@ func (t *translator) sniRoutes(l *listenerState) []*SNIRoute {
 		r     *SNIRoute
 		route *routeState
 		best  string
+		rank  int // hostnameRank of the route's own hostname (routeHostnameFor)
 	}
 	var es []entry
 	for _, a := range l.attachments {
@@ -128,13 +130,16 @@ func (t *translator) sniRoutes(l *listenerState) []*SNIRoute {
 			for _, s := range a.route.sni {
 				c := *s
 				c.Hostnames = []string{h}
-				es = append(es, entry{&c, a.route, h})
+				es = append(es, entry{&c, a.route, h, hostnameRank(routeHostnameFor(a.route, h))})
 			}
 		}
 	}
 	sort.SliceStable(es, func(i, j int) bool {
 		if es[i].best != es[j].best {
 			return hostnameLess(es[i].best, es[j].best)
+		}
+		if es[i].rank != es[j].rank { // GatewayRouteHostnameIntersectionPrecedence, as sortRules
+			return es[i].rank > es[j].rank
 		}
 		return es[i].route != es[j].route && olderFirst(es[i].route.obj, es[j].route.obj)
 	})

@@ -240,7 +240,9 @@ type Target struct {
 	Kind string `json:"kind"`
 	// Addresses are host:port pairs (empty for echo).
 	Addresses []string `json:"addresses,omitempty"`
-	// Pods names the endpoints' target pods, if known (EndpointSlice).
+	// Pods names the endpoints' target pods, if known (EndpointSlice). For
+	// an echo target, one name is the Pod the echo answers as (in its JSON
+	// "pod" field); otherwise the echo names a pod after the Service.
 	Pods []string `json:"pods,omitempty"`
 	// Why explains the choice, for status messages, the TUI and traces.
 	Why string `json:"why"`

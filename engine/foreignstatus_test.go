@@ -22,7 +22,9 @@ func TestKeepForeignStatus(t *testing.T) {
 		t.Errorf("route parents: %+v", got)
 	}
 
-	cond := func(typ string) metav1.Condition { return metav1.Condition{Type: typ, Status: metav1.ConditionTrue, Reason: "R"} }
+	cond := func(typ string) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: metav1.ConditionTrue, Reason: "R"}
+	}
 	gw := &gwv1.Gateway{Status: gwv1.GatewayStatus{Conditions: []metav1.Condition{cond("Accepted")},
 		Listeners: []gwv1.ListenerStatus{{Name: "http", Conditions: []metav1.Condition{cond("Accepted")}}}}}
 	old := &gwv1.Gateway{Status: gwv1.GatewayStatus{Conditions: []metav1.Condition{cond("Accepted"), cond("Programmed"), cond("example.com/Seen")},

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"slices"
@@ -241,20 +242,26 @@ func readReport(path string) (*Report, error) {
 // passedTests returns every test a report lists as passed, in any profile
 // or in none.
 func (rep *Report) passedTests() map[string]bool {
+	return rep.testsIn(func(s *Status) []string { return s.PassedTests })
+}
+
+// testsIn collects the names list gives of every Status of the report:
+// the profiles' core and extended ones and the tests in no profile.
+func (rep *Report) testsIn(list func(*Status) []string) map[string]bool {
 	out := map[string]bool{}
-	if rep.OtherTests != nil {
-		for _, n := range rep.OtherTests.PassedTests {
+	add := func(s *Status) {
+		for _, n := range list(s) {
 			out[n] = true
 		}
 	}
-	for _, p := range rep.ProfileReports {
-		for _, n := range p.Core.PassedTests {
-			out[n] = true
-		}
+	if rep.OtherTests != nil {
+		add(rep.OtherTests)
+	}
+	for i := range rep.ProfileReports {
+		p := &rep.ProfileReports[i]
+		add(&p.Core)
 		if p.Extended != nil {
-			for _, n := range p.Extended.PassedTests {
-				out[n] = true
-			}
+			add(&p.Extended.Status)
 		}
 	}
 	return out
@@ -399,26 +406,7 @@ func TestNoRegression(t *testing.T) {
 // failedTests lists every failed test of the report, in the profiles and
 // among the tests in no profile, once each, sorted.
 func (rep *Report) failedTests() []string {
-	set := map[string]bool{}
-	for _, p := range rep.ProfileReports {
-		for _, n := range p.Core.FailedTests {
-			set[n] = true
-		}
-		if p.Extended != nil {
-			for _, n := range p.Extended.FailedTests {
-				set[n] = true
-			}
-		}
-	}
-	if rep.OtherTests != nil {
-		for _, n := range rep.OtherTests.FailedTests {
-			set[n] = true
-		}
-	}
-	out := make([]string, 0, len(set))
-	for n := range set {
-		out = append(out, n)
-	}
+	out := slices.Collect(maps.Keys(rep.testsIn(func(s *Status) []string { return s.FailedTests })))
 	sort.Strings(out)
 	return out
 }

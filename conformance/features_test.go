@@ -118,7 +118,7 @@ var skippedTests = map[string]string{
 func podNameReason(deployment string) string {
 	return "the test expects the answer of a Pod of Deployment " + deployment + ", which the Service's selector picks under another name; " +
 		"the harness answers Services that are not headless with gwdev's echo backend, which names its pod after the Service. " +
-		"gwdev's part runs (the request crosses the BackendTLSPolicy's TLS to the echo, which verifies it) but the pod name cannot match"
+		"gwdev's part runs (the request reaches the echo over the BackendTLSPolicy's TLS, the echo's certificate verified by the gateway) but the pod name cannot match"
 }
 
 // skipReason says why a test of a claimed feature is skipped for now

@@ -312,6 +312,21 @@ spec:
 			},
 		},
 		{
+			// Rule names are unique within a route (the CRDs' rule).
+			name: "duplicate rule names",
+			yaml: `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r}
+spec:
+  rules:
+  - {name: api, backendRefs: [{name: svc, port: 80}]}
+  - {name: api, backendRefs: [{name: svc, port: 80}]}
+`,
+			want: []string{
+				"m.yaml:5:3: HTTPRoute/default/r: spec.rules: Invalid value: Rule name must be unique within the route",
+			},
+		},
+		{
 			// v1.6-shaped session persistence: sessionName and
 			// cookieConfig moved in v1.7.0; the problems name the new fields.
 			name: "sessionPersistence v1.6 shapes",

@@ -81,7 +81,7 @@ func (c *compiler) upstream(b *table.Backend) *upstream {
 func upstreamKey(b *table.Backend) string {
 	k := b.Target.Kind + "|" + strings.Join(b.Target.Addresses, ",")
 	if b.Target.Kind == table.TargetEcho {
-		k = "echo|" + serviceName(b) + "|" + b.Target.EchoAuthHeader
+		k = "echo|" + serviceName(b) + "|" + b.Target.EchoAuthHeader + "|" + strings.Join(b.Target.Pods, ",")
 	}
 	if t := b.TLS; t != nil {
 		h := fnv.New64a()
@@ -306,14 +306,20 @@ type sessionPolicy struct {
 	name      string
 	timeout   time.Duration
 	permanent bool
+	// path is the cookie's Path attribute ("" for a header session).
+	path string
 }
 
 func compileSession(sp *table.Session) *sessionPolicy {
 	if sp == nil {
 		return nil
 	}
-	return &sessionPolicy{header: sp.Type == table.SessionHeader, name: sp.Name, timeout: sp.AbsoluteTimeout,
-		permanent: sp.Lifetime == table.LifetimePermanent}
+	p := &sessionPolicy{header: sp.Type == table.SessionHeader, name: sp.Name, timeout: sp.AbsoluteTimeout,
+		permanent: sp.Lifetime == table.LifetimePermanent, path: sp.Path}
+	if !p.header && p.path == "" {
+		p.path = "/" // a table written without the translator's default
+	}
+	return p
 }
 
 // read returns the session value the client sent.
@@ -373,7 +379,7 @@ func (p *sessionPolicy) write(h http.Header, value string) {
 		h.Set(p.name, value)
 		return
 	}
-	c := &http.Cookie{Name: p.name, Value: value, Path: "/", HttpOnly: true}
+	c := &http.Cookie{Name: p.name, Value: value, Path: p.path, HttpOnly: true}
 	if p.permanent && p.timeout > 0 {
 		c.MaxAge = int(p.timeout / time.Second)
 	}

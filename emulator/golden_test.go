@@ -49,6 +49,14 @@ func TestEngineGoldenTables(t *testing.T) {
 								}
 								continue
 							}
+							if l.PreRoutingRefused != "" {
+								// A pre-routing filter refuses every request
+								// of the listener before any rule is matched.
+								if tr.Status != http.StatusInternalServerError {
+									t.Errorf("%s: a request for %s on a listener whose pre-routing filters refuse: %d (%s)", filepath.Base(f), r.Name, tr.Status, tr.Reason)
+								}
+								continue
+							}
 							j := slices.IndexFunc(vh.Rules, func(x *table.RouteRule) bool { return x.Name == tr.Rule })
 							if tr.VirtualHost != vh.Name || j < 0 || j > i {
 								t.Errorf("%s: a request for %s reached %q / %q (%s)", filepath.Base(f), r.Name, tr.VirtualHost, tr.Rule, tr.Reason)

@@ -65,7 +65,7 @@ spec:
   - matches: [{path: {type: PathPrefix, value: /plain}}]
     backendRefs: [{group: gateway.networking.x-k8s.io, kind: XBackend, name: plain}]
   - matches: [{path: {type: PathPrefix, value: /secure}}]
-    backendRefs: [{group: gateway.networking.x-k8s.io, kind: XBackend, name: secure, port: SECUREPORT}]
+    backendRefs: [{group: gateway.networking.x-k8s.io, kind: XBackend, name: secure}]
   - matches: [{path: {type: PathPrefix, value: /wrong-ca}}]
     backendRefs: [{group: gateway.networking.x-k8s.io, kind: XBackend, name: wrong-ca}]
   - matches: [{path: {type: PathPrefix, value: /mtls}}]
@@ -79,7 +79,7 @@ metadata: {name: plain}
 spec:
   type: ExternalHostname
   externalHostname: {hostname: localhost}
-  port: {port: PLAINPORT}
+  port: {number: PLAINPORT}
 ---
 apiVersion: gateway.networking.x-k8s.io/v1alpha1
 kind: XBackend
@@ -87,7 +87,7 @@ metadata: {name: secure}
 spec:
   type: ExternalHostname
   externalHostname: {hostname: localhost}
-  port: {port: SECUREPORT}
+  port: {number: SECUREPORT}
   tls:
     mode: ServerOnly
     validation:
@@ -100,7 +100,7 @@ metadata: {name: wrong-ca}
 spec:
   type: ExternalHostname
   externalHostname: {hostname: localhost}
-  port: {port: SECUREPORT}
+  port: {number: SECUREPORT}
   tls:
     mode: ServerOnly
     validation:
@@ -113,7 +113,7 @@ metadata: {name: mtls}
 spec:
   type: ExternalHostname
   externalHostname: {hostname: localhost}
-  port: {port: MTLSPORT}
+  port: {number: MTLSPORT}
   tls:
     mode: ClientAndServer
     clientCertificateRef: {name: client-cert}
@@ -127,7 +127,7 @@ metadata: {name: no-client-cert}
 spec:
   type: ExternalHostname
   externalHostname: {hostname: localhost}
-  port: {port: MTLSPORT}
+  port: {number: MTLSPORT}
   tls:
     mode: ServerOnly
     validation:
@@ -202,7 +202,7 @@ metadata: {name: h2c}
 spec:
   type: ExternalHostname
   externalHostname: {hostname: localhost}
-  port: {port: BACKENDPORT}
+  port: {number: BACKENDPORT}
   protocol: H2C
 ---
 apiVersion: gateway.networking.x-k8s.io/v1alpha1
@@ -211,7 +211,7 @@ metadata: {name: h1}
 spec:
   type: ExternalHostname
   externalHostname: {hostname: localhost}
-  port: {port: BACKENDPORT}
+  port: {number: BACKENDPORT}
 `, "BACKENDPORT", port)
 	h := serve(t, func(p int32) *table.Table { return gwinTable(t, manifests, p, engine.Options{}) })
 	if res := h.get("app.example.com", "/h2c"); string(res.body) != "HTTP/2.0" {

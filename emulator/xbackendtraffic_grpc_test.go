@@ -5,7 +5,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
-	pb "sigs.k8s.io/gateway-api/conformance/echo-basic/grpcechoserver"
+	pb "sigs.k8s.io/gateway-api-conformance-images/echo-basic/grpcechoserver"
 
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/engine/table"
@@ -33,7 +33,7 @@ spec:
   targetRefs:
   - {group: "", kind: Service, name: echo-a}
   - {group: "", kind: Service, name: echo-b}
-  sessionPersistence: {type: Header, sessionName: x-session}
+  sessionPersistence: {type: Header, header: {name: x-session}}
 ---
 apiVersion: v1
 kind: Service

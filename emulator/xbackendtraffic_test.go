@@ -141,7 +141,7 @@ spec:
   - matches: [{path: {type: PathPrefix, value: /sticky}}]
     backendRefs: [{name: app, port: 80}]
   - matches: [{path: {type: PathPrefix, value: /own}}]
-    sessionPersistence: {type: Header, sessionName: X-Own-Session}
+    sessionPersistence: {type: Header, header: {name: X-Own-Session}}
     backendRefs: [{name: app, port: 80}]
 ---
 apiVersion: gateway.networking.x-k8s.io/v1alpha1
@@ -149,7 +149,7 @@ kind: XBackendTrafficPolicy
 metadata: {name: sticky}
 spec:
   targetRefs: [{group: "", kind: Service, name: app}]
-  sessionPersistence: {sessionName: app-session}
+  sessionPersistence: {cookie: {name: app-session}}
 ---
 apiVersion: v1
 kind: Service

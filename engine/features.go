@@ -7,6 +7,11 @@ import (
 	"sigs.k8s.io/gateway-api/pkg/features"
 )
 
+// APIVersion is the Gateway API release gwdev implements: the version of
+// sigs.k8s.io/gateway-api in go.mod, whose experimental-channel CRDs watch
+// validates against (TestAPIVersionIsGoMod keeps the two equal).
+const APIVersion = "v1.7.0"
+
 // coreFeatures are the core features of the conformance profiles gwdev
 // implements (GATEWAY-HTTP, GATEWAY-TLS, GATEWAY-GRPC, GATEWAY-TCP,
 // GATEWAY-UDP).
@@ -51,7 +56,8 @@ var extendedFeatures = []features.FeatureName{
 	features.SupportHTTPRouteRequestPercentageMirror,
 	features.SupportHTTPRouteRequestTimeout,
 	features.SupportHTTPRouteBackendTimeout,
-	features.SupportHTTPRouteRetry,
+	features.SupportHTTPRouteRetryCodes,
+	features.SupportHTTPRouteRetryConnectionError,
 	features.SupportHTTPRouteCORS,
 	features.SupportHTTPRouteBackendProtocolH2C,
 	features.SupportHTTPRouteBackendProtocolWebSocket,
@@ -65,6 +71,13 @@ var extendedFeatures = []features.FeatureName{
 	features.SupportTLSRouteModeMixed,
 	// GRPCRoute
 	features.SupportGRPCRouteNamedRouteRule,
+	features.SupportGRPCRouteRequestHeaderModifier,
+	// v1.7.0
+	features.SupportHTTPRouteBackendURLRewrite,
+	features.SupportGatewayRouteHostnameIntersectionPrecedence,
+	features.SupportGatewayListenerFilters,
+	features.SupportGatewayAddressRoutability,
+	features.SupportGatewayAddressRoutabilityCluster,
 }
 
 // ExtendedFeatures returns the extended features gwdev implements; the

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"sigs.k8s.io/gateway-api/pkg/features"
@@ -20,12 +22,25 @@ func TestSupportedFeatures(t *testing.T) {
 	}
 	for _, f := range fs {
 		if features.GetFeature(f).Name != f {
-			t.Errorf("%s is not a Gateway API v1.6.3 feature", f)
+			t.Errorf("%s is not a Gateway API %s feature", f, APIVersion)
 		}
 	}
 	for _, f := range ExtendedFeatures() {
 		if !slices.Contains(fs, f) {
 			t.Errorf("extended feature %s missing from SupportedFeatures", f)
 		}
+	}
+}
+
+// TestAPIVersionIsGoMod: APIVersion is the gateway-api version go.mod
+// requires.
+func TestAPIVersionIsGoMod(t *testing.T) {
+	data, err := os.ReadFile("../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "\tsigs.k8s.io/gateway-api " + APIVersion + "\n"
+	if !strings.Contains(string(data), want) {
+		t.Errorf("go.mod does not require sigs.k8s.io/gateway-api %s", APIVersion)
 	}
 }

@@ -32,7 +32,7 @@ func (t *translator) processGatewayClasses() {
 		cs.cond.setDefault(string(gwv1.GatewayClassConditionStatusAccepted), metav1.ConditionTrue,
 			string(gwv1.GatewayClassReasonAccepted), "gwdev emulates controller "+string(gc.Spec.ControllerName))
 		cs.cond.setDefault(string(gwv1.GatewayClassConditionStatusSupportedVersion), metav1.ConditionTrue,
-			string(gwv1.GatewayClassReasonSupportedVersion), "Gateway API v1.6.3 is supported")
+			string(gwv1.GatewayClassReasonSupportedVersion), "Gateway API "+APIVersion+" is supported")
 		cs.accepted = !cs.cond.isFalse(string(gwv1.GatewayClassConditionStatusAccepted))
 	}
 	for _, gw := range t.out.Gateways {

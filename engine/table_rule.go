@@ -59,22 +59,32 @@ func compileRetry(r *gwv1.HTTPRouteRetry) *table.Retry {
 }
 
 // compileSession converts session persistence with its defaults: a
-// cookie, named by gwdev when the rule gives no sessionName, with a
-// Session lifetime unless the rule asks for Permanent (nil: none).
+// cookie, named by gwdev when the rule gives no cookie.name, with path "/"
+// (the spec's default for cookie.path) and a Session lifetime unless the
+// rule asks for Permanent; a header session takes header.name (nil: none).
 func compileSession(sp *gwv1.SessionPersistence) *table.Session {
 	if sp == nil {
 		return nil
 	}
 	s := &table.Session{Type: table.SessionCookie, Name: defaultSessionCookie, AbsoluteTimeout: durationOrZero(sp.AbsoluteTimeout),
-		Lifetime: table.LifetimeSession}
+		Lifetime: table.LifetimeSession, Path: "/"}
 	if sp.Type != nil && *sp.Type == gwv1.HeaderBasedSessionPersistence {
-		s.Type, s.Name, s.Lifetime = table.SessionHeader, defaultSessionHeader, ""
+		s.Type, s.Name, s.Lifetime, s.Path = table.SessionHeader, defaultSessionHeader, "", ""
+		if h := sp.Header; h != nil && h.Name != "" {
+			s.Name = string(h.Name)
+		}
+		return s
 	}
-	if sp.SessionName != nil && *sp.SessionName != "" {
-		s.Name = *sp.SessionName
-	}
-	if c := sp.CookieConfig; s.Type == table.SessionCookie && c != nil && c.LifetimeType != nil && *c.LifetimeType == gwv1.PermanentCookieLifetimeType {
-		s.Lifetime = table.LifetimePermanent
+	if c := sp.Cookie; c != nil {
+		if c.Name != nil && *c.Name != "" {
+			s.Name = string(*c.Name)
+		}
+		if c.Path != nil && *c.Path != "" {
+			s.Path = *c.Path
+		}
+		if c.LifetimeType != nil && *c.LifetimeType == gwv1.PermanentCookieLifetimeType {
+			s.Lifetime = table.LifetimePermanent
+		}
 	}
 	return s
 }
@@ -91,4 +101,16 @@ func compileSubjectAltNames(in []gwv1.SubjectAltName) []table.SubjectAltName {
 		}
 	}
 	return out
+}
+
+// noteSessionDeprecated warns that a route rule's or an
+// XBackendTrafficPolicy's sessionPersistence is deprecated in Gateway API
+// v1.7.0 ("use the Backend resource for session persistence", GEP-4894);
+// gwdev still applies it.
+func (t *translator) noteSessionDeprecated(k ObjectKey, sp *gwv1.SessionPersistence, scope string) {
+	if sp == nil {
+		return
+	}
+	t.note(SeverityWarning, k, scope, scope+" is deprecated in Gateway API v1.7.0: use the XBackend resource's sessionPersistence (GEP-4894); "+
+		"gwdev still applies it (XBackend sessionPersistence needs type EndpointSelector, which gwdev does not serve yet)")
 }

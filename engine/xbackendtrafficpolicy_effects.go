@@ -39,8 +39,8 @@ func sessionSummary(ps *trafficPolicyState) string {
 	if sp.Type != nil {
 		typ = string(*sp.Type)
 	}
-	if sp.SessionName != nil && *sp.SessionName != "" {
-		return typ + " " + quote(*sp.SessionName)
+	if name := sessionName(sp); name != "" {
+		return typ + " " + quote(name)
 	}
 	return typ
 }
@@ -107,4 +107,18 @@ func (u *routeTrafficEffects) record(t *translator) {
 		t.effect(PolicyEffect{Policy: k.policy, Target: k.route, Applied: true, Reason: string(gwv1.PolicyReasonAccepted),
 			Message: strings.Join(u.rules[k], "; ")})
 	}
+}
+
+// sessionName is the cookie's or header's name a session persistence
+// gives ("": none, gwdev names it).
+func sessionName(sp *gwv1.SessionPersistence) string {
+	switch {
+	case sp.Type != nil && *sp.Type == gwv1.HeaderBasedSessionPersistence:
+		if sp.Header != nil {
+			return string(sp.Header.Name)
+		}
+	case sp.Cookie != nil && sp.Cookie.Name != nil:
+		return string(*sp.Cookie.Name)
+	}
+	return ""
 }

@@ -22,6 +22,7 @@ var explanations = map[string]string{
 	"RefNotPermitted":                  "a reference points into another namespace and no ReferenceGrant there allows it. Fix: add a ReferenceGrant in the target namespace (from: this kind and namespace, to: the referenced kind), or move the object",
 	"BackendNotFound":                  "a backendRef names a Service (or Service port) that is not in the manifests; requests for it get a 500. Fix: add the Service, or fix the backendRef's name, namespace or port",
 	"InvalidKind":                      "a reference names a kind that cannot be used there (backendRefs must be core Services, CA refs ConfigMaps). Fix: reference a supported kind",
+	"NotImplemented":                   "the object sets a field gwdev does not implement (the warning names it and says what gwdev does instead). Fix: remove the field, or expect a cluster's controller to behave differently from gwdev",
 	"ResolvedRefs/UnsupportedProtocol": "the backend Service port's appProtocol is one this route kind cannot speak (for example h2c behind a TLSRoute). Fix: change the Service port's appProtocol or use a matching route kind",
 	// Listeners.
 	"HostnameConflict":         "this listener uses the same port and hostname as another (HTTPS and TLS ones cannot be told apart by SNI), so it is not served; a listener accepted before it (the Gateway's own, or an older ListenerSet's) keeps serving, and two of the same Gateway or ListenerSet are both left out. Fix: give each listener a distinct hostname or port",

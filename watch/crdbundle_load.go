@@ -37,7 +37,7 @@ func (l *Loader) CRDs() *CRDBundle { return l.bundle }
 
 // gwdevRelease is the Gateway API release of gwdev's types and default
 // CRDs (watch/crds).
-const gwdevRelease = "v1.6.3"
+const gwdevRelease = "v1.7.0"
 
 // DefaultCRDBundleName names the bundle a Loader without one judges
 // against: the experimental channel of the release gwdev implements

@@ -304,3 +304,28 @@ rejected m.yaml:11:1: GatewayPolicy/default/p: apiVersion: no matches for kind "
 		t.Errorf("a file without Gateway API CRDs: err = %v", err)
 	}
 }
+
+// TestMisfitIsDeterministic: an object with several misfits (an unknown
+// field and a value an enum refuses, under different keys) is judged by
+// the same one every time, whatever the maps' iteration order.
+func TestMisfitIsDeterministic(t *testing.T) {
+	b, err := EmbeddedCRDBundle("v1.4.1-standard")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := gvk{group: "gateway.networking.k8s.io", version: "v1", kind: "HTTPRoute"}
+	u := map[string]any{"spec": map[string]any{
+		"rules": []any{map[string]any{"filters": []any{map[string]any{"type": "ExternalAuth", "externalAuth": map[string]any{}}}}},
+		"zzz":   "unknown",
+		"aaa":   "unknown",
+	}}
+	first := b.misfit(g, u)
+	if first == "" {
+		t.Fatal("no misfit found")
+	}
+	for range 50 {
+		if got := b.misfit(g, u); got != first {
+			t.Fatalf("misfit = %q, then %q", first, got)
+		}
+	}
+}

@@ -50,16 +50,23 @@ func (n *schemaNode) prepare() {
 // are not looked at. It does not modify u, and allocates nothing when u
 // fits (it runs for every object loaded without a bundle).
 func (n *schemaNode) misfit(u map[string]any) string {
+	// Every key is looked at and the misfit under the smallest key kept, so
+	// that the answer does not depend on the map's iteration order.
+	var best *misfitPath
+	var bestKey string
 	for k, v := range u {
 		switch k {
 		case "apiVersion", "kind", "metadata", "status":
 			continue
 		}
-		if bad := n.child(k).misfitValue(v); bad != nil {
-			return bad.at(k).String()
+		if bad := n.child(k).misfitValue(v); bad != nil && (best == nil || k < bestKey) {
+			best, bestKey = bad, k
 		}
 	}
-	return ""
+	if best == nil {
+		return ""
+	}
+	return best.at(bestKey).String()
 }
 
 // misfitPath is where a value does not fit, built on the way back up.
@@ -110,13 +117,18 @@ func (n *schemaNode) misfitValue(v any) *misfitPath {
 	}
 	switch v := v.(type) {
 	case map[string]any:
+		var best *misfitPath // the misfit under the smallest key: deterministic
+		var bestKey string
 		for k, c := range v {
 			if n.XEmbeddedResource && (k == "apiVersion" || k == "kind" || k == "metadata") {
 				continue
 			}
-			if bad := n.child(k).misfitValue(c); bad != nil {
-				return bad.at(k)
+			if bad := n.child(k).misfitValue(c); bad != nil && (best == nil || k < bestKey) {
+				best, bestKey = bad, k
 			}
+		}
+		if best != nil {
+			return best.at(bestKey)
 		}
 	case []any:
 		for i, c := range v {

@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"context"
 	"fmt"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
@@ -40,12 +41,15 @@ func (l *Loader) loadCRDObject(u map[string]any, v *servedVersion, g gvk) (metav
 	}
 	for _, path := range pruning.PruneWithOptions(u, s.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}) {
 		msg := fmt.Sprintf("unknown field %q", path)
-		if where := fieldWhere(g, path); where != "" {
+		if hint := migrationHint(spec.kind, path); hint != "" {
+			msg += ": " + hint
+		} else if where := fieldWhere(g, path); where != "" {
 			msg += fmt.Sprintf(" in gwdev's CRDs (%s); the field is %s", DefaultCRDBundleName(), where)
 		}
 		issues = append(issues, issue{field: path, msg: msg})
 	}
 	issues = append(issues, s.admit(u)...)
+	issues = append(issues, listenerSetFilterProtocols(spec.kind, u)...)
 	if len(issues) > 0 {
 		return nil, issues
 	}
@@ -82,7 +86,7 @@ func (s *crdSchema) admit(u map[string]any) []issue {
 		errs = append(errs, apivalidation.ValidateCustomResource(nil, u, s.validator)...)
 	}
 	if s.hasEmbedded {
-		errs = append(errs, schemaobjectmeta.Validate(nil, u, s.structural, false)...)
+		errs = append(errs, schemaobjectmeta.Validate(context.Background(), nil, u, s.structural, false)...)
 	}
 	if !s.quick.listTypesValid(u, s.structural) {
 		errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.structural, u)...)

@@ -251,10 +251,10 @@ spec:
 			},
 		},
 		{
-			// The v1.6.3 CRD's rule on port.name cannot pass for a
-			// non-empty name (fixed upstream in gateway-api#5193); an
-			// apiserver with this CRD rejects it, and so does gwdev.
-			name: "XBackend port name (v1.6.3 CRD rule)",
+			// v1.6-shaped XBackend: port.port was renamed port.number in
+			// v1.7.0 (the problem says so); port.name is gone (a plain
+			// unknown field); a backendRef to an XBackend carries no port.
+			name: "XBackend v1.6 shapes",
 			yaml: `apiVersion: gateway.networking.x-k8s.io/v1alpha1
 kind: XBackend
 metadata:
@@ -263,9 +263,92 @@ spec:
   type: ExternalHostname
   externalHostname: {hostname: api.example.com}
   port: {name: web, port: 8080}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: r
+spec:
+  rules:
+  - backendRefs: [{group: gateway.networking.x-k8s.io, kind: XBackend, name: b, port: 8080}]
 `,
 			want: []string{
-				`m.yaml:8:10: XBackend/default/b: spec.port.name: Invalid value: "web": Name must be a valid DNS label`,
+				"m.yaml:8:3: XBackend/default/b: spec.port: Invalid value: 0: should have at least 1 properties",
+				`m.yaml:8:10: XBackend/default/b: unknown field "spec.port.name" in gwdev's CRDs (v1.7.0-experimental); the field is only in the experimental channel (v1.6.3-experimental)`,
+				`m.yaml:8:21: XBackend/default/b: unknown field "spec.port.port": Gateway API v1.7.0 renamed it to spec.port.number`,
+				"m.yaml:16:19: HTTPRoute/default/r: spec.rules[0].backendRefs[0]: Invalid value: Must not have port for Backend reference",
+			},
+		},
+		{
+			// Listener filters only on HTTP and HTTPS listeners: the
+			// Gateway CRD's rule, held for ListenerSets too (their v1.7.0
+			// CRD lacks it).
+			name: "listener filters on a TCP listener",
+			yaml: `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw}
+spec:
+  gatewayClassName: gwdev
+  listeners:
+  - name: tcp
+    protocol: TCP
+    port: 9000
+    filters: {requests: [{type: ExtensionRef, extensionRef: {group: example.com, kind: JWT, name: jwt}}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: ext}
+spec:
+  parentRef: {name: gw}
+  listeners:
+  - name: tcp
+    protocol: TCP
+    port: 9001
+    filters: {requests: [{type: ExtensionRef, extensionRef: {group: example.com, kind: JWT, name: jwt}}]}
+`,
+			want: []string{
+				"m.yaml:7:5: Gateway/default/gw: spec.listeners[0]: Invalid value: filters may only be set when protocol is HTTP or HTTPS",
+				"m.yaml:18:5: ListenerSet/default/ext: spec.listeners[0]: Invalid value: filters may only be set when protocol is HTTP or HTTPS (the Gateway's rule; the v1.7.0 ListenerSet CRD lacks it)",
+			},
+		},
+		{
+			// Rule names are unique within a route (the CRDs' rule).
+			name: "duplicate rule names",
+			yaml: `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: r}
+spec:
+  rules:
+  - {name: api, backendRefs: [{name: svc, port: 80}]}
+  - {name: api, backendRefs: [{name: svc, port: 80}]}
+`,
+			want: []string{
+				"m.yaml:5:3: HTTPRoute/default/r: spec.rules: Invalid value: Rule name must be unique within the route",
+			},
+		},
+		{
+			// v1.6-shaped session persistence: sessionName and
+			// cookieConfig moved in v1.7.0; the problems name the new fields.
+			name: "sessionPersistence v1.6 shapes",
+			yaml: `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata:
+  name: r
+spec:
+  rules:
+  - sessionPersistence:
+      sessionName: cart
+      cookieConfig: {lifetimeType: Session}
+    backendRefs: [{name: svc, port: 80}]
+  - sessionPersistence: {type: Header, sessionName: X-Session}
+    backendRefs: [{name: svc, port: 80}]
+`,
+			want: []string{
+				"m.yaml:7:5: HTTPRoute/default/r: spec.rules[0].sessionPersistence: Invalid value: cookie must be specified for Cookie type",
+				`m.yaml:8:7: HTTPRoute/default/r: unknown field "spec.rules[0].sessionPersistence.sessionName": Gateway API v1.7.0 moved it to sessionPersistence.cookie.name (type Cookie) or sessionPersistence.header.name (type Header)`,
+				`m.yaml:9:7: HTTPRoute/default/r: unknown field "spec.rules[0].sessionPersistence.cookieConfig": Gateway API v1.7.0 renamed it to sessionPersistence.cookie (with lifetimeType, name and path)`,
+				"m.yaml:11:5: HTTPRoute/default/r: spec.rules[1].sessionPersistence: Invalid value: header must be specified for Header type",
+				`m.yaml:11:40: HTTPRoute/default/r: unknown field "spec.rules[1].sessionPersistence.sessionName": Gateway API v1.7.0 moved it to sessionPersistence.cookie.name (type Cookie) or sessionPersistence.header.name (type Header)`,
 			},
 		},
 		{
@@ -277,7 +360,7 @@ metadata:
 spec:
   type: ExternalHostname
   externalHostname: {hostname: svc.ns.svc.cluster.local}
-  port: {port: 8080}
+  port: {number: 8080}
   colour: blue
 `,
 			want: []string{

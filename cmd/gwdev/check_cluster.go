@@ -25,12 +25,12 @@ import (
 var specReasons = map[string]bool{}
 
 func init() {
-	for _, r := range strings.Fields(`Accepted AddressNotAssigned AddressNotUsable Attached BackendNotFound
+	for _, r := range strings.Fields(`Accepted AddressNotAssigned AddressNotUsable AddressesAssigned Attached BackendNotFound
 		ConfigurationChanged Conflicted HostnameConflict IncompatibleFilters Invalid InvalidCACertificateKind
 		InvalidCACertificateRef InvalidCertificateRef InvalidClientCertificateRef InvalidKind InvalidParameters
 		InvalidRouteKinds ListenerConflict ListenersNotReady ListenersNotResolved ListenersNotValid NoConflicts
 		NoMatchingListenerHostname NoMatchingParent NoResources NoValidCACertificate NotAllowed
-		NotAllowedByListeners NotReconciled OverlappingCertificates OverlappingHostnames ParentNotAccepted
+		NotAllowedByListeners NotAssigned NotReconciled OverlappingCertificates OverlappingHostnames ParentNotAccepted PartiallyAssigned
 		Pending PortUnavailable Programmed ProtocolConflict Ready RefNotPermitted ResolvedRefs Scheduled
 		SupportedVersion TargetNotFound TooManyListeners Unsupported UnsupportedAddress UnsupportedProtocol
 		UnsupportedValue UnsupportedVersion Waiting`) {

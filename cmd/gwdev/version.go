@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/gwdev/gwdev/engine"
 	"github.com/spf13/cobra"
 )
 
@@ -94,7 +95,7 @@ func newVersionCmd() *cobra.Command {
 		Short: "Print gwdev's version, commit and the Gateway API version it implements",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(cmd.OutOrStdout(), "gwdev %s\nGateway API v1.6.3\n", buildVersion())
+			fmt.Fprintf(cmd.OutOrStdout(), "gwdev %s\nGateway API %s\n", buildVersion(), engine.APIVersion)
 			return nil
 		},
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/gwdev/gwdev/engine"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,7 +44,7 @@ func TestVersionCommand(t *testing.T) {
 	defer func() { version = old }()
 	version = "v9.9.9" // what -ldflags "-X main.version=v9.9.9" sets
 	out, _, code := runGwdev(t, "", "version")
-	if code != 0 || !strings.HasPrefix(out, "gwdev v9.9.9") || !strings.Contains(out, "Gateway API v1.6.3") {
+	if code != 0 || !strings.HasPrefix(out, "gwdev v9.9.9") || !strings.Contains(out, "Gateway API "+engine.APIVersion) {
 		t.Errorf("exit %d: %q", code, out)
 	}
 	// The test binary is built by go test: its main module is gwdev.

@@ -64,6 +64,9 @@ type Session struct {
 	AbsoluteTimeout time.Duration
 	// Lifetime is the cookie's lifetime ("" for header sessions).
 	Lifetime CookieLifetime
+	// Path is the cookie's Path attribute ("" for header sessions; the
+	// translator defaults a cookie's to "/").
+	Path string
 }
 
 // jsonDuration is a time.Duration that serialises in the Gateway API's
@@ -154,17 +157,18 @@ type sessionJSON struct {
 	Name            string         `json:"name"`
 	AbsoluteTimeout jsonDuration   `json:"absoluteTimeout,omitempty"`
 	Lifetime        CookieLifetime `json:"lifetime,omitempty"`
+	Path            string         `json:"path,omitempty"`
 }
 
 // MarshalJSON writes the session settings with the timeout as text.
 func (s Session) MarshalJSON() ([]byte, error) {
-	return json.Marshal(sessionJSON{s.Type, s.Name, jsonDuration(s.AbsoluteTimeout), s.Lifetime})
+	return json.Marshal(sessionJSON{s.Type, s.Name, jsonDuration(s.AbsoluteTimeout), s.Lifetime, s.Path})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
 func (s *Session) UnmarshalJSON(b []byte) error {
 	var j sessionJSON
 	err := json.Unmarshal(b, &j)
-	*s = Session{Type: j.Type, Name: j.Name, AbsoluteTimeout: time.Duration(j.AbsoluteTimeout), Lifetime: j.Lifetime}
+	*s = Session{Type: j.Type, Name: j.Name, AbsoluteTimeout: time.Duration(j.AbsoluteTimeout), Lifetime: j.Lifetime, Path: j.Path}
 	return err
 }

@@ -77,6 +77,9 @@ type exchange struct {
 	body          *countingReader
 	// bodyBuf is the buffered request body (retries and mirrors), if any.
 	bodyBuf []byte
+	// span is the request's XTelemetryPolicy span (nil: its Gateway has
+	// no tracing; telemetry.go).
+	span *requestSpan
 }
 
 type exchangeKey struct{}
@@ -345,7 +348,9 @@ func (s *Server) serve(bl *boundListener, w http.ResponseWriter, r *http.Request
 			panic(p)
 		}
 	}()
-	act := ex.decide(bl.routes.Load())
+	pr := bl.routes.Load()
+	s.startSpan(ex, pr, r) // telemetry.go
+	act := ex.decide(pr)
 	if (act == actProxy || act == actRedirect) && !ex.authorize(rec, r) {
 		return // denied, or refused because an auth backend failed
 	}
@@ -398,6 +403,9 @@ func (s *Server) finish(ex *exchange, rec *responseRecorder, panicked any) {
 	t.UpstreamDuration = Duration(ex.upstreamDur)
 	t.RequestHeaders, t.ResponseHeaders = ex.req.Header, rec.Header() // record redacts them
 	ex.traceGRPC(rec.Header())                                        // grpctrace.go
+	if ex.span != nil {
+		ex.span.end(ex, rec.Header()) // telemetry.go
+	}
 	s.traces.record(*t)
 }
 

@@ -72,6 +72,10 @@ type Trace struct {
 	Hint string `json:"hint,omitempty"`
 	// Filters lists the filters applied, in order, with what they did.
 	Filters []string `json:"filters,omitempty"`
+	// Span is the request's XTelemetryPolicy span: "<trace id>/<span id>"
+	// and whether it was sampled, dropped or not exported ("" : the
+	// Gateway has no tracing).
+	Span string `json:"span,omitempty"`
 	// Backend is the chosen backend's name ("<rule>/backend/<k>").
 	Backend string `json:"backend,omitempty"`
 	// Service is the backend's Service ("<ns>/<name>:<port>").

@@ -198,6 +198,8 @@ var kinds = []*Kind{
 		Status: true, ops: kindOf(func(s *Snapshot) *[]*gwxv1a1.XBackend { return &s.XBackends }, nil)},
 	{Kind: "XMesh", Group: ExperimentalGroup, Version: "v1alpha1", Resource: "xmeshes",
 		Status: true, ops: kindOf(func(s *Snapshot) *[]*gwxv1a1.XMesh { return &s.XMeshes }, nil)},
+	{Kind: "XTelemetryPolicy", Group: ExperimentalGroup, Version: "v1alpha1", Resource: "xtelemetrypolicies", Namespaced: true,
+		Status: true, ops: kindOf(func(s *Snapshot) *[]*gwxv1a1.XTelemetryPolicy { return &s.XTelemetryPolicies }, nil)},
 	{Namespaced: true, Status: true, OwnKinds: true,
 		ops: kindOf(func(s *Snapshot) *[]*ImplementationPolicy { return &s.ImplementationPolicies }, nil)},
 	{Kind: "Namespace", Version: "v1", Resource: "namespaces",

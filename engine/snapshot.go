@@ -48,12 +48,15 @@ type Snapshot struct {
 	// XBackends are the experimental backendRef kind (xbackend.go).
 	XBackends []*gwxv1a1.XBackend
 	// XMeshes are the experimental Mesh objects (GEP-3949).
-	XMeshes        []*gwxv1a1.XMesh
-	Services       []*corev1.Service
-	Secrets        []*corev1.Secret
-	ConfigMaps     []*corev1.ConfigMap
-	Namespaces     []*corev1.Namespace
-	EndpointSlices []*discoveryv1.EndpointSlice
+	XMeshes []*gwxv1a1.XMesh
+	// XTelemetryPolicies are the experimental TelemetryPolicy
+	// (xtelemetrypolicy.go).
+	XTelemetryPolicies []*gwxv1a1.XTelemetryPolicy
+	Services           []*corev1.Service
+	Secrets            []*corev1.Secret
+	ConfigMaps         []*corev1.ConfigMap
+	Namespaces         []*corev1.Namespace
+	EndpointSlices     []*discoveryv1.EndpointSlice
 	// ImplementationPolicies are policy resources of implementation
 	// profiles (gwin.yandex.cloud/v1 GatewayPolicy, RoutePolicy,
 	// ServicePolicy, ListenerSetPolicy), sorted by kind, namespace, name.

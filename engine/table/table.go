@@ -25,6 +25,9 @@ type GatewayTable struct {
 	// AccessLog filters the Gateway's access log lines (nil: every line is
 	// written); set by an implementation profile.
 	AccessLog *AccessLogPolicy `json:"accessLog,omitempty"`
+	// Tracing makes a span per HTTP request through the Gateway (nil: no
+	// tracing; telemetry.go).
+	Tracing *Tracing `json:"tracing,omitempty"`
 	// Mesh is set when the entry is a Service's mesh frontend rather than a
 	// Gateway (Name is then "mesh/<ns>/<service>…", Gateway the Service).
 	Mesh *MeshService `json:"mesh,omitempty"`

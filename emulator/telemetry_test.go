@@ -1,0 +1,431 @@
+package emulator
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	commonv1 "go.opentelemetry.io/proto/otlp/common/v1"
+	tracev1 "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
+)
+
+// otlpReceiver is the OpenTelemetry protocol's own collector service, OTLP
+// TraceService over gRPC, on a free loopback port: it keeps every span it
+// is sent, with its resource's service.name and the request's metadata.
+type otlpReceiver struct {
+	collectortrace.UnimplementedTraceServiceServer
+	addr string
+
+	mu       sync.Mutex
+	spans    []receivedSpan
+	metadata []metadata.MD
+}
+
+// receivedSpan is one span as the receiver got it.
+type receivedSpan struct {
+	service string
+	span    *tracev1.Span
+}
+
+func startOTLPReceiver(t *testing.T) *otlpReceiver {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &otlpReceiver{addr: ln.Addr().String()}
+	srv := grpc.NewServer()
+	collectortrace.RegisterTraceServiceServer(srv, r)
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(srv.Stop)
+	return r
+}
+
+// Export implements the OTLP TraceService.
+func (r *otlpReceiver) Export(ctx context.Context, req *collectortrace.ExportTraceServiceRequest) (*collectortrace.ExportTraceServiceResponse, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.metadata = append(r.metadata, md)
+	for _, rs := range req.GetResourceSpans() {
+		svc := attrString(rs.GetResource().GetAttributes(), "service.name")
+		for _, ss := range rs.GetScopeSpans() {
+			for _, s := range ss.GetSpans() {
+				r.spans = append(r.spans, receivedSpan{service: svc, span: s})
+			}
+		}
+	}
+	return &collectortrace.ExportTraceServiceResponse{}, nil
+}
+
+// waitSpan waits up to 10 seconds for the span of trace id traceID.
+func (r *otlpReceiver) waitSpan(t *testing.T, traceID string) receivedSpan {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if s, ok := r.find(traceID); ok {
+			return s
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no span of trace %s reached the receiver (it has %d spans)", traceID, r.count())
+	return receivedSpan{}
+}
+
+func (r *otlpReceiver) find(traceID string) (receivedSpan, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range r.spans {
+		if hex.EncodeToString(s.span.GetTraceId()) == traceID {
+			return s, true
+		}
+	}
+	return receivedSpan{}, false
+}
+
+func (r *otlpReceiver) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.spans)
+}
+
+func attrString(kvs []*commonv1.KeyValue, key string) string {
+	for _, kv := range kvs {
+		if kv.GetKey() == key {
+			v := kv.GetValue()
+			if _, ok := v.GetValue().(*commonv1.AnyValue_IntValue); ok {
+				return fmt.Sprint(v.GetIntValue())
+			}
+			return v.GetStringValue()
+		}
+	}
+	return ""
+}
+
+// traceparentBackend answers 200 and keeps the traceparent of every
+// request, by path.
+type traceparentBackend struct {
+	addr string
+	mu   sync.Mutex
+	seen map[string]string
+}
+
+func startTraceparentBackend(t *testing.T) *traceparentBackend {
+	b := &traceparentBackend{seen: map[string]string{}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b.mu.Lock()
+		b.seen[r.URL.Path] = r.Header.Get("Traceparent")
+		b.mu.Unlock()
+		w.Header().Set("X-Served-By", "app")
+	}))
+	t.Cleanup(srv.Close)
+	b.addr = strings.TrimPrefix(srv.URL, "http://")
+	return b
+}
+
+// traceparent returns the (version, trace id, span id, flags) the backend
+// saw for path.
+func (b *traceparentBackend) traceparent(t *testing.T, path string) (traceID, spanID, flags string) {
+	t.Helper()
+	b.mu.Lock()
+	tp := b.seen[path]
+	b.mu.Unlock()
+	parts := strings.Split(tp, "-")
+	if len(parts) != 4 || parts[0] != "00" || len(parts[1]) != 32 || len(parts[2]) != 16 {
+		t.Fatalf("backend saw traceparent %q for %s, want a W3C traceparent", tp, path)
+	}
+	return parts[1], parts[2], parts[3]
+}
+
+// telemetryTable is Gateway gw with a route to Service app (the backend)
+// and an XTelemetryPolicy whose tracing block is tracing (indented two
+// spaces below "tracing:"); Service collector is the receiver.
+func telemetryTable(t *testing.T, port int32, backend, receiver, tracing string) *table.Table {
+	return gwinTable(t, gatewayGW+`apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: app}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - backendRefs: [{name: app, port: 80}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: app}
+spec:
+  ports: [{port: 80}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: collector}
+spec:
+  ports: [{port: 4317}]
+---
+apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XTelemetryPolicy
+metadata: {name: tracing}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: gw}]
+  tracing:
+    mode: Enabled
+    provider:
+      backendRef: {name: collector, port: 4317}
+      headers: [{name: X-Scope, value: team-a}]
+`+tracing, port, engine.Options{BackendMappings: map[string]string{"default/app:80": backend, "default/collector:4317": receiver}})
+}
+
+// TestTelemetrySpansOverOTLP: a request through Gateway gw, whose
+// XTelemetryPolicy enables tracing to Service collector (mapped to a real
+// OTLP gRPC receiver), makes one server span named by spanName, with the
+// policy's service.name, its attributes from a header, a literal and a
+// standard attribute, the standard HTTP attributes, and the export
+// header; the backend gets a traceparent carrying the span's trace and
+// span ids. A request with a sampled traceparent continues its trace: the
+// span's parent is the client's span.
+func TestTelemetrySpansOverOTLP(t *testing.T) {
+	rcv := startOTLPReceiver(t)
+	be := startTraceparentBackend(t)
+	h := serve(t, func(p int32) *table.Table {
+		return telemetryTable(t, p, be.addr, rcv.addr, `    serviceName: shop-gateway
+    spanName: ingress request
+    attributes:
+    - {name: user.id, sourceType: Header, headerName: X-User-Id}
+    - {name: served.by, sourceType: Header, headerName: X-Served-By}
+    - {name: env, sourceType: Literal, literalValue: dev}
+    - {name: method, sourceType: Attribute, attributeKey: http.request.method}
+    - {name: secret, sourceType: Header, headerName: Authorization}
+`)
+	})
+	res, tr := h.traced(h.request("GET", "shop.example.com", "/new", "X-User-Id: u-42", "Authorization: Bearer hunter2"))
+	if res.status != http.StatusOK {
+		t.Fatalf("status %d: %s", res.status, res.body)
+	}
+	traceID, spanID, flags := be.traceparent(t, "/new")
+	if flags != "01" {
+		t.Errorf("traceparent flags %s, want 01 (sampled)", flags)
+	}
+	if !strings.HasPrefix(tr.Span, traceID+"/"+spanID+" sampled") {
+		t.Errorf("trace says span %q, want %s/%s sampled", tr.Span, traceID, spanID)
+	}
+	got := rcv.waitSpan(t, traceID)
+	s := got.span
+	if hex.EncodeToString(s.GetSpanId()) != spanID {
+		t.Errorf("span id %x, the backend's traceparent says %s", s.GetSpanId(), spanID)
+	}
+	if got.service != "shop-gateway" {
+		t.Errorf("service.name %q, want shop-gateway", got.service)
+	}
+	if s.GetName() != "ingress request" || s.GetKind() != tracev1.Span_SPAN_KIND_SERVER {
+		t.Errorf("span %q kind %v, want \"ingress request\" server", s.GetName(), s.GetKind())
+	}
+	if len(s.GetParentSpanId()) != 0 {
+		t.Errorf("a request without traceparent made a span with parent %x", s.GetParentSpanId())
+	}
+	for k, want := range map[string]string{
+		"user.id": "u-42", "served.by": "app", "env": "dev", "method": "GET", "secret": Redacted,
+		"http.request.method": "GET", "http.response.status_code": "200", "url.path": "/new",
+		"server.address": "shop.example.com", "gwdev.gateway": "gateway/default/gw",
+	} {
+		if v := attrString(s.GetAttributes(), k); v != want {
+			t.Errorf("attribute %s = %q, want %q", k, v, want)
+		}
+	}
+	rcv.mu.Lock()
+	md := rcv.metadata[0]
+	rcv.mu.Unlock()
+	if v := md.Get("x-scope"); len(v) != 1 || v[0] != "team-a" {
+		t.Errorf("export request header X-Scope = %v, want team-a", v)
+	}
+
+	// A sampled parent from the client: its trace continues.
+	const parentTrace, parentSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+	h.get("shop.example.com", "/child", "Traceparent: 00-"+parentTrace+"-"+parentSpan+"-01")
+	childTrace, childSpan, _ := be.traceparent(t, "/child")
+	if childTrace != parentTrace || childSpan == parentSpan {
+		t.Errorf("backend saw trace %s span %s, want trace %s with gwdev's span", childTrace, childSpan, parentTrace)
+	}
+	child := rcv.waitSpan(t, parentTrace).span
+	if hex.EncodeToString(child.GetParentSpanId()) != parentSpan {
+		t.Errorf("span's parent %x, want the client's %s", child.GetParentSpanId(), parentSpan)
+	}
+	for _, st := range h.s.TelemetryStats() {
+		if st.Dropped != 0 || st.Failed != 0 {
+			t.Errorf("stats %+v: spans dropped or failed", st)
+		}
+	}
+}
+
+// TestTelemetrySampling: samplingRate 0/100 samples no new trace: the
+// backend still gets a traceparent (flags 00) and nothing is exported; a
+// second Gateway-wide request with a sampled parent is sampled, as
+// parent-based sampling is gwdev's default. The receiver gets only that
+// span, although it was sent last (spans are exported in order).
+func TestTelemetrySampling(t *testing.T) {
+	rcv := startOTLPReceiver(t)
+	be := startTraceparentBackend(t)
+	h := serve(t, func(p int32) *table.Table {
+		return telemetryTable(t, p, be.addr, rcv.addr, `    samplingRate: {numerator: 0, denominator: 100}
+`)
+	})
+	for i := range 5 {
+		h.get("shop.example.com", fmt.Sprintf("/new/%d", i))
+	}
+	traceID, _, flags := be.traceparent(t, "/new/0")
+	if flags != "00" {
+		t.Errorf("traceparent flags %s, want 00 (not sampled)", flags)
+	}
+	const parentTrace = "0af7651916cd43dd8448eb211c80319c"
+	h.get("shop.example.com", "/parent", "Traceparent: 00-"+parentTrace+"-b7ad6b7169203331-01")
+	rcv.waitSpan(t, parentTrace)
+	if n := rcv.count(); n != 1 {
+		t.Errorf("receiver has %d spans, want only the sampled parent's", n)
+	}
+	if _, ok := rcv.find(traceID); ok {
+		t.Errorf("trace %s was sampled at 0/100", traceID)
+	}
+}
+
+// TestTelemetryParentBasedSampling: parentBasedSampling Enabled follows
+// the parent's decision (an unsampled parent's span is not exported), and
+// Disabled ignores it: with samplingRate 0/100 a sampled parent's span is
+// not exported either, but its trace id still goes to the backend.
+func TestTelemetryParentBasedSampling(t *testing.T) {
+	for _, tc := range []struct {
+		mode               string
+		sampledParentSpans int
+	}{{"Enabled", 1}, {"Disabled", 0}} {
+		t.Run(tc.mode, func(t *testing.T) {
+			rcv := startOTLPReceiver(t)
+			be := startTraceparentBackend(t)
+			h := serve(t, func(p int32) *table.Table {
+				return telemetryTable(t, p, be.addr, rcv.addr, `    samplingRate: {numerator: 0, denominator: 100}
+    parentBasedSampling: {mode: `+tc.mode+`}
+`)
+			})
+			const unsampled, sampled = "11111111111111111111111111111111", "22222222222222222222222222222222"
+			h.get("shop.example.com", "/unsampled", "Traceparent: 00-"+unsampled+"-1111111111111111-00")
+			h.get("shop.example.com", "/sampled", "Traceparent: 00-"+sampled+"-2222222222222222-01")
+			if tid, _, _ := be.traceparent(t, "/sampled"); tid != sampled {
+				t.Errorf("backend saw trace %s, want the parent's %s", tid, sampled)
+			}
+			// Export what is queued, then look.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			for _, gt := range h.s.telemetry.live {
+				if err := gt.queue.ForceFlush(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, gotSampled := rcv.find(sampled)
+			_, gotUnsampled := rcv.find(unsampled)
+			if gotUnsampled {
+				t.Error("the unsampled parent's span was exported")
+			}
+			if gotSampled != (tc.sampledParentSpans == 1) {
+				t.Errorf("sampled parent's span exported: %v, want %v", gotSampled, tc.sampledParentSpans == 1)
+			}
+		})
+	}
+}
+
+// TestTelemetryOTLPHTTP: a receiver Service port with appProtocol http
+// gets spans over OTLP/HTTP: protobuf POSTs to /v1/traces, with the
+// export headers.
+func TestTelemetryOTLPHTTP(t *testing.T) {
+	var mu sync.Mutex
+	var got []*collectortrace.ExportTraceServiceRequest
+	var scope string
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		req := &collectortrace.ExportTraceServiceRequest{}
+		if r.URL.Path != "/v1/traces" || proto.Unmarshal(body, req) != nil {
+			http.Error(w, "not an OTLP/HTTP trace export", http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		got, scope = append(got, req), r.Header.Get("X-Scope")
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		out, _ := proto.Marshal(&collectortrace.ExportTraceServiceResponse{})
+		_, _ = w.Write(out)
+	}))
+	t.Cleanup(rcv.Close)
+	be := startTraceparentBackend(t)
+	h := serve(t, func(p int32) *table.Table {
+		tab := telemetryTable(t, p, be.addr, strings.TrimPrefix(rcv.URL, "http://"), "")
+		if pr := tab.Gateways[0].Tracing.Exporter.Protocol; pr != table.OTLPGRPC {
+			t.Fatalf("a port without appProtocol exports over %s", pr)
+		}
+		tab.Gateways[0].Tracing.Exporter.Protocol = table.OTLPHTTP // what appProtocol http compiles to (golden telemetry-provider-refs)
+		return tab
+	})
+	h.get("shop.example.com", "/http")
+	traceID, _, _ := be.traceparent(t, "/http")
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		mu.Lock()
+		for _, req := range got {
+			for _, rs := range req.GetResourceSpans() {
+				for _, ss := range rs.GetScopeSpans() {
+					for _, s := range ss.GetSpans() {
+						if hex.EncodeToString(s.GetTraceId()) == traceID {
+							mu.Unlock()
+							if scope != "team-a" {
+								t.Errorf("export header X-Scope %q, want team-a", scope)
+							}
+							return
+						}
+					}
+				}
+			}
+		}
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no span of trace %s arrived over OTLP/HTTP", traceID)
+}
+
+// TestTelemetryOffIsFree: a Gateway without a policy makes no span and
+// leaves the client's traceparent alone.
+func TestTelemetryOffIsFree(t *testing.T) {
+	be := startTraceparentBackend(t)
+	h := serve(t, func(p int32) *table.Table {
+		return gwinTable(t, gatewayGW+`apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: app}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - backendRefs: [{name: app, port: 80}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: app}
+spec:
+  ports: [{port: 80}]
+`, p, engine.Options{BackendMappings: map[string]string{"default/app:80": be.addr}})
+	})
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	_, tr := h.traced(h.request("GET", "x", "/p", "Traceparent: "+tp))
+	if tid, sid, _ := be.traceparent(t, "/p"); tid+sid != "4bf92f3577b34da6a3ce929d0e0e473600f067aa0ba902b7" {
+		t.Errorf("backend saw %s/%s, want the client's traceparent unchanged", tid, sid)
+	}
+	if tr.Span != "" || h.s.telemetry.tracer("gateway/default/gw") != nil {
+		t.Errorf("a Gateway without XTelemetryPolicy has span %q", tr.Span)
+	}
+}

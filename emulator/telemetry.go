@@ -168,7 +168,12 @@ type gatewayTracer struct {
 }
 
 func newGatewayTracer(cfg *table.Tracing) *gatewayTracer {
-	q := newSpanQueue(newExporter(cfg.Exporter))
+	return newGatewayTracerQueue(cfg, spanQueueSize)
+}
+
+// newGatewayTracerQueue is newGatewayTracer with a queue of size spans.
+func newGatewayTracerQueue(cfg *table.Tracing, size int) *gatewayTracer {
+	q := newSpanQueue(newExporter(cfg.Exporter), size)
 	res := resource.NewSchemaless(attribute.String("service.name", cfg.ServiceName),
 		attribute.String("gwdev.policy", cfg.Policy))
 	tp := sdktrace.NewTracerProvider(sdktrace.WithResource(res), sdktrace.WithSampler(newTracingSampler(cfg)),
@@ -271,8 +276,8 @@ type spanQueue struct {
 
 var _ sdktrace.SpanProcessor = (*spanQueue)(nil)
 
-func newSpanQueue(exp sdktrace.SpanExporter) *spanQueue {
-	q := &spanQueue{exp: exp, ch: make(chan sdktrace.ReadOnlySpan, spanQueueSize), flush: make(chan chan struct{}),
+func newSpanQueue(exp sdktrace.SpanExporter, size int) *spanQueue {
+	q := &spanQueue{exp: exp, ch: make(chan sdktrace.ReadOnlySpan, size), flush: make(chan chan struct{}),
 		stop: make(chan struct{}), stopped: make(chan struct{})}
 	if exp == nil {
 		close(q.stopped)

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,6 +31,10 @@ import (
 type otlpReceiver struct {
 	collectortrace.UnimplementedTraceServiceServer
 	addr string
+	// stall, when set, holds every export until it is closed; stalled
+	// counts the exports held.
+	stall   chan struct{}
+	stalled atomic.Int32
 
 	mu       sync.Mutex
 	spans    []receivedSpan
@@ -58,6 +63,10 @@ func startOTLPReceiver(t *testing.T) *otlpReceiver {
 
 // Export implements the OTLP TraceService.
 func (r *otlpReceiver) Export(ctx context.Context, req *collectortrace.ExportTraceServiceRequest) (*collectortrace.ExportTraceServiceResponse, error) {
+	if r.stall != nil {
+		r.stalled.Add(1)
+		<-r.stall
+	}
 	md, _ := metadata.FromIncomingContext(ctx)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -398,6 +407,69 @@ func TestTelemetryOTLPHTTP(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("no span of trace %s arrived over OTLP/HTTP", traceID)
+}
+
+// TestTelemetryDropsWhenReceiverStalls: a receiver that takes no export
+// never slows the requests; spans past the queue are dropped and counted,
+// and the request's trace says so. Once the receiver answers, the queued
+// spans are exported.
+func TestTelemetryDropsWhenReceiverStalls(t *testing.T) {
+	rcv := startOTLPReceiver(t)
+	release := make(chan struct{})
+	rcv.stall = release
+	be := startTraceparentBackend(t)
+	h := serve(t, func(p int32) *table.Table {
+		return telemetryTable(t, p, be.addr, rcv.addr, "")
+	})
+	cfg := h.tab.Gateways[0].Tracing
+	gt := newGatewayTracerQueue(cfg, 4)
+	next := map[string]*gatewayTracer{"gateway/default/gw": gt}
+	h.s.telemetry.byGateway.Store(&next) // a queue of 4 instead of spanQueueSize
+	t.Cleanup(func() { gt.shutdown(5 * time.Second) })
+	// The first span's export reaches the receiver and hangs there.
+	h.get("shop.example.com", "/first")
+	for deadline := time.Now().Add(10 * time.Second); rcv.stalled.Load() == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first span's export never reached the receiver")
+		}
+	}
+	start := time.Now()
+	var last Trace
+	for i := range 39 {
+		_, last = h.traced(h.request("GET", "shop.example.com", fmt.Sprintf("/r/%d", i)))
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("39 requests took %s with a stalled receiver", d)
+	}
+	q := gt.queue
+	if q.dropped.Load() == 0 || !strings.HasSuffix(last.Span, "dropped: the export queue is full") {
+		t.Errorf("dropped %d, last trace's span %q: want drops counted and said", q.dropped.Load(), last.Span)
+	}
+	close(release)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := q.ForceFlush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// One span in the stalled export, four queued, the other 35 dropped.
+	if q.exported.Load() != 5 || q.dropped.Load() != 35 || q.failed.Load() != 0 {
+		t.Errorf("exported %d, dropped %d, failed %d: want 5, 35, 0", q.exported.Load(), q.dropped.Load(), q.failed.Load())
+	}
+	if n := int64(rcv.count()); n != q.exported.Load() {
+		t.Errorf("receiver has %d spans, the queue counts %d exported", n, q.exported.Load())
+	}
+	admin := NewAdmin(h.s, nil)
+	defer admin.Close()
+	rec := httptest.NewRecorder()
+	admin.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, want := range []string{
+		`gwdev_spans_total{gateway="gateway/default/gw",outcome="dropped",policy="default/tracing"} 35`,
+		`gwdev_spans_total{gateway="gateway/default/gw",outcome="exported",policy="default/tracing"} 5`,
+	} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
 }
 
 // TestTelemetryOffIsFree: a Gateway without a policy makes no span and

@@ -501,3 +501,23 @@ spec:
 		t.Errorf("a Gateway without XTelemetryPolicy has span %q", tr.Span)
 	}
 }
+
+// BenchmarkProxyHTTP1Traced is BenchmarkProxyHTTP1 through a Gateway with
+// tracing: every request sampled, its span exported to a real OTLP gRPC
+// receiver in process (whose work counts too).
+func BenchmarkProxyHTTP1Traced(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	collectortrace.RegisterTraceServiceServer(srv, &otlpReceiver{})
+	go func() { _ = srv.Serve(ln) }()
+	b.Cleanup(srv.Stop) // after the gateway's Close, which exports the last spans
+	benchProxy(b, false, func(tab *table.Table) {
+		tab.Gateways[0].Tracing = &table.Tracing{Policy: "default/bench", ServiceName: "bench",
+			Sampling: table.Fraction{Numerator: 1, Denominator: 1}, ParentBased: true, ParentSampling: table.Fraction{Numerator: 1, Denominator: 1},
+			Exporter: table.TracingExporter{Protocol: table.OTLPGRPC, Port: 4317,
+				Target: &table.Target{Kind: table.TargetMapped, Addresses: []string{ln.Addr().String()}}}}
+	})
+}

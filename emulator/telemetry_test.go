@@ -161,11 +161,8 @@ func (b *traceparentBackend) traceparent(t *testing.T, path string) (traceID, sp
 	return parts[1], parts[2], parts[3]
 }
 
-// telemetryTable is Gateway gw with a route to Service app (the backend)
-// and an XTelemetryPolicy whose tracing block is tracing (indented two
-// spaces below "tracing:"); Service collector is the receiver.
-func telemetryTable(t *testing.T, port int32, backend, receiver, tracing string) *table.Table {
-	return gwinTable(t, gatewayGW+`apiVersion: gateway.networking.k8s.io/v1
+// telemetryApp is Gateway gw with a route to Service app.
+const telemetryApp = gatewayGW + `apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: app}
 spec:
@@ -178,7 +175,13 @@ kind: Service
 metadata: {name: app}
 spec:
   ports: [{port: 80}]
----
+`
+
+// telemetryTable is telemetryApp (Service app is the backend) and an
+// XTelemetryPolicy whose tracing block is tracing (indented two spaces
+// below "tracing:"); Service collector is the receiver.
+func telemetryTable(t *testing.T, port int32, backend, receiver, tracing string) *table.Table {
+	return gwinTable(t, telemetryApp+`---
 apiVersion: v1
 kind: Service
 metadata: {name: collector}
@@ -477,20 +480,7 @@ func TestTelemetryDropsWhenReceiverStalls(t *testing.T) {
 func TestTelemetryOffIsFree(t *testing.T) {
 	be := startTraceparentBackend(t)
 	h := serve(t, func(p int32) *table.Table {
-		return gwinTable(t, gatewayGW+`apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: app}
-spec:
-  parentRefs: [{name: gw}]
-  rules:
-  - backendRefs: [{name: app, port: 80}]
----
-apiVersion: v1
-kind: Service
-metadata: {name: app}
-spec:
-  ports: [{port: 80}]
-`, p, engine.Options{BackendMappings: map[string]string{"default/app:80": be.addr}})
+		return gwinTable(t, telemetryApp, p, engine.Options{BackendMappings: map[string]string{"default/app:80": be.addr}})
 	})
 	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	_, tr := h.traced(h.request("GET", "x", "/p", "Traceparent: "+tp))

@@ -341,7 +341,7 @@ func traceSize(t *Trace) int {
 	for _, s := range [...]string{t.Client, t.Gateway, t.Listener, t.Address, t.Proto, t.SNI,
 		t.NegotiatedProtocol, t.TLSVersion, t.ClientCert, t.Host, t.Method, t.Path, t.GRPCService,
 		t.GRPCMethod, t.GRPCStatus, t.VirtualHost, t.Rule, t.Route, t.Source, t.Reason, t.Backend,
-		t.Service, t.Target, t.Why, t.Upstream, t.BackendClientCert, t.Location, t.End, t.Truncated} {
+		t.Service, t.Target, t.Why, t.Upstream, t.BackendClientCert, t.Location, t.End, t.Truncated, t.Span} {
 		n += len(s)
 	}
 	for _, l := range [...][]string{t.ALPN, t.Filters, t.Candidates} {

@@ -293,6 +293,9 @@ func (t *Table) Validate() error {
 		if err := name(g.Name); err != nil {
 			return err
 		}
+		if err := g.Tracing.validate(); err != nil {
+			return fmt.Errorf("%s: %w", g.Name, err)
+		}
 		ports := map[string]bool{}
 		for _, p := range g.Ports {
 			if p.Port < 1 || p.Port > 65535 {

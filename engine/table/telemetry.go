@@ -1,5 +1,7 @@
 package table
 
+import "fmt"
+
 // Tracing is a Gateway's distributed tracing from an XTelemetryPolicy whose
 // tracing mode is Enabled, with the API's and gwdev's defaults applied: one
 // server span per HTTP request (gRPC included) through the Gateway's HTTP and
@@ -99,4 +101,35 @@ var TracingAttributeKeys = []string{
 	"url.query",
 	"url.scheme",
 	"user_agent.original",
+}
+
+// validate checks a Tracing's invariants: fractions in range, a known
+// protocol, exactly one source per attribute (nil: no tracing).
+func (tr *Tracing) validate() error {
+	if tr == nil {
+		return nil
+	}
+	for _, f := range []Fraction{tr.Sampling, tr.ParentSampling} {
+		if f.Denominator <= 0 || f.Numerator < 0 || f.Numerator > f.Denominator {
+			return fmt.Errorf("tracing of %s: sampling fraction %d/%d out of range", tr.Policy, f.Numerator, f.Denominator)
+		}
+	}
+	if p := tr.Exporter.Protocol; p != OTLPGRPC && p != OTLPHTTP {
+		return fmt.Errorf("tracing of %s: exporter protocol %q", tr.Policy, p)
+	}
+	if tr.Exporter.NotExported == "" && (tr.Exporter.Target == nil || len(tr.Exporter.Target.Addresses) == 0) {
+		return fmt.Errorf("tracing of %s: exporter without an address or a reason", tr.Policy)
+	}
+	for _, a := range tr.Attributes {
+		n := 0
+		for _, v := range []string{a.Header, a.Literal, a.Attribute} {
+			if v != "" {
+				n++
+			}
+		}
+		if a.Name == "" || n != 1 {
+			return fmt.Errorf("tracing of %s: attribute %q needs a name and exactly one source", tr.Policy, a.Name)
+		}
+	}
+	return nil
 }

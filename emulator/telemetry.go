@@ -444,8 +444,11 @@ func (rs *requestSpan) end(ex *exchange, respHeader http.Header) {
 			rs.span.SetAttributes(attribute.String(a.Name, v))
 		}
 	}
-	if t.Status >= 500 || t.Status == 0 {
+	switch {
+	case t.Status >= 500 || t.Status == 0:
 		rs.span.SetStatus(codes.Error, t.Reason)
+	case t.GRPCStatus != "" && t.GRPCStatus != "OK":
+		rs.span.SetStatus(codes.Error, "grpc-status "+t.GRPCStatus)
 	}
 	full := rs.gt.queue.full()
 	rs.span.End(oteltrace.WithTimestamp(ex.start.Add(time.Duration(t.Duration))))

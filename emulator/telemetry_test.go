@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/protobuf/proto"
+	pb "sigs.k8s.io/gateway-api-conformance-images/echo-basic/grpcechoserver"
 
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/engine/table"
@@ -472,6 +473,63 @@ func TestTelemetryDropsWhenReceiverStalls(t *testing.T) {
 		if !strings.Contains(rec.Body.String(), want) {
 			t.Errorf("metrics lack %s", want)
 		}
+	}
+}
+
+// TestTelemetryGRPCRequest: a gRPC call through a traced Gateway (h2c)
+// gets a span too, its traceparent reaches the backend (the conformance
+// gRPC echo echoes it), and a call the backend answers with an error
+// status makes a span with status Error.
+func TestTelemetryGRPCRequest(t *testing.T) {
+	rcv := startOTLPReceiver(t)
+	h := serve(t, func(p int32) *table.Table {
+		tab := newTable(gateway("gw", "127.0.0.1", port(p, listener("grpc", "", vhost("",
+			grpcRule("echo", grpcMethod(echoSvc, ""), echo("grpc-infra-backend-v1", 1)))))))
+		all := table.Fraction{Numerator: 1, Denominator: 1}
+		tab.Gateways[0].Tracing = &table.Tracing{Policy: "default/tracing", ServiceName: "grpc-gw", Sampling: all,
+			ParentBased: true, ParentSampling: all, Exporter: table.TracingExporter{Protocol: table.OTLPGRPC, Port: 4317,
+				Target: &table.Target{Kind: table.TargetMapped, Addresses: []string{rcv.addr}}}}
+		return tab
+	})
+	c := echoClient(t, h, "grpc.example.com")
+	resp, err := c.Echo(callCtx(t), &pb.EchoRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tps := echoHeaders(resp)["traceparent"]
+	if len(tps) != 1 || len(strings.Split(tps[0], "-")) != 4 {
+		t.Fatalf("the gRPC backend saw traceparent %q", tps)
+	}
+	traceID := strings.Split(tps[0], "-")[1]
+	s := rcv.waitSpan(t, traceID).span
+	if s.GetName() != "POST" || attrString(s.GetAttributes(), "url.path") != "/"+echoSvc+"/Echo" ||
+		s.GetStatus().GetCode() == tracev1.Status_STATUS_CODE_ERROR {
+		t.Errorf("span %q path %q status %v", s.GetName(), attrString(s.GetAttributes(), "url.path"), s.GetStatus())
+	}
+	var hdr metadata.MD
+	if _, err := c.EchoThree(callCtx(t), &pb.EchoRequest{}, grpc.Header(&hdr)); err == nil {
+		t.Fatal("EchoThree succeeded; the echo does not implement it")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		rcv.mu.Lock()
+		var bad *tracev1.Span
+		for _, rs := range rcv.spans {
+			if strings.HasSuffix(attrString(rs.span.GetAttributes(), "url.path"), "/EchoThree") {
+				bad = rs.span
+			}
+		}
+		rcv.mu.Unlock()
+		if bad != nil {
+			if bad.GetStatus().GetCode() != tracev1.Status_STATUS_CODE_ERROR || !strings.Contains(bad.GetStatus().GetMessage(), "Unimplemented") {
+				t.Errorf("EchoThree's span status %v, want Error naming grpc-status Unimplemented", bad.GetStatus())
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no span for EchoThree")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -533,6 +533,45 @@ func TestTelemetryGRPCRequest(t *testing.T) {
 	}
 }
 
+// TestTelemetryReload: applying a table whose tracing did not change keeps
+// the Gateway's tracer (no new exporter per reload); a changed one gets a
+// new tracer, whose spans carry the new service.name, and the old one is
+// shut down.
+func TestTelemetryReload(t *testing.T) {
+	rcv := startOTLPReceiver(t)
+	be := startTraceparentBackend(t)
+	h := serve(t, func(p int32) *table.Table {
+		return telemetryTable(t, p, be.addr, rcv.addr, "    serviceName: first\n")
+	})
+	first := h.s.telemetry.tracer("gateway/default/gw")
+	h.apply(telemetryTable(t, h.port, be.addr, rcv.addr, "    serviceName: first\n"))
+	if h.s.telemetry.tracer("gateway/default/gw") != first {
+		t.Error("an unchanged policy got a new tracer on reload")
+	}
+	h.apply(telemetryTable(t, h.port, be.addr, rcv.addr, "    serviceName: second\n"))
+	if h.s.telemetry.tracer("gateway/default/gw") == first {
+		t.Fatal("a changed policy kept its old tracer")
+	}
+	h.get("shop.example.com", "/after")
+	traceID, _, _ := be.traceparent(t, "/after")
+	if got := rcv.waitSpan(t, traceID).service; got != "second" {
+		t.Errorf("span after the reload has service.name %q, want second", got)
+	}
+	h.s.telemetry.closing.Wait()
+	if err := first.queue.ForceFlush(context.Background()); err != nil || !isClosed(first.queue.stopped) {
+		t.Errorf("the replaced tracer's queue still runs (flush: %v)", err)
+	}
+}
+
+func isClosed(ch chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
 // TestTelemetryOffIsFree: a Gateway without a policy makes no span and
 // leaves the client's traceparent alone.
 func TestTelemetryOffIsFree(t *testing.T) {

@@ -87,7 +87,13 @@ func (t *translator) processXTelemetryPolicies() {
 	if t.tracing == nil {
 		t.tracing = map[ObjectKey]*table.Tracing{}
 	}
-	for g, ps := range winners {
+	gws := make([]ObjectKey, 0, len(winners))
+	for g := range winners {
+		gws = append(gws, g)
+	}
+	slices.SortFunc(gws, func(a, b ObjectKey) int { return strings.Compare(a.String(), b.String()) })
+	for _, g := range gws {
+		ps := winners[g]
 		if ps.tracing != nil {
 			tr := *ps.tracing
 			if tr.ServiceName == "" {

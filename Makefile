@@ -55,8 +55,10 @@ clean:
 # and the MESH-HTTP and -GRPC profiles, and every other test gwdev supports. Writes
 # conformance/report.yaml, the upstream-format report in
 # conformance/reports/, the summaries in both READMEs and the suite's log
-# (conformance/conformance.log); fails only when a test that passed in the
-# committed report does not pass now (or the report's own unit tests fail). Binds 127.0.0.x ports 80, 443, 8080…:
+# (conformance/conformance.log); fails when any conformance test fails (one
+# that passes when re-run alone is reported FLAKY and not counted), when a test
+# that passed in the committed report does not pass now, or when the report's
+# own unit tests fail. Binds 127.0.0.x ports 80, 443, 8080…:
 # run as root (or with ip_unprivileged_port_start=0).
 conformance:
 	@cd conformance && { git show HEAD:conformance/report.yaml > .baseline.yaml 2>/dev/null || cp report.yaml .baseline.yaml 2>/dev/null || rm -f .baseline.yaml; }

@@ -264,13 +264,17 @@ func (c *controller) writeOne(ctx context.Context, obj client.Object) error {
 	if cur.GetUID() != obj.GetUID() {
 		return nil // deleted and created again since it was read
 	}
-	same, err := sameStatus(obj, cur)
+	// Other controllers' entries in the stored status stay as they are
+	// (engine.KeepForeignStatus, the rule a controller writing status
+	// follows).
+	upd := obj.DeepCopyObject().(client.Object)
+	engine.KeepForeignStatus(upd, cur, engine.DefaultControllerName)
+	same, err := sameStatus(upd, cur)
 	if err != nil || same {
 		return err
 	}
 	// A status update takes only the status; the resourceVersion guards
 	// against writing over a newer object.
-	upd := obj.DeepCopyObject().(client.Object)
 	upd.SetResourceVersion(cur.GetResourceVersion())
 	return c.api.Status().Update(ctx, upd)
 }

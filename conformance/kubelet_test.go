@@ -140,7 +140,7 @@ func (k *kubelet) serveWorkloads(pods []corev1.Pod) error {
 
 // podTable is the routing table of one Pod's echo container: every
 // request on its echo ports goes to gwdev's echo backend for Service
-// <namespace>/<app>, which names itself after app.
+// <namespace>/<app>, answering as the Pod (its name in the echo's "pod").
 func podTable(p corev1.Pod, app string, ports []int32) *engine.GatewayTable {
 	name := "pod/" + p.Namespace + "/" + p.Name
 	g := &engine.GatewayTable{Name: name, Address: p.Status.PodIP,
@@ -152,7 +152,7 @@ func podTable(p corev1.Pod, app string, ports []int32) *engine.GatewayTable {
 			Name: ln + "/rule", Route: g.Gateway,
 			HTTP: &table.HTTPMatch{Path: table.PathMatch{Type: table.MatchPathPrefix}},
 			Backends: []*engine.Backend{{Name: ln + "/backend", Service: svc, Port: port, Weight: 1,
-				Target: &engine.Target{Kind: engine.TargetEcho, Why: "the Pod's echo container"}}},
+				Target: &engine.Target{Kind: engine.TargetEcho, Pods: []string{p.Name}, Why: "the Pod's echo container"}}},
 		}
 		g.Ports = append(g.Ports, &engine.PortTable{Port: port, Transport: "TCP", Listeners: []*engine.ListenerTable{{
 			Name: ln, Owner: g.Gateway, SectionName: fmt.Sprint(port), Protocol: table.HTTPProtocolType,

@@ -96,6 +96,21 @@ func TestReportRegressions(t *testing.T) {
 	}
 }
 
+// TestReportFailedTests: every failed test counts once, in a profile's
+// core or extended tests or among the tests in no profile, so that `make
+// conformance` fails on any of them, not only on regressions.
+func TestReportFailedTests(t *testing.T) {
+	ext := &ExtendedStatus{Status: Status{FailedTests: []string{"B", "A"}}}
+	rep := &Report{ProfileReports: []ProfileReport{{Core: Status{FailedTests: []string{"A"}}, Extended: ext},
+		{Core: Status{FailedTests: []string{"C"}}}}, OtherTests: &Status{FailedTests: []string{"D"}}}
+	if got := rep.failedTests(); !slices.Equal(got, []string{"A", "B", "C", "D"}) {
+		t.Errorf("failed tests %v", got)
+	}
+	if got := (&Report{ProfileReports: []ProfileReport{{Core: Status{PassedTests: []string{"A"}}}}}).failedTests(); len(got) != 0 {
+		t.Errorf("no failures: %v", got)
+	}
+}
+
 // containsLine reports whether a Markdown table has a row for test.
 func containsLine(table, test string) bool {
 	return slices.ContainsFunc(strings.Split(table, "\n"), func(l string) bool { return strings.HasPrefix(l, "| "+test+" |") })

@@ -77,7 +77,7 @@ func (c *compiler) upstream(b *table.Backend) *upstream {
 func upstreamKey(b *table.Backend) string {
 	k := b.Target.Kind + "|" + strings.Join(b.Target.Addresses, ",")
 	if b.Target.Kind == table.TargetEcho {
-		k = "echo|" + serviceName(b) + "|" + b.Target.EchoAuthHeader
+		k = "echo|" + serviceName(b) + "|" + b.Target.EchoAuthHeader + "|" + strings.Join(b.Target.Pods, ",")
 	}
 	if t := b.TLS; t != nil {
 		h := fnv.New64a()

@@ -112,10 +112,16 @@ func TestSessionPersistence(t *testing.T) {
 	h := serve(t, func(p int32) *table.Table {
 		cookie := rule("cookie", prefix("/cookie"), mapped("ab", 1, addrs...), echo("echo", 1))
 		cookie.SessionPersistence = &table.Session{Type: table.SessionCookie, Name: "sticky", Lifetime: table.LifetimeSession}
+		// cookie.path (v1.7.0) is the cookie's Path attribute.
+		cart := rule("cart", prefix("/cart"), mapped("ab3", 1, addrs...))
+		cart.SessionPersistence = &table.Session{Type: table.SessionCookie, Name: "cart", Lifetime: table.LifetimeSession, Path: "/cart"}
 		hdr := rule("header", prefix("/header"), mapped("ab2", 1, addrs...))
 		hdr.SessionPersistence = &table.Session{Type: table.SessionHeader, Name: "X-Session"}
-		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", cookie, hdr)))))
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", cart, cookie, hdr)))))
 	})
+	if res := h.get("x", "/cart"); !strings.Contains(strings.Join(res.header.Values("Set-Cookie"), "\n"), "; Path=/cart;") {
+		t.Errorf("cookie.path: Set-Cookie %q", res.header.Values("Set-Cookie"))
+	}
 	// Cookie: the first answer sets the cookie; later requests stick.
 	res := h.get("x", "/cookie")
 	var cookie *http.Cookie
@@ -126,6 +132,9 @@ func TestSessionPersistence(t *testing.T) {
 	}
 	if cookie == nil {
 		t.Fatalf("no session cookie: %v", res.header)
+	}
+	if cookie.Path != "/" {
+		t.Errorf("a table session without a path: cookie Path %q, want /", cookie.Path)
 	}
 	who := func(r result) string {
 		if s := r.header.Get("X-Served-By"); s != "" {
@@ -192,7 +201,7 @@ func TestRetries(t *testing.T) {
 	var calls atomic.Int32
 	flaky := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := calls.Add(1)
-		if r.URL.Path == "/always" || n%3 != 0 {
+		if strings.HasSuffix(r.URL.Path, "/always") || n%3 != 0 {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			return
 		}
@@ -209,7 +218,10 @@ func TestRetries(t *testing.T) {
 		d.Retry = &table.Retry{Attempts: 3, Backoff: time.Millisecond}
 		e := rule("echo", prefix("/status"), echo("e", 1))
 		e.Retry = &table.Retry{Codes: []int{500}, Attempts: 1, Backoff: 25 * time.Millisecond}
-		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", e, d, r)))))
+		// retry.attempts 0 (v1.7.0): "An explicit zero value MUST disable retries".
+		z := rule("zero", prefix("/zero"), mapped("flaky0", 1, flaky.Listener.Addr().String()))
+		z.Retry = &table.Retry{Codes: []int{503}, Attempts: 0, Backoff: time.Millisecond}
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", z, e, d, r)))))
 	})
 	req := h.request("POST", "x", "/once")
 	req.Body = http.NoBody
@@ -229,6 +241,11 @@ func TestRetries(t *testing.T) {
 	res, tr = h.traced(h.request("GET", "x", "/status/500"))
 	if res.status != 500 || tr.Attempts != 2 {
 		t.Errorf("echo status: %d after %d attempts", res.status, tr.Attempts)
+	}
+	before := calls.Load()
+	res, tr = h.traced(h.request("GET", "x", "/zero/always"))
+	if res.status != 503 || tr.Attempts != 1 || calls.Load() != before+1 {
+		t.Errorf("attempts 0: %d after %d attempts, %d backend calls", res.status, tr.Attempts, calls.Load()-before)
 	}
 }
 

@@ -53,6 +53,9 @@ func newEchoTarget(b *table.Backend, logFor func(string) *echoLog) *echoTarget {
 		sum = "0" + sum
 	}
 	e.pod = e.service + "-" + sum[:10] + "-" + sum[10:15]
+	if b.Target != nil && len(b.Target.Pods) == 1 {
+		e.pod = b.Target.Pods[0] // the echo container of that Pod answers as the Pod
+	}
 	if logFor != nil {
 		e.log = logFor(key)
 	}

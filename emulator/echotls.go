@@ -397,8 +397,10 @@ func (es *echoHTTPS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(resp.StatusCode)
 	_, _ = io.Copy(w, resp.Body)
+	// Trailers known only once the body is read (gRPC's grpc-status) were
+	// not announced before WriteHeader: send them with TrailerPrefix.
 	for k, v := range resp.Trailer {
-		h[k] = v
+		h[http.TrailerPrefix+k] = v
 	}
 }
 

@@ -254,6 +254,11 @@ func explainRequest(rt *router, pr *portRoutes, port int32, req *http.Request, n
 	ex := newExchange(req, now)
 	ex.trace.Port = port
 	act := ex.decide(pr)
+	preRouting := act == actPreRouting
+	if preRouting { // explain asks no auth server: route as if it allowed, adding nothing
+		ex.preRouted = true
+		act = ex.decide(pr)
+	}
 	noteServedElsewhere(rt, rt.tableAddresses, ex, act) // hints.go
 	t := &ex.trace
 	if ex.rule != nil {
@@ -277,7 +282,14 @@ func explainRequest(rt *router, pr *portRoutes, port int32, req *http.Request, n
 	if ex.view.grpc {
 		t.GRPCService, t.GRPCMethod = ex.view.grpcService, ex.view.grpcMethod
 	}
-	if (act == actProxy || act == actRedirect) && len(ex.auths) > 0 {
+	switch {
+	case preRouting:
+		then := "forwarded"
+		if t.Reason != "" && act != actProxy {
+			then = t.Reason
+		}
+		t.Reason = "only if the listener's pre-routing ExternalAuth check allows it (explain does not ask the auth server; a failing one denies with 403, before any route is matched, and the headers it allows are not on this request); then: " + then
+	case (act == actProxy || act == actRedirect) && len(ex.auths) > 0:
 		t.Reason = "only if the ExternalAuth check allows it (explain does not ask the auth server; a failing one denies with 403)"
 	}
 	t.RequestHeaders = req.Header

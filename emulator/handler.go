@@ -27,6 +27,7 @@ const (
 	actProxy                        // forward to the backend
 	actMisdirected                  // 421: the Host belongs to another listener than the SNI (tls.go)
 	actRefused                      // 403/505: refused by a listener or rule policy (policy.go, rbac.go)
+	actPreRouting                   // run the listener's pre-routing ExternalAuth checks, then decide again (prerouting.go)
 )
 
 // exchange is one request's state from routing to the trace.
@@ -61,6 +62,9 @@ type exchange struct {
 	// onto the request to the backend, in order.
 	auths       []*extAuthRoutes
 	authHeaders []authHeaderOp
+	// preRouted is set once the listener's pre-routing filters have
+	// passed (prerouting.go): the second decide matches the routes.
+	preRouted bool
 
 	// pinAddr is the endpoint a session pins (-1: round robin).
 	pinAddr int
@@ -119,6 +123,11 @@ func (ex *exchange) decide(pr *portRoutes) action {
 	ex.listener, ex.vhost = l, vh
 	if l != nil {
 		t.Listener = l.l.Name
+	}
+	if a, done, _ := ex.preRouting(l); done {
+		ex.vhost = nil
+		t.VirtualHost = ""
+		return a
 	}
 	if vh != nil {
 		t.VirtualHost = vh.vh.Name
@@ -348,9 +357,15 @@ func (s *Server) serve(bl *boundListener, w http.ResponseWriter, r *http.Request
 			panic(p)
 		}
 	}()
-	pr := bl.routes.Load()
-	s.startSpan(ex, pr, r) // telemetry.go
-	act := ex.decide(pr)
+	routes := bl.routes.Load()
+	s.startSpan(ex, routes, r) // telemetry.go
+	act := ex.decide(routes)
+	if act == actPreRouting {
+		if !ex.passPreRouting(rec, r) {
+			return // denied, or refused because an auth backend failed
+		}
+		act = ex.decide(routes)
+	}
 	if (act == actProxy || act == actRedirect) && !ex.authorize(rec, r) {
 		return // denied, or refused because an auth backend failed
 	}

@@ -226,8 +226,14 @@ func TestCurl(t *testing.T) {
 
 func TestEchoBackend(t *testing.T) {
 	h := serve(t, func(p int32) *table.Table {
-		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("", rule("r", prefix("/"), echo("infra-backend-v1", 1)))))))
+		// An echo target naming one Pod answers as that Pod, as the echo
+		// container on a Pod IP does (conformance harness).
+		pod := echo("infra-backend-v1", 1)
+		pod.Target.Pods = []string{"infra-backend-v1-7d4b9c6f5d-x2k4p"}
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
+			rule("pod", prefix("/pod"), pod), rule("r", prefix("/"), echo("infra-backend-v1", 1)))))))
 	})
+
 	res := h.get("echo.example.com", "/some/path?x=1", "X-Echo-Set-Header: X-Foo: bar, X-Baz:qux", "X-Custom: v")
 	e := res.echo(t)
 	if e.Path != "/some/path?x=1" || e.Host != "echo.example.com" || e.Method != "GET" || e.Proto != "HTTP/1.1" ||
@@ -254,5 +260,8 @@ func TestEchoBackend(t *testing.T) {
 	log := h.s.EchoLog("default/infra-backend-v1")
 	if len(log) < 4 || !strings.HasPrefix(log[0], "Echoing back request made to /some/path?x=1 to client") {
 		t.Errorf("echo log %q", log)
+	}
+	if e := h.get("x", "/pod").echo(t); e.Pod != "infra-backend-v1-7d4b9c6f5d-x2k4p" {
+		t.Errorf("echo as a Pod: pod %q", e.Pod)
 	}
 }

@@ -48,6 +48,9 @@ type listenerRoutes struct {
 	l      *table.ListenerTable
 	vhosts []*vhostRoutes
 	index  hostIndex
+	// preAuth are the listener's pre-routing ExternalAuth checks
+	// (prerouting.go), nil entries where the table has none.
+	preAuth []*extAuthRoutes
 }
 
 // vhostRoutes holds a virtual host's rules in table (precedence) order with
@@ -200,7 +203,7 @@ func (c *compiler) port(g *table.GatewayTable, p *table.PortTable) *portRoutes {
 }
 
 func (c *compiler) listener(l *table.ListenerTable) *listenerRoutes {
-	lr := &listenerRoutes{l: l}
+	lr := &listenerRoutes{l: l, preAuth: c.auths(l.PreRoutingAuth)}
 	hosts := make([]string, 0, len(l.VirtualHosts))
 	for _, vh := range l.VirtualHosts {
 		if vh == nil {

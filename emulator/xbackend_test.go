@@ -65,7 +65,7 @@ spec:
   - matches: [{path: {type: PathPrefix, value: /plain}}]
     backendRefs: [{group: gateway.networking.x-k8s.io, kind: XBackend, name: plain}]
   - matches: [{path: {type: PathPrefix, value: /secure}}]
-    backendRefs: [{group: gateway.networking.x-k8s.io, kind: XBackend, name: secure, port: SECUREPORT}]
+    backendRefs: [{group: gateway.networking.x-k8s.io, kind: XBackend, name: secure}]
   - matches: [{path: {type: PathPrefix, value: /wrong-ca}}]
     backendRefs: [{group: gateway.networking.x-k8s.io, kind: XBackend, name: wrong-ca}]
   - matches: [{path: {type: PathPrefix, value: /mtls}}]

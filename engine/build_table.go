@@ -57,7 +57,8 @@ func (t *translator) buildTable() *Table {
 func (t *translator) listenerTable(l *listenerState) *ListenerTable {
 	owner := l.ownerKey()
 	lt := &ListenerTable{Name: l.tableName(), Owner: owner, SectionName: l.name, Source: t.sourceAt(owner, "spec.listeners["+itoa(l.index)+"]"),
-		Protocol: table.ProtocolType(l.protocol), Hostname: l.hostname, TLS: l.tlsTable}
+		Protocol: table.ProtocolType(l.protocol), Hostname: l.hostname, TLS: l.tlsTable,
+		PreRoutingAuth: l.preAuth, PreRoutingRefused: l.preRefused}
 	switch l.protocol {
 	case gwv1.HTTPProtocolType, gwv1.HTTPSProtocolType:
 		lt.VirtualHosts = t.virtualHosts(lt.Name, l)
@@ -79,8 +80,9 @@ func (t *translator) virtualHosts(listener string, l *listenerState) []*VirtualH
 			continue
 		}
 		for _, h := range a.hosts {
+			rank := hostnameRank(routeHostnameFor(a.route, h))
 			for i, rr := range a.route.rules {
-				byHost[h] = append(byHost[h], rulePosition{rule: rr, route: a.route, order: i, pathLen: a.route.pathLens[i]})
+				byHost[h] = append(byHost[h], rulePosition{rule: rr, route: a.route, order: i, pathLen: a.route.pathLens[i], hostRank: rank})
 			}
 		}
 	}
@@ -118,6 +120,7 @@ func (t *translator) sniRoutes(l *listenerState) []*SNIRoute {
 		r     *SNIRoute
 		route *routeState
 		best  string
+		rank  int // hostnameRank of the route's own hostname (routeHostnameFor)
 	}
 	var es []entry
 	for _, a := range l.attachments {
@@ -128,13 +131,16 @@ func (t *translator) sniRoutes(l *listenerState) []*SNIRoute {
 			for _, s := range a.route.sni {
 				c := *s
 				c.Hostnames = []string{h}
-				es = append(es, entry{&c, a.route, h})
+				es = append(es, entry{&c, a.route, h, hostnameRank(routeHostnameFor(a.route, h))})
 			}
 		}
 	}
 	sort.SliceStable(es, func(i, j int) bool {
 		if es[i].best != es[j].best {
 			return hostnameLess(es[i].best, es[j].best)
+		}
+		if es[i].rank != es[j].rank { // GatewayRouteHostnameIntersectionPrecedence, as sortRules
+			return es[i].rank > es[j].rank
 		}
 		return es[i].route != es[j].route && olderFirst(es[i].route.obj, es[j].route.obj)
 	})

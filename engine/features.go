@@ -71,6 +71,13 @@ var extendedFeatures = []features.FeatureName{
 	features.SupportTLSRouteModeMixed,
 	// GRPCRoute
 	features.SupportGRPCRouteNamedRouteRule,
+	features.SupportGRPCRouteRequestHeaderModifier,
+	// v1.7.0
+	features.SupportHTTPRouteBackendURLRewrite,
+	features.SupportGatewayRouteHostnameIntersectionPrecedence,
+	features.SupportGatewayListenerFilters,
+	features.SupportGatewayAddressRoutability,
+	features.SupportGatewayAddressRoutabilityCluster,
 }
 
 // ExtendedFeatures returns the extended features gwdev implements; the

@@ -16,6 +16,9 @@ type gatewayState struct {
 	class *classState
 	cond  *conditionSet
 	addr  string
+	// routability is the routability of the spec.addresses entry gwdev
+	// binds ("": the default, reported unset), see checkRoutability.
+	routability gwv1.GatewayAddressRoutabilityType
 	// own are the Gateway's listeners; merged adds attached ListenerSets'
 	// entries after them, in merge precedence order.
 	own    []*listenerState
@@ -74,7 +77,7 @@ func (t *translator) processGateways() {
 			l := &gw.Spec.Listeners[i]
 			g.own = append(g.own, &listenerState{
 				gateway: g, index: i, name: string(l.Name), hostname: hostnameValue(l.Hostname),
-				port: int32(l.Port), protocol: l.Protocol, tls: l.TLS, allowed: l.AllowedRoutes,
+				port: int32(l.Port), protocol: l.Protocol, tls: l.TLS, allowed: l.AllowedRoutes, filters: l.Filters,
 				cond: newConditionSet(gw.Generation, t.opts.Now),
 			})
 		}
@@ -143,6 +146,9 @@ func (t *translator) checkGatewayAddresses(g *gatewayState, used map[string]bool
 				fmt.Sprintf("spec.addresses[%d]: address type %s is not supported; gwdev binds loopback IP addresses only", i, typ))
 			continue
 		}
+		if !checkRoutability(g, i, a.Routability) {
+			continue
+		}
 		if requested++; requested > 1 {
 			g.cond.fail(string(gwv1.GatewayConditionProgrammed), string(gwv1.GatewayReasonAddressNotUsable),
 				fmt.Sprintf("spec.addresses[%d]: gwdev binds one address per Gateway and cannot bind this one as well; remove it", i))
@@ -170,6 +176,26 @@ func (t *translator) checkGatewayAddresses(g *gatewayState, used map[string]bool
 		g.addr = ip.String()
 		used[g.addr] = true
 	}
+}
+
+// checkRoutability reads spec.addresses[i].routability (GEP-5093, v1.7.0):
+// "" is gwdev's default and "Cluster" is accepted, since a loopback address
+// is reachable from this machine only, the whole "cluster" gwdev emulates
+// (docs/decisions.md); the status reports the routability asked for.
+// gwdev defines no implementation-specific (domain-prefixed) value, so one
+// makes the Gateway Accepted=False with reason UnsupportedAddress, as an
+// address type it cannot bind does. The format itself is the CRD's rule.
+func checkRoutability(g *gatewayState, i int, r gwv1.GatewayAddressRoutabilityType) bool {
+	switch r {
+	case gwv1.GatewayAddressRoutabilityDefault:
+		return true
+	case gwv1.GatewayAddressRoutabilityCluster:
+		g.routability = r
+		return true
+	}
+	g.cond.fail(string(gwv1.GatewayConditionAccepted), string(gwv1.GatewayReasonUnsupportedAddress),
+		fmt.Sprintf("spec.addresses[%d]: routability %q is not supported; gwdev binds loopback addresses, whose routability is the default or Cluster", i, r))
+	return false
 }
 
 // assignAddresses gives every Gateway without a requested address one:

@@ -30,6 +30,13 @@ type listenerState struct {
 	attachedRoutes int32
 	attachments    []*attachment
 	tlsTable       *ListenerTLS
+	// filters are the listener's pre-routing filters (nil: none);
+	// preAuth their compiled ExternalAuth entries in order, preRefused why
+	// every request on the listener is refused ("": none), see
+	// listenerfilters.go.
+	filters    *gwv1.ListenerFilters
+	preAuth    []*ExternalAuth
+	preRefused string
 }
 
 // ownerKey is the Gateway or ListenerSet that declares the listener.
@@ -115,6 +122,7 @@ func (t *translator) validateListener(l *listenerState) {
 	t.profileListener(l)
 	t.resolveRouteKinds(l, kinds)
 	t.validateAllowedRoutesSelector(l) // selectors.go
+	t.resolveListenerFilters(l)        // listenerfilters.go
 	switch {
 	case l.protocol == gwv1.HTTPSProtocolType:
 		t.resolveListenerTLS(l, gwv1.TLSModeTerminate)

@@ -38,7 +38,7 @@ func (t *translator) processListenerSets() {
 			e := &ls.Spec.Listeners[i]
 			s.listeners = append(s.listeners, &listenerState{
 				set: s, index: i, name: string(e.Name), hostname: hostnameValue(e.Hostname),
-				port: int32(e.Port), protocol: e.Protocol, tls: e.TLS, allowed: e.AllowedRoutes,
+				port: int32(e.Port), protocol: e.Protocol, tls: e.TLS, allowed: e.AllowedRoutes, filters: e.Filters,
 				cond: newConditionSet(ls.Generation, t.opts.Now),
 			})
 		}

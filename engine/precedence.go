@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"slices"
+	"strings"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -17,6 +18,9 @@ type rulePosition struct {
 	order int // index in the route's compiled rules
 	// pathLen is the HTTP match's path length as written (writtenPathLen).
 	pathLen int
+	// hostRank is the hostnameRank of the route's own hostname that gives
+	// the virtual host (routeHostnameFor).
+	hostRank int
 }
 
 // sortRules orders a virtual host's rules by the spec's precedence. For
@@ -25,8 +29,18 @@ type rulePosition struct {
 // the most header matches; then the most query param matches. For GRPCRoute:
 // the longest matched service, then method, then the most header matches.
 // Ties go to the oldest route, then namespace/name, then rule and match order.
+// Before all of these, the rules of a route whose own hostname is more
+// specific go first (GatewayRouteHostnameIntersectionPrecedence, v1.7.0:
+// precedence by "original route hostname specificity rather than the
+// calculated listener/route hostname intersection"): on a listener
+// abc.example.com, a route for abc.example.com takes its requests before
+// one for *.example.com, whatever their paths and ages, and what it does not
+// match falls through to the other.
 func sortRules(rs []rulePosition) {
 	slices.SortStableFunc(rs, func(a, b rulePosition) int {
+		if a.hostRank != b.hostRank {
+			return cmp.Compare(b.hostRank, a.hostRank)
+		}
 		if c := compareMatch(a.rule, b.rule, a.pathLen, b.pathLen); c != 0 {
 			return c
 		}
@@ -123,4 +137,40 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// routeHostnameFor is the route's own hostname that yields the virtual host
+// h on a listener: h itself when the route names it, else the most specific
+// of the route's wildcards that covers h ("": the route has no hostnames).
+func routeHostnameFor(r *routeState, h string) string { return ownHostname(r.hostnames, h) }
+
+// ownHostname is routeHostnameFor over a route's hostnames.
+func ownHostname(hostnames []string, h string) string {
+	best := ""
+	for _, rh := range hostnames {
+		if rh == h {
+			return h
+		}
+		if hostnameMatches(rh, h) && (best == "" || hostnameLess(rh, best)) {
+			best = rh
+		}
+	}
+	return best
+}
+
+// objectHostnames are an HTTPRoute's or GRPCRoute's spec.hostnames in
+// lower case (nil for other objects).
+func objectHostnames(o object) []string {
+	var hs []gwv1.Hostname
+	switch x := o.(type) {
+	case *gwv1.HTTPRoute:
+		hs = x.Spec.Hostnames
+	case *gwv1.GRPCRoute:
+		hs = x.Spec.Hostnames
+	}
+	var out []string
+	for _, h := range hs {
+		out = append(out, strings.ToLower(string(h)))
+	}
+	return out
 }

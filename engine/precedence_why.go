@@ -13,9 +13,17 @@ import (
 
 // precedenceReason says which of the spec's precedence criteria puts rule a
 // before rule b of the same virtual host (a comes first in the table). ra
-// and rb are their routes (nil when unknown). It follows sortRules step by
+// and rb are their routes (nil when unknown), host the virtual host's
+// hostname. It follows sortRules step by
 // step, so it names the criterion that actually decided.
-func precedenceReason(a, b *RouteRule, ra, rb object) string {
+func precedenceReason(host string, a, b *RouteRule, ra, rb object) string {
+	if ra != nil && rb != nil && a.Route != b.Route {
+		ha, hb := ownHostname(objectHostnames(ra), host), ownHostname(objectHostnames(rb), host)
+		if hostnameRank(ha) != hostnameRank(hb) {
+			return fmt.Sprintf("route hostname %s is more specific than %s (original route hostnames decide before matches, GatewayRouteHostnameIntersectionPrecedence)",
+				displayVHost(ha), displayVHost(hb))
+		}
+	}
 	la, lb := pathLenOf(a, ra), pathLenOf(b, rb)
 	if c := compareMatch(a, b, la, lb); c != 0 {
 		return matchReason(a, b, la, lb)
@@ -187,14 +195,15 @@ func ruleLabel(r *RouteRule) string {
 	return s + fmt.Sprintf(".matches[%d]", j)
 }
 
-// PrecedenceReason says why rule a of a virtual host of r.Table is tried
-// before rule b: the spec's precedence criterion that decides (path type
+// PrecedenceReason says why rule a of a virtual host of r.Table (whose
+// hostname is host) is tried before rule b: the spec's precedence criterion
+// that decides (the routes' own hostnames, then path type
 // and length, method, header and query param counts for HTTPRoute; service,
 // method and headers for GRPCRoute; then the oldest route, then
 // namespace/name, then rule order). It is what explain prints for the rules
 // that also matched a request but lost.
-func (r *Result) PrecedenceReason(a, b *RouteRule) string {
-	return precedenceReason(a, b, r.routeObject(a.Route), r.routeObject(b.Route))
+func (r *Result) PrecedenceReason(host string, a, b *RouteRule) string {
+	return precedenceReason(host, a, b, r.routeObject(a.Route), r.routeObject(b.Route))
 }
 
 // routeObject finds an HTTPRoute or GRPCRoute of the result (nil: none).

@@ -97,6 +97,7 @@ func (t *translator) compileHTTPRoute(r *routeState, o *gwv1.HTTPRoute) {
 		}
 		proto := &RouteRule{Route: r.key, Source: r.ruleSource(i), Timeouts: compileTimeouts(rule.Timeouts), Retry: compileRetry(rule.Retry),
 			SessionPersistence: compileSession(rule.SessionPersistence)}
+		t.noteSessionDeprecated(r.key, rule.SessionPersistence, "spec.rules["+itoa(i)+"].sessionPersistence")
 		if rule.Name != nil {
 			proto.RuleName = string(*rule.Name)
 		}
@@ -164,6 +165,7 @@ func (t *translator) compileGRPCRoute(r *routeState, o *gwv1.GRPCRoute) {
 		filters := grpcFilters(rule.Filters)
 		proto := &RouteRule{Route: r.key, Source: r.ruleSource(i), SessionPersistence: compileSession(rule.SessionPersistence),
 			Filters: compileFilters(filters, nil)}
+		t.noteSessionDeprecated(r.key, rule.SessionPersistence, "spec.rules["+itoa(i)+"].sessionPersistence")
 		if rule.Name != nil {
 			proto.RuleName = string(*rule.Name)
 		}

@@ -112,7 +112,7 @@ func tableShadows(tab *Table, route func(ObjectKey) object) []Shadow {
 				w, lo := vh.Rules[s[0]], vh.Rules[s[1]]
 				ow, ol := route(w.Route), route(lo.Route)
 				out = append(out, Shadow{Loser: lo, Winner: w, Listener: l, VirtualHost: vh,
-					Why: precedenceReason(w, lo, ow, ol), loserRoute: ol, winnerRoute: ow})
+					Why: precedenceReason(vh.Hostname, w, lo, ow, ol), loserRoute: ol, winnerRoute: ow})
 			}
 		}
 	})

@@ -64,6 +64,10 @@ func (t *translator) writeGatewayStatus(g *gatewayState) {
 	if g.served() {
 		typ := gwv1.IPAddressType
 		st.Addresses = []gwv1.GatewayStatusAddress{{Type: &typ, Value: g.addr}}
+		if g.routability != "" {
+			r := g.routability
+			st.Addresses[0].Routability = &r
+		}
 	}
 	st.Listeners = nil
 	if g.pending() {

@@ -102,3 +102,15 @@ func compileSubjectAltNames(in []gwv1.SubjectAltName) []table.SubjectAltName {
 	}
 	return out
 }
+
+// noteSessionDeprecated warns that a route rule's or an
+// XBackendTrafficPolicy's sessionPersistence is deprecated in Gateway API
+// v1.7.0 ("use the Backend resource for session persistence", GEP-4894);
+// gwdev still applies it.
+func (t *translator) noteSessionDeprecated(k ObjectKey, sp *gwv1.SessionPersistence, scope string) {
+	if sp == nil {
+		return
+	}
+	t.note(SeverityWarning, k, scope, scope+" is deprecated in Gateway API v1.7.0: use the XBackend resource's sessionPersistence (GEP-4894); "+
+		"gwdev still applies it (XBackend sessionPersistence needs type EndpointSelector, which gwdev does not serve yet)")
+}

@@ -122,7 +122,8 @@ func (t *translator) resolveXBackend(xs *xbackendState) {
 
 // xbackendProtocol maps spec.protocol to the appProtocol the data plane
 // reads: H2C (and HTTP2 without TLS) is HTTP/2 over cleartext; HTTP and
-// HTTP11 are the default. The others are reported.
+// HTTP11 are the default; WSS (with TLS) is WebSocket over the XBackend's
+// TLS. The others are reported.
 func (t *translator) xbackendProtocol(xs *xbackendState) string {
 	p := xs.obj.Spec.Protocol
 	if p == nil {
@@ -137,6 +138,12 @@ func (t *translator) xbackendProtocol(xs *xbackendState) string {
 	case gwxv1a1.BackendProtocolHTTP2:
 		if !tlsOn {
 			return "kubernetes.io/h2c"
+		}
+	case gwxv1a1.BackendProtocolWSS:
+		if tlsOn { // the CRD requires TLS for WSS
+			// WebSocket over TLS (v1.7.0): the connection is the XBackend's
+			// TLS, the upgrade is HTTP/1.1, as gwdev proxies any WebSocket.
+			return "kubernetes.io/wss"
 		}
 	}
 	t.notes = append(t.notes, Finding{Severity: SeverityWarning, Object: xs.key, Source: t.sourceAt(xs.key, "spec.protocol"), Scope: "spec.protocol",

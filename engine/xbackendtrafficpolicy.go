@@ -62,6 +62,7 @@ func (t *translator) processXBackendTrafficPolicies() {
 			cond: newConditionSet(p.Generation, t.opts.Now)}
 		ps.budget = retryBudgetOf(ps.key, p.Spec.RetryConstraint)
 		ps.session = compileSession(p.Spec.SessionPersistence)
+		t.noteSessionDeprecated(ps.key, p.Spec.SessionPersistence, "spec.sessionPersistence")
 		pols = append(pols, ps)
 	}
 	sort.SliceStable(pols, func(i, j int) bool { return olderFirst(pols[i].obj, pols[j].obj) })

@@ -69,6 +69,7 @@ func (l *Loader) loadCRDObject(u map[string]any, v *servedVersion) (metav1.Objec
 		}
 	}
 	issues = append(issues, nameDuplicateListeners(u, fieldIssues(errs))...)
+	issues = append(issues, listenerSetFilterProtocols(spec.kind, u)...)
 	if len(issues) > 0 {
 		return nil, issues
 	}

@@ -74,3 +74,28 @@ func duplicateListeners(u map[string]any, path string, key func(map[string]any) 
 	}
 	return strings.Join(out, "; ")
 }
+
+// listenerSetFilterProtocols holds a ListenerSet's listeners to the
+// Gateway CRD's rule "filters may only be set when protocol is HTTP or
+// HTTPS" (GEP-5224): the v1.7.0 ListenerSet CRD lacks the rule, but its
+// listeners merge into a Gateway's, where filters on another protocol
+// cannot run. The problem reads as the Gateway's does.
+func listenerSetFilterProtocols(kind string, u map[string]any) []issue {
+	if kind != "ListenerSet" {
+		return nil
+	}
+	spec, _ := u["spec"].(map[string]any)
+	ls, _ := spec["listeners"].([]any)
+	var out []issue
+	for i, x := range ls {
+		l, _ := x.(map[string]any)
+		if _, ok := l["filters"]; !ok {
+			continue
+		}
+		if p, _ := l["protocol"].(string); p != "HTTP" && p != "HTTPS" {
+			out = append(out, newIssue(fmt.Sprintf("spec.listeners[%d]", i),
+				"Invalid value: filters may only be set when protocol is HTTP or HTTPS (the Gateway's rule; the v1.7.0 ListenerSet CRD lacks it)"))
+		}
+	}
+	return out
+}

@@ -280,6 +280,38 @@ spec:
 			},
 		},
 		{
+			// Listener filters only on HTTP and HTTPS listeners: the
+			// Gateway CRD's rule, held for ListenerSets too (their v1.7.0
+			// CRD lacks it).
+			name: "listener filters on a TCP listener",
+			yaml: `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw}
+spec:
+  gatewayClassName: gwdev
+  listeners:
+  - name: tcp
+    protocol: TCP
+    port: 9000
+    filters: {requests: [{type: ExtensionRef, extensionRef: {group: example.com, kind: JWT, name: jwt}}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: ext}
+spec:
+  parentRef: {name: gw}
+  listeners:
+  - name: tcp
+    protocol: TCP
+    port: 9001
+    filters: {requests: [{type: ExtensionRef, extensionRef: {group: example.com, kind: JWT, name: jwt}}]}
+`,
+			want: []string{
+				"m.yaml:7:5: Gateway/default/gw: spec.listeners[0]: Invalid value: filters may only be set when protocol is HTTP or HTTPS",
+				"m.yaml:18:5: ListenerSet/default/ext: spec.listeners[0]: Invalid value: filters may only be set when protocol is HTTP or HTTPS (the Gateway's rule; the v1.7.0 ListenerSet CRD lacks it)",
+			},
+		},
+		{
 			// v1.6-shaped session persistence: sessionName and
 			// cookieConfig moved in v1.7.0; the problems name the new fields.
 			name: "sessionPersistence v1.6 shapes",

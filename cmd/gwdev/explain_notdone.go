@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/gwdev/gwdev/emulator"
@@ -20,6 +21,14 @@ func explainNotDone(tab *table.Table, t *emulator.Trace) []string {
 		return nil
 	}
 	var out []string
+	if l := tableListener(tab, t.Listener); l != nil {
+		for _, a := range l.PreRoutingAuth {
+			if a != nil && slices.ContainsFunc(t.Filters, func(f string) bool { return strings.HasPrefix(f, "pre-routing ExternalAuth: "+a.Name+" asks ") }) {
+				out = append(out, fmt.Sprintf("ExternalAuth at %s would be asked before routing (listener filters): explain does not call it; the data plane does, and a denial answers 403, as does an auth server that cannot be reached, times out or fails; the headers it allows are on the request when routes are matched",
+					authTarget(a)))
+			}
+		}
+	}
 	rule := tableRule(tab, t.Rule)
 	b := tableBackend(tab, t.Backend)
 	if t.Status == 0 || t.Status/100 == 3 { // forwarded or redirected: past the filters
@@ -111,6 +120,17 @@ func backendAt(b *table.Backend) string {
 }
 
 // tableRule finds the route rule match called name in tab (nil: none).
+// tableListener finds the listener named name in the table (nil: none).
+func tableListener(tab *table.Table, name string) *table.ListenerTable {
+	var found *table.ListenerTable
+	eachListener(tab, func(l *table.ListenerTable) {
+		if found == nil && name != "" && l.Name == name {
+			found = l
+		}
+	})
+	return found
+}
+
 func tableRule(tab *table.Table, name string) *table.RouteRule {
 	if name == "" {
 		return nil

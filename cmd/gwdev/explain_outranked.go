@@ -29,7 +29,7 @@ func printOutranked(out io.Writer, res *engine.Result, t *emulator.Trace) {
 			fmt.Fprintf(out, "  %-14s %s\n", label, name)
 			continue
 		}
-		fmt.Fprintf(out, "  %-14s %s\n  %-14s   lost: %s\n", label, engine.DescribeRule(loser), "", res.PrecedenceReason(winner, loser))
+		fmt.Fprintf(out, "  %-14s %s\n  %-14s   lost: %s\n", label, engine.DescribeRule(loser), "", res.PrecedenceReason(vh.Hostname, winner, loser))
 	}
 }
 

@@ -289,6 +289,46 @@ func goldenFieldPaths(file string) (map[string][]string, error) {
 var reportedExamples = map[string]string{
 	"Gateway spec.infrastructure.labels":      gatewayExample("  infrastructure:\n    labels: {team: shop}\n"),
 	"Gateway spec.infrastructure.annotations": gatewayExample("  infrastructure:\n    annotations: {owner: shop}\n"),
+	"Gateway spec.listeners[].filters.requests[].extensionRef": `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web}
+spec:
+  gatewayClassName: gwdev
+  listeners:
+  - name: http
+    port: 80
+    protocol: HTTP
+    filters: {requests: [{type: ExtensionRef, extensionRef: {group: example.com, kind: JWT, name: jwt}}]}
+`,
+	"ListenerSet spec.listeners[].filters.requests[].extensionRef": gatewayExample("  allowedListeners: {namespaces: {from: Same}}\n") + `---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ListenerSet
+metadata: {name: set}
+spec:
+  parentRef: {name: web}
+  listeners:
+  - name: extra
+    port: 81
+    protocol: HTTP
+    filters: {requests: [{type: ExtensionRef, extensionRef: {group: example.com, kind: JWT, name: jwt}}]}
+`,
+	"XBackend spec.endpointSelector": `apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XBackend
+metadata: {name: pods}
+spec:
+  type: EndpointSelector
+  port: {number: 8080}
+  endpointSelector: {matchLabels: {app: web}}
+`,
+	"XBackend spec.sessionPersistence": `apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XBackend
+metadata: {name: pods}
+spec:
+  type: EndpointSelector
+  port: {number: 8080}
+  endpointSelector: {matchLabels: {app: web}}
+  sessionPersistence: {type: Cookie, cookie: {name: s, path: /app}}
+`,
 }
 
 func gatewayExample(extra string) string {

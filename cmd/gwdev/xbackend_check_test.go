@@ -42,7 +42,7 @@ kind: XBackendTrafficPolicy
 metadata: {name: p}
 spec:
   targetRefs: [{group: gateway.networking.x-k8s.io, kind: XBackend, name: mcp}]
-  sessionPersistence: {type: Header}
+  sessionPersistence: {type: Header, header: {name: X-Session}}
 `
 	if err := os.WriteFile(filepath.Join(dir, "m.yaml"), []byte(m), 0o644); err != nil {
 		t.Fatal(err)

@@ -65,6 +65,16 @@ type ListenerTable struct {
 	// StreamRoutes are set for TCP and UDP listeners, in route precedence
 	// order; the first one serves connections.
 	StreamRoutes []*StreamRoute `json:"streamRoutes,omitempty"`
+	// PreRoutingAuth are the listener's pre-routing ExternalAuth filters
+	// (spec.listeners[].filters.requests, GEP-5224), in order: every
+	// request the listener accepts must pass each before a route is
+	// matched; the headers they allow onto the request are visible to route
+	// matching (never Host). An entry whose backend is invalid refuses.
+	PreRoutingAuth []*ExternalAuth `json:"preRoutingAuth,omitempty"`
+	// PreRoutingRefused, when set, is why every request on the listener is
+	// refused with 500 before routing: a pre-routing filter gwdev cannot
+	// run or whose reference does not resolve ("": none).
+	PreRoutingRefused string `json:"preRoutingRefused,omitempty"`
 	// Policy is implementation-profile behaviour (RBAC, HTTP versions,
 	// idle timeouts; nil: the spec's behaviour only).
 	Policy *ListenerPolicy `json:"policy,omitempty"`
@@ -233,7 +243,9 @@ type Target struct {
 	Kind string `json:"kind"`
 	// Addresses are host:port pairs (empty for echo).
 	Addresses []string `json:"addresses,omitempty"`
-	// Pods names the endpoints' target pods, if known (EndpointSlice).
+	// Pods names the endpoints' target pods, if known (EndpointSlice). For
+	// an echo target, one name is the Pod the echo answers as (in its JSON
+	// "pod" field); otherwise the echo names a pod after the Service.
 	Pods []string `json:"pods,omitempty"`
 	// Why explains the choice, for status messages, the TUI and traces.
 	Why string `json:"why"`
@@ -325,6 +337,9 @@ func (t *Table) Validate() error {
 func (l *ListenerTable) validate(name func(string) error) error {
 	if err := l.Policy.validate(); err != nil {
 		return fmt.Errorf("%s: %w", l.Name, err)
+	}
+	if err := validateExternalAuth(l.PreRoutingAuth); err != nil {
+		return fmt.Errorf("%s: pre-routing: %w", l.Name, err)
 	}
 	var backends []*Backend
 	for _, vh := range l.VirtualHosts {

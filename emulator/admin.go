@@ -86,7 +86,7 @@ func NewAdmin(srv *Server, status http.Handler) *Admin {
 		Help: "Estimated memory of the trace history (bounded by --trace-memory)."},
 		func() float64 { _, b := srv.traces.usage(); return float64(b) })
 	a.reg.MustRegister(a.requests, a.duration, a.bytesOut, a.reloads, a.translate, a.objects, a.findings, dropped,
-		refused, traceBytes,
+		refused, traceBytes, spanCollector{srv}, // telemetry_metrics.go
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.wg.Add(1)
 	go a.collect(sub)

@@ -154,7 +154,7 @@ func BenchmarkServeEcho(b *testing.B) {
 // backend on loopback, as `bench/proxy.sh` drives it: a PathPrefix match,
 // a request header set, a 256-byte answer. Allocations count the client
 // and the backend too.
-func benchProxy(b *testing.B, h2c bool) {
+func benchProxy(b *testing.B, h2c bool, mods ...func(*table.Table)) {
 	body := make([]byte, 256)
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/octet-stream")
@@ -165,7 +165,11 @@ func benchProxy(b *testing.B, h2c bool) {
 		r := rule("api", prefix("/api"), mapped("api", 1, backend.Listener.Addr().String()))
 		r.Filters = []table.Filter{{Type: table.FilterRequestHeaderModifier,
 			RequestHeaderModifier: &table.HeaderModifier{Set: []table.Header{{Name: "X-Route", Value: "api"}}}}}
-		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("api.example.com", r)))))
+		tab := newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("api.example.com", r)))))
+		for _, m := range mods {
+			m(tab)
+		}
+		return tab
 	})
 	if h2c {
 		tr := &http.Transport{Protocols: new(http.Protocols)}

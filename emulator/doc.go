@@ -51,4 +51,9 @@
 // (rbac.go), HTTP/1.x-only listeners, the HTTP/2 stream limit and stream
 // idle timeouts (policy.go), and access-log discard rules that filter the
 // access log but never traces (accesslog_filter.go).
+//
+// XTelemetryPolicy tracing (table.Tracing, telemetry.go): a Gateway with
+// tracing makes one OpenTelemetry span per HTTP request, exported over OTLP
+// by a bounded queue that drops (counted: telemetry_metrics.go) rather than
+// wait, and sends the span's traceparent to the backend.
 package emulator

@@ -84,6 +84,9 @@ type exchange struct {
 	body        *countingReader
 	// bodyBuf is the buffered request body (retries and mirrors), if any.
 	bodyBuf []byte
+	// span is the request's XTelemetryPolicy span (nil: its Gateway has
+	// no tracing; telemetry.go).
+	span *requestSpan
 }
 
 type exchangeKey struct{}
@@ -373,6 +376,7 @@ func (s *Server) serve(bl *boundListener, w http.ResponseWriter, r *http.Request
 		}
 	}()
 	routes := bl.routes.Load()
+	s.startSpan(ex, routes, r) // telemetry.go
 	act := ex.decide(routes)
 	if act == actPreRouting {
 		if !ex.passPreRouting(rec, r) {
@@ -435,6 +439,9 @@ func (s *Server) finish(ex *exchange, rec *responseRecorder, panicked any) {
 	t.UpstreamDuration = Duration(ex.upstreamDur)
 	t.RequestHeaders, t.ResponseHeaders = ex.req.Header, rec.Header() // record redacts them
 	ex.traceGRPC(rec.Header())                                        // grpctrace.go
+	if ex.span != nil {
+		ex.span.end(ex, rec.Header()) // telemetry.go
+	}
 	s.traces.record(*t)
 }
 

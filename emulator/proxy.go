@@ -108,6 +108,9 @@ func (s *Server) rewrite(pr *httputil.ProxyRequest) {
 	pr.SetXForwarded()
 	out.Host = pr.In.Host
 	ex.applyAuthHeaders(out.Header)
+	if ex.span != nil {
+		ex.span.inject(out.Header) // telemetry.go
+	}
 	for _, m := range ex.reqMods {
 		m.apply(out.Header, &out.Host)
 	}

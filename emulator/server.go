@@ -100,6 +100,9 @@ type Server struct {
 
 	mirrorSem chan struct{}
 	mirrors   sync.WaitGroup
+
+	// telemetry holds the Gateways' XTelemetryPolicy tracers (telemetry.go).
+	telemetry telemetryHub
 }
 
 // New returns a Server with no listeners; Apply gives it a table.
@@ -181,6 +184,7 @@ func (s *Server) Apply(t *table.Table) *ApplyReport {
 	}
 	old := s.pool.upstreams
 	rt := compile(t, s.pool)
+	s.telemetry.apply(t) // before any listener serves the new table
 	keep := map[bindKey]*boundListener{}
 	var started []*boundListener
 	for _, pr := range rt.order {
@@ -280,6 +284,7 @@ func (s *Server) Close(ctx context.Context) error {
 	if err := waitCtx(ctx, &s.mirrors); err != nil {
 		errs = append(errs, fmt.Errorf("waiting for mirrored requests: %w", err))
 	}
+	s.telemetry.close(ctx)
 	for _, u := range s.pool.upstreams {
 		u.closeIdle()
 	}
@@ -309,6 +314,10 @@ func waitCtx(ctx context.Context, wg *sync.WaitGroup) error {
 		return ctx.Err()
 	}
 }
+
+// TelemetryStats counts, per Gateway with XTelemetryPolicy tracing, the
+// spans exported, failed, dropped and left unexported (telemetry.go).
+func (s *Server) TelemetryStats() []TelemetryStats { return s.telemetry.stats() }
 
 // Traces returns a snapshot of the trace ring, newest last.
 func (s *Server) Traces() []Trace { return s.traces.snapshot() }

@@ -72,6 +72,10 @@ type Trace struct {
 	Hint string `json:"hint,omitempty"`
 	// Filters lists the filters applied, in order, with what they did.
 	Filters []string `json:"filters,omitempty"`
+	// Span is the request's XTelemetryPolicy span: "<trace id>/<span id>"
+	// and whether it was sampled, dropped or not exported ("" : the
+	// Gateway has no tracing).
+	Span string `json:"span,omitempty"`
 	// Backend is the chosen backend's name ("<rule>/backend/<k>").
 	Backend string `json:"backend,omitempty"`
 	// Service is the backend's Service ("<ns>/<name>:<port>").
@@ -342,7 +346,7 @@ func traceSize(t *Trace) int {
 	for _, s := range [...]string{t.Client, t.Gateway, t.Listener, t.Address, t.Proto, t.SNI,
 		t.NegotiatedProtocol, t.TLSVersion, t.ClientCert, t.Host, t.Method, t.Path, t.GRPCService,
 		t.GRPCMethod, t.GRPCStatus, t.VirtualHost, t.Rule, t.Route, t.Source, t.Reason, t.Backend,
-		t.Service, t.Target, t.Why, t.Upstream, t.BackendFault, t.BackendClientCert, t.Location, t.End, t.Truncated} {
+		t.Service, t.Target, t.Why, t.Upstream, t.BackendFault, t.BackendClientCert, t.Location, t.End, t.Truncated, t.Span} {
 		n += len(s)
 	}
 	for _, l := range [...][]string{t.ALPN, t.Filters, t.Candidates} {

@@ -46,6 +46,7 @@ func (t *translator) buildTable() *Table {
 			presentClientCertificate(gt, g.backendCert)
 		}
 		t.profileGatewayTable(g, gt)
+		gt.Tracing = t.tracing[g.key] // xtelemetrypolicy.go
 		tab.Gateways = append(tab.Gateways, gt)
 	}
 	tab.Gateways = append(tab.Gateways, t.meshTables()...)

@@ -140,4 +140,15 @@ var enforcedFields = []EnforcedField{
 	{Kind: "XMesh", Path: "spec.controllerName", Paths: 1, Test: "golden:xmesh-status"},
 	{Kind: "XMesh", Path: "spec.description", Paths: 1, Test: "golden:xmesh-status"},
 	{Kind: "XMesh", Path: "spec.parametersRef", Paths: 5, Test: "golden:xmesh-status"},
+	// XTelemetryPolicy: xtelemetrypolicy.go, emulator/telemetry.go.
+	{Kind: "XTelemetryPolicy", Path: "spec", Paths: 1, Test: "golden:telemetry-tracing-enabled"},
+	{Kind: "XTelemetryPolicy", Path: "spec.targetRefs", Paths: 4, Test: "golden:telemetry-targets"},
+	{Kind: "XTelemetryPolicy", Path: "spec.tracing", Paths: 2, Test: "golden:telemetry-conflict-older-wins"},
+	{Kind: "XTelemetryPolicy", Path: "spec.tracing.attributes", Paths: 6, Test: "emulator.TestTelemetrySpansOverOTLP"},
+	{Kind: "XTelemetryPolicy", Path: "spec.tracing.parentBasedSampling", Paths: 5, Test: "emulator.TestTelemetryParentBasedSampling"},
+	{Kind: "XTelemetryPolicy", Path: "spec.tracing.provider", Paths: 4, Test: "emulator.TestTelemetrySpansOverOTLP"},
+	{Kind: "XTelemetryPolicy", Path: "spec.tracing.provider.backendRef", Paths: 6, Test: "golden:telemetry-provider-refs"},
+	{Kind: "XTelemetryPolicy", Path: "spec.tracing.samplingRate", Paths: 3, Test: "emulator.TestTelemetrySampling"},
+	{Kind: "XTelemetryPolicy", Path: "spec.tracing.serviceName", Paths: 1, Test: "emulator.TestTelemetrySpansOverOTLP"},
+	{Kind: "XTelemetryPolicy", Path: "spec.tracing.spanName", Paths: 1, Test: "emulator.TestTelemetrySpansOverOTLP"},
 }

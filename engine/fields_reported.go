@@ -38,8 +38,6 @@ var reportedFields = []ReportedField{
 		Text: "spec.endpointSelector is not implemented: gwdev serves XBackends of type ExternalHostname only, so this XBackend is not accepted and requests to it get 500"},
 	{Kind: "XBackend", Path: "spec.sessionPersistence",
 		Text: "spec.sessionPersistence is not implemented: it applies to type EndpointSelector only, which gwdev does not serve"},
-	{Kind: "XTelemetryPolicy",
-		Text: "XTelemetryPolicy is a Gateway API kind gwdev does not implement yet (no spans are exported): the object is ignored"},
 }
 
 // skippedKindText is the warning for an object of a Gateway API kind gwdev

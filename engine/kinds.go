@@ -203,6 +203,8 @@ var kinds = []*Kind{
 		ops: kindOf(func(s *Snapshot) *[]*networkingv1.IngressClass { return &s.IngressClasses }, nil)},
 	{Kind: "Ingress", Group: networkingv1.GroupName, Version: "v1", Resource: "ingresses", Namespaced: true,
 		Status: true, ops: kindOf(func(s *Snapshot) *[]*networkingv1.Ingress { return &s.Ingresses }, nil)},
+	{Kind: "XTelemetryPolicy", Group: ExperimentalGroup, Version: "v1alpha1", Resource: "xtelemetrypolicies", Namespaced: true,
+		Status: true, ops: kindOf(func(s *Snapshot) *[]*gwxv1a1.XTelemetryPolicy { return &s.XTelemetryPolicies }, nil)},
 	{Namespaced: true, Status: true, OwnKinds: true,
 		ops: kindOf(func(s *Snapshot) *[]*ImplementationPolicy { return &s.ImplementationPolicies }, nil)},
 	{Kind: "Namespace", Version: "v1", Resource: "namespaces",

@@ -54,11 +54,14 @@ type Snapshot struct {
 	// with ingress-nginx's behaviour (ingress.go).
 	IngressClasses []*networkingv1.IngressClass
 	Ingresses      []*networkingv1.Ingress
-	Services       []*corev1.Service
-	Secrets        []*corev1.Secret
-	ConfigMaps     []*corev1.ConfigMap
-	Namespaces     []*corev1.Namespace
-	EndpointSlices []*discoveryv1.EndpointSlice
+	// XTelemetryPolicies are the experimental TelemetryPolicy
+	// (xtelemetrypolicy.go).
+	XTelemetryPolicies []*gwxv1a1.XTelemetryPolicy
+	Services           []*corev1.Service
+	Secrets            []*corev1.Secret
+	ConfigMaps         []*corev1.ConfigMap
+	Namespaces         []*corev1.Namespace
+	EndpointSlices     []*discoveryv1.EndpointSlice
 	// ImplementationPolicies are policy resources of implementation
 	// profiles (gwin.yandex.cloud/v1 GatewayPolicy, RoutePolicy,
 	// ServicePolicy, ListenerSetPolicy), sorted by kind, namespace, name.

@@ -9,6 +9,8 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // Group is the Gateway API group.
@@ -31,6 +33,7 @@ func Translate(snap *Snapshot, opts Options) *Result {
 	t.processRoutes()
 	t.processBackendTLSPolicies()
 	t.processXBackendTrafficPolicies() // xbackendtrafficpolicy.go
+	t.processXTelemetryPolicies()      // xtelemetrypolicy.go
 	t.writeXBackendStatus()            // xbackend.go
 	t.processXMeshes()
 	t.processIngresses() // ingress.go
@@ -96,6 +99,9 @@ type translator struct {
 	// ingressClasses are the classes gwdev serves as ingress-nginx, by
 	// name (ingress.go).
 	ingressClasses []*ingressClass
+	// tracing is the Gateways' tracing from XTelemetryPolicies
+	// (xtelemetrypolicy.go).
+	tracing map[ObjectKey]*table.Tracing
 }
 
 // conditionOwner is an object and its conditions, for collectFindings.

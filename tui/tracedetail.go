@@ -100,6 +100,9 @@ func traceDetail(st *styles, t emulator.Trace, width int) []string {
 		if t.BackendClientCert != "" {
 			add("mTLS", "client certificate "+t.BackendClientCert)
 		}
+		if t.Span != "" {
+			add("span", t.Span) // XTelemetryPolicy: trace id/span id and its fate
+		}
 		if t.Reason != "" {
 			fail(t.Reason)
 		}

@@ -329,12 +329,6 @@ spec:
   endpointSelector: {matchLabels: {app: web}}
   sessionPersistence: {type: Cookie, cookie: {name: s, path: /app}}
 `,
-	"XTelemetryPolicy ": `apiVersion: gateway.networking.x-k8s.io/v1alpha1
-kind: XTelemetryPolicy
-metadata: {name: t}
-spec:
-  targetRefs: [{group: gateway.networking.k8s.io, kind: Gateway, name: web}]
-`,
 }
 
 func gatewayExample(extra string) string {

@@ -25,6 +25,9 @@ type GatewayTable struct {
 	// AccessLog filters the Gateway's access log lines (nil: every line is
 	// written); set by an implementation profile.
 	AccessLog *AccessLogPolicy `json:"accessLog,omitempty"`
+	// Tracing makes a span per HTTP request through the Gateway (nil: no
+	// tracing; telemetry.go).
+	Tracing *Tracing `json:"tracing,omitempty"`
 	// Mesh is set when the entry is a Service's mesh frontend rather than a
 	// Gateway (Name is then "mesh/<ns>/<service>…", Gateway the Service).
 	Mesh *MeshService `json:"mesh,omitempty"`
@@ -304,6 +307,9 @@ func (t *Table) Validate() error {
 	for _, g := range t.Gateways {
 		if err := name(g.Name); err != nil {
 			return err
+		}
+		if err := g.Tracing.validate(); err != nil {
+			return fmt.Errorf("%s: %w", g.Name, err)
 		}
 		ports := map[string]bool{}
 		for _, p := range g.Ports {

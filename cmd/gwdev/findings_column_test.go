@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,12 +15,7 @@ import (
 func columnsFolder(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	write := func(name, s string) {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("gw.yaml", `apiVersion: gateway.networking.k8s.io/v1
+	writeFile(t, filepath.Join(dir, "gw.yaml"), `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: gw}
 spec:
@@ -31,7 +25,7 @@ spec:
     protocol: HTTP
     port: 80
 `)
-	write("routes.yaml", `# routes of the shop
+	writeFile(t, filepath.Join(dir, "routes.yaml"), `# routes of the shop
 apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata:

@@ -25,6 +25,9 @@ import (
 // Source is where an object was read from (see table.Source).
 type Source = table.Source
 
+// FieldPos is where a field is written (table.FieldPos).
+type FieldPos = table.FieldPos
+
 // ObjectKey names one object (see table.ObjectKey).
 type ObjectKey = table.ObjectKey
 

@@ -201,7 +201,7 @@ func (l *Loader) loadObject(r *docResult, pos docPos, node *yaml.Node, u map[str
 	if obj == nil {
 		return // issues say why; an object with issues but loaded is pruned (loadBundleObject)
 	}
-	src := engine.Source{File: pos.file, Line: node.Line + pos.offset, Fields: fieldLines(node, pos.offset)}
+	src := engine.Source{File: pos.file, Line: node.Line + pos.offset, Column: node.Column, Fields: fieldLines(node, pos.offset)}
 	if v.converted(g) {
 		src.APIVersion = apiVersion
 	}

@@ -4,22 +4,26 @@ import (
 	"strconv"
 
 	yaml "go.yaml.in/yaml/v4"
+
+	"github.com/gwdev/gwdev/engine"
 )
 
 // lineFields are the lists whose items findings and traces point at.
 var lineFields = [...]string{"spec.listeners", "spec.parentRefs", "spec.rules"}
 
-// fieldLines records the line of every item of the lists in lineFields (and
-// of each rule's backendRefs), and of every annotation key, keyed by path
-// such as "spec.rules[1]" or "metadata.annotations[example.com/key]". It
-// returns nil when the object has none of them.
-func fieldLines(node *yaml.Node, offset int) map[string]int {
-	var out map[string]int
+// fieldLines records the line and column of every item of the lists in
+// lineFields (and of each rule's backendRefs), and of every annotation key,
+// keyed by path such as "spec.rules[1]" or
+// "metadata.annotations[example.com/key]". A list item's column is that of
+// its first field (the node's, after "- "). It returns nil when the object
+// has none of them.
+func fieldLines(node *yaml.Node, offset int) map[string]engine.FieldPos {
+	var out map[string]engine.FieldPos
 	add := func(path string, n *yaml.Node) {
 		if out == nil {
-			out = map[string]int{}
+			out = map[string]engine.FieldPos{}
 		}
-		out[path] = n.Line + offset
+		out[path] = fieldPos(n, offset)
 	}
 	if ann := mapNode(node, "metadata.annotations"); ann != nil {
 		for i := 0; i+1 < len(ann.Content); i += 2 {
@@ -50,6 +54,11 @@ func fieldLines(node *yaml.Node, offset int) map[string]int {
 		}
 	}
 	return out
+}
+
+// fieldPos is where node n is written, offset lines after its chunk's start.
+func fieldPos(n *yaml.Node, offset int) engine.FieldPos {
+	return engine.FieldPos{Line: int32(n.Line + offset), Column: int32(n.Column)}
 }
 
 // mapNode returns the mapping node at path under n, or nil.

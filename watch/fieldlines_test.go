@@ -4,22 +4,25 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/gwdev/gwdev/engine"
 )
 
-// TestFieldLines checks the keys and lines fieldLines records, for the
-// first items of a list (whose keys are shared) and for items past them.
+// TestFieldLines checks the keys, lines and columns fieldLines records,
+// for the first items of a list (whose keys are shared) and for items past
+// them, and for annotation keys. A list item's column is its first field's.
 func TestFieldLines(t *testing.T) {
 	var b strings.Builder
-	b.WriteString("spec:\n  parentRefs:\n  - name: a\n  rules:\n")
-	want := map[string]int{"spec.parentRefs[0]": 3}
-	line := 5
+	b.WriteString("metadata:\n  annotations:\n    example.com/a: x\nspec:\n  parentRefs:\n  - name: a\n  rules:\n")
+	want := map[string]engine.FieldPos{"metadata.annotations[example.com/a]": {Line: 3, Column: 5}, "spec.parentRefs[0]": {Line: 6, Column: 5}}
+	line := int32(8)
 	for i := range 10 {
 		b.WriteString("  - backendRefs:\n")
-		want[fmt.Sprintf("spec.rules[%d]", i)] = line
+		want[fmt.Sprintf("spec.rules[%d]", i)] = engine.FieldPos{Line: line, Column: 5}
 		line++
 		for j := range 10 {
-			b.WriteString("    - name: s\n")
-			want[fmt.Sprintf("spec.rules[%d].backendRefs[%d]", i, j)] = line
+			b.WriteString("      - name: s\n")
+			want[fmt.Sprintf("spec.rules[%d].backendRefs[%d]", i, j)] = engine.FieldPos{Line: line, Column: 9}
 			line++
 		}
 	}
@@ -29,8 +32,9 @@ func TestFieldLines(t *testing.T) {
 	}
 	got := fieldLines(doc.Content[0], 10) // the document starts at line 11
 	for k, w := range want {
-		if got[k] != w+10 {
-			t.Errorf("%s: line %d, want %d", k, got[k], w+10)
+		w.Line += 10
+		if got[k] != w {
+			t.Errorf("%s: at %+v, want %+v", k, got[k], w)
 		}
 	}
 	if len(got) != len(want) {

@@ -32,27 +32,27 @@ func TestLoadAllKinds(t *testing.T) {
 	r := loadTestdata(t, "all-kinds.yaml")
 	file := filepath.Join("testdata", "all-kinds.yaml")
 	wantSources := map[engine.ObjectKey]engine.Source{
-		{Kind: "GatewayClass", Name: "gwdev"}:                              {File: file, Line: 2},
-		{Kind: "Gateway", Namespace: "infra", Name: "gw"}:                  {File: file, Line: 9},
-		{Kind: "ListenerSet", Namespace: "infra", Name: "extra"}:           {File: file, Line: 28},
-		{Kind: "HTTPRoute", Namespace: "default", Name: "web"}:             {File: file, Line: 41},
-		{Kind: "GRPCRoute", Namespace: "default", Name: "grpc"}:            {File: file, Line: 54},
-		{Kind: "TLSRoute", Namespace: "default", Name: "tls"}:              {File: file, Line: 70},
-		{Kind: "TCPRoute", Namespace: "default", Name: "tcp"}:              {File: file, Line: 85},
-		{Kind: "UDPRoute", Namespace: "default", Name: "udp"}:              {File: file, Line: 98},
-		{Kind: "ReferenceGrant", Namespace: "infra", Name: "allow-routes"}: {File: file, Line: 111},
-		{Kind: "BackendTLSPolicy", Namespace: "default", Name: "web-tls"}:  {File: file, Line: 125},
-		{Kind: "Service", Namespace: "default", Name: "web"}:               {File: file, Line: 138},
-		{Kind: "Secret", Namespace: "infra", Name: "example-tls"}:          {File: file, Line: 146},
-		{Kind: "ConfigMap", Namespace: "default", Name: "ca"}:              {File: file, Line: 157},
-		{Kind: "Namespace", Name: "infra"}:                                 {File: file, Line: 164},
-		{Kind: "EndpointSlice", Namespace: "default", Name: "web-1"}:       {File: file, Line: 171},
+		{Kind: "GatewayClass", Name: "gwdev"}:                              {File: file, Line: 2, Column: 1},
+		{Kind: "Gateway", Namespace: "infra", Name: "gw"}:                  {File: file, Line: 9, Column: 1},
+		{Kind: "ListenerSet", Namespace: "infra", Name: "extra"}:           {File: file, Line: 28, Column: 1},
+		{Kind: "HTTPRoute", Namespace: "default", Name: "web"}:             {File: file, Line: 41, Column: 1},
+		{Kind: "GRPCRoute", Namespace: "default", Name: "grpc"}:            {File: file, Line: 54, Column: 1},
+		{Kind: "TLSRoute", Namespace: "default", Name: "tls"}:              {File: file, Line: 70, Column: 1},
+		{Kind: "TCPRoute", Namespace: "default", Name: "tcp"}:              {File: file, Line: 85, Column: 1},
+		{Kind: "UDPRoute", Namespace: "default", Name: "udp"}:              {File: file, Line: 98, Column: 1},
+		{Kind: "ReferenceGrant", Namespace: "infra", Name: "allow-routes"}: {File: file, Line: 111, Column: 1},
+		{Kind: "BackendTLSPolicy", Namespace: "default", Name: "web-tls"}:  {File: file, Line: 125, Column: 1},
+		{Kind: "Service", Namespace: "default", Name: "web"}:               {File: file, Line: 138, Column: 1},
+		{Kind: "Secret", Namespace: "infra", Name: "example-tls"}:          {File: file, Line: 146, Column: 1},
+		{Kind: "ConfigMap", Namespace: "default", Name: "ca"}:              {File: file, Line: 157, Column: 1},
+		{Kind: "Namespace", Name: "infra"}:                                 {File: file, Line: 164, Column: 1},
+		{Kind: "EndpointSlice", Namespace: "default", Name: "web-1"}:       {File: file, Line: 171, Column: 1},
 	}
 	if diff := cmp.Diff(wantSources, r.Snapshot.Sources, cmpopts.IgnoreFields(engine.Source{}, "Fields")); diff != "" {
 		t.Errorf("Sources (-want +got):\n%s", diff)
 	}
-	// List items that findings and traces point at carry their own lines.
-	wantFields := map[string]int{"spec.parentRefs[0]": 60, "spec.rules[0]": 63, "spec.rules[0].backendRefs[0]": 67}
+	// List items that findings and traces point at carry their own lines and columns.
+	wantFields := map[string]engine.FieldPos{"spec.parentRefs[0]": {Line: 60, Column: 5}, "spec.rules[0]": {Line: 63, Column: 5}, "spec.rules[0].backendRefs[0]": {Line: 67, Column: 7}}
 	if diff := cmp.Diff(wantFields, r.Snapshot.Sources[engine.ObjectKey{Kind: "GRPCRoute", Namespace: "default", Name: "grpc"}].Fields); diff != "" {
 		t.Errorf("GRPCRoute field lines (-want +got):\n%s", diff)
 	}
@@ -126,16 +126,16 @@ func TestOldVersionsConverted(t *testing.T) {
 	s := r.Snapshot
 	file := filepath.Join("testdata", "old-versions.yaml")
 	wantSources := map[engine.ObjectKey]engine.Source{
-		{Kind: "GatewayClass", Name: "old"}:                               {File: file, Line: 1, APIVersion: "gateway.networking.k8s.io/v1beta1"},
-		{Kind: "Gateway", Namespace: "default", Name: "old"}:              {File: file, Line: 9, APIVersion: "gateway.networking.k8s.io/v1beta1"},
-		{Kind: "HTTPRoute", Namespace: "default", Name: "old"}:            {File: file, Line: 21, APIVersion: "gateway.networking.k8s.io/v1beta1"},
-		{Kind: "ReferenceGrant", Namespace: "default", Name: "old"}:       {File: file, Line: 41, APIVersion: "gateway.networking.k8s.io/v1beta1"},
-		{Kind: "TLSRoute", Namespace: "default", Name: "alpha2"}:          {File: file, Line: 55, APIVersion: "gateway.networking.k8s.io/v1alpha2"},
-		{Kind: "TLSRoute", Namespace: "default", Name: "alpha3"}:          {File: file, Line: 69, APIVersion: "gateway.networking.k8s.io/v1alpha3"},
-		{Kind: "TCPRoute", Namespace: "default", Name: "alpha2"}:          {File: file, Line: 83, APIVersion: "gateway.networking.k8s.io/v1alpha2"},
-		{Kind: "UDPRoute", Namespace: "default", Name: "alpha2"}:          {File: file, Line: 95, APIVersion: "gateway.networking.k8s.io/v1alpha2"},
-		{Kind: "BackendTLSPolicy", Namespace: "default", Name: "alpha3"}:  {File: file, Line: 107, APIVersion: "gateway.networking.k8s.io/v1alpha3"},
-		{Kind: "ListenerSet", Namespace: "default", Name: "experimental"}: {File: file, Line: 123, APIVersion: "gateway.networking.x-k8s.io/v1alpha1"},
+		{Kind: "GatewayClass", Name: "old"}:                               {File: file, Line: 1, Column: 1, APIVersion: "gateway.networking.k8s.io/v1beta1"},
+		{Kind: "Gateway", Namespace: "default", Name: "old"}:              {File: file, Line: 9, Column: 1, APIVersion: "gateway.networking.k8s.io/v1beta1"},
+		{Kind: "HTTPRoute", Namespace: "default", Name: "old"}:            {File: file, Line: 21, Column: 1, APIVersion: "gateway.networking.k8s.io/v1beta1"},
+		{Kind: "ReferenceGrant", Namespace: "default", Name: "old"}:       {File: file, Line: 41, Column: 1, APIVersion: "gateway.networking.k8s.io/v1beta1"},
+		{Kind: "TLSRoute", Namespace: "default", Name: "alpha2"}:          {File: file, Line: 55, Column: 1, APIVersion: "gateway.networking.k8s.io/v1alpha2"},
+		{Kind: "TLSRoute", Namespace: "default", Name: "alpha3"}:          {File: file, Line: 69, Column: 1, APIVersion: "gateway.networking.k8s.io/v1alpha3"},
+		{Kind: "TCPRoute", Namespace: "default", Name: "alpha2"}:          {File: file, Line: 83, Column: 1, APIVersion: "gateway.networking.k8s.io/v1alpha2"},
+		{Kind: "UDPRoute", Namespace: "default", Name: "alpha2"}:          {File: file, Line: 95, Column: 1, APIVersion: "gateway.networking.k8s.io/v1alpha2"},
+		{Kind: "BackendTLSPolicy", Namespace: "default", Name: "alpha3"}:  {File: file, Line: 107, Column: 1, APIVersion: "gateway.networking.k8s.io/v1alpha3"},
+		{Kind: "ListenerSet", Namespace: "default", Name: "experimental"}: {File: file, Line: 123, Column: 1, APIVersion: "gateway.networking.x-k8s.io/v1alpha1"},
 	}
 	if diff := cmp.Diff(wantSources, s.Sources, cmpopts.IgnoreFields(engine.Source{}, "Fields")); diff != "" {
 		t.Errorf("Sources (-want +got):\n%s", diff)

@@ -139,13 +139,13 @@ func (pl *buildPlacer) placeObject(o *loaded) {
 	if od == nil {
 		return
 	}
-	src := engine.Source{File: d.origin, Line: od.line, APIVersion: o.src.APIVersion}
+	src := engine.Source{File: d.origin, Line: od.line, Column: deref(od.root).Column, APIVersion: o.src.APIVersion}
 	for path := range o.src.Fields {
 		if n, _, full := locatePath(od.root, path); full {
 			if src.Fields == nil {
-				src.Fields = map[string]int{}
+				src.Fields = map[string]engine.FieldPos{}
 			}
-			src.Fields[path] = n.Line + od.offset
+			src.Fields[path] = fieldPos(n, od.offset)
 		}
 	}
 	o.src = src

@@ -47,8 +47,9 @@ type machineFinding struct {
 	Scope string `json:"scope,omitempty"`
 	// Field is the path of the field inside the object.
 	Field string `json:"field,omitempty"`
-	// File, Line and Column locate it; 0 is unknown (the engine's
-	// findings know lines, the loader's problems columns too).
+	// File, Line and Column locate it (1-based; 0 is unknown): the field's
+	// key or list item when the finding has a field path the loader
+	// recorded, else the object's first field.
 	File    string `json:"file,omitempty"`
 	Line    int    `json:"line,omitempty"`
 	Column  int    `json:"column,omitempty"`
@@ -72,7 +73,7 @@ func machineFindings(lr *watch.LoadResult, res *engine.Result) []machineFinding 
 	}
 	for _, f := range res.Findings {
 		m := machineFinding{Severity: string(f.Severity), Code: f.Reason, Condition: f.Condition, Scope: f.Scope,
-			Field: f.Field, File: f.Source.File, Line: f.Source.Line, Message: f.Message, Hint: tui.FindingHint(f)}
+			Field: f.Field, File: f.Source.File, Line: f.Source.Line, Column: f.Source.Column, Message: f.Message, Hint: tui.FindingHint(f)}
 		if f.Object != (engine.ObjectKey{}) {
 			m.Object = &f.Object
 		}

@@ -8,20 +8,31 @@ type Source struct {
 	File string `json:"file,omitempty"`
 	// Line is the 1-based line where the object's document starts (0: unknown).
 	Line int `json:"line,omitempty"`
+	// Column is the 1-based column of the object's first field on Line, or,
+	// narrowed by At, of the field's key or list item (0: unknown).
+	Column int `json:"column,omitempty"`
 	// APIVersion is the apiVersion the object was written with, when it was
 	// converted on load (for example gateway.networking.k8s.io/v1beta1).
 	APIVersion string `json:"apiVersion,omitempty"`
 	// Fields maps the paths of list items that findings and traces point at
-	// (spec.listeners[i], spec.parentRefs[i], spec.rules[i]) to their
-	// 1-based lines. nil: unknown (use Line).
-	Fields map[string]int `json:"-"`
+	// (spec.listeners[i], spec.parentRefs[i], spec.rules[i]) to where they
+	// are written. nil: unknown (use Line and Column).
+	Fields map[string]FieldPos `json:"-"`
+}
+
+// FieldPos is where a field is written: the 1-based line and column of its
+// key, or of a list item's first field (0: unknown). Its int32s keep
+// Source.Fields' values the size one int line took before columns.
+type FieldPos struct {
+	Line, Column int32
 }
 
 // At returns the source narrowed to a field path such as
-// "spec.listeners[2]": the same file with that field's line when known.
+// "spec.listeners[2]": the same file with that field's line and column
+// when known.
 func (s Source) At(path string) Source {
-	if line, ok := s.Fields[path]; ok {
-		s.Line = line
+	if pos, ok := s.Fields[path]; ok {
+		s.Line, s.Column = int(pos.Line), int(pos.Column)
 	}
 	s.Fields = nil
 	return s

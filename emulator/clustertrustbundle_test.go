@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"crypto/tls"
 	"encoding/base64"
 	"fmt"
 	"net/http"
@@ -93,5 +94,80 @@ func TestBackendTLSPolicyClusterTrustBundle(t *testing.T) {
 	res, tr = h.traced(h.request(http.MethodGet, "www.example.com", "/wrong"))
 	if want := "its certificate is not signed by the CA certificates of ClusterTrustBundle other-ca"; res.status != http.StatusBadGateway || !strings.Contains(tr.Reason, want) {
 		t.Errorf("/wrong: %d, trace %q, want 502 and %q", res.status, tr.Reason, want)
+	}
+}
+
+// frontendTrustBundleManifests: an HTTPS listener validating client
+// certificates against a ClusterTrustBundle (AllowValidOnly).
+const frontendTrustBundleManifests = `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw}
+spec:
+  gatewayClassName: gwdev
+  tls:
+    frontend:
+      default:
+        validation:
+          caCertificateRefs: [{group: certificates.k8s.io, kind: ClusterTrustBundle, name: clients}]
+  listeners:
+  - {name: https, protocol: HTTPS, port: PORT, hostname: app.example.com, tls: {certificateRefs: [{name: cert}]}}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: app}
+spec:
+  parentRefs: [{name: gw}]
+  rules: [{backendRefs: [{name: app, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: app}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: certificates.k8s.io/v1
+kind: ClusterTrustBundle
+metadata: {name: clients}
+spec: {trustBundle: %q}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: cert}
+type: kubernetes.io/tls
+data: {tls.crt: %s, tls.key: %s}
+`
+
+// TestFrontendValidationClusterTrustBundle: a client certificate issued by
+// the CA in the listener's ClusterTrustBundle gets through (200); one of
+// another CA, and no certificate, are refused in the handshake.
+func TestFrontendValidationClusterTrustBundle(t *testing.T) {
+	serverCA, clientCA, otherCA := newTestCA(t, "server CA"), newTestCA(t, "client CA"), newTestCA(t, "other CA")
+	crt, key := serverCA.issue(certOpts{dnsNames: []string{"app.example.com"}})
+	b64 := base64.StdEncoding.EncodeToString
+	m := fmt.Sprintf(frontendTrustBundleManifests, string(clientCA.pem), b64(crt), b64(key))
+	h := serve(t, func(p int32) *table.Table { return gwinTable(t, m, p, engine.Options{}) })
+	clientCert := func(ca *testCA) []tls.Certificate {
+		c, k := ca.issue(certOpts{client: true, cn: "client"})
+		pair, err := tls.X509KeyPair(c, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []tls.Certificate{pair}
+	}
+	good := &tls.Config{RootCAs: serverCA.pool(), Certificates: clientCert(clientCA)}
+	res, _, tr := h.httpsGet(h.httpsClient("app.example.com", good, false), "app.example.com", "/")
+	if res.status != http.StatusOK || tr.Upstream != "echo" {
+		t.Errorf("client of the bundle's CA: %d %s (trace %q)", res.status, res.body, tr.Reason)
+	}
+	for name, conf := range map[string]*tls.Config{
+		"other CA":       {RootCAs: serverCA.pool(), Certificates: clientCert(otherCA)},
+		"no certificate": {RootCAs: serverCA.pool()},
+	} {
+		c := h.httpsClient("app.example.com", conf, false)
+		req := h.request(http.MethodGet, "app.example.com", "/")
+		req.URL.Scheme = "https"
+		if resp, err := c.Do(req); err == nil {
+			resp.Body.Close()
+			t.Errorf("%s: got %d, want the handshake refused", name, resp.StatusCode)
+		}
 	}
 }

@@ -36,7 +36,9 @@ var unclaimedReasons = map[features.FeatureName]string{
 	features.SupportGatewayInfrastructure: "gwdev creates no Pods, Services or ServiceAccounts per Gateway that could carry spec.infrastructure labels and annotations " +
 		"(GatewayInfrastructureMetadata checks them); GatewayInvalidParametersRef needs the same feature, so it does not run either, " +
 		"although gwdev does set Accepted=False/InvalidParameters for an unresolvable parametersRef (engine golden gateway-infrastructure-parameters-invalid)",
-	features.SupportClusterTrustBundle: "gwdev does not load ClusterTrustBundles (certificates.k8s.io) yet: a caCertificateRefs entry of that kind is InvalidKind",
+	features.SupportClusterTrustBundle: "gwdev loads ClusterTrustBundles (certificates.k8s.io/v1) and accepts them as BackendTLSPolicy and frontend caCertificateRefs " +
+		"(engine goldens btlsp-clustertrustbundle-ca, btlsp-missing-clustertrustbundle, tls-frontend-ca-clustertrustbundle; emulator TestBackendTLSPolicyClusterTrustBundle), " +
+		"but this harness does not serve or read certificates.k8s.io objects, so the feature's tests are not run and it is not claimed",
 }
 
 // skippedFeatures are core features of a reported profile whose tests are

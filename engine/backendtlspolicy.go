@@ -152,14 +152,14 @@ func (t *translator) resolvePolicy(ps *policyState) {
 	}
 	valid := 0
 	for i, ref := range v.CACertificateRefs {
-		data, reason, msg := t.policyCA(ps.obj.Namespace, ref)
+		data, what, reason, msg := t.policyCA(ps.obj.Namespace, ref)
 		if data == nil {
 			ps.cond.fail(res, reason, fmt.Sprintf("caCertificateRefs[%d]: %s", i, msg))
 			continue
 		}
 		valid++
 		tls.CACertificates = append(tls.CACertificates, data...)
-		tls.CARefs = append(tls.CARefs, string(ref.Kind)+" "+ps.obj.Namespace+"/"+string(ref.Name))
+		tls.CARefs = append(tls.CARefs, what)
 	}
 	if len(v.CACertificateRefs) > 0 && valid == 0 {
 		ps.cond.fail(acc, string(gwv1.BackendTLSPolicyReasonNoValidCACertificate), "no caCertificateRef is valid")
@@ -169,31 +169,21 @@ func (t *translator) resolvePolicy(ps *policyState) {
 	ps.cond.setDefault(res, metav1.ConditionTrue, string(gwv1.BackendTLSPolicyReasonResolvedRefs), "all references are resolved")
 }
 
-// policyCA loads ca.crt from a ConfigMap or Secret in the policy's namespace.
-func (t *translator) policyCA(ns string, ref gwv1.LocalObjectReference) ([]byte, string, string) {
-	name := ns + "/" + string(ref.Name)
-	var data []byte
-	switch {
-	case ref.Group == "" && ref.Kind == "ConfigMap":
-		cm := t.configMaps[nsName{ns, string(ref.Name)}]
-		if cm == nil {
-			return nil, string(gwv1.BackendTLSPolicyReasonInvalidCACertificateRef), "ConfigMap " + name + " not found"
-		}
-		data = []byte(cm.Data["ca.crt"])
-	case ref.Group == "" && ref.Kind == "Secret":
-		s := t.secrets[nsName{ns, string(ref.Name)}]
-		if s == nil {
-			return nil, string(gwv1.BackendTLSPolicyReasonInvalidCACertificateRef), "Secret " + name + " not found"
-		}
-		data = s.Data["ca.crt"]
-	default:
-		return nil, string(gwv1.BackendTLSPolicyReasonInvalidKind),
-			fmt.Sprintf("%s %s: only ConfigMap and Secret are supported", groupKind(string(ref.Group), string(ref.Kind)), name)
+// policyCA loads the CA bundle of a caCertificateRef: ca.crt of a ConfigMap
+// or Secret in the policy's namespace, or a ClusterTrustBundle by name (the
+// v1.7.0 spec: "A single CACertificateRef to a ClusterTrustBundle uses the
+// cluster-scoped resource by name"). It returns the bundle and the name for
+// CARefs, or a reason and message.
+func (t *translator) policyCA(ns string, ref gwv1.LocalObjectReference) ([]byte, string, string, string) {
+	data, known, what, msg := t.caBundle(string(ref.Group), string(ref.Kind), ns, string(ref.Name))
+	if !known {
+		return nil, "", string(gwv1.BackendTLSPolicyReasonInvalidKind),
+			fmt.Sprintf("%s %s/%s: only %s are supported", groupKind(string(ref.Group), string(ref.Kind)), ns, ref.Name, caKinds)
 	}
-	if err := checkCABundle(data); err != nil {
-		return nil, string(gwv1.BackendTLSPolicyReasonInvalidCACertificateRef), string(ref.Kind) + " " + name + ": " + err.Error()
+	if data == nil {
+		return nil, "", string(gwv1.BackendTLSPolicyReasonInvalidCACertificateRef), msg
 	}
-	return data, "", ""
+	return data, what, "", ""
 }
 
 // policyAncestors lists the Gateways using any Service the policy targets.

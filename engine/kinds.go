@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -217,6 +218,8 @@ var kinds = []*Kind{
 		ops: kindOf(func(s *Snapshot) *[]*corev1.Secret { return &s.Secrets }, nil)},
 	{Kind: "ConfigMap", Version: "v1", Resource: "configmaps", Namespaced: true,
 		ops: kindOf(func(s *Snapshot) *[]*corev1.ConfigMap { return &s.ConfigMaps }, nil)},
+	{Kind: "ClusterTrustBundle", Group: certificatesv1.GroupName, Version: "v1", Resource: "clustertrustbundles",
+		ops: kindOf(func(s *Snapshot) *[]*certificatesv1.ClusterTrustBundle { return &s.ClusterTrustBundles }, nil)},
 }
 
 // typedKind implements kindOps for objects of type *O held in one Snapshot

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gwdev/gwdev/engine/table"
 
+	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -63,8 +64,11 @@ type Snapshot struct {
 	Services           []*corev1.Service
 	Secrets            []*corev1.Secret
 	ConfigMaps         []*corev1.ConfigMap
-	Namespaces         []*corev1.Namespace
-	EndpointSlices     []*discoveryv1.EndpointSlice
+	// ClusterTrustBundles are certificates.k8s.io/v1 CA bundles
+	// (cluster-scoped), usable as caCertificateRefs.
+	ClusterTrustBundles []*certificatesv1.ClusterTrustBundle
+	Namespaces          []*corev1.Namespace
+	EndpointSlices      []*discoveryv1.EndpointSlice
 	// ImplementationPolicies are policy resources of implementation
 	// profiles (gwin.yandex.cloud/v1 GatewayPolicy, RoutePolicy,
 	// ServicePolicy, ListenerSetPolicy), sorted by kind, namespace, name.

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"fmt"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	"slices"
 	"strings"
 
@@ -206,53 +207,101 @@ func insecureFallbackAt(f *gwv1.FrontendTLSConfig) string {
 	return strings.Join(where, ", ")
 }
 
-// resolveCARef loads a CA bundle from a ConfigMap or Secret key ca.crt.
+// resolveCARef loads the CA bundle of a frontend caCertificateRef: ca.crt
+// of a ConfigMap or Secret (in another namespace only with a ReferenceGrant),
+// or a ClusterTrustBundle, which is cluster-scoped: "the namespace field MUST
+// be unset", and no ReferenceGrant applies.
 func (t *translator) resolveCARef(owner ObjectKey, ref gwv1.ObjectReference) ([]byte, string, string, string) {
 	ns := owner.Namespace
 	if ref.Namespace != nil && *ref.Namespace != "" {
 		ns = string(*ref.Namespace)
 	}
 	name := ns + "/" + string(ref.Name)
-	kind := string(ref.Kind)
-	if ref.Group != "" || (kind != "ConfigMap" && kind != "Secret") {
-		return nil, name, string(gwv1.ListenerReasonInvalidCACertificateKind),
-			fmt.Sprintf("%s %s: only ConfigMap and Secret are supported", groupKind(string(ref.Group), kind), name)
+	group, kind := string(ref.Group), string(ref.Kind)
+	if isTrustBundle(group, kind) {
+		name = string(ref.Name)
+		if ref.Namespace != nil && *ref.Namespace != "" {
+			return nil, name, string(gwv1.ListenerReasonInvalidCACertificateRef),
+				"ClusterTrustBundle " + name + " is cluster-scoped: namespace must be unset"
+		}
 	}
-	if !t.refPermitted(reference{Group, owner.Kind, owner.Namespace, "", kind, ns, string(ref.Name)}) {
+	data, known, what, msg := t.caBundle(group, kind, ns, string(ref.Name))
+	if !known {
+		return nil, name, string(gwv1.ListenerReasonInvalidCACertificateKind),
+			fmt.Sprintf("%s %s: only %s are supported", groupKind(group, kind), name, caKinds)
+	}
+	if !isTrustBundle(group, kind) && !t.refPermitted(reference{Group, owner.Kind, owner.Namespace, "", kind, ns, string(ref.Name)}) {
 		return nil, name, string(gwv1.ListenerReasonRefNotPermitted),
 			fmt.Sprintf("%s %s is in another namespace and no ReferenceGrant allows it", kind, name)
 	}
-	var data []byte
-	if kind == "ConfigMap" {
-		cm := t.configMaps[nsName{ns, string(ref.Name)}]
-		if cm == nil {
-			return nil, name, string(gwv1.ListenerReasonInvalidCACertificateRef), "ConfigMap " + name + " not found"
-		}
-		data = []byte(cm.Data["ca.crt"])
-	} else {
-		sec := t.secrets[nsName{ns, string(ref.Name)}]
-		if sec == nil {
-			return nil, name, string(gwv1.ListenerReasonInvalidCACertificateRef), "Secret " + name + " not found"
-		}
-		data = sec.Data["ca.crt"]
+	if data == nil {
+		return nil, name, string(gwv1.ListenerReasonInvalidCACertificateRef), msg
 	}
-	if err := checkCABundle(data); err != nil {
-		return nil, name, string(gwv1.ListenerReasonInvalidCACertificateRef), kind + " " + name + ": " + err.Error()
-	}
-	return data, kind + " " + name, "", ""
+	return data, what, "", ""
 }
 
-// checkCABundle requires at least one parseable PEM certificate.
-func checkCABundle(data []byte) error {
+// caKinds names the kinds caBundle loads, for messages.
+const caKinds = "ConfigMap, Secret and certificates.k8s.io/ClusterTrustBundle"
+
+// isTrustBundle reports whether group and kind name a ClusterTrustBundle.
+func isTrustBundle(group, kind string) bool {
+	return group == certificatesv1.GroupName && kind == "ClusterTrustBundle"
+}
+
+// caBundle loads the CA bundle a caCertificateRef names, the one path of
+// frontend validation, BackendTLSPolicy and XBackend: key ca.crt of a
+// ConfigMap or Secret in ns, or spec.trustBundle of a ClusterTrustBundle
+// (cluster-scoped: ns is not used). known is false for any other kind. When
+// the object is missing or holds no valid certificate, data is nil and msg
+// says why; what names the object ("ConfigMap ns/name") for CARefs.
+func (t *translator) caBundle(group, kind, ns, name string) (data []byte, known bool, what, msg string) {
+	var field string
+	switch {
+	case group == "" && kind == "ConfigMap":
+		what, field = "ConfigMap "+ns+"/"+name, "ca.crt"
+		cm := t.configMaps[nsName{ns, name}]
+		if cm == nil {
+			return nil, true, what, what + " not found"
+		}
+		data = []byte(cm.Data["ca.crt"])
+	case group == "" && kind == "Secret":
+		what, field = "Secret "+ns+"/"+name, "ca.crt"
+		sec := t.secrets[nsName{ns, name}]
+		if sec == nil {
+			return nil, true, what, what + " not found"
+		}
+		data = sec.Data["ca.crt"]
+	case isTrustBundle(group, kind):
+		what, field = "ClusterTrustBundle "+name, "spec.trustBundle"
+		b := t.trustBundles[name]
+		if b == nil {
+			return nil, true, what, what + " not found"
+		}
+		data = []byte(b.Spec.TrustBundle)
+	default:
+		return nil, false, "", ""
+	}
+	if err := checkCABundle(data, field); err != nil {
+		return nil, true, what, what + ": " + err.Error()
+	}
+	return data, true, what, ""
+}
+
+// checkCABundle requires at least one parseable PEM certificate in field
+// ("ca.crt", "spec.trustBundle").
+func checkCABundle(data []byte, field string) error {
 	if len(data) == 0 {
-		return fmt.Errorf("key ca.crt is missing or empty")
+		if field == "ca.crt" {
+			return fmt.Errorf("key ca.crt is missing or empty")
+		}
+		return fmt.Errorf("%s is empty", field)
 	}
 	certs, err := ParsePEMCertificates(data)
 	if err != nil {
-		return fmt.Errorf("ca.crt holds an invalid certificate: %w", err)
+		return fmt.Errorf("%s holds an invalid certificate: %w", field, err)
 	}
 	if len(certs) == 0 {
-		return fmt.Errorf("ca.crt holds no PEM certificate")
+		return fmt.Errorf("%s holds no PEM certificate", field)
 	}
 	return nil
 }

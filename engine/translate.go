@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -63,6 +64,7 @@ type translator struct {
 	services       map[nsName]*corev1.Service
 	secrets        map[nsName]*corev1.Secret
 	configMaps     map[nsName]*corev1.ConfigMap
+	trustBundles   map[string]*certificatesv1.ClusterTrustBundle
 	namespaces     map[string]*corev1.Namespace
 	endpointSlices map[nsName][]*discoveryv1.EndpointSlice // by service
 
@@ -119,6 +121,7 @@ func newTranslator(snap *Snapshot, opts Options) *translator {
 		services:       make(map[nsName]*corev1.Service, len(out.Services)),
 		secrets:        make(map[nsName]*corev1.Secret, len(out.Secrets)),
 		configMaps:     make(map[nsName]*corev1.ConfigMap, len(out.ConfigMaps)),
+		trustBundles:   make(map[string]*certificatesv1.ClusterTrustBundle, len(out.ClusterTrustBundles)),
 		namespaces:     make(map[string]*corev1.Namespace, len(out.Namespaces)),
 		endpointSlices: map[nsName][]*discoveryv1.EndpointSlice{},
 		classes:        map[string]*classState{},
@@ -134,6 +137,9 @@ func newTranslator(snap *Snapshot, opts Options) *translator {
 	}
 	for _, c := range out.ConfigMaps {
 		t.configMaps[nsName{c.Namespace, c.Name}] = c
+	}
+	for _, b := range out.ClusterTrustBundles {
+		t.trustBundles[b.Name] = b
 	}
 	for _, n := range out.Namespaces {
 		t.namespaces[n.Name] = n

@@ -172,14 +172,14 @@ func (t *translator) xbackendTLS(xs *xbackendState, host string) *BackendTLS {
 		out.System = true
 	}
 	for i, ref := range v.CACertificateRefs {
-		data, _, msg := t.policyCA(xs.key.Namespace, ref)
+		data, what, _, msg := t.policyCA(xs.key.Namespace, ref)
 		if data == nil {
 			xs.invalid = fmt.Sprintf("tls.validation.caCertificateRefs[%d]: %s", i, msg)
 			xs.cond.fail(acc, string(gwv1.BackendTLSPolicyReasonInvalidCACertificateRef), xs.invalid)
 			continue
 		}
 		out.CACertificates = append(out.CACertificates, data...)
-		out.CARefs = append(out.CARefs, string(ref.Kind)+" "+xs.key.Namespace+"/"+string(ref.Name))
+		out.CARefs = append(out.CARefs, what)
 	}
 	if len(v.CACertificateRefs) == 0 && v.WellKnownCACertificates == nil {
 		out.System = true // no validation block: the system trust store

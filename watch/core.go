@@ -1,6 +1,7 @@
 package watch
 
 import (
+	certificatesv1 "k8s.io/api/certificates/v1"
 	"maps"
 	"slices"
 
@@ -41,6 +42,8 @@ func loadCoreObject(u map[string]any, spec *kindSpec) (metav1.Object, []issue) {
 		errs = validateSecret(o)
 	case *corev1.ConfigMap:
 		errs = validateConfigMap(o)
+	case *certificatesv1.ClusterTrustBundle:
+		errs = validateClusterTrustBundle(o)
 	case *corev1.Namespace:
 		defaultNamespace(o)
 	case *discoveryv1.EndpointSlice:
@@ -73,6 +76,8 @@ func setTypeMeta(obj metav1.Object, spec *kindSpec) {
 	case *corev1.Secret:
 		o.TypeMeta = tm
 	case *corev1.ConfigMap:
+		o.TypeMeta = tm
+	case *certificatesv1.ClusterTrustBundle:
 		o.TypeMeta = tm
 	case *corev1.Namespace:
 		o.TypeMeta = tm

@@ -1,16 +1,21 @@
 package watch
 
 import (
+	"encoding/pem"
 	"fmt"
 	"net/netip"
+	"strconv"
 	"strings"
 
+	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/gwdev/gwdev/engine"
 )
 
 // This file holds the hand-written part of validation: the apiserver's
@@ -264,4 +269,32 @@ func checkAddress(t discoveryv1.AddressType, a string) string {
 		}
 	}
 	return ""
+}
+
+// validateClusterTrustBundle checks what the apiserver checks of
+// spec.trustBundle: at least one PEM certificate, every block a CERTIFICATE
+// that parses. (signerName's format rules are not checked: gwdev does not
+// use it.)
+func validateClusterTrustBundle(b *certificatesv1.ClusterTrustBundle) field.ErrorList {
+	p := field.NewPath("spec", "trustBundle")
+	rest := []byte(b.Spec.TrustBundle)
+	n := 0
+	for {
+		var blk *pem.Block
+		blk, rest = pem.Decode(rest)
+		if blk == nil {
+			break
+		}
+		if blk.Type != "CERTIFICATE" {
+			return field.ErrorList{field.Invalid(p, "<omitted>", "entry "+strconv.Itoa(n)+" has bad block type "+blk.Type)}
+		}
+		n++
+	}
+	if n == 0 {
+		return field.ErrorList{field.Invalid(p, "<omitted>", "at least one trust anchor must be provided")}
+	}
+	if _, err := engine.ParsePEMCertificates([]byte(b.Spec.TrustBundle)); err != nil {
+		return field.ErrorList{field.Invalid(p, "<omitted>", err.Error())}
+	}
+	return nil
 }

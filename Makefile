@@ -5,7 +5,7 @@ SAMPLE   ?= samples/basic
 BIN      := bin/gwdev
 # Go 1.27 (gateway-api v1.7.0 needs it): the go command fetches this toolchain
 # from the module proxy when the installed one is older (about 10 s, once).
-export GOTOOLCHAIN := go1.27.3
+export GOTOOLCHAIN=go1.27.3
 
 .PHONY: all build up check test vet lint fuzz bench clean conformance release tools
 

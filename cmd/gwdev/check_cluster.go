@@ -259,7 +259,9 @@ func (o *checkOptions) runCluster(ctx context.Context, out io.Writer, now metav1
 	if err != nil {
 		return err
 	}
-	loader, err := newLoader(nil)
+	// --crds (a bundle name, or the cluster's own `kubectl get crd -o yaml`)
+	// judges the objects as that cluster's API server does, as for a folder.
+	loader, err := projectLoader(o.crds, projectOptions{})
 	if err != nil {
 		return err
 	}

@@ -375,11 +375,26 @@ func TestSubscribersNeverBlock(t *testing.T) {
 	cancelStuck()
 	cancelLive()
 	cancelLive() // idempotent
-	if _, ok := <-stuck; !ok {
-		t.Error("buffered trace lost on cancel")
+	// After cancel the channel yields what it buffered plus what was still
+	// queued for it (at most one more: the queue holds buf traces), then
+	// closes. Whether the queued one fits depends on when the reader makes
+	// room, so 1 or 2 are both right; fewer loses a trace, more or never
+	// closing does not bound the subscriber.
+	got := 0
+	timeout := time.After(5 * time.Second)
+	for open := true; open; {
+		select {
+		case _, ok := <-stuck:
+			if ok {
+				got++
+			}
+			open = ok
+		case <-timeout:
+			t.Fatal("channel not closed after cancel")
+		}
 	}
-	if _, ok := <-stuck; ok {
-		t.Error("channel not closed")
+	if got < 1 || got > 2 {
+		t.Errorf("stuck subscriber yielded %d traces after cancel, want the buffered one (and at most one queued)", got)
 	}
 }
 

@@ -46,8 +46,10 @@ type StaleObject struct {
 
 // WatchOptions tune a Watcher. The zero value is usable.
 type WatchOptions struct {
-	// Debounce is how long the watcher waits after the last event before
-	// reloading (0: 50ms). Editors write a file in several steps.
+	// Debounce coalesces bursts of events (0: 50ms): an event after this
+	// long without one reloads at once; events closer together than this
+	// (a `git checkout`, an editor writing a file in several steps) reload
+	// once, this long after the last of them (debounce.go).
 	Debounce time.Duration
 	// EmptyGrace is how long a file that became empty keeps its last
 	// objects in effect (0: DefaultEmptyGrace; negative: not at all). Some
@@ -256,6 +258,7 @@ func (w *Watcher) run(ctx context.Context) {
 	var timer, graceTimer *time.Timer
 	var fire, graceFire <-chan time.Time
 	touched := map[string]bool{}
+	quiet := debouncer{wait: w.debounce}
 	// setGrace arms the timer for the end of the earliest grace of an
 	// emptied file (zero: none).
 	setGrace := func(until time.Time) {
@@ -278,6 +281,7 @@ func (w *Watcher) run(ctx context.Context) {
 		touched = map[string]bool{}
 		setGrace(until)
 		w.publish(u)
+		quiet.reloaded(time.Now())
 	}
 	for {
 		select {
@@ -298,6 +302,16 @@ func (w *Watcher) run(ctx context.Context) {
 				w.watchCreated(ev.Name)
 			}
 			touched[ev.Name] = true
+			if quiet.event(ev.Name, time.Now()) {
+				// The tree was quiet: a save, served at once. Events of
+				// the same save that follow are a burst and wait.
+				if timer != nil {
+					timer.Stop()
+				}
+				fire = nil
+				reload()
+				continue
+			}
 			if timer == nil {
 				timer = time.NewTimer(w.debounce)
 			} else {

@@ -86,7 +86,7 @@ gwdev's built-in echo backend.`,
 	f.StringVar(&o.accessLog, "access-log", "", "write one JSON line per request to this file (- for stderr)")
 	f.StringArrayVar(&o.backends, "backend", nil, "serve a Service port from a local address: namespace/service:port=host:port (repeatable)")
 	f.StringSliceVar(&o.classes, "class", nil, "manage only these GatewayClass names")
-	f.DurationVar(&o.debounce, "debounce", 50*time.Millisecond, "wait this long after the last file change before reloading")
+	f.DurationVar(&o.debounce, "debounce", 50*time.Millisecond, "a file change after this long without one reloads at once; changes closer together (a git checkout) reload once, this long after the last")
 	f.DurationVar(&o.emptyGrace, "empty-file-grace", watch.DefaultEmptyGrace, "keep serving a file's last objects this long after it becomes empty, as editors that truncate before writing leave it (0: drop them at once)")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	addCRDsFlag(f, &o.crds)

@@ -246,7 +246,19 @@ func (r *reloader) apply(u *watch.Update, first bool) {
 	start := time.Now()
 	r.opts.Now = metav1.NewTime(start.UTC().Truncate(time.Second))
 	r.proj.set(&r.opts)
-	res := engine.TranslateNext(r.prev, u.Result.Snapshot, r.opts) // Gateways keep their addresses
+	// The data plane takes the table as soon as it is built, while the rest
+	// of the result (routes served, findings) is finished on another core;
+	// translated and applied overlap.
+	res, finish := engine.TranslateTableFirst(r.prev, u.Result.Snapshot, r.opts) // Gateways keep their addresses
+	tableAt := time.Now()
+	finished := make(chan time.Duration, 1)
+	go func() {
+		finish()
+		finished <- time.Since(start)
+	}()
+	rep := r.srv.Apply(res.Table)
+	applied := time.Since(tableAt)
+	translated := <-finished
 	r.prev = res
 	addLoadWarnings(res, u.Result)
 	addFindings(res, mappingFindings(res.Objects, r.proj.mappings, r.proj.where))
@@ -256,9 +268,6 @@ func (r *reloader) apply(u *watch.Update, first bool) {
 		// nothing, which is no "no problems".
 		addFindings(res, []engine.Finding{{Severity: engine.SeverityWarning, Message: empty + " Every listener is closed."}})
 	}
-	translated := time.Since(start)
-	rep := r.srv.Apply(res.Table)
-	applied := time.Since(start) - translated
 	if r.admin != nil {
 		r.adminObjects.res.Store(res)
 		r.admin.SetReload(adminReload(res, len(u.Result.Problems), start, translated, applied))

@@ -9,8 +9,10 @@
 #
 # The translate column is the engine's full translation of the whole
 # snapshot, which every reload still does (the engine has no incremental
-# path yet); apply is the data plane's Apply, which compiles the whole table
-# and swaps it in atomically (listeners kept).
+# path yet), until the whole result; apply is the data plane's Apply, which
+# compiles the whole table and swaps it in atomically (listeners kept).
+# Since engine.TranslateTableFirst the two overlap: Apply starts when the
+# table is built and the rest of the result is finished meanwhile.
 #
 # bench/reload.sh REF also builds gwdev at the git revision REF (main, a
 # commit) and runs the two builds interleaved, one after the other in each

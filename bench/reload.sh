@@ -22,7 +22,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
-export GOTOOLCHAIN=go1.27.3 # the repository's (lib.sh says local)
 need bench/reload.sh python3 python3
 base=${1:-}
 saves=${SAVES:-7}

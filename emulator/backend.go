@@ -43,6 +43,10 @@ type upstream struct {
 	scheme string
 	tls    *tls.Config
 	echo   *echoTarget
+	// pods answers for the Pods of a pods target, one endpoint each
+	// (pods.go; nil: not a pods target); podsRT is it behind statusGuard.
+	pods   *podEchoes
+	podsRT *statusGuard
 	// tlsErr is why the BackendTLSPolicy could not be used.
 	tlsErr string
 	// clientCert is the Secret ("<ns>/<name>") of the client certificate
@@ -83,6 +87,9 @@ func upstreamKey(b *table.Backend) string {
 	if b.Target.Kind == table.TargetEcho {
 		k = "echo|" + serviceName(b) + "|" + b.Target.EchoAuthHeader + "|" + strings.Join(b.Target.Pods, ",")
 	}
+	if b.Target.Kind == table.TargetPods {
+		k = "pods|" + serviceName(b) + "|" + strings.Join(b.Target.Pods, ",")
+	}
 	if t := b.TLS; t != nil {
 		h := fnv.New64a()
 		h.Write(t.CACertificates)
@@ -110,6 +117,10 @@ func newUpstream(key string, b *table.Backend, echoLog func(string) *echoLog) *u
 	if b.Target.Kind == table.TargetEcho {
 		u.echo = newEchoTarget(b, echoLog)
 		u.echoRT = &statusGuard{next: u.echo}
+	}
+	if b.Target.Kind == table.TargetPods {
+		u.addrs, u.pods = newPodEchoes(b, echoLog) // pods.go
+		u.podsRT = &statusGuard{next: u.pods}
 	}
 	if b.TLS != nil {
 		u.scheme = "https"
@@ -194,6 +205,9 @@ func verifySANs(cs tls.ConnectionState, roots *x509.CertPool, sans []table.Subje
 func (u *upstream) transport(h2 bool) http.RoundTripper {
 	if u.echo != nil && u.echoTLS == nil {
 		return u.echoRT
+	}
+	if u.pods != nil {
+		return u.podsRT // the engine gives a pods target no TLS
 	}
 	if h2 {
 		// Each transport gets its own copy of the TLS settings: net/http
@@ -337,31 +351,43 @@ func (p *sessionPolicy) read(r *http.Request) string {
 // resume finds the backend and endpoint a session value pins, if the
 // session is still valid.
 func (rr *ruleRoutes) resume(value string, now time.Time) (*backendRoutes, int, bool) {
-	tok, rest, ok := strings.Cut(value, ".")
+	tok, idx, ok := parseSession(value, now)
 	if !ok {
 		return nil, 0, false
+	}
+	for _, b := range rr.backends {
+		if b.token == tok {
+			return b, idx, b.holds(idx)
+		}
+	}
+	return nil, 0, false
+}
+
+// parseSession splits a valid, unexpired session value into the backend's
+// token and the endpoint index.
+func parseSession(value string, now time.Time) (string, int, bool) {
+	tok, rest, ok := strings.Cut(value, ".")
+	if !ok {
+		return "", 0, false
 	}
 	idxS, expS, _ := strings.Cut(rest, ".")
 	idx, err := strconv.Atoi(idxS)
 	if err != nil || idx < 0 {
-		return nil, 0, false
+		return "", 0, false
 	}
 	if expS != "" && expS != "0" {
 		exp, err := strconv.ParseInt(expS, 36, 64)
 		if err != nil || now.Unix() >= exp {
-			return nil, 0, false
+			return "", 0, false
 		}
 	}
-	for _, b := range rr.backends {
-		if b.token != tok {
-			continue
-		}
-		if b.up == nil || (len(b.up.addrs) > 0 && idx >= len(b.up.addrs)) {
-			return nil, 0, false
-		}
-		return b, idx, true
-	}
-	return nil, 0, false
+	return tok, idx, true
+}
+
+// holds reports whether the backend has endpoint idx (an echo backend has
+// one, at 0).
+func (b *backendRoutes) holds(idx int) bool {
+	return b.up != nil && (len(b.up.addrs) == 0 && idx == 0 || idx < len(b.up.addrs))
 }
 
 // issue makes the session value for a backend and endpoint.

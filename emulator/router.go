@@ -109,6 +109,9 @@ type backendRoutes struct {
 	h2c   bool
 	// budget limits the retries to the backend (nil: none).
 	budget *retryBudget
+	// session is the backend's own session persistence (an XBackend's),
+	// which wins over the rule's for requests sent to it (nil: none).
+	session *sessionPolicy
 }
 
 // retryPolicy is the table's Retry.
@@ -310,6 +313,7 @@ func (c *compiler) backend(b *table.Backend) *backendRoutes {
 	br := &backendRoutes{b: b, service: serviceName(b), token: backendToken(b.Name)}
 	br.h2c = b.HTTP2
 	br.budget = c.retryBudget(b.RetryBudget)
+	br.session = compileSession(b.SessionPersistence)
 	if b.Invalid == "" && b.Target != nil {
 		br.up = c.upstream(b)
 	}

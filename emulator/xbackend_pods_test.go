@@ -5,6 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+	pb "sigs.k8s.io/gateway-api-conformance-images/echo-basic/grpcechoserver"
+
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/engine/table"
 )
@@ -60,14 +64,13 @@ func xbackendRef(name string) string {
 	return "{group: gateway.networking.x-k8s.io, kind: XBackend, name: " + name + "}"
 }
 
-// TestXBackendEndpointSelector: manifests through the loader and the
-// engine to real listeners. The XBackend's endpoints are its ready Pods
-// (web-1..3, not web-4 or api-1), each answered by the echo as that Pod:
-// requests go round robin over the three, the trace names the Pod and its
-// address, and explain names the Pod the data plane would choose. A
-// selector matching no Pod answers 503.
-func TestXBackendEndpointSelector(t *testing.T) {
-	h := serve(t, func(p int32) *table.Table {
+// xbackendPodsTable builds the table of the EndpointSelector tests: /web
+// to XBackend web (app=web: web-1..3 ready), /none to one selecting no Pod,
+// /cookie and /header to XBackends with cookie and header sessions, /both
+// with a rule session of its own too, /split between XBackends v1 and v2
+// with their own cookies.
+func xbackendPodsTable(t *testing.T) func(int32) *table.Table {
+	return func(p int32) *table.Table {
 		return gwinTable(t, gatewayGW+`apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: app}
@@ -78,6 +81,15 @@ spec:
     backendRefs: [`+xbackendRef("web")+`]
   - matches: [{path: {type: PathPrefix, value: /none}}]
     backendRefs: [`+xbackendRef("none")+`]
+  - matches: [{path: {type: PathPrefix, value: /cookie}}]
+    backendRefs: [`+xbackendRef("cookie")+`]
+  - matches: [{path: {type: PathPrefix, value: /header}}]
+    backendRefs: [`+xbackendRef("header")+`]
+  - matches: [{path: {type: PathPrefix, value: /both}}]
+    sessionPersistence: {type: Header, header: {name: X-Route-Session}}
+    backendRefs: [`+xbackendRef("cookie")+`]
+  - matches: [{path: {type: PathPrefix, value: /split}}]
+    backendRefs: [`+xbackendRef("v1")+`, `+xbackendRef("v2")+`]
 ---
 apiVersion: gateway.networking.x-k8s.io/v1alpha1
 kind: XBackend
@@ -89,8 +101,38 @@ kind: XBackend
 metadata: {name: none}
 spec: {type: EndpointSelector, endpointSelector: {matchLabels: {app: gone}}, port: {number: 8080}}
 ---
+apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XBackend
+metadata: {name: cookie}
+spec: {type: EndpointSelector, endpointSelector: {matchLabels: {app: web}}, port: {number: 8080}, sessionPersistence: {type: Cookie, cookie: {}}}
+---
+apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XBackend
+metadata: {name: header}
+spec: {type: EndpointSelector, endpointSelector: {matchLabels: {app: web}}, port: {number: 8080}, sessionPersistence: {type: Header, header: {name: X-Web-Session}}}
+---
+apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XBackend
+metadata: {name: v1}
+spec: {type: EndpointSelector, endpointSelector: {matchLabels: {version: v1}}, port: {number: 8080}, sessionPersistence: {cookie: {name: v1-session}}}
+---
+apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XBackend
+metadata: {name: v2}
+spec: {type: EndpointSelector, endpointSelector: {matchLabels: {version: v2}}, port: {number: 8080}, sessionPersistence: {cookie: {name: v2-session}}}
+---
 `+podManifests, p, engine.Options{})
-	})
+	}
+}
+
+// TestXBackendEndpointSelector: manifests through the loader and the
+// engine to real listeners. The XBackend's endpoints are its ready Pods
+// (web-1..3, not web-4 or api-1), each answered by the echo as that Pod:
+// requests go round robin over the three, the trace names the Pod and its
+// address, and explain names the Pod the data plane would choose. A
+// selector matching no Pod answers 503.
+func TestXBackendEndpointSelector(t *testing.T) {
+	h := serve(t, xbackendPodsTable(t))
 	count := map[string]int{}
 	for range 9 {
 		res, tr := h.traced(h.request(http.MethodGet, "www.example.com", "/web"))
@@ -123,45 +165,7 @@ spec: {type: EndpointSelector, endpointSelector: {matchLabels: {app: gone}}, por
 // override the split between two XBackends (GEP-1619): with v1's cookie,
 // requests still reach v2, and every one reaching v1 gets the pinned Pod.
 func TestXBackendSessionPersistence(t *testing.T) {
-	h := serve(t, func(p int32) *table.Table {
-		return gwinTable(t, gatewayGW+`apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: app}
-spec:
-  parentRefs: [{name: gw}]
-  rules:
-  - matches: [{path: {type: PathPrefix, value: /cookie}}]
-    backendRefs: [`+xbackendRef("cookie")+`]
-  - matches: [{path: {type: PathPrefix, value: /header}}]
-    backendRefs: [`+xbackendRef("header")+`]
-  - matches: [{path: {type: PathPrefix, value: /both}}]
-    sessionPersistence: {type: Header, header: {name: X-Route-Session}}
-    backendRefs: [`+xbackendRef("cookie")+`]
-  - matches: [{path: {type: PathPrefix, value: /split}}]
-    backendRefs: [`+xbackendRef("v1")+`, `+xbackendRef("v2")+`]
----
-apiVersion: gateway.networking.x-k8s.io/v1alpha1
-kind: XBackend
-metadata: {name: cookie}
-spec: {type: EndpointSelector, endpointSelector: {matchLabels: {app: web}}, port: {number: 8080}, sessionPersistence: {type: Cookie, cookie: {}}}
----
-apiVersion: gateway.networking.x-k8s.io/v1alpha1
-kind: XBackend
-metadata: {name: header}
-spec: {type: EndpointSelector, endpointSelector: {matchLabels: {app: web}}, port: {number: 8080}, sessionPersistence: {type: Header, header: {name: X-Web-Session}}}
----
-apiVersion: gateway.networking.x-k8s.io/v1alpha1
-kind: XBackend
-metadata: {name: v1}
-spec: {type: EndpointSelector, endpointSelector: {matchLabels: {version: v1}}, port: {number: 8080}, sessionPersistence: {cookie: {name: v1-session}}}
----
-apiVersion: gateway.networking.x-k8s.io/v1alpha1
-kind: XBackend
-metadata: {name: v2}
-spec: {type: EndpointSelector, endpointSelector: {matchLabels: {version: v2}}, port: {number: 8080}, sessionPersistence: {cookie: {name: v2-session}}}
----
-`+podManifests, p, engine.Options{})
-	})
+	h := serve(t, xbackendPodsTable(t))
 	cookieOf := func(res result, name string) *http.Cookie {
 		for _, c := range (&http.Response{Header: res.header}).Cookies() {
 			if c.Name == name {
@@ -225,5 +229,57 @@ spec: {type: EndpointSelector, endpointSelector: {matchLabels: {version: v2}}, p
 	}
 	if pods["v2-a"] == 0 || pods["v1-a"] > 0 && pods["v1-b"] > 0 || pods["v1-a"]+pods["v1-b"] == 0 {
 		t.Errorf("/split with v1's cookie: answers %v; want v2-a and one v1 Pod only", pods)
+	}
+}
+
+// TestXBackendEndpointSelectorGRPC: a GRPCRoute to an EndpointSelector
+// XBackend with a header session: calls without the session metadata are
+// answered by each of the three Pods' gRPC echo (as that Pod); a client
+// sending back the x-web-session it got stays on one Pod.
+func TestXBackendEndpointSelectorGRPC(t *testing.T) {
+	h := serve(t, func(p int32) *table.Table {
+		return gwinTable(t, gatewayGW+`apiVersion: gateway.networking.k8s.io/v1
+kind: GRPCRoute
+metadata: {name: rpc}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - backendRefs: [`+xbackendRef("web")+`]
+---
+apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XBackend
+metadata: {name: web}
+spec: {type: EndpointSelector, endpointSelector: {matchLabels: {app: web}}, port: {number: 8080}, sessionPersistence: {type: Header, header: {name: x-web-session}}}
+---
+`+podManifests, p, engine.Options{})
+	})
+	c := echoClient(t, h, "grpc.example.com")
+	call := func(kv ...string) (string, string) {
+		var hdr metadata.MD
+		resp, err := c.Echo(callCtx(t, kv...), &pb.EchoRequest{}, grpc.Header(&hdr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		session := ""
+		if v := hdr.Get("x-web-session"); len(v) > 0 {
+			session = v[0]
+		}
+		return resp.GetAssertions().GetContext().GetPod(), session
+	}
+	seen := map[string]bool{}
+	session := ""
+	for range 3 {
+		pod, s := call()
+		seen[pod] = true
+		session = s
+	}
+	if len(seen) != 3 || !seen["web-1"] || !seen["web-2"] || !seen["web-3"] || session == "" {
+		t.Fatalf("without the session metadata: Pods %v, session %q; want web-1..3 and an x-web-session value", seen, session)
+	}
+	first, _ := call("x-web-session", session)
+	for i := range 6 {
+		if pod, _ := call("x-web-session", session); pod != first {
+			t.Fatalf("call %d with the session went to %q, the session is on %q", i, pod, first)
+		}
 	}
 }

@@ -68,7 +68,8 @@ func xbackendRef(name string) string {
 // to XBackend web (app=web: web-1..3 ready), /none to one selecting no Pod,
 // /cookie and /header to XBackends with cookie and header sessions, /both
 // with a rule session of its own too, /split between XBackends v1 and v2
-// with their own cookies.
+// with their own cookies, /timed to one with a Permanent cookie of 1h on
+// path /timed.
 func xbackendPodsTable(t *testing.T) func(int32) *table.Table {
 	return func(p int32) *table.Table {
 		return gwinTable(t, gatewayGW+`apiVersion: gateway.networking.k8s.io/v1
@@ -90,6 +91,17 @@ spec:
     backendRefs: [`+xbackendRef("cookie")+`]
   - matches: [{path: {type: PathPrefix, value: /split}}]
     backendRefs: [`+xbackendRef("v1")+`, `+xbackendRef("v2")+`]
+  - matches: [{path: {type: PathPrefix, value: /timed}}]
+    backendRefs: [`+xbackendRef("timed")+`]
+---
+apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XBackend
+metadata: {name: timed}
+spec:
+  type: EndpointSelector
+  endpointSelector: {matchLabels: {app: web}}
+  port: {number: 8080}
+  sessionPersistence: {absoluteTimeout: 1h, cookie: {name: timed, path: /timed, lifetimeType: Permanent}}
 ---
 apiVersion: gateway.networking.x-k8s.io/v1alpha1
 kind: XBackend
@@ -160,7 +172,8 @@ func TestXBackendEndpointSelector(t *testing.T) {
 
 // TestXBackendSessionPersistence: an XBackend's own sessionPersistence pins
 // a client to one of its Pods: a cookie (generated name, Path=/) or a
-// header; a value that is not the XBackend's starts a new session. It wins
+// header; a value that is not the XBackend's or has expired starts a new
+// session; a Permanent cookie has Max-Age absoluteTimeout. It wins
 // over the rule's for requests sent to the XBackend, and it does not
 // override the split between two XBackends (GEP-1619): with v1's cookie,
 // requests still reach v2, and every one reaching v1 gets the pinned Pod.
@@ -197,6 +210,18 @@ func TestXBackendSessionPersistence(t *testing.T) {
 	}
 	if res := h.get("www.example.com", "/cookie", "Cookie: gwdev-session-default-cookie=bogus.9.0"); cookieOf(res, "gwdev-session-default-cookie") == nil {
 		t.Errorf("/cookie with a bogus value: no new session")
+	}
+
+	// Permanent with absoluteTimeout 1h: Max-Age 3600 and the cookie.path;
+	// a value past its end starts a new session.
+	timed := cookieOf(h.get("www.example.com", "/timed"), "timed")
+	if timed == nil || timed.MaxAge != 3600 || timed.Path != "/timed" {
+		t.Fatalf("/timed: cookie %+v, want Max-Age 3600 and Path /timed", timed)
+	}
+	expired := timed.Value[:strings.LastIndexByte(timed.Value, '.')] + ".1" // ended in 1970
+	if cookieOf(h.get("www.example.com", "/timed", "Cookie: timed="+timed.Value), "timed") != nil ||
+		cookieOf(h.get("www.example.com", "/timed", "Cookie: timed="+expired), "timed") == nil {
+		t.Errorf("/timed: the live value must resume, the expired one must start a new session")
 	}
 
 	// Header: the response names the session; sending it back sticks.

@@ -351,52 +351,89 @@ func (p *sessionPolicy) read(r *http.Request) string {
 // resume finds the backend and endpoint a session value pins, if the
 // session is still valid.
 func (rr *ruleRoutes) resume(value string, now time.Time) (*backendRoutes, int, bool) {
-	tok, idx, ok := parseSession(value, now)
+	tok, ep, ok := parseSession(value, now)
 	if !ok {
 		return nil, 0, false
 	}
 	for _, b := range rr.backends {
 		if b.token == tok {
-			return b, idx, b.holds(idx)
+			idx, ok := b.endpoint(ep)
+			return b, idx, ok
 		}
 	}
 	return nil, 0, false
 }
 
-// parseSession splits a valid, unexpired session value into the backend's
-// token and the endpoint index.
-func parseSession(value string, now time.Time) (string, int, bool) {
+// parseSession splits a valid, unexpired session value
+// ("<backend token>.<endpoint key>.<expiry>") into the backend's token and
+// the endpoint's key.
+func parseSession(value string, now time.Time) (string, string, bool) {
 	tok, rest, ok := strings.Cut(value, ".")
 	if !ok {
-		return "", 0, false
+		return "", "", false
 	}
-	idxS, expS, _ := strings.Cut(rest, ".")
-	idx, err := strconv.Atoi(idxS)
-	if err != nil || idx < 0 {
-		return "", 0, false
+	ep, expS, _ := strings.Cut(rest, ".")
+	if ep == "" {
+		return "", "", false
 	}
 	if expS != "" && expS != "0" {
 		exp, err := strconv.ParseInt(expS, 36, 64)
 		if err != nil || now.Unix() >= exp {
-			return "", 0, false
+			return "", "", false
 		}
 	}
-	return tok, idx, true
+	return tok, ep, true
 }
 
-// holds reports whether the backend has endpoint idx (an echo backend has
-// one, at 0).
-func (b *backendRoutes) holds(idx int) bool {
-	return b.up != nil && (len(b.up.addrs) == 0 && idx == 0 || idx < len(b.up.addrs))
+// endpointKey names an endpoint in session values by its address, so a
+// session stays with its endpoint (a Pod) when others come or go, and ends
+// when it goes; "0" is the echo backend's one endpoint.
+func endpointKey(addr string) string {
+	if addr == "" {
+		return "0"
+	}
+	h := fnv.New64a()
+	h.Write([]byte(addr))
+	return strconv.FormatUint(h.Sum64(), 36)
 }
 
-// issue makes the session value for a backend and endpoint.
+// endpointKeys indexes an upstream's endpoints by endpointKey (nil: none
+// or echo).
+func endpointKeys(u *upstream) map[string]int {
+	if u == nil || len(u.addrs) == 0 {
+		return nil
+	}
+	m := make(map[string]int, len(u.addrs))
+	for i, a := range u.addrs {
+		m[endpointKey(a)] = i
+	}
+	return m
+}
+
+// endpoint returns the index of the endpoint a session's key names, if the
+// backend still has it.
+func (b *backendRoutes) endpoint(key string) (int, bool) {
+	if b.up == nil {
+		return 0, false
+	}
+	if len(b.up.addrs) == 0 {
+		return 0, key == endpointKey("")
+	}
+	i, ok := b.endpoints[key]
+	return i, ok
+}
+
+// issue makes the session value for endpoint idx of a backend.
 func (p *sessionPolicy) issue(b *backendRoutes, idx int, now time.Time) string {
 	exp := "0"
 	if p.timeout > 0 {
 		exp = strconv.FormatInt(now.Add(p.timeout).Unix(), 36)
 	}
-	return b.token + "." + strconv.Itoa(idx) + "." + exp
+	addr := ""
+	if b.up != nil && idx >= 0 && idx < len(b.up.addrs) {
+		addr = b.up.addrs[idx]
+	}
+	return b.token + "." + endpointKey(addr) + "." + exp
 }
 
 // write sends a new session value to the client.

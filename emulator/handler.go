@@ -360,9 +360,11 @@ func (ex *exchange) chooseBackend(r *ruleRoutes) *backendRoutes {
 func (ex *exchange) pinEndpoint(b *backendRoutes, sp *sessionPolicy) {
 	ex.session = sp
 	if v := sp.read(ex.req); v != "" {
-		if tok, idx, ok := parseSession(v, ex.start); ok && tok == b.token && b.holds(idx) {
-			ex.pinAddr = idx
-			return
+		if tok, ep, ok := parseSession(v, ex.start); ok && tok == b.token {
+			if idx, ok := b.endpoint(ep); ok {
+				ex.pinAddr = idx
+				return
+			}
 		}
 	}
 	idx := 0

@@ -104,9 +104,12 @@ type backendRoutes struct {
 	mirrors []*backendRoutes
 	// auths parallels the backendRef's ExternalAuth filters.
 	auths []*extAuthRoutes
-	// token identifies the backend in session cookies and headers.
-	token string
-	h2c   bool
+	// token identifies the backend in session cookies and headers;
+	// endpoints indexes its endpoints by the key sessions name them with
+	// (backend.go).
+	token     string
+	endpoints map[string]int
+	h2c       bool
 	// budget limits the retries to the backend (nil: none).
 	budget *retryBudget
 	// session is the backend's own session persistence (an XBackend's),
@@ -316,6 +319,7 @@ func (c *compiler) backend(b *table.Backend) *backendRoutes {
 	br.session = compileSession(b.SessionPersistence)
 	if b.Invalid == "" && b.Target != nil {
 		br.up = c.upstream(b)
+		br.endpoints = endpointKeys(br.up)
 	}
 	br.filters = compileFilters(b.Filters, c.regex)
 	c.backends[b] = br

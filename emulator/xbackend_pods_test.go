@@ -308,3 +308,50 @@ spec: {type: EndpointSelector, endpointSelector: {matchLabels: {app: web}}, port
 		}
 	}
 }
+
+// TestXBackendSessionFollowsPod: a session names its Pod, not a position:
+// when another Pod goes (a reload of the folder), the client stays on its
+// Pod; when its own Pod goes, it gets a new session on a Pod that is there
+// ("SHOULD fall back to available backends … reestablishing session
+// persistence with a new backend", GEP-1619).
+func TestXBackendSessionFollowsPod(t *testing.T) {
+	build := func(p int32, pods ...string) *table.Table {
+		m := gatewayGW + `apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: app}
+spec:
+  parentRefs: [{name: gw}]
+  rules:
+  - backendRefs: [` + xbackendRef("web") + `]
+---
+apiVersion: gateway.networking.x-k8s.io/v1alpha1
+kind: XBackend
+metadata: {name: web}
+spec: {type: EndpointSelector, endpointSelector: {matchLabels: {app: web}}, port: {number: 8080}, sessionPersistence: {cookie: {name: s}}}
+`
+		for _, pod := range pods {
+			m += "---\napiVersion: v1\nkind: Pod\nmetadata: {name: " + pod + ", labels: {app: web}}\nspec: {containers: [{name: echo, image: echo}]}\n"
+		}
+		return gwinTable(t, m, p, engine.Options{})
+	}
+	h := serve(t, func(p int32) *table.Table { return build(p, "web-1", "web-2", "web-3") })
+	h.get("www.example.com", "/") // the first session goes to web-1: take web-2's
+	res := h.get("www.example.com", "/")
+	pinned, cookie := res.echo(t).Pod, res.header.Get("Set-Cookie")
+	value := strings.TrimPrefix(strings.SplitN(cookie, ";", 2)[0], "s=")
+	if pinned != "web-2" || value == "" {
+		t.Fatalf("second request: Pod %s, Set-Cookie %q", pinned, cookie)
+	}
+	h.apply(build(h.port, "web-2", "web-3")) // web-1 goes: web-2 is now the first
+	for range 4 {
+		res := h.get("www.example.com", "/", "Cookie: s="+value)
+		if got := res.echo(t).Pod; got != "web-2" || res.header.Get("Set-Cookie") != "" {
+			t.Fatalf("after web-1 went: Pod %s (Set-Cookie %q), want web-2 still", got, res.header.Get("Set-Cookie"))
+		}
+	}
+	h.apply(build(h.port, "web-1", "web-3")) // web-2 goes
+	res = h.get("www.example.com", "/", "Cookie: s="+value)
+	if got := res.echo(t).Pod; got == "web-2" || res.header.Get("Set-Cookie") == "" {
+		t.Errorf("after web-2 went: Pod %s (Set-Cookie %q), want another Pod and a new session", got, res.header.Get("Set-Cookie"))
+	}
+}

@@ -278,18 +278,10 @@ spec: {type: EndpointSelector, endpointSelector: {matchLabels: {app: web}}, port
 ---
 `+podManifests, p, engine.Options{})
 	})
-	c := echoClient(t, h, "grpc.example.com")
+	echo := grpcSessionCall(t, echoClient(t, h, "grpc.example.com"), "x-web-session")
 	call := func(kv ...string) (string, string) {
-		var hdr metadata.MD
-		resp, err := c.Echo(callCtx(t, kv...), &pb.EchoRequest{}, grpc.Header(&hdr))
-		if err != nil {
-			t.Fatal(err)
-		}
-		session := ""
-		if v := hdr.Get("x-web-session"); len(v) > 0 {
-			session = v[0]
-		}
-		return resp.GetAssertions().GetContext().GetPod(), session
+		ctx, session := echo(kv...)
+		return ctx.GetPod(), session
 	}
 	seen := map[string]bool{}
 	session := ""
@@ -353,5 +345,24 @@ spec: {type: EndpointSelector, endpointSelector: {matchLabels: {app: web}}, port
 	res = h.get("www.example.com", "/", "Cookie: s="+value)
 	if got := res.echo(t).Pod; got == "web-2" || res.header.Get("Set-Cookie") == "" {
 		t.Errorf("after web-2 went: Pod %s (Set-Cookie %q), want another Pod and a new session", got, res.header.Get("Set-Cookie"))
+	}
+}
+
+// grpcSessionCall returns a function making one Echo call with the
+// metadata kv: it answers the echo's context and the value of the session
+// metadata header the gateway sent back ("" : none).
+func grpcSessionCall(t *testing.T, c pb.GrpcEchoClient, header string) func(kv ...string) (*pb.Context, string) {
+	return func(kv ...string) (*pb.Context, string) {
+		t.Helper()
+		var hdr metadata.MD
+		resp, err := c.Echo(callCtx(t, kv...), &pb.EchoRequest{}, grpc.Header(&hdr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		session := ""
+		if v := hdr.Get(header); len(v) > 0 {
+			session = v[0]
+		}
+		return resp.GetAssertions().GetContext(), session
 	}
 }

@@ -317,6 +317,10 @@ func (c *compiler) backend(b *table.Backend) *backendRoutes {
 	br.h2c = b.HTTP2
 	br.budget = c.retryBudget(b.RetryBudget)
 	br.session = compileSession(b.SessionPersistence)
+	if br.session != nil {
+		// The XBackend's own session holds on every route sending to it.
+		br.token = backendToken(b.Service.Kind + "/" + br.service)
+	}
 	if b.Invalid == "" && b.Target != nil {
 		br.up = c.upstream(b)
 		br.endpoints = endpointKeys(br.up)

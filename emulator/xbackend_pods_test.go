@@ -237,10 +237,17 @@ func TestXBackendSessionPersistence(t *testing.T) {
 		}
 	}
 
-	// The XBackend's session wins over the rule's for requests sent to it.
+	// The XBackend's session wins over the rule's for requests sent to it,
+	// and holds on every route sending to the XBackend.
 	res = h.get("www.example.com", "/both")
 	if res.header.Get("X-Route-Session") != "" || cookieOf(res, "gwdev-session-default-cookie") == nil {
 		t.Errorf("/both: X-Route-Session %q, Set-Cookie %q; want the XBackend's cookie only", res.header.Get("X-Route-Session"), res.header.Values("Set-Cookie"))
+	}
+	for range 3 {
+		res := h.get("www.example.com", "/both", "Cookie: "+sticky.Name+"="+sticky.Value)
+		if got := res.echo(t).Pod; got != pinned || len(res.header.Values("Set-Cookie")) != 0 {
+			t.Fatalf("/both with /cookie's session: Pod %s (Set-Cookie %q), want %s", got, res.header.Values("Set-Cookie"), pinned)
+		}
 	}
 
 	// The split stays the split; v1's cookie pins the Pod within v1.

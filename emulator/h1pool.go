@@ -150,7 +150,7 @@ func (p *h1Pool) get(ctx context.Context, addr string) (*h1Conn, error) {
 		// the idle time): a backend that wrote after its answer ended (a
 		// body to HEAD, bytes after Content-Length, a second answer)
 		// would otherwise answer the next request with them.
-		st, stray := probeIdle(pc.c)
+		st, stray := pc.probe.look()
 		if st == idleOpen {
 			pc.reused = true
 			return pc, nil
@@ -164,7 +164,7 @@ func (p *h1Pool) get(ctx context.Context, addr string) (*h1Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	pc := &h1Conn{pool: p, addr: addr, c: c}
+	pc := &h1Conn{pool: p, addr: addr, c: c, probe: newIdleProbe(c)}
 	pc.r, pc.w = h1Reader{c: c}, h1Writer{c: c}
 	pc.br = bufio.NewReaderSize(&pc.r, h1BufSize)
 	pc.bw = bufio.NewWriterSize(&pc.w, h1BufSize)
@@ -249,6 +249,8 @@ type h1Conn struct {
 	br        *bufio.Reader
 	bw        *bufio.Writer
 	idleSince time.Time
+	// probe looks at the connection before each reuse.
+	probe *idleProbe
 	// reused is set when the connection served an earlier request.
 	reused bool
 }
@@ -392,7 +394,7 @@ func (pc *h1Conn) finish(ctx context.Context, stop func() bool, keep bool) {
 	_ = pc.c.Close()
 }
 
-// idleState is what probeIdle finds on an idle connection.
+// idleState is what idleProbe finds on an idle connection.
 type idleState int
 
 const (

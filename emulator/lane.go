@@ -254,7 +254,9 @@ func (s *Server) laneRespond(w http.ResponseWriter, r *http.Request, resp *http.
 	if laneFlushAtOnce(resp) {
 		// ReverseProxy arms a timer that flushes at once: the header goes
 		// out before the proxy waits for the backend, after the first
-		// write when the body's start is here already.
+		// write when the body's start is here already. (ReverseProxy's
+		// timer races its first read: when that read fails at once, it
+		// sends the header or nothing; the lane sends nothing.)
 		if hb, ok := resp.Body.(*h1Body); !ok || hb.pc.br.Buffered() == 0 {
 			_ = http.NewResponseController(w).Flush()
 		}
@@ -327,11 +329,15 @@ func (f laneFlusher) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// copyHeader adds every value of src to dst.
+// copyHeader adds every value of src to dst, as ReverseProxy does; src's
+// keys are canonical already (net/http's parser) and its value slices are
+// not used again, so a key dst lacks takes src's slice.
 func copyHeader(dst, src http.Header) {
 	for k, vv := range src {
-		for _, v := range vv {
-			dst.Add(k, v)
+		if old, ok := dst[k]; ok {
+			dst[k] = append(old, vv...)
+			continue
 		}
+		dst[k] = vv
 	}
 }

@@ -113,10 +113,14 @@ func laneBackend(t *testing.T) string {
 				write(ok + "Content-Type: text/plain\r\nContent-Length: 10\r\n\r\nabc")
 				return
 			case "/cut-chunked":
-				write(ok + "Content-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab")
+				write(ok + "Content-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n")
+				pause() // ReverseProxy's flush of the header races a failure already here
+				write("5\r\nab")
 				return
 			case "/bad-chunk":
-				write(ok + "Content-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nab\r\n0\r\n\r\n")
+				write(ok + "Content-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n")
+				pause()
+				write("zz\r\nab\r\n0\r\n\r\n")
 				return
 			case "/status-099":
 				write("HTTP/1.1 099 Odd\r\nContent-Length: 0\r\n\r\n")

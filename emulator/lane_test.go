@@ -2,7 +2,6 @@ package emulator
 
 import (
 	"bufio"
-	"context"
 	"crypto/tls"
 	"fmt"
 	"io"
@@ -168,23 +167,6 @@ func laneTable(backend string, cert *table.Certificate) *table.Table {
 	return newTable(gateway("gw", "127.0.0.1", port(0, l)))
 }
 
-func laneServer(t *testing.T, tab *table.Table, noLane bool) (*Server, string) {
-	t.Helper()
-	s := New(Config{NoForwardLane: noLane})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := s.Close(ctx); err != nil {
-			t.Errorf("close: %v", err)
-		}
-	})
-	rep := s.Apply(tab)
-	if err := rep.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return s, rep.Ports[0].Bound
-}
-
 // The forwarding lane forwards what it takes exactly as the ReverseProxy
 // path does: the same bytes to the backend (/echo) and to the client (Date
 // aside; chunk boundaries follow the backend's writes on either path) and
@@ -201,25 +183,9 @@ func TestForwardLaneMatchesReverseProxy(t *testing.T) {
 }
 
 func laneDiff(t *testing.T, tab *table.Table, conf *tls.Config) {
-	lane, laneAddr := laneServer(t, tab, false)
-	std, stdAddr := laneServer(t, tab, true)
-	dialer := func(addr string) func() net.Conn {
-		return func() net.Conn {
-			c, err := net.Dial("tcp", addr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if conf == nil {
-				return c
-			}
-			tc := tls.Client(c, conf)
-			if err := tc.Handshake(); err != nil {
-				t.Fatal(err)
-			}
-			return tc
-		}
-	}
-	laneDial, stdDial := dialer(laneAddr), dialer(stdAddr)
+	lane, laneAddr := diffServer(t, tab, Config{})
+	std, stdAddr := diffServer(t, tab, Config{NoForwardLane: true})
+	laneDial, stdDial := diffDialer(t, laneAddr, conf), diffDialer(t, stdAddr, conf)
 	get := func(path string, hdr ...string) string {
 		return "GET " + path + " HTTP/1.1\r\nHost: api.example.com\r\n" + strings.Join(hdr, "") + "\r\n"
 	}

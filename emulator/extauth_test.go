@@ -350,7 +350,7 @@ func TestExternalAuthUnresolvedBackendRefuses(t *testing.T) {
 		res := engine.Translate(lr.Snapshot, engine.Options{})
 		found := false
 		for _, f := range res.Findings {
-			found = found || (f.Condition == "ResolvedRefs=False" && strings.Contains(f.Message, "ExternalAuth backendRef Service default/missing not found"))
+			found = found || (f.Type == "ResolvedRefs" && f.Status == "False" && strings.Contains(f.Message, "ExternalAuth backendRef Service default/missing not found"))
 		}
 		if !found {
 			t.Fatalf("no ResolvedRefs=False finding: %+v", res.Findings)

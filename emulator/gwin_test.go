@@ -46,7 +46,7 @@ func gwinTable(t testing.TB, manifests string, port int32, opts engine.Options) 
 	res := engine.Translate(lr.Snapshot, opts)
 	for _, f := range res.Findings {
 		if f.Severity == engine.SeverityError {
-			t.Fatalf("finding: %s %s: %s", f.Object, f.Condition, f.Message)
+			t.Fatalf("finding: %s %s: %s", f.Object, f.Condition(), f.Message)
 		}
 	}
 	return res.Table

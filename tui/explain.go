@@ -58,11 +58,10 @@ var explanations = map[string]string{
 	"ShadowedRule": "a match tried earlier (the spec's precedence: path type and length, method, header and query counts, then the oldest route, then namespace/name, then rule order) takes every request this one would, so it never receives traffic. Fix: remove the duplicate, make this match more specific, or give the routes distinct hostnames",
 }
 
-// explainFinding returns the one-line explanation for a condition reason
-// ("" when gwdev has none).
-func explainReason(condition, reason string) string {
-	typ, _, _ := strings.Cut(condition, "=")
-	if e, ok := explanations[typ+"/"+reason]; ok {
+// explainReason returns the one-line explanation for a reason of a
+// condition of that type ("" when gwdev has none).
+func explainReason(conditionType, reason string) string {
+	if e, ok := explanations[conditionType+"/"+reason]; ok {
 		return e
 	}
 	return explanations[reason]
@@ -160,7 +159,7 @@ func explainLoad(msg string) string {
 // finding's hint.
 func FindingHint(f engine.Finding) string {
 	if f.Reason != "" {
-		return explainReason(f.Condition, f.Reason)
+		return explainReason(f.Type, f.Reason)
 	}
 	return explainNote(f.Message)
 }

@@ -41,8 +41,8 @@ func TestEveryReasonExplained(t *testing.T) {
 				continue
 			}
 			seen[fd.Reason] = true
-			if explainReason(fd.Condition, fd.Reason) == "" {
-				missing[fd.Condition+" "+fd.Reason] = f
+			if explainReason(fd.Type, fd.Reason) == "" {
+				missing[fd.Condition()+" "+fd.Reason] = f
 			}
 		}
 	}
@@ -105,7 +105,7 @@ func TestReasonTable(t *testing.T) {
 		"TargetNotFound", "UnsupportedAddress", "UnsupportedProtocol", "UnsupportedValue",
 	}
 	for _, r := range reasons {
-		for _, cond := range []string{"Accepted=False", "ResolvedRefs=False", "Programmed=False", "Conflicted=True"} {
+		for _, cond := range []string{"Accepted", "ResolvedRefs", "Programmed", "Conflicted"} {
 			if explainReason(cond, r) == "" {
 				t.Errorf("no explanation for %s %s", cond, r)
 			}

@@ -251,7 +251,7 @@ func (t *translator) attachRoute(r *routeState, idx int, ref gwv1.ParentReferenc
 			continue
 		}
 		hosts := []string{""}
-		if r.hostnames != nil || r.kind == "HTTPRoute" || r.kind == "GRPCRoute" || r.kind == "TLSRoute" {
+		if r.hostnames != nil || RouteHasHostnames(r.kind) {
 			var ok bool
 			hosts, ok = effectiveHostnames(l.hostname, r.hostnames)
 			if !ok {
@@ -430,7 +430,7 @@ func (t *translator) resolveCrossServing() {
 	var order []*listenerState
 	byListener := map[*listenerState][]crossServingCandidate{}
 	for _, r := range t.routes {
-		if (r.kind != "HTTPRoute" && r.kind != "GRPCRoute") || r.allRulesDropped() {
+		if !RoutesRequests(r.kind) || r.allRulesDropped() {
 			continue
 		}
 		for _, p := range r.parents {
@@ -454,9 +454,9 @@ func (t *translator) resolveCrossServing() {
 		// other kind, so the common case (no GRPCRoutes) stays linear.
 		kept := map[string][]*attachment{}
 		for _, c := range cs {
-			other := "GRPCRoute"
-			if c.a.route.kind == "GRPCRoute" {
-				other = "HTTPRoute"
+			other := KindGRPCRoute
+			if RoutesGRPC(c.a.route.kind) {
+				other = KindHTTPRoute
 			}
 			if winner := crossServingWinner(kept[other], c.a); winner != nil {
 				c.p.conflicts = append(c.p.conflicts, fmt.Sprintf(

@@ -55,7 +55,7 @@ func (t *translator) resolveXBackendRef(r *routeState, b *Backend, ref gwv1.Back
 	}
 	ns, name := b.Service.Namespace, b.Service.Name
 	display := "XBackend " + ns + "/" + name
-	if r.kind != "HTTPRoute" && r.kind != "GRPCRoute" {
+	if !RoutesRequests(r.kind) {
 		return fail(gwv1.RouteReasonInvalidKind, fmt.Sprintf("backendRef %s: a %s cannot send to an XBackend (HTTPRoute and GRPCRoute only)", display, r.kind))
 	}
 	if !t.refPermitted(reference{Group, r.kind, r.key.Namespace, ExperimentalGroup, "XBackend", ns, name}) {
@@ -77,7 +77,7 @@ func (t *translator) resolveXBackendRef(r *routeState, b *Backend, ref gwv1.Back
 		return fail(gwv1.RouteReasonBackendNotFound, "backendRef "+display+" is not accepted: "+xs.invalid)
 	}
 	b.Port, b.Target, b.TLS, b.AppProtocol = port, xs.resolved.Target, xs.resolved.TLS, xs.resolved.AppProtocol
-	b.HTTP2 = r.kind == "GRPCRoute" || speaksH2C(b.AppProtocol)
+	b.HTTP2 = RoutesGRPC(r.kind) || speaksH2C(b.AppProtocol)
 	return b, nil
 }
 

@@ -515,7 +515,7 @@ spec:
 		t.Errorf("closed after %s, want about 200ms", d)
 	}
 	tr := waitTrace(t, h.s, func(tr Trace) bool { return tr.End != "" })
-	if tr.End != endIdle || !strings.Contains(tr.Reason, "200ms") {
+	if tr.End != EndIdleTimeout || !strings.Contains(tr.Reason, "200ms") {
 		t.Errorf("trace end %q reason %q", tr.End, tr.Reason)
 	}
 }

@@ -71,7 +71,7 @@ func (t *translator) collectFindings() []Finding {
 			}
 		}
 		if len(r.parentRefs) == 0 && defaultScope(r.useDefaultGateways) == "" {
-			t.note(SeverityWarning, r.key, "", "the route has no parentRefs and attaches to nothing")
+			t.noteKind(NoteNoParentRefs, SeverityWarning, r.key, "", "the route has no parentRefs and attaches to nothing")
 		}
 	}
 	for _, p := range t.policies {

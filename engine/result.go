@@ -94,7 +94,11 @@ type Finding struct {
 	Type   string
 	Status metav1.ConditionStatus
 	// Reason is the condition's reason ("" for a note).
-	Reason  string
+	Reason string
+	// Kind says what a note of gwdev's own is about, for code that
+	// explains or groups notes ("": a condition, or a note nobody needs to
+	// tell apart). Not in the YAML.
+	Kind    NoteKind
 	Message string
 	// Field is the path of the field the finding is about inside the
 	// object ("spec.listeners[1]", "spec.parentRefs[0]", a backendRef's
@@ -106,6 +110,32 @@ type Finding struct {
 	// a finding about that attachment (zero: none).
 	Parent ObjectKey
 }
+
+// NoteKind says what one of gwdev's own notes (a Finding without a
+// condition) is about, so that the TUI and check explain it without
+// reading its message.
+type NoteKind string
+
+// The kinds of notes other packages tell apart.
+const (
+	NoteUnknownTLSOption           NoteKind = "UnknownTLSOption"
+	NoteTLSOptionsPassthrough      NoteKind = "TLSOptionsPassthrough"
+	NoteEchoAuthAllowsAll          NoteKind = "EchoAuthAllowsAll"
+	NoteNoListenerSetCanAttach     NoteKind = "NoListenerSetCanAttach"
+	NoteNoParentRefs               NoteKind = "NoParentRefs"
+	NoteNoGatewayClass             NoteKind = "NoGatewayClass"
+	NoteClassNotManaged            NoteKind = "ClassNotManaged"
+	NoteCertificateRefsPassthrough NoteKind = "CertificateRefsPassthrough"
+	NoteEchoTLSGenerated           NoteKind = "EchoTLSGenerated"
+	NoteProfileInvalid             NoteKind = "ProfileInvalid"
+	NoteNotEmulated                NoteKind = "NotEmulated"
+	NoteRefNotFound                NoteKind = "RefNotFound"
+	NoteNotForClientAuth           NoteKind = "NotForClientAuth"
+	NoteCertificateExpired         NoteKind = "CertificateExpired"
+	NoteUnused                     NoteKind = "Unused"
+	NoteParametersIgnored          NoteKind = "ParametersIgnored"
+	NoteCrossKindHostname          NoteKind = "CrossKindHostname"
+)
 
 // Condition is "Type=Status" ("Accepted=False"), "" for a note: how
 // findings show their condition.

@@ -299,7 +299,7 @@ func (t *translator) finishParent(r *routeState, p *parentResult) {
 		t.recordBackendUses(r, p)
 	}
 	if len(p.conflicts) > 0 {
-		t.note(SeverityWarning, r.key, "parent "+p.where, strings.Join(p.conflicts, "; "))
+		t.noteKind(NoteCrossKindHostname, SeverityWarning, r.key, "parent "+p.where, strings.Join(p.conflicts, "; "))
 	}
 	p.cond.setDefault(acc, metav1.ConditionTrue, string(gwv1.RouteReasonAccepted), "accepted by "+p.where)
 	if len(r.dropped) > 0 {

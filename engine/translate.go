@@ -247,13 +247,18 @@ func (t *translator) sourceAtFirst(k ObjectKey, paths ...string) Source {
 
 // note records a finding that does not come from a status condition.
 func (t *translator) note(sev Severity, k ObjectKey, scope, msg string) {
-	t.noteAt(sev, k, "", scope, msg)
+	t.noteAt("", sev, k, "", scope, msg)
 }
 
-// noteAt is note about the field at path ("metadata.annotations[key]"),
+// noteKind is note of a kind other packages tell apart.
+func (t *translator) noteKind(kind NoteKind, sev Severity, k ObjectKey, scope, msg string) {
+	t.noteAt(kind, sev, k, "", scope, msg)
+}
+
+// noteAt is noteKind about the field at path ("metadata.annotations[key]"),
 // which the finding points at; "" when the scope says where.
-func (t *translator) noteAt(sev Severity, k ObjectKey, path, scope, msg string) {
-	t.notes = append(t.notes, Finding{Severity: sev, Object: k, Source: t.sourceAtFirst(k, path, listItem(scope)), Scope: scope, Message: msg,
+func (t *translator) noteAt(kind NoteKind, sev Severity, k ObjectKey, path, scope, msg string) {
+	t.notes = append(t.notes, Finding{Severity: sev, Object: k, Source: t.sourceAtFirst(k, path, listItem(scope)), Scope: scope, Kind: kind, Message: msg,
 		Field: firstNonEmpty(path, fieldPath(scope))})
 }
 

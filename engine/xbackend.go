@@ -239,7 +239,7 @@ func (t *translator) writeXBackendStatus() {
 			})
 		}
 		if len(parents) == 0 {
-			t.note(SeverityInfo, xs.key, "", "no route of a managed Gateway uses this XBackend")
+			t.noteKind(NoteUnused, SeverityInfo, xs.key, "", "no route of a managed Gateway uses this XBackend")
 		}
 		x.Status.Ancestors = parents
 	}

@@ -35,7 +35,7 @@ func TestEveryReasonExplained(t *testing.T) {
 		res := engine.Translate(lr.Snapshot, engine.Options{Now: metav1.NewTime(fixedNow)})
 		for _, fd := range res.Findings {
 			if fd.Reason == "" {
-				if explainNote(fd.Message) == "" {
+				if explainNote(fd.Kind) == "" {
 					notes[fd.Message] = f
 				}
 				continue

@@ -258,7 +258,7 @@ func printExplain(out io.Writer, p emulator.Probe, t *emulator.Trace) {
 	case t.Backend != "" && t.End == "":
 		step("answer", "from the backend")
 	case t.End != "":
-		step("connection", t.End)
+		step("connection", t.EndText())
 	}
 	step("why", t.Reason)
 	if t.Hint != "" {

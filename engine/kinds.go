@@ -176,7 +176,7 @@ func RouteHasHostnames(kind string) bool {
 	return f == RouteFamilyRequest || f == RouteFamilySNI
 }
 
-// RouteKindsFor lists the route kinds a listener of the protocol carries,
+// RouteKindsFor lists the route kinds gwdev supports on a listener protocol,
 // in registry order (HTTPS: HTTPRoute, GRPCRoute; TLS: TLSRoute).
 func RouteKindsFor(protocol gwv1.ProtocolType) []string {
 	var out []string

@@ -9,7 +9,8 @@ import (
 )
 
 // collectFindings turns the conditions gwdev set (the condition sets the
-// status is written from, not the written status) into findings, adds
+// status is written from, not the written status; an unmanaged
+// GatewayClass's own status as it was read) into findings, adds
 // gwdev's own notes, and sorts them most severe first, then by source file
 // and line. A condition set about a field (conditionSet.setAt) points at
 // that field; the others at path.
@@ -26,9 +27,11 @@ func (t *translator) collectFindings() []Finding {
 		addParent(k, ObjectKey{}, path, scope, cs, problemConditions(cs.list()))
 	}
 	for _, gc := range t.out.GatewayClasses {
-		if cs := t.classes[gc.Name]; cs != nil && cs.managed { // an unmanaged class keeps its own status
-			add(ObjectKey{Kind: "GatewayClass", Name: gc.Name}, "", "", cs.cond)
+		cs := &conditionSet{conds: gc.Status.Conditions} // an unmanaged class: the status it came with
+		if c := t.classes[gc.Name]; c != nil && c.managed {
+			cs = c.cond
 		}
+		add(ObjectKey{Kind: "GatewayClass", Name: gc.Name}, "", "", cs)
 	}
 	for _, g := range t.gateways {
 		add(g.key, "", "", g.cond)

@@ -107,12 +107,12 @@ func explainProbe(rt *router, p Probe) *Trace {
 	case pr != nil && pr.notServed != "":
 		t := l4Trace("", pr, transport, "", now)
 		t.Listener = ""
-		t.Reason, t.End = "nothing listens on the port: "+pr.notServed, endRefused
+		t.Reason, t.End = "nothing listens on the port: "+pr.notServed, EndRefused
 		return finishExplain(&t, nil)
 	case pr != nil && isL4(pr.protocol):
 		return explainStream(pr, transport, now)
 	case p.UDP:
-		t := Trace{Time: now, Port: p.Port, Proto: transport, Reason: noGatewayReason(rt, p.Address, p.Port, "TCP"), End: endRefused}
+		t := Trace{Time: now, Port: p.Port, Proto: transport, Reason: noGatewayReason(rt, p.Address, p.Port, "TCP"), End: EndRefused}
 		return finishExplain(&t, nil)
 	case pr != nil && pr.tls != nil:
 		return explainTLSPort(rt, pr, p, now)
@@ -124,7 +124,7 @@ func explainProbe(rt *router, p Probe) *Trace {
 		return finishExplain(&t, nil)
 	}
 	if p.Request == nil {
-		t := Trace{Time: now, Port: p.Port, Reason: noGatewayReason(rt, p.Address, p.Port, "UDP"), End: endRefused}
+		t := Trace{Time: now, Port: p.Port, Reason: noGatewayReason(rt, p.Address, p.Port, "UDP"), End: EndRefused}
 		return finishExplain(&t, nil)
 	}
 	return explainRequest(rt, pr, trustCAFiles(p.CAFiles), p.Port, p.Request, now)
@@ -142,7 +142,7 @@ func explainStream(pr *portRoutes, transport string, now time.Time) *Trace {
 		t.Candidates = candidates(&pr.stream.weightedBackends)
 	}
 	if b == nil {
-		t.End = endRefused
+		t.End = EndRefused
 	}
 	return finishExplain(&t, b)
 }

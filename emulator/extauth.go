@@ -62,6 +62,7 @@ func (ex *exchange) addAuth(f *filterStep, auths []*extAuthRoutes) bool {
 	a := auths[f.extAuth]
 	ex.auths = append(ex.auths, a)
 	ex.trace.Filters = append(ex.trace.Filters, fmt.Sprintf("ExternalAuth: %s asks %s over %s", a.a.Name, a.backend.service, a.a.Protocol))
+	ex.trace.AuthAsked = append(ex.trace.AuthAsked, a.a.Name)
 	return false
 }
 

@@ -125,6 +125,11 @@ func TestExternalAuthHTTPDeniesWithoutCredentials(t *testing.T) {
 	if tr.Rule != "httproute/default/app/rule/0/match/0" || tr.Backend != "" || !strings.Contains(tr.Reason, "denied") {
 		t.Errorf("trace: rule %q backend %q reason %q", tr.Rule, tr.Backend, tr.Reason)
 	}
+	// The structure other packages read: where the rule is, which checks ran.
+	want := RuleAt{Route: table.ObjectKey{Kind: "HTTPRoute", Namespace: "default", Name: "app"}, Rule: 0, Match: 0}
+	if tr.Matched == nil || *tr.Matched != want || len(tr.AuthAsked) != 1 || !strings.HasPrefix(tr.AuthAsked[0], "httproute/default/app/rule/0") {
+		t.Errorf("trace matched %+v authAsked %q", tr.Matched, tr.AuthAsked)
+	}
 	req, _ := a.lastRequest()
 	if req == nil || req.URL.Path != "/check/admin/users" || req.URL.RawQuery != "x=1" || req.Host != "app.example.com" || req.Method != "GET" {
 		t.Fatalf("auth request %+v", req)
@@ -350,7 +355,7 @@ func TestExternalAuthUnresolvedBackendRefuses(t *testing.T) {
 		res := engine.Translate(lr.Snapshot, engine.Options{})
 		found := false
 		for _, f := range res.Findings {
-			found = found || (f.Condition == "ResolvedRefs=False" && strings.Contains(f.Message, "ExternalAuth backendRef Service default/missing not found"))
+			found = found || (f.Type == "ResolvedRefs" && f.Status == "False" && strings.Contains(f.Message, "ExternalAuth backendRef Service default/missing not found"))
 		}
 		if !found {
 			t.Fatalf("no ResolvedRefs=False finding: %+v", res.Findings)

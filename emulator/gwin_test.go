@@ -46,7 +46,7 @@ func gwinTable(t testing.TB, manifests string, port int32, opts engine.Options) 
 	res := engine.Translate(lr.Snapshot, opts)
 	for _, f := range res.Findings {
 		if f.Severity == engine.SeverityError {
-			t.Fatalf("finding: %s %s: %s", f.Object, f.Condition, f.Message)
+			t.Fatalf("finding: %s %s: %s", f.Object, f.Condition(), f.Message)
 		}
 	}
 	return res.Table
@@ -515,7 +515,7 @@ spec:
 		t.Errorf("closed after %s, want about 200ms", d)
 	}
 	tr := waitTrace(t, h.s, func(tr Trace) bool { return tr.End != "" })
-	if tr.End != endIdle || !strings.Contains(tr.Reason, "200ms") {
+	if tr.End != EndIdleTimeout || !strings.Contains(tr.Reason, "200ms") {
 		t.Errorf("trace end %q reason %q", tr.End, tr.Reason)
 	}
 }

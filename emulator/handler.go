@@ -157,7 +157,7 @@ func (ex *exchange) decide(pr *portRoutes) action {
 		return actNotFound
 	}
 	ex.rule = r
-	t.Rule, t.Route, t.Source = r.r.Name, r.route, r.source
+	t.Rule, t.Matched, t.Route, t.Source = r.r.Name, r.at, r.route, r.source
 	if a, done := ex.checkRulePolicy(r); done {
 		return a
 	}

@@ -102,7 +102,7 @@ func TestRefusedHandshakeSaysWhatToType(t *testing.T) {
 			conn.Close()
 			t.Fatalf("SNI %q: handshake succeeded", c.sni)
 		}
-		tr := waitTrace(t, h.s, func(t Trace) bool { return t.SNI == c.sni && t.End == endRefused })
+		tr := waitTrace(t, h.s, func(t Trace) bool { return t.SNI == c.sni && t.End == EndRefused })
 		if !strings.Contains(tr.Hint, c.why) || !strings.Contains(tr.Hint, "try: "+line("app.example.com", "/")) ||
 			!strings.Contains(tr.Hint, "this port serves app.example.com, api.example.com") {
 			t.Errorf("SNI %q: hint %q", c.sni, tr.Hint)
@@ -116,7 +116,7 @@ func TestRefusedHandshakeSaysWhatToType(t *testing.T) {
 	}
 	_ = tls.Client(raw, &tls.Config{InsecureSkipVerify: true}).Handshake()
 	raw.Close()
-	tr := waitTrace(t, h.s, func(t Trace) bool { return t.SNI == "" && t.End == endRefused && t.Method == "" })
+	tr := waitTrace(t, h.s, func(t Trace) bool { return t.SNI == "" && t.End == EndRefused && t.Method == "" })
 	if !strings.Contains(tr.Hint, "no SNI") || !strings.Contains(tr.Hint, line("app.example.com", "/")) {
 		t.Errorf("no SNI: hint %q", tr.Hint)
 	}
@@ -138,7 +138,7 @@ func TestRefusedHandshakeSaysWhatToType(t *testing.T) {
 	if resp.StatusCode != 400 || !strings.Contains(string(body), want) {
 		t.Errorf("plain HTTP: %d %q, want the line %q", resp.StatusCode, body, want)
 	}
-	tr = waitTrace(t, h.s, func(t Trace) bool { return t.Method == "GET" && t.End == endRefused })
+	tr = waitTrace(t, h.s, func(t Trace) bool { return t.Method == "GET" && t.End == EndRefused })
 	if !strings.Contains(tr.Hint, "not plain HTTP") || !strings.Contains(tr.Hint, want) {
 		t.Errorf("plain HTTP: trace hint %q", tr.Hint)
 	}
@@ -248,7 +248,7 @@ func TestHintsTrustTheKnownCA(t *testing.T) {
 			conn.Close()
 			t.Fatal("handshake succeeded")
 		}
-		tr = waitTrace(t, h.s, func(t Trace) bool { return t.SNI == "nope.example.org" && t.End == endRefused })
+		tr = waitTrace(t, h.s, func(t Trace) bool { return t.SNI == "nope.example.org" && t.End == EndRefused })
 		if want := fmt.Sprintf("try: curl %s --resolve ", c.trust); !strings.Contains(tr.Hint, want) {
 			t.Errorf("CA files %v: refused handshake's hint %q lacks %q", c.files, tr.Hint, want)
 		}

@@ -28,18 +28,6 @@ const (
 	l4DialTimeout = 5 * time.Second
 )
 
-// Ends of L4 connections and sessions, for Trace.End.
-const (
-	endClient   = "client closed"
-	endBackend  = "backend closed"
-	endRefused  = "refused"
-	endRetired  = "listener retired"
-	endStopped  = "gateway stopped"
-	endExpired  = "session expired"
-	endIdle     = "idle timeout"
-	endUpstream = "backend error"
-)
-
 // l4Server serves a TCP or UDP listener in place of an http.Server.
 type l4Server interface {
 	// serve runs until stop.
@@ -49,7 +37,7 @@ type l4Server interface {
 	stop()
 	// drain waits for open connections until ctx is done, then closes
 	// what is left with the given end.
-	drain(ctx context.Context, end string)
+	drain(ctx context.Context, end EndReason)
 }
 
 var (
@@ -67,13 +55,13 @@ func isL4(p table.ProtocolType) bool {
 func (s *Server) drainRetiredL4(ctx context.Context, bl *boundListener) {
 	s.l4Retired.Store(bl, struct{}{})
 	defer s.l4Retired.Delete(bl)
-	bl.l4.drain(ctx, endRetired)
+	bl.l4.drain(ctx, EndListenerRetired)
 }
 
 // stopRetiredL4 closes the connections of every retired L4 listener.
 func (s *Server) stopRetiredL4() {
 	s.l4Retired.Range(func(k, _ any) bool {
-		k.(*boundListener).l4.drain(closedContext, endStopped)
+		k.(*boundListener).l4.drain(closedContext, EndGatewayStopped)
 		return true
 	})
 }
@@ -83,6 +71,7 @@ func (s *Server) stopRetiredL4() {
 type streamRoutes struct {
 	listener string
 	r        *table.StreamRoute
+	at       *RuleAt // Trace.Matched
 	source   string
 	weightedBackends
 }
@@ -94,7 +83,7 @@ func (c *compiler) stream(pr *portRoutes) *streamRoutes {
 			if r == nil {
 				continue
 			}
-			sr := &streamRoutes{listener: lr.l.Name, r: r, source: sourceString(r.Source)}
+			sr := &streamRoutes{listener: lr.l.Name, r: r, at: ruleAt(r.Route, r.Index), source: sourceString(r.Source)}
 			for _, b := range r.Backends {
 				if b == nil {
 					continue
@@ -194,7 +183,7 @@ func decideL4(pr *portRoutes, t *Trace, kind string) *backendRoutes {
 		t.Reason = fmt.Sprintf("no %s is attached to the listener", kind)
 		return nil
 	}
-	t.Listener, t.Rule, t.Route, t.Source = sr.listener, sr.r.Name, sr.r.Route.String(), sr.source
+	t.Listener, t.Rule, t.Matched, t.Route, t.Source = sr.listener, sr.r.Name, sr.at, sr.r.Route.String(), sr.source
 	b := sr.pick()
 	if b == nil {
 		t.Reason = "every backendRef of " + sr.r.Name + " has weight 0"
@@ -299,7 +288,7 @@ func (p *tcpProxy) stop() {
 	_ = p.ln.Close()
 }
 
-func (p *tcpProxy) drain(ctx context.Context, end string) {
+func (p *tcpProxy) drain(ctx context.Context, end EndReason) {
 	done := make(chan struct{})
 	go func() {
 		p.wg.Wait()
@@ -328,7 +317,7 @@ type tcpConn struct {
 
 	mu       sync.Mutex
 	upstream net.Conn
-	aborted  string // why the gateway closed the connection, if it did
+	aborted  EndReason // why the gateway closed the connection, if it did
 }
 
 func (tc *tcpConn) run() {
@@ -344,7 +333,7 @@ func (tc *tcpConn) run() {
 	}()
 	b := decideL4(pr, t, "TCPRoute")
 	if b == nil {
-		t.End = endRefused
+		t.End = EndRefused
 		return
 	}
 	var up net.Conn
@@ -357,7 +346,7 @@ func (tc *tcpConn) run() {
 	} else {
 		c, err := b.up.dialEndpoints(l4DialTimeout, &tc.trace)
 		if err != nil {
-			t.Reason, t.End = err.Error(), endRefused
+			t.Reason, t.End = err.Error(), EndRefused
 			return
 		}
 		up = c
@@ -440,23 +429,23 @@ func (tc *tcpConn) finish(first *copyResult, eofs []string) {
 	case aborted != "":
 		t.End = aborted
 	case first != nil && errors.Is(first.err, errIdle):
-		t.End = endIdle
+		t.End = EndIdleTimeout
 		t.Reason = fmt.Sprintf("no traffic for %s (idle timeout)", tc.idleTimeout())
 	case first != nil:
-		t.End = endUpstream
+		t.End = EndBackendError
 		if first.from == "client" {
-			t.End = endClient
+			t.End = EndClientClosed
 		}
 		t.Reason = first.err.Error()
 	case len(eofs) > 0 && eofs[0] == "client":
-		t.End = endClient
+		t.End = EndClientClosed
 	case len(eofs) > 0:
-		t.End = endBackend
+		t.End = EndBackendClosed
 	}
 }
 
 // abort closes the connection from the gateway's side.
-func (tc *tcpConn) abort(end string) {
+func (tc *tcpConn) abort(end EndReason) {
 	tc.mu.Lock()
 	if tc.aborted == "" {
 		tc.aborted = end

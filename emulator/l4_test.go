@@ -25,7 +25,7 @@ func streamRoute(kind, name string, backends ...*table.Backend) *table.StreamRou
 		b.Name = base + "/backend/" + strconv.Itoa(i)
 	}
 	return &table.StreamRoute{Name: base, Backends: backends,
-		Route: table.ObjectKey{Kind: kind, Namespace: "default", Name: name}}
+		Route: table.ObjectKey{Kind: kind, Namespace: "default", Name: name}, Index: &table.RuleIndex{Rule: 0, Match: -1}}
 }
 
 func tcpListener(section string, routes ...*table.StreamRoute) *table.ListenerTable {
@@ -151,14 +151,15 @@ func TestTCPRouteWeights(t *testing.T) {
 		counts[""] < 40 || counts[""] > 120 || counts["zero"] != 0 {
 		t.Errorf("weights 6:2:0:2 over %d connections: %v", conns, counts)
 	}
-	tr := waitTrace(t, h.s, func(tr Trace) bool { return tr.Proto == "TCP" && tr.End == endRefused })
-	if !strings.Contains(tr.Reason, "ghost not found") || tr.Rule != "tcproute/default/db/rule/0" || tr.Route != "TCPRoute/default/db" {
+	tr := waitTrace(t, h.s, func(tr Trace) bool { return tr.Proto == "TCP" && tr.End == EndRefused })
+	if !strings.Contains(tr.Reason, "ghost not found") || tr.Rule != "tcproute/default/db/rule/0" || tr.Route != "TCPRoute/default/db" ||
+		tr.Matched == nil || tr.Matched.Rule != 0 || tr.Matched.Match != -1 || tr.Matched.Route.Name != "db" {
 		t.Errorf("refused trace %+v", tr)
 	}
 	tr = waitTrace(t, h.s, func(tr Trace) bool { return tr.Proto == "TCP" && tr.Upstream == a })
 	// The backend closes after its greeting and the client closes after
 	// reading it: which close the gateway sees first is a race.
-	if tr.BytesOut != 1 || (tr.End != endBackend && tr.End != endClient) || tr.Backend != "tcproute/default/db/rule/0/backend/0" || tr.Target != "mapped" ||
+	if tr.BytesOut != 1 || (tr.End != EndBackendClosed && tr.End != EndClientClosed) || tr.Backend != "tcproute/default/db/rule/0/backend/0" || tr.Target != "mapped" ||
 		tr.Listener != "gateway/default/gw/listener/tcp" || tr.Gateway != "gateway/default/gw" || tr.Port != p {
 		t.Errorf("trace %+v", tr)
 	}
@@ -190,7 +191,7 @@ func TestTCPHalfClose(t *testing.T) {
 		t.Fatalf("after half-close: %q %v", got, err)
 	}
 	tr := waitTrace(t, h.s, func(tr Trace) bool { return tr.Proto == "TCP" && tr.Upstream == counter })
-	if tr.BytesIn != 100_000 || tr.BytesOut != int64(len(got)) || tr.End != endClient || tr.Reason != "" || tr.UpstreamDuration <= 0 {
+	if tr.BytesIn != 100_000 || tr.BytesOut != int64(len(got)) || tr.End != EndClientClosed || tr.Reason != "" || tr.UpstreamDuration <= 0 {
 		t.Errorf("trace %+v", tr)
 	}
 
@@ -212,7 +213,7 @@ func TestTCPHalfClose(t *testing.T) {
 		t.Errorf("echo after half-close: %q %v", rest, err)
 	}
 	tr = waitTrace(t, h.s, func(tr Trace) bool { return tr.Proto == "TCP" && tr.Upstream == "echo" })
-	if tr.BytesIn != 12 || tr.BytesOut != int64(len(echoTCPWelcome))+12 || tr.Service != "default/tcp-echo:80" || tr.Target != "echo" || tr.End != endClient {
+	if tr.BytesIn != 12 || tr.BytesOut != int64(len(echoTCPWelcome))+12 || tr.Service != "default/tcp-echo:80" || tr.Target != "echo" || tr.End != EndClientClosed {
 		t.Errorf("echo trace %+v", tr)
 	}
 	if log := h.s.EchoLog("default/tcp-echo"); len(log) != 1 || !strings.Contains(log[0], "12 bytes echoed") {
@@ -307,7 +308,7 @@ func TestTCPIdleTimeout(t *testing.T) {
 	if d := time.Since(start); d < idle/2 || d > 2*time.Second {
 		t.Errorf("closed after %s of silence (idle timeout %s)", d, idle)
 	}
-	tr := waitTrace(t, h.s, func(tr Trace) bool { return tr.End == endIdle && tr.BytesIn == 16 })
+	tr := waitTrace(t, h.s, func(tr Trace) bool { return tr.End == EndIdleTimeout && tr.BytesIn == 16 })
 	if !strings.Contains(tr.Reason, "idle timeout") || tr.BytesOut != int64(len(echoTCPWelcome))+16 {
 		t.Errorf("trace %+v", tr)
 	}
@@ -320,7 +321,7 @@ func TestTCPIdleTimeout(t *testing.T) {
 	if n, err := r.Read(make([]byte, 1)); err != io.EOF {
 		t.Fatalf("silent client: read %d, %v", n, err)
 	}
-	waitTrace(t, h.s, func(tr Trace) bool { return tr.End == endIdle && tr.BytesIn == 0 })
+	waitTrace(t, h.s, func(tr Trace) bool { return tr.End == EndIdleTimeout && tr.BytesIn == 0 })
 }
 
 // TestTCPBadBackends: a backend that is down, a listener without a route:
@@ -339,11 +340,11 @@ func TestTCPBadBackends(t *testing.T) {
 		}
 	}
 	tr := waitTrace(t, h.s, func(tr Trace) bool { return tr.Port == p })
-	if tr.End != endRefused || !strings.Contains(tr.Reason, "connection refused") || tr.Upstream != down || tr.Attempts != 1 {
+	if tr.End != EndRefused || !strings.Contains(tr.Reason, "connection refused") || tr.Upstream != down || tr.Attempts != 1 {
 		t.Errorf("backend down trace %+v", tr)
 	}
 	tr = waitTrace(t, h.s, func(tr Trace) bool { return tr.Port == pn })
-	if tr.End != endRefused || !strings.Contains(tr.Reason, "no TCPRoute") {
+	if tr.End != EndRefused || !strings.Contains(tr.Reason, "no TCPRoute") {
 		t.Errorf("no route trace %+v", tr)
 	}
 	c := dialTCP(t, pe)

@@ -84,7 +84,7 @@ func (s *Server) refuse(bl *boundListener, proto, client, what string) {
 	n := r.pending
 	r.pending, r.last = 0, now
 	r.mu.Unlock()
-	t := Trace{Time: now, Client: client, Address: bl.bound, Proto: proto, End: endRefused, Refused: n,
+	t := Trace{Time: now, Client: client, Address: bl.bound, Proto: proto, End: EndRefused, Refused: n,
 		Gateway: k.Gateway, Listener: k.Listener,
 		Reason: fmt.Sprintf("refused: %s (%d refused since the last note)", what, n)}
 	if pr != nil {

@@ -57,7 +57,7 @@ func TestConnectionLimitPerListener(t *testing.T) {
 			t.Errorf("admin /healthz: %d", res)
 		}
 		tr := waitTrace(t, h.s, func(tr Trace) bool { return tr.Refused > 0 && tr.Address == fmt.Sprintf("127.0.0.1:%d", p) })
-		if tr.End != endRefused || !strings.Contains(tr.Reason, "20 connections are open on this listener") || tr.Gateway != "gateway/default/gw" {
+		if tr.End != EndRefused || !strings.Contains(tr.Reason, "20 connections are open on this listener") || tr.Gateway != "gateway/default/gw" {
 			t.Errorf("refusal trace %+v", tr)
 		}
 		for _, c := range held {

@@ -177,6 +177,6 @@ func (s *Server) retire(bl *boundListener) {
 			_ = bl.srv.Close()
 		}
 		bl.fast.stop(ctx)
-		bl.tls.drain(ctx, endRetired)
+		bl.tls.drain(ctx, EndListenerRetired)
 	}()
 }

@@ -46,7 +46,7 @@ func (s *Server) forwardTLSStream(bl *boundListener, hc *handshakeConn, tc *tls.
 	}
 	up, err := s.dialStream(b, hc, passthrough, &t)
 	if err != nil {
-		t.Reason, t.End = "refused: "+err.Error(), endRefused
+		t.Reason, t.End = "refused: "+err.Error(), EndRefused
 		s.refuseStream(client, passthrough)
 		return
 	}
@@ -83,10 +83,10 @@ func (hc *handshakeConn) decideStream(t *Trace, tc *tls.Conn) *backendRoutes {
 		t.TLSVersion, t.NegotiatedProtocol = tls.VersionName(cs.Version), cs.NegotiatedProtocol
 	}
 	sr := hc.route
-	t.Rule, t.Route, t.Source = sr.r.Name, sr.r.Route.String(), sr.source
+	t.Rule, t.Matched, t.Route, t.Source = sr.r.Name, sr.at, sr.r.Route.String(), sr.source
 	b, reason := sr.choose(t)
 	if b == nil {
-		t.Reason, t.End = "refused: "+reason, endRefused
+		t.Reason, t.End = "refused: "+reason, EndRefused
 	}
 	return b
 }
@@ -288,16 +288,16 @@ func (sp *tlsSplice) eof(side string) {
 }
 
 // end says how the stream ended, for Trace.End.
-func (sp *tlsSplice) end() string {
+func (sp *tlsSplice) end() EndReason {
 	switch {
 	case sp.err != nil && sp.errFrom == "client":
-		return endClient
+		return EndClientClosed
 	case sp.err != nil:
-		return endUpstream
+		return EndBackendError
 	case sp.firstEOF == "backend":
-		return endBackend
+		return EndBackendClosed
 	}
-	return endClient
+	return EndClientClosed
 }
 
 // closeWrite half-closes c when it can, else closes it.

@@ -38,6 +38,7 @@ func (ex *exchange) preRouting(l *listenerRoutes) (a action, done, pending bool)
 		}
 		ex.auths = append(ex.auths, p)
 		ex.trace.Filters = append(ex.trace.Filters, fmt.Sprintf("pre-routing ExternalAuth: %s asks %s over %s", p.a.Name, p.backend.service, p.a.Protocol))
+		ex.trace.AuthAsked = append(ex.trace.AuthAsked, p.a.Name)
 	}
 	return actPreRouting, true, true
 }

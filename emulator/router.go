@@ -73,6 +73,7 @@ type vhostRoutes struct {
 // ruleRoutes is a compiled RouteRule.
 type ruleRoutes struct {
 	r    *table.RouteRule
+	at   *RuleAt // Trace.Matched
 	http *httpMatch
 	grpc *grpcMatch
 	// broken, when set, is why the rule can never match (an expression that
@@ -266,7 +267,7 @@ func (c *compiler) rule(r *table.RouteRule) *ruleRoutes {
 	if rr, ok := c.rules[r]; ok {
 		return rr
 	}
-	rr := &ruleRoutes{r: r, route: r.Route.String()}
+	rr := &ruleRoutes{r: r, route: r.Route.String(), at: ruleAt(r.Route, r.Index)}
 	c.rules[r] = rr
 	if r.Source.File != "" {
 		rr.source = r.Source.File

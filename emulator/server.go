@@ -256,14 +256,14 @@ func (s *Server) Close(ctx context.Context) error {
 			if bl.l4 != nil {
 				// TCP connections are long-lived: close them now.
 				bl.l4.stop()
-				bl.l4.drain(closedContext, endStopped)
+				bl.l4.drain(closedContext, EndGatewayStopped)
 				return
 			}
 			if bl.tls != nil {
 				// TLS ports: stop the accept loop (the HTTP server serves a
 				// queue); TLSRoute streams are long-lived: close them now.
 				_ = bl.ln.Close()
-				defer bl.tls.drain(closedContext, endStopped)
+				defer bl.tls.drain(closedContext, EndGatewayStopped)
 			}
 			if bl.fast != nil && bl.tls == nil {
 				_ = bl.ln.Close() // the fast path's accept loop

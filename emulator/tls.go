@@ -78,6 +78,7 @@ type tlsListener struct {
 // sniRoute is one compiled TLSRoute entry: a hostname and its backends.
 type sniRoute struct {
 	r      *table.SNIRoute
+	at     *RuleAt // Trace.Matched
 	source string
 	weightedBackends
 }
@@ -195,7 +196,7 @@ func (c *compiler) sniRoutes(tl *tlsListener) {
 		if r == nil {
 			continue
 		}
-		sr := &sniRoute{r: r, source: r.Source.String()}
+		sr := &sniRoute{r: r, at: ruleAt(r.Route, r.Index), source: r.Source.String()}
 		for _, b := range r.Backends {
 			if b == nil {
 				continue

@@ -227,7 +227,7 @@ func TestHTTPSClientCertificates(t *testing.T) {
 				}
 			}
 			if ex.Listener != tr.Listener || ex.ClientCert != tr.ClientCert || ex.End != tr.End ||
-				(tr.End == endRefused && ex.Reason != tr.Reason) || ex.Certificate != "default/app" {
+				(tr.End == EndRefused && ex.Reason != tr.Reason) || ex.Certificate != "default/app" {
 				t.Errorf("%s: explain says %+v\nserved %+v", sni, ex, tr)
 			}
 		}()

@@ -28,7 +28,7 @@ type tlsServe struct {
 	conns map[net.Conn]struct{} // handshaking or streaming
 	wg    sync.WaitGroup
 	// ended, once set, is why the gateway closed the streams (Trace.End).
-	ended atomic.Pointer[string]
+	ended atomic.Pointer[EndReason]
 }
 
 // setupTLS prepares a freshly bound listener of a TLS port: its HTTP server
@@ -99,7 +99,7 @@ func (ts *tlsServe) untrack(c net.Conn) {
 // streams until ctx is done, then closes what is left, with end as the
 // reason in their traces. A nil tlsServe (a plain HTTP port) has nothing to
 // drain.
-func (ts *tlsServe) drain(ctx context.Context, end string) {
+func (ts *tlsServe) drain(ctx context.Context, end EndReason) {
 	if ts == nil {
 		return
 	}
@@ -383,7 +383,7 @@ func (hc *handshakeConn) failure(address string, err error, start time.Time) Tra
 	}
 	t.BytesIn = int64(len(hc.rec))
 	t.Duration = Duration(time.Since(start))
-	t.End = endRefused
+	t.End = EndRefused
 	return t
 }
 

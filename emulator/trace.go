@@ -2,11 +2,14 @@ package emulator
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // Trace is one record per request, TCP connection or UDP session (or
@@ -60,9 +63,12 @@ type Trace struct {
 	GRPCStatus  string `json:"grpcStatus,omitempty"`
 	VirtualHost string `json:"virtualHost,omitempty"`
 	// Rule is the matched RouteRule name ("<kind>/<ns>/<name>/rule/<i>/match/<j>").
-	Rule   string `json:"rule,omitempty"`
-	Route  string `json:"route,omitempty"`
-	Source string `json:"source,omitempty"`
+	Rule string `json:"rule,omitempty"`
+	// Matched locates Rule in its route's spec (nil: no rule matched, or
+	// the entry is not a route rule). Shared between traces: read only.
+	Matched *RuleAt `json:"matched,omitempty"`
+	Route   string  `json:"route,omitempty"`
+	Source  string  `json:"source,omitempty"`
 	// Reason says why nothing matched, why the gateway answered itself, or
 	// what went wrong upstream ("" : forwarded without trouble).
 	Reason string `json:"reason,omitempty"`
@@ -72,6 +78,10 @@ type Trace struct {
 	Hint string `json:"hint,omitempty"`
 	// Filters lists the filters applied, in order, with what they did.
 	Filters []string `json:"filters,omitempty"`
+	// AuthAsked names the ExternalAuth filters (table names) whose checks
+	// the request queued, pre-routing ones (listener filters) first, in
+	// order; Filters says the same for people.
+	AuthAsked []string `json:"authAsked,omitempty"`
 	// Span is the request's XTelemetryPolicy span: "<trace id>/<span id>"
 	// and whether it was sampled, dropped or not exported ("" : the
 	// Gateway has no tracing).
@@ -116,10 +126,12 @@ type Trace struct {
 	// to the client.
 	DatagramsIn  int64 `json:"datagramsIn,omitempty"`
 	DatagramsOut int64 `json:"datagramsOut,omitempty"`
-	// End says how a TCP connection or UDP session ended ("client closed",
-	// "backend closed", "idle timeout", "session expired (…)", "refused",
-	// "listener retired", "gateway stopped"); "" for HTTP requests.
-	End string `json:"end,omitempty"`
+	// End says how a TCP connection or UDP session ended (one of the
+	// EndReason constants); "" for HTTP requests.
+	End EndReason `json:"end,omitempty"`
+	// SessionTimeout is, for End EndSessionExpired, the time without
+	// datagrams after which the UDP session expired (0 otherwise).
+	SessionTimeout Duration `json:"sessionTimeout,omitempty"`
 	// Refused counts the connections, or UDP datagrams starting a session,
 	// a listener refused over its limit since its previous such trace
 	// (limits.go); 0 on every other trace.
@@ -133,6 +145,60 @@ type Trace struct {
 	// Truncated says which header values the trace cut or left out to stay
 	// within TraceValueLimit and TraceHeaderLimit ("" : none).
 	Truncated string `json:"truncated,omitempty"`
+}
+
+// RuleAt locates a table entry in the route it was compiled from.
+type RuleAt struct {
+	// Route is the route.
+	Route table.ObjectKey `json:"route"`
+	// Rule is the index of the rule in spec.rules.
+	Rule int `json:"rule"`
+	// Match is the index of the match in the rule's matches (-1: the kind
+	// has no matches).
+	Match int `json:"match"`
+}
+
+// ruleAt is the RuleAt of a table entry (nil: the table does not say).
+func ruleAt(route table.ObjectKey, i *table.RuleIndex) *RuleAt {
+	if i == nil {
+		return nil
+	}
+	return &RuleAt{Route: route, Rule: i.Rule, Match: i.Match}
+}
+
+// EndReason says how a TCP connection, TLS stream or UDP session ended
+// (Trace.End).
+type EndReason string
+
+// The ends of connections and sessions.
+const (
+	// EndClientClosed: the client closed its side first.
+	EndClientClosed EndReason = "client closed"
+	// EndBackendClosed: the backend closed its side first.
+	EndBackendClosed EndReason = "backend closed"
+	// EndRefused: the gateway refused the connection or datagram (nothing
+	// serves it, or a limit).
+	EndRefused EndReason = "refused"
+	// EndListenerRetired: a new table removed or changed the listener.
+	EndListenerRetired EndReason = "listener retired"
+	// EndGatewayStopped: gwdev stopped.
+	EndGatewayStopped EndReason = "gateway stopped"
+	// EndSessionExpired: a UDP session saw no datagram for its timeout
+	// (Trace.SessionTimeout).
+	EndSessionExpired EndReason = "session expired"
+	// EndIdleTimeout: a TCP connection moved no byte for its idle timeout.
+	EndIdleTimeout EndReason = "idle timeout"
+	// EndBackendError: reading from or writing to the backend failed.
+	EndBackendError EndReason = "backend error"
+)
+
+// EndText is how people read t.End: the reason, with the timeout of an
+// expired session ("session expired (30s without datagrams)").
+func (t *Trace) EndText() string {
+	if t.End == EndSessionExpired && t.SessionTimeout != 0 {
+		return fmt.Sprintf("%s (%s without datagrams)", t.End, time.Duration(t.SessionTimeout))
+	}
+	return string(t.End)
 }
 
 // Duration is a time.Duration that serialises as a string such as "1.5ms".
@@ -346,10 +412,10 @@ func traceSize(t *Trace) int {
 	for _, s := range [...]string{t.Client, t.Gateway, t.Listener, t.Address, t.Proto, t.SNI,
 		t.NegotiatedProtocol, t.TLSVersion, t.ClientCert, t.Host, t.Method, t.Path, t.GRPCService,
 		t.GRPCMethod, t.GRPCStatus, t.VirtualHost, t.Rule, t.Route, t.Source, t.Reason, t.Backend,
-		t.Service, t.Target, t.Why, t.Upstream, t.BackendFault, t.BackendClientCert, t.Location, t.End, t.Truncated, t.Span} {
+		t.Service, t.Target, t.Why, t.Upstream, t.BackendFault, t.BackendClientCert, t.Location, string(t.End), t.Truncated, t.Span} {
 		n += len(s)
 	}
-	for _, l := range [...][]string{t.ALPN, t.Filters, t.Candidates} {
+	for _, l := range [...][]string{t.ALPN, t.Filters, t.AuthAsked, t.Candidates} {
 		for _, s := range l {
 			n += perString + len(s)
 		}

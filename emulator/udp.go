@@ -96,7 +96,7 @@ func (p *udpProxy) stop() {
 
 // drain ends every session at once: without the socket no answer can reach
 // a client.
-func (p *udpProxy) drain(ctx context.Context, end string) {
+func (p *udpProxy) drain(ctx context.Context, end EndReason) {
 	p.mu.Lock()
 	ss := make([]*udpSession, 0, len(p.sessions))
 	for _, ss1 := range p.sessions {
@@ -121,7 +121,7 @@ func (p *udpProxy) datagram(b []byte, client net.Addr) {
 	ss := p.sessions[key]
 	p.mu.Unlock()
 	if ss != nil && ss.refused && ss.routes != p.bl.routes.Load() {
-		ss.end(endRefused, "")
+		ss.end(EndRefused, "")
 		ss = nil
 	}
 	if ss == nil && p.full() {
@@ -133,7 +133,7 @@ func (p *udpProxy) datagram(b []byte, client net.Addr) {
 		p.mu.Lock()
 		if p.stopped {
 			p.mu.Unlock()
-			ss.end(endStopped, "")
+			ss.end(EndGatewayStopped, "")
 			return
 		}
 		p.sessions[key] = ss
@@ -142,7 +142,7 @@ func (p *udpProxy) datagram(b []byte, client net.Addr) {
 			// Traced now, with the datagram that started it; the next
 			// ones are dropped quietly until the session expires.
 			t := ss.trace
-			t.End, t.BytesIn, t.DatagramsIn = endRefused, int64(len(b)), 1
+			t.End, t.BytesIn, t.DatagramsIn = EndRefused, int64(len(b)), 1
 			p.s.traces.record(t)
 		}
 	}
@@ -218,7 +218,7 @@ func (ss *udpSession) fromClient(b []byte) {
 		ss.toClient(ss.echo.udpAnswer(b, ss.routes.gateway.Gateway.Name, ss.client)) // echol4.go
 	default:
 		if _, err := ss.up.Write(b); err != nil {
-			ss.end(endUpstream, fmt.Sprintf("upstream %s: %v", ss.trace.Upstream, err))
+			ss.end(EndBackendError, fmt.Sprintf("upstream %s: %v", ss.trace.Upstream, err))
 		}
 	}
 }
@@ -232,7 +232,7 @@ func (ss *udpSession) readBackend() {
 		if err != nil {
 			// A closed socket means the session ended; anything else (an
 			// ICMP port unreachable: nothing listens) ends it.
-			ss.end(endUpstream, fmt.Sprintf("upstream %s: %v", ss.trace.Upstream, err))
+			ss.end(EndBackendError, fmt.Sprintf("upstream %s: %v", ss.trace.Upstream, err))
 			return
 		}
 		ss.touch()
@@ -267,12 +267,12 @@ func (ss *udpSession) check() {
 		ss.mu.Unlock()
 		return
 	}
-	ss.end(endExpired, "")
+	ss.end(EndSessionExpired, "")
 }
 
 // end closes the session once and traces it (refused sessions were traced
 // when they started).
-func (ss *udpSession) end(end, reason string) {
+func (ss *udpSession) end(end EndReason, reason string) {
 	ss.mu.Lock()
 	if ss.ended {
 		ss.mu.Unlock()
@@ -297,8 +297,8 @@ func (ss *udpSession) end(end, reason string) {
 	}
 	t := &ss.trace
 	t.End = end
-	if end == endExpired {
-		t.End = fmt.Sprintf("%s (%s without datagrams)", endExpired, p.timeout)
+	if end == EndSessionExpired {
+		t.SessionTimeout = Duration(p.timeout)
 	}
 	if reason != "" && t.Reason == "" {
 		t.Reason = reason

@@ -114,7 +114,7 @@ func TestUDPEcho(t *testing.T) {
 	ctxClose(t, h.s)
 	for _, c := range []*net.UDPConn{a, b} {
 		tr := waitTrace(t, h.s, func(tr Trace) bool { return tr.Proto == "UDP" && tr.Client == c.LocalAddr().String() })
-		if tr.End != endStopped || tr.Upstream != "echo" || tr.Rule != "udproute/default/dns/rule/0" ||
+		if tr.End != EndGatewayStopped || tr.Upstream != "echo" || tr.Rule != "udproute/default/dns/rule/0" ||
 			tr.Listener != "gateway/default/gw/listener/dns" || tr.BytesOut <= tr.BytesIn || tr.BytesIn == 0 || tr.DatagramsOut != tr.DatagramsIn {
 			t.Errorf("session trace %+v", tr)
 		}
@@ -166,7 +166,7 @@ func TestUDPSessions(t *testing.T) {
 	// Client b has been quiet for longer than the timeout: its session
 	// expired and was traced; its next datagram starts a new one.
 	tr := waitTrace(t, h.s, func(tr Trace) bool { return tr.Client == b.LocalAddr().String() })
-	if !strings.HasPrefix(tr.End, endExpired) || tr.Upstream != backend || tr.DatagramsIn != 1 || tr.DatagramsOut != 1 ||
+	if tr.End != EndSessionExpired || tr.SessionTimeout != Duration(timeout) || tr.Upstream != backend || tr.DatagramsIn != 1 || tr.DatagramsOut != 1 ||
 		tr.BytesIn != 2 || tr.Duration < Duration(timeout) {
 		t.Errorf("expired session trace %+v", tr)
 	}
@@ -196,14 +196,14 @@ func TestUDPRefused(t *testing.T) {
 		t.Errorf("no route answered %q", got)
 	}
 	tr := waitTrace(t, h.s, func(tr Trace) bool { return tr.Port == p })
-	if tr.End != endRefused || !strings.Contains(tr.Reason, "no UDPRoute") || tr.BytesIn != 7 {
+	if tr.End != EndRefused || !strings.Contains(tr.Reason, "no UDPRoute") || tr.BytesIn != 7 {
 		t.Errorf("no route trace %+v", tr)
 	}
 	// Nothing listens behind the backend: the ICMP error ends the session.
 	d := udpClient(t, pd)
 	_ = udpExchange(t, d, "hello", 100*time.Millisecond)
 	tr = waitTrace(t, h.s, func(tr Trace) bool { return tr.Port == pd })
-	if tr.End != endUpstream || !strings.Contains(tr.Reason, "connection refused") || tr.Upstream != down {
+	if tr.End != EndBackendError || !strings.Contains(tr.Reason, "connection refused") || tr.Upstream != down {
 		t.Errorf("backend down trace %+v", tr)
 	}
 	rep := h.apply(tab(streamRoute("UDPRoute", "late", echo("echo", 1))))

@@ -51,11 +51,11 @@ func (t *translator) resolveBackendClientCertificate(g *gatewayState) {
 	}
 	g.backendCert = cert
 	if !t.opts.Now.IsZero() && cert.NotAfter.Before(t.opts.Now.Time) {
-		t.note(SeverityWarning, g.key, scope,
+		t.noteKind(NoteCertificateExpired, SeverityWarning, g.key, scope,
 			fmt.Sprintf("client certificate in Secret %s expired at %s; backends that verify it will refuse it", cert.Secret, cert.NotAfter.UTC().Format("2006-01-02T15:04:05Z")))
 	}
 	if !cert.ClientAuth {
-		t.note(SeverityWarning, g.key, scope,
+		t.noteKind(NoteNotForClientAuth, SeverityWarning, g.key, scope,
 			"certificate in Secret "+cert.Secret+" is not for client authentication (its extended key usage lacks clientAuth); backends that verify it will refuse it")
 	}
 }

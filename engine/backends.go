@@ -46,7 +46,7 @@ func (t *translator) resolveBackendRef(r *routeState, name string, ref gwv1.Back
 	}
 	if group != "" || kind != "Service" {
 		supported := "only core Service"
-		if r.kind == "HTTPRoute" || r.kind == "GRPCRoute" {
+		if RoutesRequests(r.kind) {
 			supported += " and XBackend"
 		}
 		return fail(gwv1.RouteReasonInvalidKind, fmt.Sprintf("backendRef %s: kind %s is not supported (%s)", display(), groupKind(group, kind), supported))
@@ -77,7 +77,7 @@ func (t *translator) resolveBackendRef(r *routeState, name string, ref gwv1.Back
 				display(), *ref.Port, b.AppProtocol, r.kind))
 		}
 	}
-	b.HTTP2 = r.kind == "GRPCRoute" || r.kind == "HTTPRoute" && speaksH2C(b.AppProtocol)
+	b.HTTP2 = RoutesGRPC(r.kind) || RoutesPlainHTTP(r.kind) && speaksH2C(b.AppProtocol)
 	b.Target = t.backendTarget(svc, sp, int32(*ref.Port))
 	return b, nil
 }
@@ -101,14 +101,14 @@ func speaksH2C(appProtocol string) bool {
 // HTTP/2, which a WebSocket port cannot carry. L4 routes forward bytes and
 // accept any appProtocol. Comparison ignores case (conformance uses HTTPS).
 func appProtocolSupported(routeKind, appProtocol string) bool {
-	if routeKind != "HTTPRoute" && routeKind != "GRPCRoute" {
+	if !RoutesRequests(routeKind) {
 		return true
 	}
 	switch strings.ToLower(appProtocol) {
 	case "", "http", "https", "http2", "h2c", "grpc", "grpc-web", "kubernetes.io/h2c":
 		return true
 	case "kubernetes.io/ws", "kubernetes.io/wss":
-		return routeKind == "HTTPRoute"
+		return RoutesPlainHTTP(routeKind)
 	}
 	return false
 }

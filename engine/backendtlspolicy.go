@@ -71,7 +71,7 @@ func (t *translator) processBackendTLSPolicies() {
 			}
 			winners[pt] = ps
 			if t.services[nsName{pt.ns, pt.service}] == nil {
-				t.note(SeverityWarning, ps.key, "targetRefs", "target Service "+pt.ns+"/"+pt.service+" not found")
+				t.noteKind(NoteRefNotFound, SeverityWarning, ps.key, "targetRefs", "target Service "+pt.ns+"/"+pt.service+" not found")
 			}
 		}
 	}

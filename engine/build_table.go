@@ -77,7 +77,7 @@ func (t *translator) listenerTable(l *listenerState) *ListenerTable {
 func (t *translator) virtualHosts(listener string, l *listenerState) []*VirtualHost {
 	byHost := make(map[string][]rulePosition, len(l.attachments)) // a size hint: often one host per route
 	for _, a := range l.attachments {
-		if a.route.kind != "HTTPRoute" && a.route.kind != "GRPCRoute" {
+		if !RoutesRequests(a.route.kind) {
 			continue
 		}
 		for _, h := range a.hosts {
@@ -125,7 +125,7 @@ func (t *translator) sniRoutes(l *listenerState) []*SNIRoute {
 	}
 	var es []entry
 	for _, a := range l.attachments {
-		if a.route.kind != "TLSRoute" {
+		if RouteFamilyOf(a.route.kind) != RouteFamilySNI {
 			continue
 		}
 		for _, h := range a.hosts {
@@ -156,14 +156,14 @@ func (t *translator) sniRoutes(l *listenerState) []*SNIRoute {
 func (t *translator) streamRoutes(l *listenerState) []*StreamRoute {
 	var rs []*routeState
 	for _, a := range l.attachments {
-		if a.route.kind == "TCPRoute" || a.route.kind == "UDPRoute" {
+		if RouteFamilyOf(a.route.kind) == RouteFamilyStream {
 			rs = append(rs, a.route)
 		}
 	}
 	sort.SliceStable(rs, func(i, j int) bool { return olderFirst(rs[i].obj, rs[j].obj) })
 	var out []*StreamRoute
 	for _, r := range rs {
-		if (r.kind == "UDPRoute") != (l.protocol == gwv1.UDPProtocolType) {
+		if RoutesDatagrams(r.kind) != (l.protocol == gwv1.UDPProtocolType) {
 			continue
 		}
 		out = append(out, r.stream...)

@@ -14,6 +14,9 @@ type conditionSet struct {
 	gen   int64
 	now   metav1.Time
 	conds []metav1.Condition
+	// paths is the field path each condition type is about, where the
+	// code that set it knew one (see setAt); findings point there.
+	paths map[string]string
 }
 
 func newConditionSet(gen int64, now metav1.Time) *conditionSet {
@@ -23,21 +26,51 @@ func newConditionSet(gen int64, now metav1.Time) *conditionSet {
 // set records a condition, replacing an earlier one of the same type only if
 // the earlier one is True (the first failure of a type wins).
 func (c *conditionSet) set(typ string, status metav1.ConditionStatus, reason, msg string) {
+	c.setAt("", typ, status, reason, msg)
+}
+
+// setAt is set for a condition about the field at path (a field path
+// inside the object, "" for the object as a whole).
+func (c *conditionSet) setAt(path, typ string, status metav1.ConditionStatus, reason, msg string) {
 	for i := range c.conds {
 		if c.conds[i].Type != typ {
 			continue
 		}
 		if c.conds[i].Status == metav1.ConditionTrue && status != metav1.ConditionTrue {
 			c.conds[i] = c.make(typ, status, reason, msg)
+			c.setPath(typ, path)
 		}
 		return
 	}
 	c.conds = append(c.conds, c.make(typ, status, reason, msg))
+	c.setPath(typ, path)
 }
+
+// setPath records the field path of the condition of that type.
+func (c *conditionSet) setPath(typ, path string) {
+	switch {
+	case path != "":
+		if c.paths == nil {
+			c.paths = map[string]string{}
+		}
+		c.paths[typ] = path
+	case c.paths != nil:
+		delete(c.paths, typ)
+	}
+}
+
+// pathOf is the field path the condition of that type is about ("": the
+// object as a whole, or not known).
+func (c *conditionSet) pathOf(typ string) string { return c.paths[typ] }
 
 // fail records a False condition.
 func (c *conditionSet) fail(typ, reason, msg string) {
 	c.set(typ, metav1.ConditionFalse, reason, msg)
+}
+
+// failAt records a False condition about the field at path.
+func (c *conditionSet) failAt(path, typ, reason, msg string) {
+	c.setAt(path, typ, metav1.ConditionFalse, reason, msg)
 }
 
 // setDefault records a condition only if none of that type exists.

@@ -24,12 +24,12 @@ func (t *translator) echoTarget(svc *corev1.Service, key string) *Target {
 	scope := "metadata.annotations[" + EchoTLSSecretAnnotation + "]"
 	sec := t.secrets[nsName{svc.Namespace, name}]
 	if sec == nil {
-		t.note(SeverityWarning, k, scope, "Secret "+svc.Namespace+"/"+name+" not found: the echo backend serves a generated certificate over TLS")
+		t.noteKind(NoteEchoTLSGenerated, SeverityWarning, k, scope, "Secret "+svc.Namespace+"/"+name+" not found: the echo backend serves a generated certificate over TLS")
 		return tg
 	}
 	cert, err := parseTLSSecret(sec)
 	if err != nil {
-		t.note(SeverityWarning, k, scope, "Secret "+svc.Namespace+"/"+name+": "+err.Error()+": the echo backend serves a generated certificate over TLS")
+		t.noteKind(NoteEchoTLSGenerated, SeverityWarning, k, scope, "Secret "+svc.Namespace+"/"+name+": "+err.Error()+": the echo backend serves a generated certificate over TLS")
 		return tg
 	}
 	tg.EchoTLS = cert

@@ -40,7 +40,7 @@ func (t *translator) resolveExternalAuth(r *routeState, where string, i int, f *
 		return a, fail.msg
 	}
 	if b.Target != nil && b.Target.Kind == TargetEcho && b.Target.EchoAuthHeader == "" {
-		t.note(SeverityWarning, r.key, fmt.Sprintf("%s: filters[%d]", where, i), fmt.Sprintf(
+		t.noteKind(NoteEchoAuthAllowsAll, SeverityWarning, r.key, fmt.Sprintf("%s: filters[%d]", where, i), fmt.Sprintf(
 			"the ExternalAuth backend %s is gwdev's echo backend, which allows every request; annotate the Service with %s: <header> to allow only requests carrying that header, or map it to a real auth server",
 			serviceDisplay(b), EchoAuthHeaderAnnotation))
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"reflect"
 	"strings"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -75,7 +76,7 @@ type compiledField struct {
 
 // reportedByKind holds the ReportedFields of loaded kinds compiled against
 // their Go types; built once, read only afterwards.
-var reportedByKind = compileReportedFields()
+var reportedByKind = sync.OnceValue(compileReportedFields) // after init: it asks KindNamed
 
 func compileReportedFields() map[string][]compiledField {
 	out := map[string][]compiledField{}
@@ -221,11 +222,11 @@ func (c *compiledField) walk(v reflect.Value, i int, at string) string {
 // noteReportedFields warns once per object and ReportedField about every
 // field gwdev does not implement that the object sets.
 func (t *translator) noteReportedFields() {
-	if len(reportedByKind) == 0 {
+	if len(reportedByKind()) == 0 {
 		return
 	}
 	for _, k := range kinds {
-		fields := reportedByKind[k.Kind]
+		fields := reportedByKind()[k.Kind]
 		if len(fields) == 0 {
 			continue
 		}

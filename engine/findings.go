@@ -3,46 +3,52 @@ package engine
 import (
 	"fmt"
 	"sort"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
-// collectFindings derives findings from the written status and adds gwdev's
-// own notes, most severe first, then by source file and line.
+// collectFindings turns the conditions gwdev set (the condition sets the
+// status is written from, not the written status; an unmanaged
+// GatewayClass's own status as it was read) into findings, adds
+// gwdev's own notes, and sorts them most severe first, then by source file
+// and line. A condition set about a field (conditionSet.setAt) points at
+// that field; the others at path.
 func (t *translator) collectFindings() []Finding {
 	var fs []Finding
-	var addParent func(k, parent ObjectKey, path, scope string, problems []metav1.Condition)
-	add := func(k ObjectKey, path, scope string, problems []metav1.Condition) {
-		addParent(k, ObjectKey{}, path, scope, problems)
-	}
-	addParent = func(k, parent ObjectKey, path, scope string, problems []metav1.Condition) {
+	addParent := func(k, parent ObjectKey, path, scope string, cs *conditionSet, problems []metav1.Condition) {
 		for _, c := range problems {
-			sev := SeverityError
-			if c.Type == string(gwv1.ListenerConditionOverlappingTLSConfig) || c.Status == metav1.ConditionUnknown ||
-				c.Type == string(gwv1.GatewayConditionInsecureFrontendValidationMode) ||
-				(c.Type == "Accepted" && c.Status == metav1.ConditionTrue) {
-				sev = SeverityWarning
-			}
-			fs = append(fs, Finding{Severity: sev, Object: k, Source: t.sourceAtFirst(k, annotationPath(c.Message), path), Scope: scope,
-				Condition: c.Type + "=" + string(c.Status), Reason: c.Reason, Message: c.Message,
-				Field: firstNonEmpty(annotationPath(c.Message), path), Parent: parent})
+			field := firstNonEmpty(cs.pathOf(c.Type), path)
+			fs = append(fs, Finding{Severity: ConditionSeverity(c.Type, c.Status), Object: k, Source: t.sourceAtFirst(k, cs.pathOf(c.Type), path), Scope: scope,
+				Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message, Field: field, Parent: parent})
 		}
 	}
+	add := func(k ObjectKey, path, scope string, cs *conditionSet) {
+		addParent(k, ObjectKey{}, path, scope, cs, problemConditions(cs.list()))
+	}
 	for _, gc := range t.out.GatewayClasses {
-		add(ObjectKey{Kind: "GatewayClass", Name: gc.Name}, "", "", problemConditions(gc.Status.Conditions))
+		cs := &conditionSet{conds: gc.Status.Conditions} // an unmanaged class: the status it came with
+		if c := t.classes[gc.Name]; c != nil && c.managed {
+			cs = c.cond
+		}
+		add(ObjectKey{Kind: "GatewayClass", Name: gc.Name}, "", "", cs)
 	}
 	for _, g := range t.gateways {
-		add(g.key, "", "", problemConditions(g.obj.Status.Conditions))
-		for i, l := range g.obj.Status.Listeners {
-			add(g.key, "spec.listeners["+itoa(i)+"]", "listener "+quote(string(l.Name)), problemConditions(l.Conditions))
+		add(g.key, "", "", g.cond)
+		if g.pending() {
+			continue // no listener status while the class is not accepted
+		}
+		for i, l := range g.own {
+			add(g.key, "spec.listeners["+itoa(i)+"]", "listener "+quote(l.name), l.cond)
 		}
 	}
 	for _, s := range t.listenerSets {
-		add(s.key, "", "", problemConditions(s.obj.Status.Conditions))
-		for i, l := range s.obj.Status.Listeners {
-			add(s.key, "spec.listeners["+itoa(i)+"]", "listener "+quote(string(l.Name)), problemConditions(l.Conditions))
+		add(s.key, "", "", s.cond)
+		if !s.attached {
+			continue // no listener status while not attached
+		}
+		for i, l := range s.listeners {
+			add(s.key, "spec.listeners["+itoa(i)+"]", "listener "+quote(l.name), l.cond)
 		}
 	}
 	for _, r := range t.routes {
@@ -52,7 +58,7 @@ func (t *translator) collectFindings() []Finding {
 				continue // the common case: skip building the scope
 			}
 			if p.index < 0 {
-				add(r.key, "spec.useDefaultGateways", "useDefaultGateways: "+p.where, problems)
+				addParent(r.key, ObjectKey{}, "spec.useDefaultGateways", "useDefaultGateways: "+p.where, p.cond, problems)
 				continue
 			}
 			ns := r.key.Namespace
@@ -62,20 +68,20 @@ func (t *translator) collectFindings() []Finding {
 			scope := fmt.Sprintf("parentRefs[%d]: %s", p.index, parentDisplay(string(*p.ref.Kind), ns, string(p.ref.Name), p.ref))
 			parent := ObjectKey{Kind: string(*p.ref.Kind), Namespace: ns, Name: string(p.ref.Name)}
 			refs, rest := refProblems(r, problems)
-			addParent(r.key, parent, "spec.parentRefs["+itoa(p.index)+"]", scope, rest)
+			addParent(r.key, parent, "spec.parentRefs["+itoa(p.index)+"]", scope, p.cond, rest)
 			if len(refs) > 0 { // at the reference that does not resolve
-				addParent(r.key, parent, r.refFailures[0].path, scope, refs)
+				addParent(r.key, parent, r.refFailures[0].path, scope, p.cond, refs)
 			}
 		}
 		if len(r.parentRefs) == 0 && defaultScope(r.useDefaultGateways) == "" {
-			t.note(SeverityWarning, r.key, "", "the route has no parentRefs and attaches to nothing")
+			t.noteKind(NoteNoParentRefs, SeverityWarning, r.key, "", "the route has no parentRefs and attaches to nothing")
 		}
 	}
 	for _, p := range t.policies {
-		add(p.key, "", "", problemConditions(p.cond.list()))
+		add(p.key, "", "", p.cond)
 	}
 	for _, o := range t.conditionOwners {
-		add(o.key, "", "", problemConditions(o.cond.list()))
+		add(o.key, "", "", o.cond)
 	}
 	fs = append(fs, t.notes...)
 	sort.SliceStable(fs, func(i, j int) bool {
@@ -106,8 +112,7 @@ func (s Severity) Rank() int {
 }
 
 // problemConditions picks the conditions worth reporting: False positive
-// conditions, True negative ones (Conflicted, OverlappingTLSConfig,
-// PartiallyInvalid, InsecureFrontendValidationMode), Accepted=True with a
+// conditions, True negative ones (see NegativePolarity), Accepted=True with a
 // ListenersNotValid reason, and Unknown summaries. A False Programmed next to
 // a False Accepted, a listener's Programmed=False Pending (it repeats its
 // Gateway's own finding), or a conflict-reason Accepted=False next to
@@ -124,8 +129,7 @@ func problemConditions(conds []metav1.Condition) []metav1.Condition {
 	}
 	var out []metav1.Condition
 	for _, c := range conds {
-		switch c.Type {
-		case "Conflicted", "OverlappingTLSConfig", "PartiallyInvalid", "InsecureFrontendValidationMode":
+		if NegativePolarity(c.Type) {
 			if c.Status == metav1.ConditionTrue {
 				out = append(out, c)
 			}
@@ -161,19 +165,9 @@ func refProblems(r *routeState, problems []metav1.Condition) (refs, rest []metav
 	return refs, rest
 }
 
-// annotationPath is the field path of the annotation a message is about
-// ("annotation gwin.yandex.cloud/rules.timeout: …"), "" when none.
-func annotationPath(msg string) string {
-	_, rest, ok := strings.Cut(msg, "annotation ")
-	if !ok {
-		return ""
-	}
-	key, _, ok := strings.Cut(rest, ":")
-	if !ok || strings.ContainsAny(key, " \t") || !strings.Contains(key, "/") {
-		return ""
-	}
-	return "metadata.annotations[" + key + "]"
-}
+// annotationField is the field path of an annotation:
+// metadata.annotations[key].
+func annotationField(key string) string { return "metadata.annotations[" + key + "]" }
 
 // firstNonEmpty returns the first of its arguments that is not "".
 func firstNonEmpty(ss ...string) string {

@@ -58,7 +58,7 @@ func (t *translator) processGateways() {
 	for _, gw := range t.out.Gateways {
 		cs := t.classes[string(gw.Spec.GatewayClassName)]
 		if cs == nil || !cs.managed {
-			t.note(SeverityInfo, t.gatewayKey(gw), "", "GatewayClass "+string(gw.Spec.GatewayClassName)+" is not managed by gwdev: no status, not served")
+			t.noteKind(NoteClassNotManaged, SeverityInfo, t.gatewayKey(gw), "", "GatewayClass "+string(gw.Spec.GatewayClassName)+" is not managed by gwdev: no status, not served")
 			continue
 		}
 		g := &gatewayState{obj: gw, key: t.gatewayKey(gw), class: cs, cond: newConditionSet(gw.Generation, t.opts.Now)}

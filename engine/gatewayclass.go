@@ -43,7 +43,7 @@ func (t *translator) processGatewayClasses() {
 		cs := &classState{name: name, managed: t.classAllowed(name), accepted: true}
 		t.classes[name] = cs
 		if cs.managed {
-			t.note(SeverityInfo, ObjectKey{Kind: "GatewayClass", Name: name}, "",
+			t.noteKind(NoteNoGatewayClass, SeverityInfo, ObjectKey{Kind: "GatewayClass", Name: name}, "",
 				"no GatewayClass manifest: gwdev acts as the controller of class "+name)
 		}
 	}
@@ -71,7 +71,7 @@ func (t *translator) checkClassParameters(cs *classState) {
 	}
 	key := ObjectKey{Kind: "GatewayClass", Name: cs.name}
 	if ref.Group != "" || (ref.Kind != "ConfigMap" && ref.Kind != "Secret") {
-		t.note(SeverityWarning, key, "parametersRef",
+		t.noteKind(NoteParametersIgnored, SeverityWarning, key, "parametersRef",
 			"parametersRef "+string(ref.Group)+"/"+string(ref.Kind)+" "+ref.Name+" is implementation specific and not interpreted by gwdev")
 		return
 	}

@@ -137,7 +137,7 @@ func (t *translator) ingressCertificates(c *ingressClass) []*Certificate {
 			field := "spec.tls[" + itoa(i) + "]"
 			sec := t.secrets[k]
 			if sec == nil {
-				t.note(SeverityWarning, st.key, field, "TLS Secret "+k.ns+"/"+k.name+" not found: ingress-nginx serves its self-signed default certificate for these hosts")
+				t.noteKind(NoteRefNotFound, SeverityWarning, st.key, field, "TLS Secret "+k.ns+"/"+k.name+" not found: ingress-nginx serves its self-signed default certificate for these hosts")
 				continue
 			}
 			cert, err := parseTLSSecret(sec)
@@ -691,7 +691,7 @@ func (t *translator) nginxBackend(r *RouteRule, l *nginxLocation) {
 	svc := t.services[nsName{l.ns, svcRef.Name}]
 	if svc == nil {
 		r.DirectStatus, r.DirectReason = 503, "Service "+l.ns+"/"+svcRef.Name+" not found: ingress-nginx answers 503"
-		t.note(SeverityWarning, l.ing.key, l.field, "backend Service "+l.ns+"/"+svcRef.Name+" not found: ingress-nginx answers 503")
+		t.noteKind(NoteRefNotFound, SeverityWarning, l.ing.key, l.field, "backend Service "+l.ns+"/"+svcRef.Name+" not found: ingress-nginx answers 503")
 		return
 	}
 	var sp *corev1.ServicePort

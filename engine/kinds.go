@@ -45,6 +45,11 @@ type Kind struct {
 	// RouteProtocols are the listener protocols routes of this kind attach
 	// to (nil: not a route kind).
 	RouteProtocols []gwv1.ProtocolType
+	// Family is what routes of this kind route ("": not a route kind).
+	Family RouteFamily
+	// GRPC is true for a kind whose requests are gRPC calls, spoken to
+	// backends over HTTP/2 (GRPCRoute).
+	GRPC bool
 
 	ops kindOps
 }
@@ -108,18 +113,99 @@ func (k *Kind) IsRoute() bool { return len(k.RouteProtocols) > 0 }
 // or o is not of the kind's type).
 func (k *Kind) Route(o metav1.Object) Route { return k.ops.route(k, o) }
 
+// RouteFamily is what routes of a kind route, which decides how they are
+// compiled, attached and served.
+type RouteFamily string
+
+const (
+	// RouteFamilyRequest routes HTTP requests (gRPC calls are HTTP/2
+	// requests) by hostname, path, method and headers: HTTPRoute, GRPCRoute.
+	RouteFamilyRequest RouteFamily = "request"
+	// RouteFamilySNI routes TLS connections by their SNI: TLSRoute.
+	RouteFamilySNI RouteFamily = "sni"
+	// RouteFamilyStream forwards every connection (TCP) or datagram (UDP)
+	// of a listener: TCPRoute, UDPRoute.
+	RouteFamilyStream RouteFamily = "stream"
+)
+
+// The route kinds, by name, for code that builds objects or names a kind in
+// a message; questions about a kind go to its Kind entry (Family, GRPC,
+// RouteProtocols) through the functions below.
+const (
+	KindHTTPRoute = "HTTPRoute"
+	KindGRPCRoute = "GRPCRoute"
+	KindTLSRoute  = "TLSRoute"
+	KindTCPRoute  = "TCPRoute"
+	KindUDPRoute  = "UDPRoute"
+)
+
+// RouteFamilyOf is the family of a route kind ("": not a route kind).
+func RouteFamilyOf(kind string) RouteFamily {
+	if k := KindNamed(kind); k != nil {
+		return k.Family
+	}
+	return ""
+}
+
+// RoutesRequests reports whether routes of the kind route HTTP requests
+// (HTTPRoute, GRPCRoute).
+func RoutesRequests(kind string) bool { return RouteFamilyOf(kind) == RouteFamilyRequest }
+
+// RoutesGRPC reports whether routes of the kind route gRPC calls
+// (GRPCRoute).
+func RoutesGRPC(kind string) bool {
+	k := KindNamed(kind)
+	return k != nil && k.GRPC
+}
+
+// RoutesPlainHTTP reports whether routes of the kind route HTTP requests
+// that are not gRPC calls (HTTPRoute).
+func RoutesPlainHTTP(kind string) bool { return RoutesRequests(kind) && !RoutesGRPC(kind) }
+
+// RoutesDatagrams reports whether routes of the kind attach to UDP
+// listeners and forward datagrams (UDPRoute).
+func RoutesDatagrams(kind string) bool {
+	k := KindNamed(kind)
+	return k != nil && slices.Contains(k.RouteProtocols, gwv1.UDPProtocolType)
+}
+
+// RouteHasHostnames reports whether routes of the kind have
+// spec.hostnames (HTTPRoute, GRPCRoute, TLSRoute).
+func RouteHasHostnames(kind string) bool {
+	f := RouteFamilyOf(kind)
+	return f == RouteFamilyRequest || f == RouteFamilySNI
+}
+
+// RouteKindsFor lists the route kinds gwdev supports on a listener protocol,
+// in registry order (HTTPS: HTTPRoute, GRPCRoute; TLS: TLSRoute).
+func RouteKindsFor(protocol gwv1.ProtocolType) []string {
+	var out []string
+	for _, k := range kinds {
+		if slices.Contains(k.RouteProtocols, protocol) {
+			out = append(out, k.Kind)
+		}
+	}
+	return out
+}
+
 // Kinds returns the registry in output order: classes and Gateways, routes,
 // policies, then core objects. Callers must not modify it.
 func Kinds() []*Kind { return kinds }
 
 // KindNamed returns the registry entry of a kind ("HTTPRoute"), or nil.
-func KindNamed(kind string) *Kind {
+func KindNamed(kind string) *Kind { return kindsByName[kind] }
+
+// kindsByName indexes the registry by Kind (the first entry of a name wins).
+// It is filled in init, not in its declaration: the registry's compile
+// functions ask kind questions, and a declaration would be a cycle.
+var kindsByName = map[string]*Kind{}
+
+func init() {
 	for _, k := range kinds {
-		if k.Kind == kind {
-			return k
+		if _, ok := kindsByName[k.Kind]; !ok {
+			kindsByName[k.Kind] = k
 		}
 	}
-	return nil
 }
 
 // AddObject appends o to the Snapshot slice of its kind and reports whether
@@ -142,7 +228,7 @@ var kinds = []*Kind{
 	{Kind: "ListenerSet", Group: Group, Version: "v1", Resource: "listenersets", Namespaced: true, ServedVersions: []string{"v1"},
 		Aliases: []schema.GroupVersionKind{{Group: ExperimentalGroup, Version: "v1alpha1", Kind: "XListenerSet"}},
 		Status:  true, ops: kindOf(func(s *Snapshot) *[]*gwv1.ListenerSet { return &s.ListenerSets }, nil)},
-	{Kind: "HTTPRoute", Group: Group, Version: "v1", Resource: "httproutes", Namespaced: true, ServedVersions: []string{"v1", "v1beta1"},
+	{Kind: KindHTTPRoute, Family: RouteFamilyRequest, Group: Group, Version: "v1", Resource: "httproutes", Namespaced: true, ServedVersions: []string{"v1", "v1beta1"},
 		Status: true, RouteProtocols: []gwv1.ProtocolType{gwv1.HTTPProtocolType, gwv1.HTTPSProtocolType},
 		ops: kindOf(func(s *Snapshot) *[]*gwv1.HTTPRoute { return &s.HTTPRoutes },
 			&routeAccess[*gwv1.HTTPRoute]{
@@ -152,7 +238,7 @@ var kinds = []*Kind{
 				status:    func(o *gwv1.HTTPRoute) *gwv1.RouteStatus { return &o.Status.RouteStatus },
 				compile:   (*translator).compileHTTPRoute,
 			})},
-	{Kind: "GRPCRoute", Group: Group, Version: "v1", Resource: "grpcroutes", Namespaced: true, ServedVersions: []string{"v1"},
+	{Kind: KindGRPCRoute, Family: RouteFamilyRequest, GRPC: true, Group: Group, Version: "v1", Resource: "grpcroutes", Namespaced: true, ServedVersions: []string{"v1"},
 		Status: true, RouteProtocols: []gwv1.ProtocolType{gwv1.HTTPProtocolType, gwv1.HTTPSProtocolType},
 		ops: kindOf(func(s *Snapshot) *[]*gwv1.GRPCRoute { return &s.GRPCRoutes },
 			&routeAccess[*gwv1.GRPCRoute]{
@@ -162,7 +248,7 @@ var kinds = []*Kind{
 				status:    func(o *gwv1.GRPCRoute) *gwv1.RouteStatus { return &o.Status.RouteStatus },
 				compile:   (*translator).compileGRPCRoute,
 			})},
-	{Kind: "TLSRoute", Group: Group, Version: "v1", Resource: "tlsroutes", Namespaced: true, ServedVersions: []string{"v1", "v1alpha2", "v1alpha3"},
+	{Kind: KindTLSRoute, Family: RouteFamilySNI, Group: Group, Version: "v1", Resource: "tlsroutes", Namespaced: true, ServedVersions: []string{"v1", "v1alpha2", "v1alpha3"},
 		Status: true, RouteProtocols: []gwv1.ProtocolType{gwv1.TLSProtocolType},
 		ops: kindOf(func(s *Snapshot) *[]*gwv1.TLSRoute { return &s.TLSRoutes },
 			&routeAccess[*gwv1.TLSRoute]{
@@ -172,7 +258,7 @@ var kinds = []*Kind{
 				status:    func(o *gwv1.TLSRoute) *gwv1.RouteStatus { return &o.Status.RouteStatus },
 				compile:   (*translator).compileTLSRoute,
 			})},
-	{Kind: "TCPRoute", Group: Group, Version: "v1", Resource: "tcproutes", Namespaced: true, ServedVersions: []string{"v1", "v1alpha2"},
+	{Kind: KindTCPRoute, Family: RouteFamilyStream, Group: Group, Version: "v1", Resource: "tcproutes", Namespaced: true, ServedVersions: []string{"v1", "v1alpha2"},
 		Status: true, RouteProtocols: []gwv1.ProtocolType{gwv1.TCPProtocolType},
 		ops: kindOf(func(s *Snapshot) *[]*gwv1.TCPRoute { return &s.TCPRoutes },
 			&routeAccess[*gwv1.TCPRoute]{
@@ -181,7 +267,7 @@ var kinds = []*Kind{
 				status:  func(o *gwv1.TCPRoute) *gwv1.RouteStatus { return &o.Status.RouteStatus },
 				compile: (*translator).compileTCPRoute,
 			})},
-	{Kind: "UDPRoute", Group: Group, Version: "v1", Resource: "udproutes", Namespaced: true, ServedVersions: []string{"v1", "v1alpha2"},
+	{Kind: KindUDPRoute, Family: RouteFamilyStream, Group: Group, Version: "v1", Resource: "udproutes", Namespaced: true, ServedVersions: []string{"v1", "v1alpha2"},
 		Status: true, RouteProtocols: []gwv1.ProtocolType{gwv1.UDPProtocolType},
 		ops: kindOf(func(s *Snapshot) *[]*gwv1.UDPRoute { return &s.UDPRoutes },
 			&routeAccess[*gwv1.UDPRoute]{

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
@@ -72,18 +71,6 @@ func (l *listenerState) programmed() bool {
 	return !l.conflicted && !l.cond.isFalse("Accepted") && !l.cond.isFalse("Programmed")
 }
 
-// routeKindsFor lists the route kinds gwdev supports on a protocol, in
-// registry order.
-func routeKindsFor(p gwv1.ProtocolType) []string {
-	var out []string
-	for _, k := range kinds {
-		if slices.Contains(k.RouteProtocols, p) {
-			out = append(out, k.Kind)
-		}
-	}
-	return out
-}
-
 // protocolFamily groups protocols that can share a port when hostnames differ.
 func protocolFamily(p gwv1.ProtocolType) string {
 	switch p {
@@ -113,7 +100,7 @@ func (t *translator) processListeners() {
 
 // validateListener checks the protocol, allowed route kinds and TLS config.
 func (t *translator) validateListener(l *listenerState) {
-	kinds := routeKindsFor(l.protocol)
+	kinds := RouteKindsFor(l.protocol)
 	if kinds == nil {
 		l.cond.fail("Accepted", string(gwv1.ListenerReasonUnsupportedProtocol),
 			fmt.Sprintf("protocol %q is not supported; gwdev supports HTTP, HTTPS, TLS, TCP and UDP", l.protocol))
@@ -206,7 +193,7 @@ func (t *translator) detectConflicts(ls []*listenerState) {
 	// The Gateway's own listeners: every listener of a conflicting pair is
 	// marked (spec: no picking one of the conflicting listeners as the winner).
 	for i, a := range ls {
-		if a.set != nil || routeKindsFor(a.protocol) == nil {
+		if a.set != nil || RouteKindsFor(a.protocol) == nil {
 			continue
 		}
 		for _, b := range ls[i+1:] {
@@ -228,7 +215,7 @@ func (t *translator) detectConflicts(ls []*listenerState) {
 	// single Gateway").
 	var accepted []*listenerState
 	for _, l := range ls {
-		if l.set == nil && conflicts[l] == nil && routeKindsFor(l.protocol) != nil {
+		if l.set == nil && conflicts[l] == nil && RouteKindsFor(l.protocol) != nil {
 			accepted = append(accepted, l)
 		}
 	}
@@ -262,7 +249,7 @@ func (t *translator) setConflicts(entries, accepted []*listenerState, mark func(
 	conflicts map[*listenerState]*listenerConflict) []*listenerState {
 	var rest []*listenerState
 	for _, l := range entries {
-		if routeKindsFor(l.protocol) == nil {
+		if RouteKindsFor(l.protocol) == nil {
 			continue
 		}
 		for _, a := range accepted {
@@ -294,7 +281,7 @@ func (t *translator) setConflicts(entries, accepted []*listenerState, mark func(
 // port and transport, protocols of different families conflict, TCP and UDP
 // listeners cannot be told apart, and others conflict on equal hostnames.
 func listenersConflict(a, b *listenerState) (gwv1.ListenerConditionReason, bool) {
-	if b.port != a.port || transportOf(a.protocol) != transportOf(b.protocol) || routeKindsFor(b.protocol) == nil {
+	if b.port != a.port || transportOf(a.protocol) != transportOf(b.protocol) || RouteKindsFor(b.protocol) == nil {
 		return "", false
 	}
 	switch {

@@ -119,7 +119,9 @@ func (t *translator) attachListenerSet(s *listenerSetState) bool {
 		return fail(gwv1.ListenerSetReasonParentNotAccepted, fmt.Sprintf("parent Gateway %s/%s is not accepted", g.key.Namespace, g.key.Name))
 	}
 	if why := t.profileListenerSet(s); why != "" {
-		return fail(gwv1.ListenerSetReasonInvalid, why)
+		s.cond.failAt(verdictField(why), accepted, string(gwv1.ListenerSetReasonInvalid), why)
+		s.cond.failAt(verdictField(why), programmed, string(gwv1.ListenerSetReasonInvalid), why)
+		return false
 	}
 	s.attached = true
 	g.sets = append(g.sets, s)

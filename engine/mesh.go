@@ -85,7 +85,7 @@ func (t *translator) attachMesh(r *routeState, idx int, ref gwv1.ParentReference
 		a.consumer = r.key.Namespace
 	}
 	acc := string(gwv1.RouteConditionAccepted)
-	if r.kind != "HTTPRoute" && r.kind != "GRPCRoute" {
+	if !RoutesRequests(r.kind) {
 		p.cond.fail(acc, string(gwv1.RouteReasonUnsupportedValue),
 			fmt.Sprintf("gwdev's mesh binds HTTPRoutes and GRPCRoutes to Services, not %ss", r.kind))
 		return p
@@ -173,7 +173,7 @@ type meshPortKey struct {
 func (t *translator) resolveMeshConflicts() {
 	grpc := map[meshPortKey]*routeState{}
 	for _, a := range t.mesh {
-		if a.route.kind != "GRPCRoute" || a.route.allRulesDropped() {
+		if !RoutesGRPC(a.route.kind) || a.route.allRulesDropped() {
 			continue
 		}
 		for _, sp := range a.ports {
@@ -187,7 +187,7 @@ func (t *translator) resolveMeshConflicts() {
 		return
 	}
 	for _, a := range t.mesh {
-		if a.route.kind != "HTTPRoute" {
+		if !RoutesPlainHTTP(a.route.kind) {
 			continue
 		}
 		kept := a.ports[:0:0]

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gwdev/gwdev/engine/table"
@@ -217,26 +218,20 @@ func ingressRule(r *RouteRule) bool {
 	return r.Route.Kind == "Ingress" || r.Route.Kind == "IngressClass"
 }
 
-// routeObject finds an HTTPRoute or GRPCRoute of the result (nil: none).
+// routeObject finds a route of the result that routes requests (an
+// HTTPRoute or GRPCRoute; nil: none).
 func (r *Result) routeObject(k ObjectKey) object {
-	if r.Objects == nil {
+	kind := KindNamed(k.Kind)
+	if r.Objects == nil || kind == nil || kind.Family != RouteFamilyRequest {
 		return nil
 	}
-	switch k.Kind {
-	case "HTTPRoute":
-		for _, o := range r.Objects.HTTPRoutes {
-			if o.Namespace == k.Namespace && o.Name == k.Name {
-				return o
-			}
+	var found object
+	kind.Each(r.Objects, func(key ObjectKey, o metav1.Object) {
+		if key == k {
+			found = o
 		}
-	case "GRPCRoute":
-		for _, o := range r.Objects.GRPCRoutes {
-			if o.Namespace == k.Namespace && o.Name == k.Name {
-				return o
-			}
-		}
-	}
-	return nil
+	})
+	return found
 }
 
 // DescribeRule names a table rule and its match for people, e.g.

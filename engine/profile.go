@@ -271,6 +271,11 @@ func (t *translator) profileListener(l *listenerState) {
 	}
 }
 
+// verdictField is the field a profile's verdict (the refusal profileRoute
+// or profileListenerSet returns) is about, "" when it names none; only
+// gwin's name one.
+func verdictField(why string) string { return gwinField(why) }
+
 // profileRoute checks a route against the profile of the Gateway it
 // attaches to: unsupported features refuse it, features the implementation
 // does not do give one warning per route and profile, and the profile's own

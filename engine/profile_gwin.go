@@ -162,7 +162,7 @@ func (p gwinProfile) checkGateway(t *translator, g *gatewayState) {
 	gs.warns = appendNew(gs.warns, warns...)
 	t.reportGwinSettings(g.key, gs)
 	if len(gs.errs) > 0 {
-		g.cond.fail(string(gwv1.GatewayConditionAccepted), string(gwv1.GatewayReasonInvalidParameters), gwinErrors(gs.errs))
+		g.cond.failAt(gwinField(gwinErrors(gs.errs)), string(gwv1.GatewayConditionAccepted), string(gwv1.GatewayReasonInvalidParameters), gwinErrors(gs.errs))
 	}
 }
 
@@ -175,13 +175,13 @@ func gwinErrors(errs []string) string {
 // gwdev does not emulate as findings.
 func (t *translator) reportGwinSettings(key ObjectKey, gs *gwinSettings) {
 	for _, w := range gs.warns {
-		t.note(SeverityWarning, key, "", w)
+		t.noteAt("", SeverityWarning, key, gwinField(w), "", w)
 	}
 	if len(gs.errs) > 0 {
 		return
 	}
 	if ne := gs.notEmulated(); len(ne) > 0 {
-		t.note(SeverityInfo, key, "", "gwin settings validated but not emulated locally (they configure the cloud load balancer): "+strings.Join(ne, ", "))
+		t.noteKind(NoteNotEmulated, SeverityInfo, key, "", "gwin settings validated but not emulated locally (they configure the cloud load balancer): "+strings.Join(ne, ", "))
 	}
 }
 
@@ -385,7 +385,7 @@ func (t *translator) checkGwinServices() {
 			continue
 		}
 		for _, e := range gs.errs {
-			t.note(SeverityError, key, "", "invalid gwin settings: "+e)
+			t.noteAt(NoteProfileInvalid, SeverityError, key, gwinField(e), "", "invalid gwin settings: "+e)
 		}
 		t.reportGwinSettings(key, gs)
 	}

@@ -37,7 +37,7 @@ func (gwinProfile) checkAddresses(t *translator, g *gatewayState, used map[strin
 		at := fmt.Sprintf("spec.addresses[%d]", i)
 		notUsable := func(msg string) { unusable = append(unusable, at+": "+msg) }
 		cloud := func(what string) {
-			t.note(SeverityInfo, g.key, at, what+" is a cloud address, not emulated locally: gwdev serves the Gateway on a loopback address")
+			t.noteKind(NoteNotEmulated, SeverityInfo, g.key, at, what+" is a cloud address, not emulated locally: gwdev serves the Gateway on a loopback address")
 		}
 		switch {
 		case typ == string(gwv1.IPAddressType):

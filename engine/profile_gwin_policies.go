@@ -162,7 +162,7 @@ func (t *translator) writeGwinPolicyStatus(p *gwinPolicy) {
 	p.obj.Status = &ImplementationPolicyStatus{Conditions: cond.list()}
 	if c := cond.get(acc); c != nil && c.Status == metav1.ConditionFalse {
 		t.notes = append(t.notes, Finding{Severity: SeverityError, Object: p.key, Source: t.source(p.key),
-			Condition: acc + "=False", Reason: c.Reason, Message: c.Message})
+			Type: acc, Status: metav1.ConditionFalse, Reason: c.Reason, Message: c.Message})
 	}
 }
 

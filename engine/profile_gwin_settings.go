@@ -64,6 +64,23 @@ func (s *gwinSetting) subVars() []string {
 	return s.vars
 }
 
+// gwinField is the field a gwin message is about: the first annotation it
+// names in the form parseAnnotations writes ("annotation <key>: …"), as
+// metadata.annotations[<key>]; "" when it names none. gwin's problems are
+// strings until the profile carries them typed; this reads only gwin's own
+// format, next to the code that writes it.
+func gwinField(msg string) string {
+	_, rest, ok := strings.Cut(msg, "annotation ")
+	if !ok {
+		return ""
+	}
+	key, _, ok := strings.Cut(rest, ":")
+	if !ok || strings.ContainsAny(key, " \t") || !strings.Contains(key, "/") {
+		return ""
+	}
+	return annotationField(key)
+}
+
 // parseAnnotations reads the gwin annotations of an object.
 func parseAnnotations(sc *gwinSchema, key ObjectKey, annotations map[string]string) ([]*gwinSetting, []string) {
 	origin := "annotations of " + key.Kind + " " + key.Namespace + "/" + key.Name

@@ -99,7 +99,7 @@ func (gwinProfile) routeRule(t *translator, l *listenerState, host string, r *ro
 	ruleEff := gs.effective("rule", rr.RuleName, seen)
 	hostEff := gs.effective("host", routeHostFor(gs, l.hostname, host), seen)
 	c := *rr
-	if r.kind == "HTTPRoute" || r.kind == "GRPCRoute" {
+	if RoutesRequests(r.kind) {
 		tm := &table.Timeouts{}
 		if rr.Timeouts != nil {
 			*tm = *rr.Timeouts

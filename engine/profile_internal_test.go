@@ -46,7 +46,7 @@ func TestProfileRefusals(t *testing.T) {
 	var got []string
 	for _, f := range res.Findings {
 		if f.Severity == SeverityError {
-			got = append(got, f.Object.Name+" "+f.Scope+" "+f.Condition+" "+f.Reason+": "+f.Message)
+			got = append(got, f.Object.Name+" "+f.Scope+" "+f.Condition()+" "+f.Reason+": "+f.Message)
 		}
 	}
 	want := []string{

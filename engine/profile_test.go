@@ -26,7 +26,7 @@ func findings(res *engine.Result, kind string) []string {
 	var out []string
 	for _, f := range res.Findings {
 		if f.Object.Kind == kind {
-			out = append(out, string(f.Severity)+": "+f.Condition+" "+f.Message)
+			out = append(out, string(f.Severity)+": "+f.Condition()+" "+f.Message)
 		}
 	}
 	return out

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"encoding/json"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -76,27 +78,90 @@ const (
 	SeverityInfo Severity = "info"
 )
 
-// Finding is one problem or note about an object, derived from its status
-// (every False positive-polarity condition, every True negative-polarity one)
-// or from gwdev's own checks.
+// Finding is one problem or note about an object: a condition gwdev set
+// that says something is wrong (see ConditionIsProblem), or one of gwdev's
+// own checks (Type ""). It leaves the engine typed; nobody parses its
+// message.
 type Finding struct {
-	Severity Severity  `json:"severity"`
-	Object   ObjectKey `json:"object"`
-	Source   Source    `json:"source,omitzero"`
+	Severity Severity
+	Object   ObjectKey
+	Source   Source
 	// Scope narrows the finding inside the object, e.g. `listener "https"` or
 	// `parentRef[0] gateway default/gw` ("" for the object as a whole).
-	Scope     string `json:"scope,omitempty"`
-	Condition string `json:"condition,omitempty"`
-	Reason    string `json:"reason,omitempty"`
-	Message   string `json:"message"`
+	Scope string
+	// Type and Status are the condition's ("Accepted", "False"); both ""
+	// for gwdev's own notes.
+	Type   string
+	Status metav1.ConditionStatus
+	// Reason is the condition's reason ("" for a note).
+	Reason string
+	// Kind says what a note of gwdev's own is about, for code that
+	// explains or groups notes ("": a condition, or a note nobody needs to
+	// tell apart). Not in the YAML.
+	Kind    NoteKind
+	Message string
 	// Field is the path of the field the finding is about inside the
 	// object ("spec.listeners[1]", "spec.parentRefs[0]", a backendRef's
-	// path, "metadata.annotations[key]"); "" for the object as a whole.
-	// Not in the golden YAML (Source's line already points at it).
-	Field string `json:"-"`
+	// path, "metadata.annotations[key]"), carried from where the condition
+	// or note was set; "" for the object as a whole. Not in the golden
+	// YAML (Source's line already points at it).
+	Field string
 	// Parent is the Gateway or ListenerSet a route's parentRef names, for
 	// a finding about that attachment (zero: none).
-	Parent ObjectKey `json:"-"`
+	Parent ObjectKey
+}
+
+// NoteKind says what one of gwdev's own notes (a Finding without a
+// condition) is about, so that the TUI and check explain it without
+// reading its message.
+type NoteKind string
+
+// The kinds of notes other packages tell apart.
+const (
+	NoteUnknownTLSOption           NoteKind = "UnknownTLSOption"
+	NoteTLSOptionsPassthrough      NoteKind = "TLSOptionsPassthrough"
+	NoteEchoAuthAllowsAll          NoteKind = "EchoAuthAllowsAll"
+	NoteNoListenerSetCanAttach     NoteKind = "NoListenerSetCanAttach"
+	NoteNoParentRefs               NoteKind = "NoParentRefs"
+	NoteNoGatewayClass             NoteKind = "NoGatewayClass"
+	NoteClassNotManaged            NoteKind = "ClassNotManaged"
+	NoteCertificateRefsPassthrough NoteKind = "CertificateRefsPassthrough"
+	NoteEchoTLSGenerated           NoteKind = "EchoTLSGenerated"
+	NoteProfileInvalid             NoteKind = "ProfileInvalid"
+	NoteNotEmulated                NoteKind = "NotEmulated"
+	NoteRefNotFound                NoteKind = "RefNotFound"
+	NoteNotForClientAuth           NoteKind = "NotForClientAuth"
+	NoteCertificateExpired         NoteKind = "CertificateExpired"
+	NoteUnused                     NoteKind = "Unused"
+	NoteParametersIgnored          NoteKind = "ParametersIgnored"
+	NoteCrossKindHostname          NoteKind = "CrossKindHostname"
+)
+
+// Condition is "Type=Status" ("Accepted=False"), "" for a note: how
+// findings show their condition.
+func (f Finding) Condition() string {
+	if f.Type == "" {
+		return ""
+	}
+	return f.Type + "=" + string(f.Status)
+}
+
+// findingJSON is the serialised form of a Finding (gwdev check -o yaml,
+// the admin API): the condition as one "Type=Status" field.
+type findingJSON struct {
+	Severity  Severity  `json:"severity"`
+	Object    ObjectKey `json:"object"`
+	Source    Source    `json:"source,omitzero"`
+	Scope     string    `json:"scope,omitempty"`
+	Condition string    `json:"condition,omitempty"`
+	Reason    string    `json:"reason,omitempty"`
+	Message   string    `json:"message"`
+}
+
+// MarshalJSON writes the finding as findingJSON.
+func (f Finding) MarshalJSON() ([]byte, error) {
+	return json.Marshal(findingJSON{Severity: f.Severity, Object: f.Object, Source: f.Source, Scope: f.Scope,
+		Condition: f.Condition(), Reason: f.Reason, Message: f.Message})
 }
 
 // Result is the outcome of a translation: the input objects with status

@@ -44,7 +44,7 @@ func (t *translator) compileTLSRoute(r *routeState, o *gwv1.TLSRoute) {
 	for i, rule := range o.Spec.Rules {
 		name := ruleName(r, i)
 		r.addEntry(name, i, -1)
-		r.sni = append(r.sni, &SNIRoute{Name: name, Route: r.key, Source: r.ruleSource(i),
+		r.sni = append(r.sni, &SNIRoute{Name: name, Route: r.key, Source: r.ruleSource(i), Index: &table.RuleIndex{Rule: i, Match: -1},
 			Backends: t.resolveBackendRefs(r, i, name, rule.BackendRefs)})
 	}
 }
@@ -67,7 +67,7 @@ func (t *translator) compileUDPRoute(r *routeState, o *gwv1.UDPRoute) {
 func (t *translator) compileStreamRule(r *routeState, i int, refs []gwv1.BackendRef) {
 	name := ruleName(r, i)
 	r.addEntry(name, i, -1)
-	r.stream = append(r.stream, &StreamRoute{Name: name, Route: r.key, Source: r.ruleSource(i),
+	r.stream = append(r.stream, &StreamRoute{Name: name, Route: r.key, Source: r.ruleSource(i), Index: &table.RuleIndex{Rule: i, Match: -1},
 		Backends: t.resolveBackendRefs(r, i, name, refs)})
 }
 
@@ -120,6 +120,7 @@ func (t *translator) compileHTTPRoute(r *routeState, o *gwv1.HTTPRoute) {
 			rr := *proto
 			rr.Name = name + "/match/" + itoa(j)
 			r.addEntry(rr.Name, i, j)
+			rr.Index = &table.RuleIndex{Rule: i, Match: j}
 			rr.HTTP = compileHTTPMatch(&matches[j])
 			rr.Filters = compileFilters(rule.Filters, rr.HTTP)
 			rr.Backends = backendsForMatch(proto.Backends, backendFilters, rr.HTTP, j)
@@ -189,6 +190,7 @@ func (t *translator) compileGRPCRoute(r *routeState, o *gwv1.GRPCRoute) {
 			rr := *proto
 			rr.Name = name + "/match/" + itoa(j)
 			r.addEntry(rr.Name, i, j)
+			rr.Index = &table.RuleIndex{Rule: i, Match: j}
 			rr.GRPC = compileGRPCMatch(&matches[j])
 			r.rules = append(r.rules, &rr)
 			r.pathLens = append(r.pathLens, 0)

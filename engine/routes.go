@@ -227,7 +227,7 @@ func (t *translator) attachRoute(r *routeState, idx int, ref gwv1.ParentReferenc
 		candidates, parent = s.listeners, s.parent
 	}
 	if why := t.profileRoute(r, parent); why != "" {
-		p.cond.fail(acc, string(gwv1.RouteReasonUnsupportedValue), why)
+		p.cond.failAt(verdictField(why), acc, string(gwv1.RouteReasonUnsupportedValue), why)
 		return p
 	}
 	var selected []*listenerState
@@ -251,7 +251,7 @@ func (t *translator) attachRoute(r *routeState, idx int, ref gwv1.ParentReferenc
 			continue
 		}
 		hosts := []string{""}
-		if r.hostnames != nil || r.kind == "HTTPRoute" || r.kind == "GRPCRoute" || r.kind == "TLSRoute" {
+		if r.hostnames != nil || RouteHasHostnames(r.kind) {
 			var ok bool
 			hosts, ok = effectiveHostnames(l.hostname, r.hostnames)
 			if !ok {
@@ -299,7 +299,7 @@ func (t *translator) finishParent(r *routeState, p *parentResult) {
 		t.recordBackendUses(r, p)
 	}
 	if len(p.conflicts) > 0 {
-		t.note(SeverityWarning, r.key, "parent "+p.where, strings.Join(p.conflicts, "; "))
+		t.noteKind(NoteCrossKindHostname, SeverityWarning, r.key, "parent "+p.where, strings.Join(p.conflicts, "; "))
 	}
 	p.cond.setDefault(acc, metav1.ConditionTrue, string(gwv1.RouteReasonAccepted), "accepted by "+p.where)
 	if len(r.dropped) > 0 {
@@ -430,7 +430,7 @@ func (t *translator) resolveCrossServing() {
 	var order []*listenerState
 	byListener := map[*listenerState][]crossServingCandidate{}
 	for _, r := range t.routes {
-		if (r.kind != "HTTPRoute" && r.kind != "GRPCRoute") || r.allRulesDropped() {
+		if !RoutesRequests(r.kind) || r.allRulesDropped() {
 			continue
 		}
 		for _, p := range r.parents {
@@ -454,9 +454,9 @@ func (t *translator) resolveCrossServing() {
 		// other kind, so the common case (no GRPCRoutes) stays linear.
 		kept := map[string][]*attachment{}
 		for _, c := range cs {
-			other := "GRPCRoute"
-			if c.a.route.kind == "GRPCRoute" {
-				other = "HTTPRoute"
+			other := KindGRPCRoute
+			if RoutesGRPC(c.a.route.kind) {
+				other = KindHTTPRoute
 			}
 			if winner := crossServingWinner(kept[other], c.a); winner != nil {
 				c.p.conflicts = append(c.p.conflicts, fmt.Sprintf(

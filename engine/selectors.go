@@ -50,6 +50,6 @@ func (t *translator) noteAllowedListenersSelector(g *gatewayState) {
 		return
 	}
 	if why := selectorProblem(al.Namespaces.From, al.Namespaces.Selector); why != "" {
-		t.note(SeverityWarning, g.key, "spec.allowedListeners.namespaces", why+"; no ListenerSet can attach to this Gateway")
+		t.noteKind(NoteNoListenerSetCanAttach, SeverityWarning, g.key, "spec.allowedListeners.namespaces", why+"; no ListenerSet can attach to this Gateway")
 	}
 }

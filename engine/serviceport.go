@@ -7,7 +7,7 @@ import (
 // routeTransport is the Service port protocol a route kind's traffic uses:
 // UDP for UDPRoute, TCP for every other kind.
 func routeTransport(routeKind string) corev1.Protocol {
-	if routeKind == "UDPRoute" {
+	if RoutesDatagrams(routeKind) {
 		return corev1.ProtocolUDP
 	}
 	return corev1.ProtocolTCP

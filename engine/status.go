@@ -143,7 +143,7 @@ func (t *translator) writePolicyStatus(ps *policyState) {
 	ps.cond.setDefault(string(gwv1.PolicyConditionAccepted), metav1.ConditionTrue, string(gwv1.PolicyReasonAccepted), "policy is accepted")
 	ps.ancestors = t.policyAncestors(ps)
 	if len(ps.ancestors) == 0 {
-		t.note(SeverityInfo, ps.key, "", "no route of a managed Gateway uses a Service this policy targets")
+		t.noteKind(NoteUnused, SeverityInfo, ps.key, "", "no route of a managed Gateway uses a Service this policy targets")
 	}
 	ps.obj.Status.Ancestors = t.policyAncestorStatus(ps.ancestors, ps.cond)
 }

@@ -38,7 +38,7 @@ func (t *translator) resolveListenerTLS(l *listenerState, mode gwv1.TLSModeType)
 	}
 	if mode == gwv1.TLSModePassthrough {
 		if len(l.tls.CertificateRefs) > 0 {
-			t.note(SeverityWarning, l.ownerKey(), "listener "+quote(l.name),
+			t.noteKind(NoteCertificateRefsPassthrough, SeverityWarning, l.ownerKey(), "listener "+quote(l.name),
 				"tls.certificateRefs are ignored in Passthrough mode: the backend terminates TLS")
 		}
 		return
@@ -57,7 +57,7 @@ func (t *translator) resolveListenerTLS(l *listenerState, mode gwv1.TLSModeType)
 			continue
 		}
 		if !t.opts.Now.IsZero() && cert.NotAfter.Before(t.opts.Now.Time) {
-			t.note(SeverityWarning, owner, "listener "+quote(l.name),
+			t.noteKind(NoteCertificateExpired, SeverityWarning, owner, "listener "+quote(l.name),
 				fmt.Sprintf("certificate in Secret %s expired at %s; clients will refuse it", cert.Secret, cert.NotAfter.UTC().Format("2006-01-02T15:04:05Z")))
 		}
 		lt.Certificates = append(lt.Certificates, cert)

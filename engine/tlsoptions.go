@@ -107,7 +107,7 @@ func (t *translator) listenerTLSOptions(l *listenerState, lt *ListenerTLS) {
 	lim, unknown, err := parseTLSOptions(l.tls.Options)
 	scope := "listener " + quote(l.name)
 	for _, k := range unknown {
-		t.note(SeverityWarning, l.ownerKey(), scope, fmt.Sprintf("tls.options[%s] is not an option gwdev knows; it is ignored (gwdev's keys: %s, %s, %s)",
+		t.noteKind(NoteUnknownTLSOption, SeverityWarning, l.ownerKey(), scope, fmt.Sprintf("tls.options[%s] is not an option gwdev knows; it is ignored (gwdev's keys: %s, %s, %s)",
 			k, TLSOptionMinVersion, TLSOptionMaxVersion, TLSOptionCipherSuites))
 	}
 	if err != nil {
@@ -117,7 +117,7 @@ func (t *translator) listenerTLSOptions(l *listenerState, lt *ListenerTLS) {
 		return
 	}
 	if lim != nil && lt.Mode == table.TLSModePassthrough {
-		t.note(SeverityWarning, l.ownerKey(), scope, "tls.options: gwdev's TLS version and cipher suite keys are ignored in Passthrough mode: the backend terminates TLS")
+		t.noteKind(NoteTLSOptionsPassthrough, SeverityWarning, l.ownerKey(), scope, "tls.options: gwdev's TLS version and cipher suite keys are ignored in Passthrough mode: the backend terminates TLS")
 		return
 	}
 	lt.Limits = lim
@@ -129,7 +129,7 @@ func (t *translator) listenerTLSOptions(l *listenerState, lt *ListenerTLS) {
 func (t *translator) policyTLSOptions(ps *policyState) {
 	lim, unknown, err := parseTLSOptions(ps.obj.Spec.Options)
 	for _, k := range unknown {
-		t.note(SeverityWarning, ps.key, "spec.options", fmt.Sprintf("options[%s] is not an option gwdev knows; it is ignored (gwdev's keys: %s, %s, %s)",
+		t.noteKind(NoteUnknownTLSOption, SeverityWarning, ps.key, "spec.options", fmt.Sprintf("options[%s] is not an option gwdev knows; it is ignored (gwdev's keys: %s, %s, %s)",
 			k, TLSOptionMinVersion, TLSOptionMaxVersion, TLSOptionCipherSuites))
 	}
 	if err != nil {

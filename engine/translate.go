@@ -265,11 +265,21 @@ func (t *translator) sourceAtFirst(k ObjectKey, paths ...string) Source {
 	return src.At("")
 }
 
-// note records a finding that does not come from a status condition; one
-// about an annotation points at the annotation's line.
+// note records a finding that does not come from a status condition.
 func (t *translator) note(sev Severity, k ObjectKey, scope, msg string) {
-	t.notes = append(t.notes, Finding{Severity: sev, Object: k, Source: t.sourceAtFirst(k, annotationPath(msg), listItem(scope)), Scope: scope, Message: msg,
-		Field: firstNonEmpty(annotationPath(msg), fieldPath(scope))})
+	t.noteAt("", sev, k, "", scope, msg)
+}
+
+// noteKind is note of a kind other packages tell apart.
+func (t *translator) noteKind(kind NoteKind, sev Severity, k ObjectKey, scope, msg string) {
+	t.noteAt(kind, sev, k, "", scope, msg)
+}
+
+// noteAt is noteKind about the field at path ("metadata.annotations[key]"),
+// which the finding points at; "" when the scope says where.
+func (t *translator) noteAt(kind NoteKind, sev Severity, k ObjectKey, path, scope, msg string) {
+	t.notes = append(t.notes, Finding{Severity: sev, Object: k, Source: t.sourceAtFirst(k, path, listItem(scope)), Scope: scope, Kind: kind, Message: msg,
+		Field: firstNonEmpty(path, fieldPath(scope))})
 }
 
 // fieldPath is scope when it is a field path (spec.…, metadata.…), else "".

@@ -56,7 +56,7 @@ func (t *translator) resolveXBackendRef(r *routeState, b *Backend, ref gwv1.Back
 	}
 	ns, name := b.Service.Namespace, b.Service.Name
 	display := "XBackend " + ns + "/" + name
-	if r.kind != "HTTPRoute" && r.kind != "GRPCRoute" {
+	if !RoutesRequests(r.kind) {
 		return fail(gwv1.RouteReasonInvalidKind, fmt.Sprintf("backendRef %s: a %s cannot send to an XBackend (HTTPRoute and GRPCRoute only)", display, r.kind))
 	}
 	if !t.refPermitted(reference{Group, r.kind, r.key.Namespace, ExperimentalGroup, "XBackend", ns, name}) {
@@ -79,7 +79,7 @@ func (t *translator) resolveXBackendRef(r *routeState, b *Backend, ref gwv1.Back
 	}
 	b.Port, b.Target, b.TLS, b.AppProtocol = port, xs.resolved.Target, xs.resolved.TLS, xs.resolved.AppProtocol
 	b.SessionPersistence = xs.resolved.SessionPersistence
-	b.HTTP2 = r.kind == "GRPCRoute" || speaksH2C(b.AppProtocol)
+	b.HTTP2 = RoutesGRPC(r.kind) || speaksH2C(b.AppProtocol)
 	return b, nil
 }
 
@@ -263,7 +263,7 @@ func (t *translator) writeXBackendStatus() {
 			})
 		}
 		if len(parents) == 0 {
-			t.note(SeverityInfo, xs.key, "", "no route of a managed Gateway uses this XBackend")
+			t.noteKind(NoteUnused, SeverityInfo, xs.key, "", "no route of a managed Gateway uses this XBackend")
 		}
 		x.Status.Ancestors = parents
 	}

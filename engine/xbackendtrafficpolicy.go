@@ -75,7 +75,7 @@ func (t *translator) processXBackendTrafficPolicies() {
 		ps.cond.setDefault(string(gwv1.PolicyConditionAccepted), metav1.ConditionTrue, string(gwv1.PolicyReasonAccepted), "policy is accepted")
 		ancestors := t.gatewaysUsing(ps.found)
 		if len(ancestors) == 0 {
-			t.note(SeverityInfo, ps.key, "", "no route of a managed Gateway uses a backend this policy applies to")
+			t.noteKind(NoteUnused, SeverityInfo, ps.key, "", "no route of a managed Gateway uses a backend this policy applies to")
 		}
 		ps.obj.Status.Ancestors = t.policyAncestorStatus(ancestors, ps.cond)
 		t.conditionOwners = append(t.conditionOwners, conditionOwner{ps.key, ps.cond})

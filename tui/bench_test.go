@@ -11,6 +11,7 @@ import (
 
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // bigSnapshot is one shared Gateway and n HTTPRoutes (two rules each)
@@ -73,6 +74,7 @@ func loadTraces(seq, n int) []emulator.Trace {
 			Client: "127.0.0.1:40000", Listener: "gateway/infra/shared/listener/http", Address: "127.0.0.1:8080", Port: 80,
 			Host: fmt.Sprintf("app-%04d.example.com", k), Method: "GET", Path: fmt.Sprintf("/api%d/items", k),
 			Rule: fmt.Sprintf("httproute/team-%d/app-%04d/rule/0/match/0", k%10, k), Route: fmt.Sprintf("HTTPRoute/team-%d/app-%04d", k%10, k),
+			Matched: &emulator.RuleAt{Route: table.ObjectKey{Kind: "HTTPRoute", Namespace: fmt.Sprintf("team-%d", k%10), Name: fmt.Sprintf("app-%04d", k)}, Match: 0},
 			Service: fmt.Sprintf("team-%d/app-%04d-api:8080", k%10, k), Target: "echo", Status: 200,
 			Duration: emulator.Duration(800 * time.Microsecond)}
 	}

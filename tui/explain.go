@@ -1,10 +1,6 @@
 package tui
 
-import (
-	"strings"
-
-	"github.com/gwdev/gwdev/engine"
-)
+import "github.com/gwdev/gwdev/engine"
 
 // explanations maps a condition reason to a one-line explanation of what it
 // means and how to fix it. A "Type/Reason" key (condition type, then reason)
@@ -58,100 +54,40 @@ var explanations = map[string]string{
 	"ShadowedRule": "a match tried earlier (the spec's precedence: path type and length, method, header and query counts, then the oldest route, then namespace/name, then rule order) takes every request this one would, so it never receives traffic. Fix: remove the duplicate, make this match more specific, or give the routes distinct hostnames",
 }
 
-// explainFinding returns the one-line explanation for a condition reason
-// ("" when gwdev has none).
-func explainReason(condition, reason string) string {
-	typ, _, _ := strings.Cut(condition, "=")
-	if e, ok := explanations[typ+"/"+reason]; ok {
+// explainReason returns the one-line explanation for a reason of a
+// condition of that type ("" when gwdev has none).
+func explainReason(conditionType, reason string) string {
+	if e, ok := explanations[conditionType+"/"+reason]; ok {
 		return e
 	}
 	return explanations[reason]
 }
 
 // noteExplanations explain gwdev's own notes (findings without a
-// condition), matched by a fragment of their message.
-var noteExplanations = []struct{ fragment, text string }{
-	{"is not an option gwdev knows", "the key is not one of gwdev's TLS options (gwdev.dev/min-tls-version, gwdev.dev/max-tls-version, gwdev.dev/cipher-suites), so it has no effect here. Fix: remove it, or use gwdev's keys"},
-	{"keys are ignored in Passthrough mode", "a Passthrough listener does not terminate TLS, so gwdev's TLS version and cipher suite options cannot apply; the backend decides. Fix: remove them, or use mode Terminate"},
-	{"which allows every request", "the ExternalAuth filter's auth Service is answered by gwdev's echo backend, which allows everything. Fix: annotate the Service gwdev.dev/echo-auth-header: <header>, or map it to your auth server (--backend)"},
-	{"no ListenerSet can attach", "the Gateway's allowedListeners selector is missing or not a valid label selector, so it admits no ListenerSet. Fix the selector"},
-	{"no parentRefs", "a route without parentRefs is never served. Fix: add a parentRef to a Gateway or ListenerSet"},
-	{"no GatewayClass manifest", "without a GatewayClass manifest gwdev acts as the controller of every class the Gateways name; nothing to fix"},
-	{"is not managed by gwdev", "the Gateway's class belongs to another controller (--class or controllerName), so gwdev leaves it alone"},
-	{"ignored in Passthrough mode", "a Passthrough listener hands the TLS connection to the backend, so its certificateRefs are never used. Fix: remove them, or use mode Terminate"},
-	{"generated certificate", "the echo backend was asked to speak TLS but the Secret is missing or invalid, so it uses a self-signed certificate. Fix the Secret if the backend's certificate matters"},
-	{"invalid gwin settings", "an implementation-specific annotation or policy has a value the cloud gateway would reject. Fix it as the message says"},
-	{"not emulated locally", "the setting only matters on the cloud gateway: gwdev checks it but does not emulate it. Nothing to fix for local use"},
-	{"not a Gateway or ListenerSet", "gwdev only attaches routes to Gateways and ListenerSets; other parents (for example a mesh Service) are ignored"},
-	{"not found", "the reference names an object that is not in the manifests. Fix: add it or fix the reference"},
-	{"already serves hostnames", "an HTTPRoute and a GRPCRoute claim the same hostname on a listener; the older keeps it. Fix: use distinct hostnames"},
-	{"not for client authentication", "the Gateway's client certificate lacks the clientAuth extended key usage; backends that verify client certificates will refuse it. Fix: issue the Secret's certificate for client authentication"},
-	{"expire", "a certificate is expired or about to expire. Fix: renew the Secret's certificate"},
-	{"no route of a managed Gateway", "the policy has no effect yet: no served route uses its target. Nothing to fix unless you expected traffic"},
-	{"parametersRef", "gwdev does not read parametersRef objects; their settings have no effect here"},
+// condition), by the kind the engine gives them.
+var noteExplanations = map[engine.NoteKind]string{
+	engine.NoteUnknownTLSOption:           "the key is not one of gwdev's TLS options (gwdev.dev/min-tls-version, gwdev.dev/max-tls-version, gwdev.dev/cipher-suites), so it has no effect here. Fix: remove it, or use gwdev's keys",
+	engine.NoteTLSOptionsPassthrough:      "a Passthrough listener does not terminate TLS, so gwdev's TLS version and cipher suite options cannot apply; the backend decides. Fix: remove them, or use mode Terminate",
+	engine.NoteEchoAuthAllowsAll:          "the ExternalAuth filter's auth Service is answered by gwdev's echo backend, which allows everything. Fix: annotate the Service gwdev.dev/echo-auth-header: <header>, or map it to your auth server (--backend)",
+	engine.NoteNoListenerSetCanAttach:     "the Gateway's allowedListeners selector is missing or not a valid label selector, so it admits no ListenerSet. Fix the selector",
+	engine.NoteNoParentRefs:               "a route without parentRefs is never served. Fix: add a parentRef to a Gateway or ListenerSet",
+	engine.NoteNoGatewayClass:             "without a GatewayClass manifest gwdev acts as the controller of every class the Gateways name; nothing to fix",
+	engine.NoteClassNotManaged:            "the Gateway's class belongs to another controller (--class or controllerName), so gwdev leaves it alone",
+	engine.NoteCertificateRefsPassthrough: "a Passthrough listener hands the TLS connection to the backend, so its certificateRefs are never used. Fix: remove them, or use mode Terminate",
+	engine.NoteEchoTLSGenerated:           "the echo backend was asked to speak TLS but the Secret is missing or invalid, so it uses a self-signed certificate. Fix the Secret if the backend's certificate matters",
+	engine.NoteProfileInvalid:             "an implementation-specific annotation or policy has a value the cloud gateway would reject. Fix it as the message says",
+	engine.NoteNotEmulated:                "the setting only matters on the cloud gateway: gwdev checks it but does not emulate it. Nothing to fix for local use",
+	engine.NoteRefNotFound:                "the reference names an object that is not in the manifests. Fix: add it or fix the reference",
+	engine.NoteCrossKindHostname:          "an HTTPRoute and a GRPCRoute claim the same hostname on a listener; the older keeps it. Fix: use distinct hostnames",
+	engine.NoteNotForClientAuth:           "the Gateway's client certificate lacks the clientAuth extended key usage; backends that verify client certificates will refuse it. Fix: issue the Secret's certificate for client authentication",
+	engine.NoteCertificateExpired:         "a certificate is expired or about to expire. Fix: renew the Secret's certificate",
+	engine.NoteUnused:                     "the policy has no effect yet: no served route uses its target. Nothing to fix unless you expected traffic",
+	engine.NoteParametersIgnored:          "gwdev does not read parametersRef objects; their settings have no effect here",
 }
 
-func explainNote(msg string) string {
-	for _, n := range noteExplanations {
-		if strings.Contains(msg, n.fragment) {
-			return n.text
-		}
-	}
-	return ""
-}
-
-// rootExplanation explains a problem with the watched folder itself.
-const rootExplanation = "the watched folder itself is missing; gwdev keeps serving what it last loaded from it and reloads every file when the folder is back. Restore or recreate it (or start gwdev on another folder)"
-
-// yamlExplanation explains the loader's YAML errors.
-const yamlExplanation = "the file is not valid YAML, so none of its objects were reloaded; the last good version keeps serving. Fix the syntax at that line"
-
-// loadExplanations explain load problems, matched by a fragment of the
-// loader's message.
-var loadExplanations = []struct{ fragment, text string }{
-	{"no matches for kind", "the cluster's CRDs (--crds) do not serve this kind or apiVersion: kubectl apply refuses it. Install CRDs that serve it (the message says which), or use a kind and version they serve"},
-	{"Required value", "a required field is missing; the object is rejected as the API server would reject it. Add the field"},
-	{"Unsupported value", "the field only accepts the listed values. Use one of them"},
-	{"unknown field", "the field is not part of the schema (a typo, or a field of another API version). Fix or remove it"},
-	{"Invalid value", "the value breaks a schema rule (range, pattern or validation rule) and the object is rejected. Change the value as the message says"},
-	{"Too many", "a list is longer than the schema allows. Shorten it"},
-	{"Duplicate value", "a list holds the same key twice. Remove the duplicate"},
-	{"already defined", "two documents define the same object; the later one is ignored. Rename or delete one"},
-	{"reading", "the file or directory could not be read. Check permissions"},
-	{"binary file", "gwdev reads only YAML and JSON text. Move the file out of the folder"},
-	{"too large", "the file is over the size limit. Split it"},
-	{"symlink", "the symlink cannot be followed. Fix or remove it"},
-	{"apiVersion", "the document's apiVersion/kind is missing or unknown. Fix the header"},
-	{"kind", "the document's kind is missing or unknown. Fix the header"},
-}
-
-// prunedExplanation explains a field the cluster's CRDs lack.
-const prunedExplanation = "the cluster's CRDs (--crds) do not have this field: kubectl apply refuses the object, and with validation off the cluster drops the field. gwdev serves the object without it, as that cluster would. Remove the field or install CRDs that have it"
-
-// explainLoadProblem explains one load problem.
-func explainLoadProblem(p LoadProblem) string {
-	if p.Root {
-		return rootExplanation
-	}
-	if p.Pruned {
-		return prunedExplanation
-	}
-	return explainLoad(p.Message)
-}
-
-func explainLoad(msg string) string {
-	// The loader's YAML errors start with "yaml: "; other messages may hold
-	// a path ending in ".yaml:" that says nothing about the syntax.
-	if strings.HasPrefix(msg, "yaml: ") {
-		return yamlExplanation
-	}
-	for _, l := range loadExplanations {
-		if strings.Contains(msg, l.fragment) {
-			return l.text
-		}
-	}
-	return "the object was rejected when loading; fix it as the message says (the last good version keeps serving)"
-}
+// explainNote is the explanation of a note of that kind ("" when gwdev
+// has none).
+func explainNote(kind engine.NoteKind) string { return noteExplanations[kind] }
 
 // FindingHint is the one-line explanation of a finding, with what to do
 // about it, as the Problems view shows it: by condition and reason, or for
@@ -160,9 +96,9 @@ func explainLoad(msg string) string {
 // finding's hint.
 func FindingHint(f engine.Finding) string {
 	if f.Reason != "" {
-		return explainReason(f.Condition, f.Reason)
+		return explainReason(f.Type, f.Reason)
 	}
-	return explainNote(f.Message)
+	return explainNote(f.Kind)
 }
 
 // LoadProblemHint is the explanation of a load problem's message, as the

@@ -35,14 +35,14 @@ func TestEveryReasonExplained(t *testing.T) {
 		res := engine.Translate(lr.Snapshot, engine.Options{Now: metav1.NewTime(fixedNow)})
 		for _, fd := range res.Findings {
 			if fd.Reason == "" {
-				if explainNote(fd.Message) == "" {
+				if explainNote(fd.Kind) == "" {
 					notes[fd.Message] = f
 				}
 				continue
 			}
 			seen[fd.Reason] = true
-			if explainReason(fd.Condition, fd.Reason) == "" {
-				missing[fd.Condition+" "+fd.Reason] = f
+			if explainReason(fd.Type, fd.Reason) == "" {
+				missing[fd.Condition()+" "+fd.Reason] = f
 			}
 		}
 	}
@@ -105,7 +105,7 @@ func TestReasonTable(t *testing.T) {
 		"TargetNotFound", "UnsupportedAddress", "UnsupportedProtocol", "UnsupportedValue",
 	}
 	for _, r := range reasons {
-		for _, cond := range []string{"Accepted=False", "ResolvedRefs=False", "Programmed=False", "Conflicted=True"} {
+		for _, cond := range []string{"Accepted", "ResolvedRefs", "Programmed", "Conflicted"} {
 			if explainReason(cond, r) == "" {
 				t.Errorf("no explanation for %s %s", cond, r)
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/table"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -108,7 +109,8 @@ func sampleTraces(n int) []emulator.Trace {
 			Address: "127.0.0.1:8080", Port: 80, Proto: "HTTP/1.1", Host: "blog.example.com", Method: "GET",
 			Path: fmt.Sprintf("/posts/%d", i), VirtualHost: "gateway/default/shared/listener/other/vhost/*",
 			Rule: "httproute/default/blog/rule/0/match/0", Route: "HTTPRoute/default/blog",
-			Source: "samples/conflicts/routes.yaml:1", Backend: "httproute/default/blog/rule/0/match/0/backend/0",
+			Matched: &emulator.RuleAt{Route: table.ObjectKey{Kind: "HTTPRoute", Namespace: "default", Name: "blog"}, Rule: 0, Match: 0},
+			Source:  "samples/conflicts/routes.yaml:1", Backend: "httproute/default/blog/rule/0/match/0/backend/0",
 			Service: "default/blog:80", Target: "echo", Why: "no EndpointSlice and no mapping: gwdev's echo backend",
 			Upstream: "echo", Attempts: 1, Status: 200, BytesOut: 312,
 			Duration: emulator.Duration(time.Duration(900+i*37) * time.Microsecond), UpstreamDuration: emulator.Duration(400 * time.Microsecond),

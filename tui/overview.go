@@ -263,16 +263,8 @@ func listenerOK(conds []metav1.Condition) bool {
 	return true
 }
 
-// negativePolarity lists the condition types where True is bad.
-var negativePolarity = map[string]bool{"Conflicted": true, "OverlappingTLSConfig": true,
-	"PartiallyInvalid": true, "InsecureFrontendValidationMode": true}
-
-func isProblem(c metav1.Condition) bool {
-	if negativePolarity[c.Type] {
-		return c.Status == metav1.ConditionTrue
-	}
-	return c.Status != metav1.ConditionTrue
-}
+// isProblem asks the engine whether a condition says something is wrong.
+func isProblem(c metav1.Condition) bool { return engine.ConditionIsProblem(c.Type, string(c.Status)) }
 
 func meta(conds []metav1.Condition, typ string) *metav1.Condition {
 	for i := range conds {
@@ -290,7 +282,7 @@ func meta(conds []metav1.Condition, typ string) *metav1.Condition {
 func (c *common) badges(conds []metav1.Condition, width int) string {
 	var out []string
 	for _, cond := range conds {
-		neg := negativePolarity[cond.Type]
+		neg := engine.NegativePolarity(cond.Type)
 		if neg && cond.Status != metav1.ConditionTrue {
 			continue
 		}

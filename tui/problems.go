@@ -65,7 +65,7 @@ func (s *session) buildProblems(prev map[string]bool) {
 	if st.Result != nil {
 		for _, f := range st.Result.Findings {
 			p := problem{source: fromFinding, severity: f.Severity, where: f.Source.String(), object: f.Object,
-				scope: f.Scope, condition: f.Condition, reason: f.Reason, message: f.Message}
+				scope: f.Scope, condition: f.Condition(), reason: f.Reason, message: f.Message}
 			p.explain = FindingHint(f)
 			ps = append(ps, p)
 		}

@@ -120,7 +120,7 @@ func traceDetail(st *styles, t emulator.Trace, width int) []string {
 		add("answered", statusStyle.Render(strconv.Itoa(t.Status)))
 	}
 	if t.End != "" {
-		add("ended", t.End)
+		add("ended", t.EndText())
 	}
 	lines = append(lines, "", st.Bold.Render("Timings"))
 	total := time.Duration(t.Duration)

@@ -152,13 +152,8 @@ func ruleCell(t emulator.Trace) string {
 		}
 		return "-"
 	}
-	parts := strings.Split(t.Rule, "/")
-	if len(parts) >= 7 && parts[3] == "rule" {
-		s := parts[1] + "/" + parts[2] + " r" + parts[4]
-		if len(parts) >= 7 && parts[5] == "match" {
-			s += "." + parts[6]
-		}
-		return s
+	if m := t.Matched; m != nil && m.Match >= 0 {
+		return m.Route.Namespace + "/" + m.Route.Name + " r" + strconv.Itoa(m.Rule) + "." + strconv.Itoa(m.Match)
 	}
 	return t.Rule
 }

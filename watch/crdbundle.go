@@ -293,7 +293,7 @@ func (b *CRDBundle) addClusterCRD(raw json.RawMessage) error {
 			}
 		}
 		b.add(bc)
-	case policyKindOf(gk.kind) != nil && gk.group == groupGwin:
+	case policyKindOf(gk.kind) != nil && gk.group == policyKindOf(gk.kind).spec.group:
 		for _, v := range c.Spec.Versions {
 			if v.Served {
 				b.profiles[gk] = append(b.profiles[gk], v.Name)

@@ -19,9 +19,6 @@ import (
 // is checked here by hand, with the apiserver's wording; the settings under
 // spec.policy are the profile's business (engine/profile_gwin*.go).
 
-// groupGwin is the API group of the gwin profile's policy resources.
-const groupGwin = "gwin.yandex.cloud"
-
 // policyKind is one implementation policy kind with the kinds it can target.
 type policyKind struct {
 	spec *kindSpec
@@ -38,20 +35,22 @@ func (g groupKind) String() string {
 	return g.group + "/" + g.kind
 }
 
-func newPolicyKind(kind string, targets ...groupKind) *policyKind {
-	return &policyKind{
-		spec: &kindSpec{kind: kind, group: groupGwin, version: "v1", namespaced: true,
-			newObject: func() metav1.Object { return &engine.ImplementationPolicy{} }},
-		targets: targets,
-	}
-}
+// implementationPolicyKinds are the policy kinds gwdev loads, as the
+// engine's profiles define them (engine.ImplementationPolicyKinds).
+var implementationPolicyKinds = policyKinds(engine.ImplementationPolicyKinds())
 
-// implementationPolicyKinds are the policy kinds gwdev loads.
-var implementationPolicyKinds = []*policyKind{
-	newPolicyKind("GatewayPolicy", groupKind{groupGateway, "Gateway"}),
-	newPolicyKind("ListenerSetPolicy", groupKind{groupGateway, "ListenerSet"}),
-	newPolicyKind("RoutePolicy", groupKind{groupGateway, "HTTPRoute"}, groupKind{groupGateway, "GRPCRoute"}, groupKind{groupGateway, "TLSRoute"}),
-	newPolicyKind("ServicePolicy", groupKind{groupCore, "Service"}),
+// policyKinds builds the loader's entries of the engine's policy kinds.
+func policyKinds(kinds []engine.PolicyKind) []*policyKind {
+	var out []*policyKind
+	for _, k := range kinds {
+		pk := &policyKind{spec: &kindSpec{kind: k.Kind, group: k.Group, version: "v1", namespaced: true,
+			newObject: func() metav1.Object { return &engine.ImplementationPolicy{} }}}
+		for _, t := range k.Targets {
+			pk.targets = append(pk.targets, groupKind{t.Group, t.Kind})
+		}
+		out = append(out, pk)
+	}
+	return out
 }
 
 // policyKindOf returns the policy kind named kind, or nil.

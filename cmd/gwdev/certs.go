@@ -238,9 +238,9 @@ func missingCertificates(s *engine.Snapshot) []*wantedSecret {
 // (Same by default; a selector is taken as admitting). A hostname of a
 // route attached to another listener is never signed for this one.
 func listenerRouteHosts(s *engine.Snapshot, ownerKind, ns, owner string, l gwv1.Listener) []string {
-	kinds := map[string]bool{"HTTPRoute": true, "GRPCRoute": true}
-	if l.Protocol == gwv1.TLSProtocolType {
-		kinds = map[string]bool{"TLSRoute": true}
+	kinds := map[string]bool{}
+	for _, k := range engine.RouteKindsFor(l.Protocol) {
+		kinds[k] = true
 	}
 	from := gwv1.NamespacesFromSame
 	if l.AllowedRoutes != nil && l.AllowedRoutes.Namespaces != nil && l.AllowedRoutes.Namespaces.From != nil {

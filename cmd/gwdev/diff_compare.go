@@ -59,7 +59,7 @@ func newStatusView(lr *watch.LoadResult, res *engine.Result, paths pathMapper) *
 		v.objects[k] = &objectView{source: src, conds: objectConditions(o, k.Namespace)}
 	})
 	for _, f := range res.Findings {
-		if f.Condition != "" || f.Severity == engine.SeverityInfo {
+		if f.Type != "" || f.Severity == engine.SeverityInfo {
 			continue // conditions are compared as conditions; notes only inform
 		}
 		f.Source.File = file(f.Source.File)

@@ -258,7 +258,7 @@ func printExplain(out io.Writer, p emulator.Probe, t *emulator.Trace) {
 	case t.Backend != "" && t.End == "":
 		step("answer", "from the backend")
 	case t.End != "":
-		step("connection", t.End)
+		step("connection", t.EndText())
 	}
 	step("why", t.Reason)
 	if t.Hint != "" {
@@ -317,7 +317,7 @@ func noMatchHints(res *engine.Result, host string, port int32, grpc bool) []stri
 	consider := func(key engine.ObjectKey, hostnames []string, parents []gwv1.RouteParentStatus) {
 		if rs := res.Routes[key]; rs != nil && len(rs.Places) > 0 {
 			for _, pl := range rs.Places {
-				if pl.Port == port && !grpc && key.Kind == "GRPCRoute" && table.HostnameMatches(pl.Hostname, host) {
+				if pl.Port == port && !grpc && engine.RoutesGRPC(key.Kind) && table.HostnameMatches(pl.Hostname, host) {
 					hints = append(hints, fmt.Sprintf("%s serves host %s on this listener, but only to gRPC requests (HTTP/2, content-type application/grpc): try grpc://", key, host))
 					continue
 				}

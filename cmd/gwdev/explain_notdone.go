@@ -23,7 +23,7 @@ func explainNotDone(tab *table.Table, t *emulator.Trace) []string {
 	var out []string
 	if l := tableListener(tab, t.Listener); l != nil {
 		for _, a := range l.PreRoutingAuth {
-			if a != nil && slices.ContainsFunc(t.Filters, func(f string) bool { return strings.HasPrefix(f, "pre-routing ExternalAuth: "+a.Name+" asks ") }) {
+			if a != nil && askedBy(t, a.Name) {
 				out = append(out, fmt.Sprintf("ExternalAuth at %s would be asked before routing (listener filters): explain does not call it; the data plane does, and a denial answers 403, as does an auth server that cannot be reached, times out or fails; the headers it allows are on the request when routes are matched",
 					authTarget(a)))
 			}
@@ -46,7 +46,7 @@ func explainNotDone(tab *table.Table, t *emulator.Trace) []string {
 			}
 		}
 	}
-	if t.Status != 0 || b == nil || t.End == "refused" {
+	if t.Status != 0 || b == nil || t.End == emulator.EndRefused {
 		return out // the gateway answers itself: no backend is reached
 	}
 	if rule != nil {
@@ -86,16 +86,9 @@ func explainNotDone(tab *table.Table, t *emulator.Trace) []string {
 	return append(out, line)
 }
 
-// askedBy reports whether the trace's filters queued the ExternalAuth
-// check named name ("ExternalAuth: <name> asks …", emulator/extauth.go).
-func askedBy(t *emulator.Trace, name string) bool {
-	for _, f := range t.Filters {
-		if strings.HasPrefix(f, "ExternalAuth: "+name+" asks ") {
-			return true
-		}
-	}
-	return false
-}
+// askedBy reports whether the trace queued the ExternalAuth check named
+// name.
+func askedBy(t *emulator.Trace, name string) bool { return slices.Contains(t.AuthAsked, name) }
 
 // authTarget names an ExternalAuth backend, where it is and the protocol.
 func authTarget(a *table.ExternalAuth) string {

@@ -72,7 +72,7 @@ func machineFindings(lr *watch.LoadResult, res *engine.Result) []machineFinding 
 		out = append(out, m)
 	}
 	for _, f := range res.Findings {
-		m := machineFinding{Severity: string(f.Severity), Code: f.Reason, Condition: f.Condition, Scope: f.Scope,
+		m := machineFinding{Severity: string(f.Severity), Code: f.Reason, Condition: f.Condition(), Scope: f.Scope,
 			Field: f.Field, File: f.Source.File, Line: f.Source.Line, Column: f.Source.Column, Message: f.Message, Hint: tui.FindingHint(f)}
 		if f.Object != (engine.ObjectKey{}) {
 			m.Object = &f.Object

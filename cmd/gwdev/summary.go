@@ -89,8 +89,8 @@ func printFindings(w io.Writer, title, mark string, fs []engine.Finding, sev eng
 		}
 		fmt.Fprintf(w, "  %s %s\n", mark, head)
 		what := f.Message
-		if f.Condition != "" {
-			what = f.Condition + " " + f.Reason + ": " + f.Message
+		if f.Type != "" {
+			what = f.Condition() + " " + f.Reason + ": " + f.Message
 		}
 		fmt.Fprintf(w, "      %s\n", what)
 	}
@@ -176,8 +176,7 @@ func findListenerStatus(ls []gwv1.ListenerStatus, name string) *gwv1.ListenerSta
 func listenerHealth(conds []metav1.Condition) string {
 	var bad []string
 	for _, c := range conds {
-		negative := c.Type == "Conflicted" || c.Type == "OverlappingTLSConfig"
-		if (negative && c.Status == metav1.ConditionTrue) || (!negative && c.Status != metav1.ConditionTrue) {
+		if engine.ConditionIsProblem(c.Type, string(c.Status)) {
 			bad = append(bad, c.Type+"="+string(c.Status)+" ("+c.Reason+")")
 		}
 	}

@@ -310,7 +310,7 @@ func (r *reloader) apply(u *watch.Update, first bool) {
 	for _, f := range res.Findings {
 		mark := "✗"
 		switch {
-		case f.Severity == engine.SeverityWarning && f.Condition == "" && f.Object.Kind == "Service":
+		case f.Severity == engine.SeverityWarning && f.Type == "" && f.Object.Kind == "Service":
 			mark = "!" // a backend mapping nothing uses (mappingFindings)
 		case f.Severity == engine.SeverityWarning && f.Reason == engine.ReasonNotImplemented:
 			mark = "!" // a field or kind gwdev does not implement: never silent
@@ -321,7 +321,7 @@ func (r *reloader) apply(u *watch.Update, first bool) {
 		if f.Scope != "" {
 			scope = " " + f.Scope
 		}
-		fmt.Fprintf(r.out, "  %s %s %s%s: %s\n", mark, f.Source, f.Object, scope, strings.TrimPrefix(f.Condition+" "+f.Reason+": "+f.Message, " : "))
+		fmt.Fprintf(r.out, "  %s %s %s%s: %s\n", mark, f.Source, f.Object, scope, strings.TrimPrefix(f.Condition()+" "+f.Reason+": "+f.Message, " : "))
 	}
 	r.printPorts(rep)
 }

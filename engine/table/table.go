@@ -144,6 +144,10 @@ type RouteRule struct {
 	Source Source    `json:"source,omitzero"`
 	// RuleName is the rule's spec name, if any.
 	RuleName string `json:"ruleName,omitempty"`
+	// Index locates the entry in its route's spec (nil: not compiled from
+	// a route rule, such as an Ingress path). Not in the YAML: Name says
+	// the same to people; code reads Index, never Name.
+	Index *RuleIndex `json:"-"`
 	// HTTP is the compiled match of an HTTPRoute rule.
 	HTTP *HTTPMatch `json:"http,omitempty"`
 	// GRPC is the compiled match of a GRPCRoute rule.
@@ -174,12 +178,23 @@ type RouteRule struct {
 	Policy *RulePolicy `json:"policy,omitempty"`
 }
 
+// RuleIndex is where a table entry comes from in its route's spec.
+type RuleIndex struct {
+	// Rule is the index of the rule in spec.rules.
+	Rule int
+	// Match is the index of the match in the rule's matches (-1: the kind
+	// has no matches: TLSRoute, TCPRoute, UDPRoute).
+	Match int
+}
+
 // SNIRoute is a TLSRoute rule attached to a TLS listener.
 type SNIRoute struct {
 	// Name is "tlsroute/<ns>/<name>/rule/<i>".
 	Name   string    `json:"name"`
 	Route  ObjectKey `json:"route"`
 	Source Source    `json:"source,omitzero"`
+	// Index locates the entry in its route's spec (nil: not known).
+	Index *RuleIndex `json:"-"`
 	// Hostnames holds the one hostname this entry serves: a route hostname
 	// intersected with the listener's ("" matches any SNI). A route serving
 	// several hostnames has one entry per hostname, all with the same Name.
@@ -190,9 +205,11 @@ type SNIRoute struct {
 // StreamRoute is a TCPRoute or UDPRoute rule attached to a listener.
 type StreamRoute struct {
 	// Name is "tcproute/<ns>/<name>/rule/<i>" or "udproute/...".
-	Name     string     `json:"name"`
-	Route    ObjectKey  `json:"route"`
-	Source   Source     `json:"source,omitzero"`
+	Name   string    `json:"name"`
+	Route  ObjectKey `json:"route"`
+	Source Source    `json:"source,omitzero"`
+	// Index locates the entry in its route's spec (nil: not known).
+	Index    *RuleIndex `json:"-"`
 	Backends []*Backend `json:"backends,omitempty"`
 }
 

@@ -1,0 +1,58 @@
+package engine_test
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gwdev/gwdev/engine"
+)
+
+// TestFindingsTyped: findings carry the condition's type and status as
+// fields (Condition() only renders them), a listener's finding points at
+// its spec.listeners item, and a GatewayClass gwdev does not manage is
+// judged by the status it came with (a cluster's controller wrote it).
+func TestFindingsTyped(t *testing.T) {
+	lr := testLoader(t).LoadBytes("f.yaml", []byte(`apiVersion: gateway.networking.k8s.io/v1
+kind: GatewayClass
+metadata: {name: other}
+spec: {controllerName: example.com/other}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: default}
+spec:
+  gatewayClassName: gwdev
+  listeners:
+  - {name: a, protocol: HTTP, port: 80, hostname: x.example.com}
+  - {name: b, protocol: HTTPS, port: 80, hostname: x.example.com}
+`))
+	if len(lr.Problems) > 0 {
+		t.Fatal(lr.Problems)
+	}
+	// Status as a cluster's controller wrote it (check --cluster reads it).
+	lr.Snapshot.GatewayClasses[0].Status.Conditions = []metav1.Condition{{Type: "Accepted", Status: metav1.ConditionFalse,
+		Reason: "InvalidParameters", Message: "refused by its controller"}}
+	res := engine.Translate(lr.Snapshot, engine.Options{Now: goldenNow, Classes: []string{"gwdev"}})
+	var class, listener *engine.Finding
+	for i, f := range res.Findings {
+		switch {
+		case f.Object.Kind == "GatewayClass" && f.Object.Name == "other":
+			class = &res.Findings[i]
+		case f.Object.Kind == "Gateway" && f.Field == "spec.listeners[1]" && listener == nil:
+			listener = &res.Findings[i]
+		}
+	}
+	if class == nil || class.Type != "Accepted" || class.Status != metav1.ConditionFalse || class.Condition() != "Accepted=False" ||
+		class.Severity != engine.SeverityError {
+		t.Errorf("unmanaged class finding %+v", class)
+	}
+	if listener == nil || listener.Type == "" || listener.Source.Line != 13 ||
+		engine.ConditionSeverity(listener.Type, listener.Status) != listener.Severity {
+		t.Errorf("listener finding %+v", listener)
+	}
+	if !engine.ConditionIsProblem("Conflicted", "True") || engine.ConditionIsProblem("Conflicted", "False") ||
+		!engine.ConditionIsProblem("Accepted", "Unknown") || !engine.NegativePolarity("OverlappingTLSConfig") {
+		t.Error("polarity rule")
+	}
+}

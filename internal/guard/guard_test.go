@@ -1,0 +1,154 @@
+package guard
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// rule is one pattern of a fact re-derived outside its owner.
+type rule struct {
+	name string
+	re   *regexp.Regexp
+	// owners are the files (slash paths from the module root) allowed to
+	// match, each with why.
+	owners map[string]string
+}
+
+// rules are the patterns the test forbids outside their owners.
+var rules = []rule{
+	{
+		name: "condition polarity list",
+		re: regexp.MustCompile(`negativePolarity|negative\s*:?=\s*c\.Type|"(Conflicted|OverlappingTLSConfig|PartiallyInvalid|InsecureFrontendValidationMode)"\s*:\s*true|` +
+			`Type\s*==\s*"(Conflicted|OverlappingTLSConfig|PartiallyInvalid|InsecureFrontendValidationMode)"\s*\|\||` +
+			`case\s+"(Conflicted|OverlappingTLSConfig|PartiallyInvalid|InsecureFrontendValidationMode)",\s*"`),
+		owners: map[string]string{
+			"engine/polarity.go": "the one list: NegativePolarity, ConditionIsProblem, ConditionSeverity",
+		},
+	},
+	{
+		name: "route kind compared by name",
+		re:   regexp.MustCompile(`(?i:kind)\)?\s*[!=]=\s*"[A-Za-z]*Route"|"[A-Za-z]*Route"\s*[!=]=|case\s+"[A-Za-z]*Route"|"(HTTP|GRPC|TLS|TCP|UDP)Route"\s*:\s*(true|false)`),
+		owners: map[string]string{
+			"engine/kinds.go":       "the registry",
+			"engine/route_kinds.go": "the per-kind translation",
+		},
+	},
+	{
+		name: "message text parsed",
+		re:   regexp.MustCompile(`strings\.(Contains|HasPrefix|HasSuffix|Cut|CutPrefix|CutSuffix|Index|Split|SplitN|Fields)\([^)]*\b(Message|message|msg|Reason)\b`),
+		owners: map[string]string{
+			"engine/profile_gwin_settings.go": "gwinField reads the 'annotation <key>' of gwin's own messages, next to the code that writes them, until the gwin plug-in carries its problems typed",
+			"emulator/backendtls.go":          "crypto/tls errors carry no type for a remote alert",
+			"emulator/tlsconn.go":             "crypto/tls errors carry no type for a remote alert",
+			"tui/explain_load.go":             "loader problems (watch) explained by their wording: the loader's messages are Kubernetes' field errors",
+			"tui/overview.go":                 "conflictPeer shortens a listener's Conflicted message for a badge",
+			"tui/request_replay.go":           "a gRPC client's status message",
+			"watch/listener_dups.go":          "the apiserver's validation wording, in the loader that reproduces it",
+			"watch/metadata.go":               "the apiserver's validation wording, in the loader that reproduces it",
+			"watch/policies.go":               "the apiserver's validation wording, in the loader that reproduces it",
+		},
+	},
+	{
+		name: "trace rule name split",
+		re:   regexp.MustCompile(`strings\.(Split|SplitN|Cut|Index|LastIndex|HasPrefix|HasSuffix|Fields)\([a-z]+\.Rule\b`),
+	},
+	{
+		name: "trace text matched",
+		re:   regexp.MustCompile(`"(pre-routing )?ExternalAuth: |\.End\s*[!=]=\s*"[^"]|strings\.\w+\([^)]*\.Filters\b|slices\.(ContainsFunc|IndexFunc)\(\w+\.Filters,\s*func\(\w+ string\)`),
+		owners: map[string]string{
+			"emulator/extauth.go":      "writes the ExternalAuth filter lines (Trace.AuthAsked carries the names)",
+			"emulator/extauth_grpc.go": "writes the gRPC ExternalAuth filter lines",
+			"emulator/prerouting.go":   "writes the pre-routing ExternalAuth filter line (Trace.AuthAsked carries the names)",
+		},
+	},
+}
+
+// dirs are the packages the test reads (non-test Go files, recursively).
+var dirs = []string{"engine", "emulator", "tui", "cmd", "watch"}
+
+// root is the module root (GUARD_ROOT: another tree, to count a base).
+func root(t *testing.T) string {
+	if r := os.Getenv("GUARD_ROOT"); r != "" {
+		return r
+	}
+	r, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestFactsStayWithOwners fails on any match of a rule outside the rule's
+// owners.
+func TestFactsStayWithOwners(t *testing.T) {
+	r := root(t)
+	counts := map[string]int{}
+	for _, d := range dirs {
+		err := filepath.WalkDir(filepath.Join(r, d), func(path string, e fs.DirEntry, err error) error {
+			if err != nil || e.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+				return err
+			}
+			rel, _ := filepath.Rel(r, path)
+			rel = filepath.ToSlash(rel)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			for i, line := range strings.Split(string(b), "\n") {
+				if trimmed := strings.TrimSpace(line); strings.HasPrefix(trimmed, "//") {
+					continue
+				}
+				for _, ru := range rules {
+					if !ru.re.MatchString(line) {
+						continue
+					}
+					counts[ru.name]++
+					if _, ok := ru.owners[rel]; !ok {
+						t.Errorf("%s:%d: %s outside its owner (ask the owner, or list the file in internal/guard with why): %s",
+							rel, i+1, ru.name, strings.TrimSpace(line))
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var names []string
+	for _, ru := range rules {
+		names = append(names, fmt.Sprintf("%s %d", ru.name, counts[ru.name]))
+	}
+	sort.Strings(names)
+	t.Logf("matches (owners included): %s", strings.Join(names, ", "))
+}
+
+// TestRulesMatch keeps the patterns honest: each finds the code it is
+// meant to forbid.
+func TestRulesMatch(t *testing.T) {
+	bad := map[string]string{
+		"condition polarity list":     `var negativePolarity = map[string]bool{"Conflicted": true}`,
+		"route kind compared by name": `if r.kind == "HTTPRoute" || r.kind == "GRPCRoute" {`,
+		"message text parsed":         `if strings.Contains(f.Message, "not found") {`,
+		"trace rule name split":       `parts := strings.Split(t.Rule, "/")`,
+		"trace text matched":          `slices.ContainsFunc(t.Filters, func(f string) bool { return strings.HasPrefix(f, "x") })`,
+	}
+	for _, ru := range rules {
+		if !ru.re.MatchString(bad[ru.name]) {
+			t.Errorf("rule %q does not match %q", ru.name, bad[ru.name])
+		}
+	}
+	for _, ok := range []string{`if engine.RoutesGRPC(key.Kind) {`, `if t.End == emulator.EndRefused {`, `return explainNote(f.Kind)`, `if t.End == "" {`} {
+		for _, ru := range rules {
+			if ru.re.MatchString(ok) {
+				t.Errorf("rule %q matches allowed code %q", ru.name, ok)
+			}
+		}
+	}
+}

@@ -78,8 +78,8 @@ func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir string, w *wa
 	}()
 	go func() {
 		defer wg.Done()
-		if rl.proj.path != "" {
-			p.Send(tui.NoticeMsg{Text: "backends from " + rl.proj.path + " (reloaded when it changes)"})
+		if rl.project.cfg.path != "" {
+			p.Send(tui.NoticeMsg{Text: "backends from " + rl.project.cfg.path + " (reloaded when it changes)"})
 		}
 		if admin.problem { // said last, so that it is what the status line shows
 			p.Send(tui.NoticeMsg{Text: admin.note, Problem: true})

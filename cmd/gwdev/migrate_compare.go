@@ -65,8 +65,10 @@ type compareRequest struct {
 	Host    string            `json:"host"`
 	Path    string            `json:"path"`
 	Headers map[string]string `json:"headers,omitempty"`
-	// from is the Ingress path the request was made from.
-	from engine.Source
+	// from is the Ingress path the request was made from; ingress the
+	// Ingress.
+	from    engine.Source
+	ingress engine.ObjectKey
 }
 
 // compareAnswer is what one side did with a request.
@@ -314,6 +316,17 @@ func githubEscape(s string) string {
 
 // text renders a difference for people.
 func (d compareDifference) text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (from %s)\n", d.requestLine(), d.Request.from)
+	for _, f := range d.Fields {
+		fmt.Fprintf(&b, "  %-9s ingress-nginx %-30s gateway-api %s\n", f+":", quoteOrDash(d.Ingress.field(f)), quoteOrDash(d.Gateway.field(f)))
+	}
+	fmt.Fprintf(&b, "  rule:     ingress-nginx %s (%s)\n            gateway-api   %s (%s)", orDash(d.Ingress.Rule), orDash(d.Ingress.Source), orDash(d.Gateway.Rule), orDash(d.Gateway.Source))
+	return b.String()
+}
+
+// requestLine is the request in words: "GET https://host/path [H: v]".
+func (d compareDifference) requestLine() string {
 	r := d.Request
 	scheme := "http"
 	if r.HTTPS {
@@ -323,17 +336,11 @@ func (d compareDifference) text() string {
 	for _, k := range slices.Sorted(mapsKeys(r.Headers)) {
 		hdr = append(hdr, k+": "+r.Headers[k])
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "GET %s://%s%s", scheme, r.Host, r.Path)
+	s := fmt.Sprintf("GET %s://%s%s", scheme, r.Host, r.Path)
 	if len(hdr) > 0 {
-		fmt.Fprintf(&b, " [%s]", strings.Join(hdr, "; "))
+		s += fmt.Sprintf(" [%s]", strings.Join(hdr, "; "))
 	}
-	fmt.Fprintf(&b, " (from %s)\n", r.from)
-	for _, f := range d.Fields {
-		fmt.Fprintf(&b, "  %-9s ingress-nginx %-30s gateway-api %s\n", f+":", quoteOrDash(d.Ingress.field(f)), quoteOrDash(d.Gateway.field(f)))
-	}
-	fmt.Fprintf(&b, "  rule:     ingress-nginx %s (%s)\n            gateway-api   %s (%s)", orDash(d.Ingress.Rule), orDash(d.Ingress.Source), orDash(d.Gateway.Rule), orDash(d.Gateway.Source))
-	return b.String()
+	return s
 }
 
 func mapsKeys(m map[string]string) func(func(string) bool) {
@@ -649,9 +656,9 @@ func compareRequests(snap *engine.Snapshot, ing *compareSide) []compareRequest {
 						if https && !ing.tls[class] {
 							continue
 						}
-						add(compareRequest{Class: class, HTTPS: https, Host: host, Path: path, from: src})
+						add(compareRequest{Class: class, HTTPS: https, Host: host, Path: path, from: src, ingress: key})
 						for _, h := range headers {
-							add(compareRequest{Class: class, HTTPS: https, Host: host, Path: path, Headers: h, from: src})
+							add(compareRequest{Class: class, HTTPS: https, Host: host, Path: path, Headers: h, from: src, ingress: key})
 						}
 					}
 				}

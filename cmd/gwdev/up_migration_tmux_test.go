@@ -18,17 +18,8 @@ import (
 // copy shows a new 500 difference after the save. It skips when tmux is not
 // installed (or with -short).
 func TestUpMigrationInTmux(t *testing.T) {
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
-	if testing.Short() {
-		t.Skip("builds gwdev and drives it in tmux")
-	}
+	bin := builtGwdev(t) // up_tmux_leftovers_test.go
 	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "gwdev")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("building gwdev: %v\n%s", err, out)
-	}
 	dir := filepath.Join(tmp, "shop")
 	if err := os.CopyFS(dir, os.DirFS("../../samples/ingress-nginx")); err != nil {
 		t.Fatal(err)

@@ -187,6 +187,14 @@ func (p *project) loadAndTranslate(now metav1.Time) (*watch.LoadResult, *engine.
 	return lr, p.translate(lr.Snapshot, translation{now: now}), nil
 }
 
+// translateTableFirst is translate in two steps
+// (engine.TranslateTableFirst): `gwdev up` applies the routing table while
+// finish computes the rest of the result; until finish returns only the
+// table may be read.
+func (p *project) translateTableFirst(snap *engine.Snapshot, t translation) (res *engine.Result, finish func()) {
+	return engine.TranslateTableFirst(t.prev, snap, engineOptions(p.cfg, p.classes, t))
+}
+
 // addLoadFindings adds to res what `check` and `up` report beside the
 // engine's findings: the loader's warnings and notes, and the backend
 // mappings nothing uses.

@@ -16,7 +16,7 @@ import (
 // a translation outside project.go: every command goes through the one
 // pipeline, so two commands cannot read the same folder two ways.
 func TestOnePipeline(t *testing.T) {
-	forbidden := regexp.MustCompile(`engine\.Options\{|newLoader\(|watch\.NewLoader|engine\.Translate(Next)?\(|translateTight\(|` +
+	forbidden := regexp.MustCompile(`engine\.Options\{|newLoader\(|watch\.NewLoader|engine\.Translate(Next|TableFirst)?\(|translateTight\(|` +
 		`\.(LoadDir|LoadBytes|Watch)\(|loader\.Load\(|readProject\(`)
 	files, err := filepath.Glob("*.go")
 	if err != nil {

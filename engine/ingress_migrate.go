@@ -37,6 +37,10 @@ type IngressMigration struct {
 type MigratedObject struct {
 	Object   metav1.Object
 	Comments []string
+	// IngressClass is the IngressClass a Gateway was made for ("" : the
+	// object is no Gateway); gwdev migrate --compare pairs each class
+	// with its Gateway by it.
+	IngressClass string
 }
 
 // DroppedIngressFeature is an annotation or behaviour of an Ingress that the
@@ -147,7 +151,7 @@ func (m *migrator) class(gt *GatewayTable) {
 			gw.Spec.Listeners = append(gw.Spec.Listeners, lis)
 		}
 	}
-	m.out.Objects = append(m.out.Objects, MigratedObject{Object: gw, Comments: []string{
+	m.out.Objects = append(m.out.Objects, MigratedObject{Object: gw, IngressClass: className, Comments: []string{
 		"Gateway for IngressClass " + className + " (ingress-nginx): port 80 and, with the Ingresses' TLS certificates, 443"}})
 	if httpL == nil {
 		return

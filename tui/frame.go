@@ -99,6 +99,9 @@ func (m *Model) tabsView() string {
 	st := m.c.st
 	var b strings.Builder
 	for i, v := range m.views {
+		if !m.shown(i) {
+			continue
+		}
 		label := fmt.Sprintf(" %d %s ", i+1, v.title())
 		if n := v.count(); n > 0 {
 			label = fmt.Sprintf(" %d %s %s ", i+1, v.title(), st.TabCount.Render(fmt.Sprint(n)))
@@ -155,7 +158,11 @@ func (m *Model) shortHelp() []key.Binding {
 // fullHelp lists every key: the global ones, then the active view's.
 func (m *Model) fullHelp() string {
 	st := m.c.st
-	groups := append([][]key.Binding{m.c.keys.global()}, m.views[m.active].FullHelp()...)
+	global := m.c.keys.global()
+	if m.shown(viewMigration) {
+		global = append(global[:1:1], append([]key.Binding{m.c.keys.Migration}, global[1:]...)...)
+	}
+	groups := append([][]key.Binding{global}, m.views[m.active].FullHelp()...)
 	title := st.Title.Render("Keys") + st.Dim.Render(" — "+m.views[m.active].title()+" view; ? or esc closes")
 	return title + "\n\n" + m.help.FullHelpView(groups)
 }

@@ -7,6 +7,9 @@ import "github.com/charmbracelet/bubbles/key"
 type keyMap struct {
 	// Global.
 	Quit, Help, Filter, Views, NextView, PrevView key.Binding
+	// Migration reaches the Migration view (a tab only when the folder
+	// has Ingresses).
+	Migration key.Binding
 	// Moving around.
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	// Acting on the selection.
@@ -24,12 +27,13 @@ func newKeyMap() *keyMap {
 		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(k, desc))
 	}
 	return &keyMap{
-		Quit:     b([]string{"q", "ctrl+c"}, "q", "quit"),
-		Help:     b([]string{"?"}, "?", "all keys"),
-		Filter:   b([]string{"/"}, "/", "filter"),
-		Views:    b([]string{"1", "2", "3", "4", "5", "6"}, "1-6", "switch view"),
-		NextView: b([]string{"tab"}, "tab", "next view"),
-		PrevView: b([]string{"shift+tab"}, "shift+tab", "previous view"),
+		Quit:      b([]string{"q", "ctrl+c"}, "q", "quit"),
+		Help:      b([]string{"?"}, "?", "all keys"),
+		Filter:    b([]string{"/"}, "/", "filter"),
+		Views:     b([]string{"1", "2", "3", "4", "5", "6"}, "1-6", "switch view"),
+		NextView:  b([]string{"tab"}, "tab", "next view"),
+		PrevView:  b([]string{"shift+tab"}, "shift+tab", "previous view"),
+		Migration: b([]string{"7", "m"}, "7/m", "Migration view"),
 
 		Up:       b([]string{"up", "k"}, "↑/k", "up"),
 		Down:     b([]string{"down", "j"}, "↓/j", "down"),

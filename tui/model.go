@@ -63,6 +63,7 @@ const (
 	viewTraces
 	viewDetail
 	viewGraph
+	viewMigration
 	numViews
 )
 
@@ -89,6 +90,18 @@ var (
 	_ view = (*tracesView)(nil)
 	_ view = (*detailView)(nil)
 )
+
+// optional is implemented by views that are a tab only sometimes (the
+// Migration view: when the folder has Ingresses).
+type optional interface{ available() bool }
+
+var _ optional = (*migrationView)(nil)
+
+// shown reports whether view i is a tab now.
+func (m *Model) shown(i int) bool {
+	o, ok := m.views[i].(optional)
+	return !ok || o.available()
+}
 
 // Model is the dashboard's root: it owns the session, lays out the frame
 // (header, tabs, body, status line, help) and routes messages to views.
@@ -155,6 +168,7 @@ func New(opts Options) *Model {
 			trust: trustChecker{caFiles: opts.CAFiles, systemRoots: opts.SystemRoots, now: time.Now}}),
 		newDetailView(c),
 		newGraphView(c),
+		newMigrationView(c),
 	}
 	return m
 }
@@ -194,6 +208,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case tickMsg:
 		return m, m.tick()
+	case MigrationMsg:
+		return m, m.send(viewMigration, msg)
 	case showObjectMsg:
 		m.switchTo(viewDetail)
 		return m, m.send(viewDetail, msg)
@@ -274,15 +290,29 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		m.filter.CursorEnd()
 		return m.filter.Focus()
 	case key.Matches(msg, k.NextView):
-		m.switchTo(m.active + 1)
+		m.step(1)
 	case key.Matches(msg, k.PrevView):
-		m.switchTo(m.active - 1)
+		m.step(-1)
+	case key.Matches(msg, k.Migration) && m.shown(viewMigration):
+		m.switchTo(viewMigration)
 	case key.Matches(msg, k.Views):
 		m.switchTo(int(msg.String()[0] - '1'))
 	default:
 		return m.send(m.active, msg)
 	}
 	return nil
+}
+
+// step moves to the next (1) or previous (-1) view that is a tab.
+func (m *Model) step(dir int) {
+	i := m.active
+	for range numViews {
+		i = (i + dir + numViews) % numViews
+		if m.shown(i) {
+			break
+		}
+	}
+	m.switchTo(i)
 }
 
 func (m *Model) switchTo(i int) {

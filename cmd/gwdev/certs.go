@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gwdev/gwdev/engine"
@@ -78,15 +79,16 @@ func (o *certsOptions) run(out io.Writer, dir string) error {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return fmt.Errorf("%s is not a directory", dir)
 	}
-	proj, err := readProject(dir, nil, nil)
+	proj, err := openProject([]string{dir}, projectFlags{crds: o.crds})
 	if err != nil {
 		return err
 	}
-	loader, err := projectLoader(o.crds, proj)
+	// One translation gives the addresses gwdev up serves the Gateways on
+	// (for the curl lines), as up computes them.
+	lr, res, err := proj.loadAndTranslate(metav1.NewTime(time.Now().UTC().Truncate(time.Second)))
 	if err != nil {
 		return err
 	}
-	lr := loader.LoadDir(dir)
 	for _, p := range lr.Problems {
 		fmt.Fprintf(out, "  ✗ %s\n", p.String())
 	}
@@ -136,7 +138,7 @@ func (o *certsOptions) run(out io.Writer, dir string) error {
 		return err
 	}
 	fmt.Fprintf(out, "gwdev certs: wrote %s to %s\n", plural(len(wanted), "Secret"), path)
-	addrs := gatewayAddresses(lr.Snapshot)
+	addrs := gatewayAddresses(res.Table)
 	fmt.Fprintln(out, "try them while gwdev up serves the folder (--resolve sends the name to the Gateway's address):")
 	for _, w := range wanted {
 		fmt.Fprintf(out, "  %s\n", certsCurl(ca.certPath, w, addrs[w.gateway]))

@@ -11,11 +11,11 @@ import (
 )
 
 // gatewayAddresses maps "namespace/name" to the loopback address gwdev up
-// gives each Gateway of s (spec.addresses, else 127.0.0.1, .2, … by name).
-func gatewayAddresses(s *engine.Snapshot) map[string]string {
-	res := engine.Translate(s, engine.Options{})
+// gives each Gateway of a translation's table (spec.addresses, else
+// 127.0.0.1, .2, … by name).
+func gatewayAddresses(t *engine.Table) map[string]string {
 	out := map[string]string{}
-	for _, g := range res.Table.Gateways {
+	for _, g := range t.Gateways {
 		out[g.Gateway.Namespace+"/"+g.Gateway.Name] = g.Address
 	}
 	return out

@@ -130,41 +130,21 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 			return fmt.Errorf("%s: no such file or directory", src)
 		}
 	}
-	proj, err := sourcesProject(sources, o.profiles)
-	if err != nil {
-		return err
-	}
 	start := time.Now()
-	loader, err := projectLoader(o.crds, proj)
+	proj, err := openProject(sources, projectFlags{profiles: o.profiles, crds: o.crds, classes: o.classes, noKustomize: !o.kustomize})
 	if err != nil {
 		return err
 	}
-	loader.NoKustomize = !o.kustomize
-	var results []*watch.LoadResult
-	for _, src := range sources {
-		if src == "-" {
-			data, err := io.ReadAll(cmd.InOrStdin())
-			if err != nil {
-				return fmt.Errorf("reading stdin: %w", err)
-			}
-			results = append(results, loader.LoadBytes("<stdin>", data))
-			continue
-		}
-		results = append(results, loader.Load(src, watch.Sources{Renders: proj.renders}))
-	}
-	lr := results[0] // one source: already sorted and deduplicated
-	if len(results) > 1 {
-		lr = watch.Merge(results...)
+	lr, err := proj.load(cmd.InOrStdin())
+	if err != nil {
+		return err
 	}
 	loaded := time.Since(start)
 	// check loads once: the compiled validators can go before the
 	// translation, when the process holds the most.
 	watch.ReleaseValidators()
-	opts := engine.Options{Classes: o.classes, Now: now, NoServing: true}
-	proj.set(&opts)
-	res := translateTight(lr.Snapshot, opts)
-	addLoadWarnings(res, lr)
-	addFindings(res, mappingFindings(res.Objects, proj.mappings, proj.where))
+	res := proj.translate(lr.Snapshot, translation{now: now, noServing: true, tight: true})
+	proj.addLoadFindings(res, lr)
 	total := time.Since(start)
 
 	nObjects := lr.Snapshot.Len()

@@ -261,12 +261,12 @@ func (o *checkOptions) runCluster(ctx context.Context, out io.Writer, now metav1
 	}
 	// --crds (a bundle name, or the cluster's own `kubectl get crd -o yaml`)
 	// judges the objects as that cluster's API server does, as for a folder.
-	loader, err := projectLoader(o.crds, projectOptions{})
+	proj, err := openProject(nil, projectFlags{profiles: o.profiles, crds: o.crds, classes: o.classes})
 	if err != nil {
 		return err
 	}
-	lr := loader.LoadBytes("cluster "+objs.Context, data)
-	res := engine.Translate(lr.Snapshot, engine.Options{Classes: o.classes, Now: now, NoServing: true})
+	lr := proj.loadBytes("cluster "+objs.Context, data)
+	res := proj.translate(lr.Snapshot, translation{now: now, noServing: true})
 	c, err := compareCluster(objs.Objects, res)
 	if err != nil {
 		return err

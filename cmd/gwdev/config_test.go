@@ -42,8 +42,7 @@ func TestProjectConfigErrorsNameLineAndField(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "gwdev.yaml"), []byte(c.yaml), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			o := &upOptions{}
-			_, err := o.projectOptions(dir)
+			_, err := openProject([]string{dir}, projectFlags{})
 			if err == nil {
 				t.Fatalf("no error for %q", c.yaml)
 			}

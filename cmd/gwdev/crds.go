@@ -55,16 +55,6 @@ func crdBundle(flag string, proj projectOptions) (*watch.CRDBundle, error) {
 	return b, nil
 }
 
-// projectLoader is newLoader for the CRDs --crds (flag) or gwdev.yaml
-// names (crdBundle).
-func projectLoader(flag string, proj projectOptions) (*watch.Loader, error) {
-	crds, err := crdBundle(flag, proj)
-	if err != nil {
-		return nil, err
-	}
-	return newLoader(crds)
-}
-
 // loaderCRDsName names the bundle a loader judges against, as --crds
 // takes it.
 func loaderCRDsName(l *watch.Loader) string {

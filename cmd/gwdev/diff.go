@@ -13,9 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/gwdev/gwdev/engine"
-	"github.com/gwdev/gwdev/watch"
 )
 
 // diffOptions are the flags of `gwdev diff`.
@@ -125,11 +122,11 @@ func (o *diffOptions) run(out, errOut io.Writer, args []string) error {
 	now := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
 	// Both sides are judged against the same CRDs: --crds, else the
 	// working tree's gwdev.yaml crds:.
-	loader, err := treeLoader(o.crds, absDir, o.profiles)
+	head, err := openProject([]string{absDir}, projectFlags{profiles: o.profiles, crds: o.crds})
 	if err != nil {
 		return err
 	}
-	headLR, headRes, err := translateTree(loader, absDir, o.profiles, now)
+	headLR, headRes, err := head.loadAndTranslate(now)
 	if err != nil {
 		return err
 	}
@@ -149,7 +146,11 @@ func (o *diffOptions) run(out, errOut io.Writer, args []string) error {
 	}
 	baseView := &statusView{}
 	if baseDir != "" {
-		baseLR, baseRes, err := translateTree(loader, baseDir, o.profiles, now)
+		baseProj, err := head.sibling(baseDir)
+		if err != nil {
+			return fmt.Errorf("at %s: %w", base, err)
+		}
+		baseLR, baseRes, err := baseProj.loadAndTranslate(now)
 		if err != nil {
 			return fmt.Errorf("at %s: %w", base, err)
 		}
@@ -181,31 +182,6 @@ func (o *diffOptions) run(out, errOut io.Writer, args []string) error {
 		return exitError{exitProblems}
 	}
 	return nil
-}
-
-// treeLoader returns a loader judging against --crds (flag) or, without
-// it, dir's gwdev.yaml crds:.
-func treeLoader(flag, dir string, profileFlags []string) (*watch.Loader, error) {
-	proj, err := sourcesProject([]string{dir}, profileFlags)
-	if err != nil {
-		return nil, err
-	}
-	crds, err := crdBundle(flag, proj)
-	if err != nil {
-		return nil, err
-	}
-	return watch.NewLoaderFor(crds)
-}
-
-// translateTree loads and translates a directory with its gwdev.yaml
-// profiles, as check does.
-func translateTree(loader *watch.Loader, dir string, profileFlags []string, now metav1.Time) (*watch.LoadResult, *engine.Result, error) {
-	proj, err := sourcesProject([]string{dir}, profileFlags)
-	if err != nil {
-		return nil, nil, err
-	}
-	lr := loader.Load(dir, watch.Sources{Renders: proj.renders})
-	return lr, engine.Translate(lr.Snapshot, engine.Options{Now: now, Profiles: proj.profiles, YCCertificates: proj.ycCerts}), nil
 }
 
 // gitRepo is the repository DIR belongs to.

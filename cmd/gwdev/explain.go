@@ -17,7 +17,6 @@ import (
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/engine/table"
-	"github.com/gwdev/gwdev/watch"
 )
 
 // explainOptions are the flags of `gwdev explain`.
@@ -114,18 +113,15 @@ func (o *explainOptions) run(out io.Writer, rawURL string, sniSet bool) error {
 	if err != nil {
 		return err
 	}
-	proj, err := readProject(o.dir, o.backends, o.profiles)
+	proj, err := openProject([]string{o.dir}, projectFlags{backends: o.backends, profiles: o.profiles, crds: o.crds})
 	if err != nil {
 		return err
 	}
-	loader, err := projectLoader(o.crds, proj)
+	lr, err := proj.load(nil)
 	if err != nil {
 		return err
 	}
-	lr := loader.Load(o.dir, watch.Sources{Renders: proj.renders})
-	opts := engine.Options{Now: metav1.NewTime(time.Now().UTC())}
-	proj.set(&opts)
-	res := engine.Translate(lr.Snapshot, opts)
+	res := proj.translate(lr.Snapshot, translation{now: metav1.NewTime(time.Now().UTC())})
 	addr := ""
 	if o.gateway != "" {
 		for _, g := range res.Table.Gateways {
@@ -177,7 +173,7 @@ func (o *explainOptions) run(out io.Writer, rawURL string, sniSet bool) error {
 	}
 	if pruned > 0 {
 		fmt.Fprintf(out, "\nnote: %s not in the cluster's CRDs (dropped, as that cluster stores the objects); run gwdev check --crds %s %s\n",
-			plural(pruned, "field"), loaderCRDsName(loader), o.dir)
+			plural(pruned, "field"), loaderCRDsName(proj.loader), o.dir)
 	}
 	return explainExit(tr)
 }

@@ -3,14 +3,10 @@ package main
 import (
 	"context"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
 	"time"
-
-	"github.com/gwdev/gwdev/engine"
-	"github.com/gwdev/gwdev/watch"
 )
 
 // loadGCPercent is the garbage collector target used while a directory is
@@ -33,7 +29,7 @@ var (
 )
 
 // relaxGC raises the GC target for the duration of a load and returns the
-// function that undoes it; it is the loaders' BulkLoad (see newLoader): the
+// function that undoes it; it is the loaders' BulkLoad (see newLoader, project.go): the
 // process-wide setting is cmd's to change, not the loader's. Nested and
 // concurrent loads share one raise. A setting above loadGCPercent, or GC
 // turned off (GOGC=off), is left alone, unless serveGC set it: a load can
@@ -64,20 +60,6 @@ func relaxGC() (restore func()) {
 	}
 }
 
-// newLoader returns a loader that raises the GC target while it loads many
-// files and collects garbage between the batches of a large load, so that
-// it can pack each batch's objects together (watch/compact.go). crds is
-// the bundle to judge against (nil: the newest experimental CRDs).
-func newLoader(crds *watch.CRDBundle) (*watch.Loader, error) {
-	l, err := watch.NewLoaderFor(crds)
-	if err != nil {
-		return nil, err
-	}
-	l.BulkLoad = relaxGC
-	l.Collect = runtime.GC
-	return l, nil
-}
-
 // translateGCPercent is the garbage collector target while check
 // translates. The translation only adds to what the load left live (for
 // 10,000 HTTPRoutes, from 45 to about 95 MB: the table, the status copies,
@@ -87,17 +69,6 @@ func newLoader(crds *watch.CRDBundle) (*watch.Loader, error) {
 // cycles run on the idle core while the translation, which is
 // single-threaded, goes on.
 const translateGCPercent = 50
-
-// translateTight translates with the garbage collector target at
-// translateGCPercent; a lower GOGC, or GOGC=off, is left alone.
-func translateTight(snap *engine.Snapshot, opts engine.Options) *engine.Result {
-	prev := debug.SetGCPercent(translateGCPercent)
-	if prev < translateGCPercent {
-		debug.SetGCPercent(prev)
-	}
-	defer debug.SetGCPercent(prev)
-	return engine.Translate(snap, opts)
-}
 
 // serveHeadroom is how much the heap may grow between collections while
 // `gwdev up` serves, at least: the collector's target is the larger of

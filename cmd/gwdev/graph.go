@@ -66,11 +66,11 @@ func (o *graphOptions) run(out, errOut io.Writer, dir string) error {
 	default:
 		return fmt.Errorf("unknown format %q (want mermaid, dot or svg)", o.format)
 	}
-	loader, err := treeLoader(o.crds, dir, o.profiles)
+	proj, err := openProject([]string{dir}, projectFlags{profiles: o.profiles, crds: o.crds})
 	if err != nil {
 		return err
 	}
-	lr, res, err := translateTree(loader, dir, o.profiles, metav1.NewTime(time.Now().UTC()))
+	lr, res, err := proj.loadAndTranslate(metav1.NewTime(time.Now().UTC()))
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/watch"
 )
 
 // migrateOptions are the flags of gwdev migrate.
@@ -25,6 +26,10 @@ type migrateOptions struct {
 	format    string
 	namespace string
 	class     string
+	// backends, profiles and crds are --backend, --profile and --crds, as
+	// for up (project.go).
+	backends, profiles []string
+	crds               string
 }
 
 func newMigrateCmd() *cobra.Command {
@@ -54,6 +59,9 @@ nothing differs and nothing was dropped, 1 otherwise, 2 on usage errors.`,
 	f.StringVar(&o.format, "format", "text", "--compare output: text, github (workflow annotations) or json")
 	f.StringVar(&o.namespace, "gateway-namespace", "default", "namespace of the Gateways")
 	f.StringVar(&o.class, "gateway-class", "", "GatewayClass of the Gateways (default: the IngressClass's name)")
+	f.StringArrayVar(&o.backends, "backend", nil, "as for up: namespace/service:port=host:port (--compare sends its requests there)")
+	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
+	addCRDsFlag(f, &o.crds)
 	return cmd
 }
 
@@ -66,21 +74,24 @@ func (o *migrateOptions) run(cmd *cobra.Command, dir string) error {
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%s: no such file or directory", dir)
 	}
-	loader, err := newLoader(nil)
+	proj, err := openProject([]string{dir}, projectFlags{backends: o.backends, profiles: o.profiles, crds: o.crds})
 	if err != nil {
 		return err
 	}
-	lr := loader.LoadDir(dir)
+	lr, err := proj.load(nil)
+	if err != nil {
+		return err
+	}
 	if len(lr.Snapshot.Ingresses) == 0 {
 		printLoadProblems(cmd.ErrOrStderr(), lr)
 		fmt.Fprintf(cmd.ErrOrStderr(), "No Ingress found in %s: nothing to migrate.\n", dir)
 		return exitError{exitProblems}
 	}
 	if o.compare {
-		return o.runCompare(cmd, lr)
+		return o.runCompare(cmd, proj, lr)
 	}
-	res := engine.Translate(lr.Snapshot, engine.Options{Now: metav1.NewTime(time.Now().UTC().Truncate(time.Second))})
-	m := engine.MigrateIngresses(res, engine.MigrationOptions{GatewayNamespace: o.namespace, GatewayClass: o.class})
+	res := proj.translate(lr.Snapshot, translation{now: metav1.NewTime(time.Now().UTC().Truncate(time.Second))})
+	m := engine.MigrateIngresses(res, o.migrationOptions())
 	var buf bytes.Buffer
 	if err := writeMigration(&buf, dir, m); err != nil {
 		return err
@@ -94,7 +105,38 @@ func (o *migrateOptions) run(cmd *cobra.Command, dir string) error {
 	}
 	printLoadProblems(cmd.ErrOrStderr(), lr)
 	printDropped(cmd.ErrOrStderr(), m.Dropped)
+	// The output is judged as the folder was: against --crds (or
+	// gwdev.yaml's crds:), so that a cluster's API server would take it.
+	name := o.output
+	if name == "" {
+		name = "<stdout>"
+	}
+	if !printConvertedProblems(cmd.ErrOrStderr(), proj, proj.loadBytes(name, buf.Bytes())) {
+		return exitError{exitProblems}
+	}
 	return nil
+}
+
+// migrationOptions are the choices of the flags.
+func (o *migrateOptions) migrationOptions() engine.MigrationOptions {
+	return engine.MigrationOptions{GatewayNamespace: o.namespace, GatewayClass: o.class}
+}
+
+// printConvertedProblems writes what the CRDs the project judges against
+// say about the converted manifests (conv: them, loaded): objects refused,
+// fields a cluster would drop, and the channel notes; it returns false
+// when any was refused or pruned.
+func printConvertedProblems(w io.Writer, proj *project, conv *watch.LoadResult) bool {
+	if len(conv.Problems) > 0 {
+		fmt.Fprintf(w, "The converted manifests, judged against the CRDs %s:\n", loaderCRDsName(proj.loader))
+		for _, p := range conv.Problems {
+			fmt.Fprintln(w, "error:", p.String())
+		}
+	}
+	for _, n := range conv.Notes {
+		fmt.Fprintln(w, "note:", n.String())
+	}
+	return len(conv.Problems) == 0
 }
 
 // writeMigration writes the objects as YAML documents, each under its

@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
@@ -31,25 +32,43 @@ import (
 // --compare, as if written with -o migrated.yaml.
 const migratedFile = "migrated.yaml"
 
+// Limits of one comparison: the dashboard runs one after every save.
+const (
+	// maxCompareRequests is how many generated requests are sent at most;
+	// the rest are counted (migrationComparison.LeftOut) and said.
+	maxCompareRequests = 2000
+	// compareRequestTimeout bounds each request.
+	compareRequestTimeout = 5 * time.Second
+)
+
 // compareSide is one side of --compare: a table served on loopback.
 type compareSide struct {
 	name                string
 	srv                 *emulator.Server
-	addr                string
 	httpPort, httpsPort int
-	// tls is set when the side serves HTTPS.
-	tls   bool
+	// addrs is the address each IngressClass (its Ingresses, or the
+	// Gateway converted from it) is served on; tls says whether it serves
+	// HTTPS.
+	addrs map[string]string
+	tls   map[string]bool
 	rules map[string]*table.RouteRule
+	// res is the side's translation.
+	res *engine.Result
 }
 
 // compareRequest is one request --compare sends to both sides.
 type compareRequest struct {
+	// Class is the IngressClass serving the Ingress the request was made
+	// from: it goes to that class and to the Gateway converted from it.
+	Class   string            `json:"class"`
 	HTTPS   bool              `json:"https"`
 	Host    string            `json:"host"`
 	Path    string            `json:"path"`
 	Headers map[string]string `json:"headers,omitempty"`
-	// from is the Ingress path the request was made from.
-	from engine.Source
+	// from is the Ingress path the request was made from; ingress the
+	// Ingress.
+	from    engine.Source
+	ingress engine.ObjectKey
 }
 
 // compareAnswer is what one side did with a request.
@@ -60,10 +79,15 @@ type compareAnswer struct {
 	// ("ns/name 90%"), or the one that answered.
 	Services string `json:"services,omitempty"`
 	// Path is the path the backend saw.
-	Path   string `json:"path,omitempty"`
-	Host   string `json:"backendHost,omitempty"`
+	Path string `json:"path,omitempty"`
+	Host string `json:"backendHost,omitempty"`
+	// Added are the request headers the backend saw that the client did
+	// not send ("Name: value; …", sorted).
+	Added  string `json:"headersAdded,omitempty"`
 	Rule   string `json:"rule,omitempty"`
 	Source string `json:"source,omitempty"`
+	// Error says why no answer came (Status is then -1).
+	Error string `json:"error,omitempty"`
 }
 
 // compareDifference is a request the two sides answered differently.
@@ -75,75 +99,53 @@ type compareDifference struct {
 	Fields []string `json:"fields"`
 }
 
-func (o *migrateOptions) runCompare(cmd *cobra.Command, lr *watch.LoadResult) error {
-	now := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
-	ing, err := startCompareSide("ingress-nginx", func(httpPort, httpsPort int) (*engine.Result, error) {
-		return engine.Translate(lr.Snapshot, engine.Options{Now: now, IngressHTTPPort: int32(httpPort), IngressHTTPSPort: int32(httpsPort)}), nil
-	}, "127.0.20.1", nil)
+// migrationComparison is what --compare prints and the dashboard's
+// Migration view lists.
+type migrationComparison struct {
+	// Requests is how many requests were sent to both sides.
+	Requests    int
+	Differences []compareDifference
+	// Dropped is what the conversion did not carry over.
+	Dropped []engine.DroppedIngressFeature
+	// Kept are the converted objects the folder holds itself: its own
+	// versions (edited or not) are what the Gateway side serves.
+	Kept []engine.ObjectKey
+	// Converted is the load of the generated manifests, judged against
+	// the project's CRDs (problems: objects refused or fields pruned).
+	Converted *watch.LoadResult
+	// LeftOut counts generated requests not sent (maxCompareRequests).
+	LeftOut int
+}
+
+// failed reports whether the comparison fails --compare: a difference, a
+// dropped feature or a converted manifest the CRDs refuse.
+func (c *migrationComparison) failed() bool {
+	return len(c.Differences) > 0 || len(c.Dropped) > 0 || len(c.Converted.Problems) > 0
+}
+
+func (o *migrateOptions) runCompare(cmd *cobra.Command, proj *project, lr *watch.LoadResult) error {
+	c, err := compareMigration(cmd.Context(), proj, lr, o.migrationOptions())
 	if err != nil {
 		return err
-	}
-	defer ing.close()
-	var mig *engine.IngressMigration
-	converted := map[string]bool{}
-	gw, err := startCompareSide("gateway-api", func(httpPort, httpsPort int) (*engine.Result, error) {
-		res := engine.Translate(lr.Snapshot, engine.Options{Now: now})
-		mig = engine.MigrateIngresses(res, engine.MigrationOptions{GatewayNamespace: o.namespace, GatewayClass: o.class})
-		var buf bytes.Buffer
-		if err := writeMigration(&buf, "(compare)", mig); err != nil {
-			return nil, err
-		}
-		loader, err := newLoader(nil)
-		if err != nil {
-			return nil, err
-		}
-		conv := loader.LoadBytes(migratedFile, buf.Bytes())
-		if len(conv.Problems) > 0 {
-			return nil, fmt.Errorf("the converted manifests do not load: %s", conv.Problems[0])
-		}
-		for _, g := range conv.Snapshot.Gateways {
-			converted[g.Namespace+"/"+g.Name] = true
-		}
-		snap := withoutIngresses(lr.Snapshot, conv.Snapshot)
-		for _, g := range conv.Snapshot.Gateways {
-			for i := range g.Spec.Listeners {
-				l := &g.Spec.Listeners[i] // 80 and 443 move to the side's free ports
-				if l.TLS != nil {
-					l.Port = int32(httpsPort)
-				} else {
-					l.Port = int32(httpPort)
-				}
-			}
-		}
-		merged := watch.Merge(&watch.LoadResult{Snapshot: snap}, conv)
-		return engine.Translate(merged.Snapshot, engine.Options{Now: now}), nil
-	}, "127.0.0.1", converted)
-	if err != nil {
-		return err
-	}
-	defer gw.close()
-	reqs := compareRequests(lr.Snapshot, ing)
-	var diffs []compareDifference
-	for _, r := range reqs {
-		a, b := ing.send(r), gw.send(r)
-		if fields := a.differs(b); len(fields) > 0 {
-			diffs = append(diffs, compareDifference{Request: r, Ingress: a, Gateway: b, Fields: fields})
-		}
 	}
 	out := cmd.OutOrStdout()
 	switch o.format {
 	case "json":
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(map[string]any{"requests": len(reqs), "differences": nonNil(diffs), "dropped": nonNil(mig.Dropped)}); err != nil {
+		if err := enc.Encode(map[string]any{"requests": c.Requests, "differences": nonNil(c.Differences), "dropped": nonNil(c.Dropped),
+			"kept": nonNil(c.Kept), "convertedProblems": nonNil(c.Converted.Problems), "leftOut": c.LeftOut}); err != nil {
 			return err
 		}
 	case "github":
-		for _, d := range diffs {
+		for _, d := range c.Differences {
 			fmt.Fprintf(out, "::error file=%s,line=%d::%s\n", d.Request.from.File, d.Request.from.Line, githubEscape(d.text()))
 		}
+		for _, p := range c.Converted.Problems {
+			fmt.Fprintf(out, "::error file=%s,line=%d::%s\n", p.File, p.Line, githubEscape("the converted manifests: "+p.Message))
+		}
 		seen := map[string]bool{}
-		for _, d := range mig.Dropped {
+		for _, d := range c.Dropped {
 			msg := d.Ingress.String() + ": not carried over: " + d.What + ": " + d.Why
 			if !seen[d.Source.String()+msg] {
 				seen[d.Source.String()+msg] = true
@@ -151,19 +153,153 @@ func (o *migrateOptions) runCompare(cmd *cobra.Command, lr *watch.LoadResult) er
 			}
 		}
 	default:
-		fmt.Fprintf(out, "Sent %d requests generated from the Ingress rules to ingress-nginx (emulated) and to the converted Gateway API routes: %d differ.\n", len(reqs), len(diffs))
-		for _, d := range diffs {
+		fmt.Fprintln(out, c.summary())
+		for _, d := range c.Differences {
 			fmt.Fprintln(out, d.text())
 		}
-		if len(mig.Dropped) > 0 {
+		if len(c.Converted.Problems) > 0 {
+			fmt.Fprintln(out)
+			printConvertedProblems(out, proj, c.Converted)
+		}
+		if len(c.Dropped) > 0 {
 			fmt.Fprintln(out, "\nNot carried over:")
-			printDropped(out, mig.Dropped)
+			printDropped(out, c.Dropped)
 		}
 	}
-	if len(diffs) > 0 || len(mig.Dropped) > 0 {
+	if c.failed() {
 		return exitError{exitProblems}
 	}
 	return nil
+}
+
+// summary is the comparison's first line.
+func (c *migrationComparison) summary() string {
+	s := fmt.Sprintf("Sent %d requests generated from the Ingress rules to ingress-nginx (emulated) and to the converted Gateway API routes: %d differ.",
+		c.Requests, len(c.Differences))
+	if len(c.Kept) > 0 {
+		s += fmt.Sprintf(" The folder's own version of %s was used.", plural(len(c.Kept), "converted object"))
+	}
+	if c.LeftOut > 0 {
+		s += fmt.Sprintf(" %d more were not sent (at most %d).", c.LeftOut, maxCompareRequests)
+	}
+	return s
+}
+
+// compareMigration serves the Ingresses of lr under the ingress-nginx
+// emulation and their conversion under the Gateway API, both translated by
+// proj (its gwdev.yaml, backends and CRDs), sends both the requests
+// generated from the Ingress rules, each to its class, and lists the
+// differences. A converted object the folder holds already (the output of
+// migrate kept beside the Ingresses) is served in the folder's version.
+// It stops early, with what it compared, when ctx ends.
+func compareMigration(ctx context.Context, proj *project, lr *watch.LoadResult, mo engine.MigrationOptions) (*migrationComparison, error) {
+	now := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
+	ing, err := startCompareSide("ingress-nginx", "127.0.20.1", func(httpPort, httpsPort int) (*engine.Result, map[string]string, error) {
+		res := proj.translate(lr.Snapshot, translation{now: now, ingressHTTPPort: int32(httpPort), ingressHTTPSPort: int32(httpsPort)})
+		classes := map[string]string{}
+		for _, g := range res.Table.Gateways {
+			if g.Gateway.Kind == "IngressClass" {
+				classes[g.Name] = g.Gateway.Name
+			}
+		}
+		return res, classes, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer ing.close()
+	c := &migrationComparison{}
+	gw, err := startCompareSide("gateway-api", "127.0.0.1", func(httpPort, httpsPort int) (*engine.Result, map[string]string, error) {
+		res := proj.translate(lr.Snapshot, translation{now: now})
+		mig := engine.MigrateIngresses(res, mo)
+		var buf bytes.Buffer
+		if err := writeMigration(&buf, "(compare)", mig); err != nil {
+			return nil, nil, err
+		}
+		conv := proj.loadBytes(migratedFile, buf.Bytes())
+		c.Dropped, c.Converted = mig.Dropped, conv
+		classOf := map[engine.ObjectKey]string{} // converted Gateway → class
+		for _, o := range mig.Objects {
+			if o.IngressClass != "" {
+				classOf[engine.ObjectKey{Kind: "Gateway", Namespace: o.Object.GetNamespace(), Name: o.Object.GetName()}] = o.IngressClass
+			}
+		}
+		var snap *engine.Snapshot
+		snap, c.Kept = convertedSnapshot(lr.Snapshot, conv.Snapshot, classOf, int32(httpPort), int32(httpsPort))
+		res = proj.translate(snap, translation{now: now})
+		classes := map[string]string{}
+		for _, g := range res.Table.Gateways {
+			if class, ok := classOf[engine.ObjectKey{Kind: "Gateway", Namespace: g.Gateway.Namespace, Name: g.Gateway.Name}]; ok && g.Mesh == nil {
+				classes[g.Name] = class
+			}
+		}
+		return res, classes, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer gw.close()
+	reqs := compareRequests(ing.res.Objects, ing)
+	if len(reqs) > maxCompareRequests {
+		c.LeftOut, reqs = len(reqs)-maxCompareRequests, reqs[:maxCompareRequests]
+	}
+	for _, r := range reqs {
+		if ctx.Err() != nil {
+			c.LeftOut += len(reqs) - c.Requests
+			break
+		}
+		c.Requests++
+		a, b := ing.send(ctx, r), gw.send(ctx, r)
+		if fields := a.differs(b); len(fields) > 0 {
+			c.Differences = append(c.Differences, compareDifference{Request: r, Ingress: a, Gateway: b, Fields: fields})
+		}
+	}
+	return c, nil
+}
+
+// convertedSnapshot is what the Gateway side serves: the folder without
+// its Ingresses and IngressClasses, which the converted objects replace,
+// plus the converted objects the folder does not hold itself (kept lists
+// those it does: its versions win). The converted Gateways (classOf) are
+// copies whose listeners moved to the side's ports (TLS ones to https).
+func convertedSnapshot(folder, conv *engine.Snapshot, classOf map[engine.ObjectKey]string, httpPort, httpsPort int32) (*engine.Snapshot, []engine.ObjectKey) {
+	out := &engine.Snapshot{Sources: map[engine.ObjectKey]engine.Source{}}
+	var kept []engine.ObjectKey
+	inFolder := map[engine.ObjectKey]bool{}
+	add := func(k engine.ObjectKey, o metav1.Object, from *engine.Snapshot) {
+		if g, ok := o.(*gwv1.Gateway); ok && classOf[k] != "" {
+			g = g.DeepCopy()
+			for i := range g.Spec.Listeners {
+				l := &g.Spec.Listeners[i]
+				if l.TLS != nil {
+					l.Port = gwv1.PortNumber(httpsPort)
+				} else {
+					l.Port = gwv1.PortNumber(httpPort)
+				}
+			}
+			o = g
+		}
+		out.AddObject(o)
+		if src, ok := from.Sources[k]; ok {
+			out.Sources[k] = src
+		}
+	}
+	folder.Each(func(k engine.ObjectKey, o metav1.Object) {
+		switch o.(type) {
+		case *networkingv1.Ingress, *networkingv1.IngressClass:
+			return
+		}
+		inFolder[k] = true
+		add(k, o, folder)
+	})
+	conv.Each(func(k engine.ObjectKey, o metav1.Object) {
+		if inFolder[k] {
+			kept = append(kept, k)
+			return
+		}
+		add(k, o, conv)
+	})
+	return out, kept
 }
 
 func nonNil[T any](s []T) []T {
@@ -180,6 +316,17 @@ func githubEscape(s string) string {
 
 // text renders a difference for people.
 func (d compareDifference) text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (from %s)\n", d.requestLine(), d.Request.from)
+	for _, f := range d.Fields {
+		fmt.Fprintf(&b, "  %-9s ingress-nginx %-30s gateway-api %s\n", f+":", quoteOrDash(d.Ingress.field(f)), quoteOrDash(d.Gateway.field(f)))
+	}
+	fmt.Fprintf(&b, "  rule:     ingress-nginx %s (%s)\n            gateway-api   %s (%s)", orDash(d.Ingress.Rule), orDash(d.Ingress.Source), orDash(d.Gateway.Rule), orDash(d.Gateway.Source))
+	return b.String()
+}
+
+// requestLine is the request in words: "GET https://host/path [H: v]".
+func (d compareDifference) requestLine() string {
 	r := d.Request
 	scheme := "http"
 	if r.HTTPS {
@@ -189,17 +336,11 @@ func (d compareDifference) text() string {
 	for _, k := range slices.Sorted(mapsKeys(r.Headers)) {
 		hdr = append(hdr, k+": "+r.Headers[k])
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "GET %s://%s%s", scheme, r.Host, r.Path)
+	s := fmt.Sprintf("GET %s://%s%s", scheme, r.Host, r.Path)
 	if len(hdr) > 0 {
-		fmt.Fprintf(&b, " [%s]", strings.Join(hdr, "; "))
+		s += fmt.Sprintf(" [%s]", strings.Join(hdr, "; "))
 	}
-	fmt.Fprintf(&b, " (from %s)\n", r.from)
-	for _, f := range d.Fields {
-		fmt.Fprintf(&b, "  %-9s ingress-nginx %-30s gateway-api %s\n", f+":", quoteOrDash(d.Ingress.field(f)), quoteOrDash(d.Gateway.field(f)))
-	}
-	fmt.Fprintf(&b, "  rule:     ingress-nginx %s (%s)\n            gateway-api   %s (%s)", orDash(d.Ingress.Rule), orDash(d.Ingress.Source), orDash(d.Gateway.Rule), orDash(d.Gateway.Source))
-	return b.String()
+	return s
 }
 
 func mapsKeys(m map[string]string) func(func(string) bool) {
@@ -239,14 +380,21 @@ func (a compareAnswer) field(name string) string {
 		return a.Path
 	case "host":
 		return a.Host
+	case "headers":
+		return a.Added
+	case "error":
+		return a.Error
 	}
 	return ""
 }
 
+// compareFields are the fields of an answer compared, in output order.
+var compareFields = []string{"status", "location", "backend", "path", "host", "headers", "error"}
+
 // differs lists the fields whose values differ.
 func (a compareAnswer) differs(b compareAnswer) []string {
 	var out []string
-	for _, f := range []string{"status", "location", "backend", "path", "host"} {
+	for _, f := range compareFields {
 		if a.field(f) != b.field(f) {
 			out = append(out, f)
 		}
@@ -254,53 +402,52 @@ func (a compareAnswer) differs(b compareAnswer) []string {
 	return out
 }
 
-// startCompareSide translates with free ports on addr and serves the table.
-func startCompareSide(name string, translate func(httpPort, httpsPort int) (*engine.Result, error), addr string, converted map[string]bool) (*compareSide, error) {
+// sideTranslation translates a side with its ports and says which table
+// Gateways it serves, by name, with the IngressClass each stands for.
+type sideTranslation func(httpPort, httpsPort int) (*engine.Result, map[string]string, error)
+
+// startCompareSide translates with free ports on portAddr and serves the
+// table's Gateways the translation names.
+func startCompareSide(name, portAddr string, translate sideTranslation) (*compareSide, error) {
 	// A port found free can be taken before it is bound: three tries.
 	var err error
 	for range 3 {
 		var s *compareSide
-		if s, err = startCompareSideOnce(name, translate, addr, converted); err == nil {
+		if s, err = startCompareSideOnce(name, portAddr, translate); err == nil {
 			return s, nil
 		}
 	}
 	return nil, err
 }
 
-func startCompareSideOnce(name string, translate func(httpPort, httpsPort int) (*engine.Result, error), addr string, converted map[string]bool) (*compareSide, error) {
-	httpPort, err := freeTCPPort(addr)
+func startCompareSideOnce(name, portAddr string, translate sideTranslation) (*compareSide, error) {
+	httpPort, err := freeTCPPort(portAddr)
 	if err != nil {
 		return nil, err
 	}
-	httpsPort, err := freeTCPPort(addr)
+	httpsPort, err := freeTCPPort(portAddr)
 	if err != nil {
 		return nil, err
 	}
-	res, err := translate(httpPort, httpsPort)
+	res, classes, err := translate(httpPort, httpsPort)
 	if err != nil {
 		return nil, err
 	}
-	s := &compareSide{name: name, httpPort: httpPort, httpsPort: httpsPort, rules: map[string]*table.RouteRule{}}
+	s := &compareSide{name: name, httpPort: httpPort, httpsPort: httpsPort, res: res,
+		addrs: map[string]string{}, tls: map[string]bool{}, rules: map[string]*table.RouteRule{}}
 	// Each side serves only its own: the ingress-nginx classes, or the
 	// converted Gateways (other Gateways of the folder stay out of both).
-	ingressSide := addr == "127.0.20.1"
 	served := &table.Table{}
 	for _, g := range res.Table.Gateways {
-		if (g.Gateway.Kind == "IngressClass") != ingressSide || !ingressSide && !strings.HasPrefix(g.Name, "gateway/") {
-			continue
-		}
-		if !ingressSide && !converted[g.Gateway.Namespace+"/"+g.Gateway.Name] {
+		class, ok := classes[g.Name]
+		if !ok || g.Address == "" {
 			continue
 		}
 		served.Gateways = append(served.Gateways, g)
-	}
-	for _, g := range served.Gateways {
-		if g.Address != "" && s.addr == "" {
-			s.addr = g.Address
-		}
+		s.addrs[class] = g.Address
 		for _, p := range g.Ports {
 			for _, l := range p.Listeners {
-				s.tls = s.tls || l.TLS != nil
+				s.tls[class] = s.tls[class] || l.TLS != nil
 				for _, vh := range l.VirtualHosts {
 					for _, r := range vh.Rules {
 						s.rules[r.Name] = r
@@ -309,7 +456,7 @@ func startCompareSideOnce(name string, translate func(httpPort, httpsPort int) (
 			}
 		}
 	}
-	if s.addr == "" {
+	if len(served.Gateways) == 0 {
 		return nil, fmt.Errorf("%s: nothing to serve", name)
 	}
 	s.srv = emulator.New(emulator.Config{})
@@ -336,16 +483,26 @@ func (s *compareSide) close() {
 	_ = s.srv.Close(ctx)
 }
 
-// send sends r to the side and describes the answer with the side's own
-// ports replaced by the well-known ones, so both sides' Locations compare.
-func (s *compareSide) send(r compareRequest) compareAnswer {
+// send sends r to the side's address for r's class and describes the
+// answer with the side's own ports replaced by the well-known ones, so
+// both sides' Locations compare.
+func (s *compareSide) send(ctx context.Context, r compareRequest) compareAnswer {
+	addr, ok := s.addrs[r.Class]
+	if !ok {
+		return compareAnswer{Status: -1, Error: s.name + " serves no Gateway for IngressClass " + r.Class}
+	}
 	scheme, port := "http", s.httpPort
 	if r.HTTPS {
 		scheme, port = "https", s.httpsPort
 	}
-	req, err := http.NewRequest("GET", scheme+"://"+net.JoinHostPort(s.addr, strconv.Itoa(port))+r.Path, nil)
+	if r.HTTPS && !s.tls[r.Class] {
+		return compareAnswer{Status: -1, Error: s.name + " serves no HTTPS for IngressClass " + r.Class}
+	}
+	ctx, cancel := context.WithTimeout(ctx, compareRequestTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", scheme+"://"+net.JoinHostPort(addr, strconv.Itoa(port))+r.Path, nil)
 	if err != nil {
-		return compareAnswer{Status: -1, Path: err.Error()}
+		return compareAnswer{Status: -1, Error: err.Error()}
 	}
 	req.Host = r.Host
 	for k, v := range r.Headers {
@@ -355,31 +512,60 @@ func (s *compareSide) send(r compareRequest) compareAnswer {
 	if r.HTTPS {
 		probe.TLS = &tls.ConnectionState{ServerName: r.Host}
 	}
-	tr := explainTrace(s.srv, s.addr, int32(port), probe)
+	tr := explainTrace(s.srv, addr, int32(port), probe)
 	c := &http.Client{
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		Transport:     &http.Transport{TLSClientConfig: &tls.Config{ServerName: r.Host, InsecureSkipVerify: true}}, //nolint:gosec // comparing routing, not certificates
-		Timeout:       5 * time.Second,
 	}
 	defer c.CloseIdleConnections()
 	resp, err := c.Do(req)
 	if err != nil {
-		return compareAnswer{Status: -1, Path: err.Error()}
+		return compareAnswer{Status: -1, Error: err.Error()}
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	a := compareAnswer{Status: resp.StatusCode, Location: s.wellKnownPorts(resp.Header.Get("Location")), Rule: tr.Rule, Source: tr.Source}
 	var echo struct {
 		Namespace, Service, Path, Host string
+		Headers                        map[string][]string
 	}
-	if json.Unmarshal(body, &echo) == nil && echo.Service != "" {
+	switch {
+	case json.Unmarshal(body, &echo) == nil && echo.Service != "":
 		a.Path, a.Host = echo.Path, echo.Host
 		a.Services = echo.Namespace + "/" + echo.Service
+		a.Added = addedHeaders(echo.Headers, r.Headers)
+	case tr.Service != "":
+		// A backend of the user's (gwdev.yaml backends:) answered: the
+		// trace names its Service; what it saw is its own.
+		a.Services, _, _ = strings.Cut(tr.Service, ":")
 	}
 	if rule := s.rules[tr.Rule]; rule != nil && len(rule.Backends) > 1 && a.Services != "" {
 		a.Services = weightedServices(rule.Backends)
 	}
 	return a
+}
+
+// clientHeaders are request headers Go's client adds by itself.
+var clientHeaders = map[string]bool{"User-Agent": true, "Accept-Encoding": true}
+
+// addedHeaders are the headers the backend saw (seen, as the echo backend
+// reports them) that the client did not send, as "Name: value; …".
+func addedHeaders(seen map[string][]string, sent map[string]string) string {
+	var out []string
+	for name, vs := range seen {
+		name = http.CanonicalHeaderKey(name)
+		if clientHeaders[name] {
+			continue
+		}
+		for _, v := range vs {
+			if sv, ok := sent[name]; ok && sv == v {
+				continue
+			}
+			out = append(out, name+": "+v)
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, "; ")
 }
 
 // explainTrace is the side's decision for req (rule and source).
@@ -426,44 +612,32 @@ func (s *compareSide) wellKnownPorts(loc string) string {
 	return u.String()
 }
 
-// withoutIngresses is snap without its Ingresses and IngressClasses, which
-// the converted objects replace, and without the objects conv holds (a
-// folder that already has the output of migrate).
-func withoutIngresses(snap, conv *engine.Snapshot) *engine.Snapshot {
-	out := &engine.Snapshot{Sources: snap.Sources}
-	converted := map[engine.ObjectKey]bool{}
-	conv.Each(func(k engine.ObjectKey, _ metav1.Object) { converted[k] = true })
-	snap.Each(func(k engine.ObjectKey, o metav1.Object) {
-		switch o.(type) {
-		case *networkingv1.Ingress, *networkingv1.IngressClass:
-			return
-		}
-		if !converted[k] {
-			out.AddObject(o)
-		}
-	})
-	return out
-}
-
-// compareRequests generates the requests from the Ingress rules: each host
-// and path (for a regex, its literal prefix and an example), with and
+// compareRequests generates the requests from the Ingress rules of every
+// class the ingress-nginx side serves (snap: its translation's objects,
+// whose status names each Ingress's class address): each host and path (for a regex, its literal prefix and an example), with and
 // without a trailing slash, upper case, longer, with dot segments and a
 // double slash; canary headers and cookies; over HTTP and, when the class
 // serves TLS, HTTPS.
 func compareRequests(snap *engine.Snapshot, ing *compareSide) []compareRequest {
+	classAt := map[string]string{}
+	for class, addr := range ing.addrs {
+		classAt[addr] = class
+	}
 	var out []compareRequest
 	seen := map[string]bool{}
 	add := func(r compareRequest) {
-		k := fmt.Sprint(r.HTTPS, r.Host, r.Path, r.Headers)
+		k := fmt.Sprint(r.Class, r.HTTPS, r.Host, r.Path, r.Headers)
 		if !seen[k] {
 			seen[k] = true
 			out = append(out, r)
 		}
 	}
 	for _, in := range snap.Ingresses {
-		if len(in.Spec.Rules) == 0 {
-			continue
+		lb := in.Status.LoadBalancer.Ingress
+		if len(in.Spec.Rules) == 0 || len(lb) == 0 || classAt[lb[0].IP] == "" {
+			continue // not served as ingress-nginx: nothing to compare
 		}
+		class := classAt[lb[0].IP]
 		key := engine.ObjectKey{Kind: "Ingress", Namespace: in.Namespace, Name: in.Name}
 		headers := canaryHeaders(in.Annotations)
 		for i, rule := range in.Spec.Rules {
@@ -479,12 +653,12 @@ func compareRequests(snap *engine.Snapshot, ing *compareSide) []compareRequest {
 				src := snap.SourceOf(key).At("spec.rules[" + strconv.Itoa(i) + "].http.paths[" + strconv.Itoa(j) + "]")
 				for _, path := range pathVariants(p.Path) {
 					for _, https := range []bool{false, true} {
-						if https && !ing.tls {
+						if https && !ing.tls[class] {
 							continue
 						}
-						add(compareRequest{HTTPS: https, Host: host, Path: path, from: src})
+						add(compareRequest{Class: class, HTTPS: https, Host: host, Path: path, from: src, ingress: key})
 						for _, h := range headers {
-							add(compareRequest{HTTPS: https, Host: host, Path: path, Headers: h, from: src})
+							add(compareRequest{Class: class, HTTPS: https, Host: host, Path: path, Headers: h, from: src, ingress: key})
 						}
 					}
 				}

@@ -100,7 +100,8 @@ gwdev's built-in echo backend.`,
 }
 
 func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) error {
-	proj, err := o.projectOptions(dir)
+	proj, err := openProject([]string{dir}, projectFlags{backends: o.backends, profiles: o.profiles, crds: o.crds,
+		classes: o.classes, noKustomize: !o.kustomize})
 	if err != nil {
 		return err
 	}
@@ -117,16 +118,11 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 		defer f.Close()
 		accessLog = f
 	}
-	loader, err := projectLoader(o.crds, proj)
-	if err != nil {
-		return err
-	}
-	loader.NoKustomize = !o.kustomize
 	grace := o.emptyGrace
 	if grace <= 0 {
 		grace = -1 // WatchOptions: negative is none, 0 the default
 	}
-	w, err := loader.Watch(ctx, dir, watch.WatchOptions{Debounce: o.debounce, EmptyGrace: grace, Renders: proj.renders})
+	w, err := proj.watchDir(ctx, watch.WatchOptions{Debounce: o.debounce, EmptyGrace: grace})
 	if err != nil {
 		return err
 	}
@@ -149,8 +145,7 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 		defer cancel()
 		_ = srv.Close(sctx)
 	}()
-	rl := &reloader{out: out, dir: dir, srv: srv, proj: proj, reread: o.projectOptions,
-		opts: engine.Options{Classes: o.classes}, crdsFlag: o.crds != "", cfgSeen: configSignature(dir), setRenders: w.SetRenders}
+	rl := &reloader{out: out, dir: dir, srv: srv, project: proj, crdsFlag: o.crds != "", cfgSeen: configSignature(dir), setRenders: w.SetRenders}
 	cfgChanged := watchProjectConfig(ctx, dir, o.debounce)
 	var admin adminState
 	if o.admin != "" && o.admin != "off" {
@@ -173,10 +168,10 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 	} else if admin.note != "" {
 		fmt.Fprintf(out, "gwdev: %s\n", admin.note)
 	}
-	if proj.path != "" {
-		fmt.Fprintf(out, "gwdev: backends from %s (reloaded when it changes)\n", proj.path)
+	if proj.cfg.path != "" {
+		fmt.Fprintf(out, "gwdev: backends from %s (reloaded when it changes)\n", proj.cfg.path)
 	}
-	for _, r := range proj.renders {
+	for _, r := range proj.cfg.renders {
 		when := "run once: its watch: list is empty"
 		if len(r.Watch) > 0 {
 			when = "run again when " + strings.Join(r.Watch, " or ") + " changes"
@@ -202,14 +197,13 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 
 // reloader translates each watch update and applies it to the data plane.
 type reloader struct {
-	out  io.Writer
-	dir  string // the watched folder, as given
-	srv  *emulator.Server
-	opts engine.Options
-	// proj is what gwdev.yaml and the flags give; reread reads them again
-	// when gwdev.yaml changes (configChanged).
-	proj   projectOptions
-	reread func(dir string) (projectOptions, error)
+	out io.Writer
+	dir string // the watched folder, as given
+	srv *emulator.Server
+	// project loads and translates (project.go); its cfg, what gwdev.yaml
+	// and the flags give, is read again when gwdev.yaml changes
+	// (configChanged).
+	project *project
 	// cfgErr is the last mistake found in gwdev.yaml (nil: none); the
 	// mappings before it keep serving.
 	cfgErr error
@@ -237,19 +231,17 @@ type reloader struct {
 }
 
 func (r *reloader) apply(u *watch.Update, first bool) {
-	if u.Root == watch.RootBack && r.reread != nil {
+	if u.Root == watch.RootBack {
 		r.readConfig() // the folder came back, maybe with another gwdev.yaml
 	}
 	r.lastUpdate = u
 	u = r.withConfigProblem(u)
 	r.n++
 	start := time.Now()
-	r.opts.Now = metav1.NewTime(start.UTC().Truncate(time.Second))
-	r.proj.set(&r.opts)
 	// The data plane takes the table as soon as it is built, while the rest
 	// of the result (routes served, findings) is finished on another core;
-	// translated and applied overlap.
-	res, finish := engine.TranslateTableFirst(r.prev, u.Result.Snapshot, r.opts) // Gateways keep their addresses
+	// translated and applied overlap. Gateways keep their addresses (prev).
+	res, finish := r.project.translateTableFirst(u.Result.Snapshot, translation{now: metav1.NewTime(start.UTC().Truncate(time.Second)), prev: r.prev})
 	tableAt := time.Now()
 	finished := make(chan time.Duration, 1)
 	go func() {
@@ -260,8 +252,7 @@ func (r *reloader) apply(u *watch.Update, first bool) {
 	applied := time.Since(tableAt)
 	translated := <-finished
 	r.prev = res
-	addLoadWarnings(res, u.Result)
-	addFindings(res, mappingFindings(res.Objects, r.proj.mappings, r.proj.where))
+	r.project.addLoadFindings(res, u.Result)
 	empty := noManifests(res.Objects.Len(), len(u.Result.Problems)+len(u.Stale), len(res.Findings), r.dir, "serve")
 	if empty != "" {
 		// As check fails on it: a folder emptied of its manifests serves

@@ -26,11 +26,6 @@ type projectOptions struct {
 	renders []watch.Render
 }
 
-// projectOptions reads dir's gwdev.yaml and merges it with the flags.
-func (o *upOptions) projectOptions(dir string) (projectOptions, error) {
-	return readProject(dir, o.backends, o.profiles)
-}
-
 // readProject reads dir's gwdev.yaml ("": no folder, the flags alone) and
 // merges it with the --backend and --profile flags: what every command
 // gives the engine from the project.
@@ -60,23 +55,6 @@ func readProject(dir string, backendFlags, profileFlags []string) (projectOption
 	return p, nil
 }
 
-// sourcesProject is readProject for `gwdev check` and `gwdev diff`, which
-// read gwdev.yaml only when they look at a single folder.
-func sourcesProject(sources, profileFlags []string) (projectOptions, error) {
-	dir := ""
-	if len(sources) == 1 {
-		if st, err := os.Stat(sources[0]); err == nil && st.IsDir() {
-			dir = sources[0]
-		}
-	}
-	return readProject(dir, nil, profileFlags)
-}
-
-// set puts p into the engine's options.
-func (p projectOptions) set(opts *engine.Options) {
-	opts.BackendMappings, opts.Profiles, opts.YCCertificates = p.mappings, p.profiles, p.ycCerts
-}
-
 // configChanged reads gwdev.yaml again and applies the last watch state
 // with it: new mappings take effect at once. A gwdev.yaml that no longer
 // reads is reported as a problem while the last good settings keep
@@ -89,7 +67,7 @@ func (r *reloader) configChanged() {
 		return
 	}
 	r.cfgSeen = sig
-	before := r.proj.renders
+	before := r.project.cfg.renders
 	p := r.readConfig()
 	if r.cfgErr == nil && r.setRenders != nil && !sameRenders(before, p.renders) {
 		r.setRenders(p.renders) // the watcher runs them and sends an update
@@ -113,21 +91,21 @@ func configSignature(dir string) string {
 	return ""
 }
 
-// readConfig reads gwdev.yaml again into r.proj (or r.cfgErr) and returns
+// readConfig reads gwdev.yaml again into r.project (or r.cfgErr) and returns
 // what it read.
 func (r *reloader) readConfig() projectOptions {
-	p, err := r.reread(r.dir)
+	p, err := r.project.reread()
 	r.cfgErr = err
 	if err == nil {
-		if !r.crdsFlag && p.crds != r.proj.crds {
+		if !r.crdsFlag && p.crds != r.project.cfg.crds {
 			// The loader was made for the CRDs at start; say so rather
 			// than judge against CRDs gwdev.yaml no longer names.
 			r.cfgErr = &configError{File: p.path, Field: "crds", Message: fmt.Sprintf(
 				"changed from %q to %q while gwdev up runs: manifests are still judged against %q; restart gwdev up to use the new CRDs",
-				r.proj.crds, p.crds, r.proj.crds)}
-			p.crds, p.crdsWhere = r.proj.crds, r.proj.crdsWhere
+				r.project.cfg.crds, p.crds, r.project.cfg.crds)}
+			p.crds, p.crdsWhere = r.project.cfg.crds, r.project.cfg.crdsWhere
 		}
-		r.proj = p
+		r.project.cfg = p
 	}
 	return p
 }

@@ -83,14 +83,14 @@ func TestUpMissingFolderHint(t *testing.T) {
 func dashboardOf(t *testing.T, dir string) *tui.Model {
 	t.Helper()
 	var got []tui.StateMsg
-	rl := &reloader{out: &syncBuffer{}, dir: dir, srv: emulator.New(emulator.Config{}), proj: projectOptions{},
-		notify: func(m tui.StateMsg) { got = append(got, m) }}
-	t.Cleanup(func() { _ = rl.srv.Close(context.Background()) })
-	loader, err := newLoader(nil)
+	proj, err := openProject([]string{dir}, projectFlags{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := loader.Watch(t.Context(), dir, watch.WatchOptions{})
+	rl := &reloader{out: &syncBuffer{}, dir: dir, srv: emulator.New(emulator.Config{}), project: proj,
+		notify: func(m tui.StateMsg) { got = append(got, m) }}
+	t.Cleanup(func() { _ = rl.srv.Close(context.Background()) })
+	w, err := proj.watchDir(t.Context(), watch.WatchOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

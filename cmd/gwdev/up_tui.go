@@ -58,8 +58,13 @@ func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir string, w *wa
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithOutput(out),
 		tea.WithFPS(int(time.Second/tui.FrameInterval)))
 	rl.out, rl.notify = io.Discard, func(s tui.StateMsg) { p.Send(s) }
+	// The Migration view: migrate --compare after each reload with
+	// Ingresses, off this loop (up_migration.go).
+	mig := newMigrationRunner(func(m tui.MigrationMsg) { p.Send(m) })
+	defer mig.wait()
 	apply := func(u *watch.Update, first bool) {
 		rl.apply(u, first)
+		mig.submit(ctx, rl.project, u.Result, rl.n-1)
 		switch note, bad := rootNotice(dir, u, first); {
 		case bad:
 			p.Send(tui.WatchErrorMsg{Err: errors.New(note)})
@@ -78,8 +83,8 @@ func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir string, w *wa
 	}()
 	go func() {
 		defer wg.Done()
-		if rl.proj.path != "" {
-			p.Send(tui.NoticeMsg{Text: "backends from " + rl.proj.path + " (reloaded when it changes)"})
+		if rl.project.cfg.path != "" {
+			p.Send(tui.NoticeMsg{Text: "backends from " + rl.project.cfg.path + " (reloaded when it changes)"})
 		}
 		if admin.problem { // said last, so that it is what the status line shows
 			p.Send(tui.NoticeMsg{Text: admin.note, Problem: true})
@@ -94,7 +99,11 @@ func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir string, w *wa
 			case u := <-w.Updates():
 				apply(u, false)
 			case <-cfgChanged:
+				n := rl.n
 				rl.configChanged()
+				if rl.n != n { // gwdev.yaml changed: compared with the new settings
+					mig.submit(ctx, rl.project, rl.lastUpdate.Result, rl.n-1)
+				}
 			}
 		}
 	}()

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/tui"
+	"github.com/gwdev/gwdev/watch"
+)
+
+// TestMigrationRunnerLatestWins: submit returns at once while a comparison
+// runs; reloads arriving meanwhile cancel it and only the newest is
+// compared next; a folder without Ingresses starts none (until one had
+// them: then the view is told they are gone).
+func TestMigrationRunnerLatestWins(t *testing.T) {
+	var (
+		mu   sync.Mutex
+		sent []tui.MigrationMsg
+		ran  []int
+	)
+	release := make(chan struct{})
+	started := make(chan int, 10)
+	r := newMigrationRunner(func(m tui.MigrationMsg) {
+		mu.Lock()
+		defer mu.Unlock()
+		sent = append(sent, m)
+	})
+	r.compare = func(ctx context.Context, _ *project, lr *watch.LoadResult, _ engine.MigrationOptions) (*migrationComparison, error) {
+		n := lr.Files
+		mu.Lock()
+		ran = append(ran, n)
+		mu.Unlock()
+		started <- n
+		if n == 1 {
+			select { // the first one runs until a newer reload cancels it
+			case <-ctx.Done():
+			case <-release:
+			}
+		}
+		return &migrationComparison{Requests: n, Converted: &watch.LoadResult{}}, nil
+	}
+	withIngress := func(files int) *watch.LoadResult {
+		return &watch.LoadResult{Files: files, Snapshot: &engine.Snapshot{Ingresses: []*networkingv1.Ingress{{}}}}
+	}
+	ctx := t.Context()
+	proj := &project{}
+	r.submit(ctx, proj, &watch.LoadResult{Snapshot: &engine.Snapshot{}}, 0) // no Ingress: nothing runs
+	r.submit(ctx, proj, withIngress(1), 1)
+	if n := <-started; n != 1 {
+		t.Fatalf("first comparison of reload %d", n)
+	}
+	done := make(chan struct{})
+	go func() {
+		r.submit(ctx, proj, withIngress(2), 2)
+		r.submit(ctx, proj, withIngress(3), 3)
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("submit blocks while a comparison runs")
+	}
+	if n := <-started; n != 3 {
+		t.Errorf("compared reload %d after the running one, want the newest (3)", n)
+	}
+	close(release)
+	r.submit(ctx, proj, &watch.LoadResult{Snapshot: &engine.Snapshot{}}, 4) // the Ingresses are gone
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		mu.Lock()
+		last := tui.MigrationMsg{}
+		if len(sent) > 0 {
+			last = sent[len(sent)-1]
+		}
+		mu.Unlock()
+		if last.Reload == 4 && !last.Running {
+			if last.Err == nil {
+				t.Errorf("reload 4 without Ingresses: %+v", last)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no result for reload 4; sent %+v", sent)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(ran) != 2 || ran[0] != 1 || ran[1] != 3 {
+		t.Errorf("compared %v, want [1 3] (2 superseded, 0 and 4 without Ingresses)", ran)
+	}
+	for _, m := range sent {
+		if !m.Running && (m.Reload == 1 || m.Reload == 2) {
+			t.Errorf("a superseded comparison's result was sent: %+v", m)
+		}
+	}
+	r.wait()
+}
+
+// TestMigrationRunnerBesideReloads: the dashboard's comparison reads the
+// load up's reloader translates at the same time (run with -race): the
+// real compareMigration on samples/ingress-nginx while the same snapshot
+// is translated again, as reloads do.
+func TestMigrationRunnerBesideReloads(t *testing.T) {
+	proj, err := openProject([]string{"../../samples/ingress-nginx"}, projectFlags{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lr, err := proj.load(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan tui.MigrationMsg, 4)
+	r := newMigrationRunner(func(m tui.MigrationMsg) {
+		if !m.Running {
+			got <- m
+		}
+	})
+	r.submit(t.Context(), proj, lr, 0)
+	var prev *engine.Result
+	for range 3 {
+		prev = proj.translate(lr.Snapshot, translation{now: metav1.Now(), prev: prev})
+	}
+	select {
+	case m := <-got:
+		if m.Err != nil || m.Requests == 0 || len(m.Differences) == 0 || len(m.Dropped) == 0 {
+			t.Errorf("comparison: err %v, %d requests, %d differences, %d dropped", m.Err, m.Requests, len(m.Differences), len(m.Dropped))
+		}
+		if d := m.Differences[0]; d.Ingress.Kind != "Ingress" || d.From.Line == 0 || d.IngressSource == "" {
+			t.Errorf("a difference without its Ingress or file:line: %+v", d)
+		}
+	case <-time.After(migrationRunTimeout + 10*time.Second):
+		t.Fatal("no comparison")
+	}
+	r.wait()
+}

@@ -1,0 +1,339 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/viewport"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/gwdev/gwdev/engine"
+)
+
+// MigrationMsg is a comparison of the folder's Ingresses, served as
+// ingress-nginx would, with their Gateway API conversion (what `gwdev
+// migrate --compare` prints), computed by the caller off the UI after a
+// reload. The Migration view lists it.
+type MigrationMsg struct {
+	// Reload is the reload (StateMsg.Reload) the comparison was made from.
+	Reload int
+	// Running is set on the message sent when a comparison starts; the
+	// view keeps showing the last one meanwhile.
+	Running bool
+	// Err says why the comparison could not run (nil: it ran).
+	Err error
+	// Requests is how many requests were sent to both sides; LeftOut how
+	// many generated ones were not (a limit, or a newer reload).
+	Requests, LeftOut int
+	// Kept counts the converted objects the folder holds itself, whose
+	// versions were compared instead of freshly converted ones.
+	Kept int
+	// Differences are the requests the two sides answered differently.
+	Differences []MigrationDifference
+	// Dropped is what the conversion did not carry over.
+	Dropped []MigrationDropped
+	// Problems are the converted manifests' load problems (the CRDs the
+	// project is judged against refuse them), as file:line: message.
+	Problems []string
+}
+
+// MigrationDifference is one request the two sides answered differently.
+type MigrationDifference struct {
+	// Request is the request in words ("GET https://host/path [H: v]").
+	Request string
+	// Ingress is the Ingress the request was generated from; From the
+	// place of its path.
+	Ingress engine.ObjectKey
+	From    engine.Source
+	// Fields are the answers' differing fields.
+	Fields []MigrationField
+	// IngressRule and GatewayRule name the rule that took the request on
+	// each side, with its file:line ("" : none matched).
+	IngressRule, IngressSource string
+	GatewayRule, GatewaySource string
+}
+
+// MigrationField is one differing field: status, location, backend,
+// path, host, headers (added to the request) or error.
+type MigrationField struct {
+	Name, Ingress, Gateway string
+}
+
+// MigrationDropped is an annotation or behaviour not carried over.
+type MigrationDropped struct {
+	Ingress engine.ObjectKey
+	Source  engine.Source
+	What    string
+	Why     string
+}
+
+// migrationView lists the last MigrationMsg: a summary line, every
+// difference with both sides' rules, the converted manifests' problems,
+// then what was not carried over. It is a tab only when the folder has
+// Ingresses (or a comparison arrived). Enter opens a line's Ingress in
+// Detail; the filter keeps the matching entries.
+type migrationView struct {
+	*common
+	vp     viewport.Model
+	last   *MigrationMsg
+	ran    bool // a comparison is running
+	filter string
+	lines  []migrationLine
+	cursor int
+	w, h   int
+}
+
+// migrationLine is one drawn line and the Ingress it is about.
+type migrationLine struct {
+	text   string
+	object engine.ObjectKey
+	// head is set on an entry's first line: the cursor stops there.
+	head bool
+}
+
+var _ view = (*migrationView)(nil)
+
+func newMigrationView(c *common) *migrationView {
+	return &migrationView{common: c, vp: viewport.New(0, 0)}
+}
+
+// available reports whether the view is a tab: the folder has Ingresses,
+// or a comparison arrived.
+func (v *migrationView) available() bool {
+	if v.last != nil || v.ran {
+		return true
+	}
+	st := v.s.state
+	return st != nil && st.Result != nil && st.Result.Objects != nil && len(st.Result.Objects.Ingresses) > 0
+}
+
+func (v *migrationView) Init() tea.Cmd { return nil }
+
+func (v *migrationView) title() string { return "Migration" }
+
+func (v *migrationView) count() int {
+	if v.last == nil {
+		return 0
+	}
+	return len(v.last.Differences)
+}
+
+func (v *migrationView) SetSize(w, h int) {
+	v.w, v.h = w, h
+	v.vp.Width, v.vp.Height = w, h
+	v.rebuild()
+}
+
+func (v *migrationView) SetFilter(f string) {
+	v.filter = strings.ToLower(f)
+	v.cursor = 0
+	v.rebuild()
+}
+
+func (v *migrationView) filterText() string { return v.filter }
+
+func (v *migrationView) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case MigrationMsg:
+		if v.ran = msg.Running; !msg.Running {
+			v.last = &msg
+		}
+		v.rebuild()
+	case refreshMsg:
+		v.rebuild()
+	case tea.KeyMsg:
+		return v, v.handleKey(msg)
+	}
+	return v, nil
+}
+
+// rebuild lays the last comparison out in lines, keeping the entries that
+// match the filter.
+func (v *migrationView) rebuild() {
+	v.lines = v.lines[:0]
+	m := v.last
+	if m == nil {
+		v.render()
+		return
+	}
+	keep := func(parts ...string) bool {
+		return v.filter == "" || strings.Contains(strings.ToLower(strings.Join(parts, " ")), v.filter)
+	}
+	for _, d := range m.Differences {
+		var words []string
+		for _, f := range d.Fields {
+			words = append(words, f.Name, f.Ingress, f.Gateway)
+		}
+		if !keep(append(words, d.Request, d.From.String(), d.IngressRule, d.GatewayRule, d.IngressSource, d.GatewaySource)...) {
+			continue
+		}
+		v.add(true, d.Ingress, v.st.Bold.Render(d.Request)+v.st.Dim.Render("  from "+d.From.String()))
+		for _, f := range d.Fields {
+			v.add(false, d.Ingress, fmt.Sprintf("    %-9s %s %s  %s %s", f.Name, v.st.Dim.Render("ingress-nginx"), quoteOrDash(f.Ingress),
+				v.st.Dim.Render("gateway-api"), quoteOrDash(f.Gateway)))
+		}
+		v.add(false, d.Ingress, v.st.Dim.Render(fmt.Sprintf("    %-9s ingress-nginx %s (%s)", "rule", orDash(d.IngressRule), orDash(d.IngressSource))))
+		v.add(false, d.Ingress, v.st.Dim.Render(fmt.Sprintf("    %-9s gateway-api   %s (%s)", "", orDash(d.GatewayRule), orDash(d.GatewaySource))))
+	}
+	for _, p := range m.Problems {
+		if keep(p) {
+			v.add(true, engine.ObjectKey{}, v.st.Error.Render("✗ converted manifests: ")+p)
+		}
+	}
+	for _, d := range m.Dropped {
+		if keep(d.Ingress.String(), d.Source.String(), d.What, d.Why) {
+			v.add(true, d.Ingress, v.st.Warning.Render("! not carried over: ")+d.What+v.st.Dim.Render("  "+d.Source.String()+" "+d.Ingress.String()))
+			v.add(false, d.Ingress, v.st.Dim.Render("    "+d.Why))
+		}
+	}
+	v.cursor = clamp(v.cursor, 0, max(0, len(v.heads())-1))
+	v.render()
+}
+
+func (v *migrationView) add(head bool, k engine.ObjectKey, text string) {
+	v.lines = append(v.lines, migrationLine{text: text, object: k, head: head})
+}
+
+// heads are the indexes of the entries' first lines.
+func (v *migrationView) heads() []int {
+	var out []int
+	for i, l := range v.lines {
+		if l.head {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// summary is the view's first line.
+func (v *migrationView) summary() string {
+	m := v.last
+	if m.Err != nil {
+		return v.st.Error.Render("✗ comparison failed: " + m.Err.Error())
+	}
+	s := fmt.Sprintf("%d requests to ingress-nginx (emulated) and the converted Gateway API routes · ", m.Requests)
+	switch len(m.Differences) {
+	case 0:
+		s += v.st.OK.Render("none differ")
+	default:
+		s += v.st.Error.Render(plural(len(m.Differences), "difference"))
+	}
+	if n := len(m.Dropped); n > 0 {
+		s += " · " + v.st.Warning.Render(fmt.Sprintf("%d not carried over", n))
+	}
+	if m.Kept > 0 {
+		s += " · the folder's own version of " + plural(m.Kept, "converted object")
+	}
+	if m.LeftOut > 0 {
+		s += " · " + v.st.Warning.Render(fmt.Sprintf("%d requests not sent", m.LeftOut))
+	}
+	if m.Reload == 0 {
+		s += v.st.Dim.Render(" (first load)")
+	} else {
+		s += v.st.Dim.Render(fmt.Sprintf(" (reload #%d)", m.Reload))
+	}
+	if v.ran {
+		s += v.st.Dim.Render(" · comparing again…")
+	}
+	return s
+}
+
+func (v *migrationView) handleKey(msg tea.KeyMsg) tea.Cmd {
+	k := v.keys
+	heads := v.heads()
+	switch {
+	case key.Matches(msg, k.Up):
+		v.move(-1)
+	case key.Matches(msg, k.Down):
+		v.move(1)
+	case key.Matches(msg, k.PageUp):
+		v.move(-max(1, v.h/4))
+	case key.Matches(msg, k.PageDown):
+		v.move(max(1, v.h/4))
+	case key.Matches(msg, k.Top):
+		v.move(-len(heads))
+	case key.Matches(msg, k.Bottom):
+		v.move(len(heads))
+	case key.Matches(msg, k.Enter), key.Matches(msg, k.Detail):
+		if v.cursor < len(heads) {
+			if o := v.lines[heads[v.cursor]].object; o.Name != "" {
+				return showObject(o)
+			}
+		}
+	}
+	return nil
+}
+
+func (v *migrationView) move(n int) {
+	v.cursor = clamp(v.cursor+n, 0, max(0, len(v.heads())-1))
+	v.render()
+}
+
+// render draws the summary and the lines, the selected entry marked, and
+// scrolls it into view.
+func (v *migrationView) render() {
+	if v.w <= 0 {
+		return
+	}
+	if v.last == nil {
+		msg := "No Ingress in the folder: nothing to migrate."
+		switch {
+		case v.ran:
+			msg = "Comparing the Ingresses with their Gateway API conversion (gwdev migrate --compare)…"
+		case v.available():
+			msg = "The comparison with the Gateway API conversion runs after each reload."
+		}
+		v.vp.SetContent(v.st.Dim.Render(msg))
+		return
+	}
+	out := append(wrap(v.summary(), v.w), "")
+	if len(v.lines) == 0 && v.filter != "" {
+		out = append(out, v.st.Dim.Render("Nothing matches the filter."))
+	}
+	heads := v.heads()
+	sel, selLine := -1, 0
+	if v.cursor < len(heads) {
+		sel = heads[v.cursor]
+	}
+	for i, l := range v.lines {
+		mark := "  "
+		if i == sel {
+			mark, selLine = v.st.Cursor.Render("▌ "), len(out)
+		}
+		out = append(out, mark+truncate(l.text, v.w-2))
+	}
+	v.vp.SetContent(strings.Join(out, "\n"))
+	switch {
+	case selLine < v.vp.YOffset:
+		v.vp.SetYOffset(selLine)
+	case selLine >= v.vp.YOffset+v.vp.Height:
+		v.vp.SetYOffset(selLine - v.vp.Height + 1)
+	}
+}
+
+func (v *migrationView) View() string { return v.vp.View() }
+
+func (v *migrationView) ShortHelp() []key.Binding {
+	return []key.Binding{v.keys.Up, v.keys.Down, withHelp(v.keys.Enter, "Ingress YAML")}
+}
+
+func (v *migrationView) FullHelp() [][]key.Binding {
+	return [][]key.Binding{v.keys.moves(), {withHelp(v.keys.Enter, "open the entry's Ingress in Detail")}}
+}
+
+func (v *migrationView) position() string { return cursorPosition(v.cursor, len(v.heads())) }
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func quoteOrDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return fmt.Sprintf("%q", s)
+}

@@ -60,6 +60,9 @@ type nginxLocation struct {
 	ing *ingressState
 	// field is the path's field in ing ("spec.rules[0].http.paths[1]").
 	field string
+	// ingPath is the Ingress path as written ("": none), the default path
+	// of the affinity cookie.
+	ingPath string
 	// name is the table name of the location's rule.
 	name    string
 	backend *networkingv1.IngressBackend
@@ -221,7 +224,7 @@ func (t *translator) nginxServers(c *ingressClass) []*nginxServer {
 				field := "spec.rules[" + itoa(i) + "].http.paths[" + itoa(j) + "]"
 				name := "ingress/" + ns + "/" + st.obj.Name + "/rule/" + itoa(i) + "/path/" + itoa(j)
 				for k, lp := range nginxLocationPaths(p) {
-					loc := &nginxLocation{exact: lp.exact, path: lp.path, ing: st, key: st.key, field: field, name: name, backend: &r.HTTP.Paths[j].Backend, ns: ns}
+					loc := &nginxLocation{exact: lp.exact, path: lp.path, ing: st, key: st.key, field: field, name: name, backend: &r.HTTP.Paths[j].Backend, ns: ns, ingPath: p.Path}
 					if k > 0 {
 						loc.name += "/exact"
 					}
@@ -494,16 +497,30 @@ func (t *translator) nginxRules(s *nginxServer, l *nginxLocation, https bool, pm
 		}
 		r.Filters = append(r.Filters, table.Filter{Type: table.FilterRequestHeaderModifier, RequestHeaderModifier: hm})
 	}
+	if a != nil {
+		t.ingressRuleSettings(r, l, a)
+	}
 	t.nginxBackend(r, l)
 	// nginx's rewrite phase (return, the HTTPS redirect) runs before its
-	// access phase: a redirecting location never checks clients.
+	// access phase: a redirecting location never checks clients. The body
+	// limit comes before both (nginx checks Content-Length when it picks
+	// the location).
 	redirects := slices.ContainsFunc(r.Filters, func(f table.Filter) bool { return f.RequestRedirect != nil })
-	if a != nil && !redirects {
-		r.Policy = ingressRulePolicy(r.Name, a)
+	if a != nil {
+		var p *table.RulePolicy
+		if !redirects {
+			p = ingressRulePolicy(r.Name, a)
+		}
+		r.Policy = ingressPolicy(p, a, redirects)
 	}
 	if a != nil && a.unemulatedSecurity != "" && !redirects {
 		r.Backends, r.Filters = nil, nil
 		r.DirectStatus, r.DirectReason = 403, "annotation "+a.unemulatedSecurity+" is a security filter gwdev does not emulate: denied"
+		return append(out, r)
+	}
+	if a != nil && a.basicAuthDenied != "" && !redirects {
+		r.Backends, r.Filters = nil, nil
+		r.DirectStatus, r.DirectReason = 503, "annotation "+a.basicAuthDenied
 		return append(out, r)
 	}
 	if l.canary != nil {
@@ -529,7 +546,8 @@ func (t *translator) canaryRules(r *RouteRule, canary *nginxLocation) []*RouteRu
 		m := *r.HTTP
 		m.Headers = append(slices.Clone(m.Headers), vm)
 		rr := &RouteRule{Name: canary.name + "/canary/" + suffix, Route: canary.key, Source: t.locationSource(canary), HTTP: &m,
-			Filters: r.Filters, ExternalAuth: r.ExternalAuth, Policy: r.Policy, Backends: r.Backends}
+			Filters: r.Filters, ExternalAuth: r.ExternalAuth, Policy: r.Policy, Backends: r.Backends,
+			SessionPersistence: r.SessionPersistence, Timeouts: r.Timeouts}
 		if toCanary {
 			rr.Backends = probe.Backends
 		} else {

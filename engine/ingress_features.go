@@ -190,7 +190,6 @@ func (t *translator) parseIngressBasicAuth(st *ingressState, f *ingressFeatures,
 	if !ok {
 		ns, name = st.obj.Namespace, ref
 	}
-	f.from = append(f.from, IngressNginxAnnotationPrefix+"auth-type")
 	deny := func(msg string) {
 		f.basicAuthDenied = IngressNginxAnnotationPrefix + "auth-secret: " + msg + ": ingress-nginx denies the location (503)"
 		t.note(SeverityWarning, st.key, "", "annotation "+f.basicAuthDenied)
@@ -242,6 +241,7 @@ func (t *translator) parseIngressBasicAuth(st *ingressState, f *ingressFeatures,
 	}
 	ba.UserCount = len(ba.Users)
 	f.basicAuth = ba
+	f.from = append(f.from, IngressNginxAnnotationPrefix+"auth-type")
 }
 
 // mapKeys returns a map's keys (any order).

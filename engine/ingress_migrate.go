@@ -85,8 +85,10 @@ type migrator struct {
 	opts   MigrationOptions
 	out    *IngressMigration
 	grants map[string]*gwv1.ReferenceGrant
-	// dropped holds the features noted per route being built.
+	// dropped holds the features noted per route being built; notes are
+	// what was carried over with a difference, said next to the route.
 	dropped []DroppedIngressFeature
+	notes   []string
 }
 
 // reportAnnotations lists every annotation of a served Ingress that the
@@ -164,7 +166,7 @@ func (m *migrator) class(gt *GatewayTable) {
 // server converts one nginx server: the rules of its HTTP virtual host and,
 // when they differ (HTTPS redirects), those of its HTTPS one.
 func (m *migrator) server(gw *gwv1.Gateway, plain, secure *VirtualHost) {
-	m.dropped = nil
+	m.dropped, m.notes = nil, nil
 	plainRules, plainFrom := m.rules(plain)
 	var secureRules []gwv1.HTTPRouteRule
 	var secureFrom []Source
@@ -245,6 +247,12 @@ func (m *migrator) route(gw *gwv1.Gateway, name, ns, host string, sections []str
 		comments = append(comments, fmt.Sprintf("  rule %d: %s", i, s))
 	}
 	seen := map[string]bool{}
+	for _, n := range m.notes {
+		if !seen[n] {
+			seen[n] = true
+			comments = append(comments, "note: "+n)
+		}
+	}
 	for _, d := range m.dropped {
 		line := "not carried over: " + d.What + " (" + d.Ingress.String() + " " + d.Source.String() + "): " + d.Why
 		if !seen[line] {
@@ -289,8 +297,10 @@ func (m *migrator) rules(vh *VirtualHost) ([]gwv1.HTTPRouteRule, []Source) {
 					m.drop(r, strings.Join(rb.From, ", "), "ingress-nginx refuses clients by address with 403; the Gateway API has no client address filter: use your implementation's policy (the route lets every client in)")
 				}
 			}
+			m.dropPolicy(r, r.Policy)
 		}
 		rule := gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{migrateMatch(r.HTTP)}}
+		m.ruleSettings(r, &rule)
 		for _, f := range r.Filters {
 			if prefix, ok := prefixRewrite(f); ok {
 				pt, v, repl := gwv1.PathMatchPathPrefix, prefix, "/"
@@ -413,6 +423,16 @@ func (m *migrator) filters(r *RouteRule, f table.Filter) []gwv1.HTTPRouteFilter 
 			out = append(out, gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestHeaderModifier, RequestHeaderModifier: hm})
 		}
 		return out
+	}
+	if f.CORS != nil {
+		return []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterCORS, CORS: m.migrateCORS(f.CORS)}}
+	}
+	if f.ResponseHeaderModifier != nil {
+		hm := &gwv1.HTTPHeaderFilter{}
+		for _, h := range f.ResponseHeaderModifier.Set {
+			hm.Set = append(hm.Set, gwv1.HTTPHeader{Name: gwv1.HTTPHeaderName(h.Name), Value: h.Value})
+		}
+		return []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: hm}}
 	}
 	if f.ExternalAuth != nil && *f.ExternalAuth < len(r.ExternalAuth) {
 		ea := r.ExternalAuth[*f.ExternalAuth]

@@ -1,7 +1,7 @@
 package emulator
 
 import (
-	"crypto/md5" //nolint:gosec // Apache's $apr1$ htpasswd format is MD5 by definition
+	"crypto/md5"  //nolint:gosec // Apache's $apr1$ htpasswd format is MD5 by definition
 	"crypto/sha1" //nolint:gosec // the {SHA} htpasswd format is SHA-1 by definition
 	"crypto/subtle"
 	"encoding/base64"

@@ -57,7 +57,7 @@ var ingressEmulated = []IngressAnnotation{
 	{Name: "whitelist-source-range", Test: "TestIngressNginxBehaviour/source-range", Nginx: "refuses clients outside these ranges with 403"},
 	{Name: "denylist-source-range", Test: "TestIngressNginxBehaviour/source-range", Nginx: "refuses clients inside these ranges with 403"},
 	{Name: "from-to-www-redirect", Test: "TestIngressNginxBehaviour/from-to-www-redirect", Nginx: "redirects www.host to host or the reverse"},
-	{Name: "backend-protocol", Test: "TestIngressNginxBehaviour/backend-protocol", Nginx: "speaks HTTP, HTTPS, GRPC, GRPCS, AJP or FCGI to the backend"},
+	{Name: "backend-protocol", Test: "TestIngressNginxFeatures/backend-protocol", Nginx: "speaks HTTP, HTTPS, GRPC, GRPCS, AJP or FCGI to the backend (gwdev: HTTP, HTTPS and GRPCS with TLS not verified and no SNI, as proxy-ssl-verify and proxy-ssl-server-name default to off, GRPC)"},
 	{Name: "auth-url", Test: "TestIngressNginxBehaviour/auth-url", Nginx: "asks the URL whether to let each request through (external auth)"},
 	{Name: "auth-response-headers", Test: "TestIngressNginxBehaviour/auth-url", Nginx: "copies these headers of the auth response to the backend request"},
 	{Name: "x-forwarded-prefix", Test: "TestIngressNginxBehaviour/x-forwarded-prefix", Nginx: "adds an X-Forwarded-Prefix header to the request"},
@@ -202,8 +202,9 @@ type ingressAnnotations struct {
 	upstreamVhost string
 	// forwardedPrefix is the X-Forwarded-Prefix value ("": none).
 	forwardedPrefix string
-	// grpc is backend-protocol GRPC: HTTP/2 without TLS to the backend.
-	grpc bool
+	// grpc is backend-protocol GRPC or GRPCS: HTTP/2 to the backend;
+	// backendTLS is HTTPS or GRPCS: TLS to the backend, unverified.
+	grpc, backendTLS bool
 	// fromToWWW redirects www.host to host, or host to www.host.
 	fromToWWW bool
 	// canary is set on a canary Ingress (nil: not one).
@@ -285,8 +286,12 @@ func (t *translator) parseIngressAnnotations(st *ingressState) ingressAnnotation
 	case "", "HTTP":
 	case "GRPC":
 		a.grpc = true
+	case "HTTPS":
+		a.backendTLS = true
+	case "GRPCS":
+		a.grpc, a.backendTLS = true, true
 	default:
-		warn("backend-protocol", "gwdev emulates HTTP and GRPC, not "+strconv.Quote(v)+": it speaks HTTP/1.1 without TLS to the backend, where ingress-nginx would speak "+v)
+		warn("backend-protocol", "gwdev emulates HTTP, HTTPS, GRPC and GRPCS, not "+strconv.Quote(v)+": it speaks HTTP/1.1 without TLS to the backend, where ingress-nginx would speak "+v)
 	}
 	if v := str("rewrite-target"); v != "" {
 		a.rewriteTarget, a.nginxRewrite = nginxCaptureRef.ReplaceAllString(v, "$${$1}"), v

@@ -321,9 +321,13 @@ func (m *migrator) rules(vh *VirtualHost) ([]gwv1.HTTPRouteRule, []Source) {
 			if redirects {
 				break // a redirect answers: the spec forbids backendRefs next to it
 			}
-			if b.HTTP2 && !speaksH2C(b.AppProtocol) {
+			if b.HTTP2 && b.TLS == nil && !speaksH2C(b.AppProtocol) {
 				m.drop(r, IngressNginxAnnotationPrefix+"backend-protocol", "ingress-nginx speaks HTTP/2 without TLS (gRPC) to "+b.Service.String()+
 					"; a route cannot say so: set appProtocol kubernetes.io/h2c on the Service's port")
+			}
+			if b.TLS != nil && b.TLS.NoVerify {
+				m.drop(r, IngressNginxAnnotationPrefix+"backend-protocol", "ingress-nginx speaks TLS to "+b.Service.String()+
+					" without verifying its certificate; the Gateway API always verifies: write a BackendTLSPolicy for the Service with its CA and hostname")
 			}
 			port := gwv1.PortNumber(b.Port)
 			ns := gwv1.Namespace(b.Service.Namespace)

@@ -731,5 +731,8 @@ func (t *translator) nginxBackend(r *RouteRule, l *nginxLocation) {
 	}
 	b := t.serviceItself(r.Name, svc, *sp)
 	b.HTTP2 = b.HTTP2 || l.ing.ann.grpc || speaksH2C(b.AppProtocol)
+	if l.ing.ann.backendTLS {
+		b.TLS = &table.BackendTLS{Policy: "annotation " + IngressNginxAnnotationPrefix + "backend-protocol", NoVerify: true}
+	}
 	r.Backends = []*Backend{b}
 }

@@ -375,6 +375,32 @@ func TestIngressNginxFeatures(t *testing.T) {
 			t.Errorf("slow: %d after %s; want 504 after about 3s", a.status, time.Since(start))
 		}
 	})
+	t.Run("backend-protocol", func(t *testing.T) {
+		// backend-protocol HTTPS: proxy_pass https:// (proxy-ssl-verify off
+		// by default: a self-signed certificate is accepted); GRPCS:
+		// grpc_pass grpcs://, HTTP/2 over TLS; HTTP: plain HTTP/1.1.
+		proto := func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.WriteString(w, r.Proto+" tls="+strconv.FormatBool(r.TLS != nil))
+		}
+		tlsSrv := httptest.NewTLSServer(http.HandlerFunc(proto))
+		defer tlsSrv.Close()
+		h2 := httptest.NewUnstartedServer(http.HandlerFunc(proto))
+		h2.EnableHTTP2 = true
+		h2.StartTLS()
+		defer h2.Close()
+		plain := httptest.NewServer(http.HandlerFunc(proto))
+		defer plain.Close()
+		s := serveIngresses(t, ingressClassNginx+
+			ingress("https", "https.example", nginxAnn("backend-protocol", "HTTPS"), "Prefix / tlsweb")+
+			ingress("grpcs", "grpcs.example", nginxAnn("backend-protocol", "GRPCS"), "Prefix / h2web")+
+			ingress("http", "http.example", nginxAnn("backend-protocol", "HTTP"), "Prefix / web")+
+			ingressServices("tlsweb", "h2web", "web")+endpointSlice("tlsweb", tlsSrv.URL)+endpointSlice("h2web", h2.URL)+endpointSlice("web", plain.URL))
+		for host, want := range map[string]string{"https.example": "HTTP/1.1 tls=true", "grpcs.example": "HTTP/2.0 tls=true", "http.example": "HTTP/1.1 tls=false"} {
+			if a := s.do("GET", host, "/", nil, false); a.status != 200 || a.body != want {
+				t.Errorf("%s: %d %q; want 200 %q", host, a.status, a.body, want)
+			}
+		}
+	})
 	t.Run("custom-headers", func(t *testing.T) {
 		// "Custom Headers": the ConfigMap's entries are set on responses
 		// (more_set_headers).

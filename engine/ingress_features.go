@@ -42,6 +42,9 @@ type ingressFeatures struct {
 	// customHeaders are the custom-headers ConfigMap's entries, set on
 	// responses (nil: none).
 	customHeaders []table.Header
+	// defaultBackend is the default-backend annotation's Service, in the
+	// Ingress's namespace ("": none).
+	defaultBackend string
 	// from lists the annotations that set the rule policy's settings.
 	from []string
 }
@@ -108,6 +111,7 @@ func (t *translator) parseIngressFeatures(st *ingressState, str func(string) str
 		}
 	}
 	f.timeouts = parseIngressTimeouts(str, number)
+	f.defaultBackend = str("default-backend")
 	if v := str("custom-headers"); v != "" {
 		f.customHeaders = t.ingressCustomHeaders(st, v, warn)
 	}
@@ -369,4 +373,36 @@ func ingressPolicy(p *table.RulePolicy, a *ingressAnnotations, redirects bool) *
 	}
 	p.From = a.from
 	return p
+}
+
+// ingressDefaultBackend is default-backend: its Service (first port)
+// serves the location when the location's Service is missing or has no
+// active endpoint (EndpointSlices without a ready one). gwdev decides this
+// from the manifests, as it resolves every backend; without the annotation
+// a Service whose slices have no ready endpoint is served by gwdev's echo
+// backend (its rule for every front end). Without custom-http-errors
+// (reported) that is all the annotation does.
+func (t *translator) ingressDefaultBackend(r *RouteRule, l *nginxLocation, a *ingressAnnotations) {
+	if a.defaultBackend == "" || l.ing == nil {
+		return
+	}
+	svc := t.services[nsName{l.ns, a.defaultBackend}]
+	if svc == nil || len(svc.Spec.Ports) == 0 {
+		t.note(SeverityWarning, l.ing.key, "", "annotation "+IngressNginxAnnotationPrefix+"default-backend: Service "+l.ns+"/"+a.defaultBackend+
+			" not found or without ports; ingress-nginx ignores it")
+		return
+	}
+	down := r.DirectStatus == 503 && r.Backends == nil
+	if !down && len(r.Backends) == 1 {
+		b := r.Backends[0]
+		slices := t.endpointSlices[nsName{b.Service.Namespace, b.Service.Name}]
+		down = b.Target != nil && b.Target.Kind == TargetEcho && len(slices) > 0
+	}
+	if !down {
+		return
+	}
+	fb := t.serviceItself(r.Name, svc, svc.Spec.Ports[0])
+	fb.Target.Why = "the location's Service has no active endpoint: default-backend " + svc.Namespace + "/" + svc.Name + " serves (" + fb.Target.Why + ")"
+	r.DirectStatus, r.DirectReason = 0, ""
+	r.Backends = []*Backend{fb}
 }

@@ -104,17 +104,28 @@ func (m *migrator) reportAnnotations() {
 			if !ok {
 				continue
 			}
-			why := "not an annotation ingress-nginx documents"
-			if an := ingressAnnotationNamed(short); an != nil {
-				if an.Test != "" {
-					continue // emulated: the rules say whether it was carried over
-				}
+			an := ingressAnnotationNamed(short)
+			why, unconvertible := ingressUnconvertible[short]
+			switch {
+			case an == nil:
+				why = "not an annotation ingress-nginx documents"
+			case unconvertible:
+			case an.Test != "":
+				continue // emulated: the rules say whether it was carried over
+			default:
 				why = "ingress-nginx: " + an.Nginx + "; gwdev emulates neither it nor its conversion: configure it with your Gateway implementation's policy or filter"
 			}
 			src := m.res.Objects.SourceOf(key).At("metadata.annotations[" + name + "]")
 			m.out.Dropped = append(m.out.Dropped, DroppedIngressFeature{Ingress: key, Source: src, What: name, Why: why})
 		}
 	}
+}
+
+// ingressUnconvertible are emulated annotations the rules cannot show as
+// dropped (the table holds their effect, not them), with what to do.
+var ingressUnconvertible = map[string]string{
+	"default-backend": "ingress-nginx sends the location's requests to this Service while the location's Service has no endpoints; " +
+		"the route names the Service the emulation chose now and the Gateway API has no fallback backend (it answers 503): use your implementation's policy, or keep the Service up",
 }
 
 // class converts one class: its Gateway, then a route per server.

@@ -51,6 +51,7 @@ func (m *migrator) dropPolicy(r *RouteRule, p *table.RulePolicy) {
 
 // ruleSettings carries affinity and the proxy timeouts over.
 func (m *migrator) ruleSettings(r *RouteRule, rule *gwv1.HTTPRouteRule) {
+
 	if s := r.SessionPersistence; s != nil && s.Type == table.SessionCookie {
 		typ := gwv1.CookieBasedSessionPersistence
 		name, path := gwv1.CookieName(s.Name), s.Path

@@ -501,6 +501,9 @@ func (t *translator) nginxRules(s *nginxServer, l *nginxLocation, https bool, pm
 		t.ingressRuleSettings(r, l, a)
 	}
 	t.nginxBackend(r, l)
+	if a != nil {
+		t.ingressDefaultBackend(r, l, a)
+	}
 	// nginx's rewrite phase (return, the HTTPS redirect) runs before its
 	// access phase: a redirecting location never checks clients. The body
 	// limit comes before both (nginx checks Content-Length when it picks

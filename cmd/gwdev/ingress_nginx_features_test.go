@@ -401,6 +401,25 @@ func TestIngressNginxFeatures(t *testing.T) {
 			}
 		}
 	})
+	t.Run("default-backend", func(t *testing.T) {
+		// "Default Backend": the annotation's Service handles the response
+		// when the rule's Service has no active endpoints (here an
+		// EndpointSlice without endpoints) or does not exist.
+		empty := "---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: empty-1, labels: {kubernetes.io/service-name: empty}}\n" +
+			"addressType: IPv4\nports: [{name: http, port: 8080}]\nendpoints: []\n"
+		s := serveIngresses(t, ingressClassNginx+
+			ingress("down", "down.example", nginxAnn("default-backend", "fallback"), "Prefix / empty")+
+			ingress("gone", "gone.example", nginxAnn("default-backend", "fallback"), "Prefix / missing")+
+			ingress("up", "up.example", nginxAnn("default-backend", "fallback"), "Prefix / web")+
+			ingress("plain", "plain.example", nil, "Prefix / empty")+
+			ingressServices("empty", "fallback", "web")+empty)
+		s.check([]ingressCase{
+			{host: "down.example", path: "/a", status: 200, service: "fallback"},
+			{host: "gone.example", path: "/a", status: 200, service: "fallback"},
+			{host: "up.example", path: "/a", status: 200, service: "web"},
+			{host: "plain.example", path: "/a", status: 200, service: "empty"}, // gwdev: echo for a Service without ready endpoints (nginx: 503)
+		})
+	})
 	t.Run("custom-headers", func(t *testing.T) {
 		// "Custom Headers": the ConfigMap's entries are set on responses
 		// (more_set_headers).

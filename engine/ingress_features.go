@@ -112,6 +112,9 @@ func (t *translator) parseIngressFeatures(st *ingressState, str func(string) str
 	}
 	f.timeouts = parseIngressTimeouts(str, number)
 	f.defaultBackend = str("default-backend")
+	if boolean("service-upstream", false) && f.session != nil {
+		warn("service-upstream", "with affinity cookie, ingress-nginx's cookie pins the Service's cluster IP, and kube-proxy still spreads connections over the Pods; gwdev pins the endpoint")
+	}
 	if v := str("custom-headers"); v != "" {
 		f.customHeaders = t.ingressCustomHeaders(st, v, warn)
 	}

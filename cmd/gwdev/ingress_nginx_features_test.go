@@ -420,6 +420,41 @@ func TestIngressNginxFeatures(t *testing.T) {
 			{host: "plain.example", path: "/a", status: 200, service: "empty"}, // gwdev: echo for a Service without ready endpoints (nginx: 503)
 		})
 	})
+	t.Run("service-upstream", func(t *testing.T) {
+		// "Service Upstream": nginx proxies to the cluster IP and kube-proxy
+		// spreads the connections over the Pods: every endpoint serves, as
+		// without the annotation; no warning, since nothing differs.
+		var mu sync.Mutex
+		hits := map[string]int{}
+		var urls []string
+		for _, name := range []string{"p1", "p2"} {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				hits[name]++
+				mu.Unlock()
+			}))
+			defer srv.Close()
+			urls = append(urls, srv.URL)
+		}
+		u2, _ := url.Parse(urls[1])
+		slice := endpointSlice("web", urls[0]) +
+			"---\napiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: web-2, labels: {kubernetes.io/service-name: web}}\n" +
+			"addressType: IPv4\nports: [{name: http, port: " + u2.Port() + "}]\nendpoints: [{addresses: [127.0.0.1]}]\n"
+		s := serveIngresses(t, ingressClassNginx+ingress("svc", "svc.example", nginxAnn("service-upstream", "true"), "Prefix / web")+ingressServices("web")+slice)
+		for range 4 {
+			if a := s.do("GET", "svc.example", "/", nil, false); a.status != 200 {
+				t.Fatalf("status %d", a.status)
+			}
+		}
+		if hits["p1"] == 0 || hits["p2"] == 0 {
+			t.Errorf("endpoints served %v; want both", hits)
+		}
+		for _, f := range s.res.Findings {
+			if strings.Contains(f.Message, "service-upstream") {
+				t.Errorf("finding for an emulated annotation: %s", f.Message)
+			}
+		}
+	})
 	t.Run("custom-headers", func(t *testing.T) {
 		// "Custom Headers": the ConfigMap's entries are set on responses
 		// (more_set_headers).

@@ -69,6 +69,7 @@ var ingressEmulated = []IngressAnnotation{
 	{Name: "auth-type", Test: "TestIngressNginxFeatures/basic-auth", Nginx: "requires basic or digest authentication (gwdev emulates basic; digest denies with 403)"},
 	{Name: "default-backend", Test: "TestIngressNginxFeatures/default-backend", Nginx: "serves requests whose Service has no endpoints (or is missing) from this Service's first port; with custom-http-errors, which gwdev does not emulate, also the listed error answers"},
 	{Name: "service-upstream", Test: "TestIngressNginxFeatures/service-upstream", Nginx: "proxies to the Service's cluster IP instead of its endpoints, so kube-proxy spreads connections over the Pods; on loopback gwdev sends each request to one of the Service's endpoints in turn, which is observably the same except that an affinity cookie would pin only the cluster IP (gwdev warns and keeps pinning the endpoint)"},
+	{Name: "mirror-target", Test: "TestIngressNginxFeatures/mirror-target", Nginx: "sends a copy of each request (its body too) to this URL and ignores the answer; gwdev emulates http(s)://<Service>[:port]$request_uri and sends the copy as the backend gets it: the path after rewrite-target and the request's Host, where nginx sends $request_uri with mirror-host or the target's host name"},
 	{Name: "custom-headers", Test: "TestIngressNginxFeatures/custom-headers", Nginx: "sets the ConfigMap's (namespace/name) entries as response headers (more_set_headers; ingress-nginx also wants them in the controller's global-allowed-response-headers, which gwdev assumes)"},
 	{Name: "enable-cors", Test: "TestIngressNginxFeatures/cors", Nginx: "answers OPTIONS from allowed origins with 204 and adds CORS headers to every answer (Access-Control-Allow-Origin is the request's origin, or * for any)"},
 	{Name: "cors-allow-origin", Test: "TestIngressNginxFeatures/cors", Nginx: "the origins CORS allows (default *; protocol://host[:port], *. for one level of subdomains). gwdev gives an origin without a port the scheme's, where nginx's regex wants it written the same"},
@@ -180,7 +181,6 @@ var ingressReported = []IngressAnnotation{
 	{Name: "modsecurity-transaction-id", Nginx: "the ModSecurity transaction id"},
 	{Name: "modsecurity-snippet", Nginx: "adds ModSecurity rules"},
 	{Name: "mirror-request-body", Nginx: "sends the body to the mirror (default on)"},
-	{Name: "mirror-target", Nginx: "sends a copy of each request to this URL"},
 	{Name: "mirror-host", Nginx: "the Host header of mirrored requests"},
 	{Name: "disable-proxy-intercept-errors", Nginx: "does not intercept backend errors for custom-http-errors"},
 }

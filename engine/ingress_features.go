@@ -2,6 +2,7 @@ package engine
 
 import (
 	"cmp"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -42,6 +43,8 @@ type ingressFeatures struct {
 	// customHeaders are the custom-headers ConfigMap's entries, set on
 	// responses (nil: none).
 	customHeaders []table.Header
+	// mirror is mirror-target without its "$request_uri" (nil: none).
+	mirror *url.URL
 	// defaultBackend is the default-backend annotation's Service, in the
 	// Ingress's namespace ("": none).
 	defaultBackend string
@@ -111,6 +114,15 @@ func (t *translator) parseIngressFeatures(st *ingressState, str func(string) str
 		}
 	}
 	f.timeouts = parseIngressTimeouts(str, number)
+	if v := str("mirror-target"); v != "" {
+		rest, whole := strings.CutSuffix(v, "$request_uri")
+		u, err := url.Parse(rest)
+		if whole && err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.Path == "" {
+			f.mirror = u
+		} else {
+			warn("mirror-target", "gwdev emulates targets of the form http(s)://<Service>[:port]$request_uri; it does not mirror "+strconv.Quote(v))
+		}
+	}
 	f.defaultBackend = str("default-backend")
 	if boolean("service-upstream", false) && f.session != nil {
 		warn("service-upstream", "with affinity cookie, ingress-nginx's cookie pins the Service's cluster IP, and kube-proxy still spreads connections over the Pods; gwdev pins the endpoint")
@@ -359,6 +371,14 @@ func (t *translator) ingressRuleSettings(r *RouteRule, l *nginxLocation, a *ingr
 		r.SessionPersistence = &s
 	}
 	r.Timeouts = a.timeouts
+	if a.mirror != nil {
+		b := t.ingressURLBackend(r.Name+"/mirror/0", "mirror-target", a.mirror, l.ns)
+		if a.mirror.Scheme == "https" && b.Invalid == "" {
+			b.TLS = &table.BackendTLS{Policy: "annotation " + IngressNginxAnnotationPrefix + "mirror-target", NoVerify: true}
+		}
+		r.Filters = append(r.Filters, table.Filter{Type: table.FilterRequestMirror, RequestMirror: &table.Mirror{Index: len(r.Mirrors), Fraction: 1}})
+		r.Mirrors = append(r.Mirrors, b)
+	}
 }
 
 // ingressPolicy completes a location's rule policy with the body limit,

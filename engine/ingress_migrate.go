@@ -236,6 +236,13 @@ func (m *migrator) route(gw *gwv1.Gateway, name, ns, host string, sections []str
 	hr.Spec.Rules = rules
 	for i := range hr.Spec.Rules {
 		for j := range hr.Spec.Rules[i].Filters {
+			if rm := hr.Spec.Rules[i].Filters[j].RequestMirror; rm != nil {
+				if string(*rm.BackendRef.Namespace) != ns {
+					m.grant("HTTPRoute", ns, "", "Service", string(*rm.BackendRef.Namespace))
+				} else {
+					rm.BackendRef.Namespace = nil
+				}
+			}
 			if ea := hr.Spec.Rules[i].Filters[j].ExternalAuth; ea != nil {
 				if string(*ea.BackendRef.Namespace) != ns {
 					m.grant("HTTPRoute", ns, "", "Service", string(*ea.BackendRef.Namespace))
@@ -441,6 +448,9 @@ func (m *migrator) filters(r *RouteRule, f table.Filter) []gwv1.HTTPRouteFilter 
 	}
 	if f.CORS != nil {
 		return []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterCORS, CORS: m.migrateCORS(f.CORS)}}
+	}
+	if f.RequestMirror != nil && f.RequestMirror.Index < len(r.Mirrors) {
+		return m.migrateMirror(r, r.Mirrors[f.RequestMirror.Index])
 	}
 	if f.ResponseHeaderModifier != nil {
 		hm := &gwv1.HTTPHeaderFilter{}

@@ -118,3 +118,22 @@ func (m *migrator) migrateCORS(c *table.CORS) *gwv1.HTTPCORSFilter {
 	}
 	return out
 }
+
+// migrateMirror is mirror-target as a RequestMirror filter of the Service
+// the URL names; a URL naming no Service of the manifests is listed.
+func (m *migrator) migrateMirror(r *RouteRule, b *Backend) []gwv1.HTTPRouteFilter {
+	if b.Invalid != "" {
+		m.drop(r, IngressNginxAnnotationPrefix+"mirror-target", b.Invalid+": mirror to a Service (a RequestMirror filter's backendRef), or use your implementation's mirroring")
+		return nil
+	}
+	ns := gwv1.Namespace(b.Service.Namespace)
+	port := gwv1.PortNumber(b.Port)
+	m.notes = append(m.notes, "mirror-target became a RequestMirror of "+b.Service.String()+": the copy carries the request's Host and the path the backend gets, "+
+		"where nginx sends $request_uri with mirror-host or the target's host name")
+	if b.TLS != nil {
+		m.drop(r, IngressNginxAnnotationPrefix+"mirror-target", "ingress-nginx mirrors over TLS without verifying "+b.Service.String()+
+			"; write a BackendTLSPolicy for the Service with its CA and hostname")
+	}
+	return []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestMirror, RequestMirror: &gwv1.HTTPRequestMirrorFilter{
+		BackendRef: gwv1.BackendObjectReference{Name: gwv1.ObjectName(b.Service.Name), Namespace: &ns, Port: &port}}}}
+}

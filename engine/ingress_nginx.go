@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"net/textproto"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -550,7 +551,7 @@ func (t *translator) canaryRules(r *RouteRule, canary *nginxLocation) []*RouteRu
 		m.Headers = append(slices.Clone(m.Headers), vm)
 		rr := &RouteRule{Name: canary.name + "/canary/" + suffix, Route: canary.key, Source: t.locationSource(canary), HTTP: &m,
 			Filters: r.Filters, ExternalAuth: r.ExternalAuth, Policy: r.Policy, Backends: r.Backends,
-			SessionPersistence: r.SessionPersistence, Timeouts: r.Timeouts}
+			SessionPersistence: r.SessionPersistence, Timeouts: r.Timeouts, Mirrors: r.Mirrors}
 		if toCanary {
 			rr.Backends = probe.Backends
 		} else {
@@ -608,36 +609,42 @@ func (t *translator) locationSource(l *nginxLocation) Source {
 // auth request that fails makes ingress-nginx answer 500.
 func (t *translator) ingressExternalAuth(r *RouteRule, l *nginxLocation, a *ingressAnnotations) {
 	u := a.authURL
+	ea := &table.ExternalAuth{Name: r.Name + "/filter/" + itoa(len(r.Filters)) + "/externalauth", Protocol: "HTTP",
+		PathPrefix: strings.TrimSuffix(u.Path, "/"), AllowedResponseHeaders: a.authHeaders}
+	ea.Backend = t.ingressURLBackend(ea.Name, "auth-url", u, l.ns)
+	idx := len(r.ExternalAuth)
+	r.ExternalAuth = append(r.ExternalAuth, ea)
+	r.Filters = append(r.Filters, table.Filter{Type: table.FilterExternalAuth, ExternalAuth: &idx})
+}
+
+// ingressURLBackend resolves an annotation's http(s) URL whose host names a
+// Service ("name", "name.ns", "name.ns.svc[.cluster.local]", in ns by
+// default) and port (the scheme's by default) to that Service port; a
+// Service or port not in the manifests is an invalid backend.
+func (t *translator) ingressURLBackend(name, annotation string, u *url.URL, ns string) *Backend {
 	parts := strings.Split(strings.TrimSuffix(u.Hostname(), ".cluster.local"), ".")
-	name, ns := parts[0], l.ns
+	svcName := parts[0]
 	if len(parts) > 1 {
 		ns = parts[1]
 	}
 	port := int32(80)
+	if u.Scheme == "https" {
+		port = 443
+	}
 	if p := u.Port(); p != "" {
 		n, _ := strconv.Atoi(p)
 		port = int32(n)
 	}
-	ea := &table.ExternalAuth{Name: r.Name + "/filter/" + itoa(len(r.Filters)) + "/externalauth", Protocol: "HTTP",
-		PathPrefix: strings.TrimSuffix(u.Path, "/"), AllowedResponseHeaders: a.authHeaders}
-	svc := t.services[nsName{ns, name}]
-	var sp *corev1.ServicePort
+	svc := t.services[nsName{ns, svcName}]
 	if svc != nil {
 		for i := range svc.Spec.Ports {
 			if svc.Spec.Ports[i].Port == port {
-				sp = &svc.Spec.Ports[i]
+				return t.serviceItself(name, svc, svc.Spec.Ports[i])
 			}
 		}
 	}
-	if sp == nil {
-		ea.Backend = &Backend{Name: ea.Name + "/backend", Service: ObjectKey{Kind: "Service", Namespace: ns, Name: name}, Port: port, Weight: 1,
-			Invalid: "auth-url " + u.String() + ": no Service " + ns + "/" + name + " with port " + itoa(int(port)) + " in the manifests"}
-	} else {
-		ea.Backend = t.serviceItself(ea.Name, svc, *sp)
-	}
-	idx := len(r.ExternalAuth)
-	r.ExternalAuth = append(r.ExternalAuth, ea)
-	r.Filters = append(r.Filters, table.Filter{Type: table.FilterExternalAuth, ExternalAuth: &idx})
+	return &Backend{Name: name + "/backend", Service: ObjectKey{Kind: "Service", Namespace: ns, Name: svcName}, Port: port, Weight: 1,
+		Invalid: annotation + " " + u.String() + ": no Service " + ns + "/" + svcName + " with port " + itoa(int(port)) + " in the manifests"}
 }
 
 // ingressRulePolicy is whitelist-source-range (only these clients) and

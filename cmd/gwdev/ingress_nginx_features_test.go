@@ -455,6 +455,36 @@ func TestIngressNginxFeatures(t *testing.T) {
 			}
 		}
 	})
+	t.Run("mirror-target", func(t *testing.T) {
+		// "Mirror": mirror-target https://test.env.com$request_uri sends a
+		// copy of each request, body included (mirror-request-body on by
+		// default), and the client gets the backend's answer only.
+		got := make(chan string, 8)
+		mirror := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			got <- r.Method + " " + r.URL.RequestURI() + " " + string(b)
+			w.WriteHeader(500) // ignored
+		}))
+		defer mirror.Close()
+		s := serveIngresses(t, ingressClassNginx+
+			ingress("mirrored", "m.example", nginxAnn("mirror-target", "http://mirror.default.svc.cluster.local$request_uri"), "Prefix / web")+
+			ingress("bad", "bad.example", nginxAnn("mirror-target", "http://nowhere$request_uri"), "Prefix / web")+
+			ingressServices("web", "mirror")+endpointSlice("mirror", mirror.URL))
+		if a := s.do("POST", "m.example", "/orders?id=7", []byte("payload"), false); a.status != 200 || !strings.Contains(a.body, `"web"`) {
+			t.Errorf("POST: %d %s", a.status, a.body)
+		}
+		select {
+		case m := <-got:
+			if m != "POST /orders?id=7 payload" {
+				t.Errorf("mirror got %q", m)
+			}
+		case <-time.After(5 * time.Second):
+			t.Errorf("the mirror got nothing")
+		}
+		if a := s.do("GET", "bad.example", "/", nil, false); a.status != 200 {
+			t.Errorf("a mirror-target naming no Service must not break the location: %d", a.status)
+		}
+	})
 	t.Run("custom-headers", func(t *testing.T) {
 		// "Custom Headers": the ConfigMap's entries are set on responses
 		// (more_set_headers).

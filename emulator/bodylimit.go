@@ -52,10 +52,7 @@ func (ex *exchange) limitBody(w http.ResponseWriter, r *http.Request) bool {
 	if int64(len(buf)) > limit {
 		return ex.refuseLongBody(w, limit)
 	}
-	ex.bodyBuf = buf
-	r.Body = io.NopCloser(bytes.NewReader(buf))
-	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf)), nil }
-	r.ContentLength = int64(len(buf))
+	ex.keepBody(r, buf)
 	return true
 }
 
@@ -65,4 +62,13 @@ func (ex *exchange) refuseLongBody(w http.ResponseWriter, limit int64) bool {
 	ex.status = http.StatusRequestEntityTooLarge
 	ex.writeError(w, ex.status, ex.trace.Reason)
 	return false
+}
+
+// keepBody makes buf, the whole request body read into memory, the
+// exchange's buffered body and the request's replayable one.
+func (ex *exchange) keepBody(r *http.Request, buf []byte) {
+	ex.bodyBuf = buf
+	r.Body = io.NopCloser(bytes.NewReader(buf))
+	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf)), nil }
+	r.ContentLength = int64(len(buf))
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net"
 	"net/http"
@@ -12,9 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
-	"github.com/gwdev/gwdev/internal/freeport"
 )
 
 // corsHeaders are the response headers the CORS differential compares.
@@ -50,14 +47,8 @@ func TestIngressNginxDifferentialFeatures(t *testing.T) {
 	nginxPort := realNginx(t, bin, func(listen string) string {
 		return engine.IngressNginxConf(lr.Snapshot, engine.Options{}, listen, strings.TrimPrefix(backend.URL, "http://"))
 	})
-	emuPort := freeport.TCP(t, "127.0.20.1")
-	res := engine.Translate(lr.Snapshot, engine.Options{IngressHTTPPort: int32(emuPort)})
-	srv := emulator.New(emulator.Config{})
-	if err := srv.Apply(res.Table).Err(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close(context.Background()) })
-	emuAddr := res.Table.Gateways[0].Address
+	emu := serveIngressSnapshot(t, lr)
+	emuAddr, emuPort := emu.addr, emu.httpPort
 	type request struct {
 		method, host string
 		size         int

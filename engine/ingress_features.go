@@ -2,6 +2,7 @@ package engine
 
 import (
 	"cmp"
+	"maps"
 	"net/url"
 	"regexp"
 	"slices"
@@ -240,7 +241,7 @@ func (t *translator) parseIngressBasicAuth(st *ingressState, f *ingressFeatures,
 			}
 		}
 	case "auth-map":
-		for _, user := range slices.Sorted(mapKeys(sec.Data)) {
+		for _, user := range slices.Sorted(maps.Keys(sec.Data)) {
 			ba.Users = append(ba.Users, table.BasicAuthUser{Name: user, Hash: strings.TrimSpace(string(sec.Data[user]))})
 		}
 	default:
@@ -261,17 +262,6 @@ func (t *translator) parseIngressBasicAuth(st *ingressState, f *ingressFeatures,
 	ba.UserCount = len(ba.Users)
 	f.basicAuth = ba
 	f.from = append(f.from, IngressNginxAnnotationPrefix+"auth-type")
-}
-
-// mapKeys returns a map's keys (any order).
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // parseIngressRateLimit reads limit-rps, limit-rpm, limit-connections,
@@ -347,7 +337,7 @@ func (t *translator) ingressCustomHeaders(st *ingressState, ref string, warn fun
 		return nil
 	}
 	hs := []table.Header{}
-	for _, k := range slices.Sorted(mapKeys(cm.Data)) {
+	for _, k := range slices.Sorted(maps.Keys(cm.Data)) {
 		hs = append(hs, table.Header{Name: textprotoCanonical(k), Value: cm.Data[k]})
 	}
 	return hs

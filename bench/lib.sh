@@ -1,7 +1,7 @@
 # Shared by the bench scripts, which source it after cd-ing to the
 # repository root: tool checks, a temporary directory with background
 # processes cleaned up on exit, waiting for a URL, and one wrk run.
-export GOTOOLCHAIN=local
+export GOTOOLCHAIN=go1.27.3 # the repository's toolchain, as in the Makefile
 
 # need SCRIPT PACKAGES TOOL...: stop with the apt-get line when a tool is
 # missing.

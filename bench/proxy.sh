@@ -21,7 +21,14 @@
 # GWDEV_BIN=path benchmarks that gwdev binary instead of building one;
 # GWDEV_BASE=path adds a side "base" running that gwdev binary (an older
 # build, to compare builds in the same rounds); GWDEV_FLAGS adds flags to
-# `gwdev up`.
+# `gwdev up`. BACKEND_KIND=nginx replaces the Go backend with a second nginx
+# (one worker) answering the same 256-byte body as a static 200: the
+# backend then costs least, so each proxy's own cost dominates.
+# FHPROXY=1 adds the side "fasthttp" to http1: bench/fhproxy, the same
+# route through fasthttp's Server and HostClient (the prototype of the
+# lane decision in docs/decisions.md).
+# CPU per request: each proxy's user+system CPU time over a run (from
+# /proc/PID/stat) divided by the requests it served, in microseconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
@@ -38,12 +45,34 @@ declare -A addr=(
   [gwdev.http1]=127.0.0.1:18081 [nginx.http1]=127.0.0.1:18082 [haproxy.http1]=127.0.0.1:18083
   [gwdev.https]=127.0.0.1:18091 [nginx.https]=127.0.0.1:18092 [haproxy.https]=127.0.0.1:18093
   [gwdev.h2c]=127.0.0.1:18081   [nginx.h2c]=127.0.0.1:18102   [haproxy.h2c]=127.0.0.1:18103
-  [direct.http1]=$BACKEND [relay.http1]=127.0.0.1:18085
+  [direct.http1]=$BACKEND [relay.http1]=127.0.0.1:18085 [fasthttp.http1]=127.0.0.1:18086
   [base.http1]=127.0.0.1:18084 [base.https]=127.0.0.1:18094 [base.h2c]=127.0.0.1:18084
 )
 [ -n "${GWDEV_BASE:-}" ] || unset 'addr[base.http1]' 'addr[base.https]' 'addr[base.h2c]'
-"$tmp/backend" -addr $BACKEND & pids+=($!)
-"$tmp/relay" -addr "${addr[relay.http1]}" -upstream $BACKEND & pids+=($!)
+[ -n "${FHPROXY:-}" ] || unset 'addr[fasthttp.http1]'
+if [ "${BACKEND_KIND:-go}" = nginx ]; then
+  body=$(head -c 256 /dev/zero | tr '\0' 'a')
+  cat > "$tmp/nginx-backend.conf" <<NGINX
+worker_processes 1;
+pid $tmp/nginx-backend.pid;
+error_log $tmp/nginx-backend-error.log;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  keepalive_requests 1000000;
+  server { listen $BACKEND; location / { default_type application/octet-stream; return 200 "$body"; } }
+}
+NGINX
+  nginx -c "$tmp/nginx-backend.conf" -g 'daemon off;' & pids+=($!)
+else
+  "$tmp/backend" -addr $BACKEND & pids+=($!)
+fi
+declare -A sidepid=([direct]=$!)
+"$tmp/relay" -addr "${addr[relay.http1]}" -upstream $BACKEND & pids+=($!); sidepid[relay]=$!
+if [ -n "${FHPROXY:-}" ]; then
+  (cd bench/fhproxy && go build -o "$tmp/fhproxy" .)
+  "$tmp/fhproxy" -addr "${addr[fasthttp.http1]}" -upstream $BACKEND & pids+=($!); sidepid[fasthttp]=$!
+fi
 
 mkdir -p "$tmp/manifests"
 cp "$tmp/secret.yaml" "$tmp/manifests/"
@@ -78,14 +107,14 @@ spec: {ports: [{port: 80}]}
 YAML
 # shellcheck disable=SC2086
 "$tmp/gwdev" up --no-tui --admin 127.0.0.1:0 --backend default/api:80=$BACKEND ${GWDEV_FLAGS:-} \
-  "$tmp/manifests" >"$tmp/gwdev.log" 2>&1 & pids+=($!)
+  "$tmp/manifests" >"$tmp/gwdev.log" 2>&1 & pids+=($!); sidepid[gwdev]=$!
 if [ -n "${GWDEV_BASE:-}" ]; then
   mkdir -p "$tmp/base"
   cp "$tmp/secret.yaml" "$tmp/base/"
   sed -e 's/port: 18081/port: 18084/' -e 's/port: 18091/port: 18094/' "$tmp/manifests/bench.yaml" > "$tmp/base/bench.yaml"
   # shellcheck disable=SC2086
   "$GWDEV_BASE" up --no-tui --admin 127.0.0.1:0 --backend default/api:80=$BACKEND ${GWDEV_FLAGS:-} \
-    "$tmp/base" >"$tmp/base.log" 2>&1 & pids+=($!)
+    "$tmp/base" >"$tmp/base.log" 2>&1 & pids+=($!); sidepid[base]=$!
 fi
 
 # The same route in nginx: one server block per listener.
@@ -115,7 +144,7 @@ http {
   }
 }
 NGINX
-nginx -c "$tmp/nginx.conf" -g 'daemon off;' & pids+=($!)
+nginx -c "$tmp/nginx.conf" -g 'daemon off;' & pids+=($!); sidepid[nginx]=$!
 
 cat > "$tmp/haproxy.cfg" <<HAP
 global
@@ -138,7 +167,7 @@ backend api
   http-reuse always
   server s1 $BACKEND
 HAP
-haproxy -f "$tmp/haproxy.cfg" & pids+=($!)
+haproxy -f "$tmp/haproxy.cfg" & pids+=($!); sidepid[haproxy]=$!
 
 # Wait for every side to answer.
 for key in "${!addr[@]}"; do
@@ -152,12 +181,32 @@ done
 # ms VALUE: wrk's latency ("812.00us", "1.20ms", "1.02s") in milliseconds.
 ms() { awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /[0-9]s$/) n *= 1000; printf "%.2f", n }'; }
 
-# one MODE SIDE ROUND: one run; appends "MODE SIDE ROUND rps p99ms" to $tmp/runs.
+# cpu_ticks PID: user+system CPU clock ticks of PID and its children
+# (nginx's worker).
+cpu_ticks() {
+  local p t=0
+  for p in "$1" $(pgrep -P "$1" || true); do
+    [ -r "/proc/$p/stat" ] && t=$(( t + $(awk '{print $14 + $15}' "/proc/$p/stat") ))
+  done
+  echo "$t"
+}
+hz=$(getconf CLK_TCK)
+# wrk prints p50, p99 and p99.9 in microseconds with this script.
+cat > "$tmp/pct.lua" <<'LUA'
+done = function(summary, latency, requests)
+  for _, p in ipairs({50, 99, 99.9}) do io.write(string.format("PCT %g %d\n", p, latency:percentile(p))) end
+end
+LUA
+
+# one MODE SIDE ROUND: one run; appends "MODE SIDE ROUND rps p99ms p50ms
+# p99.9ms cpu-us/req" to $tmp/runs (h2c: p50 and p99.9 are 0).
 one() {
-  local mode=$1 side=$2 round=$3 a=${addr[$2.$1]} out rps lat
+  local mode=$1 side=$2 round=$3 a=${addr[$2.$1]} out rps lat p50=0 p999=0 c0 c1 cpu pid
+  pid=${sidepid[$side]:-}
+  c0=$(cpu_ticks "$pid")
   case $mode in
-    http1) out=$(wrk -t"$threads" -c"$conns" -d"$dur" --latency -H 'Host: api.example.com' "http://$a/api/users" 2>&1) ;;
-    https) out=$(wrk -t"$threads" -c"$conns" -d"$dur" --latency -H 'Host: api.example.com' "https://$a/api/users" 2>&1) ;;
+    http1) out=$(wrk -t"$threads" -c"$conns" -d"$dur" --latency -s "$tmp/pct.lua" -H 'Host: api.example.com' "http://$a/api/users" 2>&1) ;;
+    https) out=$(wrk -t"$threads" -c"$conns" -d"$dur" --latency -s "$tmp/pct.lua" -H 'Host: api.example.com' "https://$a/api/users" 2>&1) ;;
     h2c) out=$(h2load -t"$threads" -c"$conns" -m1 -D"${dur%s}" -H ':authority: api.example.com' "http://$a/api/users" 2>&1) ;;
   esac
   if [ "$mode" = h2c ]; then
@@ -166,11 +215,15 @@ one() {
     [ "$(echo "$out" | awk '/^requests:/ {print $10}')" = 0 ] || { echo "$side $mode: requests failed"; echo "$out"; exit 1; }
   else
     rps=$(echo "$out" | awk '/Requests\/sec/ {print $2}')
-    lat=$(ms "$(echo "$out" | awk '$1=="99%" {print $2}')")
+    lat=$(echo "$out" | awk '$1=="PCT" && $2=="99" {printf "%.2f", $3 / 1000}')
+    p50=$(echo "$out" | awk '$1=="PCT" && $2=="50" {printf "%.2f", $3 / 1000}')
+    p999=$(echo "$out" | awk '$1=="PCT" && $2=="99.9" {printf "%.2f", $3 / 1000}')
     if echo "$out" | grep -q 'Non-2xx\|Socket errors'; then echo "$side $mode: errors"; echo "$out"; exit 1; fi
   fi
-  printf '  %-6s %-8s round %d %10.0f req/s %8s ms\n' "$mode" "$side" "$round" "$rps" "$lat"
-  echo "$mode $side $round $rps $lat" >> "$tmp/runs"
+  c1=$(cpu_ticks "$pid")
+  cpu=$(awk -v t=$((c1 - c0)) -v hz="$hz" -v r="$rps" -v d="${dur%s}" 'BEGIN { printf "%.1f", t / hz * 1e6 / (r * d) }')
+  printf '  %-6s %-8s round %d %10.0f req/s  p50 %6s  p99 %6s  p99.9 %6s ms  %6s us CPU/req\n' "$mode" "$side" "$round" "$rps" "$p50" "$lat" "$p999" "$cpu"
+  echo "$mode $side $round $rps $lat $p50 $p999 $cpu" >> "$tmp/runs"
 }
 
 # Warm up every side (connections to the backend, heaps) before measuring.
@@ -191,12 +244,13 @@ for round in $(seq "$rounds"); do
     k=$(( (round - 1) % ${#sides[@]} ))
     order=("${sides[@]:$k}" "${sides[@]:0:$k}")
     [ "$mode" = http1 ] && order+=(relay direct)
+    [ "$mode" = http1 ] && [ -n "${FHPROXY:-}" ] && order+=(fasthttp)
     for side in "${order[@]}"; do one "$mode" "$side" "$round"; done
   done
 done
 
 echo
-printf '%-6s %-8s %12s %10s\n' mode side 'req/s med' 'p99 med'
+printf '%-6s %-8s %12s %10s %10s %10s %12s\n' mode side 'req/s med' 'p99 med' 'p50 med' 'p99.9 med' 'CPU us/req'
 awk '
   function median(list,   a, n, i, j, t) {
     n = split(list, a, " ")
@@ -204,14 +258,15 @@ awk '
     return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
   }
   { rps[$1 " " $2] = rps[$1 " " $2] " " $4; lat[$1 " " $2] = lat[$1 " " $2] " " $5
+    p50[$1 " " $2] = p50[$1 " " $2] " " $6; p999[$1 " " $2] = p999[$1 " " $2] " " $7; cpu[$1 " " $2] = cpu[$1 " " $2] " " $8
     # per-round ratios against nginx, paired within the round
     r[$1, $2, $3] = $4; l[$1, $2, $3] = $5; if (!($1 in seen)) { seen[$1] = 1; order[++nm] = $1 } rounds[$3] = 1 }
   END {
     for (i = 1; i <= nm; i++) {
       m = order[i]
-      split("gwdev base nginx haproxy relay direct", ss, " ")
-      for (k = 1; k <= 6; k++) if ((m " " ss[k]) in rps)
-        printf "%-6s %-8s %12.0f %10.2f\n", m, ss[k], median(rps[m " " ss[k]]), median(lat[m " " ss[k]])
+      split("gwdev base nginx haproxy relay direct fasthttp", ss, " ")
+      for (k = 1; k <= 7; k++) if ((m " " ss[k]) in rps)
+        printf "%-6s %-8s %12.0f %10.2f %10.2f %10.2f %12.1f\n", m, ss[k], median(rps[m " " ss[k]]), median(lat[m " " ss[k]]), median(p50[m " " ss[k]]), median(p999[m " " ss[k]]), median(cpu[m " " ss[k]])
       rr = ""; lr = ""; hr = ""; br = ""; bl = ""; fr = ""; fl = ""
       for (n in rounds) { rr = rr sprintf(" %.2f", r[m, "gwdev", n] / r[m, "nginx", n])
                           lr = lr " " l[m, "gwdev", n] / l[m, "nginx", n]; hr = hr " " r[m, "gwdev", n] / r[m, "haproxy", n]

@@ -43,6 +43,10 @@ type upstream struct {
 	scheme string
 	tls    *tls.Config
 	echo   *echoTarget
+	// pods answers for the Pods of a pods target, one endpoint each
+	// (pods.go; nil: not a pods target); podsRT is it behind statusGuard.
+	pods   *podEchoes
+	podsRT *statusGuard
 	// tlsErr is why the BackendTLSPolicy could not be used.
 	tlsErr string
 	// clientCert is the Secret ("<ns>/<name>") of the client certificate
@@ -83,6 +87,9 @@ func upstreamKey(b *table.Backend) string {
 	if b.Target.Kind == table.TargetEcho {
 		k = "echo|" + serviceName(b) + "|" + b.Target.EchoAuthHeader + "|" + strings.Join(b.Target.Pods, ",")
 	}
+	if b.Target.Kind == table.TargetPods {
+		k = "pods|" + serviceName(b) + "|" + strings.Join(b.Target.Pods, ",")
+	}
 	if t := b.TLS; t != nil {
 		h := fnv.New64a()
 		h.Write(t.CACertificates)
@@ -110,6 +117,10 @@ func newUpstream(key string, b *table.Backend, echoLog func(string) *echoLog) *u
 	if b.Target.Kind == table.TargetEcho {
 		u.echo = newEchoTarget(b, echoLog)
 		u.echoRT = &statusGuard{next: u.echo}
+	}
+	if b.Target.Kind == table.TargetPods {
+		u.addrs, u.pods = newPodEchoes(b, echoLog) // pods.go
+		u.podsRT = &statusGuard{next: u.pods}
 	}
 	if b.TLS != nil {
 		u.scheme = "https"
@@ -198,6 +209,9 @@ func verifySANs(cs tls.ConnectionState, roots *x509.CertPool, sans []table.Subje
 func (u *upstream) transport(h2 bool) http.RoundTripper {
 	if u.echo != nil && u.echoTLS == nil {
 		return u.echoRT
+	}
+	if u.pods != nil {
+		return u.podsRT // the engine gives a pods target no TLS
 	}
 	if h2 {
 		// Each transport gets its own copy of the TLS settings: net/http
@@ -341,40 +355,89 @@ func (p *sessionPolicy) read(r *http.Request) string {
 // resume finds the backend and endpoint a session value pins, if the
 // session is still valid.
 func (rr *ruleRoutes) resume(value string, now time.Time) (*backendRoutes, int, bool) {
-	tok, rest, ok := strings.Cut(value, ".")
+	tok, ep, ok := parseSession(value, now)
 	if !ok {
 		return nil, 0, false
 	}
-	idxS, expS, _ := strings.Cut(rest, ".")
-	idx, err := strconv.Atoi(idxS)
-	if err != nil || idx < 0 {
-		return nil, 0, false
-	}
-	if expS != "" && expS != "0" {
-		exp, err := strconv.ParseInt(expS, 36, 64)
-		if err != nil || now.Unix() >= exp {
-			return nil, 0, false
-		}
-	}
 	for _, b := range rr.backends {
-		if b.token != tok {
-			continue
+		if b.token == tok {
+			idx, ok := b.endpoint(ep)
+			return b, idx, ok
 		}
-		if b.up == nil || (len(b.up.addrs) > 0 && idx >= len(b.up.addrs)) {
-			return nil, 0, false
-		}
-		return b, idx, true
 	}
 	return nil, 0, false
 }
 
-// issue makes the session value for a backend and endpoint.
+// parseSession splits a valid, unexpired session value
+// ("<backend token>.<endpoint key>.<expiry>") into the backend's token and
+// the endpoint's key.
+func parseSession(value string, now time.Time) (string, string, bool) {
+	tok, rest, ok := strings.Cut(value, ".")
+	if !ok {
+		return "", "", false
+	}
+	ep, expS, _ := strings.Cut(rest, ".")
+	if ep == "" {
+		return "", "", false
+	}
+	if expS != "" && expS != "0" {
+		exp, err := strconv.ParseInt(expS, 36, 64)
+		if err != nil || now.Unix() >= exp {
+			return "", "", false
+		}
+	}
+	return tok, ep, true
+}
+
+// endpointKey names an endpoint in session values by its address, so a
+// session stays with its endpoint (a Pod) when others come or go, and ends
+// when it goes; "0" is the echo backend's one endpoint.
+func endpointKey(addr string) string {
+	if addr == "" {
+		return "0"
+	}
+	h := fnv.New64a()
+	h.Write([]byte(addr))
+	return strconv.FormatUint(h.Sum64(), 36)
+}
+
+// endpointKeys indexes an upstream's endpoints by endpointKey (nil: none
+// or echo).
+func endpointKeys(u *upstream) map[string]int {
+	if u == nil || len(u.addrs) == 0 {
+		return nil
+	}
+	m := make(map[string]int, len(u.addrs))
+	for i, a := range u.addrs {
+		m[endpointKey(a)] = i
+	}
+	return m
+}
+
+// endpoint returns the index of the endpoint a session's key names, if the
+// backend still has it.
+func (b *backendRoutes) endpoint(key string) (int, bool) {
+	if b.up == nil {
+		return 0, false
+	}
+	if len(b.up.addrs) == 0 {
+		return 0, key == endpointKey("")
+	}
+	i, ok := b.endpoints[key]
+	return i, ok
+}
+
+// issue makes the session value for endpoint idx of a backend.
 func (p *sessionPolicy) issue(b *backendRoutes, idx int, now time.Time) string {
 	exp := "0"
 	if p.timeout > 0 {
 		exp = strconv.FormatInt(now.Add(p.timeout).Unix(), 36)
 	}
-	return b.token + "." + strconv.Itoa(idx) + "." + exp
+	addr := ""
+	if b.up != nil && idx >= 0 && idx < len(b.up.addrs) {
+		addr = b.up.addrs[idx]
+	}
+	return b.token + "." + endpointKey(addr) + "." + exp
 }
 
 // write sends a new session value to the client.

@@ -218,6 +218,10 @@ func (fc *fastConn) serve() {
 	fc.bw.Reset(connErrorWriter{fc})
 	fc.tc = &trackedConn{start: fc.start}
 	fc.ctx = context.WithValue(withServedCert(context.Background(), fc.c), trackedConnKey{}, fc.tc) // tlsconn.go
+	// The listener's server, as net/http's connections carry it: a
+	// reverse proxy whose copy of an answer breaks off then aborts the
+	// response (http.ErrAbortHandler) instead of ending it as if whole.
+	fc.ctx = context.WithValue(fc.ctx, http.ServerContextKey, fc.f.bl.srv)
 	for {
 		req, hdrDeadline, ok := fc.readRequest()
 		if !ok {

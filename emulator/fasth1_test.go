@@ -101,7 +101,14 @@ func fastDiffTable(backend string, cert *table.Certificate) *table.Table {
 // returns the server and the address bound.
 func fastDiffServer(t *testing.T, tab *table.Table, noFast bool) (*Server, string) {
 	t.Helper()
-	s := New(Config{NoFastHTTP1: noFast})
+	return diffServer(t, tab, Config{NoFastHTTP1: noFast})
+}
+
+// diffServer serves the table with cfg and returns the server and the
+// address bound.
+func diffServer(t *testing.T, tab *table.Table, cfg Config) (*Server, string) {
+	t.Helper()
+	s := New(cfg)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -211,23 +218,7 @@ func TestFastPathMatchesNetHTTP(t *testing.T) {
 func fastDiff(t *testing.T, tab *table.Table, conf *tls.Config) {
 	fast, fastAddr := fastDiffServer(t, tab, false)
 	std, stdAddr := fastDiffServer(t, tab, true)
-	dialer := func(addr string) func() net.Conn {
-		return func() net.Conn {
-			c, err := net.Dial("tcp", addr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if conf == nil {
-				return c
-			}
-			tc := tls.Client(c, conf)
-			if err := tc.Handshake(); err != nil {
-				t.Fatal(err)
-			}
-			return tc
-		}
-	}
-	fastDial, stdDial := dialer(fastAddr), dialer(stdAddr)
+	fastDial, stdDial := diffDialer(t, fastAddr, conf), diffDialer(t, stdAddr, conf)
 	const host = "Host: api.example.com\r\n"
 	long := "X-Long: " + strings.Repeat("a", 6000) + "\r\n"
 	cases := []struct {
@@ -313,6 +304,24 @@ func fastDiff(t *testing.T, tab *table.Table, conf *tls.Config) {
 				}
 			}
 		})
+	}
+}
+
+// diffDialer dials addr, over TLS with conf when it is set.
+func diffDialer(t *testing.T, addr string, conf *tls.Config) func() net.Conn {
+	return func() net.Conn {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if conf == nil {
+			return c
+		}
+		tc := tls.Client(c, conf)
+		if err := tc.Handshake(); err != nil {
+			t.Fatal(err)
+		}
+		return tc
 	}
 }
 

@@ -80,16 +80,30 @@ func (p *h1Pool) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, fmt.Errorf("invalid header %s", bad) // what net/http refuses to send
 	}
+	var got1xx func(int, textproto.MIMEHeader) error
+	if trace := httptrace.ContextClientTrace(req.Context()); trace != nil {
+		got1xx = trace.Got1xxResponse
+	}
+	return p.send(req.Context(), req, req.URL.Host, (*http.Request).Write, got1xx)
+}
+
+// send is RoundTrip once the request is one the pool sends: write puts
+// req's head and body on a connection to addr; got1xx, when set, is given
+// the informational answers (the reverse proxy forwards them). ctx aborts
+// the exchange. The forwarding lane (lane.go) sends its requests here too,
+// with a head it writes itself.
+func (p *h1Pool) send(ctx context.Context, req *http.Request, addr string, write func(*http.Request, io.Writer) error,
+	got1xx func(int, textproto.MIMEHeader) error) (*http.Response, error) {
 	for try := 0; ; try++ {
-		pc, err := p.get(req.Context(), req.URL.Host)
+		pc, err := p.get(ctx, addr)
 		if err != nil {
 			return nil, err
 		}
-		resp, err := pc.roundTrip(req)
+		resp, err := pc.roundTrip(ctx, req, write, got1xx)
 		if err == nil {
 			return resp, nil
 		}
-		if try > 0 || !pc.reused || !pc.retriable(req) || req.Context().Err() != nil {
+		if try > 0 || !pc.reused || !pc.retriable(req) || ctx.Err() != nil {
 			return nil, err
 		}
 		if req.GetBody != nil && req.Body != nil && req.Body != http.NoBody {
@@ -97,7 +111,7 @@ func (p *h1Pool) RoundTrip(req *http.Request) (*http.Response, error) {
 			if gerr != nil {
 				return nil, err
 			}
-			req = req.WithContext(req.Context()) // a copy: RoundTrip leaves its request alone
+			req = req.WithContext(ctx) // a copy: RoundTrip leaves its request alone
 			req.Body = body
 		}
 	}
@@ -136,7 +150,7 @@ func (p *h1Pool) get(ctx context.Context, addr string) (*h1Conn, error) {
 		// the idle time): a backend that wrote after its answer ended (a
 		// body to HEAD, bytes after Content-Length, a second answer)
 		// would otherwise answer the next request with them.
-		st, stray := probeIdle(pc.c)
+		st, stray := pc.probe.look()
 		if st == idleOpen {
 			pc.reused = true
 			return pc, nil
@@ -150,7 +164,7 @@ func (p *h1Pool) get(ctx context.Context, addr string) (*h1Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	pc := &h1Conn{pool: p, addr: addr, c: c}
+	pc := &h1Conn{pool: p, addr: addr, c: c, probe: newIdleProbe(c)}
 	pc.r, pc.w = h1Reader{c: c}, h1Writer{c: c}
 	pc.br = bufio.NewReaderSize(&pc.r, h1BufSize)
 	pc.bw = bufio.NewWriterSize(&pc.w, h1BufSize)
@@ -235,6 +249,8 @@ type h1Conn struct {
 	br        *bufio.Reader
 	bw        *bufio.Writer
 	idleSince time.Time
+	// probe looks at the connection before each reuse.
+	probe *idleProbe
 	// reused is set when the connection served an earlier request.
 	reused bool
 }
@@ -276,12 +292,12 @@ func (r *h1Reader) Read(p []byte) (int, error) {
 // write on a connection fail at once.
 var aLongTimeAgo = time.Unix(1, 0)
 
-// roundTrip writes req and reads the answer's header; the body streams
-// from the connection, which goes back to the pool when it is read to the
-// end. The request's context aborts the exchange (the connection is then
+// roundTrip writes req (with write) and reads the answer's header; the
+// body streams from the connection, which goes back to the pool when it is
+// read to the end. ctx aborts the exchange (the connection is then
 // closed).
-func (pc *h1Conn) roundTrip(req *http.Request) (*http.Response, error) {
-	ctx := req.Context()
+func (pc *h1Conn) roundTrip(ctx context.Context, req *http.Request, write func(*http.Request, io.Writer) error,
+	got1xx func(int, textproto.MIMEHeader) error) (*http.Response, error) {
 	stop := func() bool { return true }
 	if ctx.Done() != nil {
 		stop = context.AfterFunc(ctx, func() { _ = pc.c.SetDeadline(aLongTimeAgo) })
@@ -296,14 +312,14 @@ func (pc *h1Conn) roundTrip(req *http.Request) (*http.Response, error) {
 	}
 	pc.w.n = 0
 	pc.r.n, pc.r.limit = 0, maxUpstreamHeaderBytes
-	err := req.Write(pc.bw)
+	err := write(req, pc.bw)
 	if err == nil {
 		err = pc.bw.Flush()
 	}
 	if err != nil {
 		return fail(err)
 	}
-	resp, err := pc.readResponse(req)
+	resp, err := pc.readResponse(req, got1xx)
 	if err != nil {
 		return fail(err)
 	}
@@ -323,9 +339,8 @@ func (pc *h1Conn) roundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // readResponse reads the final answer's header, passing informational (1xx)
-// answers to the request's client trace (the reverse proxy forwards them).
-func (pc *h1Conn) readResponse(req *http.Request) (*http.Response, error) {
-	trace := httptrace.ContextClientTrace(req.Context())
+// answers to got1xx (the reverse proxy forwards them; nil: dropped).
+func (pc *h1Conn) readResponse(req *http.Request, got1xx func(int, textproto.MIMEHeader) error) (*http.Response, error) {
 	for {
 		resp, err := http.ReadResponse(pc.br, req)
 		if err != nil {
@@ -335,8 +350,8 @@ func (pc *h1Conn) readResponse(req *http.Request) (*http.Response, error) {
 		if code < 100 || code > 199 || code == http.StatusSwitchingProtocols {
 			return resp, nil
 		}
-		if trace != nil && trace.Got1xxResponse != nil {
-			if err := trace.Got1xxResponse(code, textproto.MIMEHeader(resp.Header)); err != nil {
+		if got1xx != nil {
+			if err := got1xx(code, textproto.MIMEHeader(resp.Header)); err != nil {
 				return nil, err
 			}
 			pc.r.limit = pc.r.n + maxUpstreamHeaderBytes // passed on: the limit starts again
@@ -379,7 +394,7 @@ func (pc *h1Conn) finish(ctx context.Context, stop func() bool, keep bool) {
 	_ = pc.c.Close()
 }
 
-// idleState is what probeIdle finds on an idle connection.
+// idleState is what idleProbe finds on an idle connection.
 type idleState int
 
 const (

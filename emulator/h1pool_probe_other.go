@@ -10,4 +10,8 @@ import "net"
 // idle connections with a goroutine of its own) sends every request.
 const canProbeIdle = false
 
-func probeIdle(net.Conn) (idleState, []byte) { return idleOpen, nil }
+type idleProbe struct{}
+
+func newIdleProbe(net.Conn) *idleProbe { return &idleProbe{} }
+
+func (*idleProbe) look() (idleState, []byte) { return idleOpen, nil }

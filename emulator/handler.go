@@ -71,6 +71,9 @@ type exchange struct {
 	pinAddr int
 	// sessionValue, when set, is sent to the client to start a session.
 	sessionValue string
+	// session is the session policy that pinned the endpoint: the rule's
+	// or the chosen backend's (nil: none).
+	session *sessionPolicy
 
 	upgrade       bool
 	upgraded      bool
@@ -186,7 +189,10 @@ func (ex *exchange) decide(pr *portRoutes) action {
 	if b.up != nil && b.up.clientCert != "" {
 		t.BackendClientCert = clientCertConfigured(b.up.clientCert)
 	}
-	if ex.pinAddr >= 0 && r.session != nil {
+	if pod := podOf(b.b, ex.pinAddr); pod != "" {
+		t.Why += "; Pod " + pod
+	}
+	if ex.pinAddr >= 0 && ex.session != nil {
 		if ex.sessionValue == "" {
 			t.Why += " (pinned by session)"
 		} else {
@@ -325,21 +331,47 @@ func (ex *exchange) addMirror(f *filterStep, mirrors []*backendRoutes) {
 }
 
 // chooseBackend resumes the client's session or picks a backend by weight
-// (and, with session persistence, pins an endpoint).
+// (and, with session persistence, pins an endpoint). A backend with its
+// own session persistence (an XBackend's) is chosen by weight only, as
+// GEP-1619 asks, and pins the endpoint with its own session; the rule's
+// session serves the rule's other backends. A pods target always pins an
+// endpoint, so the trace (and explain) names the Pod.
 func (ex *exchange) chooseBackend(r *ruleRoutes) *backendRoutes {
 	sp := r.session
-	if sp == nil {
-		return r.pick()
-	}
-	if v := sp.read(ex.req); v != "" {
-		if b, idx, ok := r.resume(v, ex.start); ok {
-			ex.pinAddr = idx
-			return b
+	if sp != nil {
+		if v := sp.read(ex.req); v != "" {
+			if b, idx, ok := r.resume(v, ex.start); ok && b.session == nil {
+				ex.pinAddr, ex.session = idx, sp
+				return b
+			}
 		}
 	}
 	b := r.pick()
-	if b == nil {
+	switch {
+	case b == nil:
 		return nil
+	case b.session != nil:
+		ex.pinEndpoint(b, b.session)
+	case sp != nil:
+		ex.pinEndpoint(b, sp)
+	case b.up != nil && b.up.pods != nil:
+		ex.pinAddr = b.up.nextAddr()
+	}
+	return b
+}
+
+// pinEndpoint pins an endpoint of b with session policy sp: the one the
+// client's session value names when it is b's and valid, else the next
+// round robin with a new session value.
+func (ex *exchange) pinEndpoint(b *backendRoutes, sp *sessionPolicy) {
+	ex.session = sp
+	if v := sp.read(ex.req); v != "" {
+		if tok, ep, ok := parseSession(v, ex.start); ok && tok == b.token {
+			if idx, ok := b.endpoint(ep); ok {
+				ex.pinAddr = idx
+				return
+			}
+		}
 	}
 	idx := 0
 	if b.up != nil {
@@ -347,7 +379,6 @@ func (ex *exchange) chooseBackend(r *ruleRoutes) *backendRoutes {
 	}
 	ex.pinAddr = idx
 	ex.sessionValue = sp.issue(b, idx, ex.start)
-	return b
 }
 
 // beforeResponse sets what the gateway adds to every response of a matched
@@ -359,8 +390,8 @@ func (ex *exchange) beforeResponse(h http.Header) {
 	if ex.corsOrigin != "" && ex.cors != nil {
 		ex.cors.actualHeaders(h, ex.corsOrigin)
 	}
-	if ex.sessionValue != "" && ex.rule != nil && ex.rule.session != nil {
-		ex.rule.session.write(h, ex.sessionValue)
+	if ex.sessionValue != "" && ex.session != nil {
+		ex.session.write(h, ex.sessionValue)
 	}
 }
 

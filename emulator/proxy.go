@@ -58,6 +58,9 @@ func (s *Server) newProxy() *httputil.ReverseProxy {
 // timeout. Upgrades (WebSocket) are not timed: they are long-lived.
 func (s *Server) forward(ex *exchange, w http.ResponseWriter, r *http.Request) {
 	ctx := context.WithValue(r.Context(), exchangeKey{}, ex)
+	if s.forwardLane(ctx, ex, w, r) {
+		return // lane.go
+	}
 	if d := ex.rule.requestTimeout; d > 0 && !ex.upgrade {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, d, errRequestTimeout)
@@ -100,7 +103,12 @@ func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 // request header modifiers, URLRewrite, the upstream scheme; then fires the
 // mirrors with the request as the backend will see it.
 func (s *Server) rewrite(pr *httputil.ProxyRequest) {
-	ex := exchangeFrom(pr.In.Context())
+	s.rewriteFor(exchangeFrom(pr.In.Context()), pr)
+}
+
+// rewriteFor is rewrite for the exchange ex: the forwarding lane (lane.go)
+// builds its outbound request with it too.
+func (s *Server) rewriteFor(ex *exchange, pr *httputil.ProxyRequest) {
 	out := pr.Out
 	if xff, ok := pr.In.Header["X-Forwarded-For"]; ok {
 		out.Header["X-Forwarded-For"] = slices.Clone(xff)

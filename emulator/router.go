@@ -107,11 +107,17 @@ type backendRoutes struct {
 	mirrors []*backendRoutes
 	// auths parallels the backendRef's ExternalAuth filters.
 	auths []*extAuthRoutes
-	// token identifies the backend in session cookies and headers.
-	token string
-	h2c   bool
+	// token identifies the backend in session cookies and headers;
+	// endpoints indexes its endpoints by the key sessions name them with
+	// (backend.go).
+	token     string
+	endpoints map[string]int
+	h2c       bool
 	// budget limits the retries to the backend (nil: none).
 	budget *retryBudget
+	// session is the backend's own session persistence (an XBackend's),
+	// which wins over the rule's for requests sent to it (nil: none).
+	session *sessionPolicy
 }
 
 // retryPolicy is the table's Retry.
@@ -322,8 +328,14 @@ func (c *compiler) backend(b *table.Backend) *backendRoutes {
 	br := &backendRoutes{b: b, service: serviceName(b), token: backendToken(b.Name)}
 	br.h2c = b.HTTP2
 	br.budget = c.retryBudget(b.RetryBudget)
+	br.session = compileSession(b.SessionPersistence)
+	if br.session != nil {
+		// The XBackend's own session holds on every route sending to it.
+		br.token = backendToken(b.Service.Kind + "/" + br.service)
+	}
 	if b.Invalid == "" && b.Target != nil {
 		br.up = c.upstream(b)
+		br.endpoints = endpointKeys(br.up)
 	}
 	br.filters = compileFilters(b.Filters, c.regex)
 	c.backends[b] = br

@@ -54,6 +54,10 @@ type Config struct {
 	// net/http's server (fasth1.go); false: the fast path serves the
 	// common HTTP/1.1 requests.
 	NoFastHTTP1 bool
+	// NoForwardLane forwards every request through httputil.ReverseProxy
+	// (lane.go); false: the fast path's plain requests to plain-HTTP
+	// backends take the forwarding lane.
+	NoForwardLane bool
 	// CAFiles are the CA bundles a hint's curl line may trust with
 	// --cacert, tried in order and read when a hint is written (the
 	// dashboard's copy-as-curl uses the same list). nil: hints use curl -k.
@@ -94,6 +98,8 @@ type Server struct {
 	// stall is the write-stall timeout of responses (limits.go).
 	stall time.Duration
 	proxy *httputil.ReverseProxy
+	// laneServed counts the requests the forwarding lane sent (lane.go).
+	laneServed atomic.Int64
 
 	echoMu   sync.Mutex
 	echoLogs map[string]*echoLog

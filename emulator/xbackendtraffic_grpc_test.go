@@ -3,10 +3,6 @@ package emulator
 import (
 	"testing"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/metadata"
-	pb "sigs.k8s.io/gateway-api-conformance-images/echo-basic/grpcechoserver"
-
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/engine/table"
 )
@@ -48,18 +44,10 @@ spec:
   ports: [{port: 80, appProtocol: kubernetes.io/h2c}]
 `, p, engine.Options{})
 	})
-	c := echoClient(t, h, "grpc.example.com")
+	echo := grpcSessionCall(t, echoClient(t, h, "grpc.example.com"), "x-session") // xbackend_pods_test.go
 	call := func(kv ...string) (string, string) {
-		var hdr metadata.MD
-		resp, err := c.Echo(callCtx(t, kv...), &pb.EchoRequest{}, grpc.Header(&hdr))
-		if err != nil {
-			t.Fatal(err)
-		}
-		session := ""
-		if v := hdr.Get("x-session"); len(v) > 0 {
-			session = v[0]
-		}
-		return resp.GetAssertions().GetContext().GetServiceName(), session
+		ctx, session := echo(kv...)
+		return ctx.GetServiceName(), session
 	}
 	seen := map[string]bool{}
 	session := ""

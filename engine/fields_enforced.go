@@ -125,9 +125,11 @@ var enforcedFields = []EnforcedField{
 	{Kind: "UDPRoute", Path: "spec.useDefaultGateways", Paths: 1, Test: "golden:defaultgw-l4"},
 	// XBackend and XBackendTrafficPolicy: the xbtp branch's entries (its tests are in main).
 	{Kind: "XBackend", Path: "spec", Paths: 1, Test: "golden:xbackend-hostname"},
+	{Kind: "XBackend", Path: "spec.endpointSelector", Paths: 2, Test: "golden:xbackend-endpointselector"},
 	{Kind: "XBackend", Path: "spec.externalHostname", Paths: 2, Test: "golden:xbackend-hostname"},
 	{Kind: "XBackend", Path: "spec.port", Paths: 2, Test: "golden:xbackend-hostname"},
 	{Kind: "XBackend", Path: "spec.protocol", Paths: 1, Test: "emulator.TestXBackendProtocolH2C"},
+	{Kind: "XBackend", Path: "spec.sessionPersistence", Paths: 9, Test: "emulator.TestXBackendSessionPersistence"},
 	{Kind: "XBackend", Path: "spec.tls", Paths: 13, Test: "emulator.TestXBackendTargets"},
 	{Kind: "XBackend", Path: "spec.tls.validation.subjectAltNames", Paths: 4, Test: "golden:xbackend-tls-subject-alt-names"},
 	{Kind: "XBackend", Path: "spec.tls.validation.wellKnownCACertificates", Paths: 1, Test: "golden:xbackend-tls"},

@@ -34,10 +34,6 @@ var reportedFields = []ReportedField{
 		Text: "spec.listeners[].filters.requests[].extensionRef is not implemented: gwdev cannot run a custom pre-routing filter, so every request on the listener gets 500"},
 	{Kind: "ListenerSet", Path: "spec.listeners[].filters.requests[].extensionRef",
 		Text: "spec.listeners[].filters.requests[].extensionRef is not implemented: gwdev cannot run a custom pre-routing filter, so every request on the listener gets 500"},
-	{Kind: "XBackend", Path: "spec.endpointSelector",
-		Text: "spec.endpointSelector is not implemented: gwdev serves XBackends of type ExternalHostname only, so this XBackend is not accepted and requests to it get 500"},
-	{Kind: "XBackend", Path: "spec.sessionPersistence",
-		Text: "spec.sessionPersistence is not implemented: it applies to type EndpointSelector only, which gwdev does not serve"},
 }
 
 // skippedKindText is the warning for an object of a Gateway API kind gwdev

@@ -214,6 +214,8 @@ var kinds = []*Kind{
 		ops: kindOf(func(s *Snapshot) *[]*corev1.Service { return &s.Services }, nil)},
 	{Kind: "EndpointSlice", Group: discoveryv1.GroupName, Version: "v1", Resource: "endpointslices", Namespaced: true,
 		ops: kindOf(func(s *Snapshot) *[]*discoveryv1.EndpointSlice { return &s.EndpointSlices }, nil)},
+	{Kind: "Pod", Version: "v1", Resource: "pods", Namespaced: true,
+		ops: kindOf(func(s *Snapshot) *[]*corev1.Pod { return &s.Pods }, nil)},
 	{Kind: "Secret", Version: "v1", Resource: "secrets", Namespaced: true,
 		ops: kindOf(func(s *Snapshot) *[]*corev1.Secret { return &s.Secrets }, nil)},
 	{Kind: "ConfigMap", Version: "v1", Resource: "configmaps", Namespaced: true,

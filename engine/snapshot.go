@@ -69,6 +69,9 @@ type Snapshot struct {
 	ClusterTrustBundles []*certificatesv1.ClusterTrustBundle
 	Namespaces          []*corev1.Namespace
 	EndpointSlices      []*discoveryv1.EndpointSlice
+	// Pods are core/v1 Pods: the endpoints an XBackend of type
+	// EndpointSelector selects by label (xbackend_pods.go).
+	Pods []*corev1.Pod
 	// ImplementationPolicies are policy resources of implementation
 	// profiles (gwin.yandex.cloud/v1 GatewayPolicy, RoutePolicy,
 	// ServicePolicy, ListenerSetPolicy), sorted by kind, namespace, name.

@@ -112,5 +112,5 @@ func (t *translator) noteSessionDeprecated(k ObjectKey, sp *gwv1.SessionPersiste
 		return
 	}
 	t.note(SeverityWarning, k, scope, scope+" is deprecated in Gateway API v1.7.0: use the XBackend resource's sessionPersistence (GEP-4894); "+
-		"gwdev still applies it (XBackend sessionPersistence needs type EndpointSelector, which gwdev does not serve yet)")
+		"gwdev still applies it (an XBackend's own sessionPersistence wins for requests sent to that XBackend)")
 }

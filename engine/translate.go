@@ -23,6 +23,25 @@ const Group = gwv1.GroupName
 // into and shares the rest (metadata, spec, objects without status), which
 // neither side may modify.
 func Translate(snap *Snapshot, opts Options) *Result {
+	res, finish := translateTableFirst(snap, opts)
+	finish()
+	return res
+}
+
+// TranslateTableFirst is TranslateNext in two steps, so that the data plane
+// can take the routing table while the rest of the result is computed: it
+// returns the Result with Objects (status written) and Table set, and
+// finish, which fills in the rest (Routes, Findings, Policies) exactly as
+// Translate does. Until finish returns, only res.Table may be read. Neither
+// step writes to the table, so it can be applied while finish runs.
+func TranslateTableFirst(prev *Result, snap *Snapshot, opts Options) (res *Result, finish func()) {
+	if prev != nil {
+		opts.previous = prev.addresses
+	}
+	return translateTableFirst(snap, opts)
+}
+
+func translateTableFirst(snap *Snapshot, opts Options) (*Result, func()) {
 	if snap == nil {
 		snap = &Snapshot{}
 	}
@@ -41,15 +60,16 @@ func Translate(snap *Snapshot, opts Options) *Result {
 	t.writeStatus()
 	tab := t.buildTable() // assigns the mesh addresses too
 	res := &Result{Objects: t.out, Table: tab, addresses: t.addresses}
-	if !opts.NoServing {
-		res.Routes = t.routeServing(res.Table)
+	return res, func() {
+		if !opts.NoServing {
+			res.Routes = t.routeServing(res.Table)
+		}
+		t.noteShadowedRules(res.Table)
+		t.noteShadowedL4(res.Table)
+		t.noteReportedFields()
+		res.Findings = t.collectFindings()
+		res.Policies = t.sortedEffects()
 	}
-	t.noteShadowedRules(res.Table)
-	t.noteShadowedL4(res.Table)
-	t.noteReportedFields()
-	res.Findings = t.collectFindings()
-	res.Policies = t.sortedEffects()
-	return res
 }
 
 // nsName is a namespace/name pair used as a map key.

@@ -15,7 +15,8 @@ import (
 
 // XBackend (gateway.networking.x-k8s.io/v1alpha1) as a backendRef kind of
 // HTTPRoutes and GRPCRoutes: an external hostname and port, dialled as they
-// are, with its own TLS settings (mode ServerOnly or ClientAndServer, the
+// are, or the Pods an EndpointSelector selects (xbackend_pods.go), with its
+// own TLS settings (mode ServerOnly or ClientAndServer, the
 // BackendTLSPolicy validation block) and protocol. Its status has one
 // parent entry per Gateway whose accepted routes use it, with Accepted.
 
@@ -77,6 +78,7 @@ func (t *translator) resolveXBackendRef(r *routeState, b *Backend, ref gwv1.Back
 		return fail(gwv1.RouteReasonBackendNotFound, "backendRef "+display+" is not accepted: "+xs.invalid)
 	}
 	b.Port, b.Target, b.TLS, b.AppProtocol = port, xs.resolved.Target, xs.resolved.TLS, xs.resolved.AppProtocol
+	b.SessionPersistence = xs.resolved.SessionPersistence
 	b.HTTP2 = r.kind == "GRPCRoute" || speaksH2C(b.AppProtocol)
 	return b, nil
 }
@@ -100,24 +102,45 @@ func (t *translator) xbackendState(ns, name string) *xbackendState {
 	return xs
 }
 
-// resolveXBackend computes the target, TLS and protocol of an XBackend;
-// a reference that does not resolve makes it not Accepted.
+// resolveXBackend computes the target, TLS, protocol and session
+// persistence of an XBackend: an external hostname, or the Pods an
+// EndpointSelector selects (xbackend_pods.go); a reference that does not
+// resolve makes it not Accepted.
 func (t *translator) resolveXBackend(xs *xbackendState) {
 	spec := &xs.obj.Spec
 	res := &Backend{}
 	xs.resolved = res
-	if spec.Type != gwxv1a1.BackendTypeExternalHostname || spec.ExternalHostname == nil {
-		xs.invalid = fmt.Sprintf("type %q is not supported (ExternalHostname only)", spec.Type)
+	host := ""
+	switch {
+	case spec.Type == gwxv1a1.BackendTypeExternalHostname && spec.ExternalHostname != nil:
+		host = string(spec.ExternalHostname.Hostname)
+		addr := net.JoinHostPort(host, strconv.Itoa(int(spec.Port.Number)))
+		res.Target = &Target{Kind: table.TargetXBackend, Addresses: []string{addr}, Why: "XBackend " + xs.key.Namespace + "/" + xs.key.Name + ": external hostname " + addr}
+	case spec.Type == gwxv1a1.BackendTypeEndpointSelector && spec.EndpointSelector != nil:
+		res.Target = t.endpointSelectorTarget(xs)
+		res.SessionPersistence = xbackendSession(xs)
+	default: // the CRD's CEL rules refuse these; a Snapshot built in Go may not
+		xs.invalid = fmt.Sprintf("type %q without its %s block is not supported", spec.Type, typeBlock(spec.Type))
 		xs.cond.fail(string(gwv1.PolicyConditionAccepted), string(gwv1.PolicyReasonInvalid), xs.invalid)
 		return
 	}
-	host := string(spec.ExternalHostname.Hostname)
-	addr := net.JoinHostPort(host, strconv.Itoa(int(spec.Port.Number)))
-	res.Target = &Target{Kind: table.TargetXBackend, Addresses: []string{addr}, Why: "XBackend " + xs.key.Namespace + "/" + xs.key.Name + ": external hostname " + addr}
 	res.AppProtocol = t.xbackendProtocol(xs)
 	if tc := spec.TLS; tc != nil && tc.Mode != gwxv1a1.BackendTLSModeNone {
+		if res.Target.Kind == table.TargetPods {
+			xs.invalid = fmt.Sprintf("tls mode %s with type EndpointSelector is not served by gwdev: the echo backend answering as each Pod speaks cleartext only", tc.Mode)
+			xs.cond.fail(string(gwv1.PolicyConditionAccepted), string(gwv1.PolicyReasonInvalid), xs.invalid)
+			return
+		}
 		res.TLS = t.xbackendTLS(xs, host)
 	}
+}
+
+// typeBlock names the block an XBackend type needs.
+func typeBlock(typ gwxv1a1.BackendType) string {
+	if typ == gwxv1a1.BackendTypeEndpointSelector {
+		return "endpointSelector"
+	}
+	return "externalHostname"
 }
 
 // xbackendProtocol maps spec.protocol to the appProtocol the data plane
@@ -223,6 +246,7 @@ func (t *translator) xbackendClientCertificate(xs *xbackendState, ref gwv1.Secre
 // writeXBackendStatus writes the status of every XBackend: one parent
 // entry per Gateway whose accepted routes use it, with Accepted.
 func (t *translator) writeXBackendStatus() {
+	t.noteBackendSessions() // xbackend_pods.go
 	for _, x := range t.out.XBackends {
 		xs := t.xbackendState(x.Namespace, x.Name)
 		xs.cond.setDefault(string(gwv1.PolicyConditionAccepted), metav1.ConditionTrue, string(gwv1.PolicyReasonAccepted), "the XBackend is accepted")

@@ -49,6 +49,8 @@ func loadCoreObject(u map[string]any, spec *kindSpec) (metav1.Object, []issue) {
 	case *discoveryv1.EndpointSlice:
 		defaultEndpointSlice(o)
 		errs = validateEndpointSlice(o)
+	case *corev1.Pod:
+		errs = validatePod(o) // pod.go
 	case *networkingv1.Ingress:
 		o.Status = networkingv1.IngressStatus{} // the engine writes status
 		errs = validateIngress(o)
@@ -82,6 +84,8 @@ func setTypeMeta(obj metav1.Object, spec *kindSpec) {
 	case *corev1.Namespace:
 		o.TypeMeta = tm
 	case *discoveryv1.EndpointSlice:
+		o.TypeMeta = tm
+	case *corev1.Pod:
 		o.TypeMeta = tm
 	case *networkingv1.Ingress:
 		o.TypeMeta = tm

@@ -252,7 +252,8 @@ func TestLookupGroupVersions(t *testing.T) {
 		{gvk{"gateway.networking.x-k8s.io", "v1beta1", "XMesh"}, lookupUnknownVersion},
 		{gvk{"discovery.k8s.io", "v1", "EndpointSlice"}, lookupServed},
 		{gvk{"discovery.k8s.io", "v1beta1", "EndpointSlice"}, lookupUnknownVersion},
-		{gvk{"", "v1", "Pod"}, lookupUnknownKind},
+		{gvk{"", "v1", "Pod"}, lookupServed}, // XBackend EndpointSelector reads Pods
+		{gvk{"", "v1", "PersistentVolumeClaim"}, lookupUnknownKind},
 		{gvk{"gwin.yandex.cloud", "v1", "YCCertificate"}, lookupUnknownKind},
 		{gvk{"example.com", "v1", "Widget"}, lookupUnknownKind},
 	} {

@@ -96,9 +96,18 @@ func collect(files int, objs []loaded, problems []Problem, skipped []Skipped) co
 			cmp.Compare(i, j),
 		)
 	})
-	winners := make([]loaded, 0, len(objs))
-	for _, i := range order {
-		o := &objs[i]
+	sorted := make([]*loaded, len(order))
+	for k, i := range order {
+		sorted[k] = &objs[i]
+	}
+	return collectSorted(files, sorted, problems, skipped)
+}
+
+// collectSorted is collect for objects already in its order (by key, then
+// file and line, then input order).
+func collectSorted(files int, sorted []*loaded, problems []Problem, skipped []Skipped) collected {
+	winners := make([]loaded, 0, len(sorted))
+	for _, o := range sorted {
 		if n := len(winners); n > 0 && o.key == winners[n-1].key {
 			w := &winners[n-1]
 			problems = append(problems, Problem{

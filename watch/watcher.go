@@ -46,8 +46,10 @@ type StaleObject struct {
 
 // WatchOptions tune a Watcher. The zero value is usable.
 type WatchOptions struct {
-	// Debounce is how long the watcher waits after the last event before
-	// reloading (0: 50ms). Editors write a file in several steps.
+	// Debounce coalesces bursts of events (0: 50ms): an event after this
+	// long without one reloads at once; events closer together than this
+	// (a `git checkout`, an editor writing a file in several steps) reload
+	// once, this long after the last of them (debounce.go).
 	Debounce time.Duration
 	// EmptyGrace is how long a file that became empty keeps its last
 	// objects in effect (0: DefaultEmptyGrace; negative: not at all). Some
@@ -102,6 +104,11 @@ type Watcher struct {
 
 	mu    sync.Mutex
 	files map[string]*watchedFile
+	// merged are every file's objects in effect in collect's order, kept
+	// between updates so that one sorts only the changed files' objects
+	// (merged.go); mergedFiles are the file states they were taken from.
+	merged      []mergedObject
+	mergedFiles map[string]*watchedFile
 	// warnings are the last walk's (symlinks leaving the root).
 	warnings []Warning
 	current  *Update
@@ -256,6 +263,7 @@ func (w *Watcher) run(ctx context.Context) {
 	var timer, graceTimer *time.Timer
 	var fire, graceFire <-chan time.Time
 	touched := map[string]bool{}
+	quiet := debouncer{wait: w.debounce}
 	// setGrace arms the timer for the end of the earliest grace of an
 	// emptied file (zero: none).
 	setGrace := func(until time.Time) {
@@ -278,6 +286,7 @@ func (w *Watcher) run(ctx context.Context) {
 		touched = map[string]bool{}
 		setGrace(until)
 		w.publish(u)
+		quiet.reloaded(time.Now())
 	}
 	for {
 		select {
@@ -298,6 +307,16 @@ func (w *Watcher) run(ctx context.Context) {
 				w.watchCreated(ev.Name)
 			}
 			touched[ev.Name] = true
+			if quiet.event(ev.Name, time.Now()) && savedWhole(ev) {
+				// The tree was quiet: a save, served at once. Events of
+				// the same save that follow are a burst and wait.
+				if timer != nil {
+					timer.Stop()
+				}
+				fire = nil
+				reload()
+				continue
+			}
 			if timer == nil {
 				timer = time.NewTimer(w.debounce)
 			} else {
@@ -324,16 +343,54 @@ func (w *Watcher) run(ctx context.Context) {
 	}
 }
 
-// publish makes u the pending update (nil: nothing changed).
+// savedWhole reports whether ev is a file that appeared whole: a Create (an
+// editor's rename into place, or a new file) of a regular file that is not
+// empty. A file written in place (truncated, then written) reports Write
+// events and may be read half-written, so it waits for its burst to end, as
+// do removals.
+func savedWhole(ev fsnotify.Event) bool {
+	if ev.Op&fsnotify.Create == 0 {
+		return false
+	}
+	fi, err := os.Stat(ev.Name)
+	return err == nil && fi.Mode().IsRegular() && fi.Size() > 0
+}
+
+// publish makes u the pending update (nil: nothing changed). An unread
+// older update is replaced, and what it said that u does not is carried
+// over: the root's event (the root came back, then a file was saved before
+// the reader looked) and the files it changed.
 func (w *Watcher) publish(u *Update) {
 	if u == nil {
 		return
 	}
 	select {
-	case <-w.updates: // drop the unread older state
+	case old := <-w.updates: // drop the unread older state
+		u = w.carryOver(old, u)
 	default:
 	}
 	w.updates <- u
+}
+
+// carryOver returns u with old's root event (when u has none) and changed
+// files added, as a copy that is also made Current when u is.
+func (w *Watcher) carryOver(old, u *Update) *Update {
+	if (u.Root != RootSteady || old.Root == RootSteady) && len(old.Changed) == 0 {
+		return u
+	}
+	c := *u
+	if c.Root == RootSteady {
+		c.Root = old.Root
+	}
+	if len(old.Changed) > 0 {
+		c.Changed = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(old.Changed), u.Changed...))))
+	}
+	w.mu.Lock()
+	if w.current == u {
+		w.current = &c
+	}
+	w.mu.Unlock()
+	return &c
 }
 
 // report delivers a watcher failure unless one is already pending.
@@ -475,7 +532,6 @@ func mergeFile(old *watchedFile, res collected, size int64, mod time.Time) *watc
 
 // assemble merges every file's objects in effect.
 func (w *Watcher) assemble(walkProblems []Problem) *Update {
-	var objs []loaded
 	var problems []Problem
 	var skipped []Skipped
 	var stale []StaleObject
@@ -490,13 +546,14 @@ func (w *Watcher) assemble(walkProblems []Problem) *Update {
 		if f.source != nil {
 			sourceWarnings = append(sourceWarnings, f.source.warnings...)
 		}
-		objs = append(objs, f.good...)
 		problems = append(problems, f.load.problems...)
 		skipped = append(skipped, f.load.skipped...)
 		stale = append(stale, f.stale...)
 	}
 	problems = append(problems, walkProblems...)
-	res := assemble(len(w.files), objs, problems, skipped)
+	sorted := w.sortedObjects(paths)
+	c := collectSorted(len(w.files), sorted, problems, skipped)
+	res := c.result()
 	res.Warnings = append(slices.Clip(w.warnings), sourceWarnings...)
 	return &Update{Result: res, Stale: stale}
 }

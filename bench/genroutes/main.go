@@ -17,20 +17,21 @@ func main() {
 	n := flag.Int("n", 1000, "number of HTTPRoutes")
 	out := flag.String("o", "", "output directory (created)")
 	perFile := flag.Int("per-file", 50, "routes per file")
+	port := flag.Int("port", 80, "the Gateway listener's port")
 	flag.Parse()
 	if *out == "" {
 		log.Fatal("-o is required")
 	}
-	if err := write(*out, *n, *perFile); err != nil {
+	if err := write(*out, *n, *perFile, *port); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func write(dir string, n, perFile int) error {
+func write(dir string, n, perFile, port int) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	gw := `apiVersion: gateway.networking.k8s.io/v1
+	gw := fmt.Sprintf(`apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: shared, namespace: infra}
 spec:
@@ -38,9 +39,9 @@ spec:
   listeners:
   - name: http
     protocol: HTTP
-    port: 80
+    port: %d
     allowedRoutes: {namespaces: {from: All}}
-`
+`, port)
 	if err := os.WriteFile(filepath.Join(dir, "gateway.yaml"), []byte(gw), 0o644); err != nil {
 		return err
 	}

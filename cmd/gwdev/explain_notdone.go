@@ -63,6 +63,9 @@ func explainNotDone(tab *table.Table, t *emulator.Trace) []string {
 	if b.TLS != nil {
 		tlsNote = fmt.Sprintf("the TLS handshake of BackendTLSPolicy %s not made: explain does not connect; a backend certificate that does not verify answers 502", b.TLS.Policy)
 	}
+	if b.Target.Kind == table.TargetPods { // each Pod's echo answers in process, in clear text
+		return out
+	}
 	if b.Target.Kind == table.TargetEcho { // answers in process, but over TLS for real
 		if tlsNote != "" {
 			out = append(out, "echo backend "+backendAt(b)+": "+tlsNote)

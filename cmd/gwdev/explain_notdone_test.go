@@ -32,6 +32,8 @@ func TestExplainSaysWhatItDidNotDo(t *testing.T) {
 		// The echo backend answers in process; a redirect reaches no backend.
 		{[]string{"explain", "../../samples/external-auth", "http://app.example.com:8080/"}, nil},
 		{[]string{"explain", "../../samples/https", "http://app.example.com/login"}, nil},
+		// An EndpointSelector XBackend's Pods are echoes answering in process.
+		{[]string{"explain", "../../samples/xbackend-pods", "http://shop.example.com:8080/"}, nil},
 	}
 	for _, c := range cases {
 		out, errOut, code := runGwdev(t, "", c.args...)

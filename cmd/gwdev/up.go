@@ -86,7 +86,7 @@ gwdev's built-in echo backend.`,
 	f.StringVar(&o.accessLog, "access-log", "", "write one JSON line per request to this file (- for stderr)")
 	f.StringArrayVar(&o.backends, "backend", nil, "serve a Service port from a local address: namespace/service:port=host:port (repeatable)")
 	f.StringSliceVar(&o.classes, "class", nil, "manage only these GatewayClass names")
-	f.DurationVar(&o.debounce, "debounce", 50*time.Millisecond, "wait this long after the last file change before reloading")
+	f.DurationVar(&o.debounce, "debounce", 50*time.Millisecond, "a file change after this long without one reloads at once; changes closer together (a git checkout) reload once, this long after the last")
 	f.DurationVar(&o.emptyGrace, "empty-file-grace", watch.DefaultEmptyGrace, "keep serving a file's last objects this long after it becomes empty, as editors that truncate before writing leave it (0: drop them at once)")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	addCRDsFlag(f, &o.crds)
@@ -246,7 +246,19 @@ func (r *reloader) apply(u *watch.Update, first bool) {
 	start := time.Now()
 	r.opts.Now = metav1.NewTime(start.UTC().Truncate(time.Second))
 	r.proj.set(&r.opts)
-	res := engine.TranslateNext(r.prev, u.Result.Snapshot, r.opts) // Gateways keep their addresses
+	// The data plane takes the table as soon as it is built, while the rest
+	// of the result (routes served, findings) is finished on another core;
+	// translated and applied overlap.
+	res, finish := engine.TranslateTableFirst(r.prev, u.Result.Snapshot, r.opts) // Gateways keep their addresses
+	tableAt := time.Now()
+	finished := make(chan time.Duration, 1)
+	go func() {
+		finish()
+		finished <- time.Since(start)
+	}()
+	rep := r.srv.Apply(res.Table)
+	applied := time.Since(tableAt)
+	translated := <-finished
 	r.prev = res
 	addLoadWarnings(res, u.Result)
 	addFindings(res, mappingFindings(res.Objects, r.proj.mappings, r.proj.where))
@@ -256,9 +268,6 @@ func (r *reloader) apply(u *watch.Update, first bool) {
 		// nothing, which is no "no problems".
 		addFindings(res, []engine.Finding{{Severity: engine.SeverityWarning, Message: empty + " Every listener is closed."}})
 	}
-	translated := time.Since(start)
-	rep := r.srv.Apply(res.Table)
-	applied := time.Since(start) - translated
 	if r.admin != nil {
 		r.adminObjects.res.Store(res)
 		r.admin.SetReload(adminReload(res, len(u.Result.Problems), start, translated, applied))

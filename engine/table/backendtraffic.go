@@ -58,3 +58,9 @@ func (b *RetryBudget) UnmarshalJSON(data []byte) error {
 // TargetXBackend is the target kind of an XBackend backendRef: its
 // external hostname and port, dialled as they are.
 const TargetXBackend = "xbackend"
+
+// TargetPods is the target kind of an XBackend of type EndpointSelector:
+// its endpoints are the Pods named in Target.Pods (in order), each answered
+// by the built-in echo backend as that Pod on the XBackend's port. No Pod
+// means no endpoint: requests get 503.
+const TargetPods = "pods"

@@ -230,6 +230,12 @@ type Backend struct {
 	// RetryBudget is set when an XBackendTrafficPolicy limits retries to
 	// the backend (nil: the rule's retries are not limited).
 	RetryBudget *RetryBudget `json:"retryBudget,omitempty"`
+	// SessionPersistence is the backend's own session persistence (an
+	// XBackend's spec.sessionPersistence): after the backend is chosen by
+	// weight, it pins a client to one of the backend's endpoints. It wins
+	// over the rule's SessionPersistence for requests sent to this backend
+	// (nil: the rule's applies, if any).
+	SessionPersistence *Session `json:"sessionPersistence,omitempty"`
 }
 
 // Target kinds, in resolution order.
@@ -248,7 +254,8 @@ type Target struct {
 	Addresses []string `json:"addresses,omitempty"`
 	// Pods names the endpoints' target pods, if known (EndpointSlice). For
 	// an echo target, one name is the Pod the echo answers as (in its JSON
-	// "pod" field); otherwise the echo names a pod after the Service.
+	// "pod" field); otherwise the echo names a pod after the Service. For
+	// a pods target (TargetPods), the selected Pods, one endpoint each.
 	Pods []string `json:"pods,omitempty"`
 	// Why explains the choice, for status messages, the TUI and traces.
 	Why string `json:"why"`

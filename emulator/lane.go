@@ -1,0 +1,343 @@
+package emulator
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"mime"
+	"net/http"
+	"net/http/httputil"
+	"net/textproto"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/net/http/httpguts"
+)
+
+// The forwarding lane: a request the fast HTTP/1.1 path parsed (fasth1.go)
+// and the routing decision sent to a plain-HTTP backend is forwarded here
+// without httputil.ReverseProxy and without the request clones, contexts
+// and request writer it needs. The decision, the filters and the outbound
+// header edits are the ones the ReverseProxy path runs (decide, rewriteFor);
+// the lane writes the upstream request head itself, sends it over the
+// upstream pool (h1pool.go: the pool's reuse guarantees and its parser, net/http's
+// ReadResponse, hold here too), and passes the answer to the client with
+// what ReverseProxy does to it (hop-by-hop fields, 1xx, trailers, flushes)
+// through the same response writer, so that a client and the traces
+// cannot tell the two paths apart: TestForwardLaneMatchesReverseProxy
+// holds it to that. Everything else takes the ReverseProxy path: request
+// bodies (the fast path sends those to net/http), upgrades, mirrors,
+// retries, timeouts, gRPC and h2c backends, TLS to the backend, the echo
+// backend, a backend client certificate, queries ReverseProxy would
+// re-encode and hosts it would rewrite.
+
+// laneWriteExclude are the fields the lane writes before the header map,
+// or not at all, as net/http's request writer does.
+var laneWriteExclude = map[string]bool{
+	"Host": true, "User-Agent": true, "Content-Length": true, "Transfer-Encoding": true, "Trailer": true,
+}
+
+// hopByHop are the fields ReverseProxy removes from both the request and
+// the answer, besides those the Connection field lists.
+var hopByHop = [...]string{
+	"Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
+	"Te", "Trailer", "Transfer-Encoding", "Upgrade",
+}
+
+// queryReencoded is set when GODEBUG asks net/url for a query parameter
+// limit: ReverseProxy then re-encodes every query, so the lane sends none.
+var queryReencoded = strings.Contains(os.Getenv("GODEBUG"), "urlmaxqueryparams=")
+
+// laneTakes reports whether the lane forwards the exchange's request,
+// answered through w; the pool to send it with is the backend's.
+func laneTakes(ex *exchange, w http.ResponseWriter, r *http.Request) (*h1Pool, bool) {
+	rec, ok := w.(*responseRecorder)
+	if !ok {
+		return nil, false
+	}
+	if _, ok := rec.ResponseWriter.(*fastResponse); !ok {
+		return nil, false // net/http's server: bodies, Expect, upgrades, HTTP/1.0, HTTP/2
+	}
+	b := ex.backend
+	up := b.up
+	if ex.upgrade || len(ex.mirrors) > 0 || ex.rule.retry != nil || ex.rule.requestTimeout > 0 ||
+		ex.rule.backendTimeout > 0 || b.h2c || ex.view.grpc || up.echo != nil || up.scheme != "http" ||
+		up.clientCert != "" || len(up.addrs) == 0 || (r.Body != nil && r.Body != http.NoBody) {
+		return nil, false
+	}
+	if !plainQuery(r.URL.RawQuery) {
+		return nil, false
+	}
+	up.transport(false) // sets up the pool
+	return up.h1p, up.h1p != nil
+}
+
+// plainQuery reports whether ReverseProxy sends query s as it is (it
+// re-encodes one with a semicolon, a malformed escape or too many
+// parameters).
+func plainQuery(s string) bool {
+	if queryReencoded || strings.Count(s, "&") >= 10000 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ';':
+			return false
+		case '%':
+			if i+2 >= len(s) || !ishex(s[i+1]) || !ishex(s[i+2]) {
+				return false
+			}
+			i += 2
+		}
+	}
+	return true
+}
+
+func ishex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// laneHead is the upstream request head the lane writes.
+type laneHead struct {
+	method, target, host, userAgent string
+	header                          http.Header
+}
+
+// write puts the head on w as net/http's request writer does for a request
+// without a body: request line, Host, User-Agent, a zero Content-Length for
+// the methods servers expect one on, the other fields sorted.
+func (h *laneHead) write(_ *http.Request, w io.Writer) error {
+	bw := w.(*bufio.Writer) // the pool's connection buffer
+	for _, s := range [...]string{h.method, " ", h.target, " HTTP/1.1\r\nHost: ", h.host, "\r\n"} {
+		_, _ = bw.WriteString(s)
+	}
+	if h.userAgent != "" {
+		_, _ = bw.WriteString("User-Agent: ")
+		_, _ = bw.WriteString(h.userAgent)
+		_, _ = bw.WriteString("\r\n")
+	}
+	switch h.method {
+	case http.MethodPost, http.MethodPut, http.MethodPatch:
+		_, _ = bw.WriteString("Content-Length: 0\r\n")
+	}
+	if err := h.header.WriteSubset(bw, laneWriteExclude); err != nil {
+		return err
+	}
+	_, err := bw.WriteString("\r\n")
+	return err
+}
+
+// outboundHead builds the upstream request head: the client's header
+// without hop-by-hop fields and forwarding fields, then rewriteFor's edits
+// (X-Forwarded-*, auth headers, the span, header filters, URL rewrites), as
+// ReverseProxy builds its outbound request. ok false: the head would not be
+// the ReverseProxy path's (a host it would rewrite, a byte it refuses).
+func (s *Server) outboundHead(ex *exchange, r *http.Request) (*laneHead, *http.Request, bool) {
+	h := make(http.Header, len(r.Header)+4)
+	for k, vv := range r.Header {
+		h[k] = vv[:len(vv):len(vv)] // shared: every edit below replaces a slice, none writes into one
+	}
+	removeHopByHop(h)
+	if httpguts.HeaderValuesContainsToken(r.Header["Te"], "trailers") {
+		h.Set("Te", "trailers")
+	}
+	for _, k := range [...]string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"} {
+		delete(h, k)
+	}
+	u := *r.URL
+	out := &http.Request{Method: r.Method, URL: &u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: h, Host: r.Host}
+	s.rewriteFor(ex, &httputil.ProxyRequest{In: r, Out: out})
+	if _, ok := h["User-Agent"]; !ok {
+		h.Set("User-Agent", "")
+	}
+	head := &laneHead{method: r.Method, target: u.RequestURI(), host: out.Host, header: h}
+	if !httpguts.ValidHostHeader(head.host) {
+		head.host = "" // what net/http's request writer sends then
+	}
+	for i := 0; i < len(head.host); i++ {
+		if c := head.host[i]; c >= 0x80 || c == '%' {
+			return nil, nil, false // punycode or a zone: net/http rewrites it
+		}
+	}
+	if u.Opaque != "" || strings.ContainsFunc(head.target, func(c rune) bool { return c < ' ' || c == 0x7f }) {
+		return nil, nil, false
+	}
+	if ua := h["User-Agent"]; len(ua) > 0 && ua[0] != "" {
+		head.userAgent = textproto.TrimString(strings.NewReplacer("\n", " ", "\r", " ").Replace(ua[0]))
+	}
+	return head, out, true
+}
+
+// removeHopByHop deletes the hop-by-hop fields of h, those its Connection
+// field lists first.
+func removeHopByHop(h http.Header) {
+	for _, f := range h["Connection"] {
+		for sf := range strings.SplitSeq(f, ",") {
+			if sf = textproto.TrimString(sf); sf != "" {
+				h.Del(sf)
+			}
+		}
+	}
+	for _, f := range hopByHop {
+		delete(h, f)
+	}
+}
+
+// forwardLane forwards the request through the lane when it takes it (see
+// laneTakes); false: nothing was sent or written, ReverseProxy serves it.
+// ctx is the request's context with the exchange.
+func (s *Server) forwardLane(ctx context.Context, ex *exchange, w http.ResponseWriter, r *http.Request) bool {
+	if s.cfg.NoForwardLane {
+		return false
+	}
+	pool, ok := laneTakes(ex, w, r)
+	if !ok {
+		return false
+	}
+	head, out, ok := s.outboundHead(ex, r)
+	if !ok {
+		return false
+	}
+	if bad := invalidHeader(head.header); bad != "" {
+		return false // ReverseProxy answers it (502, as the pool refuses it)
+	}
+	s.laneServed.Add(1)
+	up := ex.backend.up
+	i := ex.pinAddr
+	if i < 0 || i >= len(up.addrs) {
+		i = up.nextAddr()
+	}
+	addr := up.addrs[i]
+	ex.upstreamAddr = addr
+	ex.attempts++
+	ex.upstreamStart = time.Now()
+	ex.backend.budget.request(ex.upstreamStart)
+	got1xx := func(code int, hdr textproto.MIMEHeader) error {
+		h := w.Header()
+		copyHeader(h, http.Header(hdr))
+		w.WriteHeader(code)
+		clear(h)
+		return nil
+	}
+	resp, err := pool.send(ctx, out, addr, head.write, got1xx)
+	if err == nil && (resp.StatusCode < 100 || resp.StatusCode > 999) {
+		_ = resp.Body.Close()
+		resp, err = nil, &badStatusError{code: resp.StatusCode} // statusGuard's refusal
+	}
+	ex.upstreamDur = time.Since(ex.upstreamStart)
+	if err != nil {
+		errorHandler(w, r.WithContext(ctx), err)
+		return true
+	}
+	s.laneRespond(w, r, resp)
+	return true
+}
+
+// laneRespond passes the upstream answer to the client as ReverseProxy
+// does: hop-by-hop fields removed, announced trailers listed, the body
+// streamed (flushed at once when its end is unknown or it is an event
+// stream), trailers after it.
+func (s *Server) laneRespond(w http.ResponseWriter, r *http.Request, resp *http.Response) {
+	removeHopByHop(resp.Header)
+	copyHeader(w.Header(), resp.Header)
+	announced := len(resp.Trailer)
+	if announced > 0 {
+		keys := make([]string, 0, len(resp.Trailer))
+		for k := range resp.Trailer {
+			keys = append(keys, k)
+		}
+		w.Header().Add("Trailer", strings.Join(keys, ", "))
+	}
+	w.WriteHeader(resp.StatusCode)
+	var dst io.Writer = w
+	if laneFlushAtOnce(resp) {
+		// ReverseProxy arms a timer that flushes at once: the header goes
+		// out before the proxy waits for the backend, after the first
+		// write when the body's start is here already. (ReverseProxy's
+		// timer races its first read: when that read fails at once, it
+		// sends the header or nothing; the lane sends nothing.)
+		if hb, ok := resp.Body.(*h1Body); !ok || hb.pc.br.Buffered() == 0 {
+			_ = http.NewResponseController(w).Flush()
+		}
+		dst = laneFlusher{w}
+	}
+	buf := s.proxy.BufferPool.Get()
+	err := laneCopy(dst, resp.Body, buf)
+	s.proxy.BufferPool.Put(buf)
+	if err != nil {
+		_ = resp.Body.Close()
+		if r.Context().Value(http.ServerContextKey) != nil {
+			panic(http.ErrAbortHandler) // what ReverseProxy does on net/http's server
+		}
+		return
+	}
+	_ = resp.Body.Close()
+	if len(resp.Trailer) > 0 {
+		_ = http.NewResponseController(w).Flush()
+	}
+	if len(resp.Trailer) == announced {
+		copyHeader(w.Header(), resp.Trailer)
+		return
+	}
+	for k, vv := range resp.Trailer {
+		for _, v := range vv {
+			w.Header().Add(http.TrailerPrefix+k, v)
+		}
+	}
+}
+
+// laneFlushAtOnce reports whether ReverseProxy flushes after every write of
+// the answer's body: an event stream, or a body of unknown length.
+func laneFlushAtOnce(resp *http.Response) bool {
+	if resp.ContentLength == -1 {
+		return true
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return ct == "text/event-stream"
+}
+
+// laneCopy copies the body to the client until it ends or either side
+// fails.
+func laneCopy(dst io.Writer, src io.Reader, buf []byte) error {
+	for {
+		nr, rerr := src.Read(buf)
+		if nr > 0 {
+			nw, werr := dst.Write(buf[:nr])
+			if werr != nil {
+				return werr
+			}
+			if nw != nr {
+				return io.ErrShortWrite
+			}
+		}
+		if rerr == io.EOF {
+			return nil
+		}
+		if rerr != nil {
+			return rerr
+		}
+	}
+}
+
+// laneFlusher flushes the client's answer after every write.
+type laneFlusher struct{ w http.ResponseWriter }
+
+func (f laneFlusher) Write(p []byte) (int, error) {
+	n, err := f.w.Write(p)
+	_ = http.NewResponseController(f.w).Flush()
+	return n, err
+}
+
+// copyHeader adds every value of src to dst, as ReverseProxy does; src's
+// keys are canonical already (net/http's parser) and its value slices are
+// not used again, so a key dst lacks takes src's slice.
+func copyHeader(dst, src http.Header) {
+	for k, vv := range src {
+		if old, ok := dst[k]; ok {
+			dst[k] = append(old, vv...)
+			continue
+		}
+		dst[k] = vv
+	}
+}

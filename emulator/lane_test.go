@@ -1,0 +1,280 @@
+package emulator
+
+import (
+	"bufio"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gwdev/gwdev/engine/table"
+)
+
+// laneBackend is a raw HTTP/1.1 backend whose answers, by path, cover what
+// the lane must pass on exactly as ReverseProxy does: Transfer-Encoding
+// forms, hop-by-hop fields, bodiless statuses, informational answers,
+// trailers, huge and slow bodies, answers cut short, odd statuses, bytes
+// after the answer. /echo answers with the request head it got, so that
+// the upstream request is compared byte for byte too.
+func laneBackend(t *testing.T) string {
+	huge := strings.Repeat("0123456789abcdef", 3<<16) // 3 MiB
+	return rawBackend(t, func(c net.Conn, br *bufio.Reader) {
+		for {
+			var head strings.Builder
+			req, err := http.ReadRequest(bufio.NewReader(io.TeeReader(br, &head)))
+			if err != nil {
+				return
+			}
+			write := func(s string) { _, _ = io.WriteString(c, s) }
+			pause := func() { time.Sleep(20 * time.Millisecond) }
+			const ok = "HTTP/1.1 200 OK\r\n"
+			switch strings.TrimPrefix(req.URL.Path, "/api") {
+			case "/echo":
+				h := head.String()
+				h = h[:strings.Index(h, "\r\n\r\n")+4] // what the tee read past the head
+				write(fmt.Sprintf(ok+"Content-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s", len(h), h))
+			case "/cl":
+				write(ok + "Content-Type: text/plain\r\nContent-Length: 5\r\n\r\n")
+				if req.Method != http.MethodHead {
+					write("hello")
+				}
+			case "/no-type":
+				write(ok + "Content-Length: 22\r\n\r\n<html>sniff me</html>\n")
+			case "/chunked":
+				write(ok + "Content-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n4;ext=1\r\ndefg\r\n0\r\n\r\n")
+			case "/chunked-upper":
+				write(ok + "Content-Type: text/plain\r\nTransfer-Encoding: CHUNKED\r\n\r\n2\r\nok\r\n0\r\n\r\n")
+			case "/te-and-cl":
+				write(ok + "Content-Type: text/plain\r\nContent-Length: 100\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n")
+			case "/te-gzip-chunked":
+				write(ok + "Content-Type: text/plain\r\nTransfer-Encoding: gzip, chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n")
+			case "/te-identity":
+				write(ok + "Content-Type: text/plain\r\nTransfer-Encoding: identity\r\n\r\nok")
+				return
+			case "/two-te":
+				write(ok + "Content-Type: text/plain\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n")
+			case "/two-cl-same":
+				write(ok + "Content-Type: text/plain\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok")
+			case "/two-cl-differ":
+				write(ok + "Content-Type: text/plain\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok!")
+			case "/bad-cl":
+				write(ok + "Content-Type: text/plain\r\nContent-Length: +2\r\n\r\nok")
+			case "/close-delimited":
+				write(ok + "Content-Type: text/plain\r\nConnection: close\r\n\r\nuntil the end")
+				return
+			case "/unbounded":
+				write(ok + "Content-Type: text/plain\r\n\r\nno length, no close field")
+				return
+			case "/http10":
+				write("HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nold")
+				return
+			case "/hop":
+				write(ok + "Content-Type: text/plain\r\nConnection: X-Hop, keep-alive\r\nX-Hop: 1\r\nKeep-Alive: timeout=5\r\n" +
+					"Proxy-Authenticate: Basic\r\nUpgrade: foo\r\nTe: trailers\r\nX-Kept: 1\r\nSet-Cookie: a=1\r\nSet-Cookie: b=2\r\nContent-Length: 2\r\n\r\nok")
+			case "/204":
+				write("HTTP/1.1 204 No Content\r\nX-A: 1\r\n\r\n")
+			case "/204-length":
+				write("HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n")
+			case "/304":
+				write("HTTP/1.1 304 Not Modified\r\nEtag: \"x\"\r\nContent-Type: text/plain\r\nContent-Length: 50\r\n\r\n")
+			case "/trailers":
+				write(ok + "Content-Type: text/plain\r\nTrailer: X-Sum\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nX-Sum: 42\r\n\r\n")
+			case "/trailer-unannounced":
+				write(ok + "Content-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nX-Late: 1\r\n\r\n")
+			case "/hints":
+				write("HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n")
+				write("HTTP/1.1 100 Continue\r\n\r\n")
+				write(ok + "Content-Type: text/plain\r\nContent-Length: 2\r\n\r\nok")
+			case "/huge":
+				write(fmt.Sprintf(ok+"Content-Type: application/octet-stream\r\nContent-Length: %d\r\n\r\n%s", len(huge), huge))
+			case "/slow":
+				write(ok + "Content-Type: text/plain\r\nContent-Length: 9\r\n\r\n")
+				for _, p := range []string{"one", "two", "333"} {
+					pause()
+					write(p)
+				}
+			case "/slow-chunked":
+				write(ok + "Content-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n")
+				for _, p := range []string{"3\r\none\r\n", "3\r\ntwo\r\n", "0\r\n\r\n"} {
+					pause()
+					write(p)
+				}
+			case "/event-stream":
+				write(ok + "Content-Type: text/event-stream\r\nContent-Length: 10\r\n\r\ndata: hi\n\n")
+			case "/early-close":
+				write(ok + "Content-Le")
+				return
+			case "/cut-short":
+				write(ok + "Content-Type: text/plain\r\nContent-Length: 10\r\n\r\nabc")
+				return
+			case "/cut-chunked":
+				write(ok + "Content-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n")
+				pause() // ReverseProxy's flush of the header races a failure already here
+				write("5\r\nab")
+				return
+			case "/bad-chunk":
+				write(ok + "Content-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n")
+				pause()
+				write("zz\r\nab\r\n0\r\n\r\n")
+				return
+			case "/status-099":
+				write("HTTP/1.1 099 Odd\r\nContent-Length: 0\r\n\r\n")
+			case "/status-599":
+				write("HTTP/1.1 599 Whatever\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok")
+			case "/no-reason":
+				write("HTTP/1.1 200\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok")
+			case "/switch":
+				write("HTTP/1.1 101 Switching Protocols\r\nUpgrade: foo\r\nConnection: Upgrade\r\n\r\n")
+				return
+			case "/garbage":
+				write("HTTP/1.1 2000 OK\r\n\r\n")
+				return
+			case "/extra": // bytes after the answer: the next request's trace notes them
+				write(ok + "Content-Type: text/plain\r\nContent-Length: 2\r\n\r\nok")
+				time.Sleep(5 * time.Millisecond)
+				write("stray")
+			default:
+				write("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+			}
+		}
+	})
+}
+
+// laneTable routes api.example.com/api to the backend with request and
+// response header filters, and /v1 with a URL rewrite, on an HTTP
+// listener or, with cert, an HTTPS one.
+func laneTable(backend string, cert *table.Certificate) *table.Table {
+	api := rule("api", prefix("/api"), mapped("api", 1, backend))
+	api.Filters = []table.Filter{
+		{Type: table.FilterRequestHeaderModifier, RequestHeaderModifier: &table.HeaderModifier{
+			Set: []table.Header{{Name: "X-Route", Value: "api"}}, Add: []table.Header{{Name: "X-Add", Value: "more"}},
+			Remove: []string{"X-Remove"}}},
+		{Type: table.FilterResponseHeaderModifier, ResponseHeaderModifier: &table.HeaderModifier{
+			Set: []table.Header{{Name: "X-Resp", Value: "set"}}, Remove: []string{"X-Kept"}}},
+	}
+	v1 := rule("v1", prefix("/v1"), mapped("api", 1, backend))
+	v1.Filters = []table.Filter{{Type: table.FilterURLRewrite, URLRewrite: &table.URLRewrite{Hostname: "rewritten.example.com",
+		Path: &table.PathRewrite{Type: table.ReplacePrefixMatch, Prefix: "/v1", Value: "/api"}}}}
+	vh := vhost("api.example.com", api, v1)
+	l := listener("http", "", vh)
+	if cert != nil {
+		l = httpsListener("https", "", []*table.Certificate{cert}, vh)
+	}
+	return newTable(gateway("gw", "127.0.0.1", port(0, l)))
+}
+
+// The forwarding lane forwards what it takes exactly as the ReverseProxy
+// path does: the same bytes to the backend (/echo) and to the client (Date
+// aside; chunk boundaries follow the backend's writes on either path) and
+// the same traces, over HTTP and HTTPS, for many raw backends' answers.
+func TestForwardLaneMatchesReverseProxy(t *testing.T) {
+	backend := laneBackend(t)
+	t.Run("http", func(t *testing.T) { laneDiff(t, laneTable(backend, nil), nil) })
+	ca := newTestCA(t, "lane CA")
+	cert := ca.certificate("api", certOpts{dnsNames: []string{"api.example.com"}})
+	t.Run("https", func(t *testing.T) {
+		laneDiff(t, laneTable(backend, cert), &tls.Config{ServerName: "api.example.com", RootCAs: ca.pool(),
+			NextProtos: []string{"http/1.1"}})
+	})
+}
+
+func laneDiff(t *testing.T, tab *table.Table, conf *tls.Config) {
+	lane, laneAddr := diffServer(t, tab, Config{})
+	std, stdAddr := diffServer(t, tab, Config{NoForwardLane: true})
+	laneDial, stdDial := diffDialer(t, laneAddr, conf), diffDialer(t, stdAddr, conf)
+	get := func(path string, hdr ...string) string {
+		return "GET " + path + " HTTP/1.1\r\nHost: api.example.com\r\n" + strings.Join(hdr, "") + "\r\n"
+	}
+	cases := []struct {
+		name   string
+		chunks []string
+		n      int  // answers expected (0: read until the server closes)
+		head   bool // the answers are to HEAD requests
+		lane   bool // the lane takes it
+	}{
+		{"echo", []string{get("/api/echo?q=1&r=%41", "Accept: */*\r\nUser-Agent: curl/8\r\n")}, 1, false, true},
+		{"echo without user agent", []string{get("/api/echo")}, 1, false, true},
+		{"echo two user agents", []string{get("/api/echo", "User-Agent: a\r\nUser-Agent: b\r\n")}, 1, false, true},
+		{"request hop-by-hop and forwarding fields", []string{get("/api/echo", "Connection: keep-alive, X-Drop\r\nX-Drop: 1\r\n"+
+			"Keep-Alive: 5\r\nTe: trailers\r\nProxy-Authorization: x\r\nProxy-Connection: y\r\nX-Forwarded-For: 10.0.0.1\r\n"+
+			"X-Forwarded-For: 10.0.0.2\r\nX-Forwarded-Host: h\r\nX-Forwarded-Proto: https\r\nForwarded: for=x\r\nX-Remove: 1\r\nX-Add: one\r\n")}, 1, false, true},
+		{"te without trailers", []string{get("/api/echo", "Te: gzip\r\n")}, 1, false, true},
+		{"post without body", []string{"POST /api/echo HTTP/1.1\r\nHost: api.example.com\r\n\r\n"}, 1, false, true},
+		{"delete and options", []string{"DELETE /api/echo HTTP/1.1\r\nHost: api.example.com\r\n\r\nOPTIONS /api/echo HTTP/1.1\r\nHost: api.example.com\r\n\r\n"}, 2, false, true},
+		{"url rewrite", []string{get("/v1/echo?x=1")}, 1, false, true},
+		{"query re-encoded", []string{get("/api/echo?a=1;b=2&c=%zz")}, 1, false, false},
+		{"escaped path", []string{get("/api/echo/a%20b")}, 1, false, true},
+		{"content length", []string{get("/api/cl")}, 1, false, true},
+		{"head", []string{"HEAD /api/cl HTTP/1.1\r\nHost: api.example.com\r\n\r\n"}, 1, true, true},
+		{"sniffed type", []string{get("/api/no-type")}, 1, false, true},
+		{"chunked", []string{get("/api/chunked")}, 1, false, true},
+		{"chunked upper case", []string{get("/api/chunked-upper")}, 1, false, true},
+		{"chunked and content length", []string{get("/api/te-and-cl")}, 1, false, true},
+		{"gzip, chunked", []string{get("/api/te-gzip-chunked")}, 1, false, true},
+		{"identity", []string{get("/api/te-identity")}, 1, false, true},
+		{"two transfer-encodings", []string{get("/api/two-te")}, 1, false, true},
+		{"two equal content lengths", []string{get("/api/two-cl-same")}, 1, false, true},
+		{"two different content lengths", []string{get("/api/two-cl-differ")}, 1, false, true},
+		{"bad content length", []string{get("/api/bad-cl")}, 1, false, true},
+		{"close-delimited", []string{get("/api/close-delimited")}, 1, false, true},
+		{"unbounded", []string{get("/api/unbounded")}, 1, false, true},
+		{"http/1.0 backend", []string{get("/api/http10")}, 1, false, true},
+		{"response hop-by-hop", []string{get("/api/hop")}, 1, false, true},
+		{"204 and 304", []string{get("/api/204") + get("/api/204-length") + get("/api/304")}, 3, false, true},
+		{"trailers", []string{get("/api/trailers")}, 1, false, true},
+		{"trailer not announced", []string{get("/api/trailer-unannounced")}, 1, false, true},
+		{"informational answers", []string{get("/api/hints")}, 3, false, true},
+		{"huge", []string{get("/api/huge")}, 1, false, true},
+		{"slow", []string{get("/api/slow")}, 1, false, true},
+		{"slow chunked", []string{get("/api/slow-chunked")}, 1, false, true},
+		{"event stream", []string{get("/api/event-stream")}, 1, false, true},
+		{"early close", []string{get("/api/early-close")}, 1, false, true},
+		{"cut short", []string{get("/api/cut-short")}, 0, false, true},
+		{"chunked cut short", []string{get("/api/cut-chunked")}, 0, false, true},
+		{"bad chunk", []string{get("/api/bad-chunk")}, 0, false, true},
+		{"status 099", []string{get("/api/status-099")}, 1, false, true},
+		{"status 599", []string{get("/api/status-599")}, 1, false, true},
+		{"no reason phrase", []string{get("/api/no-reason")}, 1, false, true},
+		{"unasked switch", []string{get("/api/switch")}, 1, false, true},
+		{"garbage status", []string{get("/api/garbage")}, 1, false, true},
+		{"stray bytes, then a victim", []string{get("/api/extra")}, 1, false, true},
+		{"victim", []string{get("/api/cl")}, 1, false, true},
+		{"keep-alive series", []string{get("/api/cl") + get("/api/chunked") + get("/api/204") + get("/api/cl")}, 4, false, true},
+		{"client closes", []string{get("/api/cl", "Connection: close\r\n")}, 0, false, true},
+		{"pipelined with a slow answer", []string{get("/api/slow") + get("/api/cl")}, 2, false, true},
+		// The ReverseProxy path.
+		{"body", []string{"POST /api/echo HTTP/1.1\r\nHost: api.example.com\r\nContent-Length: 2\r\n\r\nhi"}, 1, false, false},
+		{"upgrade", []string{get("/api/echo", "Connection: Upgrade\r\nUpgrade: websocket\r\n")}, 1, false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before := lane.laneServed.Load()
+			nl, ns := len(lane.Traces()), len(std.Traces())
+			got := rawExchange(t, laneDial, tc.chunks, tc.n, tc.head)
+			want := rawExchange(t, stdDial, tc.chunks, tc.n, tc.head)
+			if got != want {
+				t.Errorf("lane answered\n%q\nReverseProxy answered\n%q", got, want)
+			}
+			if took := lane.laneServed.Load() > before; took != tc.lane {
+				t.Errorf("lane took it: %v, want %v", took, tc.lane)
+			}
+			if std.laneServed.Load() != 0 {
+				t.Fatal("the lane served with NoForwardLane")
+			}
+			lt, st := newTraces(t, lane, nl, std, ns)
+			if len(lt) != len(st) {
+				t.Fatalf("lane traced %d, ReverseProxy %d:\n%+v\n%+v", len(lt), len(st), lt, st)
+			}
+			for i := range lt {
+				if a, b := comparableTrace(lt[i]), comparableTrace(st[i]); !traceEqual(a, b) {
+					t.Errorf("trace %d: lane\n%+v\nReverseProxy\n%+v", i, a, b)
+				}
+			}
+		})
+		time.Sleep(15 * time.Millisecond) // stray bytes arrive before the next case
+	}
+}

@@ -1,0 +1,130 @@
+package watch
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSortedObjectsEqualsFullMerge: after random edits (files written with
+// objects defined twice, in one file or across files, files broken so that
+// last good objects stay, emptied, deleted), the update built from the
+// order kept between rescans is the one a full sort of every file's
+// objects builds.
+func TestSortedObjectsEqualsFullMerge(t *testing.T) {
+	dir := t.TempDir()
+	l := newTestLoader(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := l.Watch(ctx, dir, WatchOptions{Debounce: time.Hour, EmptyGrace: -1, DeleteGrace: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel() // the test rescans itself; the watch loop only ends
+	rng := rand.New(rand.NewPCG(1, 28))
+	route := func(name, ns string) string {
+		return fmt.Sprintf("apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: %s, namespace: %s}\nspec:\n  hostnames: [%s.example.com]\n", name, ns, name)
+	}
+	for step := range 200 {
+		file := filepath.Join(dir, fmt.Sprintf("f%d.yaml", rng.IntN(6)))
+		switch op := rng.IntN(10); {
+		case op < 6:
+			var docs []string
+			for range rng.IntN(5) {
+				docs = append(docs, route(fmt.Sprintf("r%d", rng.IntN(8)), fmt.Sprintf("ns%d", rng.IntN(2))))
+			}
+			if rng.IntN(3) == 0 {
+				docs = append(docs, "apiVersion: v1\nkind: Service\nmetadata: {name: s"+fmt.Sprint(step)+"}\nspec: {ports: [{port: 80}]}\n")
+			}
+			writeNow(t, file, strings.Join(docs, "---\n"))
+		case op < 8:
+			writeNow(t, file, "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: [broken\n")
+		default:
+			_ = os.Remove(file)
+		}
+		w.rescan(nil, false, RootSteady)
+		w.mu.Lock()
+		got := w.current.Result
+		var objs []loaded
+		var problems []Problem
+		var skipped []Skipped
+		paths := make([]string, 0, len(w.files))
+		for p := range w.files {
+			paths = append(paths, p)
+		}
+		sort.Strings(paths)
+		for _, p := range paths {
+			objs = append(objs, w.files[p].good...)
+			problems = append(problems, w.files[p].load.problems...)
+			skipped = append(skipped, w.files[p].load.skipped...)
+		}
+		want := assemble(len(w.files), objs, problems, skipped)
+		w.mu.Unlock()
+		want.Warnings = got.Warnings
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("step %d: the kept order builds\n%+v\nfull sort builds\n%+v", step, got, want)
+		}
+	}
+}
+
+// writeNow writes a file with a modification time that differs from its
+// last one, so that a rescan sees the change.
+func writeNow(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if fi, err := os.Stat(path); err == nil && !fi.ModTime().Before(now) {
+		now = fi.ModTime().Add(time.Millisecond)
+	}
+	if err := os.Chtimes(path, now, now); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// BenchmarkAssembleOneChanged10000HTTPRoutes compares, for one changed
+// file among 10,000 (one route each), building the update from the order
+// kept between rescans with a full sort of every file's objects, as the
+// watcher did before.
+func BenchmarkAssembleOneChanged10000HTTPRoutes(b *testing.B) {
+	dir := b.TempDir()
+	writeRoutes(b, dir, 10000)
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := newTestLoader(b).Watch(ctx, dir, WatchOptions{Debounce: time.Hour})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cancel()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	paths := make([]string, 0, len(w.files))
+	for p := range w.files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	b.Run("kept-order", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			p := paths[i%len(paths)]
+			f := *w.files[p] // a new state of the file: its objects sort again
+			w.files[p] = &f
+			c := collectSorted(len(w.files), w.sortedObjects(paths), nil, nil)
+			c.result()
+		}
+	})
+	b.Run("full-sort", func(b *testing.B) {
+		for b.Loop() {
+			var objs []loaded
+			for _, p := range paths {
+				objs = append(objs, w.files[p].good...)
+			}
+			assemble(len(w.files), objs, nil, nil)
+		}
+	})
+}

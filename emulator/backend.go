@@ -107,7 +107,7 @@ func upstreamKey(b *table.Backend) string {
 			h.Write(c.CertPEM)
 			h.Write(c.KeyPEM)
 		}
-		k += fmt.Sprintf("|tls|%s|%s|%t|%s|%x", t.Policy, t.SNI, t.System, client, h.Sum64())
+		k += fmt.Sprintf("|tls|%s|%s|%t|%t|%s|%x", t.Policy, t.SNI, t.System, t.NoVerify, client, h.Sum64())
 	}
 	return k
 }
@@ -152,6 +152,10 @@ func backendTLSConfig(t *table.BackendTLS) (*tls.Config, error) {
 		if err := presentClientCertificate(conf, c); err != nil {
 			return conf, fmt.Errorf("client certificate of Secret %s: %w", c.Secret, err)
 		}
+	}
+	if t.NoVerify {
+		conf.InsecureSkipVerify = true //nolint:gosec // ingress-nginx's proxy_ssl_verify off, as the table asks
+		return conf, nil
 	}
 	var roots *x509.CertPool
 	if !t.System {

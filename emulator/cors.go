@@ -23,6 +23,10 @@ type corsPolicy struct {
 	anyExpose   bool
 	expose      string
 	maxAge      string
+	// nginx answers as ingress-nginx's enable-cors does (table.NginxCORS);
+	// preflightStatus is its preflight status.
+	nginx           bool
+	preflightStatus int
 }
 
 // originPattern is one allowed origin with its wildcard host compiled.
@@ -39,10 +43,15 @@ func compileCORS(f *table.CORS, rc *regexCache) *corsPolicy {
 		anyHeader: f.AnyHeader, headers: strings.Join(f.AllowHeaders, ", "),
 		anyExpose: f.ExposeAny, expose: strings.Join(f.ExposeHeaders, ", "),
 		maxAge: strconv.Itoa(int(f.MaxAge))}
+	wildcard := `.*`
+	if f.Nginx != nil {
+		p.nginx, p.preflightStatus = true, f.Nginx.PreflightStatus
+		wildcard = `[A-Za-z0-9-]+` // one DNS label, as ingress-nginx's origin regex
+	}
 	for _, o := range f.AllowOrigins {
 		op := originPattern{CORSOrigin: o}
 		if strings.Contains(o.Host, "*") {
-			expr := strings.ReplaceAll(regexp.QuoteMeta(o.Host), `\*`, `.*`)
+			expr := strings.ReplaceAll(regexp.QuoteMeta(o.Host), `\*`, wildcard)
 			re, err := rc.compile(expr)
 			if err != nil {
 				continue
@@ -56,6 +65,9 @@ func compileCORS(f *table.CORS, rc *regexCache) *corsPolicy {
 
 // allows reports whether the request Origin is allowed.
 func (p *corsPolicy) allows(origin string) bool {
+	if p.anyOrigin && p.nginx {
+		return true // ingress-nginx answers "*" with or without an Origin
+	}
 	if origin == "" {
 		return false
 	}
@@ -84,8 +96,30 @@ func isPreflight(r *http.Request) bool {
 		r.Header.Get("Access-Control-Request-Method") != ""
 }
 
+// isPreflight reports whether the policy answers r as a preflight:
+// ingress-nginx answers every OPTIONS request from an allowed origin.
+func (p *corsPolicy) isPreflight(r *http.Request) bool {
+	if p.nginx {
+		return r.Method == http.MethodOptions && p.allows(r.Header.Get("Origin"))
+	}
+	return isPreflight(r)
+}
+
+// allowedPreflightStatus is the status of an allowed preflight answer.
+func (p *corsPolicy) allowedPreflightStatus() int {
+	if p.nginx && p.preflightStatus != 0 {
+		return p.preflightStatus
+	}
+	return http.StatusOK
+}
+
 // preflightHeaders sets the headers of an allowed preflight answer.
 func (p *corsPolicy) preflightHeaders(h http.Header, r *http.Request) {
+	if p.nginx {
+		p.nginxHeaders(h, r.Header.Get("Origin"))
+		h.Set("Content-Type", "text/plain charset=UTF-8")
+		return
+	}
 	p.actualHeaders(h, r.Header.Get("Origin"))
 	if p.anyMethod {
 		h.Set("Access-Control-Allow-Methods", r.Header.Get("Access-Control-Request-Method"))
@@ -105,6 +139,10 @@ func (p *corsPolicy) preflightHeaders(h http.Header, r *http.Request) {
 // actualHeaders sets the headers of a response to an allowed cross-origin
 // request.
 func (p *corsPolicy) actualHeaders(h http.Header, origin string) {
+	if p.nginx {
+		p.nginxHeaders(h, origin)
+		return
+	}
 	h.Set("Access-Control-Allow-Origin", origin)
 	if p.credentials {
 		h.Set("Access-Control-Allow-Credentials", "true")
@@ -118,4 +156,23 @@ func (p *corsPolicy) actualHeaders(h http.Header, origin string) {
 		h.Set("Access-Control-Expose-Headers", p.expose)
 	}
 	h.Add("Vary", "Origin")
+}
+
+// nginxHeaders sets the headers ingress-nginx's CORS block sets on every
+// answer to an allowed origin, preflight or not: the lists as written,
+// "*" for any origin, no Vary.
+func (p *corsPolicy) nginxHeaders(h http.Header, origin string) {
+	if p.anyOrigin {
+		origin = "*"
+	}
+	h.Set("Access-Control-Allow-Origin", origin)
+	if p.credentials {
+		h.Set("Access-Control-Allow-Credentials", "true")
+	}
+	h.Set("Access-Control-Allow-Methods", p.methods)
+	h.Set("Access-Control-Allow-Headers", p.headers)
+	if p.expose != "" {
+		h.Set("Access-Control-Expose-Headers", p.expose)
+	}
+	h.Set("Access-Control-Max-Age", p.maxAge)
 }

@@ -114,10 +114,7 @@ func (ex *exchange) bufferAuthBody(a *extAuthRoutes, w http.ResponseWriter, r *h
 	if len(buf) > max {
 		return ex.refuseBody(a, w, -1)
 	}
-	ex.bodyBuf = buf
-	r.Body = io.NopCloser(bytes.NewReader(buf))
-	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(buf)), nil }
-	r.ContentLength = int64(len(buf))
+	ex.keepBody(r, buf)
 	return true
 }
 

@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -90,6 +91,11 @@ type exchange struct {
 	// span is the request's XTelemetryPolicy span (nil: its Gateway has
 	// no tracing; telemetry.go).
 	span *requestSpan
+	// challenge is the WWW-Authenticate of a 401 ("": none; basicauth.go).
+	challenge string
+	// release ends the request's count against its rule's connection
+	// limit (nil: not counted; ratelimit.go).
+	release func()
 }
 
 type exchangeKey struct{}
@@ -258,10 +264,10 @@ func (ex *exchange) collect(fs []filterStep, mirrors []*backendRoutes, auths []*
 		ex.cors = cors
 		origin := ex.req.Header.Get("Origin")
 		allowed := cors.allows(origin)
-		if isPreflight(ex.req) {
+		if cors.isPreflight(ex.req) {
 			if allowed {
 				ex.corsOrigin = origin
-				ex.status = http.StatusOK
+				ex.status = cors.allowedPreflightStatus()
 				t.Filters = append(t.Filters, "CORS: preflight from "+origin+" allowed")
 			} else {
 				ex.status = http.StatusForbidden
@@ -272,7 +278,7 @@ func (ex *exchange) collect(fs []filterStep, mirrors []*backendRoutes, auths []*
 		}
 		switch {
 		case allowed:
-			ex.corsOrigin = origin
+			ex.corsOrigin = cmp.Or(origin, "*")
 			t.Filters = append(t.Filters, "CORS: origin "+origin+" allowed")
 		case origin != "":
 			t.Filters = append(t.Filters, "CORS: origin "+origin+" not allowed")
@@ -401,6 +407,9 @@ func (s *Server) serve(bl *boundListener, w http.ResponseWriter, r *http.Request
 	rec := &responseRecorder{ResponseWriter: w, ex: ex, stall: s.stall}
 	defer func() {
 		p := recover()
+		if ex.release != nil {
+			ex.release()
+		}
 		s.finish(ex, rec, p)
 		if p != nil {
 			panic(p)
@@ -415,14 +424,20 @@ func (s *Server) serve(bl *boundListener, w http.ResponseWriter, r *http.Request
 		}
 		act = ex.decide(routes)
 	}
+	if (act == actProxy || act == actDirect || act == actNoEndpoints) && !s.checkRateLimit(ex, rec) {
+		return // over the rule's rate or connection limit (ratelimit.go)
+	}
 	if (act == actProxy || act == actRedirect) && !ex.authorize(rec, r) {
 		return // denied, or refused because an auth backend failed
+	}
+	if act == actProxy && !ex.limitBody(rec, r) {
+		return // a body over the rule's limit (bodylimit.go)
 	}
 	switch act {
 	case actProxy:
 		s.forward(ex, rec, r)
 	case actPreflight:
-		if ex.status == http.StatusOK {
+		if ex.status < 300 {
 			ex.cors.preflightHeaders(rec.Header(), r)
 			ex.corsOrigin = "" // already set
 		}
@@ -440,6 +455,9 @@ func (s *Server) serve(bl *boundListener, w http.ResponseWriter, r *http.Request
 		s.noteServedElsewhere(ex, act)
 		if r.Method == "PRI" {
 			rec.Header().Set("Connection", "close") // what follows is no HTTP/1.1
+		}
+		if ex.challenge != "" {
+			rec.Header().Set("WWW-Authenticate", ex.challenge)
 		}
 		ex.writeError(rec, ex.status, ex.trace.Reason)
 	}

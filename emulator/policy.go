@@ -48,10 +48,34 @@ func (ex *exchange) checkRulePolicy(r *ruleRoutes) (action, bool) {
 	if r == nil || r.r.Policy == nil {
 		return 0, false
 	}
-	if a, done := ex.checkRBAC(r.r.Policy.HostRBAC); done {
+	p := r.r.Policy
+	if a, done := ex.checkBodyLength(p.MaxRequestBody); done {
+		return a, done // nginx checks Content-Length when it picks the location
+	}
+	if ex.nginxPreflight(r) {
+		return 0, false // answered in nginx's rewrite phase, before access checks
+	}
+	if a, done := ex.checkRBAC(p.HostRBAC); done {
 		return a, done
 	}
-	return ex.checkRBAC(r.r.Policy.RBAC)
+	if a, done := ex.checkRBAC(p.RBAC); done {
+		return a, done
+	}
+	if p.BasicAuth != nil {
+		return ex.checkBasicAuth(p.BasicAuth) // basicauth.go
+	}
+	return 0, false
+}
+
+// nginxPreflight reports whether the rule answers the request as an
+// ingress-nginx CORS preflight.
+func (ex *exchange) nginxPreflight(r *ruleRoutes) bool {
+	for i := range r.filters {
+		if c := r.filters[i].cors; c != nil && c.nginx && c.isPreflight(ex.req) {
+			return true
+		}
+	}
+	return false
 }
 
 // setupHTTP2 applies the port's HTTP/2 stream limit to a freshly bound

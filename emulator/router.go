@@ -89,8 +89,11 @@ type ruleRoutes struct {
 	// mirrors parallels the rule's RequestMirror filters (RouteRule.Mirrors).
 	mirrors []*backendRoutes
 	// auths parallels the rule's ExternalAuth filters (extauth.go).
-	auths  []*extAuthRoutes
-	source string
+	auths []*extAuthRoutes
+	// limiter counts the requests of the rule's rate limit (nil: none;
+	// ratelimit.go).
+	limiter *rateLimiter
+	source  string
 	// route is r.Route's name, made once rather than per request.
 	route string
 }
@@ -137,6 +140,8 @@ type compiler struct {
 	rules    map[*table.RouteRule]*ruleRoutes
 	backends map[*table.Backend]*backendRoutes
 	budgets  map[string]*retryBudget
+	// rateLimiters are the rate limits' counters by name.
+	rateLimiters map[string]*rateLimiter
 }
 
 // compile builds the router for t. With a nil pool (Explain) upstreams carry
@@ -145,7 +150,7 @@ func compile(t *table.Table, pool *upstreamPool) *router {
 	if pool == nil {
 		pool = newUpstreamPool(nil)
 	}
-	c := &compiler{pool: pool, next: map[string]*upstream{},
+	c := &compiler{pool: pool, next: map[string]*upstream{}, rateLimiters: map[string]*rateLimiter{},
 		regex: &regexCache{old: pool.regex, cur: map[string]*regexp.Regexp{}},
 		rules: map[*table.RouteRule]*ruleRoutes{}, backends: map[*table.Backend]*backendRoutes{}}
 	rt := &router{table: t, ports: map[portKey]*portRoutes{}}
@@ -300,6 +305,13 @@ func (c *compiler) rule(r *table.RouteRule) *ruleRoutes {
 		}
 	}
 	rr.auths = c.auths(r.ExternalAuth)
+	if p := r.Policy; p != nil && p.RateLimit != nil {
+		rr.limiter = c.rateLimiters[p.RateLimit.Name]
+		if rr.limiter == nil {
+			rr.limiter = newRateLimiter(p.RateLimit)
+			c.rateLimiters[p.RateLimit.Name] = rr.limiter
+		}
+	}
 	rr.session = compileSession(r.SessionPersistence)
 	if t := r.Timeouts; t != nil {
 		rr.requestTimeout, rr.backendTimeout = t.Request, t.BackendRequest

@@ -57,20 +57,45 @@ var ingressEmulated = []IngressAnnotation{
 	{Name: "whitelist-source-range", Test: "TestIngressNginxBehaviour/source-range", Nginx: "refuses clients outside these ranges with 403"},
 	{Name: "denylist-source-range", Test: "TestIngressNginxBehaviour/source-range", Nginx: "refuses clients inside these ranges with 403"},
 	{Name: "from-to-www-redirect", Test: "TestIngressNginxBehaviour/from-to-www-redirect", Nginx: "redirects www.host to host or the reverse"},
-	{Name: "backend-protocol", Test: "TestIngressNginxBehaviour/backend-protocol", Nginx: "speaks HTTP, HTTPS, GRPC, GRPCS, AJP or FCGI to the backend"},
+	{Name: "backend-protocol", Test: "TestIngressNginxFeatures/backend-protocol", Nginx: "speaks HTTP, HTTPS, GRPC, GRPCS, AJP or FCGI to the backend (gwdev: HTTP, HTTPS and GRPCS with TLS not verified and no SNI, as proxy-ssl-verify and proxy-ssl-server-name default to off, GRPC)"},
 	{Name: "auth-url", Test: "TestIngressNginxBehaviour/auth-url", Nginx: "asks the URL whether to let each request through (external auth)"},
 	{Name: "auth-response-headers", Test: "TestIngressNginxBehaviour/auth-url", Nginx: "copies these headers of the auth response to the backend request"},
 	{Name: "x-forwarded-prefix", Test: "TestIngressNginxBehaviour/x-forwarded-prefix", Nginx: "adds an X-Forwarded-Prefix header to the request"},
+	{Name: "affinity", Test: "TestIngressNginxFeatures/affinity", Nginx: "pins clients to an endpoint with a cookie (gwdev's session persistence)"},
+	{Name: "affinity-mode", Test: "TestIngressNginxFeatures/affinity", Nginx: "balanced or persistent cookie affinity: the same on gwdev's fixed endpoints, where balanced never moves a session"},
+	{Name: "auth-realm", Test: "TestIngressNginxFeatures/basic-auth", Nginx: "the realm of the 401's WWW-Authenticate: Basic challenge"},
+	{Name: "auth-secret", Test: "TestIngressNginxFeatures/basic-auth", Nginx: "checks basic auth credentials against the Secret's htpasswd file (bcrypt, $apr1$, {SHA} and {PLAIN} hashes; crypt(3) DES, $1$, $5$, $6$ and {SSHA} users are refused); a missing Secret denies with 503"},
+	{Name: "auth-secret-type", Test: "TestIngressNginxFeatures/basic-auth", Nginx: "reads the auth Secret as an htpasswd file (auth-file, key auth) or a user per key (auth-map)"},
+	{Name: "auth-type", Test: "TestIngressNginxFeatures/basic-auth", Nginx: "requires basic or digest authentication (gwdev emulates basic; digest denies with 403)"},
+	{Name: "default-backend", Test: "TestIngressNginxFeatures/default-backend", Nginx: "serves requests whose Service has no endpoints (or is missing) from this Service's first port; with custom-http-errors, which gwdev does not emulate, also the listed error answers"},
+	{Name: "service-upstream", Test: "TestIngressNginxFeatures/service-upstream", Nginx: "proxies to the Service's cluster IP instead of its endpoints, so kube-proxy spreads connections over the Pods; on loopback gwdev sends each request to one of the Service's endpoints in turn, which is observably the same except that an affinity cookie would pin only the cluster IP (gwdev warns and keeps pinning the endpoint)"},
+	{Name: "mirror-target", Test: "TestIngressNginxFeatures/mirror-target", Nginx: "sends a copy of each request (its body too) to this URL and ignores the answer; gwdev emulates http(s)://<Service>[:port]$request_uri and sends the copy as the backend gets it: the path after rewrite-target and the request's Host, where nginx sends $request_uri with mirror-host or the target's host name"},
+	{Name: "custom-headers", Test: "TestIngressNginxFeatures/custom-headers", Nginx: "sets the ConfigMap's (namespace/name) entries as response headers (more_set_headers; ingress-nginx also wants them in the controller's global-allowed-response-headers, which gwdev assumes)"},
+	{Name: "enable-cors", Test: "TestIngressNginxFeatures/cors", Nginx: "answers OPTIONS from allowed origins with 204 and adds CORS headers to every answer (Access-Control-Allow-Origin is the request's origin, or * for any)"},
+	{Name: "cors-allow-origin", Test: "TestIngressNginxFeatures/cors", Nginx: "the origins CORS allows (default *; protocol://host[:port], *. for one level of subdomains). gwdev gives an origin without a port the scheme's, where nginx's regex wants it written the same"},
+	{Name: "cors-allow-methods", Test: "TestIngressNginxFeatures/cors", Nginx: "the methods CORS allows (default GET, PUT, POST, DELETE, PATCH, OPTIONS)"},
+	{Name: "cors-allow-headers", Test: "TestIngressNginxFeatures/cors", Nginx: "the headers CORS allows (default DNT,Keep-Alive,User-Agent,X-Requested-With,If-Modified-Since,Cache-Control,Content-Type,Range,Authorization)"},
+	{Name: "cors-expose-headers", Test: "TestIngressNginxFeatures/cors", Nginx: "the headers CORS exposes (default none)"},
+	{Name: "cors-allow-credentials", Test: "TestIngressNginxFeatures/cors", Nginx: "whether CORS allows credentials (default true)"},
+	{Name: "cors-max-age", Test: "TestIngressNginxFeatures/cors", Nginx: "how long preflights are cached (default 1728000)"},
+	{Name: "limit-connections", Test: "TestIngressNginxFeatures/limit-connections", Nginx: "limits the requests in progress per client IP (503 beyond)"},
+	{Name: "limit-rps", Test: "TestIngressNginxFeatures/limit-rps", Nginx: "limits requests per second per client IP, burst admitted at once (limit_req nodelay), 503 beyond"},
+	{Name: "limit-rpm", Test: "TestIngressNginxFeatures/limit-rps", Nginx: "limits requests per minute per client IP, burst admitted at once, 503 beyond"},
+	{Name: "limit-burst-multiplier", Test: "TestIngressNginxFeatures/limit-rps", Nginx: "the burst of limit-rps and limit-rpm, as a multiple of the rate (default 5)"},
+	{Name: "limit-whitelist", Test: "TestIngressNginxFeatures/limit-rps", Nginx: "exempts these client ranges from rate limits"},
+	{Name: "limit-allowlist", Test: "TestIngressNginxFeatures/limit-rps", Nginx: "exempts these client ranges from rate limits"},
+	{Name: "proxy-body-size", Test: "TestIngressNginxFeatures/proxy-body-size", Nginx: "refuses request bodies larger than this with 413 (default 1m, 0: no limit): by Content-Length before anything else, a chunked body while it is read"},
+	{Name: "proxy-connect-timeout", Test: "TestIngressNginxFeatures/proxy-timeouts", Nginx: "the timeout to connect to the backend (default 5s). gwdev bounds each backend attempt by the sum of the three proxy timeouts (504 beyond), where nginx bounds each connect, write and read separately: a response streaming longer than the sum is cut by gwdev only"},
+	{Name: "proxy-send-timeout", Test: "TestIngressNginxFeatures/proxy-timeouts", Nginx: "the timeout between two writes to the backend (default 60s); part of gwdev's attempt timeout, the sum of the three"},
+	{Name: "proxy-read-timeout", Test: "TestIngressNginxFeatures/proxy-timeouts", Nginx: "the timeout between two reads from the backend (default 60s); part of gwdev's attempt timeout, the sum of the three (not a timeout between two reads)"},
+	{Name: "session-cookie-name", Test: "TestIngressNginxFeatures/affinity", Nginx: "the affinity cookie's name (default INGRESSCOOKIE)"},
+	{Name: "session-cookie-path", Test: "TestIngressNginxFeatures/affinity", Nginx: "the affinity cookie's path (default the Ingress path)"},
+	{Name: "session-cookie-expires", Test: "TestIngressNginxFeatures/affinity", Nginx: "the affinity cookie's lifetime in seconds (gwdev sends it as Max-Age, and the session ends then)"},
+	{Name: "session-cookie-max-age", Test: "TestIngressNginxFeatures/affinity", Nginx: "the affinity cookie's Max-Age in seconds (the session ends then)"},
 }
 
 var ingressReported = []IngressAnnotation{
-	{Name: "affinity", Nginx: "pins clients to an endpoint with a cookie"},
-	{Name: "affinity-mode", Nginx: "chooses balanced or persistent cookie affinity"},
 	{Name: "affinity-canary-behavior", Nginx: "keeps canary clients on the canary (sticky) or not (legacy)"},
-	{Name: "auth-realm", Nginx: "sets the basic auth realm"},
-	{Name: "auth-secret", Nginx: "checks basic auth credentials against the Secret"},
-	{Name: "auth-secret-type", Nginx: "reads the auth Secret as an htpasswd file or a map"},
-	{Name: "auth-type", Nginx: "requires basic or digest authentication"},
 	{Name: "auth-tls-secret", Nginx: "requires client certificates signed by the Secret's CA"},
 	{Name: "auth-tls-verify-depth", Nginx: "limits the client certificate chain depth"},
 	{Name: "auth-tls-verify-client", Nginx: "turns client certificate verification on, off or optional"},
@@ -94,34 +119,15 @@ var ingressReported = []IngressAnnotation{
 	{Name: "client-body-buffer-size", Nginx: "buffers request bodies in memory up to this size"},
 	{Name: "configuration-snippet", Nginx: "adds raw nginx configuration to the location"},
 	{Name: "custom-http-errors", Nginx: "sends these response statuses to the default backend"},
-	{Name: "custom-headers", Nginx: "adds the ConfigMap's headers to responses"},
-	{Name: "default-backend", Nginx: "serves requests whose backend has no endpoints (and custom errors) from this Service"},
-	{Name: "enable-cors", Nginx: "answers CORS preflights and adds CORS headers"},
-	{Name: "cors-allow-origin", Nginx: "the origins CORS allows (default *)"},
-	{Name: "cors-allow-methods", Nginx: "the methods CORS allows"},
-	{Name: "cors-allow-headers", Nginx: "the headers CORS allows"},
-	{Name: "cors-expose-headers", Nginx: "the headers CORS exposes"},
-	{Name: "cors-allow-credentials", Nginx: "whether CORS allows credentials (default true)"},
-	{Name: "cors-max-age", Nginx: "how long preflights are cached (default 1728000)"},
 	{Name: "http2-push-preload", Nginx: "turns Link preload headers into HTTP/2 pushes"},
-	{Name: "limit-connections", Nginx: "limits concurrent connections per client IP (503 beyond)"},
-	{Name: "limit-rps", Nginx: "limits requests per second per client IP (503 beyond the burst)"},
-	{Name: "limit-rpm", Nginx: "limits requests per minute per client IP (503 beyond the burst)"},
-	{Name: "limit-burst-multiplier", Nginx: "the burst of limit-rps and limit-rpm (default 5)"},
 	{Name: "limit-rate", Nginx: "limits response bytes per second per connection"},
 	{Name: "limit-rate-after", Nginx: "starts limit-rate after this many bytes"},
-	{Name: "limit-whitelist", Nginx: "exempts these client ranges from rate limits"},
-	{Name: "limit-allowlist", Nginx: "exempts these client ranges from rate limits"},
 	{Name: "global-rate-limit", Nginx: "limits requests per window across controllers (memcached)"},
 	{Name: "global-rate-limit-window", Nginx: "the window of global-rate-limit"},
 	{Name: "global-rate-limit-key", Nginx: "the key global-rate-limit counts by"},
 	{Name: "global-rate-limit-ignored-cidrs", Nginx: "exempts these ranges from global-rate-limit"},
-	{Name: "proxy-body-size", Nginx: "refuses request bodies larger than this with 413 (default 1m)"},
 	{Name: "proxy-cookie-domain", Nginx: "rewrites the domain of backend cookies"},
 	{Name: "proxy-cookie-path", Nginx: "rewrites the path of backend cookies"},
-	{Name: "proxy-connect-timeout", Nginx: "the timeout to connect to the backend (default 5s)"},
-	{Name: "proxy-send-timeout", Nginx: "the timeout between two writes to the backend (default 60s)"},
-	{Name: "proxy-read-timeout", Nginx: "the timeout between two reads from the backend (default 60s)"},
 	{Name: "proxy-next-upstream", Nginx: "on which errors a request is retried on the next endpoint"},
 	{Name: "proxy-next-upstream-timeout", Nginx: "how long retries on the next endpoint may take"},
 	{Name: "proxy-next-upstream-tries", Nginx: "how many endpoints a request is tried on"},
@@ -145,12 +151,7 @@ var ingressReported = []IngressAnnotation{
 	{Name: "satisfy", Nginx: "lets a request through when any (not all) auth passes"},
 	{Name: "server-alias", Nginx: "serves the host under these other names too"},
 	{Name: "server-snippet", Nginx: "adds raw nginx configuration to the server"},
-	{Name: "service-upstream", Nginx: "proxies to the Service's cluster IP instead of its endpoints"},
-	{Name: "session-cookie-name", Nginx: "the affinity cookie's name (default INGRESSCOOKIE)"},
-	{Name: "session-cookie-path", Nginx: "the affinity cookie's path"},
 	{Name: "session-cookie-domain", Nginx: "the affinity cookie's domain"},
-	{Name: "session-cookie-expires", Nginx: "the affinity cookie's Expires"},
-	{Name: "session-cookie-max-age", Nginx: "the affinity cookie's Max-Age"},
 	{Name: "session-cookie-secure", Nginx: "sets Secure on the affinity cookie"},
 	{Name: "session-cookie-change-on-failure", Nginx: "moves the affinity cookie when its endpoint fails"},
 	{Name: "session-cookie-samesite", Nginx: "the affinity cookie's SameSite"},
@@ -180,7 +181,6 @@ var ingressReported = []IngressAnnotation{
 	{Name: "modsecurity-transaction-id", Nginx: "the ModSecurity transaction id"},
 	{Name: "modsecurity-snippet", Nginx: "adds ModSecurity rules"},
 	{Name: "mirror-request-body", Nginx: "sends the body to the mirror (default on)"},
-	{Name: "mirror-target", Nginx: "sends a copy of each request to this URL"},
 	{Name: "mirror-host", Nginx: "the Host header of mirrored requests"},
 	{Name: "disable-proxy-intercept-errors", Nginx: "does not intercept backend errors for custom-http-errors"},
 }
@@ -202,8 +202,9 @@ type ingressAnnotations struct {
 	upstreamVhost string
 	// forwardedPrefix is the X-Forwarded-Prefix value ("": none).
 	forwardedPrefix string
-	// grpc is backend-protocol GRPC: HTTP/2 without TLS to the backend.
-	grpc bool
+	// grpc is backend-protocol GRPC or GRPCS: HTTP/2 to the backend;
+	// backendTLS is HTTPS or GRPCS: TLS to the backend, unverified.
+	grpc, backendTLS bool
 	// fromToWWW redirects www.host to host, or host to www.host.
 	fromToWWW bool
 	// canary is set on a canary Ingress (nil: not one).
@@ -218,6 +219,8 @@ type ingressAnnotations struct {
 	// unemulatedSecurity names a security annotation gwdev does not
 	// emulate: the Ingress's locations answer 403 ("": none).
 	unemulatedSecurity string
+	// ingressFeatures are the rule settings of ingress_features.go.
+	ingressFeatures
 }
 
 // ingressSecurityAnnotation reports whether an annotation restricts who may
@@ -283,8 +286,12 @@ func (t *translator) parseIngressAnnotations(st *ingressState) ingressAnnotation
 	case "", "HTTP":
 	case "GRPC":
 		a.grpc = true
+	case "HTTPS":
+		a.backendTLS = true
+	case "GRPCS":
+		a.grpc, a.backendTLS = true, true
 	default:
-		warn("backend-protocol", "gwdev emulates HTTP and GRPC, not "+strconv.Quote(v)+": it speaks HTTP/1.1 without TLS to the backend, where ingress-nginx would speak "+v)
+		warn("backend-protocol", "gwdev emulates HTTP, HTTPS, GRPC and GRPCS, not "+strconv.Quote(v)+": it speaks HTTP/1.1 without TLS to the backend, where ingress-nginx would speak "+v)
 	}
 	if v := str("rewrite-target"); v != "" {
 		a.rewriteTarget, a.nginxRewrite = nginxCaptureRef.ReplaceAllString(v, "$${$1}"), v
@@ -315,8 +322,15 @@ func (t *translator) parseIngressAnnotations(st *ingressState) ingressAnnotation
 			}
 		}
 	}
+	a.ingressFeatures = t.parseIngressFeatures(st, str, boolean, warn)
+	if v := str("auth-type"); v != "" && a.basicAuth == nil && a.basicAuthDenied == "" {
+		warn("auth-type", "gwdev emulates basic authentication, not "+strconv.Quote(v)+"; it is a security filter, so gwdev denies the Ingress's requests with 403")
+	}
 	for _, name := range slices.Sorted(maps.Keys(ann)) {
 		if name == IngressNginxAnnotationPrefix+"auth-url" && a.authURL != nil {
+			continue
+		}
+		if (name == IngressNginxAnnotationPrefix+"auth-type" || name == IngressNginxAnnotationPrefix+"auth-secret") && (a.basicAuth != nil || a.basicAuthDenied != "") {
 			continue
 		}
 		if short, ok := strings.CutPrefix(name, IngressNginxAnnotationPrefix); ok && ingressSecurityAnnotation(short) && a.unemulatedSecurity == "" {

@@ -89,8 +89,10 @@ type migrator struct {
 	opts   MigrationOptions
 	out    *IngressMigration
 	grants map[string]*gwv1.ReferenceGrant
-	// dropped holds the features noted per route being built.
+	// dropped holds the features noted per route being built; notes are
+	// what was carried over with a difference, said next to the route.
 	dropped []DroppedIngressFeature
+	notes   []string
 }
 
 // reportAnnotations lists every annotation of a served Ingress that the
@@ -106,17 +108,28 @@ func (m *migrator) reportAnnotations() {
 			if !ok {
 				continue
 			}
-			why := "not an annotation ingress-nginx documents"
-			if an := ingressAnnotationNamed(short); an != nil {
-				if an.Test != "" {
-					continue // emulated: the rules say whether it was carried over
-				}
+			an := ingressAnnotationNamed(short)
+			why, unconvertible := ingressUnconvertible[short]
+			switch {
+			case an == nil:
+				why = "not an annotation ingress-nginx documents"
+			case unconvertible:
+			case an.Test != "":
+				continue // emulated: the rules say whether it was carried over
+			default:
 				why = "ingress-nginx: " + an.Nginx + "; gwdev emulates neither it nor its conversion: configure it with your Gateway implementation's policy or filter"
 			}
 			src := m.res.Objects.SourceOf(key).At("metadata.annotations[" + name + "]")
 			m.out.Dropped = append(m.out.Dropped, DroppedIngressFeature{Ingress: key, Source: src, What: name, Why: why})
 		}
 	}
+}
+
+// ingressUnconvertible are emulated annotations the rules cannot show as
+// dropped (the table holds their effect, not them), with what to do.
+var ingressUnconvertible = map[string]string{
+	"default-backend": "ingress-nginx sends the location's requests to this Service while the location's Service has no endpoints; " +
+		"the route names the Service the emulation chose now and the Gateway API has no fallback backend (it answers 503): use your implementation's policy, or keep the Service up",
 }
 
 // class converts one class: its Gateway, then a route per server.
@@ -168,7 +181,7 @@ func (m *migrator) class(gt *GatewayTable) {
 // server converts one nginx server: the rules of its HTTP virtual host and,
 // when they differ (HTTPS redirects), those of its HTTPS one.
 func (m *migrator) server(gw *gwv1.Gateway, plain, secure *VirtualHost) {
-	m.dropped = nil
+	m.dropped, m.notes = nil, nil
 	plainRules, plainFrom := m.rules(plain)
 	var secureRules []gwv1.HTTPRouteRule
 	var secureFrom []Source
@@ -227,6 +240,13 @@ func (m *migrator) route(gw *gwv1.Gateway, name, ns, host string, sections []str
 	hr.Spec.Rules = rules
 	for i := range hr.Spec.Rules {
 		for j := range hr.Spec.Rules[i].Filters {
+			if rm := hr.Spec.Rules[i].Filters[j].RequestMirror; rm != nil {
+				if string(*rm.BackendRef.Namespace) != ns {
+					m.grant("HTTPRoute", ns, "", "Service", string(*rm.BackendRef.Namespace))
+				} else {
+					rm.BackendRef.Namespace = nil
+				}
+			}
 			if ea := hr.Spec.Rules[i].Filters[j].ExternalAuth; ea != nil {
 				if string(*ea.BackendRef.Namespace) != ns {
 					m.grant("HTTPRoute", ns, "", "Service", string(*ea.BackendRef.Namespace))
@@ -249,6 +269,12 @@ func (m *migrator) route(gw *gwv1.Gateway, name, ns, host string, sections []str
 		comments = append(comments, fmt.Sprintf("  rule %d: %s", i, s))
 	}
 	seen := map[string]bool{}
+	for _, n := range m.notes {
+		if !seen[n] {
+			seen[n] = true
+			comments = append(comments, "note: "+n)
+		}
+	}
 	for _, d := range m.dropped {
 		line := "not carried over: " + d.What + " (" + d.Ingress.String() + " " + d.Source.String() + "): " + d.Why
 		if !seen[line] {
@@ -293,8 +319,10 @@ func (m *migrator) rules(vh *VirtualHost) ([]gwv1.HTTPRouteRule, []Source) {
 					m.drop(r, strings.Join(rb.From, ", "), "ingress-nginx refuses clients by address with 403; the Gateway API has no client address filter: use your implementation's policy (the route lets every client in)")
 				}
 			}
+			m.dropPolicy(r, r.Policy)
 		}
 		rule := gwv1.HTTPRouteRule{Matches: []gwv1.HTTPRouteMatch{migrateMatch(r.HTTP)}}
+		m.ruleSettings(r, &rule)
 		for _, f := range r.Filters {
 			if prefix, ok := prefixRewrite(f); ok {
 				pt, v, repl := gwv1.PathMatchPathPrefix, prefix, "/"
@@ -315,9 +343,13 @@ func (m *migrator) rules(vh *VirtualHost) ([]gwv1.HTTPRouteRule, []Source) {
 			if redirects {
 				break // a redirect answers: the spec forbids backendRefs next to it
 			}
-			if b.HTTP2 && !speaksH2C(b.AppProtocol) {
+			if b.HTTP2 && b.TLS == nil && !speaksH2C(b.AppProtocol) {
 				m.drop(r, IngressNginxAnnotationPrefix+"backend-protocol", "ingress-nginx speaks HTTP/2 without TLS (gRPC) to "+b.Service.String()+
 					"; a route cannot say so: set appProtocol kubernetes.io/h2c on the Service's port")
+			}
+			if b.TLS != nil && b.TLS.NoVerify {
+				m.drop(r, IngressNginxAnnotationPrefix+"backend-protocol", "ingress-nginx speaks TLS to "+b.Service.String()+
+					" without verifying its certificate; the Gateway API always verifies: write a BackendTLSPolicy for the Service with its CA and hostname")
 			}
 			port := gwv1.PortNumber(b.Port)
 			ns := gwv1.Namespace(b.Service.Namespace)
@@ -417,6 +449,19 @@ func (m *migrator) filters(r *RouteRule, f table.Filter) []gwv1.HTTPRouteFilter 
 			out = append(out, gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterRequestHeaderModifier, RequestHeaderModifier: hm})
 		}
 		return out
+	}
+	if f.CORS != nil {
+		return []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterCORS, CORS: m.migrateCORS(f.CORS)}}
+	}
+	if f.RequestMirror != nil && f.RequestMirror.Index < len(r.Mirrors) {
+		return m.migrateMirror(r, r.Mirrors[f.RequestMirror.Index])
+	}
+	if f.ResponseHeaderModifier != nil {
+		hm := &gwv1.HTTPHeaderFilter{}
+		for _, h := range f.ResponseHeaderModifier.Set {
+			hm.Set = append(hm.Set, gwv1.HTTPHeader{Name: gwv1.HTTPHeaderName(h.Name), Value: h.Value})
+		}
+		return []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterResponseHeaderModifier, ResponseHeaderModifier: hm}}
 	}
 	if f.ExternalAuth != nil && *f.ExternalAuth < len(r.ExternalAuth) {
 		ea := r.ExternalAuth[*f.ExternalAuth]

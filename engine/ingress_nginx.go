@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"net/textproto"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -60,6 +61,9 @@ type nginxLocation struct {
 	ing *ingressState
 	// field is the path's field in ing ("spec.rules[0].http.paths[1]").
 	field string
+	// ingPath is the Ingress path as written ("": none), the default path
+	// of the affinity cookie.
+	ingPath string
 	// name is the table name of the location's rule.
 	name    string
 	backend *networkingv1.IngressBackend
@@ -221,7 +225,7 @@ func (t *translator) nginxServers(c *ingressClass) []*nginxServer {
 				field := "spec.rules[" + itoa(i) + "].http.paths[" + itoa(j) + "]"
 				name := "ingress/" + ns + "/" + st.obj.Name + "/rule/" + itoa(i) + "/path/" + itoa(j)
 				for k, lp := range nginxLocationPaths(p) {
-					loc := &nginxLocation{exact: lp.exact, path: lp.path, ing: st, key: st.key, field: field, name: name, backend: &r.HTTP.Paths[j].Backend, ns: ns}
+					loc := &nginxLocation{exact: lp.exact, path: lp.path, ing: st, key: st.key, field: field, name: name, backend: &r.HTTP.Paths[j].Backend, ns: ns, ingPath: p.Path}
 					if k > 0 {
 						loc.name += "/exact"
 					}
@@ -494,16 +498,33 @@ func (t *translator) nginxRules(s *nginxServer, l *nginxLocation, https bool, pm
 		}
 		r.Filters = append(r.Filters, table.Filter{Type: table.FilterRequestHeaderModifier, RequestHeaderModifier: hm})
 	}
+	if a != nil {
+		t.ingressRuleSettings(r, l, a)
+	}
 	t.nginxBackend(r, l)
+	if a != nil {
+		t.ingressDefaultBackend(r, l, a)
+	}
 	// nginx's rewrite phase (return, the HTTPS redirect) runs before its
-	// access phase: a redirecting location never checks clients.
+	// access phase: a redirecting location never checks clients. The body
+	// limit comes before both (nginx checks Content-Length when it picks
+	// the location).
 	redirects := slices.ContainsFunc(r.Filters, func(f table.Filter) bool { return f.RequestRedirect != nil })
-	if a != nil && !redirects {
-		r.Policy = ingressRulePolicy(r.Name, a)
+	if a != nil {
+		var p *table.RulePolicy
+		if !redirects {
+			p = ingressRulePolicy(r.Name, a)
+		}
+		r.Policy = ingressPolicy(p, a, redirects)
 	}
 	if a != nil && a.unemulatedSecurity != "" && !redirects {
 		r.Backends, r.Filters = nil, nil
 		r.DirectStatus, r.DirectReason = 403, "annotation "+a.unemulatedSecurity+" is a security filter gwdev does not emulate: denied"
+		return append(out, r)
+	}
+	if a != nil && a.basicAuthDenied != "" && !redirects {
+		r.Backends, r.Filters = nil, nil
+		r.DirectStatus, r.DirectReason = 503, "annotation "+a.basicAuthDenied
 		return append(out, r)
 	}
 	if l.canary != nil {
@@ -529,7 +550,8 @@ func (t *translator) canaryRules(r *RouteRule, canary *nginxLocation) []*RouteRu
 		m := *r.HTTP
 		m.Headers = append(slices.Clone(m.Headers), vm)
 		rr := &RouteRule{Name: canary.name + "/canary/" + suffix, Route: canary.key, Source: t.locationSource(canary), HTTP: &m,
-			Filters: r.Filters, ExternalAuth: r.ExternalAuth, Policy: r.Policy, Backends: r.Backends}
+			Filters: r.Filters, ExternalAuth: r.ExternalAuth, Policy: r.Policy, Backends: r.Backends,
+			SessionPersistence: r.SessionPersistence, Timeouts: r.Timeouts, Mirrors: r.Mirrors}
 		if toCanary {
 			rr.Backends = probe.Backends
 		} else {
@@ -587,36 +609,42 @@ func (t *translator) locationSource(l *nginxLocation) Source {
 // auth request that fails makes ingress-nginx answer 500.
 func (t *translator) ingressExternalAuth(r *RouteRule, l *nginxLocation, a *ingressAnnotations) {
 	u := a.authURL
+	ea := &table.ExternalAuth{Name: r.Name + "/filter/" + itoa(len(r.Filters)) + "/externalauth", Protocol: "HTTP",
+		PathPrefix: strings.TrimSuffix(u.Path, "/"), AllowedResponseHeaders: a.authHeaders}
+	ea.Backend = t.ingressURLBackend(ea.Name, "auth-url", u, l.ns)
+	idx := len(r.ExternalAuth)
+	r.ExternalAuth = append(r.ExternalAuth, ea)
+	r.Filters = append(r.Filters, table.Filter{Type: table.FilterExternalAuth, ExternalAuth: &idx})
+}
+
+// ingressURLBackend resolves an annotation's http(s) URL whose host names a
+// Service ("name", "name.ns", "name.ns.svc[.cluster.local]", in ns by
+// default) and port (the scheme's by default) to that Service port; a
+// Service or port not in the manifests is an invalid backend.
+func (t *translator) ingressURLBackend(name, annotation string, u *url.URL, ns string) *Backend {
 	parts := strings.Split(strings.TrimSuffix(u.Hostname(), ".cluster.local"), ".")
-	name, ns := parts[0], l.ns
+	svcName := parts[0]
 	if len(parts) > 1 {
 		ns = parts[1]
 	}
 	port := int32(80)
+	if u.Scheme == "https" {
+		port = 443
+	}
 	if p := u.Port(); p != "" {
 		n, _ := strconv.Atoi(p)
 		port = int32(n)
 	}
-	ea := &table.ExternalAuth{Name: r.Name + "/filter/" + itoa(len(r.Filters)) + "/externalauth", Protocol: "HTTP",
-		PathPrefix: strings.TrimSuffix(u.Path, "/"), AllowedResponseHeaders: a.authHeaders}
-	svc := t.services[nsName{ns, name}]
-	var sp *corev1.ServicePort
+	svc := t.services[nsName{ns, svcName}]
 	if svc != nil {
 		for i := range svc.Spec.Ports {
 			if svc.Spec.Ports[i].Port == port {
-				sp = &svc.Spec.Ports[i]
+				return t.serviceItself(name, svc, svc.Spec.Ports[i])
 			}
 		}
 	}
-	if sp == nil {
-		ea.Backend = &Backend{Name: ea.Name + "/backend", Service: ObjectKey{Kind: "Service", Namespace: ns, Name: name}, Port: port, Weight: 1,
-			Invalid: "auth-url " + u.String() + ": no Service " + ns + "/" + name + " with port " + itoa(int(port)) + " in the manifests"}
-	} else {
-		ea.Backend = t.serviceItself(ea.Name, svc, *sp)
-	}
-	idx := len(r.ExternalAuth)
-	r.ExternalAuth = append(r.ExternalAuth, ea)
-	r.Filters = append(r.Filters, table.Filter{Type: table.FilterExternalAuth, ExternalAuth: &idx})
+	return &Backend{Name: name + "/backend", Service: ObjectKey{Kind: "Service", Namespace: ns, Name: svcName}, Port: port, Weight: 1,
+		Invalid: annotation + " " + u.String() + ": no Service " + ns + "/" + svcName + " with port " + itoa(int(port)) + " in the manifests"}
 }
 
 // ingressRulePolicy is whitelist-source-range (only these clients) and
@@ -713,5 +741,8 @@ func (t *translator) nginxBackend(r *RouteRule, l *nginxLocation) {
 	}
 	b := t.serviceItself(r.Name, svc, *sp)
 	b.HTTP2 = b.HTTP2 || l.ing.ann.grpc || speaksH2C(b.AppProtocol)
+	if l.ing.ann.backendTLS {
+		b.TLS = &table.BackendTLS{Policy: "annotation " + IngressNginxAnnotationPrefix + "backend-protocol", NoVerify: true}
+	}
 	r.Backends = []*Backend{b}
 }

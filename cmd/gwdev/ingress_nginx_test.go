@@ -356,7 +356,7 @@ func TestIngressNginxBehaviour(t *testing.T) {
 			ingress("local", "local.example", nginxAnn("whitelist-source-range", "127.0.0.0/8"), "Prefix / web")+
 			ingress("blocked", "blocked.example", nginxAnn("denylist-source-range", "127.0.0.1"), "Prefix / web")+
 			ingress("open", "open.example", nginxAnn("denylist-source-range", "10.0.0.0/8"), "Prefix / web")+
-			ingress("basic", "basic.example", nginxAnn("auth-type", "basic", "auth-secret", "users"), "Prefix / web")+
+			ingress("digest", "basic.example", nginxAnn("auth-type", "digest", "auth-secret", "users"), "Prefix / web")+
 			ingressServices("web"))
 		s.check([]ingressCase{
 			{host: "office.example", path: "/", status: 403},

@@ -21,6 +21,11 @@ func migrateFixture(t *testing.T) string {
 		"  tls:\n  - hosts: [shop.example]\n    secretName: shop-tls\n" +
 		ingress("api-canary", "shop.example", nginxAnn("canary", "true", "canary-weight", "20", "canary-by-header", "X-Canary"), "Prefix /api api-v2") +
 		ingress("legacy", "old.example", nginxAnn("rewrite-target", "/$2"), "ImplementationSpecific /legacy(/|$)(.*) api") +
+		ingress("app", "app.example", nginxAnn("enable-cors", "true", "cors-allow-origin", "https://ui.example, https://*.ui.example",
+			"affinity", "cookie", "session-cookie-max-age", "600", "proxy-read-timeout", "30", "custom-headers", "app-headers",
+			"auth-type", "basic", "auth-secret", "app-users", "proxy-body-size", "8m", "mirror-target", "http://api-v2.default$request_uri"), "Prefix /app api") +
+		"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: app-headers}\ndata: {X-Frame-Options: DENY}\n" +
+		"---\napiVersion: v1\nkind: Secret\nmetadata: {name: app-users}\ndata: {auth: " + b64([]byte("u:{PLAIN}p\n")) + "}\n" +
 		ingressServices("web", "api", "api-v2") +
 		"---\napiVersion: v1\nkind: Secret\nmetadata: {name: shop-tls}\ntype: kubernetes.io/tls\ndata:\n  tls.crt: " +
 		b64(crt) + "\n  tls.key: " + b64(key) + "\n"
@@ -52,6 +57,12 @@ func TestMigrate(t *testing.T) {
 		"weight: 80", "weight: 20", "name: X-Canary",
 		"# not carried over: nginx.ingress.kubernetes.io/rewrite-target",
 		"# not carried over: ssl-redirect trailing slash",
+		// Carried over: CORS, custom-headers, affinity, the timeouts.
+		"type: CORS", "- https://ui.example", "- https://*.ui.example", "maxAge: 1728000", "allowCredentials: true",
+		"type: ResponseHeaderModifier", "name: X-Frame-Options", "sessionPersistence:", "name: INGRESSCOOKIE", "path: /app",
+		"lifetimeType: Permanent", "absoluteTimeout: 10m", "backendRequest: 1m35s", "# note: timeouts.backendRequest",
+		"# not carried over: nginx.ingress.kubernetes.io/auth-type", "# not carried over: nginx.ingress.kubernetes.io/proxy-body-size",
+		"type: RequestMirror", "requestMirror:\n        backendRef:\n          name: api-v2", "# note: mirror-target became a RequestMirror",
 	} {
 		if !strings.Contains(string(got), want) {
 			t.Errorf("migrated manifests lack %q:\n%s", want, got)

@@ -168,6 +168,21 @@ type CORS struct {
 	ExposeHeaders []string `json:"exposeHeaders,omitempty"`
 	// MaxAge is how many seconds a browser may cache a preflight answer.
 	MaxAge int32 `json:"maxAge"`
+	// Nginx, when set, answers as ingress-nginx's enable-cors does instead
+	// of as the Gateway API's CORS filter (nil: the spec's behaviour).
+	Nginx *NginxCORS `json:"nginx,omitempty"`
+}
+
+// NginxCORS is how ingress-nginx's CORS differs from the Gateway API's:
+// every OPTIONS request from an allowed origin is a preflight (with or
+// without Access-Control-Request-Method), answered PreflightStatus with
+// the lists as written; actual responses carry the preflight's
+// Allow-Methods, Allow-Headers and Max-Age too; AnyOrigin answers "*" to
+// every request, with or without an Origin; and "*" in an origin's host
+// matches one DNS label.
+type NginxCORS struct {
+	// PreflightStatus answers an allowed preflight (204).
+	PreflightStatus int `json:"preflightStatus"`
 }
 
 // CORSOrigin is one allowed origin.

@@ -97,6 +97,70 @@ type RulePolicy struct {
 	HostRBAC *RBAC `json:"hostRBAC,omitempty"`
 	// RBAC is the rule's access control (nil: none).
 	RBAC *RBAC `json:"rbac,omitempty"`
+	// MaxRequestBody refuses a request whose body is larger, in bytes,
+	// with 413: by its Content-Length before anything else, a body without
+	// one while it is read, before it is forwarded (0: no limit).
+	MaxRequestBody int64 `json:"maxRequestBody,omitempty"`
+	// BasicAuth asks for a user name and password, after the RBAC checks
+	// (nil: none).
+	BasicAuth *BasicAuth `json:"basicAuth,omitempty"`
+	// RateLimit limits the requests of each client address, after the
+	// RBAC checks and BasicAuth (nil: none).
+	RateLimit *RateLimit `json:"rateLimit,omitempty"`
+	// From lists where the settings above came from (annotations); empty
+	// for defaults.
+	From []string `json:"from,omitempty"`
+}
+
+// BasicAuth is HTTP basic authentication (RFC 7617) against a list of
+// users with password hashes in htpasswd formats: a request without valid
+// credentials gets 401 with a Basic challenge.
+type BasicAuth struct {
+	// Name is the stable name traces use.
+	Name string `json:"name"`
+	// Realm is the challenge's realm.
+	Realm string `json:"realm"`
+	// Secret names where the users came from ("<ns>/<name>").
+	Secret string `json:"secret"`
+	// Users are the users and their hashes: "$2y$"/"$2a$"/"$2b$" bcrypt,
+	// "$apr1$" Apache MD5, "{SHA}" base64 SHA-1, "{PLAIN}" plain text.
+	// A user whose hash has another format never authenticates. Never
+	// serialised.
+	Users []BasicAuthUser `json:"-"`
+	// UserCount is len(Users), for the serialised table.
+	UserCount int `json:"userCount"`
+}
+
+// BasicAuthUser is one user of a BasicAuth.
+type BasicAuthUser struct {
+	Name string
+	Hash string
+}
+
+// RateLimit limits each client address's requests: PerSecond and
+// PerMinute are leaky buckets that admit Burst requests above the rate at
+// once (nginx's limit_req with burst and nodelay), Connections limits the
+// requests in progress (limit_conn). A refused request gets Status.
+type RateLimit struct {
+	// Name is the stable name traces use; rules with the same name share
+	// their counters.
+	Name string `json:"name"`
+	// PerSecond and PerMinute are the rates (0: no such limit).
+	PerSecond int `json:"perSecond,omitempty"`
+	PerMinute int `json:"perMinute,omitempty"`
+	// BurstPerSecond and BurstPerMinute are the requests admitted above
+	// each rate at once.
+	BurstPerSecond int `json:"burstPerSecond,omitempty"`
+	BurstPerMinute int `json:"burstPerMinute,omitempty"`
+	// Connections limits the requests in progress per address (0: none).
+	Connections int `json:"connections,omitempty"`
+	// Exempt are CIDR prefixes whose clients are not limited.
+	Exempt []string `json:"exempt,omitempty"`
+	// Status answers a refused request (503 when 0).
+	Status int `json:"status,omitempty"`
+	// MaxClients bounds the addresses remembered: beyond it the least
+	// recently seen is forgotten (0: 10000).
+	MaxClients int `json:"maxClients,omitempty"`
 }
 
 // AccessLogPolicy filters the access log lines of a Gateway's requests (it
@@ -171,4 +235,16 @@ func (p *ListenerPolicy) validate() error {
 		}
 	}
 	return p.RBAC.validate()
+}
+
+// BasicAuthHashSupported reports whether the data plane checks passwords
+// against a hash of this htpasswd format: bcrypt ("$2y$", "$2a$",
+// "$2b$"), Apache MD5 ("$apr1$"), "{SHA}" and "{PLAIN}".
+func BasicAuthHashSupported(hash string) bool {
+	for _, p := range []string{"$2y$", "$2a$", "$2b$", "$apr1$", "{SHA}", "{PLAIN}"} {
+		if len(hash) > len(p) && hash[:len(p)] == p {
+			return true
+		}
+	}
+	return false
 }

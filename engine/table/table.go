@@ -308,6 +308,10 @@ type BackendTLS struct {
 	// Limits are the TLS versions and cipher suites the policy's options
 	// allow (nil: gwdev's defaults).
 	Limits *TLSLimits `json:"limits,omitempty"`
+	// NoVerify accepts any certificate from the backend: ingress-nginx's
+	// backend-protocol HTTPS and GRPCS with proxy-ssl-verify off, its
+	// default (CACertificates and System are unused then).
+	NoVerify bool `json:"noVerify,omitempty"`
 }
 
 // Validate checks the table's invariants: names unique and present, ports

@@ -1,0 +1,165 @@
+package emulator
+
+import (
+	"container/list"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gwdev/gwdev/engine/table"
+)
+
+// Per-client rate limits (the table's RulePolicy.RateLimit, from
+// ingress-nginx's limit-rps, limit-rpm and limit-connections): nginx's
+// limit_req with burst and nodelay, a leaky bucket per client address that
+// admits burst requests above the rate at once, and limit_conn, which counts
+// the requests in progress. Memory is bounded: beyond MaxClients addresses
+// the least recently seen one is forgotten (and starts afresh).
+
+// defaultRateLimitClients is MaxClients when the table leaves it 0.
+const defaultRateLimitClients = 10000
+
+// rateLimiter holds one RateLimit's counters; the rules sharing its name
+// share it, for the life of a routing table.
+type rateLimiter struct {
+	rl     *table.RateLimit
+	exempt []netip.Prefix
+	mu     sync.Mutex
+	max    int
+	// clients maps an address to its element of lru (most recent first).
+	clients map[netip.Addr]*list.Element
+	lru     *list.List
+}
+
+// rateClient is one address's state.
+type rateClient struct {
+	addr netip.Addr
+	// last is when the buckets were last updated; excessSec and excessMin
+	// are the requests above each rate still in the bucket.
+	last                 time.Time
+	excessSec, excessMin float64
+	seen                 bool
+	// inFlight counts the address's requests in progress.
+	inFlight int
+}
+
+func newRateLimiter(rl *table.RateLimit) *rateLimiter {
+	l := &rateLimiter{rl: rl, max: rl.MaxClients, clients: map[netip.Addr]*list.Element{}, lru: list.New()}
+	if l.max <= 0 {
+		l.max = defaultRateLimitClients
+	}
+	for _, c := range rl.Exempt {
+		if p, err := netip.ParsePrefix(c); err == nil {
+			l.exempt = append(l.exempt, p)
+		}
+	}
+	return l
+}
+
+// admit decides whether a request of addr may go on at now. It returns the
+// function that ends the request's connection count (nil when refused or
+// not counted) and, when refused, why.
+func (l *rateLimiter) admit(addr netip.Addr, now time.Time) (release func(), refused string) {
+	for _, p := range l.exempt {
+		if p.Contains(addr) {
+			return nil, ""
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := l.client(addr)
+	elapsed := now.Sub(c.last).Seconds()
+	if !c.seen {
+		elapsed = 0
+	}
+	// nginx's first request of an address starts an empty bucket; each
+	// later one adds one request after the bucket leaked at the rate.
+	leak := func(excess float64, rate int, per float64) float64 {
+		return max(excess-float64(rate)*elapsed/per, 0) + 1
+	}
+	sec, mn := c.excessSec, c.excessMin
+	if c.seen {
+		if r := l.rl.PerSecond; r > 0 {
+			if sec = leak(c.excessSec, r, 1); sec > float64(l.rl.BurstPerSecond) {
+				return nil, "more than " + strconv.Itoa(r) + " requests per second (burst " + strconv.Itoa(l.rl.BurstPerSecond) + ")"
+			}
+		}
+		if r := l.rl.PerMinute; r > 0 {
+			if mn = leak(c.excessMin, r, 60); mn > float64(l.rl.BurstPerMinute) {
+				return nil, "more than " + strconv.Itoa(r) + " requests per minute (burst " + strconv.Itoa(l.rl.BurstPerMinute) + ")"
+			}
+		}
+	}
+	if n := l.rl.Connections; n > 0 && c.inFlight >= n {
+		return nil, "more than " + strconv.Itoa(n) + " requests in progress"
+	}
+	c.excessSec, c.excessMin, c.last, c.seen = sec, mn, now, true
+	if l.rl.Connections == 0 {
+		return nil, ""
+	}
+	c.inFlight++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.mu.Lock()
+			c.inFlight--
+			l.mu.Unlock()
+		})
+	}, ""
+}
+
+// client returns addr's state, making it the most recent and forgetting
+// the least recent address beyond the bound (never one with requests in
+// progress: those stay until they end).
+func (l *rateLimiter) client(addr netip.Addr) *rateClient {
+	if e, ok := l.clients[addr]; ok {
+		l.lru.MoveToFront(e)
+		return e.Value.(*rateClient)
+	}
+	for l.lru.Len() >= l.max {
+		e := l.lru.Back()
+		old := e.Value.(*rateClient)
+		if old.inFlight > 0 {
+			break
+		}
+		l.lru.Remove(e)
+		delete(l.clients, old.addr)
+	}
+	c := &rateClient{addr: addr}
+	l.clients[addr] = l.lru.PushFront(c)
+	return c
+}
+
+// checkRateLimit applies the matched rule's rate limit to a request the
+// data plane is about to serve (not to explain, which has no client
+// history). It reports false when the request was answered.
+func (s *Server) checkRateLimit(ex *exchange, w http.ResponseWriter) bool {
+	r := ex.rule
+	if r == nil || r.limiter == nil {
+		return true
+	}
+	host, _, err := net.SplitHostPort(ex.req.RemoteAddr)
+	if err != nil {
+		host = ex.req.RemoteAddr
+	}
+	addr, err := netip.ParseAddr(host)
+	if err != nil {
+		return true // not an IP client (a test's pipe): nothing to count by
+	}
+	release, refused := r.limiter.admit(addr.Unmap(), ex.start)
+	if refused != "" {
+		ex.trace.Reason = "rate limit " + r.limiter.rl.Name + ": " + addr.String() + " sent " + refused
+		ex.trace.Backend, ex.trace.Service, ex.trace.Target, ex.trace.Why = "", "", "", ""
+		ex.status = r.limiter.rl.Status
+		if ex.status == 0 {
+			ex.status = http.StatusServiceUnavailable
+		}
+		ex.writeError(w, ex.status, ex.trace.Reason)
+		return false
+	}
+	ex.release = release
+	return true
+}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	echosrv "github.com/gwdev/gwdev/emulator/echo"
 	"golang.org/x/net/websocket"
 
 	"github.com/gwdev/gwdev/engine/table"
@@ -38,7 +39,7 @@ func TestEchoWebSocket(t *testing.T) {
 }
 
 func TestEchoRetrySimulation(t *testing.T) {
-	e := newEchoTarget(&table.Backend{Service: service("flaky"), Port: 80}, nil)
+	e := echosrv.NewTarget(&table.Backend{Service: service("flaky"), Port: 80}, nil, nil)
 	get := func(q string) (int, error) {
 		resp, err := e.RoundTrip(httptest.NewRequest(http.MethodGet, "http://echo/retry/x?"+q, nil))
 		if err != nil {
@@ -52,7 +53,7 @@ func TestEchoRetrySimulation(t *testing.T) {
 			t.Errorf("attempt %d = %d, %v; want %d", i+1, code, err, want)
 		}
 	}
-	if _, err := get("uuid=b&succeedAfter=1"); !errors.Is(err, errEchoReset) {
+	if _, err := get("uuid=b&succeedAfter=1"); !errors.Is(err, echosrv.ErrReset) {
 		t.Errorf("connection failure mode: err = %v, want a reset", err)
 	}
 	if code, err := get("uuid=b&succeedAfter=1"); err != nil || code != 200 {
@@ -66,10 +67,10 @@ func TestEchoRetrySimulation(t *testing.T) {
 func TestEchoLogSince(t *testing.T) {
 	s := New(Config{})
 	l := s.echoLog("default/svc")
-	l.add("old")
+	l.Add("old")
 	time.Sleep(2 * time.Millisecond)
 	mark := time.Now()
-	l.add("new")
+	l.Add("new")
 	if got := s.EchoLog("default/svc"); len(got) != 2 {
 		t.Errorf("EchoLog = %q, want both lines", got)
 	}

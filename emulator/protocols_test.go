@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	echosrv "github.com/gwdev/gwdev/emulator/echo"
 	"golang.org/x/net/websocket"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -57,7 +58,7 @@ func TestH2C(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	var e echoResponse
+	var e echosrv.Response
 	if err := json.Unmarshal(body, &e); err != nil || resp.ProtoMajor != 2 || e.Proto != "HTTP/2.0" || e.Host != "example.com" {
 		t.Errorf("h2c to echo: %s, %v %s", resp.Proto, err, body)
 	}
@@ -217,7 +218,7 @@ func TestCurl(t *testing.T) {
 		if err != nil {
 			t.Fatalf("curl %s: %v", c.flag, err)
 		}
-		var e echoResponse
+		var e echosrv.Response
 		if err := json.Unmarshal(out, &e); err != nil || e.Proto != c.proto || e.Host != "curl.example.com" || e.Path != "/curl?a=b" {
 			t.Errorf("curl %s: %v %s", c.flag, err, out)
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	echosrv "github.com/gwdev/gwdev/emulator/echo"
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/engine/table"
 	"github.com/gwdev/gwdev/watch"
@@ -55,7 +56,7 @@ func TestTLSWithCurlAndOpenSSL(t *testing.T) {
 		out := run("https://app.example.com:" + hostport + "/curl")
 		i := strings.LastIndexByte(out, '\n')
 		body, status := out[:i], out[i+1:]
-		var e echoResponse
+		var e echosrv.Response
 		if err := json.Unmarshal([]byte(body), &e); err != nil || status != "200 2" || e.Service != "app" {
 			t.Errorf("curl h2: %v %q", err, out)
 		}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/gwin"
 )
 
 // This file loads the policy resources of implementation profiles
@@ -17,10 +18,10 @@ import (
 // ListenerSetPolicy) into engine.ImplementationPolicy objects. gwdev has no
 // CRD for them: the structure (spec.targetRefs, spec.selector, spec.policy)
 // is checked here by hand, with the apiserver's wording; the settings under
-// spec.policy are the profile's business (engine/profile_gwin*.go).
+// spec.policy are the profile's business (engine/gwin).
 
 // groupGwin is the API group of the gwin profile's policy resources.
-const groupGwin = "gwin.yandex.cloud"
+const groupGwin = gwin.Group
 
 // policyKind is one implementation policy kind with the kinds it can target.
 type policyKind struct {
@@ -46,13 +47,19 @@ func newPolicyKind(kind string, targets ...groupKind) *policyKind {
 	}
 }
 
-// implementationPolicyKinds are the policy kinds gwdev loads.
-var implementationPolicyKinds = []*policyKind{
-	newPolicyKind("GatewayPolicy", groupKind{groupGateway, "Gateway"}),
-	newPolicyKind("ListenerSetPolicy", groupKind{groupGateway, "ListenerSet"}),
-	newPolicyKind("RoutePolicy", groupKind{groupGateway, "HTTPRoute"}, groupKind{groupGateway, "GRPCRoute"}, groupKind{groupGateway, "TLSRoute"}),
-	newPolicyKind("ServicePolicy", groupKind{groupCore, "Service"}),
-}
+// implementationPolicyKinds are the policy kinds gwdev loads: the gwin
+// profile's, as package engine/gwin lists them.
+var implementationPolicyKinds = func() []*policyKind {
+	var out []*policyKind
+	for _, pk := range gwin.PolicyKinds {
+		var targets []groupKind
+		for _, t := range pk.Targets {
+			targets = append(targets, groupKind{t.Group, t.Kind})
+		}
+		out = append(out, newPolicyKind(pk.Kind, targets...))
+	}
+	return out
+}()
 
 // policyKindOf returns the policy kind named kind, or nil.
 func policyKindOf(kind string) *policyKind {

@@ -10,9 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gwdev/gwdev/emulator/internal/wire"
 	"google.golang.org/grpc/codes"
 
+	"github.com/gwdev/gwdev/emulator/internal/wire"
 	"github.com/gwdev/gwdev/engine/table"
 )
 

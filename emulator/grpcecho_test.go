@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	echosrv "github.com/gwdev/gwdev/emulator/echo"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -16,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 	pb "sigs.k8s.io/gateway-api-conformance-images/echo-basic/grpcechoserver"
 
+	echosrv "github.com/gwdev/gwdev/emulator/echo"
 	"github.com/gwdev/gwdev/engine/table"
 )
 

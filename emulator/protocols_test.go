@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	echosrv "github.com/gwdev/gwdev/emulator/echo"
 	"golang.org/x/net/websocket"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -23,6 +22,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
+	echosrv "github.com/gwdev/gwdev/emulator/echo"
 	"github.com/gwdev/gwdev/engine/table"
 )
 

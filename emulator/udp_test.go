@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	echosrv "github.com/gwdev/gwdev/emulator/echo"
 	"golang.org/x/net/dns/dnsmessage"
 
+	echosrv "github.com/gwdev/gwdev/emulator/echo"
 	"github.com/gwdev/gwdev/engine/table"
 	"github.com/gwdev/gwdev/internal/freeport"
 )

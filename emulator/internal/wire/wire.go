@@ -38,13 +38,13 @@ func (c *Conn) Write(p []byte) (int, error) { return c.out.write(p) }
 
 // CloseWrite ends what this end sends; the other end reads EOF.
 func (c *Conn) CloseWrite() error {
-	c.out.CloseWrite()
+	c.out.closeWrite()
 	return nil
 }
 
 // Close ends both directions.
 func (c *Conn) Close() error {
-	c.out.CloseWrite()
+	c.out.closeWrite()
 	c.in.closeRead()
 	return nil
 }
@@ -104,7 +104,7 @@ func (b *buffer) write(p []byte) (int, error) {
 	return n, nil
 }
 
-func (b *buffer) CloseWrite() {
+func (b *buffer) closeWrite() {
 	b.mu.Lock()
 	b.wclosed = true
 	b.cond.Broadcast()

@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	echosrv "github.com/gwdev/gwdev/emulator/echo"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
@@ -27,10 +29,10 @@ type upstreamPool struct {
 	budgets map[string]*retryBudget
 	regex   map[string]*regexp.Regexp
 	// echoLog returns the log buffer of an echo service (nil: no logging).
-	echoLog func(service string) *echoLog
+	echoLog func(service string) *echosrv.Log
 }
 
-func newUpstreamPool(echoLog func(string) *echoLog) *upstreamPool {
+func newUpstreamPool(echoLog func(string) *echosrv.Log) *upstreamPool {
 	return &upstreamPool{upstreams: map[string]*upstream{}, regex: map[string]*regexp.Regexp{}, echoLog: echoLog}
 }
 
@@ -42,7 +44,7 @@ type upstream struct {
 	addrs  []string
 	scheme string
 	tls    *tls.Config
-	echo   *echoTarget
+	echo   *echosrv.Target
 	// pods answers for the Pods of a pods target, one endpoint each
 	// (pods.go; nil: not a pods target); podsRT is it behind statusGuard.
 	pods   *podEchoes
@@ -54,7 +56,7 @@ type upstream struct {
 	clientCert string
 	// echoTLS serves echo over TLS in process when a BackendTLSPolicy
 	// applies to an echo backend (echotls.go).
-	echoTLS *echoHTTPS
+	echoTLS *echosrv.HTTPS
 
 	rr             atomic.Uint32
 	h1Once, h2Once sync.Once
@@ -112,10 +114,19 @@ func upstreamKey(b *table.Backend) string {
 	return k
 }
 
-func newUpstream(key string, b *table.Backend, echoLog func(string) *echoLog) *upstream {
+// requestIngress is the name of the Gateway the request of ctx arrived at,
+// which the echo backend reports as its ingress.
+func requestIngress(ctx context.Context) string {
+	if ex := exchangeFrom(ctx); ex != nil && ex.port != nil {
+		return ex.port.gateway.Gateway.Name
+	}
+	return ""
+}
+
+func newUpstream(key string, b *table.Backend, echoLog func(string) *echosrv.Log) *upstream {
 	u := &upstream{key: key, kind: b.Target.Kind, addrs: b.Target.Addresses, scheme: "http"}
 	if b.Target.Kind == table.TargetEcho {
-		u.echo = newEchoTarget(b, echoLog)
+		u.echo = echosrv.NewTarget(b, echoLog, requestIngress)
 		u.echoRT = &statusGuard{next: u.echo}
 	}
 	if b.Target.Kind == table.TargetPods {
@@ -133,7 +144,7 @@ func newUpstream(key string, b *table.Backend, echoLog func(string) *echoLog) *u
 			u.clientCert = c.Secret
 		}
 		if u.echo != nil {
-			u.echoTLS = newEchoHTTPS(u.echo, b.Target.EchoTLS)
+			u.echoTLS = echosrv.NewHTTPS(u.echo, b.Target.EchoTLS)
 		}
 	}
 	return u
@@ -217,13 +228,13 @@ func (u *upstream) transport(h2 bool) http.RoundTripper {
 		// Each transport gets its own copy of the TLS settings: net/http
 		// rewrites NextProtos of the one it is given.
 		u.h2Once.Do(func() {
-			u.h2 = u.withClientCert(u.echoTLS.transport(newTransport(u.tls.Clone(), true)))
+			u.h2 = u.withClientCert(u.echoTLS.Transport(newTransport(u.tls.Clone(), true)))
 			u.h2RT = &statusGuard{next: u.h2}
 		})
 		return u.h2RT
 	}
 	u.h1Once.Do(func() {
-		u.h1 = u.withClientCert(u.echoTLS.transport(newTransport(u.tls.Clone(), false)))
+		u.h1 = u.withClientCert(u.echoTLS.Transport(newTransport(u.tls.Clone(), false)))
 		u.h1RT = &statusGuard{next: u.h1}
 		if u.tls == nil && canProbeIdle {
 			u.h1p = newH1Pool(u.h1)
@@ -292,7 +303,7 @@ func newTransport(conf *tls.Config, h2 bool) *http.Transport {
 
 // closeIdle drops idle connections (the upstream left the table).
 func (u *upstream) closeIdle() {
-	u.echoTLS.close()
+	u.echoTLS.Close()
 	if u.h1p != nil {
 		u.h1p.closeIdle()
 	}

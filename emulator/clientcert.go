@@ -7,6 +7,7 @@ import (
 	"net/http/httptrace"
 	"sync/atomic"
 
+	"github.com/gwdev/gwdev/emulator/internal/wire"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
@@ -59,7 +60,7 @@ func clientCertDialer(dial func(ctx context.Context, network, addr string) (net.
 
 // CloseWrite half-closes the underlying connection, if it can.
 func (c *clientCertConn) CloseWrite() error {
-	closeWrite(c.Conn)
+	wire.CloseWrite(c.Conn)
 	return nil
 }
 

@@ -15,16 +15,16 @@
 // (hostname precedence), match.go (request matching), handler.go (the
 // routing decision and the request path), filters.go, cors.go, backend.go
 // (upstreams, weights, sessions), proxy.go (forwarding, retries, timeouts,
-// mirrors), errors.go (errors to statuses), echo.go, trace.go, explain.go.
+// mirrors), errors.go (errors to statuses), trace.go, explain.go. The echo
+// backend is package emulator/echo; internal/wire holds the connection
+// plumbing both share.
 //
 // TCP and UDP listeners (l4.go, udp.go) are served by L4 proxies: a TCP
 // connection goes, whole, to one weighted backend of the first TCPRoute,
 // with half-close passed on and an idle timeout (default one hour); UDP
 // datagrams from one client address form a session with one backend that
 // ends after the session timeout (default 60 seconds) without datagrams.
-// Each connection or session is one Trace. grpcecho.go is the echo
-// backend's gRPC side (the conformance GrpcEcho service, in process);
-// grpctrace.go adds gRPC service, method and status to traces;
+// Each connection or session is one Trace. grpctrace.go adds gRPC service, method and status to traces;
 // conntrace.go traces HTTP connections that end without a request
 // (garbage, silent clients). fasth1*.go serve the common HTTP/1.1 requests
 // of HTTP and HTTPS listeners (no body, no Expect or Upgrade) on one
@@ -43,7 +43,7 @@
 // replayed) or decrypted (Terminate) (passthrough.go). Refused handshakes,
 // plain HTTP and garbage on a TLS port are traced. BackendTLSPolicy errors
 // are explained in traces (backendtls.go); the echo backend serves TLS in
-// process with its Service's Secret (echotls.go).
+// process with its Service's Secret (emulator/echo).
 //
 // Implementation-profile behaviour from the table (table.ListenerPolicy,
 // table.RulePolicy, table.AccessLogPolicy; for example the gwin profile,

@@ -1,10 +1,7 @@
 package emulator
 
 import (
-	"errors"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"testing"
 	"time"
@@ -37,39 +34,13 @@ func TestEchoWebSocket(t *testing.T) {
 	}
 }
 
-func TestEchoRetrySimulation(t *testing.T) {
-	e := newEchoTarget(&table.Backend{Service: service("flaky"), Port: 80}, nil)
-	get := func(q string) (int, error) {
-		resp, err := e.RoundTrip(httptest.NewRequest(http.MethodGet, "http://echo/retry/x?"+q, nil))
-		if err != nil {
-			return 0, err
-		}
-		_ = resp.Body.Close()
-		return resp.StatusCode, nil
-	}
-	for i, want := range []int{503, 503, 200, 200} {
-		if code, err := get("uuid=a&succeedAfter=2&responseCode=503"); err != nil || code != want {
-			t.Errorf("attempt %d = %d, %v; want %d", i+1, code, err, want)
-		}
-	}
-	if _, err := get("uuid=b&succeedAfter=1"); !errors.Is(err, errEchoReset) {
-		t.Errorf("connection failure mode: err = %v, want a reset", err)
-	}
-	if code, err := get("uuid=b&succeedAfter=1"); err != nil || code != 200 {
-		t.Errorf("after the failure = %d, %v; want 200", code, err)
-	}
-	if code, _ := get("succeedAfter=1"); code != http.StatusBadRequest {
-		t.Errorf("without uuid = %d, want 400", code)
-	}
-}
-
 func TestEchoLogSince(t *testing.T) {
 	s := New(Config{})
 	l := s.echoLog("default/svc")
-	l.add("old")
+	l.Add("old")
 	time.Sleep(2 * time.Millisecond)
 	mark := time.Now()
-	l.add("new")
+	l.Add("new")
 	if got := s.EchoLog("default/svc"); len(got) != 2 {
 		t.Errorf("EchoLog = %q, want both lines", got)
 	}

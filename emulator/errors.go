@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 )
@@ -87,4 +88,17 @@ func errorLine(status int, reason string) string {
 		reason = reason[len(text)+2:]
 	}
 	return text + ": " + reason
+}
+
+// gRPC status codes used by the gateway.
+const (
+	grpcDeadlineExceeded = 4
+	grpcUnimplemented    = 12
+	grpcInternal         = 13
+	grpcUnavailable      = 14
+)
+
+// grpcEscape percent-encodes a grpc-message value.
+func grpcEscape(s string) string {
+	return strings.ReplaceAll(url.PathEscape(s), "%2F", "/")
 }

@@ -12,6 +12,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/gwdev/gwdev/emulator/internal/wire"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
@@ -151,7 +152,7 @@ func explainStream(pr *portRoutes, transport string, now time.Time) *Trace {
 // the clear-text bytes a client without TLS sends) over an in-memory pipe,
 // then explains the HTTPS request or the TLSRoute stream.
 func explainTLSPort(rt *router, pr *portRoutes, p Probe, now time.Time) *Trace {
-	srv, cli := memPipe()
+	srv, cli := wire.Pipe()
 	defer srv.Close()
 	done := make(chan struct{})
 	go func() {
@@ -196,7 +197,7 @@ func explainTLSPort(rt *router, pr *portRoutes, p Probe, now time.Time) *Trace {
 // clientSide is the client of explainTLSPort and explainTLSOnPlain: a
 // crypto/tls handshake for a TLS probe, else the first bytes of its
 // request in clear text (nothing for a raw stream).
-func clientSide(c *memConn, p Probe) {
+func clientSide(c *wire.Conn, p Probe) {
 	if !p.TLS {
 		switch {
 		case p.Request == nil:
@@ -226,7 +227,7 @@ func clientSide(c *memConn, p Probe) {
 // port: net/http reads it as a malformed request, and the connection
 // trace says why (conntrace.go).
 func explainTLSOnPlain(pr *portRoutes, p Probe, now time.Time) *Trace {
-	srv, cli := memPipe()
+	srv, cli := wire.Pipe()
 	go func() {
 		defer cli.Close()
 		conf := &tls.Config{ServerName: p.SNI, NextProtos: p.ALPN, InsecureSkipVerify: true} //nolint:gosec // never completes

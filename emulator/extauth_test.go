@@ -14,7 +14,7 @@ import (
 
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/engine/table"
-	"github.com/gwdev/gwdev/watch"
+	"github.com/gwdev/gwdev/internal/testkit"
 )
 
 // authServer is a real HTTP authorization server on 127.0.0.1: it allows
@@ -342,17 +342,9 @@ data: {tls.crt: %s, tls.key: %s}
 // auth Service does not exist is ResolvedRefs=False, and the protected
 // rule answers 500; the request never falls through to the public rule.
 func TestExternalAuthUnresolvedBackendRefuses(t *testing.T) {
-	gwinLoaderOnce.Do(func() { gwinLoader, gwinLoaderErr = watch.NewLoader() })
-	if gwinLoaderErr != nil {
-		t.Fatal(gwinLoaderErr)
-	}
 	m := strings.ReplaceAll(extAuthManifests, "backendRef: {name: auth, port: 9000}", "backendRef: {name: missing, port: 9000}")
 	h := serve(t, func(p int32) *table.Table {
-		lr := gwinLoader.LoadBytes("extauth.yaml", []byte(strings.ReplaceAll(m, "PORT", fmt.Sprint(p))))
-		if len(lr.Problems) > 0 {
-			t.Fatalf("load: %v", lr.Problems)
-		}
-		res := engine.Translate(lr.Snapshot, engine.Options{})
+		res := testkit.Translate(t, "extauth.yaml", []byte(strings.ReplaceAll(m, "PORT", fmt.Sprint(p))), engine.Options{})
 		found := false
 		for _, f := range res.Findings {
 			found = found || (f.Type == "ResolvedRefs" && f.Status == "False" && strings.Contains(f.Message, "ExternalAuth backendRef Service default/missing not found"))

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gwdev/gwdev/emulator/internal/wire"
 )
 
 // The fast HTTP/1.1 path of HTTP and HTTPS listeners: one goroutine per client
@@ -50,7 +52,7 @@ type fastH1 struct {
 	s  *Server
 	bl *boundListener
 	// handoff is what the listener's net/http server accepts from.
-	handoff *connQueue
+	handoff *wire.Queue
 	// handedOver counts the connections handed to net/http.
 	handedOver atomic.Int64
 
@@ -67,7 +69,7 @@ func newFastH1(s *Server, bl *boundListener) *fastH1 {
 	if bl.tls != nil {
 		f.handoff = bl.tls.queue // the HTTPS server's
 	} else {
-		f.handoff = newConnQueue(bl.ln.Addr())
+		f.handoff = wire.NewQueue(bl.ln.Addr())
 	}
 	return f
 }
@@ -85,7 +87,7 @@ func (f *fastH1) start(c net.Conn, start time.Time) {
 	f.mu.Lock()
 	if f.shutting.Load() {
 		f.mu.Unlock()
-		f.handoff.push(c) // closed once net/http shuts down too
+		f.handoff.Push(c) // closed once net/http shuts down too
 		return
 	}
 	f.conns[fc] = struct{}{}
@@ -319,10 +321,10 @@ func (fc *fastConn) handOver(hdrDeadline time.Time) {
 	fc.f.handedOver.Add(1)
 	rc := &replayConn{Conn: fc.c, rest: rest, served: fc.requests.Load(), start: fc.start, clamp: hdrDeadline}
 	if tc, ok := fc.c.(*tls.Conn); ok {
-		fc.f.handoff.push(tlsReplayConn{rc, tc})
+		fc.f.handoff.Push(tlsReplayConn{rc, tc})
 		return
 	}
-	fc.f.handoff.push(rc)
+	fc.f.handoff.Push(rc)
 }
 
 // serveRequest runs the handler for req and writes its answer; false: the

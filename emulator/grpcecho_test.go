@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 	pb "sigs.k8s.io/gateway-api-conformance-images/echo-basic/grpcechoserver"
 
+	echosrv "github.com/gwdev/gwdev/emulator/echo"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
@@ -62,7 +63,7 @@ func TestGRPCEchoService(t *testing.T) {
 	})
 	c := echoClient(t, h, "grpc.example.com")
 	var hdr, trl metadata.MD
-	resp, err := c.Echo(callCtx(t, "x-custom", "v1", "x-custom", "v2", echoMetaService, "spoofed"),
+	resp, err := c.Echo(callCtx(t, "x-custom", "v1", "x-custom", "v2", echosrv.MetaService, "spoofed"),
 		&pb.EchoRequest{}, grpc.Header(&hdr), grpc.Trailer(&trl))
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +88,7 @@ func TestGRPCEchoService(t *testing.T) {
 		t.Errorf("headers %v", got)
 	}
 	for k := range got {
-		if strings.HasPrefix(k, echoMetaPrefix) {
+		if strings.HasPrefix(k, echosrv.MetaPrefix) {
 			t.Errorf("internal metadata %s echoed", k)
 		}
 	}

@@ -17,37 +17,21 @@ import (
 
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/engine/table"
-	"github.com/gwdev/gwdev/watch"
+	"github.com/gwdev/gwdev/internal/testkit"
 )
 
 // End-to-end tests of the gwin profile's data-plane behaviour: manifests
 // go through the loader and the engine, and the table they produce is
 // served on loopback.
 
-var (
-	gwinLoaderOnce sync.Once
-	gwinLoader     *watch.Loader
-	gwinLoaderErr  error
-)
-
 // gwinTable loads manifests (PORT is replaced by port) and translates them
 // (the only Gateway, "gw", gets 127.0.0.1); load problems and error
 // findings fail the test.
 func gwinTable(t testing.TB, manifests string, port int32, opts engine.Options) *table.Table {
 	t.Helper()
-	gwinLoaderOnce.Do(func() { gwinLoader, gwinLoaderErr = watch.NewLoader() })
-	if gwinLoaderErr != nil {
-		t.Fatal(gwinLoaderErr)
-	}
-	lr := gwinLoader.LoadBytes("gwin.yaml", []byte(strings.ReplaceAll(manifests, "PORT", fmt.Sprint(port))))
-	for _, p := range lr.Problems {
-		t.Fatalf("load problem: %s", p)
-	}
-	res := engine.Translate(lr.Snapshot, opts)
-	for _, f := range res.Findings {
-		if f.Severity == engine.SeverityError {
-			t.Fatalf("finding: %s %s: %s", f.Object, f.Condition(), f.Message)
-		}
+	res := testkit.Translate(t, "gwin.yaml", []byte(strings.ReplaceAll(manifests, "PORT", fmt.Sprint(port))), opts)
+	if errs := testkit.ErrorFindings(res); len(errs) > 0 {
+		t.Fatalf("error findings: %q", errs)
 	}
 	return res.Table
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	echosrv "github.com/gwdev/gwdev/emulator/echo"
 	"github.com/gwdev/gwdev/engine/table"
 	"github.com/gwdev/gwdev/internal/freeport"
 )
@@ -236,9 +237,9 @@ type result struct {
 	body   []byte
 }
 
-func (r result) echo(t testing.TB) echoResponse {
+func (r result) echo(t testing.TB) echosrv.Response {
 	t.Helper()
-	var e echoResponse
+	var e echosrv.Response
 	if err := json.Unmarshal(r.body, &e); err != nil {
 		t.Fatalf("status %d, not echo JSON: %v: %s", r.status, err, r.body)
 	}

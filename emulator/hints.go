@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/gwdev/gwdev/emulator/internal/wire"
 )
 
 // This file words what a client should type instead when gwdev refuses or
@@ -160,7 +162,7 @@ func tlsRefusalHint(bound string, pr *portRoutes, trust caTrust, sni string, rec
 	if len(names) == 0 {
 		return ""
 	}
-	_, isHTTP := plainHTTP(rec)
+	_, isHTTP := wire.PlainHTTP(rec)
 	host, path := "", "/"
 	if isHTTP {
 		if req, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(rec))); err == nil {

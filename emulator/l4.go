@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	echosrv "github.com/gwdev/gwdev/emulator/echo"
+	"github.com/gwdev/gwdev/emulator/internal/wire"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
@@ -340,8 +342,8 @@ func (tc *tcpConn) run() {
 	if b.up.echo != nil {
 		// The echo backend answers in process (echotls.go, echol4.go).
 		t.Upstream = "echo"
-		gw, echoSide := memPipe()
-		go serveEchoStream(echoSide, b.up.echo, pr.gateway.Gateway.Name, nil, tc.idleTimeout())
+		gw, echoSide := wire.Pipe()
+		go echosrv.ServeStream(echoSide, b.up.echo, pr.gateway.Gateway.Name, nil, tc.idleTimeout())
 		up = gw
 	} else {
 		c, err := b.up.dialEndpoints(l4DialTimeout, &tc.trace)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	echosrv "github.com/gwdev/gwdev/emulator/echo"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
@@ -90,7 +91,7 @@ func dialTCP(t testing.TB, port int32) *net.TCPConn {
 // echo server's) from r.
 func echoGreeting(t testing.TB, r *bufio.Reader) {
 	t.Helper()
-	if g, err := r.ReadString('\n'); err != nil || g != echoTCPWelcome {
+	if g, err := r.ReadString('\n'); err != nil || g != echosrv.TCPWelcome {
 		t.Fatalf("echo greeting: %q %v", g, err)
 	}
 }
@@ -213,7 +214,7 @@ func TestTCPHalfClose(t *testing.T) {
 		t.Errorf("echo after half-close: %q %v", rest, err)
 	}
 	tr = waitTrace(t, h.s, func(tr Trace) bool { return tr.Proto == "TCP" && tr.Upstream == "echo" })
-	if tr.BytesIn != 12 || tr.BytesOut != int64(len(echoTCPWelcome))+12 || tr.Service != "default/tcp-echo:80" || tr.Target != "echo" || tr.End != EndClientClosed {
+	if tr.BytesIn != 12 || tr.BytesOut != int64(len(echosrv.TCPWelcome))+12 || tr.Service != "default/tcp-echo:80" || tr.Target != "echo" || tr.End != EndClientClosed {
 		t.Errorf("echo trace %+v", tr)
 	}
 	if log := h.s.EchoLog("default/tcp-echo"); len(log) != 1 || !strings.Contains(log[0], "12 bytes echoed") {
@@ -244,7 +245,7 @@ func TestTCPEchoProtocol(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got echoStreamAssertions
+	var got echosrv.StreamAssertions
 	if err := json.Unmarshal(line, &got); err != nil {
 		t.Fatalf("TEST: %q: %v", line, err)
 	}
@@ -254,7 +255,7 @@ func TestTCPEchoProtocol(t *testing.T) {
 	}
 
 	// A line longer than the line limit comes back whole, in pieces.
-	long := strings.Repeat("x", echoLineLimit+10) + "\n"
+	long := strings.Repeat("x", echosrv.LineLimit+10) + "\n"
 	go func() { _, _ = io.WriteString(c, long) }()
 	buf := make([]byte, len(long))
 	if _, err := io.ReadFull(r, buf); err != nil || string(buf) != long {
@@ -272,7 +273,7 @@ func TestTCPEchoProtocol(t *testing.T) {
 		if err != nil {
 			t.Fatalf("HTTP over the TCP echo after %v: %v", pause, err)
 		}
-		var er echoResponse
+		var er echosrv.Response
 		err = json.NewDecoder(resp.Body).Decode(&er)
 		resp.Body.Close()
 		if err != nil || er.Path != "/x" || er.Host != "tcp.example" || er.Service != "tcp-echo" {
@@ -309,7 +310,7 @@ func TestTCPIdleTimeout(t *testing.T) {
 		t.Errorf("closed after %s of silence (idle timeout %s)", d, idle)
 	}
 	tr := waitTrace(t, h.s, func(tr Trace) bool { return tr.End == EndIdleTimeout && tr.BytesIn == 16 })
-	if !strings.Contains(tr.Reason, "idle timeout") || tr.BytesOut != int64(len(echoTCPWelcome))+16 {
+	if !strings.Contains(tr.Reason, "idle timeout") || tr.BytesOut != int64(len(echosrv.TCPWelcome))+16 {
 		t.Errorf("trace %+v", tr)
 	}
 
@@ -350,7 +351,7 @@ func TestTCPBadBackends(t *testing.T) {
 	c := dialTCP(t, pe)
 	_, _ = io.WriteString(c, "still here")
 	_ = c.CloseWrite()
-	if got, _ := io.ReadAll(c); string(got) != echoTCPWelcome+"still here" {
+	if got, _ := io.ReadAll(c); string(got) != echosrv.TCPWelcome+"still here" {
 		t.Errorf("echo port after failures: %q", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/gwdev/gwdev/emulator/internal/wire"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
@@ -29,7 +30,7 @@ func newReqView(r *http.Request) reqView {
 	if v.path == "" {
 		v.path = "/"
 	}
-	v.grpc = isGRPC(r)
+	v.grpc = wire.IsGRPC(r)
 	if v.grpc {
 		p := strings.TrimPrefix(v.path, "/")
 		if i := strings.LastIndexByte(p, '/'); i >= 0 {
@@ -37,15 +38,6 @@ func newReqView(r *http.Request) reqView {
 		}
 	}
 	return v
-}
-
-// isGRPC reports whether r is a gRPC request: HTTP/2 with a gRPC content type.
-func isGRPC(r *http.Request) bool {
-	if r.ProtoMajor != 2 {
-		return false
-	}
-	ct := r.Header.Get("Content-Type")
-	return strings.HasPrefix(ct, "application/grpc")
 }
 
 func (v *reqView) queryParam(name string) (string, bool) {

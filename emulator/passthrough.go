@@ -11,6 +11,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	echosrv "github.com/gwdev/gwdev/emulator/echo"
+	"github.com/gwdev/gwdev/emulator/internal/wire"
 )
 
 // TLSRoute streams: a TLS listener in Passthrough mode forwards the raw
@@ -133,16 +136,16 @@ func (s *Server) dialStream(b *backendRoutes, hc *handshakeConn, passthrough boo
 	var conn net.Conn
 	if up.echo != nil {
 		t.Upstream = "echo"
-		gw, echoSide := memPipe()
+		gw, echoSide := wire.Pipe()
 		var conf *tls.Config
 		if passthrough || reencrypt {
-			conf = echoServerTLS(b.b.Target.EchoTLS, true, reencrypt)
+			conf = echosrv.ServerTLS(b.b.Target.EchoTLS, true, reencrypt)
 		}
 		ingress, idle := "", time.Duration(0)
 		if hc.pr != nil {
 			ingress, idle = hc.pr.gateway.Gateway.Name, streamIdleTimeout(hc.pr)
 		}
-		go serveEchoStream(echoSide, up.echo, ingress, conf, idle)
+		go echosrv.ServeStream(echoSide, up.echo, ingress, conf, idle)
 		conn = gw
 	} else {
 		c, err := up.dialEndpoints(tlsStreamDialTimeout, t)
@@ -238,7 +241,7 @@ func (c tlsToBackend) copy(prefix []byte, fail func(string, error)) {
 		return
 	}
 	sp.eof("client")
-	closeWrite(sp.backend)
+	wire.CloseWrite(sp.backend)
 }
 
 // tlsToClient copies what the backend sends to the client; in Passthrough
@@ -264,7 +267,7 @@ func (c tlsToClient) copy(fail func(string, error)) {
 				return
 			}
 			sp.eof("backend")
-			closeWrite(sp.client)
+			wire.CloseWrite(sp.client)
 			return
 		}
 	}
@@ -275,7 +278,7 @@ func (c tlsToClient) copy(fail func(string, error)) {
 		return
 	}
 	sp.eof("backend")
-	closeWrite(sp.client)
+	wire.CloseWrite(sp.client)
 }
 
 // eof notes that side half-closed.
@@ -298,15 +301,6 @@ func (sp *tlsSplice) end() EndReason {
 		return EndBackendClosed
 	}
 	return EndClientClosed
-}
-
-// closeWrite half-closes c when it can, else closes it.
-func closeWrite(c net.Conn) {
-	if cw, ok := c.(interface{ CloseWrite() error }); ok {
-		_ = cw.CloseWrite()
-		return
-	}
-	_ = c.Close()
 }
 
 // maxRecord is the largest TLS record body readRecord accepts.

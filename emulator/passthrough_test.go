@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	echosrv "github.com/gwdev/gwdev/emulator/echo"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
@@ -104,10 +105,10 @@ func TestTLSPassthroughNoSNI(t *testing.T) {
 }
 
 // echoStreamTest runs the conformance TCP echo exchange on conn.
-func echoStreamTest(t *testing.T, conn net.Conn) (isTLS string, a echoStreamAssertions) {
+func echoStreamTest(t *testing.T, conn net.Conn) (isTLS string, a echosrv.StreamAssertions) {
 	t.Helper()
 	r := bufio.NewReader(conn)
-	if got := readLine(t, conn, r) + "\n"; got != echoTCPWelcome {
+	if got := readLine(t, conn, r) + "\n"; got != echosrv.TCPWelcome {
 		t.Fatalf("welcome %q", got)
 	}
 	fmt.Fprintf(conn, "PING\n")
@@ -181,7 +182,7 @@ func TestTLSRoutesToEcho(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var e echoResponse
+		var e echosrv.Response
 		err = json.NewDecoder(resp.Body).Decode(&e)
 		resp.Body.Close()
 		if err != nil || e.Service != "tcp-backend" || e.Path != "/through" || e.TLS == nil || e.TLS.ServerName != "abc.example.com" || (resp.ProtoMajor == 2) != h2 {
@@ -204,7 +205,7 @@ func TestTLSRoutesToEcho(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.sni, err)
 		}
-		var e echoResponse
+		var e echosrv.Response
 		err = json.NewDecoder(resp.Body).Decode(&e)
 		conn.Close()
 		if err != nil || resp.StatusCode != 200 || e.Path != "/sniffed" || e.Service != "tcp-backend" || (c.sni == "abc.example.com") != (e.TLS != nil) {

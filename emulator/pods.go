@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	echosrv "github.com/gwdev/gwdev/emulator/echo"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
@@ -16,15 +17,15 @@ import (
 // pinning, retries and traces treat the Pods as the endpoints they are;
 // the request's URL host says which Pod answers.
 type podEchoes struct {
-	byAddr map[string]*echoTarget
+	byAddr map[string]*echosrv.Target
 }
 
 var _ http.RoundTripper = (*podEchoes)(nil)
 
 // newPodEchoes makes the echo of every Pod of b's target, in table order,
 // with the address each answers on.
-func newPodEchoes(b *table.Backend, echoLog func(string) *echoLog) ([]string, *podEchoes) {
-	pe := &podEchoes{byAddr: make(map[string]*echoTarget, len(b.Target.Pods))}
+func newPodEchoes(b *table.Backend, echoLog func(string) *echosrv.Log) ([]string, *podEchoes) {
+	pe := &podEchoes{byAddr: make(map[string]*echosrv.Target, len(b.Target.Pods))}
 	addrs := make([]string, 0, len(b.Target.Pods))
 	for _, pod := range b.Target.Pods {
 		one, target := *b, *b.Target
@@ -32,7 +33,7 @@ func newPodEchoes(b *table.Backend, echoLog func(string) *echoLog) ([]string, *p
 		one.Target = &target
 		addr := podAddress(pod, b.Service.Namespace, b.Port)
 		addrs = append(addrs, addr)
-		pe.byAddr[addr] = newEchoTarget(&one, echoLog)
+		pe.byAddr[addr] = echosrv.NewTarget(&one, echoLog, requestIngress)
 	}
 	return addrs, pe
 }

@@ -22,6 +22,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
+	echosrv "github.com/gwdev/gwdev/emulator/echo"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
@@ -57,7 +58,7 @@ func TestH2C(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	var e echoResponse
+	var e echosrv.Response
 	if err := json.Unmarshal(body, &e); err != nil || resp.ProtoMajor != 2 || e.Proto != "HTTP/2.0" || e.Host != "example.com" {
 		t.Errorf("h2c to echo: %s, %v %s", resp.Proto, err, body)
 	}
@@ -217,7 +218,7 @@ func TestCurl(t *testing.T) {
 		if err != nil {
 			t.Fatalf("curl %s: %v", c.flag, err)
 		}
-		var e echoResponse
+		var e echosrv.Response
 		if err := json.Unmarshal(out, &e); err != nil || e.Proto != c.proto || e.Host != "curl.example.com" || e.Path != "/curl?a=b" {
 			t.Errorf("curl %s: %v %s", c.flag, err, out)
 		}

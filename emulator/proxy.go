@@ -12,6 +12,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/gwdev/gwdev/emulator/internal/wire"
 )
 
 // Limits of the forwarding path.
@@ -219,7 +221,7 @@ func (attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err := ex.backend.budget.allowRetry(time.Now()); err != nil {
 			return nil, err // retrybudget.go
 		}
-		if err := sleepCtx(req.Context(), p.delay(i+1)); err != nil {
+		if err := wire.Sleep(req.Context(), p.delay(i+1)); err != nil {
 			return nil, err
 		}
 		if req.GetBody != nil {

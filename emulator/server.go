@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	echosrv "github.com/gwdev/gwdev/emulator/echo"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
@@ -102,7 +103,7 @@ type Server struct {
 	laneServed atomic.Int64
 
 	echoMu   sync.Mutex
-	echoLogs map[string]*echoLog
+	echoLogs map[string]*echosrv.Log
 
 	mirrorSem chan struct{}
 	mirrors   sync.WaitGroup
@@ -124,7 +125,7 @@ func New(cfg Config) *Server {
 		trust:     trustCAFiles(cfg.CAFiles),
 		listeners: map[bindKey]*boundListener{},
 		traces:    newTraceRing(cfg.TraceBuffer, cfg.TraceBytes),
-		echoLogs:  map[string]*echoLog{},
+		echoLogs:  map[string]*echosrv.Log{},
 		mirrorSem: make(chan struct{}, maxMirrorsInFlight),
 	}
 	_, _, s.stall = cfg.limits()
@@ -354,15 +355,15 @@ func (s *Server) EchoLogSince(service string, since time.Time) []string {
 	if l == nil {
 		return nil
 	}
-	return l.since(since)
+	return l.Since(since)
 }
 
-func (s *Server) echoLog(service string) *echoLog {
+func (s *Server) echoLog(service string) *echosrv.Log {
 	s.echoMu.Lock()
 	defer s.echoMu.Unlock()
 	l := s.echoLogs[service]
 	if l == nil {
-		l = &echoLog{}
+		l = &echosrv.Log{}
 		s.echoLogs[service] = l
 	}
 	return l

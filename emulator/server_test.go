@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	echosrv "github.com/gwdev/gwdev/emulator/echo"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
@@ -105,7 +106,7 @@ func TestGatewaysOnTwoAddresses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var e echoResponse
+		var e echosrv.Response
 		_ = json.NewDecoder(resp.Body).Decode(&e)
 		resp.Body.Close()
 		if e.Ingress != want || e.Service != want {
@@ -179,7 +180,7 @@ func TestHotReload(t *testing.T) {
 			return
 		}
 		defer resp.Body.Close()
-		var e echoResponse
+		var e echosrv.Response
 		_ = json.NewDecoder(resp.Body).Decode(&e)
 		slow <- fmt.Sprint(resp.StatusCode, " ", e.Service)
 	}()
@@ -212,7 +213,7 @@ func TestHotReload(t *testing.T) {
 				total.Add(1)
 				resp, err := client.Get(fmt.Sprintf("http://%s:%d/x", ip, p))
 				if err == nil {
-					var e echoResponse
+					var e echosrv.Response
 					err = json.NewDecoder(resp.Body).Decode(&e)
 					resp.Body.Close()
 					if err == nil && (resp.StatusCode != 200 || !strings.HasPrefix(e.Service, "v")) {

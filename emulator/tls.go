@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gwdev/gwdev/emulator/internal/wire"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
@@ -216,12 +217,7 @@ func (c *compiler) sniRoutes(tl *tlsListener) {
 // listenerFor returns the index of the listener an SNI selects (-1: none).
 // A ClientHello without SNI selects the listener without a hostname.
 func (tr *tlsRoutes) listenerFor(pr *portRoutes, sni string) int {
-	return pr.index.Lookup(normalizeSNI(sni))
-}
-
-// normalizeSNI lower-cases an SNI and drops a trailing dot.
-func normalizeSNI(sni string) string {
-	return strings.TrimSuffix(strings.ToLower(sni), ".")
+	return pr.index.Lookup(wire.NormalizeSNI(sni))
 }
 
 // checkTLS records a request's TLS connection in its trace and enforces the

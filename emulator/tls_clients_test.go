@@ -11,9 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	echosrv "github.com/gwdev/gwdev/emulator/echo"
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/engine/table"
-	"github.com/gwdev/gwdev/watch"
+	"github.com/gwdev/gwdev/internal/testkit"
 )
 
 // TestTLSWithCurlAndOpenSSL drives HTTPS and passthrough listeners with
@@ -55,7 +56,7 @@ func TestTLSWithCurlAndOpenSSL(t *testing.T) {
 		out := run("https://app.example.com:" + hostport + "/curl")
 		i := strings.LastIndexByte(out, '\n')
 		body, status := out[:i], out[i+1:]
-		var e echoResponse
+		var e echosrv.Response
 		if err := json.Unmarshal([]byte(body), &e); err != nil || status != "200 2" || e.Service != "app" {
 			t.Errorf("curl h2: %v %q", err, out)
 		}
@@ -164,19 +165,9 @@ metadata: {name: db-tls}
 type: kubernetes.io/tls
 data: {tls.crt: %[4]s, tls.key: %[5]s}
 `, p, b64(webCrt), b64(webKey), b64(dbCrt), b64(dbKey))
-	loader, err := watch.NewLoader()
-	if err != nil {
-		t.Fatal(err)
-	}
-	lr := loader.LoadBytes("tls.yaml", []byte(yaml))
-	if len(lr.Problems) > 0 {
-		t.Fatalf("load: %v", lr.Problems)
-	}
-	res := engine.Translate(lr.Snapshot, engine.Options{})
-	for _, f := range res.Findings {
-		if f.Severity == engine.SeverityError {
-			t.Errorf("finding: %s %s", f.Object, f.Message)
-		}
+	res := testkit.Translate(t, "tls.yaml", []byte(yaml), engine.Options{})
+	if errs := testkit.ErrorFindings(res); len(errs) > 0 {
+		t.Errorf("error findings: %q", errs)
 	}
 	h := &harness{t: t, s: New(Config{}), ip: "127.0.0.1", port: p}
 	t.Cleanup(func() { _ = h.s.Close(t.Context()) })

@@ -1,7 +1,6 @@
 package emulator
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -15,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gwdev/gwdev/emulator/internal/wire"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
@@ -22,7 +22,7 @@ import (
 // loop hands connections whose handshake chose an HTTPS listener to the
 // listener's http.Server through queue, and serves TLSRoute streams itself.
 type tlsServe struct {
-	queue *connQueue
+	queue *wire.Queue
 
 	mu    sync.Mutex
 	conns map[net.Conn]struct{} // handshaking or streaming
@@ -42,7 +42,7 @@ func (s *Server) setupTLS(bl *boundListener, pr *portRoutes) {
 		// splices the raw socket (conntrace.go counts plain HTTP ones).
 		bl.ln = cl.Listener
 	}
-	bl.tls = &tlsServe{queue: newConnQueue(bl.ln.Addr()), conns: map[net.Conn]struct{}{}}
+	bl.tls = &tlsServe{queue: wire.NewQueue(bl.ln.Addr()), conns: map[net.Conn]struct{}{}}
 	bl.srv.Protocols = new(http.Protocols)
 	bl.srv.Protocols.SetHTTP1(true)
 	bl.srv.Protocols.SetHTTP2(true)
@@ -210,7 +210,7 @@ func (hc *handshakeConn) choose(hello *tls.ClientHelloInfo) (*tls.Config, error)
 		return hc.refuse("listener " + tl.l.Name + " cannot serve: " + tl.broken)
 	}
 	if tl.mode != tlsHTTPS {
-		j := tl.index.Lookup(normalizeSNI(hello.ServerName))
+		j := tl.index.Lookup(wire.NormalizeSNI(hello.ServerName))
 		if j < 0 {
 			return hc.refuse(fmt.Sprintf("no TLSRoute of listener %s serves SNI %q", tl.l.Name, hello.ServerName))
 		}
@@ -294,7 +294,7 @@ func (s *Server) handshake(bl *boundListener, raw net.Conn) {
 			bl.fast.start(tc, time.Now()) // fasth1.go: HTTP/1.1
 			return
 		}
-		bl.tls.queue.push(tc)
+		bl.tls.queue.Push(tc)
 	default:
 		s.forwardTLSStream(bl, hc, tc, start)
 	}
@@ -358,7 +358,7 @@ func (hc *handshakeConn) failure(address string, err error, start time.Time) Tra
 	case hc.refused != "":
 		t.Reason = "refused: " + hc.refused
 	case !hc.hello && errors.As(err, &rhe):
-		if method, ok := plainHTTP(hc.rec); ok {
+		if method, ok := wire.PlainHTTP(hc.rec); ok {
 			body := "gwdev: this port serves TLS; use https://\n"
 			if t.Hint != "" {
 				body += "gwdev: " + t.Hint + "\n"
@@ -403,64 +403,10 @@ func (hc *handshakeConn) certHint() string {
 	return s
 }
 
-// plainHTTP reports whether a connection's first bytes are an HTTP/1.x
-// request line (or the HTTP/2 preface), and its method.
-func plainHTTP(b []byte) (string, bool) {
-	for _, m := range []string{"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "CONNECT", "TRACE", "PRI"} {
-		if bytes.HasPrefix(b, []byte(m+" ")) {
-			return m, true
-		}
-	}
-	return "", false
-}
-
 // preview is the start of b, for traces.
 func preview(b []byte) []byte {
 	if len(b) > 16 {
 		return b[:16]
 	}
 	return b
-}
-
-// connQueue is a net.Listener fed by the TLS accept loop: an http.Server
-// serves the connections pushed into it.
-type connQueue struct {
-	addr net.Addr
-	ch   chan net.Conn
-	done chan struct{}
-	once sync.Once
-}
-
-var _ net.Listener = (*connQueue)(nil)
-
-func newConnQueue(addr net.Addr) *connQueue {
-	return &connQueue{addr: addr, ch: make(chan net.Conn), done: make(chan struct{})}
-}
-
-// Accept returns the next pushed connection.
-func (q *connQueue) Accept() (net.Conn, error) {
-	select {
-	case c := <-q.ch:
-		return c, nil
-	case <-q.done:
-		return nil, net.ErrClosed
-	}
-}
-
-// Close makes Accept fail; connections pushed later are closed.
-func (q *connQueue) Close() error {
-	q.once.Do(func() { close(q.done) })
-	return nil
-}
-
-// Addr is the address of the socket the connections came from.
-func (q *connQueue) Addr() net.Addr { return q.addr }
-
-// push hands c to the server, or closes it once the queue is closed.
-func (q *connQueue) push(c net.Conn) {
-	select {
-	case q.ch <- c:
-	case <-q.done:
-		_ = c.Close()
-	}
 }

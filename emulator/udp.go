@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	echosrv "github.com/gwdev/gwdev/emulator/echo"
 )
 
 // maxDatagram is the largest UDP payload.
@@ -160,7 +162,7 @@ type udpSession struct {
 	// refused sessions drop the client's datagrams; they were traced when
 	// they started.
 	refused bool
-	echo    *echoTarget
+	echo    *echosrv.Target
 	up      net.Conn // the connected socket to the backend (nil: echo, refused)
 
 	last        atomic.Int64 // unix nanoseconds of the last datagram either way
@@ -215,7 +217,7 @@ func (ss *udpSession) fromClient(b []byte) {
 	switch {
 	case ss.refused:
 	case ss.echo != nil:
-		ss.toClient(ss.echo.udpAnswer(b, ss.routes.gateway.Gateway.Name, ss.client)) // echol4.go
+		ss.toClient(ss.echo.UDPAnswer(b, ss.routes.gateway.Gateway.Name, ss.client)) // echol4.go
 	default:
 		if _, err := ss.up.Write(b); err != nil {
 			ss.end(EndBackendError, fmt.Sprintf("upstream %s: %v", ss.trace.Upstream, err))
@@ -312,7 +314,7 @@ func (ss *udpSession) end(end EndReason, reason string) {
 		t.UpstreamDuration = t.Duration
 	}
 	p.s.traces.record(*t)
-	if ss.echo != nil && ss.echo.log != nil {
-		ss.echo.log.add(fmt.Sprintf("Answered %d datagrams (%d bytes) to client (%s) over UDP", t.DatagramsOut, t.BytesOut, t.Client))
+	if ss.echo != nil {
+		ss.echo.Log(fmt.Sprintf("Answered %d datagrams (%d bytes) to client (%s) over UDP", t.DatagramsOut, t.BytesOut, t.Client))
 	}
 }

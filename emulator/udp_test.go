@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/net/dns/dnsmessage"
 
+	echosrv "github.com/gwdev/gwdev/emulator/echo"
 	"github.com/gwdev/gwdev/engine/table"
 	"github.com/gwdev/gwdev/internal/freeport"
 )
@@ -83,7 +84,7 @@ func udpBackend(t testing.TB, name string) string {
 // after checking it names Service default/<service> and Gateway gw.
 func udpEchoRequest(t testing.TB, answer, service string) string {
 	t.Helper()
-	var r echoUDPResponse
+	var r echosrv.UDPResponse
 	if err := json.Unmarshal([]byte(answer), &r); err != nil {
 		t.Fatalf("UDP echo answer %q: %v", answer, err)
 	}

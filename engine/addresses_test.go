@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/testkit"
 )
 
 // gatewaysYAML renders Gateways of class gwdev with one HTTP listener;
@@ -52,11 +53,7 @@ func TestTranslateNextKeepsAddresses(t *testing.T) {
 	var prev *engine.Result
 	step := func(want map[string]string, gws ...string) {
 		t.Helper()
-		lr := testLoader(t).LoadBytes("gateways.yaml", gatewaysYAML(gws...))
-		for _, p := range lr.Problems {
-			t.Fatalf("load problem: %s", p)
-		}
-		prev = engine.TranslateNext(prev, lr.Snapshot, engine.Options{Now: goldenNow})
+		prev = engine.TranslateNext(prev, testkit.Load(t, "gateways.yaml", gatewaysYAML(gws...)), engine.Options{Now: goldenNow})
 		got := servedAddresses(t, prev)
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("%v: addresses %v, want %v", gws, got, want)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/testkit"
 )
 
 // benchSnapshot generates n HTTPRoutes with bench/genroutes and loads them.
@@ -17,7 +18,7 @@ func benchSnapshot(b *testing.B, n int) *engine.Snapshot {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("genroutes: %v\n%s", err, out)
 	}
-	lr := testLoader(b).LoadDir(dir)
+	lr := testkit.Loader(b).LoadDir(dir)
 	if len(lr.Problems) > 0 {
 		b.Fatalf("load problems: %v", lr.Problems[0])
 	}

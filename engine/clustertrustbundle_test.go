@@ -8,6 +8,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/testkit"
 )
 
 // TestFrontendTrustBundleWithNamespace: the v1.7.0 spec says the namespace
@@ -21,13 +22,10 @@ func TestFrontendTrustBundleWithNamespace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lr := testLoader(t).LoadBytes("ctb.yaml", data)
-	if len(lr.Problems) > 0 {
-		t.Fatal(lr.Problems)
-	}
+	snap := testkit.Load(t, "ctb.yaml", data)
 	ns := gwv1.Namespace("team-a")
-	lr.Snapshot.Gateways[0].Spec.TLS.Frontend.Default.Validation.CACertificateRefs[0].Namespace = &ns
-	res := engine.Translate(lr.Snapshot, engine.Options{Now: goldenNow})
+	snap.Gateways[0].Spec.TLS.Frontend.Default.Validation.CACertificateRefs[0].Namespace = &ns
+	res := engine.Translate(snap, engine.Options{Now: goldenNow})
 	var got []string
 	for _, l := range res.Objects.Gateways[0].Status.Listeners {
 		for _, c := range l.Conditions {

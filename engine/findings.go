@@ -165,9 +165,9 @@ func refProblems(r *routeState, problems []metav1.Condition) (refs, rest []metav
 	return refs, rest
 }
 
-// annotationField is the field path of an annotation:
+// AnnotationField is the field path of an annotation:
 // metadata.annotations[key].
-func annotationField(key string) string { return "metadata.annotations[" + key + "]" }
+func AnnotationField(key string) string { return "metadata.annotations[" + key + "]" }
 
 // firstNonEmpty returns the first of its arguments that is not "".
 func firstNonEmpty(ss ...string) string {

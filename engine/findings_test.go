@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/testkit"
 )
 
 // TestFindingsTyped: findings carry the condition's type and status as
@@ -13,7 +14,7 @@ import (
 // its spec.listeners item, and a GatewayClass gwdev does not manage is
 // judged by the status it came with (a cluster's controller wrote it).
 func TestFindingsTyped(t *testing.T) {
-	lr := testLoader(t).LoadBytes("f.yaml", []byte(`apiVersion: gateway.networking.k8s.io/v1
+	lr := testkit.Loader(t).LoadBytes("f.yaml", []byte(`apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: {name: other}
 spec: {controllerName: example.com/other}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/testkit"
 )
 
 // FuzzTranslate feeds arbitrary manifests through the loader and the engine:
@@ -20,7 +21,7 @@ func FuzzTranslate(f *testing.F) {
 		}
 	}
 	f.Add([]byte("kind: Gateway\napiVersion: gateway.networking.k8s.io/v1\n"))
-	l := testLoader(f)
+	l := testkit.Loader(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lr := l.LoadBytes("fuzz.yaml", data)
 		res := engine.Translate(lr.Snapshot, engine.Options{Now: goldenNow})

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,28 +13,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gwdev/gwdev/engine"
-	"github.com/gwdev/gwdev/watch"
+	"github.com/gwdev/gwdev/internal/testkit"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.out.yaml from the current engine")
 
 // goldenNow is the fixed clock of every golden case.
 var goldenNow = metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-
-var (
-	loaderOnce sync.Once
-	loader     *watch.Loader
-	loaderErr  error
-)
-
-func testLoader(t testing.TB) *watch.Loader {
-	t.Helper()
-	loaderOnce.Do(func() { loader, loaderErr = watch.NewLoader() })
-	if loaderErr != nil {
-		t.Fatal(loaderErr)
-	}
-	return loader
-}
 
 // translateFile loads one manifest file and translates it. Load problems
 // are an error: golden inputs must be valid manifests (invalid ones belong
@@ -46,7 +30,7 @@ func translateFile(t testing.TB, path string) *engine.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lr := testLoader(t).LoadBytes(filepath.Base(path), data)
+	lr := testkit.Loader(t).LoadBytes(filepath.Base(path), data)
 	for _, p := range lr.Problems {
 		t.Errorf("load problem: %s", p)
 	}

@@ -3,7 +3,6 @@ package engine
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // ImplementationPolicy is a policy resource of an implementation profile,
@@ -71,29 +70,4 @@ func deepCopyValue(v any) any {
 		return out
 	}
 	return v
-}
-
-// PolicyKind is an implementation policy kind a profile defines
-// (gwin.yandex.cloud/v1 RoutePolicy) and the kinds its targetRefs may name.
-type PolicyKind struct {
-	// Group is the policy's API group; the version is v1.
-	Group, Kind string
-	// Targets are the group/kinds the policy may target, in the profile's
-	// order ("" group: core).
-	Targets []schema.GroupKind
-}
-
-// ImplementationPolicyKinds lists the implementation policy kinds gwdev
-// loads, by kind: the profiles' own lists, read by the loader (watch) so
-// that the kinds and their targets are written once.
-func ImplementationPolicyKinds() []PolicyKind {
-	var out []PolicyKind
-	for _, kind := range sortedStringKeys(gwinPolicyKinds) {
-		pk := PolicyKind{Group: gwinGroup, Kind: kind}
-		for _, target := range gwinPolicyKinds[kind].targets {
-			pk.Targets = append(pk.Targets, schema.GroupKind{Group: KindNamed(target).Group, Kind: target})
-		}
-		out = append(out, pk)
-	}
-	return out
 }

@@ -262,7 +262,7 @@ func (t *translator) parseIngressAnnotations(st *ingressState) ingressAnnotation
 	a := ingressAnnotations{sslRedirect: true}
 	ann := st.obj.Annotations
 	warn := func(name, msg string) {
-		t.noteAt("", SeverityWarning, st.key, annotationField(IngressNginxAnnotationPrefix+name), "", "annotation "+IngressNginxAnnotationPrefix+name+": "+msg)
+		t.noteAt("", SeverityWarning, st.key, AnnotationField(IngressNginxAnnotationPrefix+name), "", "annotation "+IngressNginxAnnotationPrefix+name+": "+msg)
 	}
 	boolean := func(name string, def bool) bool {
 		v, ok := ann[IngressNginxAnnotationPrefix+name]
@@ -310,7 +310,7 @@ func (t *translator) parseIngressAnnotations(st *ingressState) ingressAnnotation
 		u, err := url.Parse(v)
 		if err == nil && u.Scheme == "http" && u.Hostname() != "" {
 			a.authURL = u
-			t.noteAt("", SeverityInfo, st.key, annotationField(IngressNginxAnnotationPrefix+"auth-url"), "", "annotation "+IngressNginxAnnotationPrefix+"auth-url: emulated as an HTTP ExternalAuth filter, whose "+
+			t.noteAt("", SeverityInfo, st.key, AnnotationField(IngressNginxAnnotationPrefix+"auth-url"), "", "annotation "+IngressNginxAnnotationPrefix+"auth-url: emulated as an HTTP ExternalAuth filter, whose "+
 				"request carries the URL's path followed by the request's, and Host, method, Content-Length and Authorization only "+
 				"(ingress-nginx sends the URL's path and every request header)")
 		} else {

@@ -212,7 +212,7 @@ func (t *translator) parseIngressBasicAuth(st *ingressState, f *ingressFeatures,
 	}
 	deny := func(msg string) {
 		f.basicAuthDenied = IngressNginxAnnotationPrefix + "auth-secret: " + msg + ": ingress-nginx denies the location (503)"
-		t.note(SeverityWarning, st.key, "", "annotation "+f.basicAuthDenied)
+		t.noteAt("", SeverityWarning, st.key, AnnotationField(IngressNginxAnnotationPrefix+"auth-secret"), "", "annotation "+f.basicAuthDenied)
 	}
 	if name == "" {
 		deny("missing")
@@ -255,7 +255,7 @@ func (t *translator) parseIngressBasicAuth(st *ingressState, f *ingressFeatures,
 		}
 	}
 	if len(refused) > 0 {
-		t.note(SeverityWarning, st.key, "", "annotation "+IngressNginxAnnotationPrefix+"auth-secret: Secret "+ns+"/"+name+": the password hashes of "+
+		t.noteAt("", SeverityWarning, st.key, AnnotationField(IngressNginxAnnotationPrefix+"auth-secret"), "", "annotation "+IngressNginxAnnotationPrefix+"auth-secret: Secret "+ns+"/"+name+": the password hashes of "+
 			strings.Join(refused, ", ")+" are in a format gwdev does not check (it knows bcrypt $2y$/$2a$/$2b$, Apache MD5 $apr1$, {SHA} and {PLAIN}; "+
 			"crypt(3) DES, $1$, $5$, $6$ and {SSHA} are not): these users are refused")
 	}
@@ -401,7 +401,7 @@ func (t *translator) ingressDefaultBackend(r *RouteRule, l *nginxLocation, a *in
 	}
 	svc := t.services[nsName{l.ns, a.defaultBackend}]
 	if svc == nil || len(svc.Spec.Ports) == 0 {
-		t.note(SeverityWarning, l.ing.key, "", "annotation "+IngressNginxAnnotationPrefix+"default-backend: Service "+l.ns+"/"+a.defaultBackend+
+		t.noteAt("", SeverityWarning, l.ing.key, AnnotationField(IngressNginxAnnotationPrefix+"default-backend"), "", "annotation "+IngressNginxAnnotationPrefix+"default-backend: Service "+l.ns+"/"+a.defaultBackend+
 			" not found or without ports; ingress-nginx ignores it")
 		return
 	}

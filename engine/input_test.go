@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/testkit"
 )
 
 // TestTranslateLeavesInputAlone translates every golden input, once as
@@ -35,7 +36,7 @@ func TestTranslateLeavesInputAlone(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, clearTypeMeta := range []bool{false, true} {
-				snap := testLoader(t).LoadBytes(filepath.Base(in), data).Snapshot
+				snap := testkit.Loader(t).LoadBytes(filepath.Base(in), data).Snapshot
 				if clearTypeMeta {
 					snap.Each(func(_ engine.ObjectKey, o metav1.Object) {
 						o.(runtime.Object).GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})

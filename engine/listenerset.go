@@ -119,8 +119,8 @@ func (t *translator) attachListenerSet(s *listenerSetState) bool {
 		return fail(gwv1.ListenerSetReasonParentNotAccepted, fmt.Sprintf("parent Gateway %s/%s is not accepted", g.key.Namespace, g.key.Name))
 	}
 	if why := t.profileListenerSet(s); why != "" {
-		s.cond.failAt(verdictField(why), accepted, string(gwv1.ListenerSetReasonInvalid), why)
-		s.cond.failAt(verdictField(why), programmed, string(gwv1.ListenerSetReasonInvalid), why)
+		s.cond.failAt(t.verdictField(why), accepted, string(gwv1.ListenerSetReasonInvalid), why)
+		s.cond.failAt(t.verdictField(why), programmed, string(gwv1.ListenerSetReasonInvalid), why)
 		return false
 	}
 	s.attached = true

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/testkit"
 )
 
 // meshYAML renders, for each name, a Service in namespace shop and a
@@ -28,11 +29,7 @@ func TestTranslateNextKeepsMeshAddresses(t *testing.T) {
 	var prev *engine.Result
 	step := func(want map[string]string, yaml []byte) {
 		t.Helper()
-		lr := testLoader(t).LoadBytes("mesh.yaml", yaml)
-		for _, p := range lr.Problems {
-			t.Fatalf("load problem: %s", p)
-		}
-		prev = engine.TranslateNext(prev, lr.Snapshot, engine.Options{Now: goldenNow})
+		prev = engine.TranslateNext(prev, testkit.Load(t, "mesh.yaml", yaml), engine.Options{Now: goldenNow})
 		got := map[string]string{}
 		for _, g := range prev.Table.Gateways {
 			got[g.Name] = g.Address

@@ -103,28 +103,3 @@ func backendTLSSummary(b *BackendTLS) string {
 	}
 	return s
 }
-
-// recordGwinEffects records what a gwin policy does to each object it
-// targets ("Kind ns/name" as gwinPolicyTargets lists them).
-func (t *translator) recordGwinEffects(p *gwinPolicy, targets, foreign []string) {
-	var keys []string
-	for _, s := range p.settings {
-		keys = append(keys, s.key)
-	}
-	for _, name := range targets {
-		kind, nsn, _ := strings.Cut(name, " ")
-		ns, n, _ := strings.Cut(nsn, "/")
-		e := PolicyEffect{Policy: p.key, Target: ObjectKey{Kind: kind, Namespace: ns, Name: n}}
-		switch {
-		case len(p.errs) > 0:
-			e.Reason, e.Message = "Invalid", "not applied: invalid gwin settings: "+strings.Join(p.errs, "; ")
-		case containsString(foreign, name):
-			e.Reason, e.Message = "NotThisProfile", "no effect: the object is not served by a Gateway of the gwin profile"
-		case len(keys) == 0:
-			e.Applied, e.Reason, e.Message = true, "Accepted", "applies, but spec.policy sets nothing"
-		default:
-			e.Applied, e.Reason, e.Message = true, "Accepted", "sets "+strings.Join(keys, ", ")
-		}
-		t.effect(e)
-	}
-}

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -14,14 +16,17 @@ import (
 // annotations and policy resources it reads, and the data-plane behaviour
 // those settings give (written into the routing table for the emulator).
 // gwdev picks a profile per GatewayClass: the one Options.Profiles names,
-// else ProfileGwin for the class gwin-default, else ProfileGeneric.
-const (
-	// ProfileGeneric is the Gateway API as the spec defines it.
-	ProfileGeneric = "generic"
-	// ProfileGwin is the Yandex Cloud gateway (gatewayClassName
-	// gwin-default, gwin.yandex.cloud/* annotations and policies).
-	ProfileGwin = "gwin"
-)
+// else the registered profile whose Class is the class name, else
+// ProfileGeneric.
+//
+// A profile is a plug-in: a package of its own (engine/gwin) that
+// registers itself with RegisterProfile. The engine calls its hooks with
+// views of the objects being translated (profile_views.go) and never hands
+// it the translator: what a profile reads and what it may add is the
+// methods of those views and of Translation.
+
+// ProfileGeneric is the Gateway API as the spec defines it.
+const ProfileGeneric = "generic"
 
 // ProfileNames lists the implementation profiles gwdev knows, sorted.
 func ProfileNames() []string {
@@ -33,115 +38,158 @@ func ProfileNames() []string {
 	return names
 }
 
-// profile is an implementation profile. Optional capabilities are the small
-// interfaces below; the translator calls them where the spec's own
-// processing leaves room for the implementation.
-type profile interface {
-	// name is the profile's name (ProfileGeneric, ProfileGwin).
-	name() string
-	// features says what the implementation supports.
-	features() *featureSet
+// Profile is an implementation profile. Its optional hooks are the small
+// interfaces below, implemented by the ProfileRun it starts for each
+// translation; the translator calls them where the spec's own processing
+// leaves room for the implementation.
+type Profile interface {
+	// Name is the profile's name (ProfileGeneric, "gwin").
+	Name() string
+	// Class is the GatewayClass name the profile is chosen for when
+	// Options.Profiles does not name one ("": none).
+	Class() string
+	// Summary is the one-line description in check output.
+	Summary() string
+	// Features says what the implementation supports.
+	Features() *FeatureSet
+	// Start begins the profile's part of one translation. It is called at
+	// most once per translation, when the profile is first needed, and
+	// must not report anything yet.
+	Start(tr *Translation) ProfileRun
 }
 
-// gatewayChecker is a profile that validates a managed Gateway's
-// implementation settings (annotations, policies) before its listeners are
-// processed; it rejects the Gateway through g.cond.
-type gatewayChecker interface {
-	checkGateway(t *translator, g *gatewayState)
+// ProfileRun is a profile's state during one translation.
+type ProfileRun interface {
+	// Finish runs once every object is processed (policy status, objects
+	// without status of their own), for every registered profile.
+	Finish()
 }
 
-// addressChecker is a profile that decides spec.addresses itself: which
-// address types are valid and which address gwdev binds.
-type addressChecker interface {
-	checkAddresses(t *translator, g *gatewayState, used map[string]bool)
+// GatewayChecker is a profile run that validates a managed Gateway's
+// implementation settings (annotations, policies) before its listeners
+// are processed; it rejects the Gateway through g.Fail.
+type GatewayChecker interface {
+	CheckGateway(g *GatewayView)
 }
 
-// listenerSetChecker is a profile that validates a ListenerSet attaching to
-// one of its Gateways; a non-empty result rejects the set (Invalid).
-type listenerSetChecker interface {
-	checkListenerSet(t *translator, s *listenerSetState) string
+// ForeignGatewayChecker is a profile run that looks at the Gateways of
+// other profiles (for example to warn that its annotations there are
+// ignored). profile is the Gateway's own profile.
+type ForeignGatewayChecker interface {
+	CheckForeignGateway(g *GatewayView, profile string)
 }
 
-// listenerChecker is a profile that validates one listener after the
+// AddressChecker is a profile run that decides spec.addresses itself:
+// which address types are valid and which address gwdev binds. used holds
+// the loopback addresses already bound.
+type AddressChecker interface {
+	CheckAddresses(g *GatewayView, used map[string]bool)
+}
+
+// ListenerSetChecker is a profile run that validates a ListenerSet
+// attaching to one of its Gateways; a non-empty result rejects the set
+// (Invalid).
+type ListenerSetChecker interface {
+	CheckListenerSet(s *ListenerSetView) string
+}
+
+// ListenerChecker is a profile run that validates one listener after the
 // spec's checks (implementation settings that name the listener).
-type listenerChecker interface {
-	checkListener(t *translator, l *listenerState)
+type ListenerChecker interface {
+	CheckListener(l *ListenerView)
 }
 
-// routeChecker is a profile that validates a route attaching to one of its
-// Gateways; a non-empty result refuses the attachment (Accepted=False,
+// RouteChecker is a profile run that validates a route attaching to one of
+// its Gateways; a non-empty result refuses the attachment (Accepted=False,
 // UnsupportedValue).
-type routeChecker interface {
-	checkRoute(t *translator, r *routeState) string
+type RouteChecker interface {
+	CheckRoute(r *RouteView) string
 }
 
-// certificateResolver is a profile that resolves certificateRefs of kinds
-// other than core Secrets. ok is false when the profile does not handle the
-// kind.
-type certificateResolver interface {
-	resolveCertificate(t *translator, group, kind, ns, name string) (cert *Certificate, reason gwv1.ListenerConditionReason, msg string, ok bool)
+// CertificateResolver is a profile run that resolves certificateRefs of
+// kinds other than core Secrets. ok is false when the profile does not
+// handle the kind.
+type CertificateResolver interface {
+	ResolveCertificate(group, kind, ns, name string) (cert *Certificate, reason gwv1.ListenerConditionReason, msg string, ok bool)
 }
 
-// tableContributor is a profile that adds data-plane behaviour to the
+// TableContributor is a profile run that adds data-plane behaviour to the
 // routing table of its Gateways.
-type tableContributor interface {
-	// gatewayTable adds Gateway-wide settings (the access log).
-	gatewayTable(t *translator, g *gatewayState, gt *GatewayTable)
-	// listenerTable adds per-listener settings (ListenerTable.Policy).
-	listenerTable(t *translator, l *listenerState, lt *ListenerTable)
-	// routeRule returns the rule as served on a listener and virtual host
+type TableContributor interface {
+	// GatewayTable adds Gateway-wide settings (the access log).
+	GatewayTable(g *GatewayView, gt *GatewayTable)
+	// ListenerTable adds per-listener settings (ListenerTable.Policy).
+	ListenerTable(l *ListenerView, lt *ListenerTable)
+	// RouteRule returns the rule as served on a listener and virtual host
 	// of the profile: rr itself, or an adjusted copy.
-	routeRule(t *translator, l *listenerState, host string, r *routeState, rr *RouteRule) *RouteRule
+	RouteRule(l *ListenerView, host string, r *RouteView, rr *RouteRule) *RouteRule
 }
 
 // profiles are the profiles gwdev knows, by name.
-var profiles = map[string]profile{
+var profiles = map[string]Profile{
 	ProfileGeneric: genericProfile{},
-	ProfileGwin:    gwinProfile{},
+}
+
+// RegisterProfile adds an implementation profile; a profile package calls
+// it from its init function. It panics on a second profile of the same
+// name, like a second registration of an HTTP handler pattern.
+func RegisterProfile(p Profile) {
+	if _, dup := profiles[p.Name()]; dup {
+		panic("engine: profile " + p.Name() + " registered twice")
+	}
+	profiles[p.Name()] = p
 }
 
 // genericProfile is the spec as is: every feature gwdev emulates.
 type genericProfile struct{}
 
-func (genericProfile) name() string          { return ProfileGeneric }
-func (genericProfile) features() *featureSet { return &featureSet{} }
+func (genericProfile) Name() string                  { return ProfileGeneric }
+func (genericProfile) Class() string                 { return "" }
+func (genericProfile) Summary() string               { return "the Gateway API as specified" }
+func (genericProfile) Features() *FeatureSet         { return &FeatureSet{} }
+func (genericProfile) Start(*Translation) ProfileRun { return genericRun{} }
 
-// support grades a feature in a profile.
-type support int
+// genericRun has no hooks.
+type genericRun struct{}
+
+func (genericRun) Finish() {}
+
+// Support grades a feature in a profile.
+type Support int
 
 const (
-	// supported: the implementation does it (the zero value).
-	supported support = iota
-	// warned: the spec allows it and gwdev emulates it, but the
+	// Supported: the implementation does it (the zero value).
+	Supported Support = iota
+	// Warned: the spec allows it and gwdev emulates it, but the
 	// implementation does not do it; a warning says so.
-	warned
-	// refused: the implementation does not support it; the listener or
+	Warned
+	// Refused: the implementation does not support it; the listener or
 	// route is not accepted.
-	refused
+	Refused
 )
 
-// featureSet says which spec features a profile supports. A feature that
-// is not listed is supported.
-type featureSet struct {
-	protocols   map[gwv1.ProtocolType]support
-	tlsModes    map[gwv1.TLSModeType]support
-	routeKinds  map[string]support
-	filters     map[gwv1.HTTPRouteFilterType]support
-	pathMatches map[gwv1.PathMatchType]support
-	// ruleFields are HTTPRoute rule fields: "timeouts.request", "retry",
+// FeatureSet says which spec features a profile supports. A feature that
+// is not listed (nil maps included) is supported.
+type FeatureSet struct {
+	Protocols   map[gwv1.ProtocolType]Support
+	TLSModes    map[gwv1.TLSModeType]Support
+	RouteKinds  map[string]Support
+	Filters     map[gwv1.HTTPRouteFilterType]Support
+	PathMatches map[gwv1.PathMatchType]Support
+	// RuleFields are HTTPRoute rule fields: "timeouts.request", "retry",
 	// "sessionPersistence".
-	ruleFields map[string]support
-	// supportedText renders what the implementation supports, per feature
+	RuleFields map[string]Support
+	// SupportedText renders what the implementation supports, per feature
 	// family ("protocols", "filters", ...), for messages.
-	supportedText map[string]string
+	SupportedText map[string]string
 }
 
 // explain renders "<what> is not supported by the <p> profile (<p>
 // supports ...)".
-func (f *featureSet) explain(p profile, family, what string) string {
-	msg := fmt.Sprintf("%s is not supported by the %s profile", what, p.name())
-	if s := f.supportedText[family]; s != "" {
-		msg += fmt.Sprintf(" (%s supports %s)", p.name(), s)
+func (f *FeatureSet) explain(p Profile, family, what string) string {
+	msg := fmt.Sprintf("%s is not supported by the %s profile", what, p.Name())
+	if s := f.SupportedText[family]; s != "" {
+		msg += fmt.Sprintf(" (%s supports %s)", p.Name(), s)
 	}
 	return msg
 }
@@ -149,13 +197,15 @@ func (f *featureSet) explain(p profile, family, what string) string {
 // profileFor returns the profile of a GatewayClass name: Options.Profiles,
 // then the class name's default. An unknown name in Options is reported
 // once and the generic profile is used.
-func (t *translator) profileFor(class string) profile {
+func (t *translator) profileFor(class string) Profile {
 	if p, ok := t.prof.byClass[class]; ok {
 		return p
 	}
 	name := ProfileGeneric
-	if class == gwinClassName {
-		name = ProfileGwin
+	for _, n := range ProfileNames() {
+		if c := profiles[n].Class(); c != "" && c == class {
+			name = n
+		}
 	}
 	if n, ok := t.opts.Profiles[class]; ok {
 		name = n
@@ -167,27 +217,37 @@ func (t *translator) profileFor(class string) profile {
 		p = profiles[ProfileGeneric]
 	}
 	if t.prof.byClass == nil {
-		t.prof.byClass = map[string]profile{}
+		t.prof.byClass = map[string]Profile{}
 	}
 	t.prof.byClass[class] = p
-	if p.name() != ProfileGeneric {
+	if p.Name() != ProfileGeneric {
 		t.note(SeverityInfo, ObjectKey{Kind: "GatewayClass", Name: class}, "",
-			fmt.Sprintf("implementation profile %s: %s", p.name(), profileSummary(p)))
+			fmt.Sprintf("implementation profile %s: %s", p.Name(), p.Summary()))
 	}
 	return p
 }
 
-// profileSummary is the one-line description of a profile in check output.
-func profileSummary(p profile) string {
-	switch p.name() {
-	case ProfileGwin:
-		return "gwdev validates gwin.yandex.cloud annotations and policies, warns about what the cloud gateway does not do, and emulates RBAC, allowHTTP10, HTTP/2 max concurrent streams, stream idle timeouts, access-log discard rules and route timeouts"
+// runOf returns the profile's run of this translation, starting it on
+// first use.
+func (t *translator) runOf(p Profile) ProfileRun {
+	if r, ok := t.prof.runs[p.Name()]; ok {
+		return r
 	}
-	return "the Gateway API as specified"
+	if t.prof.runs == nil {
+		t.prof.runs = map[string]ProfileRun{}
+	}
+	r := p.Start(&Translation{t: t})
+	t.prof.runs[p.Name()] = r
+	return r
+}
+
+// hooksOf returns the run of a managed Gateway's profile.
+func (t *translator) hooksOf(g *gatewayState) ProfileRun {
+	return t.runOf(t.profileOf(g))
 }
 
 // profileOf returns the profile of a managed Gateway.
-func (t *translator) profileOf(g *gatewayState) profile {
+func (t *translator) profileOf(g *gatewayState) Profile {
 	if g == nil || g.class == nil {
 		return profiles[ProfileGeneric]
 	}
@@ -196,7 +256,7 @@ func (t *translator) profileOf(g *gatewayState) profile {
 
 // profileOfOwner returns the profile of the Gateway a listener owner (a
 // Gateway, or a ListenerSet through its parent) belongs to.
-func (t *translator) profileOfOwner(owner ObjectKey) profile {
+func (t *translator) profileOfOwner(owner ObjectKey) Profile {
 	switch owner.Kind {
 	case "Gateway":
 		return t.profileOf(t.gatewayByKey[nsName{owner.Namespace, owner.Name}])
@@ -211,25 +271,33 @@ func (t *translator) profileOfOwner(owner ObjectKey) profile {
 // profileGateway runs the Gateway's profile checks (see gatewayChecker).
 func (t *translator) profileGateway(g *gatewayState) {
 	p := t.profileOf(g)
-	if c, ok := p.(gatewayChecker); ok {
-		c.checkGateway(t, g)
-		return
+	if c, ok := t.runOf(p).(GatewayChecker); ok {
+		c.CheckGateway(&GatewayView{t: t, g: g})
 	}
-	t.noteForeignGwinAnnotations(g, p)
+	for _, n := range ProfileNames() {
+		if n == p.Name() {
+			continue
+		}
+		if c, ok := t.runOf(profiles[n]).(ForeignGatewayChecker); ok {
+			c.CheckForeignGateway(&GatewayView{t: t, g: g}, p.Name())
+		}
+	}
 }
 
 // finishProfiles runs what profiles do once every object is processed
-// (policy status, objects without status of their own).
+// (policy status, objects without status of their own), in name order.
 func (t *translator) finishProfiles() {
-	t.finishGwin()
+	for _, n := range ProfileNames() {
+		t.runOf(profiles[n]).Finish()
+	}
 }
 
 // profileAddresses lets the Gateway's profile decide spec.addresses; it
 // reports whether the profile did.
 func (t *translator) profileAddresses(g *gatewayState, used map[string]bool) bool {
-	c, ok := t.profileOf(g).(addressChecker)
+	c, ok := t.hooksOf(g).(AddressChecker)
 	if ok {
-		c.checkAddresses(t, g, used)
+		c.CheckAddresses(&GatewayView{t: t, g: g}, used)
 	}
 	return ok
 }
@@ -237,8 +305,8 @@ func (t *translator) profileAddresses(g *gatewayState, used map[string]bool) boo
 // profileListenerSet runs the profile checks of a ListenerSet's parent
 // Gateway; a non-empty result rejects the set.
 func (t *translator) profileListenerSet(s *listenerSetState) string {
-	if c, ok := t.profileOf(s.parent).(listenerSetChecker); ok {
-		return c.checkListenerSet(t, s)
+	if c, ok := t.hooksOf(s.parent).(ListenerSetChecker); ok {
+		return c.CheckListenerSet(&ListenerSetView{t: t, s: s})
 	}
 	return ""
 }
@@ -247,34 +315,49 @@ func (t *translator) profileListenerSet(s *listenerSetState) string {
 // listener and runs its listener checks.
 func (t *translator) profileListener(l *listenerState) {
 	p := t.profileOf(l.gateway)
-	f := p.features()
+	f := p.Features()
 	scope := "listener " + quote(l.name)
-	switch f.protocols[l.protocol] {
-	case refused:
+	switch f.Protocols[l.protocol] {
+	case Refused:
 		msg := f.explain(p, "protocols", "protocol "+string(l.protocol))
 		l.cond.fail("Accepted", string(gwv1.ListenerReasonUnsupportedProtocol), msg)
 		l.cond.fail("Programmed", string(gwv1.ListenerReasonInvalid), "unsupported protocol")
-	case warned:
+	case Warned:
 		t.note(SeverityWarning, l.ownerKey(), scope, f.explain(p, "protocols", "protocol "+string(l.protocol))+"; gwdev serves it locally anyway")
 	}
 	if l.tls != nil && l.tls.Mode != nil {
-		switch f.tlsModes[*l.tls.Mode] {
-		case refused:
+		switch f.TLSModes[*l.tls.Mode] {
+		case Refused:
 			l.cond.fail("Accepted", string(gwv1.ListenerReasonUnsupportedProtocol), f.explain(p, "tlsModes", "TLS mode "+string(*l.tls.Mode)))
 			l.cond.fail("Programmed", string(gwv1.ListenerReasonInvalid), "unsupported TLS mode")
-		case warned:
+		case Warned:
 			t.note(SeverityWarning, l.ownerKey(), scope, f.explain(p, "tlsModes", "TLS mode "+string(*l.tls.Mode))+"; gwdev serves it locally anyway")
 		}
 	}
-	if c, ok := p.(listenerChecker); ok {
-		c.checkListener(t, l)
+	if c, ok := t.runOf(p).(ListenerChecker); ok {
+		c.CheckListener(&ListenerView{t: t, l: l})
 	}
 }
 
+// MessageFields is implemented by a profile run whose messages name the
+// field they are about in the profile's own format (gwin: "annotation
+// <key>: …"); the profile reads its own format, nobody else does.
+type MessageFields interface {
+	FieldOf(msg string) string
+}
+
 // verdictField is the field a profile's verdict (the refusal profileRoute
-// or profileListenerSet returns) is about, "" when it names none; only
-// gwin's name one.
-func verdictField(why string) string { return gwinField(why) }
+// or profileListenerSet returns) is about, "" when no profile names one.
+func (t *translator) verdictField(why string) string {
+	for _, name := range slices.Sorted(maps.Keys(t.prof.runs)) {
+		if f, ok := t.prof.runs[name].(MessageFields); ok {
+			if p := f.FieldOf(why); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
+}
 
 // profileRoute checks a route against the profile of the Gateway it
 // attaches to: unsupported features refuse it, features the implementation
@@ -282,38 +365,38 @@ func verdictField(why string) string { return gwinField(why) }
 // checks run. The result is memoised per route and profile.
 func (t *translator) profileRoute(r *routeState, g *gatewayState) string {
 	p := t.profileOf(g)
-	key := routeProfileKey{r, p.name()}
+	key := routeProfileKey{r, p.Name()}
 	if why, ok := t.prof.routeVerdicts[key]; ok {
 		return why
 	}
 	var refusals []string
-	f := p.features()
+	f := p.Features()
 	for _, fu := range f.routeFeaturesOf(r) {
-		s := supported
+		s := Supported
 		switch fu.family {
 		case "routeKinds":
-			s = f.routeKinds[fu.value]
+			s = f.RouteKinds[fu.value]
 		case "filters":
-			s = f.filters[gwv1.HTTPRouteFilterType(fu.value)]
+			s = f.Filters[gwv1.HTTPRouteFilterType(fu.value)]
 		case "pathMatches":
-			s = f.pathMatches[gwv1.PathMatchType(fu.value)]
+			s = f.PathMatches[gwv1.PathMatchType(fu.value)]
 		case "ruleFields":
-			s = f.ruleFields[fu.value]
+			s = f.RuleFields[fu.value]
 		}
 		switch s {
-		case refused:
+		case Refused:
 			msg := f.explain(p, fu.family, fu.what)
 			if fu.at != "" {
 				msg = fu.at + ": " + msg
 			}
 			refusals = append(refusals, msg)
-		case warned:
+		case Warned:
 			t.note(SeverityWarning, r.key, fu.at, f.explain(p, fu.family, fu.what)+"; gwdev emulates it locally")
 		}
 	}
 	why := strings.Join(refusals, "; ")
-	if c, ok := p.(routeChecker); ok && why == "" {
-		why = c.checkRoute(t, r)
+	if c, ok := t.runOf(p).(RouteChecker); ok && why == "" {
+		why = c.CheckRoute(&RouteView{t: t, r: r})
 	}
 	if t.prof.routeVerdicts == nil {
 		t.prof.routeVerdicts = map[routeProfileKey]string{}
@@ -325,11 +408,11 @@ func (t *translator) profileRoute(r *routeState, g *gatewayState) string {
 // profileRun is the profile state of one translation.
 type profileRun struct {
 	// byClass memoises profileFor.
-	byClass map[string]profile
+	byClass map[string]Profile
 	// routeVerdicts memoises profileRoute.
 	routeVerdicts map[routeProfileKey]string
-	// gwin is the gwin profile's state (nil until used).
-	gwin *gwinRun
+	// runs are the profiles' runs of this translation, by name (runOf).
+	runs map[string]ProfileRun
 }
 
 // routeProfileKey memoises profileRoute.
@@ -349,8 +432,8 @@ type routeFeature struct {
 // routeFeaturesOf lists the features a route uses, or none when the feature
 // set lists no route features (every one is supported then, so there is
 // nothing to check).
-func (f *featureSet) routeFeaturesOf(r *routeState) []routeFeature {
-	if len(f.routeKinds) == 0 && len(f.filters) == 0 && len(f.pathMatches) == 0 && len(f.ruleFields) == 0 {
+func (f *FeatureSet) routeFeaturesOf(r *routeState) []routeFeature {
+	if len(f.RouteKinds) == 0 && len(f.Filters) == 0 && len(f.PathMatches) == 0 && len(f.RuleFields) == 0 {
 		return nil
 	}
 	return routeFeatures(r)
@@ -415,30 +498,30 @@ func (t *translator) profileCertificate(owner ObjectKey, group, kind, ns, name s
 	if group == "" && kind == "Secret" {
 		return nil, "", "", false
 	}
-	if c, ok := t.profileOfOwner(owner).(certificateResolver); ok {
-		return c.resolveCertificate(t, group, kind, ns, name)
+	if c, ok := t.runOf(t.profileOfOwner(owner)).(CertificateResolver); ok {
+		return c.ResolveCertificate(group, kind, ns, name)
 	}
 	return nil, "", "", false
 }
 
 // profileGatewayTable lets the Gateway's profile add Gateway-wide settings.
 func (t *translator) profileGatewayTable(g *gatewayState, gt *GatewayTable) {
-	if c, ok := t.profileOf(g).(tableContributor); ok {
-		c.gatewayTable(t, g, gt)
+	if c, ok := t.hooksOf(g).(TableContributor); ok {
+		c.GatewayTable(&GatewayView{t: t, g: g}, gt)
 	}
 }
 
 // profileListenerTable lets the listener's profile add its settings.
 func (t *translator) profileListenerTable(l *listenerState, lt *ListenerTable) {
-	if c, ok := t.profileOf(l.gateway).(tableContributor); ok {
-		c.listenerTable(t, l, lt)
+	if c, ok := t.hooksOf(l.gateway).(TableContributor); ok {
+		c.ListenerTable(&ListenerView{t: t, l: l}, lt)
 	}
 }
 
 // profileRule returns a route rule as served on a listener and host.
 func (t *translator) profileRule(l *listenerState, host string, r *routeState, rr *RouteRule) *RouteRule {
-	if c, ok := t.profileOf(l.gateway).(tableContributor); ok {
-		return c.routeRule(t, l, host, r, rr)
+	if c, ok := t.hooksOf(l.gateway).(TableContributor); ok {
+		return c.RouteRule(&ListenerView{t: t, l: l}, host, &RouteView{t: t, r: r}, rr)
 	}
 	return rr
 }

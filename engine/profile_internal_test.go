@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,13 +14,16 @@ import (
 // UnsupportedValue, with messages naming the profile.
 type strictProfile struct{}
 
-func (strictProfile) name() string { return "strict" }
-func (strictProfile) features() *featureSet {
-	return &featureSet{
-		protocols:     map[gwv1.ProtocolType]support{gwv1.TCPProtocolType: refused},
-		tlsModes:      map[gwv1.TLSModeType]support{gwv1.TLSModePassthrough: refused},
-		pathMatches:   map[gwv1.PathMatchType]support{gwv1.PathMatchRegularExpression: refused},
-		supportedText: map[string]string{"protocols": "HTTP only"},
+func (strictProfile) Name() string                  { return "strict" }
+func (strictProfile) Class() string                 { return "" }
+func (strictProfile) Summary() string               { return "refuses more" }
+func (strictProfile) Start(*Translation) ProfileRun { return genericRun{} }
+func (strictProfile) Features() *FeatureSet {
+	return &FeatureSet{
+		Protocols:     map[gwv1.ProtocolType]Support{gwv1.TCPProtocolType: Refused},
+		TLSModes:      map[gwv1.TLSModeType]Support{gwv1.TLSModePassthrough: Refused},
+		PathMatches:   map[gwv1.PathMatchType]Support{gwv1.PathMatchRegularExpression: Refused},
+		SupportedText: map[string]string{"protocols": "HTTP only"},
 	}
 }
 
@@ -55,7 +59,7 @@ func TestProfileRefusals(t *testing.T) {
 		`re parentRefs[0]: Gateway default/gw sectionName "http" Accepted=False UnsupportedValue: spec.rules[0].matches[0].path: RegularExpression path match is not supported by the strict profile`,
 	}
 	for _, w := range want {
-		if !containsString(got, w) {
+		if !slices.Contains(got, w) {
 			t.Errorf("missing finding %q in:\n%s", w, strings.Join(got, "\n"))
 		}
 	}

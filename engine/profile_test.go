@@ -8,17 +8,14 @@ import (
 	"testing"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/testkit"
 )
 
 // translateYAML loads manifests and translates them with opts.
 func translateYAML(t *testing.T, manifests string, opts engine.Options) *engine.Result {
 	t.Helper()
-	lr := testLoader(t).LoadBytes("test.yaml", []byte(manifests))
-	for _, p := range lr.Problems {
-		t.Fatalf("load problem: %s", p)
-	}
 	opts.Now = goldenNow
-	return engine.Translate(lr.Snapshot, opts)
+	return testkit.Translate(t, "test.yaml", []byte(manifests), opts)
 }
 
 // findings renders the findings about one kind as "severity: message".

@@ -30,8 +30,9 @@ type Options struct {
 	// user runs locally (gwdev.yaml or --backend). nil: none.
 	BackendMappings map[string]string
 	// Profiles maps GatewayClass names to implementation profiles (see
-	// ProfileNames). A class not listed gets ProfileGwin when it is
-	// gwin-default, else ProfileGeneric. nil: the defaults.
+	// ProfileNames). A class not listed gets the registered profile whose
+	// Class it is (gwin for gwin-default, engine/gwin), else
+	// ProfileGeneric. nil: the defaults.
 	Profiles map[string]string
 	// previous is the address each Gateway had in the previous translation,
 	// keyed by "namespace/name"; only TranslateNext sets it (nil: every

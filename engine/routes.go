@@ -227,7 +227,7 @@ func (t *translator) attachRoute(r *routeState, idx int, ref gwv1.ParentReferenc
 		candidates, parent = s.listeners, s.parent
 	}
 	if why := t.profileRoute(r, parent); why != "" {
-		p.cond.failAt(verdictField(why), acc, string(gwv1.RouteReasonUnsupportedValue), why)
+		p.cond.failAt(t.verdictField(why), acc, string(gwv1.RouteReasonUnsupportedValue), why)
 		return p
 	}
 	var selected []*listenerState

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/testkit"
 )
 
 // TestRouteServing checks the per-route record of what the table serves:
@@ -49,11 +50,8 @@ metadata: {name: svc}
 spec:
   ports: [{name: http, port: 80}]
 `
-	lr := testLoader(t).LoadBytes("routes.yaml", []byte(manifests))
-	if len(lr.Problems) > 0 {
-		t.Fatal(lr.Problems)
-	}
-	res := engine.Translate(lr.Snapshot, engine.Options{})
+	snap := testkit.Load(t, "routes.yaml", []byte(manifests))
+	res := engine.Translate(snap, engine.Options{})
 	rs := res.Routes[engine.ObjectKey{Kind: "HTTPRoute", Namespace: "default", Name: "r"}]
 	if rs == nil {
 		t.Fatal("no record for the route")
@@ -95,7 +93,7 @@ spec:
 	}
 
 	// NoServing leaves out Routes and changes nothing else.
-	lean := engine.Translate(lr.Snapshot, engine.Options{NoServing: true})
+	lean := engine.Translate(snap, engine.Options{NoServing: true})
 	if lean.Routes != nil {
 		t.Errorf("NoServing: Routes = %v, want nil", lean.Routes)
 	}

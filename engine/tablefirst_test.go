@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/testkit"
 )
 
 // TestTranslateTableFirst: for every golden input, the table that
@@ -25,7 +26,7 @@ func TestTranslateTableFirst(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lr := testLoader(t).LoadBytes(filepath.Base(in), data)
+		lr := testkit.Loader(t).LoadBytes(filepath.Base(in), data)
 		opts := engine.Options{Now: goldenNow}
 		want, err := engine.Translate(lr.Snapshot, opts).MarshalYAML()
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/testkit"
 )
 
 // TestEveryReasonExplained translates every engine golden case and the
@@ -23,7 +24,7 @@ func TestEveryReasonExplained(t *testing.T) {
 	}
 	samples, _ := filepath.Glob("../samples/*/*.yaml")
 	files = append(files, samples...)
-	l := testLoader(t)
+	l := testkit.Loader(t)
 	seen := map[string]bool{}
 	missing, notes := map[string]string{}, map[string]string{}
 	for _, f := range files {

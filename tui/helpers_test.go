@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,26 +15,12 @@ import (
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/engine/table"
+	"github.com/gwdev/gwdev/internal/testkit"
 	"github.com/gwdev/gwdev/watch"
 )
 
 // fixedNow is the test clock.
 var fixedNow = time.Date(2026, 5, 4, 12, 30, 0, 0, time.UTC)
-
-var (
-	loaderOnce sync.Once
-	loader     *watch.Loader
-	loaderErr  error
-)
-
-func testLoader(t testing.TB) *watch.Loader {
-	t.Helper()
-	loaderOnce.Do(func() { loader, loaderErr = watch.NewLoader() })
-	if loaderErr != nil {
-		t.Fatal(loaderErr)
-	}
-	return loader
-}
 
 // sampleState loads samples/<name> and translates it with the fixed clock.
 func sampleState(t *testing.T, name string) StateMsg {
@@ -47,7 +32,7 @@ func sampleState(t *testing.T, name string) StateMsg {
 // root, as `gwdev up samples/<name>` shows them.
 func loadSample(t testing.TB, name string) *watch.LoadResult {
 	t.Helper()
-	lr := testLoader(t).LoadDir("../samples/" + name)
+	lr := testkit.Loader(t).LoadDir("../samples/" + name)
 	for k, src := range lr.Snapshot.Sources {
 		src.File = strings.TrimPrefix(src.File, "../")
 		lr.Snapshot.Sources[k] = src

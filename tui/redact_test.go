@@ -16,7 +16,7 @@ import (
 
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
-	"github.com/gwdev/gwdev/watch"
+	"github.com/gwdev/gwdev/internal/testkit"
 )
 
 // The dashboard's trace detail and its copy-as-curl show a real request's
@@ -46,10 +46,7 @@ spec:
 	if err := os.WriteFile(filepath.Join(dir, "app.yaml"), []byte(manifest), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	loader, err := watch.NewLoader()
-	if err != nil {
-		t.Fatal(err)
-	}
+	loader := testkit.Loader(t)
 	res := engine.Translate(loader.LoadDir(dir).Snapshot, engine.Options{})
 	srv := emulator.New(emulator.Config{BindOverride: "127.0.0.1"})
 	defer srv.Close(context.Background())

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/gwin"
 )
 
 // This file loads the policy resources of implementation profiles
@@ -17,7 +18,10 @@ import (
 // ListenerSetPolicy) into engine.ImplementationPolicy objects. gwdev has no
 // CRD for them: the structure (spec.targetRefs, spec.selector, spec.policy)
 // is checked here by hand, with the apiserver's wording; the settings under
-// spec.policy are the profile's business (engine/profile_gwin*.go).
+// spec.policy are the profile's business (engine/gwin).
+
+// groupGwin is the API group of the gwin profile's policy resources.
+const groupGwin = gwin.Group
 
 // policyKind is one implementation policy kind with the kinds it can target.
 type policyKind struct {
@@ -35,23 +39,27 @@ func (g groupKind) String() string {
 	return g.group + "/" + g.kind
 }
 
-// implementationPolicyKinds are the policy kinds gwdev loads, as the
-// engine's profiles define them (engine.ImplementationPolicyKinds).
-var implementationPolicyKinds = policyKinds(engine.ImplementationPolicyKinds())
+func newPolicyKind(kind string, targets ...groupKind) *policyKind {
+	return &policyKind{
+		spec: &kindSpec{kind: kind, group: groupGwin, version: "v1", namespaced: true,
+			newObject: func() metav1.Object { return &engine.ImplementationPolicy{} }},
+		targets: targets,
+	}
+}
 
-// policyKinds builds the loader's entries of the engine's policy kinds.
-func policyKinds(kinds []engine.PolicyKind) []*policyKind {
+// implementationPolicyKinds are the policy kinds gwdev loads: the gwin
+// profile's, as package engine/gwin lists them.
+var implementationPolicyKinds = func() []*policyKind {
 	var out []*policyKind
-	for _, k := range kinds {
-		pk := &policyKind{spec: &kindSpec{kind: k.Kind, group: k.Group, version: "v1", namespaced: true,
-			newObject: func() metav1.Object { return &engine.ImplementationPolicy{} }}}
-		for _, t := range k.Targets {
-			pk.targets = append(pk.targets, groupKind{t.Group, t.Kind})
+	for _, pk := range gwin.PolicyKinds {
+		var targets []groupKind
+		for _, t := range pk.Targets {
+			targets = append(targets, groupKind{t.Group, t.Kind})
 		}
-		out = append(out, pk)
+		out = append(out, newPolicyKind(pk.Kind, targets...))
 	}
 	return out
-}
+}()
 
 // policyKindOf returns the policy kind named kind, or nil.
 func policyKindOf(kind string) *policyKind {

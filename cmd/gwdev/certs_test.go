@@ -17,7 +17,7 @@ import (
 
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
-	"github.com/gwdev/gwdev/watch"
+	"github.com/gwdev/gwdev/internal/testkit"
 )
 
 const certsManifests = `apiVersion: gateway.networking.k8s.io/v1
@@ -112,10 +112,7 @@ func TestCertsWritesSecretsAndTrustCommand(t *testing.T) {
 
 	// The Secrets make every listener programmed, and the emulator serves
 	// them with certificates that chain to the CA.
-	loader, err := watch.NewLoader()
-	if err != nil {
-		t.Fatal(err)
-	}
+	loader := testkit.Loader(t)
 	res := engine.Translate(loader.LoadDir(dir).Snapshot, engine.Options{})
 	for _, f := range res.Findings {
 		if f.Severity == engine.SeverityError {

@@ -20,6 +20,7 @@ import (
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/internal/freeport"
+	"github.com/gwdev/gwdev/internal/testkit"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -200,10 +201,7 @@ func backendNames(manifests string) []string {
 // loadIngressManifests loads manifests, failing on any problem.
 func loadIngressManifests(t *testing.T, manifests string) *watch.LoadResult {
 	t.Helper()
-	l, err := watch.NewLoader()
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testkit.Loader(t)
 	lr := l.LoadBytes("ingress.yaml", []byte(manifests))
 	for _, p := range lr.Problems {
 		t.Fatalf("load problem: %s", p)

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gwdev/gwdev/engine"
-	"github.com/gwdev/gwdev/watch"
+	"github.com/gwdev/gwdev/internal/testkit"
 )
 
 // TestObjectsOutputMatchesWholeResult checks that the streamed -o yaml
@@ -19,10 +19,7 @@ import (
 func TestObjectsOutputMatchesWholeResult(t *testing.T) {
 	samples, _ := filepath.Glob("../../samples/*")
 	inputs, _ := filepath.Glob("../../engine/testdata/*.in.yaml")
-	loader, err := watch.NewLoader()
-	if err != nil {
-		t.Fatal(err)
-	}
+	loader := testkit.Loader(t)
 	n := 0
 	for _, src := range append(append(samples, inputs...), t.TempDir()) { // and an empty folder
 		lr := loader.LoadDir(src)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gwdev/gwdev/engine"
+	_ "github.com/gwdev/gwdev/engine/gwin" // registers the gwin profile
 )
 
 // ycCertificateFiles locates the local PEM of a gwin YCCertificate.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gwdev/gwdev/watch"
+	"github.com/gwdev/gwdev/internal/testkit"
 )
 
 // TestSampleIngressNginx sends the requests of samples/ingress-nginx's
@@ -16,10 +16,7 @@ import (
 // migrate and migrate --compare on the sample.
 func TestSampleIngressNginx(t *testing.T) {
 	dir := filepath.Join("..", "..", "samples", "ingress-nginx")
-	l, err := watch.NewLoader()
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := testkit.Loader(t)
 	lr := l.LoadDir(dir)
 	if len(lr.Problems) > 0 {
 		t.Fatalf("load problems: %v", lr.Problems)

@@ -43,7 +43,7 @@ var rules = []rule{
 		name: "message text parsed",
 		re:   regexp.MustCompile(`strings\.(Contains|HasPrefix|HasSuffix|Cut|CutPrefix|CutSuffix|Index|Split|SplitN|Fields)\([^)]*\b(Message|message|msg|Reason)\b`),
 		owners: map[string]string{
-			"engine/profile_gwin_settings.go": "gwinField reads the 'annotation <key>' of gwin's own messages, next to the code that writes them, until the gwin plug-in carries its problems typed",
+			"engine/gwin/settings.go": "gwinField reads the 'annotation <key>' of gwin's own messages, next to the code that writes them, until the gwin plug-in carries its problems typed",
 			"emulator/backendtls.go":          "crypto/tls errors carry no type for a remote alert",
 			"emulator/tlsconn.go":             "crypto/tls errors carry no type for a remote alert",
 			"tui/explain_load.go":             "loader problems (watch) explained by their wording: the loader's messages are Kubernetes' field errors",

@@ -1,4 +1,4 @@
-package emulator
+package echo
 
 import (
 	"bufio"
@@ -26,7 +26,7 @@ func isEchoWebSocket(req *http.Request) bool {
 // the 101 response's body, the io.ReadWriteCloser the reverse proxy copies
 // frames through. The server echoes every frame back until the client
 // closes.
-func (e *echoTarget) roundTripWebSocket(req *http.Request) (*http.Response, error) {
+func (e *Target) roundTripWebSocket(req *http.Request) (*http.Response, error) {
 	client, server := net.Pipe()
 	srv := &http.Server{Handler: websocket.Handler(echoWebSocket), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(&oneConnListener{conn: server}) }()
@@ -96,4 +96,6 @@ type pipeAddr struct{}
 func (pipeAddr) Network() string { return "pipe" }
 func (pipeAddr) String() string  { return "echo" }
 
-var errEchoReset = errors.New("echo: connection reset by backend (retry simulation)")
+// ErrReset is the failure of an attempt the retry simulation fails without
+// a response code: the proxy sees it as a connection reset.
+var ErrReset = errors.New("echo: connection reset by backend (retry simulation)")

@@ -1,7 +1,6 @@
-package emulator
+package echo
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -21,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gwdev/gwdev/emulator/internal/wire"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
@@ -32,23 +32,31 @@ import (
 // memory. So a BackendTLSPolicy with the right CA works, and one with the
 // wrong CA fails the way it would in a cluster.
 
-// echoTCPWelcome is the first line the TCPRoute and TLSRoute echo backend
-// sends: the conformance TCP echo server's (echo-basic tcpserver).
-const echoTCPWelcome = "Gateway API Test TCP Server\n"
+// The echo's in-process HTTP servers keep the gateway listeners' limits.
+const (
+	readHeaderTimeout = 30 * time.Second
+	idleTimeout       = 2 * time.Minute
+	retireTimeout     = 30 * time.Second
+)
 
-// echoStreamAssertions is the conformance TCP echo server's answer to TEST.
-type echoStreamAssertions struct {
-	Namespace string         `json:"namespace"`
-	Ingress   string         `json:"ingress"`
-	Service   string         `json:"service"`
-	Pod       string         `json:"pod"`
-	TCPPort   string         `json:"tcpport"`
-	TLSPort   string         `json:"tlsport,omitempty"`
-	IsTLS     bool           `json:"isTLS"`
-	TLS       *echoStreamTLS `json:"tls,omitempty"`
+// TCPWelcome is the first line the TCPRoute and TLSRoute echo backend
+// sends: the conformance TCP echo server's (echo-basic tcpserver).
+const TCPWelcome = "Gateway API Test TCP Server\n"
+
+// StreamAssertions is the conformance TCP echo server's answer to TEST.
+type StreamAssertions struct {
+	Namespace string     `json:"namespace"`
+	Ingress   string     `json:"ingress"`
+	Service   string     `json:"service"`
+	Pod       string     `json:"pod"`
+	TCPPort   string     `json:"tcpport"`
+	TLSPort   string     `json:"tlsport,omitempty"`
+	IsTLS     bool       `json:"isTLS"`
+	TLS       *StreamTLS `json:"tls,omitempty"`
 }
 
-type echoStreamTLS struct {
+// StreamTLS is the TLS part of StreamAssertions.
+type StreamTLS struct {
 	Version            string `json:"version"`
 	ServerName         string `json:"serverName"`
 	NegotiatedProtocol string `json:"negotiatedProtocol,omitempty"`
@@ -77,7 +85,7 @@ func sniffWindow(idle time.Duration) time.Duration {
 	return echoSniffWindow
 }
 
-// serveEchoStream answers a TCPRoute or TLSRoute connection like the
+// ServeStream answers a TCPRoute or TLSRoute connection like the
 // conformance TCP echo server: a welcome line, then PING → PONG, IS_TLS →
 // true/false and TEST → a JSON description of the connection; any other
 // line comes back as it was sent (echol4.go). With conf it first
@@ -87,15 +95,15 @@ func sniffWindow(idle time.Duration) time.Duration {
 // once) gets the HTTP echo backend instead, like the conformance
 // tls-backend. idle is the stream's idle timeout (0: none), which bounds
 // how long it waits for such a client (sniffWindow).
-func serveEchoStream(conn net.Conn, e *echoTarget, ingress string, conf *tls.Config, idle time.Duration) {
-	a := echoStreamAssertions{Namespace: e.namespace, Ingress: ingress, Service: e.service, Pod: e.pod,
+func ServeStream(conn net.Conn, e *Target, ingress string, conf *tls.Config, idle time.Duration) {
+	a := StreamAssertions{Namespace: e.namespace, Ingress: ingress, Service: e.service, Pod: e.pod,
 		TCPPort: strconv.Itoa(int(e.port))}
 	var cs *tls.ConnectionState
 	if conf != nil {
 		tc := tls.Server(conn, conf)
 		if err := tc.Handshake(); err != nil {
 			if e.log != nil {
-				e.log.add("TLS handshake failed: " + err.Error())
+				e.log.Add("TLS handshake failed: " + err.Error())
 			}
 			_ = conn.Close()
 			return
@@ -107,7 +115,7 @@ func serveEchoStream(conn net.Conn, e *echoTarget, ingress string, conf *tls.Con
 		}
 		cs = &st
 		a.IsTLS, a.TLSPort = true, a.TCPPort
-		a.TLS = &echoStreamTLS{Version: tls.VersionName(st.Version), ServerName: st.ServerName,
+		a.TLS = &StreamTLS{Version: tls.VersionName(st.Version), ServerName: st.ServerName,
 			NegotiatedProtocol: st.NegotiatedProtocol, CipherSuite: tls.CipherSuiteName(st.CipherSuite), Curves: st.CurveID.String()}
 		conn = tc
 	}
@@ -119,17 +127,17 @@ func serveEchoStream(conn net.Conn, e *echoTarget, ingress string, conf *tls.Con
 	conn = sc
 	defer conn.Close()
 	test, _ := json.Marshal(a)
-	if _, err := io.WriteString(conn, echoTCPWelcome); err != nil {
+	if _, err := io.WriteString(conn, TCPWelcome); err != nil {
 		return
 	}
 	echoed, err := echoLines(conn, test, a.IsTLS)
 	// Logged before the half-close, which is what the client (and the
 	// gateway's trace of the connection) waits for.
 	if e.log != nil {
-		e.log.add(fmt.Sprintf("TCP connection (TLS: %t): greeted, %d bytes echoed", a.IsTLS, echoed))
+		e.log.Add(fmt.Sprintf("TCP connection (TLS: %t): greeted, %d bytes echoed", a.IsTLS, echoed))
 	}
 	if err == nil {
-		closeWrite(conn)
+		wire.CloseWrite(conn)
 	}
 }
 
@@ -169,7 +177,7 @@ func sniff(c net.Conn, window time.Duration) *sniffedConn {
 
 // http reports whether the client spoke first with an HTTP/1.x request.
 func (s *sniffedConn) http() bool {
-	_, ok := plainHTTP(s.pending)
+	_, ok := wire.PlainHTTP(s.pending)
 	return s.got && ok
 }
 
@@ -191,11 +199,11 @@ func (s *sniffedConn) Read(p []byte) (int, error) {
 
 // CloseWrite half-closes the underlying connection.
 func (s *sniffedConn) CloseWrite() error {
-	closeWrite(s.Conn)
+	wire.CloseWrite(s.Conn)
 	return nil
 }
 
-// echoServerTLS returns the echo backend's server configuration: the
+// ServerTLS returns the echo backend's server configuration: the
 // Secret's certificate, or generated ones. With withALPN it offers h2 and
 // http/1.1 to clients that ask for either (and no protocol to others, so
 // that a client of some other protocol still gets its TCP echo). With
@@ -203,7 +211,7 @@ func (s *sniffedConn) CloseWrite() error {
 // verifying one, and the echo reports what it got (peerCertificates): it
 // is set where the gateway is the client (a BackendTLSPolicy), not for
 // passthrough, whose client is the user's.
-func echoServerTLS(cert *table.Certificate, withALPN, askClientCert bool) *tls.Config {
+func ServerTLS(cert *table.Certificate, withALPN, askClientCert bool) *tls.Config {
 	key := "generated"
 	if cert != nil {
 		h := sha256.New()
@@ -229,7 +237,7 @@ func echoServerTLS(cert *table.Certificate, withALPN, askClientCert bool) *tls.C
 	}
 	if withALPN {
 		http := conf.Clone()
-		http.NextProtos = httpsALPN
+		http.NextProtos = []string{"h2", "http/1.1"}
 		conf.GetConfigForClient = func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
 			for _, p := range hello.SupportedProtos {
 				if p == "h2" || p == "http/1.1" {
@@ -260,7 +268,7 @@ var echoCA struct {
 // generatedCertificate signs a certificate for the requested server name
 // ("localhost" without SNI) with the in-memory echo CA.
 func generatedCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
-	name := normalizeSNI(hello.ServerName)
+	name := wire.NormalizeSNI(hello.ServerName)
 	if name == "" {
 		name = "localhost"
 	}
@@ -305,35 +313,36 @@ func generatedCertificate(hello *tls.ClientHelloInfo) (*tls.Certificate, error) 
 	return actual.(*tls.Certificate), nil
 }
 
-// echoHTTPS serves the HTTP echo backend of one upstream over TLS, in
+// HTTPS serves the HTTP echo backend of one upstream over TLS, in
 // process: the upstream's transports dial it instead of a socket, so the
 // gateway's BackendTLSPolicy configuration (CA, SNI, subjectAltNames) meets
 // a real server certificate.
-type echoHTTPS struct {
-	e *echoTarget
+type HTTPS struct {
+	e *Target
 	// tls, when set, is the TLS state of a connection whose requests do
 	// not carry it (HTTP sniffed on a TLS stream).
 	tls   *tls.ConnectionState
 	conf  *tls.Config
 	once  sync.Once
-	queue *connQueue
+	queue *wire.Queue
 	srv   *http.Server
 }
 
-func newEchoHTTPS(e *echoTarget, cert *table.Certificate) *echoHTTPS {
-	return &echoHTTPS{e: e, conf: echoServerTLS(cert, true, true), queue: newConnQueue(memAddr("echo"))}
+// NewHTTPS returns the TLS echo of e, with cert (nil: generated ones).
+func NewHTTPS(e *Target, cert *table.Certificate) *HTTPS {
+	return &HTTPS{e: e, conf: ServerTLS(cert, true, true), queue: wire.NewQueue(wire.Addr("echo"))}
 }
 
-// transport makes t dial the in-process echo server; a nil echoHTTPS (the
+// Transport makes t dial the in-process echo server; a nil HTTPS (the
 // upstream has a real address) leaves t as it is.
-func (es *echoHTTPS) transport(t *http.Transport) *http.Transport {
+func (es *HTTPS) Transport(t *http.Transport) *http.Transport {
 	if es != nil {
 		t.DialContext = es.dial
 	}
 	return t
 }
 
-func (es *echoHTTPS) dial(context.Context, string, string) (net.Conn, error) {
+func (es *HTTPS) dial(context.Context, string, string) (net.Conn, error) {
 	es.once.Do(func() {
 		es.srv = &http.Server{Handler: es, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: idleTimeout,
 			Protocols: new(http.Protocols), ErrorLog: log.New(io.Discard, "", 0)}
@@ -341,16 +350,16 @@ func (es *echoHTTPS) dial(context.Context, string, string) (net.Conn, error) {
 		es.srv.Protocols.SetHTTP2(true)
 		go func() { _ = es.srv.Serve(es.queue) }()
 	})
-	gw, echoSide := memPipe()
-	go es.queue.push(tls.Server(echoSide, es.conf))
+	gw, echoSide := wire.Pipe()
+	go es.queue.Push(tls.Server(echoSide, es.conf))
 	return gw, nil
 }
 
 // serveEchoHTTP serves HTTP/1.1 or HTTP/2 (by the ALPN agreed) on one
 // connection with the echo backend's HTTP handler; cs, when set, is the
 // connection's TLS state for requests that do not carry it themselves.
-func serveEchoHTTP(c net.Conn, e *echoTarget, cs *tls.ConnectionState) {
-	srv := &http.Server{Handler: &echoHTTPS{e: e, tls: cs}, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: idleTimeout,
+func serveEchoHTTP(c net.Conn, e *Target, cs *tls.ConnectionState) {
+	srv := &http.Server{Handler: &HTTPS{e: e, tls: cs}, ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: idleTimeout,
 		Protocols: new(http.Protocols), ErrorLog: log.New(io.Discard, "", 0)}
 	srv.Protocols.SetHTTP1(true)
 	srv.Protocols.SetHTTP2(true)
@@ -375,7 +384,7 @@ func (l *oneConn) Close() error   { return nil }
 func (l *oneConn) Addr() net.Addr { return l.c.LocalAddr() }
 
 // ServeHTTP answers like the in-process echo backend.
-func (es *echoHTTPS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (es *HTTPS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.TLS == nil {
 		r.TLS = es.tls
 	}
@@ -404,8 +413,8 @@ func (es *echoHTTPS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// close stops the in-process server (the upstream left the table).
-func (es *echoHTTPS) close() {
+// Close stops the in-process server (the upstream left the table).
+func (es *HTTPS) Close() {
 	if es == nil {
 		return
 	}
@@ -418,119 +427,3 @@ func (es *echoHTTPS) close() {
 		}()
 	}
 }
-
-// memPipe returns the two ends of an in-process connection. Unlike
-// net.Pipe each direction is buffered (a TLS peer that stops reading to
-// send an alert must not deadlock the other) and each end can half-close.
-func memPipe() (*memConn, *memConn) {
-	ab, ba := newMemBuffer(), newMemBuffer()
-	return &memConn{in: ba, out: ab, local: memAddr("gateway"), remote: memAddr("echo")},
-		&memConn{in: ab, out: ba, local: memAddr("echo"), remote: memAddr("gateway")}
-}
-
-// memConn is one end of memPipe. Deadlines are not supported (the echo
-// backend never stalls).
-type memConn struct {
-	in, out       *memBuffer
-	local, remote net.Addr
-}
-
-var _ net.Conn = (*memConn)(nil)
-
-func (c *memConn) Read(p []byte) (int, error)  { return c.in.read(p) }
-func (c *memConn) Write(p []byte) (int, error) { return c.out.write(p) }
-
-// CloseWrite ends what this end sends; the other end reads EOF.
-func (c *memConn) CloseWrite() error {
-	c.out.closeWrite()
-	return nil
-}
-
-// Close ends both directions.
-func (c *memConn) Close() error {
-	c.out.closeWrite()
-	c.in.closeRead()
-	return nil
-}
-
-// memBufferSize is how much one direction of a memPipe holds before
-// writes wait for the reader.
-const memBufferSize = 256 << 10
-
-// memBuffer is one direction of a memPipe.
-type memBuffer struct {
-	mu      sync.Mutex
-	cond    sync.Cond
-	buf     bytes.Buffer
-	wclosed bool // no more writes: reads drain, then EOF
-	rclosed bool // the reader is gone: writes fail
-}
-
-func newMemBuffer() *memBuffer {
-	b := &memBuffer{}
-	b.cond.L = &b.mu
-	return b
-}
-
-func (b *memBuffer) read(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for b.buf.Len() == 0 && !b.wclosed && !b.rclosed {
-		b.cond.Wait()
-	}
-	switch {
-	case b.rclosed:
-		return 0, net.ErrClosed
-	case b.buf.Len() == 0:
-		return 0, io.EOF
-	}
-	n, _ := b.buf.Read(p)
-	b.cond.Broadcast()
-	return n, nil
-}
-
-func (b *memBuffer) write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	n := 0
-	for len(p) > 0 {
-		for b.buf.Len() >= memBufferSize && !b.wclosed && !b.rclosed {
-			b.cond.Wait()
-		}
-		if b.wclosed || b.rclosed {
-			return n, io.ErrClosedPipe
-		}
-		k := min(len(p), memBufferSize-b.buf.Len())
-		b.buf.Write(p[:k])
-		p, n = p[k:], n+k
-		b.cond.Broadcast()
-	}
-	return n, nil
-}
-
-func (b *memBuffer) closeWrite() {
-	b.mu.Lock()
-	b.wclosed = true
-	b.cond.Broadcast()
-	b.mu.Unlock()
-}
-
-func (b *memBuffer) closeRead() {
-	b.mu.Lock()
-	b.rclosed = true
-	b.buf.Reset()
-	b.cond.Broadcast()
-	b.mu.Unlock()
-}
-
-func (c *memConn) LocalAddr() net.Addr              { return c.local }
-func (c *memConn) RemoteAddr() net.Addr             { return c.remote }
-func (c *memConn) SetDeadline(time.Time) error      { return nil }
-func (c *memConn) SetReadDeadline(time.Time) error  { return nil }
-func (c *memConn) SetWriteDeadline(time.Time) error { return nil }
-
-// memAddr names an in-process endpoint.
-type memAddr string
-
-func (a memAddr) Network() string { return "memory" }
-func (a memAddr) String() string  { return string(a) }

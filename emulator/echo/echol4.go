@@ -1,4 +1,4 @@
-package emulator
+package echo
 
 import (
 	"bufio"
@@ -25,16 +25,16 @@ import (
 //     query is answered like CoreDNS's whoami plugin (the suite's UDPRoute
 //     backend): the query's name resolves to the client's address.
 
-// echoLineLimit is the longest line the TCP echo reads as one; a longer
+// LineLimit is the longest line the TCP echo reads as one; a longer
 // one is echoed in pieces of this size (and is never a command).
-const echoLineLimit = 64 << 10
+const LineLimit = 64 << 10
 
 // echoLines answers the TCP echo protocol on conn after the greeting: test
 // is the JSON answer to TEST and isTLS the answer to IS_TLS. It returns when
 // the client half-closes or the connection fails, with the number of bytes
 // it sent back unchanged (everything but commands and their answers).
 func echoLines(conn io.ReadWriter, test []byte, isTLS bool) (echoed int64, err error) {
-	r := bufio.NewReaderSize(conn, echoLineLimit)
+	r := bufio.NewReaderSize(conn, LineLimit)
 	w := bufio.NewWriter(conn)
 	for {
 		line, rerr := r.ReadSlice('\n')
@@ -86,8 +86,8 @@ func echoCommand(line, test []byte, isTLS bool) ([]byte, bool) {
 	return nil, false
 }
 
-// echoUDPResponse is the conformance UDP echo server's answer.
-type echoUDPResponse struct {
+// UDPResponse is the conformance UDP echo server's answer.
+type UDPResponse struct {
 	Request   string `json:"request"`
 	Namespace string `json:"namespace"`
 	Ingress   string `json:"ingress"`
@@ -95,13 +95,13 @@ type echoUDPResponse struct {
 	Pod       string `json:"pod"`
 }
 
-// udpAnswer is the echo backend's answer to one datagram from client:
+// UDPAnswer is the echo backend's answer to one datagram from client:
 // a DNS whoami answer to a DNS query, else the JSON echo.
-func (e *echoTarget) udpAnswer(b []byte, ingress string, client net.Addr) []byte {
+func (e *Target) UDPAnswer(b []byte, ingress string, client net.Addr) []byte {
 	if a := dnsWhoami(b, client); a != nil {
 		return a
 	}
-	out, err := json.Marshal(echoUDPResponse{Request: string(b), Namespace: e.namespace, Ingress: ingress,
+	out, err := json.Marshal(UDPResponse{Request: string(b), Namespace: e.namespace, Ingress: ingress,
 		Service: e.service, Pod: e.pod})
 	if err != nil {
 		return b

@@ -1,4 +1,4 @@
-package emulator
+package echo
 
 import (
 	"bytes"
@@ -10,16 +10,16 @@ import (
 	"hash/fnv"
 	"io"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/gwdev/gwdev/emulator/internal/wire"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
-// echoTarget is the built-in echo backend of one Service port. It answers
+// Target is the built-in echo backend of one Service port. It answers
 // like the Gateway API conformance echo server (echo-basic): a JSON
 // description of the request it received, /status/<code>, ?delay=<duration>
 // and X-Echo-Set-Header. It is an http.RoundTripper, so requests reach it
@@ -27,21 +27,26 @@ import (
 // gRPC calls get the conformance gRPC echo service (grpcecho.go); TCPRoute,
 // TLSRoute and UDPRoute traffic gets the conformance TCP and UDP echo
 // servers' protocols (echol4.go).
-type echoTarget struct {
+type Target struct {
 	namespace, service string
 	port               int32
 	pod                string
-	log                *echoLog
+	log                *Log
 	retries            retrySimulation
 	// authHeader, when set, makes this echo a demo auth server
 	// (echoauth.go): it allows requests carrying this header.
 	authHeader string
+	// ingress names the Gateway a request arrived at (nil: none).
+	ingress func(context.Context) string
 }
 
-var _ http.RoundTripper = (*echoTarget)(nil)
+var _ http.RoundTripper = (*Target)(nil)
 
-func newEchoTarget(b *table.Backend, logFor func(string) *echoLog) *echoTarget {
-	e := &echoTarget{namespace: b.Service.Namespace, service: b.Service.Name, port: b.Port}
+// NewTarget returns the echo of backend b. logFor, when set, gives the log
+// of an echo Service ("namespace/name"); ingress, when set, names the
+// Gateway a request arrived at, which the echo reports.
+func NewTarget(b *table.Backend, logFor func(service string) *Log, ingress func(context.Context) string) *Target {
+	e := &Target{namespace: b.Service.Namespace, service: b.Service.Name, port: b.Port, ingress: ingress}
 	if b.Target != nil {
 		e.authHeader = b.Target.EchoAuthHeader
 	}
@@ -62,8 +67,8 @@ func newEchoTarget(b *table.Backend, logFor func(string) *echoLog) *echoTarget {
 	return e
 }
 
-// echoResponse is the conformance echo server's JSON.
-type echoResponse struct {
+// Response is the conformance echo server's JSON.
+type Response struct {
 	Path      string              `json:"path"`
 	Host      string              `json:"host"`
 	Method    string              `json:"method"`
@@ -74,10 +79,11 @@ type echoResponse struct {
 	Ingress   string              `json:"ingress"`
 	Service   string              `json:"service"`
 	Pod       string              `json:"pod"`
-	TLS       *echoTLS            `json:"tls,omitempty"`
+	TLS       *ResponseTLS        `json:"tls,omitempty"`
 }
 
-type echoTLS struct {
+// ResponseTLS is the TLS part of Response.
+type ResponseTLS struct {
 	Version            string `json:"version"`
 	ServerName         string `json:"serverName"`
 	NegotiatedProtocol string `json:"negotiatedProtocol,omitempty"`
@@ -88,13 +94,13 @@ type echoTLS struct {
 }
 
 // RoundTrip answers req in process.
-func (e *echoTarget) RoundTrip(req *http.Request) (*http.Response, error) {
+func (e *Target) RoundTrip(req *http.Request) (*http.Response, error) {
 	uri := req.URL.RequestURI()
 	if e.log != nil {
 		client := req.Header.Get("X-Forwarded-For")
-		e.log.add(fmt.Sprintf("Echoing back request made to %s to client (%s)", uri, client))
+		e.log.Add(fmt.Sprintf("Echoing back request made to %s to client (%s)", uri, client))
 	}
-	if isGRPC(req) {
+	if wire.IsGRPC(req) {
 		return e.roundTripGRPC(req) // grpcecho.go
 	}
 	if e.authHeader != "" {
@@ -127,19 +133,16 @@ func (e *echoTarget) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return echoError(req, err), nil
 		}
-		if err := sleepCtx(req.Context(), dur); err != nil {
+		if err := wire.Sleep(req.Context(), dur); err != nil {
 			return nil, err
 		}
 	}
-	ingress := ""
-	if ex := exchangeFrom(req.Context()); ex != nil && ex.port != nil {
-		ingress = ex.port.gateway.Gateway.Name
-	}
+	ingress := e.ingressOf(req.Context())
 	headers := req.Header.Clone()
 	if ua, ok := headers["User-Agent"]; ok && len(ua) == 1 && ua[0] == "" {
 		delete(headers, "User-Agent") // the proxy's placeholder, not the client's
 	}
-	body, err := json.MarshalIndent(echoResponse{
+	body, err := json.MarshalIndent(Response{
 		Path: uri, Host: req.Host, Method: req.Method, Proto: req.Proto, Headers: headers,
 		HTTPPort: strconv.Itoa(int(e.port)), Namespace: e.namespace, Ingress: ingress,
 		Service: e.service, Pod: e.pod, TLS: echoTLSState(req),
@@ -180,12 +183,12 @@ type echoTerminatedTLS struct{}
 // certificates are only reported when the echo terminated the connection:
 // otherwise req.TLS is the client's connection to the listener, and its
 // certificate was presented to the gateway, not to the backend.
-func echoTLSState(req *http.Request) *echoTLS {
+func echoTLSState(req *http.Request) *ResponseTLS {
 	cs := req.TLS
 	if cs == nil {
 		return nil
 	}
-	et := &echoTLS{Version: tls.VersionName(cs.Version), ServerName: cs.ServerName,
+	et := &ResponseTLS{Version: tls.VersionName(cs.Version), ServerName: cs.ServerName,
 		NegotiatedProtocol: cs.NegotiatedProtocol, CipherSuite: tls.CipherSuiteName(cs.CipherSuite)}
 	if terminated, _ := req.Context().Value(echoTerminatedTLS{}).(bool); !terminated {
 		return et
@@ -213,33 +216,6 @@ func echoReply(req *http.Request, code int, h http.Header, body []byte) *http.Re
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
 		Header: h, Body: io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body)),
 		Request: req,
-	}
-}
-
-// gRPC status codes used by the gateway.
-const (
-	grpcDeadlineExceeded = 4
-	grpcUnimplemented    = 12
-	grpcInternal         = 13
-	grpcUnavailable      = 14
-)
-
-// grpcEscape percent-encodes a grpc-message value.
-func grpcEscape(s string) string {
-	return strings.ReplaceAll(url.PathEscape(s), "%2F", "/")
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
 	}
 }
 
@@ -284,52 +260,53 @@ func (r *retrySimulation) attempt(req *http.Request) (resp *http.Response, faile
 		if err != nil {
 			return echoError(req, err), true, nil
 		}
-		if err := sleepCtx(req.Context(), dur); err != nil {
+		if err := wire.Sleep(req.Context(), dur); err != nil {
 			return nil, true, err
 		}
 	}
 	if code, err := strconv.Atoi(q.Get("responseCode")); err == nil {
 		return echoReply(req, code, nil, nil), true, nil
 	}
-	return nil, true, errEchoReset
+	return nil, true, ErrReset
 }
 
-// echoLog is a bounded log of one echo service's lines.
-type echoLog struct {
+// Log is a bounded log of one echo service's lines.
+type Log struct {
 	mu    sync.Mutex
-	lines []echoLine
+	lines []logLine
 	next  int
 	full  bool
 }
 
-// echoLine is one log line and when it was logged.
-type echoLine struct {
+// logLine is one log line and when it was logged.
+type logLine struct {
 	at   time.Time
 	text string
 }
 
-const echoLogSize = 2000
+const logSize = 2000
 
-func (l *echoLog) add(line string) {
+// Add appends a line.
+func (l *Log) Add(line string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.lines == nil {
-		l.lines = make([]echoLine, echoLogSize)
+		l.lines = make([]logLine, logSize)
 	}
-	l.lines[l.next] = echoLine{at: time.Now(), text: line}
+	l.lines[l.next] = logLine{at: time.Now(), text: line}
 	l.next++
 	if l.next == len(l.lines) {
 		l.next, l.full = 0, true
 	}
 }
 
-// since returns the lines logged at or after t (all: zero t), oldest
+// Since returns the lines logged at or after t (all: zero t), oldest
 // first.
-func (l *echoLog) since(t time.Time) []string {
+func (l *Log) Since(t time.Time) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []string
-	add := func(lines []echoLine) {
+	add := func(lines []logLine) {
 		for _, ln := range lines {
 			if !ln.at.Before(t) {
 				out = append(out, ln.text)
@@ -341,4 +318,19 @@ func (l *echoLog) since(t time.Time) []string {
 	}
 	add(l.lines[:l.next])
 	return out
+}
+
+// Log adds line to the echo's log, if it has one.
+func (e *Target) Log(line string) {
+	if e.log != nil {
+		e.log.Add(line)
+	}
+}
+
+// ingressOf is the name of the Gateway the request of ctx arrived at.
+func (e *Target) ingressOf(ctx context.Context) string {
+	if e.ingress == nil {
+		return ""
+	}
+	return e.ingress(ctx)
 }

@@ -1,4 +1,4 @@
-package emulator
+package echo
 
 import (
 	"context"
@@ -26,7 +26,7 @@ import (
 const echoAuthAllowedHeader = "X-Gwdev-Auth"
 
 // authorize answers an HTTP authorization request.
-func (e *echoTarget) authorize(req *http.Request) *http.Response {
+func (e *Target) authorize(req *http.Request) *http.Response {
 	if req.Header.Get(e.authHeader) != "" {
 		h := http.Header{echoAuthAllowedHeader: {"allowed by " + e.namespace + "/" + e.service + " (" + e.authHeader + " present)"}}
 		return echoReply(req, http.StatusOK, h, nil)

@@ -1,4 +1,4 @@
-package engine
+package gwin
 
 import (
 	"fmt"
@@ -9,6 +9,8 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gwdev/gwdev/engine/table"
+
+	"github.com/gwdev/gwdev/engine"
 )
 
 // What the gwin profile adds to the routing table: listener RBAC,
@@ -22,29 +24,24 @@ import (
 // set ("Default: 60s").
 const gwinDefaultTimeout = 60 * time.Second
 
-// gatewayTable adds the Gateway's access-log settings.
-func (gwinProfile) gatewayTable(t *translator, g *gatewayState, gt *GatewayTable) {
-	gs := t.gwinGatewaySettings(g)
+// GatewayTable adds the Gateway's access-log settings.
+func (rn *run) GatewayTable(g *engine.GatewayView, gt *table.GatewayTable) {
+	gs := rn.gatewaySettings(g)
 	if len(gs.errs) > 0 {
 		return
 	}
 	gt.AccessLog, _ = buildAccessLog(gs)
 }
 
-// listenerTable adds the listener's settings: from its Gateway, or from
+// ListenerTable adds the listener's settings: from its Gateway, or from
 // its ListenerSet (a set does not inherit the Gateway's settings).
-func (gwinProfile) listenerTable(t *translator, l *listenerState, lt *ListenerTable) {
-	var gs *gwinSettings
-	if l.set != nil {
-		gs = t.gwin().sets[l.set]
-	} else {
-		gs = t.gwinGatewaySettings(l.gateway)
-	}
+func (rn *run) ListenerTable(l *engine.ListenerView, lt *table.ListenerTable) {
+	gs := rn.listenerSettings(l)
 	if gs == nil || len(gs.errs) > 0 {
 		return
 	}
-	eff := gs.effective("listener", l.name, map[string]bool{})
-	pol := &ListenerPolicy{Profile: ProfileGwin}
+	eff := gs.effective("listener", l.Name(), map[string]bool{})
+	pol := &table.ListenerPolicy{Profile: Name}
 	var used []*gwinSetting
 	use := func(sub string) bool {
 		s, ok := eff[sub]
@@ -53,7 +50,7 @@ func (gwinProfile) listenerTable(t *translator, l *listenerState, lt *ListenerTa
 		}
 		return ok
 	}
-	switch l.protocol {
+	switch l.Protocol() {
 	case gwv1.HTTPProtocolType, gwv1.HTTPSProtocolType:
 		if use("http.protocolSettings.allowHTTP10") {
 			pol.AllowHTTP10, _ = settingBool(eff, "http.protocolSettings.allowHTTP10")
@@ -84,22 +81,21 @@ func (gwinProfile) listenerTable(t *translator, l *listenerState, lt *ListenerTa
 	lt.Policy = pol
 }
 
-// routeRule returns the rule as gwin serves it on a virtual host: a copy
+// RouteRule returns the rule as gwin serves it on a virtual host: a copy
 // with gwin's backend timeout (spec backendRequest, else
 // rule.<name>.timeout or rules.timeout, else 60s) and the route's host and
 // rule RBAC.
-func (gwinProfile) routeRule(t *translator, l *listenerState, host string, r *routeState, rr *RouteRule) *RouteRule {
-	run := t.gwin()
+func (rn *run) RouteRule(l *engine.ListenerView, host string, r *engine.RouteView, rr *table.RouteRule) *table.RouteRule {
 	k := ruleOnHost{rr, host}
-	if c, ok := run.rules[k]; ok {
+	if c, ok := rn.rules[k]; ok {
 		return c
 	}
-	gs := t.gwinRouteSettings(r)
+	gs := rn.routeSettings(r)
 	seen := map[string]bool{}
 	ruleEff := gs.effective("rule", rr.RuleName, seen)
-	hostEff := gs.effective("host", routeHostFor(gs, l.hostname, host), seen)
+	hostEff := gs.effective("host", routeHostFor(gs, l.Hostname(), host), seen)
 	c := *rr
-	if RoutesRequests(r.kind) {
+	if engine.RoutesRequests(r.Kind()) {
 		tm := &table.Timeouts{}
 		if rr.Timeouts != nil {
 			*tm = *rr.Timeouts
@@ -114,11 +110,11 @@ func (gwinProfile) routeRule(t *translator, l *listenerState, host string, r *ro
 	}
 	base, _, _ := strings.Cut(rr.Name, "/match/")
 	rbac, _, _ := buildRBAC(ruleEff, "", base+"/rbac")
-	hostRBAC, _, _ := buildRBAC(hostEff, "", strings.ToLower(r.kind)+"/"+r.key.Namespace+"/"+r.key.Name+"/host/"+displayVHost(host)+"/rbac")
+	hostRBAC, _, _ := buildRBAC(hostEff, "", strings.ToLower(r.Kind())+"/"+r.Key().Namespace+"/"+r.Key().Name+"/host/"+engine.VirtualHostLabel(host)+"/rbac")
 	if rbac != nil || hostRBAC != nil {
-		c.Policy = &RulePolicy{Profile: ProfileGwin, HostRBAC: hostRBAC, RBAC: rbac}
+		c.Policy = &table.RulePolicy{Profile: Name, HostRBAC: hostRBAC, RBAC: rbac}
 	}
-	run.rules[k] = &c
+	rn.rules[k] = &c
 	return &c
 }
 
@@ -127,7 +123,7 @@ func (gwinProfile) routeRule(t *translator, l *listenerState, host string, r *ro
 // listener ("" when none: only hosts.* apply).
 func routeHostFor(gs *gwinSettings, listenerHost, vhost string) string {
 	for _, n := range gs.names("host") {
-		if h, ok := intersectHostname(strings.ToLower(n), listenerHost); n == vhost || (ok && h == vhost) {
+		if h, ok := engine.HostnameIntersection(strings.ToLower(n), listenerHost); n == vhost || (ok && h == vhost) {
 			return n
 		}
 	}
@@ -137,12 +133,12 @@ func routeHostFor(gs *gwinSettings, listenerHost, vhost string) string {
 // gepDuration renders a duration in Gateway API (GEP-2257) form.
 // backendRequestSet reports whether the spec of the route's rule sets
 // timeouts.backendRequest (to any value; "0s" disables the timeout).
-func backendRequestSet(r *routeState, rr *RouteRule) bool {
-	hr, ok := r.obj.(*gwv1.HTTPRoute)
+func backendRequestSet(r *engine.RouteView, rr *table.RouteRule) bool {
+	hr, ok := r.Object().(*gwv1.HTTPRoute)
 	if !ok {
 		return false
 	}
-	i, _ := ruleIndexes(rr.Name)
+	i := r.SpecRuleIndex(rr)
 	if i < 0 || i >= len(hr.Spec.Rules) {
 		return false
 	}
@@ -165,7 +161,7 @@ func origins(ss []*gwinSetting) []string {
 // none) and checks its structure: an action with principals, and each
 // principal exactly one check (header with a name and one of exact, prefix,
 // regex; ip.remoteIp; any). what names the scope in messages.
-func buildRBAC(eff map[string]*gwinSetting, what, name string) (*RBAC, []string, []string) {
+func buildRBAC(eff map[string]*gwinSetting, what, name string) (*table.RBAC, []string, []string) {
 	var action *gwinSetting
 	groups := map[string]map[string]map[string]*gwinSetting{}
 	var used []*gwinSetting
@@ -196,14 +192,14 @@ func buildRBAC(eff map[string]*gwinSetting, what, name string) (*RBAC, []string,
 	}
 	var errs, warns []string
 	if action == nil {
-		errs = append(errs, what+": rbac.principals are set but rbac.action is not (want "+RBACAllow+" or "+RBACDeny+")")
+		errs = append(errs, what+": rbac.principals are set but rbac.action is not (want "+table.RBACAllow+" or "+table.RBACDeny+")")
 	}
-	rb := &RBAC{Name: name, From: origins(used)}
+	rb := &table.RBAC{Name: name, From: origins(used)}
 	if action != nil {
 		rb.Action = action.value.(string)
 	}
 	for _, g := range sortedStringKeys(groups) {
-		grp := RBACGroup{Name: g}
+		grp := table.RBACGroup{Name: g}
 		for _, p := range sortedStringKeys(groups[g]) {
 			pr, perrs := buildPrincipal(groups[g][p])
 			for _, e := range perrs {
@@ -216,9 +212,9 @@ func buildRBAC(eff map[string]*gwinSetting, what, name string) (*RBAC, []string,
 	}
 	if action != nil && len(groups) == 0 {
 		switch rb.Action {
-		case RBACAllow:
+		case table.RBACAllow:
 			warns = append(warns, what+": rbac.action ALLOW without principals refuses every request")
-		case RBACDeny:
+		case table.RBACDeny:
 			warns = append(warns, what+": rbac.action DENY without principals refuses nothing")
 		}
 	}
@@ -230,17 +226,17 @@ func buildRBAC(eff map[string]*gwinSetting, what, name string) (*RBAC, []string,
 
 // buildPrincipal builds one principal from its fields (header.name,
 // header.exact, …, ip.remoteIp, any).
-func buildPrincipal(fields map[string]*gwinSetting) (RBACPrincipal, []string) {
-	var pr RBACPrincipal
+func buildPrincipal(fields map[string]*gwinSetting) (table.RBACPrincipal, []string) {
+	var pr table.RBACPrincipal
 	var checks, errs []string
-	var hdr *RBACHeaderMatch
+	var hdr *table.RBACHeaderMatch
 	var values []string
 	for _, f := range sortedStringKeys(fields) {
 		s := fields[f]
 		switch f {
 		case "header.name", "header.exact", "header.prefix", "header.regex":
 			if hdr == nil {
-				hdr = &RBACHeaderMatch{}
+				hdr = &table.RBACHeaderMatch{}
 				checks = append(checks, "header")
 			}
 			v := s.value.(string)
@@ -285,14 +281,14 @@ func buildPrincipal(fields map[string]*gwinSetting) (RBACPrincipal, []string) {
 // buildAccessLog builds the Gateway's access-log settings (nil when it
 // sets none): logs.disable and logs.discardRule.<name>.*. A rule without
 // codes discards nothing (a warning); discardPercent defaults to 100.
-func buildAccessLog(gs *gwinSettings) (*AccessLogPolicy, []string) {
-	al := &AccessLogPolicy{Profile: ProfileGwin}
+func buildAccessLog(gs *gwinSettings) (*table.AccessLogPolicy, []string) {
+	al := &table.AccessLogPolicy{Profile: Name}
 	set := false
 	if s, ok := gs.byKey["logs.disable"]; ok {
 		al.Disabled = s.value.(bool)
 		set = al.Disabled
 	}
-	rules := map[string]*LogDiscardRule{}
+	rules := map[string]*table.LogDiscardRule{}
 	for _, k := range gs.keys() {
 		s := gs.byKey[k]
 		if !strings.HasPrefix(s.spec.pattern, "logs.discardRule.") {
@@ -301,7 +297,7 @@ func buildAccessLog(gs *gwinSettings) (*AccessLogPolicy, []string) {
 		n := s.vars[0]
 		r := rules[n]
 		if r == nil {
-			r = &LogDiscardRule{Name: n, DiscardPercent: 100}
+			r = &table.LogDiscardRule{Name: n, DiscardPercent: 100}
 			rules[n] = r
 		}
 		switch {

@@ -1,4 +1,4 @@
-package engine
+package gwin
 
 import (
 	"crypto/x509"
@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gwdev/gwdev/engine"
 )
 
 // gwinSetting is one setting given by an annotation or a policy, parsed.
@@ -78,11 +80,11 @@ func gwinField(msg string) string {
 	if !ok || strings.ContainsAny(key, " \t") || !strings.Contains(key, "/") {
 		return ""
 	}
-	return annotationField(key)
+	return engine.AnnotationField(key)
 }
 
 // parseAnnotations reads the gwin annotations of an object.
-func parseAnnotations(sc *gwinSchema, key ObjectKey, annotations map[string]string) ([]*gwinSetting, []string) {
+func parseAnnotations(sc *gwinSchema, key engine.ObjectKey, annotations map[string]string) ([]*gwinSetting, []string) {
 	origin := "annotations of " + key.Kind + " " + key.Namespace + "/" + key.Name
 	var out []*gwinSetting
 	var errs []string
@@ -111,7 +113,7 @@ func parseAnnotations(sc *gwinSchema, key ObjectKey, annotations map[string]stri
 
 // parsePolicy reads spec.policy of a policy resource: nested fields form
 // the same dotted paths annotations use.
-func parsePolicy(sc *gwinSchema, policy ObjectKey, spec map[string]any) ([]*gwinSetting, []string) {
+func parsePolicy(sc *gwinSchema, policy engine.ObjectKey, spec map[string]any) ([]*gwinSetting, []string) {
 	var out []*gwinSetting
 	var errs []string
 	origin := policy.Kind + " " + policy.Namespace + "/" + policy.Name

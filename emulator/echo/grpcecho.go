@@ -1,4 +1,4 @@
-package emulator
+package echo
 
 import (
 	"context"
@@ -24,16 +24,16 @@ import (
 const grpcEchoService = "gateway_api_conformance.echo_basic.grpcecho.GrpcEcho"
 
 // Metadata that tells the shared gRPC echo server which echo Service a call
-// is for. echoTarget sets it on every call; it is never echoed back.
+// is for. Target sets it on every call; it is never echoed back.
 const (
-	echoMetaPrefix    = "gwdev-echo-"
-	echoMetaNamespace = echoMetaPrefix + "namespace"
-	echoMetaService   = echoMetaPrefix + "service"
-	echoMetaPod       = echoMetaPrefix + "pod"
-	echoMetaIngress   = echoMetaPrefix + "ingress"
+	MetaPrefix        = "gwdev-echo-"
+	echoMetaNamespace = MetaPrefix + "namespace"
+	MetaService       = MetaPrefix + "service"
+	echoMetaPod       = MetaPrefix + "pod"
+	echoMetaIngress   = MetaPrefix + "ingress"
 	// echoMetaAuthHeader is the echo Service's demo auth header
 	// (echoauth.go).
-	echoMetaAuthHeader = echoMetaPrefix + "auth-header"
+	echoMetaAuthHeader = MetaPrefix + "auth-header"
 )
 
 // grpcEcho is the gRPC side of the echo backend: one grpc-go server for
@@ -74,23 +74,20 @@ func newGRPCEcho() *grpcEcho {
 }
 
 // roundTripGRPC answers a gRPC request with the gRPC echo server.
-func (e *echoTarget) roundTripGRPC(req *http.Request) (*http.Response, error) {
+func (e *Target) roundTripGRPC(req *http.Request) (*http.Response, error) {
 	out := req.Clone(req.Context())
 	out.RequestURI = ""
 	u := *req.URL
 	u.Scheme, u.Host = "http", "gwdev-echo"
 	out.URL = &u
 	for k := range out.Header {
-		if strings.HasPrefix(strings.ToLower(k), echoMetaPrefix) {
+		if strings.HasPrefix(strings.ToLower(k), MetaPrefix) {
 			delete(out.Header, k) // only the gateway says which echo this is
 		}
 	}
-	ingress := ""
-	if ex := exchangeFrom(req.Context()); ex != nil && ex.port != nil {
-		ingress = ex.port.gateway.Gateway.Name
-	}
+	ingress := e.ingressOf(req.Context())
 	out.Header.Set(echoMetaNamespace, e.namespace)
-	out.Header.Set(echoMetaService, e.service)
+	out.Header.Set(MetaService, e.service)
 	out.Header.Set(echoMetaPod, e.pod)
 	out.Header.Set(echoMetaIngress, ingress)
 	if e.authHeader != "" {
@@ -130,7 +127,7 @@ func echoGRPC(ctx context.Context, method string) *pb.EchoResponse {
 		Context:              echoContext(md),
 	}
 	for _, k := range keys {
-		if strings.HasPrefix(k, echoMetaPrefix) {
+		if strings.HasPrefix(k, MetaPrefix) {
 			continue
 		}
 		for _, v := range md[k] {
@@ -151,7 +148,7 @@ func echoContext(md metadata.MD) *pb.Context {
 		return ""
 	}
 	return &pb.Context{Namespace: get(echoMetaNamespace), Ingress: get(echoMetaIngress),
-		ServiceName: get(echoMetaService), Pod: get(echoMetaPod)}
+		ServiceName: get(MetaService), Pod: get(echoMetaPod)}
 }
 
 // echoUnknownMethod answers any method the echo does not serve with

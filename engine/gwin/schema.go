@@ -1,4 +1,4 @@
-package engine
+package gwin
 
 import (
 	"math"
@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/gwdev/gwdev/engine/table"
 )
 
 // The gwin settings schema: every setting the gwin reference defines, as a
@@ -79,7 +81,7 @@ const maxInt32 = math.MaxInt32
 
 var (
 	rbacDefs = []settingDef{
-		{path: "rbac.action", kind: vEnum, enum: []string{RBACAllow, RBACDeny}, emulated: true},
+		{path: "rbac.action", kind: vEnum, enum: []string{table.RBACAllow, table.RBACDeny}, emulated: true},
 		{path: "rbac.principals.{group}.{principal}.header.name", kind: vHeaderName, emulated: true},
 		{path: "rbac.principals.{group}.{principal}.header.exact", kind: vString, emulated: true},
 		{path: "rbac.principals.{group}.{principal}.header.prefix", kind: vString, emulated: true},

@@ -34,7 +34,7 @@ tools:
 	@./.ci/tools.sh >/dev/null || echo "tools: could not build kube-apiserver/helm: the tests that need them will skip"
 
 test: vet tools
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 25m ./...
 	# Memory-bound tests that -race slows past their bounds run once without it.
 	$(GO) test -count=1 -run 'TestHugeHeaderFloodKeepsTracesBounded' ./emulator
 	# Short fuzz runs bounded by a count, not a time: a time-bounded run can fail

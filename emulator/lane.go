@@ -61,7 +61,7 @@ func laneTakes(ex *exchange, w http.ResponseWriter, r *http.Request) (*h1Pool, b
 	}
 	b := ex.backend
 	up := b.up
-	if ex.upgrade || len(ex.mirrors) > 0 || ex.rule.retry != nil || ex.rule.requestTimeout > 0 ||
+	if ex.upgrade || len(ex.mirrors) > 0 || ex.rule.retry != nil || ex.rule.errorPages != nil || ex.rule.requestTimeout > 0 ||
 		ex.rule.backendTimeout > 0 || b.h2c || ex.view.grpc || up.echo != nil || up.scheme != "http" ||
 		up.clientCert != "" || len(up.addrs) == 0 || (r.Body != nil && r.Body != http.NoBody) {
 		return nil, false

@@ -130,8 +130,6 @@ func (m *migrator) reportAnnotations() {
 var ingressUnconvertible = map[string]string{
 	"default-backend": "ingress-nginx sends the location's requests to this Service while the location's Service has no endpoints; " +
 		"the route names the Service the emulation chose now and the Gateway API has no fallback backend (it answers 503): use your implementation's policy, or keep the Service up",
-	"custom-http-errors": "ingress-nginx replaces the backend's answers of these statuses with the default backend's answer (sent X-Code, X-Format, X-Original-URI and the location's names); " +
-		"the Gateway API has no error-page filter: use your implementation's error-page policy if it has one, or let the application render its own error pages",
 }
 
 // class converts one class: its Gateway, then a route per server.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha1" //nolint:gosec // the {SHA} htpasswd format under test
 	"encoding/base64"
 	"io"
@@ -448,10 +449,22 @@ func TestIngressNginxFeatures(t *testing.T) {
 			_, _ = io.WriteString(w, "custom error page "+r.Header.Get("X-Code")+" for "+r.Header.Get("X-Format")+" "+r.Method+" "+r.URL.Path)
 		}))
 		defer errSrv.Close()
+		// A real backend (the forwarding lane's kind) and one whose
+		// endpoint refuses connections (the gateway's own 502).
+		app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, status, _ := strings.Cut(r.URL.Path, "/status/")
+			code, _ := strconv.Atoi(status)
+			w.WriteHeader(cmp.Or(code, 200))
+			_, _ = io.WriteString(w, "app")
+		}))
+		defer app.Close()
+		gone := httptest.NewServer(http.NotFoundHandler())
+		gone.Close()
 		s := serveIngresses(t, ingressClassNginx+
 			ingress("shop", "shop.example", nginxAnn("custom-http-errors", "404, 503", "default-backend", "errpage"), "Prefix / web")+
 			ingress("bare", "bare.example", nginxAnn("custom-http-errors", "503"), "Prefix / web")+
-			ingressServices("web", "errpage")+endpointSlice("errpage", errSrv.URL))
+			ingress("real", "real.example", nginxAnn("custom-http-errors", "503,502", "default-backend", "errpage"), "Prefix /app app", "Prefix /gone gone")+
+			ingressServices("web", "errpage", "app", "gone")+endpointSlice("errpage", errSrv.URL)+endpointSlice("app", app.URL)+endpointSlice("gone", gone.URL))
 		a := s.do("GET", "shop.example", "/status/503", nil, false, "Accept", "application/json", "X-Request-ID", "req-1")
 		if a.status != 503 || a.body != "custom error page 503 for application/json GET /status/503" {
 			t.Errorf("listed 503: %d %q; want the error backend's 503", a.status, a.body)
@@ -484,6 +497,15 @@ func TestIngressNginxFeatures(t *testing.T) {
 		mu.Unlock()
 		if a := s.do("GET", "bare.example", "/status/503", nil, false); a.status != 404 || a.body != "default backend - 404" {
 			t.Errorf("without default-backend: %d %q; want 404 from the built-in default backend", a.status, a.body)
+		}
+		if a := s.do("GET", "real.example", "/app/status/503", nil, false); a.status != 503 || a.body != "custom error page 503 for  GET /app/status/503" {
+			t.Errorf("real backend's 503: %d %q; want the error backend's", a.status, a.body)
+		}
+		if a := s.do("GET", "real.example", "/app/status/500", nil, false); a.status != 500 || a.body != "app" {
+			t.Errorf("real backend's 500: %d %q; want its own", a.status, a.body)
+		}
+		if a := s.do("GET", "real.example", "/gone/x", nil, false); a.status != 502 || a.body != "custom error page 502 for  GET /gone/x" {
+			t.Errorf("refused connection: %d %q; want the error backend's 502", a.status, a.body)
 		}
 		var traced bool
 		for _, tr := range s.srv.Traces() {

@@ -28,9 +28,9 @@ import (
 // cannot tell the two paths apart: TestForwardLaneMatchesReverseProxy
 // holds it to that. Everything else takes the ReverseProxy path: request
 // bodies (the fast path sends those to net/http), upgrades, mirrors,
-// retries, timeouts, gRPC and h2c backends, TLS to the backend, the echo
-// backend, a backend client certificate, queries ReverseProxy would
-// re-encode and hosts it would rewrite.
+// retries, timeouts, error pages (errorpages.go), gRPC and h2c backends,
+// TLS to the backend, the echo backend, a backend client certificate,
+// queries ReverseProxy would re-encode and hosts it would rewrite.
 
 // laneWriteExclude are the fields the lane writes before the header map,
 // or not at all, as net/http's request writer does.

@@ -15,7 +15,8 @@
 // (hostname precedence), match.go (request matching), handler.go (the
 // routing decision and the request path), filters.go, cors.go, backend.go
 // (upstreams, weights, sessions), proxy.go (forwarding, retries, timeouts,
-// mirrors), errors.go (errors to statuses), trace.go, explain.go. The echo
+// mirrors), errors.go (errors to statuses), errorpages.go (answers an
+// error backend replaces), trace.go, explain.go. The echo
 // backend is package emulator/echo; internal/wire holds the connection
 // plumbing both share.
 //

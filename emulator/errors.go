@@ -20,6 +20,9 @@ func errorHandler(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	status, reason := classifyError(r.Context(), ex, err)
 	ex.trace.Reason = reason
+	if status != 499 && ex.intercepts(status) && ex.writeErrorPage(r.Context(), w, status) {
+		return // errorpages.go
+	}
 	ex.writeError(w, status, reason)
 }
 

@@ -28,9 +28,9 @@ import (
 // cannot tell the two paths apart: TestForwardLaneMatchesReverseProxy
 // holds it to that. Everything else takes the ReverseProxy path: request
 // bodies (the fast path sends those to net/http), upgrades, mirrors,
-// retries, timeouts, gRPC and h2c backends, TLS to the backend, the echo
-// backend, a backend client certificate, queries ReverseProxy would
-// re-encode and hosts it would rewrite.
+// retries, timeouts, error pages (errorpages.go), gRPC and h2c backends,
+// TLS to the backend, the echo backend, a backend client certificate,
+// queries ReverseProxy would re-encode and hosts it would rewrite.
 
 // laneWriteExclude are the fields the lane writes before the header map,
 // or not at all, as net/http's request writer does.
@@ -61,7 +61,7 @@ func laneTakes(ex *exchange, w http.ResponseWriter, r *http.Request) (*h1Pool, b
 	}
 	b := ex.backend
 	up := b.up
-	if ex.upgrade || len(ex.mirrors) > 0 || ex.rule.retry != nil || ex.rule.requestTimeout > 0 ||
+	if ex.upgrade || len(ex.mirrors) > 0 || ex.rule.retry != nil || ex.rule.errorPages != nil || ex.rule.requestTimeout > 0 ||
 		ex.rule.backendTimeout > 0 || b.h2c || ex.view.grpc || up.echo != nil || up.scheme != "http" ||
 		up.clientCert != "" || len(up.addrs) == 0 || (r.Body != nil && r.Body != http.NoBody) {
 		return nil, false

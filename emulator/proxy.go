@@ -318,9 +318,13 @@ func (c *cancelOnClose) Close() error {
 	return err
 }
 
-// modifyResponse notes upgrades: their headers bypass WriteHeader.
+// modifyResponse notes upgrades (their headers bypass WriteHeader) and
+// replaces the answers the rule's error pages intercept (errorpages.go).
 func modifyResponse(resp *http.Response) error {
 	if resp.StatusCode != http.StatusSwitchingProtocols {
+		if ex := exchangeFrom(resp.Request.Context()); ex != nil && ex.intercepts(resp.StatusCode) {
+			return ex.replaceAnswer(resp)
+		}
 		return nil
 	}
 	if ex := exchangeFrom(resp.Request.Context()); ex != nil {

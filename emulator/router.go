@@ -90,6 +90,8 @@ type ruleRoutes struct {
 	mirrors []*backendRoutes
 	// auths parallels the rule's ExternalAuth filters (extauth.go).
 	auths []*extAuthRoutes
+	// errorPages replaces error answers (nil: none; errorpages.go).
+	errorPages *errorPages
 	// limiter counts the requests of the rule's rate limit (nil: none;
 	// ratelimit.go).
 	limiter *rateLimiter
@@ -305,6 +307,7 @@ func (c *compiler) rule(r *table.RouteRule) *ruleRoutes {
 		}
 	}
 	rr.auths = c.auths(r.ExternalAuth)
+	rr.errorPages = c.errorPages(r.ErrorPages)
 	if p := r.Policy; p != nil && p.RateLimit != nil {
 		rr.limiter = c.rateLimiters[p.RateLimit.Name]
 		if rr.limiter == nil {

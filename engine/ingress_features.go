@@ -49,6 +49,8 @@ type ingressFeatures struct {
 	// defaultBackend is the default-backend annotation's Service, in the
 	// Ingress's namespace ("": none).
 	defaultBackend string
+	// errorCodes are custom-http-errors's statuses (nil: none).
+	errorCodes []int
 	// from lists the annotations that set the rule policy's settings.
 	from []string
 }
@@ -125,6 +127,9 @@ func (t *translator) parseIngressFeatures(st *ingressState, str func(string) str
 		}
 	}
 	f.defaultBackend = str("default-backend")
+	if v := str("custom-http-errors"); v != "" {
+		f.errorCodes = parseIngressErrorCodes(v, warn)
+	}
 	if boolean("service-upstream", false) && f.session != nil {
 		warn("service-upstream", "with affinity cookie, ingress-nginx's cookie pins the Service's cluster IP, and kube-proxy still spreads connections over the Pods; gwdev pins the endpoint")
 	}
@@ -388,13 +393,46 @@ func ingressPolicy(p *table.RulePolicy, a *ingressAnnotations, redirects bool) *
 	return p
 }
 
+// parseIngressErrorCodes reads custom-http-errors: statuses separated by
+// commas. A value that is not a status is ignored with a warning.
+func parseIngressErrorCodes(v string, warn func(name, msg string)) []int {
+	var codes []int
+	for f := range strings.SplitSeq(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 100 || n > 599 {
+			warn("custom-http-errors", "invalid status "+strconv.Quote(strings.TrimSpace(f))+"; ignored")
+			continue
+		}
+		if !slices.Contains(codes, n) {
+			codes = append(codes, n)
+		}
+	}
+	return codes
+}
+
+// ingressErrorPages is custom-http-errors (nginx's proxy_intercept_errors
+// and error_page): the location's answers of the listed statuses are
+// replaced by the default-backend annotation's Service's answer, or, with
+// none, by the answer of ingress-nginx's own default backend (404).
+func (t *translator) ingressErrorPages(r *RouteRule, l *nginxLocation, a *ingressAnnotations) {
+	if len(a.errorCodes) == 0 || l.ing == nil {
+		return
+	}
+	ep := &table.ErrorPages{Codes: a.errorCodes, From: "annotation " + IngressNginxAnnotationPrefix + "custom-http-errors"}
+	if svc := t.services[nsName{l.ns, a.defaultBackend}]; a.defaultBackend != "" && svc != nil && len(svc.Spec.Ports) > 0 {
+		ep.Backend = t.serviceItself(r.Name+"/error-pages", svc, svc.Spec.Ports[0])
+		ep.Backend.Target.Why = "custom-http-errors: default-backend " + svc.Namespace + "/" + svc.Name + " answers (" + ep.Backend.Target.Why + ")"
+	}
+	r.ErrorPages = ep
+}
+
 // ingressDefaultBackend is default-backend: its Service (first port)
 // serves the location when the location's Service is missing or has no
 // active endpoint (EndpointSlices without a ready one). gwdev decides this
 // from the manifests, as it resolves every backend; without the annotation
 // a Service whose slices have no ready endpoint is served by gwdev's echo
-// backend (its rule for every front end). Without custom-http-errors
-// (reported) that is all the annotation does.
+// backend (its rule for every front end). With custom-http-errors it also
+// answers the listed statuses (ingressErrorPages).
 func (t *translator) ingressDefaultBackend(r *RouteRule, l *nginxLocation, a *ingressAnnotations) {
 	if a.defaultBackend == "" || l.ing == nil {
 		return

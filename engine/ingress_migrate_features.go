@@ -49,8 +49,22 @@ func (m *migrator) dropPolicy(r *RouteRule, p *table.RulePolicy) {
 	}
 }
 
-// ruleSettings carries affinity and the proxy timeouts over.
+// ruleSettings carries affinity and the proxy timeouts over, and lists
+// custom-http-errors, which the Gateway API cannot say.
 func (m *migrator) ruleSettings(r *RouteRule, rule *gwv1.HTTPRouteRule) {
+	if ep := r.ErrorPages; ep != nil {
+		codes := make([]string, len(ep.Codes))
+		for i, c := range ep.Codes {
+			codes[i] = strconv.Itoa(c)
+		}
+		by := "ingress-nginx's own default backend (404)"
+		if ep.Backend != nil {
+			by = "the default backend " + ep.Backend.Service.String()
+		}
+		m.drop(r, IngressNginxAnnotationPrefix+"custom-http-errors", "ingress-nginx replaces the backend's answers "+strings.Join(codes, ", ")+" with the answer of "+by+
+			" (sent X-Code, X-Format, X-Original-URI and the location's names); the Gateway API has no error-page filter: use your implementation's error-page policy "+
+			"if it has one, or let the application render its own error pages (the route passes the backend's answers)")
+	}
 
 	if s := r.SessionPersistence; s != nil && s.Type == table.SessionCookie {
 		typ := gwv1.CookieBasedSessionPersistence

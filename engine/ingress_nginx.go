@@ -504,6 +504,7 @@ func (t *translator) nginxRules(s *nginxServer, l *nginxLocation, https bool, pm
 	t.nginxBackend(r, l)
 	if a != nil {
 		t.ingressDefaultBackend(r, l, a)
+		t.ingressErrorPages(r, l, a)
 	}
 	// nginx's rewrite phase (return, the HTTPS redirect) runs before its
 	// access phase: a redirecting location never checks clients. The body
@@ -551,7 +552,7 @@ func (t *translator) canaryRules(r *RouteRule, canary *nginxLocation) []*RouteRu
 		m.Headers = append(slices.Clone(m.Headers), vm)
 		rr := &RouteRule{Name: canary.name + "/canary/" + suffix, Route: canary.key, Source: t.locationSource(canary), HTTP: &m,
 			Filters: r.Filters, ExternalAuth: r.ExternalAuth, Policy: r.Policy, Backends: r.Backends,
-			SessionPersistence: r.SessionPersistence, Timeouts: r.Timeouts, Mirrors: r.Mirrors}
+			SessionPersistence: r.SessionPersistence, Timeouts: r.Timeouts, Mirrors: r.Mirrors, ErrorPages: r.ErrorPages}
 		if toCanary {
 			rr.Backends = probe.Backends
 		} else {

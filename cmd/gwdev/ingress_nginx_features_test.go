@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha1" //nolint:gosec // the {SHA} htpasswd format under test
 	"encoding/base64"
 	"io"
@@ -426,6 +427,95 @@ func TestIngressNginxFeatures(t *testing.T) {
 			{host: "up.example", path: "/a", status: 200, service: "web"},
 			{host: "plain.example", path: "/a", status: 200, service: "empty"}, // gwdev: echo for a Service without ready endpoints (nginx: 503)
 		})
+	})
+	t.Run("custom-http-errors", func(t *testing.T) {
+		// "Custom HTTP Errors" and the "Custom errors" guide: an answer of a
+		// listed status goes to the default backend (the default-backend
+		// annotation's Service), asked with X-Code, X-Format (the Accept
+		// header), X-Original-URI, X-Namespace, X-Ingress-Name,
+		// X-Service-Name, X-Service-Port and X-Request-ID; "NGINX does not
+		// change the response from the custom default backend", so the
+		// client gets its status and body. An unlisted status passes.
+		// Without the annotation's Service, ingress-nginx's own default
+		// backend answers: 404 (gwdev: "default backend - 404").
+		var mu sync.Mutex
+		var got []http.Header
+		errSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			got = append(got, r.Header.Clone())
+			mu.Unlock()
+			code, _ := strconv.Atoi(r.Header.Get("X-Code"))
+			w.WriteHeader(code)
+			_, _ = io.WriteString(w, "custom error page "+r.Header.Get("X-Code")+" for "+r.Header.Get("X-Format")+" "+r.Method+" "+r.URL.Path)
+		}))
+		defer errSrv.Close()
+		// A real backend (the forwarding lane's kind) and one whose
+		// endpoint refuses connections (the gateway's own 502).
+		app := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, status, _ := strings.Cut(r.URL.Path, "/status/")
+			code, _ := strconv.Atoi(status)
+			w.WriteHeader(cmp.Or(code, 200))
+			_, _ = io.WriteString(w, "app")
+		}))
+		defer app.Close()
+		gone := httptest.NewServer(http.NotFoundHandler())
+		gone.Close()
+		s := serveIngresses(t, ingressClassNginx+
+			ingress("shop", "shop.example", nginxAnn("custom-http-errors", "404, 503", "default-backend", "errpage"), "Prefix / web")+
+			ingress("bare", "bare.example", nginxAnn("custom-http-errors", "503"), "Prefix / web")+
+			ingress("real", "real.example", nginxAnn("custom-http-errors", "503,502", "default-backend", "errpage"), "Prefix /app app", "Prefix /gone gone")+
+			ingressServices("web", "errpage", "app", "gone")+endpointSlice("errpage", errSrv.URL)+endpointSlice("app", app.URL)+endpointSlice("gone", gone.URL))
+		a := s.do("GET", "shop.example", "/status/503", nil, false, "Accept", "application/json", "X-Request-ID", "req-1")
+		if a.status != 503 || a.body != "custom error page 503 for application/json GET /status/503" {
+			t.Errorf("listed 503: %d %q; want the error backend's 503", a.status, a.body)
+		}
+		mu.Lock()
+		if len(got) != 1 {
+			t.Fatalf("error backend asked %d times; want 1", len(got))
+		}
+		want := map[string]string{"X-Code": "503", "X-Format": "application/json", "X-Original-URI": "/status/503", "X-Namespace": "default",
+			"X-Ingress-Name": "shop", "X-Service-Name": "web", "X-Service-Port": "80", "X-Request-Id": "req-1"}
+		for k, v := range want {
+			if got[0].Get(k) != v {
+				t.Errorf("error backend's %s: %q, want %q", k, got[0].Get(k), v)
+			}
+		}
+		mu.Unlock()
+		if a := s.do("GET", "shop.example", "/status/404?x=1", nil, false); a.status != 404 || !strings.HasPrefix(a.body, "custom error page 404") {
+			t.Errorf("listed 404: %d %q", a.status, a.body)
+		}
+		if a := s.do("GET", "shop.example", "/status/500", nil, false); a.status != 500 || strings.Contains(a.body, "custom error") {
+			t.Errorf("unlisted 500: %d %q; want the backend's own answer", a.status, a.body)
+		}
+		if a := s.do("GET", "shop.example", "/ok", nil, false); a.status != 200 || !strings.Contains(a.body, `"web"`) {
+			t.Errorf("200: %d %q", a.status, a.body)
+		}
+		mu.Lock()
+		if len(got) != 2 || got[1].Get("X-Request-Id") == "" || got[1].Get("X-Original-URI") != "/status/404?x=1" {
+			t.Errorf("error backend requests: %v; want a second one with a generated X-Request-ID", got)
+		}
+		mu.Unlock()
+		if a := s.do("GET", "bare.example", "/status/503", nil, false); a.status != 404 || a.body != "default backend - 404" {
+			t.Errorf("without default-backend: %d %q; want 404 from the built-in default backend", a.status, a.body)
+		}
+		if a := s.do("GET", "real.example", "/app/status/503", nil, false); a.status != 503 || a.body != "custom error page 503 for  GET /app/status/503" {
+			t.Errorf("real backend's 503: %d %q; want the error backend's", a.status, a.body)
+		}
+		if a := s.do("GET", "real.example", "/app/status/500", nil, false); a.status != 500 || a.body != "app" {
+			t.Errorf("real backend's 500: %d %q; want its own", a.status, a.body)
+		}
+		if a := s.do("GET", "real.example", "/gone/x", nil, false); a.status != 502 || a.body != "custom error page 502 for  GET /gone/x" {
+			t.Errorf("refused connection: %d %q; want the error backend's 502", a.status, a.body)
+		}
+		var traced bool
+		for _, tr := range s.srv.Traces() {
+			for _, f := range tr.Filters {
+				traced = traced || tr.Host == "shop.example" && strings.Contains(f, "the answer 503 is replaced by the answer of error backend default/errpage:80")
+			}
+		}
+		if !traced {
+			t.Errorf("no trace says the 503 was replaced by default/errpage:80: %v", s.srv.Traces())
+		}
 	})
 	t.Run("service-upstream", func(t *testing.T) {
 		// "Service Upstream": nginx proxies to the cluster IP and kube-proxy

@@ -26,6 +26,7 @@ type ingressSide struct {
 	addr                string
 	httpPort, httpsPort int
 	res                 *engine.Result
+	srv                 *emulator.Server
 }
 
 // serveIngresses loads manifests, translates them with the Ingress ports
@@ -48,6 +49,7 @@ func serveIngressSnapshot(t *testing.T, lr *watch.LoadResult) *ingressSide {
 	if err := srv.Apply(s.res.Table).Err(); err != nil {
 		t.Fatal(err)
 	}
+	s.srv = srv
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

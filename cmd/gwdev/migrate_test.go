@@ -20,7 +20,7 @@ func migrateFixture(t *testing.T) string {
 		ingress("web", "shop.example", nginxAnn("limit-rps", "10"), "Prefix / web", "Prefix /api api", "Prefix /docs/ web") +
 		"  tls:\n  - hosts: [shop.example]\n    secretName: shop-tls\n" +
 		ingress("api-canary", "shop.example", nginxAnn("canary", "true", "canary-weight", "20", "canary-by-header", "X-Canary"), "Prefix /api api-v2") +
-		ingress("legacy", "old.example", nginxAnn("rewrite-target", "/$2"), "ImplementationSpecific /legacy(/|$)(.*) api") +
+		ingress("legacy", "old.example", nginxAnn("rewrite-target", "/$2", "custom-http-errors", "503"), "ImplementationSpecific /legacy(/|$)(.*) api") +
 		ingress("app", "app.example", nginxAnn("enable-cors", "true", "cors-allow-origin", "https://ui.example, https://*.ui.example",
 			"affinity", "cookie", "session-cookie-max-age", "600", "proxy-read-timeout", "30", "custom-headers", "app-headers",
 			"auth-type", "basic", "auth-secret", "app-users", "proxy-body-size", "8m", "mirror-target", "http://api-v2.default$request_uri"), "Prefix /app api") +
@@ -62,6 +62,7 @@ func TestMigrate(t *testing.T) {
 		"type: ResponseHeaderModifier", "name: X-Frame-Options", "sessionPersistence:", "name: INGRESSCOOKIE", "path: /app",
 		"lifetimeType: Permanent", "absoluteTimeout: 10m", "backendRequest: 1m35s", "# note: timeouts.backendRequest",
 		"# not carried over: nginx.ingress.kubernetes.io/auth-type", "# not carried over: nginx.ingress.kubernetes.io/proxy-body-size",
+		"# not carried over: nginx.ingress.kubernetes.io/custom-http-errors",
 		"type: RequestMirror", "requestMirror:\n        backendRef:\n          name: api-v2", "# note: mirror-target became a RequestMirror",
 	} {
 		if !strings.Contains(string(got), want) {
@@ -71,6 +72,7 @@ func TestMigrate(t *testing.T) {
 	for _, want := range []string{
 		"ingress.yaml:", "Ingress/default/web: not carried over: nginx.ingress.kubernetes.io/limit-rps",
 		"Ingress/default/legacy: not carried over: nginx.ingress.kubernetes.io/rewrite-target",
+		"Ingress/default/legacy: not carried over: nginx.ingress.kubernetes.io/custom-http-errors",
 	} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)

@@ -176,6 +176,23 @@ type RouteRule struct {
 	// Policy is implementation-profile behaviour on this virtual host
 	// (RBAC; nil: none).
 	Policy *RulePolicy `json:"policy,omitempty"`
+	// ErrorPages replaces the backend's answers of some statuses with an
+	// error backend's (nil: none).
+	ErrorPages *ErrorPages `json:"errorPages,omitempty"`
+}
+
+// ErrorPages is ingress-nginx's custom-http-errors: an answer of one of
+// Codes is replaced by the answer of Backend, asked with GET for the same
+// URI and X-Code, X-Format, X-Original-URI, X-Namespace, X-Ingress-Name,
+// X-Service-Name, X-Service-Port and X-Request-ID; the client gets the
+// error backend's answer as it is, status included.
+type ErrorPages struct {
+	Codes []int `json:"codes"`
+	// Backend is the error backend (nil: gwdev answers 404 "default
+	// backend - 404", as ingress-nginx's own default backend does).
+	Backend *Backend `json:"backend,omitempty"`
+	// From names the setting ("annotation ...custom-http-errors").
+	From string `json:"from"`
 }
 
 // RuleIndex is where a table entry comes from in its route's spec.
@@ -382,6 +399,9 @@ func (l *ListenerTable) validate(name func(string) error) error {
 				return fmt.Errorf("%s: rule %s needs exactly one of http/grpc match", vh.Name, r.Name)
 			}
 			backends = append(backends, r.Backends...)
+			if r.ErrorPages != nil && r.ErrorPages.Backend != nil {
+				backends = append(backends, r.ErrorPages.Backend)
+			}
 			if err := r.validateMatch(); err != nil {
 				return err
 			}

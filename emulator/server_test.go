@@ -6,8 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -149,19 +151,39 @@ func TestBindOverride(t *testing.T) {
 func TestHotReload(t *testing.T) {
 	ip := "127.0.0.1"
 	p, p2 := freePort(t, ip), freePort(t, ip)
+	// The slow requests go to backends that say when a request has arrived
+	// (so the reloads start only once both are in flight: a fixed sleep let
+	// a loaded machine route them on a later table) and answer after a
+	// delay with their name: slowFirst only on table 0.
+	slowArrived, extraArrived := make(chan struct{}), make(chan struct{})
+	slowBackend := func(name string, arrived chan struct{}, delay time.Duration) string {
+		var once sync.Once
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if arrived != nil {
+				once.Do(func() { close(arrived) })
+			}
+			time.Sleep(delay)
+			_, _ = io.WriteString(w, name)
+		}))
+		t.Cleanup(srv.Close)
+		return srv.Listener.Addr().String()
+	}
+	slowFirst := slowBackend("slow-0", slowArrived, 400*time.Millisecond)
+	slowLater := slowBackend("slow-later", nil, 0)
+	extraSlow := slowBackend("extra", extraArrived, 300*time.Millisecond)
 	build := func(i int) *table.Table {
-		g := gateway("gw", ip,
-			port(p, listener("http", "", vhost("",
-				rule("slow", prefix("/slow"), echo(fmt.Sprintf("slow-%d", i), 1)),
-				rule("r", prefix("/"), echo(fmt.Sprintf("v%d", i), 1))))))
-		if i%2 == 0 {
-			g = gateway("gw", ip,
-				port(p, listener("http", "", vhost("",
-					rule("slow", prefix("/slow"), echo(fmt.Sprintf("slow-%d", i), 1)),
-					rule("r", prefix("/"), echo(fmt.Sprintf("v%d", i), 1))))),
-				port(p2, listener("extra", "", vhost("", rule("extra", prefix("/"), echo("extra", 1))))))
+		slowAddr := slowLater
+		if i == 0 {
+			slowAddr = slowFirst
 		}
-		return newTable(g)
+		mainPort := port(p, listener("http", "", vhost("",
+			rule("slow", prefix("/slow"), mapped("slow", 1, slowAddr)),
+			rule("r", prefix("/"), echo(fmt.Sprintf("v%d", i), 1)))))
+		if i%2 == 0 {
+			return newTable(gateway("gw", ip, mainPort,
+				port(p2, listener("extra", "", vhost("", rule("extra", prefix("/"), mapped("extra", 1, extraSlow)))))))
+		}
+		return newTable(gateway("gw", ip, mainPort))
 	}
 	s := New(Config{})
 	defer s.Close(context.Background())
@@ -174,20 +196,19 @@ func TestHotReload(t *testing.T) {
 	// A slow request in flight across the reloads.
 	slow := make(chan string, 1)
 	go func() {
-		resp, err := http.Get(fmt.Sprintf("http://%s:%d/slow?delay=400ms", ip, p))
+		resp, err := http.Get(fmt.Sprintf("http://%s:%d/slow", ip, p))
 		if err != nil {
 			slow <- err.Error()
 			return
 		}
 		defer resp.Body.Close()
-		var e echosrv.Response
-		_ = json.NewDecoder(resp.Body).Decode(&e)
-		slow <- fmt.Sprint(resp.StatusCode, " ", e.Service)
+		b, _ := io.ReadAll(resp.Body)
+		slow <- fmt.Sprint(resp.StatusCode, " ", string(b))
 	}()
 	// And one on the port that the next table removes.
 	extra := make(chan int, 1)
 	go func() {
-		resp, err := http.Get(fmt.Sprintf("http://%s:%d/?delay=300ms", ip, p2))
+		resp, err := http.Get(fmt.Sprintf("http://%s:%d/", ip, p2))
 		if err != nil {
 			extra <- -1
 			return
@@ -195,7 +216,13 @@ func TestHotReload(t *testing.T) {
 		resp.Body.Close()
 		extra <- resp.StatusCode
 	}()
-	time.Sleep(50 * time.Millisecond)
+	for _, arrived := range []chan struct{}{slowArrived, extraArrived} {
+		select {
+		case <-arrived:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the slow requests never reached their backends")
+		}
+	}
 
 	var stop atomic.Bool
 	var failures, total atomic.Int64

@@ -90,16 +90,28 @@ func TestTrailingSlashPrefixTiesServedAsExplained(t *testing.T) {
 			t.Errorf("explain %s (X-Canary %q): rule %q, want %q", c.path, c.header, ex.Rule, c.wantRule)
 		}
 	}
+	// Only requests' traces count: a connection that ends without carrying
+	// a request gets a trace of its own (emulator/conntrace.go), and one
+	// such made this test see 101 on a loaded machine.
+	requests := func() []emulator.Trace {
+		var out []emulator.Trace
+		for _, tr := range s.Traces() {
+			if tr.Method != "" {
+				out = append(out, tr)
+			}
+		}
+		return out
+	}
 	deadline := time.Now().Add(2 * time.Second)
 	var ts []emulator.Trace
 	for time.Now().Before(deadline) {
-		if ts = s.Traces(); len(ts) >= 100 {
+		if ts = requests(); len(ts) >= 100 {
 			break
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
 	if len(ts) != 100 {
-		t.Fatalf("%d traces, want 100", len(ts))
+		t.Fatalf("%d request traces, want 100", len(ts))
 	}
 	for i, tr := range ts {
 		if want := cases[i/20].wantRule; tr.Rule != want {

@@ -11,14 +11,7 @@ import (
 
 // backendFilterManifests: one HTTPRoute whose rules each have a single
 // backendRef carrying a filter of one type (the route level has none).
-const backendFilterManifests = `apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw}
-spec:
-  gatewayClassName: gwdev
-  listeners: [{name: http, protocol: HTTP, port: PORT}]
----
-apiVersion: gateway.networking.k8s.io/v1
+const backendFilterManifests = gatewayGW + `apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: r}
 spec:

@@ -15,14 +15,7 @@ import (
 // trustBundleManifests: two Services answered by the echo over TLS with a
 // certificate of the app CA; BackendTLSPolicy "good" trusts the
 // ClusterTrustBundle holding the app CA, "wrong" one holding another CA.
-const trustBundleManifests = `apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw}
-spec:
-  gatewayClassName: gwdev
-  listeners: [{name: http, protocol: HTTP, port: PORT}]
----
-apiVersion: gateway.networking.k8s.io/v1
+const trustBundleManifests = gatewayGW + `apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: app}
 spec:

@@ -77,14 +77,7 @@ func startGRPCAuth(t *testing.T) (*grpcAuthServer, string) {
 // grpcAuthManifests protects every path with a GRPC ExternalAuth filter
 // that sends only the authorization and x-request-id headers; AUTH is the
 // auth Service's port, ANNOTATION its annotations.
-const grpcAuthManifests = `apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw}
-spec:
-  gatewayClassName: gwdev
-  listeners: [{name: http, protocol: HTTP, port: PORT}]
----
-apiVersion: gateway.networking.k8s.io/v1
+const grpcAuthManifests = gatewayGW + `apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: app}
 spec:

@@ -60,14 +60,7 @@ func (a *authServer) lastRequest() (*http.Request, string) {
 // extAuthManifests protects /admin with an HTTP ExternalAuth filter (the
 // auth Service is mapped to a real server) and serves everything else
 // unauthenticated from another rule.
-const extAuthManifests = `apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw}
-spec:
-  gatewayClassName: gwdev
-  listeners: [{name: http, protocol: HTTP, port: PORT}]
----
-apiVersion: gateway.networking.k8s.io/v1
+const extAuthManifests = gatewayGW + `apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: app}
 spec:
@@ -209,14 +202,7 @@ func TestExternalAuthHTTPFailsClosed(t *testing.T) {
 // TestExternalAuthOnBackendRef: an ExternalAuth filter of a backendRef runs
 // when that backend is chosen, and denies like a rule's.
 func TestExternalAuthOnBackendRef(t *testing.T) {
-	m := `apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw}
-spec:
-  gatewayClassName: gwdev
-  listeners: [{name: http, protocol: HTTP, port: PORT}]
----
-apiVersion: gateway.networking.k8s.io/v1
+	m := gatewayGW + `apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: app}
 spec:
@@ -256,14 +242,7 @@ func TestExternalAuthOverBackendTLS(t *testing.T) {
 	ca, other := newTestCA(t, "auth CA"), newTestCA(t, "other CA")
 	crt, key := ca.issue(certOpts{dnsNames: []string{"auth.internal"}})
 	b64 := base64.StdEncoding.EncodeToString
-	m := fmt.Sprintf(`apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw}
-spec:
-  gatewayClassName: gwdev
-  listeners: [{name: http, protocol: HTTP, port: PORT}]
----
-apiVersion: gateway.networking.k8s.io/v1
+	m := fmt.Sprintf(gatewayGW+`apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: app}
 spec:

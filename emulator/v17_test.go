@@ -24,15 +24,7 @@ func TestV17RuleSettingsEndToEnd(t *testing.T) {
 	}))
 	t.Cleanup(failing.Close)
 	a, b := countingBackend(t, "a"), countingBackend(t, "b")
-	m := `apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: gw}
-spec:
-  gatewayClassName: gwdev
-  listeners:
-  - {name: http, protocol: HTTP, port: PORT}
----
-apiVersion: gateway.networking.k8s.io/v1
+	m := gatewayGW + `apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: app}
 spec:

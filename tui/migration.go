@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/dash"
 )
 
 // MigrationMsg is a comparison of the folder's Ingresses, served as
@@ -170,11 +171,11 @@ func (v *migrationView) rebuild() {
 		}
 		v.add(true, d.Ingress, v.st.Bold.Render(d.Request)+v.st.Dim.Render("  from "+d.From.String()))
 		for _, f := range d.Fields {
-			v.add(false, d.Ingress, fmt.Sprintf("    %-9s %s %s  %s %s", f.Name, v.st.Dim.Render("ingress-nginx"), quoteOrDash(f.Ingress),
-				v.st.Dim.Render("gateway-api"), quoteOrDash(f.Gateway)))
+			v.add(false, d.Ingress, fmt.Sprintf("    %-9s %s %s  %s %s", f.Name, v.st.Dim.Render("ingress-nginx"), dash.Quoted(f.Ingress),
+				v.st.Dim.Render("gateway-api"), dash.Quoted(f.Gateway)))
 		}
-		v.add(false, d.Ingress, v.st.Dim.Render(fmt.Sprintf("    %-9s ingress-nginx %s (%s)", "rule", orDash(d.IngressRule), orDash(d.IngressSource))))
-		v.add(false, d.Ingress, v.st.Dim.Render(fmt.Sprintf("    %-9s gateway-api   %s (%s)", "", orDash(d.GatewayRule), orDash(d.GatewaySource))))
+		v.add(false, d.Ingress, v.st.Dim.Render(fmt.Sprintf("    %-9s ingress-nginx %s (%s)", "rule", dash.Or(d.IngressRule), dash.Or(d.IngressSource))))
+		v.add(false, d.Ingress, v.st.Dim.Render(fmt.Sprintf("    %-9s gateway-api   %s (%s)", "", dash.Or(d.GatewayRule), dash.Or(d.GatewaySource))))
 	}
 	for _, p := range m.Problems {
 		if keep(p) {
@@ -323,17 +324,3 @@ func (v *migrationView) FullHelp() [][]key.Binding {
 }
 
 func (v *migrationView) position() string { return cursorPosition(v.cursor, len(v.heads())) }
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func quoteOrDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return fmt.Sprintf("%q", s)
-}

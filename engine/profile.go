@@ -236,7 +236,7 @@ func (t *translator) runOf(p Profile) ProfileRun {
 	if t.prof.runs == nil {
 		t.prof.runs = map[string]ProfileRun{}
 	}
-	r := p.Start(&Translation{t: t})
+	r := p.Start(&Translation{t: t, profile: p.Name()})
 	t.prof.runs[p.Name()] = r
 	return r
 }

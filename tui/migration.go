@@ -75,14 +75,12 @@ type MigrationDropped struct {
 // Ingresses (or a comparison arrived). Enter opens a line's Ingress in
 // Detail; the filter keeps the matching entries.
 type migrationView struct {
-	*common
+	viewBase
 	vp     viewport.Model
 	last   *MigrationMsg
 	ran    bool // a comparison is running
-	filter string
 	lines  []migrationLine
 	cursor int
-	w, h   int
 }
 
 // migrationLine is one drawn line and the Ingress it is about.
@@ -96,7 +94,15 @@ type migrationLine struct {
 var _ view = (*migrationView)(nil)
 
 func newMigrationView(c *common) *migrationView {
-	return &migrationView{common: c, vp: viewport.New(0, 0)}
+	v := &migrationView{vp: viewport.New(0, 0)}
+	v.viewBase = newViewBase(c, func() {
+		v.vp.Width, v.vp.Height = v.w, v.h
+		v.rebuild()
+	}, func() {
+		v.cursor = 0
+		v.rebuild()
+	})
+	return v
 }
 
 // available reports whether the view is a tab: the folder has Ingresses,
@@ -109,8 +115,6 @@ func (v *migrationView) available() bool {
 	return st != nil && st.Result != nil && st.Result.Objects != nil && len(st.Result.Objects.Ingresses) > 0
 }
 
-func (v *migrationView) Init() tea.Cmd { return nil }
-
 func (v *migrationView) title() string { return "Migration" }
 
 func (v *migrationView) count() int {
@@ -119,20 +123,6 @@ func (v *migrationView) count() int {
 	}
 	return len(v.last.Differences)
 }
-
-func (v *migrationView) SetSize(w, h int) {
-	v.w, v.h = w, h
-	v.vp.Width, v.vp.Height = w, h
-	v.rebuild()
-}
-
-func (v *migrationView) SetFilter(f string) {
-	v.filter = strings.ToLower(f)
-	v.cursor = 0
-	v.rebuild()
-}
-
-func (v *migrationView) filterText() string { return v.filter }
 
 func (v *migrationView) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {

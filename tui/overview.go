@@ -20,36 +20,22 @@ import (
 // listeners (conditions as badges), conflicted listeners grouped by the
 // rule they break, and ListenerSets under their parent.
 type overviewView struct {
-	*common
-	vp     viewport.Model
-	filter string
-	w, h   int
+	viewBase
+	vp viewport.Model
 }
 
 func newOverviewView(c *common) *overviewView {
-	return &overviewView{common: c, vp: viewport.New(0, 0)}
+	v := &overviewView{vp: viewport.New(0, 0)}
+	v.viewBase = newViewBase(c, func() {
+		v.vp.Width, v.vp.Height = v.w, v.h
+		v.rebuild()
+	}, v.rebuild)
+	return v
 }
-
-func (v *overviewView) Init() tea.Cmd { return nil }
 
 func (v *overviewView) title() string { return "Overview" }
 
-func (v *overviewView) count() int { return 0 }
-
 func (v *overviewView) position() string { return "" }
-
-func (v *overviewView) filterText() string { return v.filter }
-
-func (v *overviewView) SetSize(w, h int) {
-	v.w, v.h = w, h
-	v.vp.Width, v.vp.Height = w, h
-	v.rebuild()
-}
-
-func (v *overviewView) SetFilter(f string) {
-	v.filter = strings.ToLower(f)
-	v.rebuild()
-}
 
 func (v *overviewView) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {

@@ -90,12 +90,10 @@ func (s *session) buildProblems(prev map[string]bool) {
 // problemsView lists every problem with its file:line and explanation.
 // Enter opens the object in Detail.
 type problemsView struct {
-	*common
+	viewBase
 	vp      viewport.Model
-	filter  string
 	shown   []int // indexes into session.problems
 	cursor  int
-	w, h    int
 	offsets []int      // first line of each shown problem in the content
 	cache   []rendered // each shown problem, rendered without the cursor mark
 }
@@ -105,28 +103,20 @@ type problemsView struct {
 type rendered struct{ short, full []string }
 
 func newProblemsView(c *common) *problemsView {
-	return &problemsView{common: c, vp: viewport.New(0, 0)}
+	v := &problemsView{vp: viewport.New(0, 0)}
+	v.viewBase = newViewBase(c, func() {
+		v.vp.Width, v.vp.Height = v.w, v.h
+		v.rebuild()
+	}, func() {
+		v.cursor = 0
+		v.rebuild()
+	})
+	return v
 }
-
-func (v *problemsView) Init() tea.Cmd { return nil }
 
 func (v *problemsView) title() string { return "Problems" }
 
 func (v *problemsView) count() int { return v.s.errors + v.s.warnings }
-
-func (v *problemsView) SetSize(w, h int) {
-	v.w, v.h = w, h
-	v.vp.Width, v.vp.Height = w, h
-	v.rebuild()
-}
-
-func (v *problemsView) SetFilter(f string) {
-	v.filter = strings.ToLower(f)
-	v.cursor = 0
-	v.rebuild()
-}
-
-func (v *problemsView) filterText() string { return v.filter }
 
 // rebuild picks the problems that pass the filter and renders them.
 func (v *problemsView) rebuild() {

@@ -103,6 +103,15 @@ type Finding struct {
 	// Parent is the Gateway or ListenerSet a route's parentRef names, for
 	// a finding about that attachment (zero: none).
 	Parent ObjectKey
+	// Listener is the name of the listener of the Gateway or ListenerSet
+	// Object whose status holds the condition ("": the object's own
+	// status). Not in the YAML (Scope says it).
+	Listener string
+	// ConflictsWith, for a listener's Conflicted=True, names the listener
+	// it conflicts with as the message does (`listener "b" (HTTP)`, `HTTPS
+	// listener "a" of Gateway ns/gw, which takes precedence`); "" for other
+	// findings. Not in the YAML.
+	ConflictsWith string
 }
 
 // NoteKind says what one of gwdev's own notes (a Finding without a

@@ -183,6 +183,12 @@ func (v *overviewView) summary(res *engine.Result) string {
 }
 
 // listenerInfo is one listener of a Gateway or ListenerSet, spec and status.
+// listenerRef is one listener of a Gateway or ListenerSet.
+type listenerRef struct {
+	owner engine.ObjectKey
+	name  string
+}
+
 type listenerInfo struct {
 	name     string
 	protocol string
@@ -334,7 +340,7 @@ func (v *overviewView) gateway(g *gwv1.Gateway, gk engine.ObjectKey, sets []*gwv
 	lines = append(lines, v.ports(g, gk)...)
 	ls := gatewayListeners(g)
 	lines = append(lines, v.listenerTable("  ", ls)...)
-	lines = append(lines, v.conflicts("  ", ls)...)
+	lines = append(lines, v.conflicts("  ", gk, ls)...)
 	for _, set := range sets {
 		sk := engine.ObjectKey{Kind: "ListenerSet", Namespace: set.Namespace, Name: set.Name}
 		t := "  " + st.Title.Render("ListenerSet "+set.Namespace+"/"+set.Name) + "  " + v.badges(set.Status.Conditions, v.w)
@@ -344,7 +350,7 @@ func (v *overviewView) gateway(g *gwv1.Gateway, gk engine.ObjectKey, sets []*gwv
 		lines = append(lines, t)
 		sl := listenerSetListeners(set)
 		lines = append(lines, v.listenerTable("    ", sl)...)
-		lines = append(lines, v.conflicts("    ", sl)...)
+		lines = append(lines, v.conflicts("    ", sk, sl)...)
 	}
 	return lines
 }
@@ -413,10 +419,10 @@ func (v *overviewView) listenerCells(l listenerInfo) []string {
 	return cells
 }
 
-// conflicts groups conflicted listeners by port and reason, each group with
-// the rule the listeners break and each listener with what it conflicts
-// with.
-func (v *overviewView) conflicts(indent string, ls []listenerInfo) []string {
+// conflicts groups the conflicted listeners of owner by port and reason,
+// each group with the rule the listeners break and each listener with what
+// it conflicts with (the engine's Finding.ConflictsWith).
+func (v *overviewView) conflicts(indent string, owner engine.ObjectKey, ls []listenerInfo) []string {
 	type group struct {
 		port    int32
 		reason  string
@@ -449,8 +455,8 @@ func (v *overviewView) conflicts(indent string, ls []listenerInfo) []string {
 		var rows [][]string
 		for _, l := range g.members {
 			with := ""
-			if c := meta(l.conds, "Conflicted"); c != nil {
-				with = conflictPeer(c.Message)
+			if peer := v.s.conflictsWith[listenerRef{owner, l.name}]; peer != "" {
+				with = "↔ " + peer
 			}
 			rows = append(rows, []string{l.name, l.protocol, l.hostname, st.Dim.Render(with)})
 		}
@@ -468,21 +474,6 @@ func conflictRule(reason string) string {
 		return "listeners on one port need compatible protocols"
 	}
 	return explainReason("", reason)
-}
-
-// conflictPeer shortens a Conflicted message to what the listener
-// conflicts with ("port 443: hostname x is also used by listener "y"" →
-// "↔ listener "y"").
-func conflictPeer(msg string) string {
-	for _, sep := range []string{"also used by ", "share the port with "} {
-		if _, rest, ok := strings.Cut(msg, sep); ok {
-			return "↔ " + rest
-		}
-	}
-	if _, rest, ok := strings.Cut(msg, ": "); ok {
-		return rest
-	}
-	return msg
 }
 
 // alignRows lays cells out in columns two spaces apart.

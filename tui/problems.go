@@ -62,8 +62,12 @@ func (s *session) buildProblems(prev map[string]bool) {
 			object: o.Object, message: "still serving the last good version: " + o.Reason,
 			explain: "the object's file no longer loads, so gwdev keeps the version that did. Fix the load error above"})
 	}
+	s.conflictsWith = map[listenerRef]string{}
 	if st.Result != nil {
 		for _, f := range st.Result.Findings {
+			if f.ConflictsWith != "" {
+				s.conflictsWith[listenerRef{f.Object, f.Listener}] = f.ConflictsWith
+			}
 			p := problem{source: fromFinding, severity: f.Severity, where: f.Source.String(), object: f.Object,
 				scope: f.Scope, condition: f.Condition(), reason: f.Reason, message: f.Message}
 			p.explain = FindingHint(f)

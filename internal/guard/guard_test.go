@@ -66,7 +66,6 @@ var rules = []rule{
 			"emulator/backendtls.go":  "crypto/tls errors carry no type for a remote alert",
 			"emulator/tlsconn.go":     "crypto/tls errors carry no type for a remote alert",
 			"tui/explain_load.go":     "loader problems (watch) explained by their wording: the loader's messages are Kubernetes' field errors",
-			"tui/overview.go":         "conflictPeer shortens a listener's Conflicted message for a badge",
 			"tui/request_replay.go":   "a gRPC client's status message",
 			"watch/listener_dups.go":  "the apiserver's validation wording, in the loader that reproduces it",
 			"watch/metadata.go":       "the apiserver's validation wording, in the loader that reproduces it",

@@ -55,7 +55,7 @@ func (s *session) buildProblems(prev map[string]bool) {
 	st := s.state
 	for _, p := range st.Problems {
 		ps = append(ps, problem{source: fromLoad, severity: engine.SeverityError, where: p.Where(),
-			object: p.Object, message: p.Message, explain: explainLoadProblem(p)})
+			object: p.Object, message: p.Message, explain: p.Hint})
 	}
 	for _, o := range st.Stale {
 		ps = append(ps, problem{source: fromStale, severity: engine.SeverityWarning, where: o.Source.String(),

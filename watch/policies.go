@@ -95,7 +95,7 @@ func policyIssues(errs field.ErrorList) []issue {
 	out := make([]issue, 0, len(errs))
 	for _, e := range errs {
 		if e.Type == errorTypeUnknownField {
-			out = append(out, issue{field: e.Field, msg: `unknown field "` + e.Field + `"`})
+			out = append(out, issue{field: e.Field, msg: `unknown field "` + e.Field + `"`, kind: ProblemUnknownField})
 			continue
 		}
 		out = append(out, fieldIssue(e))

@@ -65,7 +65,6 @@ var rules = []rule{
 			"engine/gwin/settings.go": "gwinField reads the 'annotation <key>' of gwin's own messages, next to the code that writes them, until the gwin plug-in carries its problems typed",
 			"emulator/backendtls.go":  "crypto/tls errors carry no type for a remote alert",
 			"emulator/tlsconn.go":     "crypto/tls errors carry no type for a remote alert",
-			"tui/explain_load.go":     "loader problems (watch) explained by their wording: the loader's messages are Kubernetes' field errors",
 			"tui/request_replay.go":   "a gRPC client's status message",
 			"watch/listener_dups.go":  "the apiserver's validation wording, in the loader that reproduces it",
 			"watch/metadata.go":       "the apiserver's validation wording, in the loader that reproduces it",

@@ -64,7 +64,7 @@ spec:
 // and Conflicted=True names the listener it conflicts with as the message
 // does, so nobody cuts the message to learn it.
 func TestFindingsNameConflictingListener(t *testing.T) {
-	lr := testkit.Loader(t).LoadBytes("f.yaml", []byte(`apiVersion: gateway.networking.k8s.io/v1
+	res := translateYAML(t, `apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: gw, namespace: default}
 spec:
@@ -74,11 +74,7 @@ spec:
   - {name: b, protocol: HTTPS, port: 80, hostname: x.example.com, tls: {certificateRefs: [{name: cert}]}}
   - {name: c, protocol: HTTP, port: 8080}
   - {name: d, protocol: TCP, port: 8080}
-`))
-	if len(lr.Problems) > 0 {
-		t.Fatal(lr.Problems)
-	}
-	res := engine.Translate(lr.Snapshot, engine.Options{Now: goldenNow})
+`, engine.Options{})
 	want := map[string]string{"a": `listener "b" (HTTPS)`, "b": `listener "a" (HTTP)`, "c": `listener "d" (TCP)`, "d": `listener "c" (HTTP)`}
 	got := map[string]string{}
 	for _, f := range res.Findings {

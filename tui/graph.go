@@ -51,10 +51,7 @@ func (v *graphView) setVisible(on bool) {
 
 func newGraphView(c *common) *graphView {
 	v := &graphView{vp: viewport.New(0, 0)}
-	v.viewBase = newViewBase(c, func() {
-		v.vp.Width, v.vp.Height = v.w, v.h
-		v.render()
-	}, func() {
+	v.viewBase = newPageBase(c, &v.vp, v.render, func() {
 		v.cursor = 0
 		v.pick()
 	})

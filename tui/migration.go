@@ -95,10 +95,7 @@ var _ view = (*migrationView)(nil)
 
 func newMigrationView(c *common) *migrationView {
 	v := &migrationView{vp: viewport.New(0, 0)}
-	v.viewBase = newViewBase(c, func() {
-		v.vp.Width, v.vp.Height = v.w, v.h
-		v.rebuild()
-	}, func() {
+	v.viewBase = newPageBase(c, &v.vp, v.rebuild, func() {
 		v.cursor = 0
 		v.rebuild()
 	})

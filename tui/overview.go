@@ -26,10 +26,7 @@ type overviewView struct {
 
 func newOverviewView(c *common) *overviewView {
 	v := &overviewView{vp: viewport.New(0, 0)}
-	v.viewBase = newViewBase(c, func() {
-		v.vp.Width, v.vp.Height = v.w, v.h
-		v.rebuild()
-	}, v.rebuild)
+	v.viewBase = newPageBase(c, &v.vp, v.rebuild, v.rebuild)
 	return v
 }
 

@@ -108,10 +108,7 @@ type rendered struct{ short, full []string }
 
 func newProblemsView(c *common) *problemsView {
 	v := &problemsView{vp: viewport.New(0, 0)}
-	v.viewBase = newViewBase(c, func() {
-		v.vp.Width, v.vp.Height = v.w, v.h
-		v.rebuild()
-	}, func() {
+	v.viewBase = newPageBase(c, &v.vp, v.rebuild, func() {
 		v.cursor = 0
 		v.rebuild()
 	})

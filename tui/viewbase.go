@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 
+	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
 )
 
@@ -15,6 +16,9 @@ type viewBase struct {
 	*common
 	w, h   int
 	filter string
+	// page is the viewport the view is drawn in at its whole size, sized by
+	// SetSize before resized runs (nil: the view sizes its own).
+	page *viewport.Model
 	// resized lays the view out for w×h; filtered picks what passes the
 	// filter. Neither may be nil.
 	resized, filtered func()
@@ -26,9 +30,18 @@ func newViewBase(c *common, resized, filtered func()) viewBase {
 	return viewBase{common: c, resized: resized, filtered: filtered}
 }
 
+// newPageBase is the base of a view drawn in page at its whole size: a new
+// size sizes page, then calls redraw.
+func newPageBase(c *common, page *viewport.Model, redraw, filtered func()) viewBase {
+	return viewBase{common: c, page: page, resized: redraw, filtered: filtered}
+}
+
 // SetSize gives the view w×h cells.
 func (b *viewBase) SetSize(w, h int) {
 	b.w, b.h = w, h
+	if b.page != nil {
+		b.page.Width, b.page.Height = w, h
+	}
 	b.resized()
 }
 

@@ -132,7 +132,7 @@ func stateMsg(u *watch.Update, res *engine.Result, rep *emulator.ApplyReport, re
 		Time: at, Load: u.Took, Translate: translated, Apply: applied}
 	for _, p := range u.Result.Problems {
 		msg.Problems = append(msg.Problems, tui.LoadProblem{File: p.File, Line: p.Line, Column: p.Column,
-			Object: p.Object, Field: p.Field, Message: p.Message, Root: p.Root, Pruned: p.Pruned})
+			Object: p.Object, Field: p.Field, Message: p.Message, Hint: p.Hint()})
 	}
 	for _, s := range u.Stale {
 		msg.Stale = append(msg.Stale, tui.StaleObject{Object: s.Object, Source: s.Source, Reason: s.Reason})

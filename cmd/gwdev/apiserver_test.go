@@ -345,3 +345,25 @@ func (c *testCluster) resource(t *testing.T, u *unstructured.Unstructured) dynam
 	}
 	return r.Namespace(ns)
 }
+
+// getCRDs is what `kubectl get crd -o yaml` prints for the cluster: a v1
+// List of every CustomResourceDefinition as the API server returns it
+// (metadata with managedFields, status, the server's defaults), each item
+// with its apiVersion and kind.
+func (c *testCluster) getCRDs(t *testing.T) []byte {
+	t.Helper()
+	gvr := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	list, err := c.dyn.Resource(gvr).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := make([]any, 0, len(list.Items))
+	for _, it := range list.Items {
+		items = append(items, it.Object)
+	}
+	out, err := sigsyaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "metadata": map[string]any{"resourceVersion": ""}, "items": items})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

@@ -99,13 +99,30 @@ listeners:
 )
 
 // TestClusterPullAndCheck runs against a real kube-apiserver and etcd:
-// check --cluster reports a seeded disagreement (exit 1) and exits 0 once
+// check --crds FILE with the cluster's own CRDs (kubectl get crd -o yaml)
+// judges as the bundle they came from; check --cluster reports a seeded disagreement (exit 1) and exits 0 once
 // the controller's status agrees; pull writes clean manifests without the
 // Secret (the HTTPS listener gets a local certificate) and up serves the
 // pulled routes.
 func TestClusterPullAndCheck(t *testing.T) {
 	c := startCluster(t)
 	c.installGatewayAPICRDs(t)
+
+	// --crds FILE with what kubectl get crd -o yaml prints on this cluster
+	// (gwdev's v1.7.0 experimental CRDs, as the API server stores them)
+	// judges as --crds v1.7.0-experimental does.
+	crds := filepath.Join(t.TempDir(), "cluster-crds.yaml")
+	writeTestFile(t, crds, c.getCRDs(t))
+	for _, sample := range []string{"listener-filters", "default-gateway", "tcp-udp", "listenerset", "mesh"} {
+		src := filepath.Join("..", "..", "samples", sample)
+		want, _, wantCode := runGwdev(t, "", "check", "--now", "2026-01-01T00:00:00Z", "--crds", "v1.7.0-experimental", src)
+		got, errOut, code := runGwdev(t, "", "check", "--now", "2026-01-01T00:00:00Z", "--crds", crds, src)
+		want = durations.ReplaceAllString(want, "in D")
+		got = strings.ReplaceAll(durations.ReplaceAllString(got, "in D"), "cluster-crds.yaml", "v1.7.0-experimental")
+		if got != want || code != wantCode {
+			t.Errorf("%s: --crds FILE (the API server's CRDs) exit %d, --crds v1.7.0-experimental exit %d\n--- FILE:\n%s%s--- bundle:\n%s", sample, code, wantCode, got, errOut, want)
+		}
+	}
 	ca, caKey := testCA(t)
 	crt, key := testLeaf(t, ca, caKey, &x509.Certificate{SerialNumber: big.NewInt(3), Subject: pkix.Name{CommonName: "shop.example.com"},
 		DNSNames: []string{"shop.example.com"}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})

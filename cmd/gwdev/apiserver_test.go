@@ -324,7 +324,7 @@ func (c *testCluster) setStatus(t *testing.T, kind, ns, name, status string) {
 }
 
 // resource is the dynamic client of an object's kind (plural: lower kind
-// + "s", or "es" after an s).
+// + "s", "es" after an s, "ies" for a final y after a consonant).
 func (c *testCluster) resource(t *testing.T, u *unstructured.Unstructured) dynamic.ResourceInterface {
 	t.Helper()
 	gv, err := schema.ParseGroupVersion(u.GetAPIVersion())
@@ -334,6 +334,8 @@ func (c *testCluster) resource(t *testing.T, u *unstructured.Unstructured) dynam
 	plural := strings.ToLower(u.GetKind()) + "s"
 	if strings.HasSuffix(u.GetKind(), "s") {
 		plural = strings.ToLower(u.GetKind()) + "es"
+	} else if k := strings.ToLower(u.GetKind()); strings.HasSuffix(k, "y") && !strings.ContainsAny(k[len(k)-2:len(k)-1], "aeiou") {
+		plural = strings.TrimSuffix(k, "y") + "ies" // policies, not gateways
 	}
 	r := c.dyn.Resource(gv.WithResource(plural))
 	if u.GetKind() == "GatewayClass" || u.GetKind() == "Namespace" {

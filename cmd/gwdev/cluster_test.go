@@ -101,8 +101,9 @@ listeners:
 
 // TestClusterPullAndCheck runs against a real kube-apiserver and etcd:
 // check --crds FILE with the cluster's own CRDs (kubectl get crd -o yaml)
-// judges as the bundle they came from; check --cluster reports a seeded disagreement (exit 1) and exits 0 once
-// the controller's status agrees; pull writes clean manifests without the
+// judges as the bundle they came from; check --cluster reports a seeded
+// disagreement (exit 1) and exits 0 once the controller's status agrees;
+// pull writes clean manifests without the
 // Secret (the HTTPS listener gets a local certificate) and up serves the
 // pulled routes; pull --secrets also writes what routes and policies refer
 // to in other namespaces (Service, EndpointSlice, ReferenceGrant), the CA

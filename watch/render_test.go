@@ -150,3 +150,16 @@ func TestRenderLimitsAndStderrAreSaid(t *testing.T) {
 		})
 	}
 }
+
+// TestRenderOutputOverTheLimitIsNotKept: a render writing 64 MiB is
+// reported with its whole size, but the run keeps no more than the limit
+// (and a byte) in memory.
+func TestRenderOutputOverTheLimitIsNotKept(t *testing.T) {
+	rr := Render{Command: "head -c 67108864 /dev/zero", Dir: t.TempDir()}.run(context.Background())
+	if rr.err == nil || rr.err.Error() != "output too large: 67108864 bytes is over the 10 MiB (10485760 bytes) limit" {
+		t.Errorf("err = %v", rr.err)
+	}
+	if len(rr.stdout) > MaxFileSize+1 {
+		t.Errorf("kept %d bytes of output, want at most %d", len(rr.stdout), MaxFileSize+1)
+	}
+}

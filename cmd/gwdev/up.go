@@ -170,7 +170,7 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 		fmt.Fprintf(out, "gwdev: %s\n", adminUp.note)
 	}
 	if proj.cfg.path != "" {
-		fmt.Fprintf(out, "gwdev: backends from %s (reloaded when it changes)\n", proj.cfg.path)
+		fmt.Fprintf(out, "gwdev: settings from %s (reloaded when it changes)\n", proj.cfg.path)
 	}
 	for _, r := range proj.cfg.renders {
 		when := "run once: its watch: list is empty"

@@ -84,7 +84,7 @@ func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir string, w *wa
 	go func() {
 		defer wg.Done()
 		if rl.project.cfg.path != "" {
-			p.Send(tui.NoticeMsg{Text: "backends from " + rl.project.cfg.path + " (reloaded when it changes)"})
+			p.Send(tui.NoticeMsg{Text: "settings from " + rl.project.cfg.path + " (reloaded when it changes)"})
 		}
 		if admin.problem { // said last, so that it is what the status line shows
 			p.Send(tui.NoticeMsg{Text: admin.note, Problem: true})

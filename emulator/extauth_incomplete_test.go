@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -124,19 +125,47 @@ func TestExternalAuthGRPCWithoutStatusDenies(t *testing.T) {
 
 // TestUpstreamStatusOutOfRange: a backend status outside 100..999 (here
 // "099" and "000", which Go's HTTP/1 parser accepts) is the backend's
-// fault: 502 to the client, with the reason traced, never a panic.
+// fault: 502 to the client, with the reason traced, never a panic. Each
+// way to the backend is tried: the fast path's forwarding lane (a GET),
+// ReverseProxy over the pool (a POST with a body, which the fast path
+// hands to net/http) and ReverseProxy behind the h2c server.
 func TestUpstreamStatusOutOfRange(t *testing.T) {
 	for _, st := range []string{"099", "000"} {
 		addr := rawBackend(t, func(c net.Conn, br *bufio.Reader) {
-			if _, err := http.ReadRequest(br); err != nil {
+			req, err := http.ReadRequest(br)
+			if err != nil {
 				return
 			}
+			_, _ = io.Copy(io.Discard, req.Body)
 			_, _ = io.WriteString(c, "HTTP/1.1 "+st+" Odd\r\nContent-Length: 2\r\n\r\nhi")
 		})
 		h := servePooled(t, addr)
-		res, tr := h.traced(h.request("GET", "x", "/"))
-		if res.status != http.StatusBadGateway || !strings.Contains(tr.Reason, "status") {
-			t.Errorf("status %s: client got %d %q, trace reason %q; want 502 naming the status", st, res.status, res.body, tr.Reason)
+		post := h.request("POST", "x", "/")
+		post.Body, post.ContentLength = io.NopCloser(strings.NewReader("body")), 4
+		for _, c := range []struct {
+			way string
+			req *http.Request
+			do  func(*http.Request) result
+		}{
+			{"lane (GET)", h.request("GET", "x", "/"), h.do},
+			{"ReverseProxy (POST)", post, h.do},
+			{"ReverseProxy (h2c)", h.request("GET", "x", "/"), func(req *http.Request) result {
+				resp, err := h2cClient(t).Do(req)
+				if err != nil {
+					t.Fatalf("h2c: %v", err)
+				}
+				defer resp.Body.Close()
+				b, _ := io.ReadAll(resp.Body)
+				return result{resp.StatusCode, resp.Header, b}
+			}},
+		} {
+			id := strconv.FormatInt(testIDs.Add(1), 10)
+			c.req.Header.Set("X-Test-Id", id)
+			res := c.do(c.req)
+			tr := waitTrace(t, h.s, func(tr Trace) bool { return tr.RequestHeaders.Get("X-Test-Id") == id })
+			if res.status != http.StatusBadGateway || !strings.Contains(tr.Reason, "status") {
+				t.Errorf("status %s over the %s: client got %d %q, trace reason %q; want 502 naming the status", st, c.way, res.status, res.body, tr.Reason)
+			}
 		}
 	}
 }

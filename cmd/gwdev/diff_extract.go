@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // treeEntry is one blob of a commit's tree (git ls-tree -r).
@@ -31,9 +32,9 @@ type treeEntry struct {
 // through a work tree or an archive, and written through an os.Root, which
 // refuses any path that leaves tmp: regular files first, into directories
 // it makes itself, then the symlinks. A symlink that points outside the
-// repository, or whose name is already taken (a tree holding "x" both as a
-// symlink and as a folder, or "X" and "x" on a case-insensitive
-// filesystem), is left out, and said so.
+// repository, or an entry whose name is already taken (a tree holding "x"
+// both as a symlink and as a folder, or "X" and "x" on a case-insensitive
+// filesystem), is left out, and said so: the first of a name stays.
 func (r *gitRepo) extract(commit, tmp string) (string, []string, error) {
 	tree := commit
 	if r.prefix != "" {
@@ -71,7 +72,12 @@ func (r *gitRepo) extract(commit, tmp string) (string, []string, error) {
 			}
 			return nil
 		}
-		if err := writeTreeFile(root, e.name, data); err != nil {
+		if err := writeTreeFile(root, e.name, data); errors.Is(err, errNameTaken) || errors.Is(err, os.ErrExist) || errors.Is(err, syscall.ENOTDIR) {
+			// One name twice in the tree, or a file where the tree has a
+			// folder: what a case-insensitive filesystem makes of two
+			// names that differ only in case. The first one stays.
+			left = append(left, fmt.Sprintf("%s left out: %v", e.name, err))
+		} else if err != nil {
 			return fmt.Errorf("writing %s of %s: %w", e.name, commit, err)
 		}
 		return nil

@@ -387,3 +387,42 @@ func TestDiffExtractChainedSymlinks(t *testing.T) {
 		t.Errorf("p/q/ok (inside) was not kept: %v", err)
 	}
 }
+
+// TestDiffExtractNameTwice: a tree holding one name twice — what a
+// case-insensitive filesystem makes of "Routes.yaml" beside "routes.yaml",
+// or of a file "X" beside a folder "x" — keeps the first and leaves the
+// other out, saying so, instead of failing the whole diff; nothing is
+// written over.
+func TestDiffExtractNameTwice(t *testing.T) {
+	repo, dir, _ := gitRepoForTest(t)
+	git := func(stdin string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("git %v: %v", args, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	blob := func(s string) string { return git(s, "hash-object", "-w", "--stdin") }
+	gw, other := git("", "rev-parse", "HEAD:manifests/gateway.yaml"), blob("# not the gateway\n")
+	routes := git("", "rev-parse", "HEAD:manifests/routes.yaml")
+	sub := git("100644 blob "+blob("# inside\n")+"\tf.yaml\n", "mktree")
+	manifests := git("100644 blob "+gw+"\tgateway.yaml\n100644 blob "+other+"\tgateway.yaml\n100644 blob "+routes+"\troutes.yaml\n"+
+		"100644 blob "+other+"\tx\n040000 tree "+sub+"\tx\n", "mktree")
+	top := git("040000 tree "+manifests+"\tmanifests\n", "mktree")
+	commit := git("", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit-tree", top, "-m", "one name twice")
+	out, errOut, code := runGwdev(t, "", "diff", commit, dir)
+	if code == exitUsage {
+		t.Fatalf("diff failed on a tree holding a name twice: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{"manifests/gateway.yaml left out: ", "manifests/x/f.yaml left out: "} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if strings.Contains(out, "Gateway/default/gw") && strings.Contains(out, "removed") {
+		t.Errorf("the first gateway.yaml was written over:\n%s", out)
+	}
+}

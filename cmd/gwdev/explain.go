@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -79,6 +80,10 @@ Examples:
 					return fmt.Errorf("two folders given: %s and --dir %s", args[0], o.dir)
 				}
 				o.dir, args = args[0], args[1:]
+			} else if !strings.Contains(args[0], "://") {
+				if fi, err := os.Stat(args[0]); err == nil && fi.IsDir() {
+					return fmt.Errorf("explain %s needs a URL after the folder, such as: gwdev explain %s http://HOST:PORT/PATH", args[0], args[0])
+				}
 			}
 			o.methodSet = cmd.Flags().Changed("request")
 			return o.run(cmd.OutOrStdout(), args[0], cmd.Flags().Changed("sni"))

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,6 +25,7 @@ import (
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/engine/table"
+	"github.com/gwdev/gwdev/internal/freeport"
 )
 
 // probeDeadline bounds each probe of the differential test; diffStalls
@@ -109,6 +111,7 @@ func runDifferential(t *testing.T, in diffInput, skipped map[diffSkip]int) int {
 		return 0
 	}
 	movePorts(t, tab)
+	downBackends(t, tab)
 	s := emulator.New(emulator.Config{UDPSessionTimeout: 100 * time.Millisecond, TraceBuffer: 10000})
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -145,6 +148,58 @@ func movePorts(t *testing.T, tab *table.Table) {
 			}
 		}
 	}
+}
+
+// downBackends points every backend that is not gwdev's own (a mapped
+// address, an EndpointSlice's endpoints, an ExternalName) at a port where
+// connections are refused, the same for both sides of the comparison: the
+// corpus names fixed addresses (backend-resolution-order's EndpointSlice
+// is 127.0.0.1:8080), which reached whatever listened there, such as a
+// gwdev up on its default ports, or a host name in DNS.
+func downBackends(t *testing.T, tab *table.Table) {
+	t.Helper()
+	down := net.JoinHostPort("127.0.0.1", strconv.Itoa(freeport.Refused(t, "127.0.0.1")))
+	seen := map[uintptr]bool{}
+	var walk func(v reflect.Value)
+	walk = func(v reflect.Value) {
+		switch v.Kind() {
+		case reflect.Pointer:
+			if v.IsNil() || seen[v.Pointer()] {
+				return
+			}
+			seen[v.Pointer()] = true
+			if tg, ok := v.Interface().(*table.Target); ok {
+				switch tg.Kind {
+				case table.TargetMapped, table.TargetEndpointSlice, table.TargetExternalName:
+					for i := range tg.Addresses {
+						tg.Addresses[i] = down
+					}
+				}
+				return
+			}
+			walk(v.Elem())
+		case reflect.Interface:
+			if !v.IsNil() {
+				walk(v.Elem())
+			}
+		case reflect.Struct:
+			for i := 0; i < v.NumField(); i++ {
+				if v.Type().Field(i).IsExported() {
+					walk(v.Field(i))
+				}
+			}
+		case reflect.Slice, reflect.Array:
+			for i := 0; i < v.Len(); i++ {
+				walk(v.Index(i))
+			}
+		case reflect.Map:
+			it := v.MapRange()
+			for it.Next() {
+				walk(it.Value())
+			}
+		}
+	}
+	walk(reflect.ValueOf(tab))
 }
 
 // portAt is the i-th port of the table in ApplyReport order.

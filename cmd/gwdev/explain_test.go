@@ -125,3 +125,19 @@ spec:
 		}
 	}
 }
+
+// TestExplainFolderWithoutURL: `gwdev explain samples/basic` (a folder, no
+// URL) is a usage error that says a URL is missing, not a probe of
+// http://samples/basic against the manifests of the current directory.
+func TestExplainFolderWithoutURL(t *testing.T) {
+	for _, format := range []string{"text", "json"} {
+		out, errOut, code := runGwdev(t, "", "explain", "-o", format, "../../samples/basic")
+		if code != exitUsage || !strings.Contains(errOut, "needs a URL") || out != "" {
+			t.Errorf("-o %s: exit %d, want %d with a word about the missing URL\nstdout:\n%s\nstderr:\n%s", format, code, exitUsage, out, errOut)
+		}
+	}
+	// A bare host:port is still a URL (http:// assumed), as before.
+	if _, _, code := runGwdev(t, "", "explain", "--dir", "../../samples/basic", "app.example.com:8080/api"); code != 0 {
+		t.Errorf("explain --dir DIR host:port/path: exit %d, want 0", code)
+	}
+}

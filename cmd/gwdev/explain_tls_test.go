@@ -161,3 +161,18 @@ spec: {ports: [{port: 80}]}
 		t.Errorf("exit %d, want %d and %q:\n%s", code, exitProblems, want, out)
 	}
 }
+
+// TestExplainHintTrustsTheFoldersCA: a folder that ships its CA as ca.crt
+// (samples/https, whose README trusts it with curl --cacert) gets hints
+// that trust it too, not curl -k.
+func TestExplainHintTrustsTheFoldersCA(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("SSL_CERT_FILE", "")
+	dir := filepath.Join("..", "..", "samples", "https")
+	out, _, code := runGwdev(t, "", "explain", dir, "-H", "Host: admin.app.example.com", "https://app.example.com/")
+	want := "hint: try: curl --cacert " + filepath.Join(dir, "ca.crt") + " --resolve admin.app.example.com:443:127.0.0.1 https://admin.app.example.com/"
+	if code != exitProblems || !strings.Contains(out, "421 Misdirected Request") || !strings.Contains(out, want) {
+		t.Errorf("exit %d, want %d and %q:\n%s", code, exitProblems, want, out)
+	}
+}

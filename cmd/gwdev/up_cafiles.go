@@ -15,8 +15,10 @@ const caHeaderPrefix = "# Signed by the local CA "
 // knownCAFiles lists the CA bundles that copy-as-curl in the dashboard and
 // the hints of the data plane and explain (a 421's, a refused handshake's)
 // may name with --cacert, in the order they are tried: the CA that signed
-// dir/gwdev-certs.yaml (gwdev certs --ca-dir), gwdev's default local CA
-// (~/.config/gwdev/ca/ca.crt) and $SSL_CERT_FILE. A file that does not
+// dir/gwdev-certs.yaml (gwdev certs --ca-dir), a CA the folder ships as
+// dir/ca.crt (samples/https, whose README trusts it with --cacert), gwdev's
+// default local CA (~/.config/gwdev/ca/ca.crt) and $SSL_CERT_FILE. A file
+// is named only for a certificate it verifies. A file that does not
 // exist yet is listed too: the dashboard reads them when a request is
 // copied, so a CA that gwdev certs creates while up runs counts.
 func knownCAFiles(dir string) []string {
@@ -24,6 +26,7 @@ func knownCAFiles(dir string) []string {
 	if p := certsFileCA(filepath.Join(dir, "gwdev-certs.yaml")); p != "" {
 		files = append(files, p)
 	}
+	files = append(files, filepath.Join(dir, "ca.crt"))
 	if cfg, err := os.UserConfigDir(); err == nil {
 		files = append(files, filepath.Join(cfg, "gwdev", "ca", "ca.crt"))
 	}

@@ -7,22 +7,23 @@ import (
 )
 
 // TestKnownCAFiles: the dashboard's CA files are, in order, the CA that
-// gwdev certs names in the folder's gwdev-certs.yaml, the default local CA
-// under the config directory and $SSL_CERT_FILE; a gwdev-certs.yaml that
+// gwdev certs names in the folder's gwdev-certs.yaml, the folder's own
+// ca.crt, the default local CA under the config directory and
+// $SSL_CERT_FILE; a gwdev-certs.yaml that
 // gwdev did not write names none.
 func TestKnownCAFiles(t *testing.T) {
 	cfg, dir := t.TempDir(), t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", cfg)
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("SSL_CERT_FILE", "/etc/my-roots.pem")
-	def := filepath.Join(cfg, "gwdev", "ca", "ca.crt")
-	if got := knownCAFiles(dir); !slices.Equal(got, []string{def, "/etc/my-roots.pem"}) {
+	def, own := filepath.Join(cfg, "gwdev", "ca", "ca.crt"), filepath.Join(dir, "ca.crt")
+	if got := knownCAFiles(dir); !slices.Equal(got, []string{own, def, "/etc/my-roots.pem"}) {
 		t.Errorf("without gwdev-certs.yaml: %q", got)
 	}
 	if err := appendManifests(filepath.Join(dir, "gwdev-certs.yaml"), "/ca dir/ca.crt", []byte("---\n")); err != nil {
 		t.Fatal(err)
 	}
-	if got := knownCAFiles(dir); !slices.Equal(got, []string{"/ca dir/ca.crt", def, "/etc/my-roots.pem"}) {
+	if got := knownCAFiles(dir); !slices.Equal(got, []string{"/ca dir/ca.crt", own, def, "/etc/my-roots.pem"}) {
 		t.Errorf("with gwdev-certs.yaml: %q", got)
 	}
 	writeFile(t, filepath.Join(dir, "gwdev-certs.yaml"), "# mine\n"+caHeaderPrefix+"/elsewhere.crt (trust it)\n")

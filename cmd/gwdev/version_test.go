@@ -22,7 +22,12 @@ func TestVersionFromBuildInfo(t *testing.T) {
 	}{
 		// go install github.com/gwdev/gwdev/cmd/gwdev@v1.2.3: the module version.
 		{"go install @version", "", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v1.2.3"}}, "v1.2.3 (go1.26.8)"},
-		// go build in a checkout: (devel) and the commit.
+		// go build in a checkout (Go 1.24 on): a pseudo-version from the
+		// commit, and the commit.
+		{"checkout, pseudo-version", "", &debug.BuildInfo{GoVersion: "go1.27.3", Main: debug.Module{Version: "v0.0.0-20261101100000-0123456789ab"}, Settings: vcs},
+			"v0.0.0-20261101100000-0123456789ab (commit 0123456789abcdef, 2026-11-01T10:00:00Z, go1.27.3)"},
+		// go build -buildvcs=false, or Go before 1.24: (devel), and the commit
+		// when one was recorded.
 		{"checkout", "", &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}, Settings: vcs},
 			"devel (commit 0123456789abcdef, 2026-11-01T10:00:00Z, go1.26.8)"},
 		{"dirty checkout", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: append(slices.Clone(vcs), debug.BuildSetting{Key: "vcs.modified", Value: "true"})},

@@ -13,15 +13,17 @@ import (
 	"time"
 
 	"golang.org/x/net/http/httpguts"
+
+	"github.com/gwdev/gwdev/emulator/h1"
 )
 
-// The forwarding lane: a request the fast HTTP/1.1 path parsed (fasth1.go)
+// The forwarding lane: a request the fast HTTP/1.1 path parsed (package h1)
 // and the routing decision sent to a plain-HTTP backend is forwarded here
 // without httputil.ReverseProxy and without the request clones, contexts
 // and request writer it needs. The decision, the filters and the outbound
 // header edits are the ones the ReverseProxy path runs (decide, rewriteFor);
 // the lane writes the upstream request head itself, sends it over the
-// upstream pool (h1pool.go: the pool's reuse guarantees and its parser, net/http's
+// upstream pool (h1.Pool: the pool's reuse guarantees and its parser, net/http's
 // ReadResponse, hold here too), and passes the answer to the client with
 // what ReverseProxy does to it (hop-by-hop fields, 1xx, trailers, flushes)
 // through the same response writer, so that a client and the traces
@@ -51,12 +53,12 @@ var queryReencoded = strings.Contains(os.Getenv("GODEBUG"), "urlmaxqueryparams="
 
 // laneTakes reports whether the lane forwards the exchange's request,
 // answered through w; the pool to send it with is the backend's.
-func laneTakes(ex *exchange, w http.ResponseWriter, r *http.Request) (*h1Pool, bool) {
+func laneTakes(ex *exchange, w http.ResponseWriter, r *http.Request) (*h1.Pool, bool) {
 	rec, ok := w.(*responseRecorder)
 	if !ok {
 		return nil, false
 	}
-	if _, ok := rec.ResponseWriter.(*fastResponse); !ok {
+	if _, ok := rec.ResponseWriter.(*h1.ResponseWriter); !ok {
 		return nil, false // net/http's server: bodies, Expect, upgrades, HTTP/1.0, HTTP/2
 	}
 	b := ex.backend
@@ -199,7 +201,7 @@ func (s *Server) forwardLane(ctx context.Context, ex *exchange, w http.ResponseW
 	if !ok {
 		return false
 	}
-	if bad := invalidHeader(head.header); bad != "" {
+	if bad := h1.InvalidHeader(head.header); bad != "" {
 		return false // ReverseProxy answers it (502, as the pool refuses it)
 	}
 	s.laneServed.Add(1)
@@ -220,7 +222,7 @@ func (s *Server) forwardLane(ctx context.Context, ex *exchange, w http.ResponseW
 		clear(h)
 		return nil
 	}
-	resp, err := pool.send(ctx, out, addr, head.write, got1xx)
+	resp, err := pool.Send(ctx, out, addr, head.write, got1xx)
 	if err == nil && (resp.StatusCode < 100 || resp.StatusCode > 999) {
 		_ = resp.Body.Close()
 		resp, err = nil, &badStatusError{code: resp.StatusCode} // statusGuard's refusal
@@ -257,7 +259,7 @@ func (s *Server) laneRespond(w http.ResponseWriter, r *http.Request, resp *http.
 		// write when the body's start is here already. (ReverseProxy's
 		// timer races its first read: when that read fails at once, it
 		// sends the header or nothing; the lane sends nothing.)
-		if hb, ok := resp.Body.(*h1Body); !ok || hb.pc.br.Buffered() == 0 {
+		if hb, ok := resp.Body.(*h1.Body); !ok || hb.Buffered() == 0 {
 			_ = http.NewResponseController(w).Flush()
 		}
 		dst = laneFlusher{w}

@@ -52,7 +52,7 @@ type Config struct {
 	// DefaultUDPSessionTimeout, 60 seconds).
 	UDPSessionTimeout time.Duration
 	// NoFastHTTP1 serves every request of HTTP and HTTPS listeners through
-	// net/http's server (fasth1.go); false: the fast path serves the
+	// net/http's server (package h1); false: the fast path serves the
 	// common HTTP/1.1 requests.
 	NoFastHTTP1 bool
 	// NoForwardLane forwards every request through httputil.ReverseProxy
@@ -273,7 +273,7 @@ func (s *Server) Close(ctx context.Context) error {
 			if err != nil {
 				_ = bl.srv.Close()
 			}
-			if ferr := bl.fast.stop(ctx); err == nil {
+			if ferr := bl.fast.Stop(ctx); err == nil {
 				err = ferr
 			}
 			if err != nil {

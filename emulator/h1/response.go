@@ -1,4 +1,4 @@
-package emulator
+package h1
 
 import (
 	"bufio"
@@ -11,13 +11,13 @@ import (
 	"golang.org/x/net/http/httpguts"
 )
 
-// fastResponse is the fast path's http.ResponseWriter. It puts on the wire
+// ResponseWriter is the fast path's http.ResponseWriter. It puts on the wire
 // what net/http's response writer puts there for the same calls (status
 // line, header order, Date, Content-Length of a short body, sniffed
 // Content-Type, chunking, trailers, Connection: close), so that a client
 // cannot tell the two paths apart; the fast path's differential test
 // holds it to that.
-type fastResponse struct {
+type ResponseWriter struct {
 	fc  *fastConn
 	req *http.Request
 
@@ -47,13 +47,13 @@ type fastResponse struct {
 const bufferBeforeChunking = 2048
 
 var (
-	_ http.ResponseWriter                            = (*fastResponse)(nil)
-	_ interface{ FlushError() error }                = (*fastResponse)(nil)
-	_ interface{ SetWriteDeadline(time.Time) error } = (*fastResponse)(nil)
+	_ http.ResponseWriter                            = (*ResponseWriter)(nil)
+	_ interface{ FlushError() error }                = (*ResponseWriter)(nil)
+	_ interface{ SetWriteDeadline(time.Time) error } = (*ResponseWriter)(nil)
 )
 
-func newFastResponse(fc *fastConn, req *http.Request) *fastResponse {
-	w := &fastResponse{fc: fc, req: req, handlerHeader: http.Header{}, contentLength: -1,
+func newFastResponse(fc *fastConn, req *http.Request) *ResponseWriter {
+	w := &ResponseWriter{fc: fc, req: req, handlerHeader: http.Header{}, contentLength: -1,
 		wantsClose: req.Close || hasToken(headerGet(req.Header, "Connection"), "close")}
 	if fc.bodyBuf == nil {
 		fc.bodyBuf = bufio.NewWriterSize(fastChunkWriter{w}, bufferBeforeChunking)
@@ -65,7 +65,7 @@ func newFastResponse(fc *fastConn, req *http.Request) *fastResponse {
 }
 
 // Header returns the response header map.
-func (w *fastResponse) Header() http.Header {
+func (w *ResponseWriter) Header() http.Header {
 	if w.sentHeader == nil && w.wroteHeader && !w.headerOut {
 		w.sentHeader = w.handlerHeader.Clone()
 	}
@@ -75,7 +75,7 @@ func (w *fastResponse) Header() http.Header {
 
 // WriteHeader sends an informational answer at once, or notes the final
 // status.
-func (w *fastResponse) WriteHeader(code int) {
+func (w *ResponseWriter) WriteHeader(code int) {
 	if w.wroteHeader {
 		return
 	}
@@ -104,7 +104,7 @@ func (w *fastResponse) WriteHeader(code int) {
 	}
 }
 
-func (w *fastResponse) Write(p []byte) (int, error) {
+func (w *ResponseWriter) Write(p []byte) (int, error) {
 	if !w.wroteHeader {
 		w.WriteHeader(http.StatusOK)
 	}
@@ -122,7 +122,7 @@ func (w *fastResponse) Write(p []byte) (int, error) {
 }
 
 // FlushError sends what is buffered to the client.
-func (w *fastResponse) FlushError() error {
+func (w *ResponseWriter) FlushError() error {
 	if !w.wroteHeader {
 		w.WriteHeader(http.StatusOK)
 	}
@@ -138,13 +138,13 @@ func (w *fastResponse) FlushError() error {
 
 // SetWriteDeadline sets the connection's write deadline (the write-stall
 // timeout, limits.go); it is cleared after the response.
-func (w *fastResponse) SetWriteDeadline(t time.Time) error {
+func (w *ResponseWriter) SetWriteDeadline(t time.Time) error {
 	w.fc.wroteDeadline = true
 	return w.fc.c.SetWriteDeadline(t)
 }
 
 // finish ends the response after the handler returned.
-func (w *fastResponse) finish() {
+func (w *ResponseWriter) finish() {
 	w.handlerDone = true
 	if !w.wroteHeader {
 		w.WriteHeader(http.StatusOK)
@@ -165,7 +165,7 @@ func (w *fastResponse) finish() {
 }
 
 // reuse reports whether the connection may carry another request.
-func (w *fastResponse) reuse() bool {
+func (w *ResponseWriter) reuse() bool {
 	if w.closeAfter || w.fc.werr != nil {
 		return false
 	}
@@ -175,7 +175,7 @@ func (w *fastResponse) reuse() bool {
 
 // fastChunkWriter receives the buffered body: it writes the header first,
 // then the body, chunked when no length is known.
-type fastChunkWriter struct{ w *fastResponse }
+type fastChunkWriter struct{ w *ResponseWriter }
 
 func (cw fastChunkWriter) Write(p []byte) (int, error) {
 	w := cw.w
@@ -204,7 +204,7 @@ func (cw fastChunkWriter) Write(p []byte) (int, error) {
 
 // writeHeader puts the status line and header into the connection's
 // buffer, with what net/http adds: p is the start of the body.
-func (w *fastResponse) writeHeader(p []byte) {
+func (w *ResponseWriter) writeHeader(p []byte) {
 	w.headerOut = true
 	isHEAD := w.req.Method == http.MethodHead
 	keepAlive := !w.fc.f.shutting.Load()
@@ -307,7 +307,7 @@ func (w *fastResponse) writeHeader(p []byte) {
 }
 
 // declareTrailer notes a trailer the Trailer header announced.
-func (w *fastResponse) declareTrailer(k string) {
+func (w *ResponseWriter) declareTrailer(k string) {
 	k = http.CanonicalHeaderKey(k)
 	if !httpguts.ValidTrailerHeader(k) {
 		return
@@ -316,7 +316,7 @@ func (w *fastResponse) declareTrailer(k string) {
 }
 
 // finalTrailers are the trailers to send after the last chunk (nil: none).
-func (w *fastResponse) finalTrailers() http.Header {
+func (w *ResponseWriter) finalTrailers() http.Header {
 	var t http.Header
 	for k, vv := range w.handlerHeader {
 		if kk, found := strings.CutPrefix(k, http.TrailerPrefix); found {

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gwdev/gwdev/emulator/h1"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
@@ -552,6 +553,23 @@ func (w *responseRecorder) FlushError() error {
 		w.WriteHeader(http.StatusOK)
 	}
 	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// writeForwarded is WriteHeader for an answer the forwarding lane passes
+// on as header fields (h1.ResponseWriter.WriteForwarded): the exchange's
+// response header modifications are applied to the fields. The lane sends
+// no answer here that needs the exchange's other response edits (CORS, a
+// new session: laneOwnsAnswer).
+func (w *responseRecorder) writeForwarded(code int, fields []h1.Field) {
+	if w.status != 0 {
+		return
+	}
+	w.status = code
+	for _, m := range w.ex.respMods {
+		fields = m.applyFields(fields)
+	}
+	w.extendWriteDeadline()
+	w.ResponseWriter.(*h1.ResponseWriter).WriteForwarded(code, fields)
 }
 
 // Unwrap gives http.ResponseController (hijacking for upgrades, deadlines)

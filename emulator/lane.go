@@ -9,6 +9,7 @@ import (
 	"net/http/httputil"
 	"net/textproto"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -222,8 +223,15 @@ func (s *Server) forwardLane(ctx context.Context, ex *exchange, w http.ResponseW
 		clear(h)
 		return nil
 	}
-	resp, err := pool.Send(ctx, out, addr, head.write, got1xx)
-	if err == nil && (resp.StatusCode < 100 || resp.StatusCode > 999) {
+	var a *h1.Answer
+	var resp *http.Response
+	var err error
+	if laneOwnsAnswer(ex) {
+		a, resp, err = pool.Exchange(ctx, out, addr, head.write, got1xx)
+	} else {
+		resp, err = pool.Send(ctx, out, addr, head.write, got1xx)
+	}
+	if err == nil && resp != nil && (resp.StatusCode < 100 || resp.StatusCode > 999) {
 		_ = resp.Body.Close()
 		resp, err = nil, &badStatusError{code: resp.StatusCode} // statusGuard's refusal
 	}
@@ -232,8 +240,106 @@ func (s *Server) forwardLane(ctx context.Context, ex *exchange, w http.ResponseW
 		errorHandler(w, r.WithContext(ctx), err)
 		return true
 	}
+	if a != nil {
+		s.laneForward(w.(*responseRecorder), r, a)
+		return true
+	}
 	s.laneRespond(w, r, resp)
 	return true
+}
+
+// laneOwnsAnswer reports whether the lane may read the answer with the
+// pool's own parser and pass it on as header fields (laneForward): the
+// exchange edits the answer's header with response header modifiers at
+// most (applyFields); CORS headers and a new session cookie go through the
+// header map (laneRespond).
+func laneOwnsAnswer(ex *exchange) bool {
+	return (ex.corsOrigin == "" || ex.cors == nil) && (ex.sessionValue == "" || ex.session == nil)
+}
+
+// laneForward passes an answer the pool's parser read to the client as
+// laneRespond passes ReadResponse's, without a header map: hop-by-hop
+// fields removed, the response header modifiers applied, the fields
+// written as the response writer writes a map, the body streamed (flushed
+// at once when its end is unknown or it is an event stream). The pool's
+// parser takes no answer with trailers, 1xx or Transfer-Encoding.
+func (s *Server) laneForward(w *responseRecorder, r *http.Request, a *h1.Answer) {
+	s.laneParsed.Add(1)
+	w.writeForwarded(a.Status, removeHopByHopFields(a.Fields))
+	var dst io.Writer = w
+	if a.ContentLength == -1 || eventStream(h1FieldValue(a.Fields, "Content-Type")) {
+		if a.NoBody || a.Body.Buffered() == 0 {
+			_ = http.NewResponseController(w).Flush()
+		}
+		dst = laneFlusher{w}
+	}
+	buf := s.proxy.BufferPool.Get()
+	err := laneCopy(dst, a.Body, buf)
+	s.proxy.BufferPool.Put(buf)
+	_ = a.Body.Close()
+	if err != nil && r.Context().Value(http.ServerContextKey) != nil {
+		panic(http.ErrAbortHandler) // what ReverseProxy does on net/http's server
+	}
+}
+
+// removeHopByHopFields is removeHopByHop on an answer's fields (canonical
+// names), in place: the fields every Connection field lists (h.Del deletes
+// the canonical form of a valid name), then the hop-by-hop ones.
+func removeHopByHopFields(fs []h1.Field) []h1.Field {
+	var stack [32]bool
+	drop := stack[:0]
+	if len(fs) > len(stack) {
+		drop = make([]bool, len(fs))
+	} else {
+		drop = stack[:len(fs)]
+	}
+	for _, c := range fs {
+		if c.Name != "Connection" {
+			continue
+		}
+		for sf := range strings.SplitSeq(c.Value, ",") {
+			if sf = textproto.TrimString(sf); sf == "" || !httpguts.ValidHeaderFieldName(sf) {
+				continue
+			}
+			for j, f := range fs {
+				if strings.EqualFold(sf, f.Name) {
+					drop[j] = true
+				}
+			}
+		}
+	}
+	out := fs[:0]
+	for j, f := range fs {
+		if !drop[j] && !slices.Contains(hopByHop[:], f.Name) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// h1FieldValue is the first value of the field named key ("" : none).
+func h1FieldValue(fs []h1.Field, key string) string {
+	for _, f := range fs {
+		if f.Name == key {
+			return f.Value
+		}
+	}
+	return ""
+}
+
+// eventStream reports whether a Content-Type value is text/event-stream
+// (mime.ParseMediaType asked only when the value names it at all).
+func eventStream(ct string) bool {
+	if len(ct) < len("text/event-stream") {
+		return false
+	}
+	for i := 0; i+len("event-stream") <= len(ct); i++ {
+		if strings.EqualFold(ct[i:i+len("event-stream")], "event-stream") {
+			mt, _, _ := mime.ParseMediaType(ct)
+			return mt == "text/event-stream"
+		}
+	}
+	return false
 }
 
 // laneRespond passes the upstream answer to the client as ReverseProxy
@@ -292,11 +398,7 @@ func (s *Server) laneRespond(w http.ResponseWriter, r *http.Request, resp *http.
 // laneFlushAtOnce reports whether ReverseProxy flushes after every write of
 // the answer's body: an event stream, or a body of unknown length.
 func laneFlushAtOnce(resp *http.Response) bool {
-	if resp.ContentLength == -1 {
-		return true
-	}
-	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	return ct == "text/event-stream"
+	return resp.ContentLength == -1 || eventStream(resp.Header.Get("Content-Type"))
 }
 
 // laneCopy copies the body to the client until it ends or either side

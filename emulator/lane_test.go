@@ -72,6 +72,35 @@ func laneBackend(t *testing.T) string {
 			case "/http10":
 				write("HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nold")
 				return
+			case "/hop-close": // ReadResponse drops a Connection field that asks to close: what it lists stays
+				write(ok + "Content-Type: text/plain\r\nConnection: close, X-Hop\r\nX-Hop: 1\r\nContent-Length: 2\r\n\r\nok")
+				return
+			case "/hop-lists":
+				write(ok + "Content-Type: text/plain\r\nconnection: x-hop ,, Bad Name, content-length\r\nCONNECTION: Date\r\nX-HOP: 1\r\n" +
+					"x-hop: 2\r\nDate: Mon, 02 Jan 2006 15:04:05 GMT\r\nContent-Length: 2\r\nX-Resp: backend's\r\n\r\nok")
+			case "/names":
+				write(ok + "content-type: text/plain\r\nx-lower: a\r\nX-LOWER: b\r\nx_under: c\r\nX-Empty:\r\nX-Spaces: \t v \t\r\n" +
+					"Set-Cookie: s=1\r\nX-Added: one\r\nX-Added: two\r\nPragma: no-cache\r\nContent-Length: 002\r\n\r\nok")
+			case "/pragma-cached":
+				write(ok + "Pragma: no-cache\r\nCache-Control: max-age=5\r\nContent-Length: 2\r\n\r\nok")
+			case "/big":
+				write(fmt.Sprintf(ok+"Content-Length: %d\r\n\r\n%s", 3000, strings.Repeat("<p>", 1000)))
+			case "/head-no-length":
+				write(ok + "Content-Type: text/plain\r\n\r\n")
+			case "/head-bad-length":
+				write(ok + "Content-Type: text/plain\r\nContent-Length: x\r\n\r\n")
+			case "/folded":
+				write(ok + "Content-Type: text/plain\r\nX-Fold: a\r\n b\r\nContent-Length: 2\r\n\r\nok")
+			case "/bare-lf":
+				write("HTTP/1.1 200 OK\nContent-Type: text/plain\nContent-Length: 2\n\nok")
+			case "/long-head":
+				write(ok + "X-Long: " + strings.Repeat("l", 5000) + "\r\nContent-Length: 2\r\n\r\nok")
+			case "/ctl-value":
+				write(ok + "X-Ctl: a\x01b\r\nContent-Length: 2\r\n\r\nok")
+			case "/two-spaces":
+				write("HTTP/1.1  200 OK\r\nContent-Length: 2\r\n\r\nok")
+			case "/encoded":
+				write(ok + "Content-Encoding: gzip\r\nContent-Length: 2\r\n\r\nok")
 			case "/hop":
 				write(ok + "Content-Type: text/plain\r\nConnection: X-Hop, keep-alive\r\nX-Hop: 1\r\nKeep-Alive: timeout=5\r\n" +
 					"Proxy-Authenticate: Basic\r\nUpgrade: foo\r\nTe: trailers\r\nX-Kept: 1\r\nSet-Cookie: a=1\r\nSet-Cookie: b=2\r\nContent-Length: 2\r\n\r\nok")
@@ -154,7 +183,8 @@ func laneTable(backend string, cert *table.Certificate) *table.Table {
 			Set: []table.Header{{Name: "X-Route", Value: "api"}}, Add: []table.Header{{Name: "X-Add", Value: "more"}},
 			Remove: []string{"X-Remove"}}},
 		{Type: table.FilterResponseHeaderModifier, ResponseHeaderModifier: &table.HeaderModifier{
-			Set: []table.Header{{Name: "X-Resp", Value: "set"}}, Remove: []string{"X-Kept"}}},
+			Set: []table.Header{{Name: "X-Resp", Value: "set"}}, Remove: []string{"X-Kept"},
+			Add: []table.Header{{Name: "X-Added", Value: "gw"}, {Name: "Set-Cookie", Value: "gw=1"}}}},
 	}
 	v1 := rule("v1", prefix("/v1"), mapped("api", 1, backend))
 	v1.Filters = []table.Filter{{Type: table.FilterURLRewrite, URLRewrite: &table.URLRewrite{Hostname: "rewritten.example.com",
@@ -224,6 +254,19 @@ func laneDiff(t *testing.T, tab *table.Table, conf *tls.Config) {
 		{"unbounded", []string{get("/api/unbounded")}, 1, false, true},
 		{"http/1.0 backend", []string{get("/api/http10")}, 1, false, true},
 		{"response hop-by-hop", []string{get("/api/hop")}, 1, false, true},
+		{"connection close and a list", []string{get("/api/hop-close")}, 1, false, true},
+		{"connection lists", []string{get("/api/hop-lists")}, 1, false, true},
+		{"field names and values", []string{get("/api/names")}, 1, false, true},
+		{"pragma with cache-control", []string{get("/api/pragma-cached")}, 1, false, true},
+		{"big sniffed body", []string{get("/api/big")}, 1, false, true},
+		{"head without length", []string{"HEAD /api/head-no-length HTTP/1.1\r\nHost: api.example.com\r\n\r\n"}, 1, true, true},
+		{"head with a bad length", []string{"HEAD /api/head-bad-length HTTP/1.1\r\nHost: api.example.com\r\n\r\n"}, 1, true, true},
+		{"folded field", []string{get("/api/folded")}, 1, false, true},
+		{"bare line feeds", []string{get("/api/bare-lf")}, 1, false, true},
+		{"head over the buffer", []string{get("/api/long-head")}, 1, false, true},
+		{"control byte in a value", []string{get("/api/ctl-value")}, 1, false, true},
+		{"two spaces before the status", []string{get("/api/two-spaces")}, 1, false, true},
+		{"encoded without a type", []string{get("/api/encoded")}, 1, false, true},
 		{"204 and 304", []string{get("/api/204") + get("/api/204-length") + get("/api/304")}, 3, false, true},
 		{"trailers", []string{get("/api/trailers")}, 1, false, true},
 		{"trailer not announced", []string{get("/api/trailer-unannounced")}, 1, false, true},
@@ -250,9 +293,20 @@ func laneDiff(t *testing.T, tab *table.Table, conf *tls.Config) {
 		{"body", []string{"POST /api/echo HTTP/1.1\r\nHost: api.example.com\r\nContent-Length: 2\r\n\r\nhi"}, 1, false, false},
 		{"upgrade", []string{get("/api/echo", "Connection: Upgrade\r\nUpgrade: websocket\r\n")}, 1, false, false},
 	}
+	// parsed are the answers the pool's own parser reads (the lane passes
+	// them on as header fields); the others go through ReadResponse.
+	parsed := map[string]int64{
+		"echo": 1, "echo without user agent": 1, "echo two user agents": 1, "request hop-by-hop and forwarding fields": 1,
+		"te without trailers": 1, "post without body": 1, "delete and options": 2, "url rewrite": 1, "escaped path": 1,
+		"content length": 1, "head": 1, "sniffed type": 1, "two equal content lengths": 0, "response hop-by-hop": 1,
+		"connection close and a list": 1, "connection lists": 1, "field names and values": 1, "pragma with cache-control": 1,
+		"big sniffed body": 1, "head without length": 1, "encoded without a type": 1, "204 and 304": 3, "huge": 1, "slow": 1,
+		"event stream": 1, "cut short": 1, "status 599": 1, "no reason phrase": 1, "stray bytes, then a victim": 1,
+		"victim": 1, "keep-alive series": 3, "client closes": 1, "pipelined with a slow answer": 2,
+	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			before := lane.laneServed.Load()
+			before, parsedBefore := lane.laneServed.Load(), lane.laneParsed.Load()
 			nl, ns := len(lane.Traces()), len(std.Traces())
 			got := rawExchange(t, laneDial, tc.chunks, tc.n, tc.head)
 			want := rawExchange(t, stdDial, tc.chunks, tc.n, tc.head)
@@ -261,6 +315,9 @@ func laneDiff(t *testing.T, tab *table.Table, conf *tls.Config) {
 			}
 			if took := lane.laneServed.Load() > before; took != tc.lane {
 				t.Errorf("lane took it: %v, want %v", took, tc.lane)
+			}
+			if n := lane.laneParsed.Load() - parsedBefore; n != parsed[tc.name] {
+				t.Errorf("the pool's parser read %d answers, want %d", n, parsed[tc.name])
 			}
 			if std.laneServed.Load() != 0 {
 				t.Fatal("the lane served with NoForwardLane")

@@ -101,6 +101,9 @@ type Server struct {
 	proxy *httputil.ReverseProxy
 	// laneServed counts the requests the forwarding lane sent (lane.go).
 	laneServed atomic.Int64
+	// laneParsed counts the answers among them the pool's own parser read
+	// and the lane passed on as header fields (laneForward).
+	laneParsed atomic.Int64
 
 	echoMu   sync.Mutex
 	echoLogs map[string]*echosrv.Log

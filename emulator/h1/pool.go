@@ -101,22 +101,39 @@ func (p *Pool) RoundTrip(req *http.Request) (*http.Response, error) {
 // with a head it writes itself.
 func (p *Pool) Send(ctx context.Context, req *http.Request, addr string, write func(*http.Request, io.Writer) error,
 	got1xx func(int, textproto.MIMEHeader) error) (*http.Response, error) {
+	_, resp, err := p.exchange(ctx, req, addr, write, got1xx, false)
+	return resp, err
+}
+
+// Exchange is Send, reading the answer's head with the pool's own parser
+// when it takes it (an Answer; see there) and with net/http's
+// ReadResponse otherwise (a *http.Response, informational answers passed
+// to got1xx): one of the two is set when err is nil.
+func (p *Pool) Exchange(ctx context.Context, req *http.Request, addr string, write func(*http.Request, io.Writer) error,
+	got1xx func(int, textproto.MIMEHeader) error) (*Answer, *http.Response, error) {
+	return p.exchange(ctx, req, addr, write, got1xx, true)
+}
+
+// exchange is Send and Exchange: own says whether the pool's parser may
+// read the answer.
+func (p *Pool) exchange(ctx context.Context, req *http.Request, addr string, write func(*http.Request, io.Writer) error,
+	got1xx func(int, textproto.MIMEHeader) error, own bool) (*Answer, *http.Response, error) {
 	for try := 0; ; try++ {
 		pc, err := p.get(ctx, addr)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		resp, err := pc.roundTrip(ctx, req, write, got1xx)
+		a, resp, err := pc.roundTrip(ctx, req, write, got1xx, own)
 		if err == nil {
-			return resp, nil
+			return a, resp, nil
 		}
 		if try > 0 || !pc.reused || !pc.retriable(req) || ctx.Err() != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if req.GetBody != nil && req.Body != nil && req.Body != http.NoBody {
 			body, gerr := req.GetBody()
 			if gerr != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			req = req.WithContext(ctx) // a copy: RoundTrip leaves its request alone
 			req.Body = body
@@ -174,6 +191,7 @@ func (p *Pool) get(ctx context.Context, addr string) (*h1Conn, error) {
 	pc := &h1Conn{pool: p, addr: addr, c: c, probe: newIdleProbe(c)}
 	pc.r, pc.w = h1Reader{c: c}, h1Writer{c: c}
 	pc.br = bufio.NewReaderSize(&pc.r, h1BufSize)
+	pc.cl.br = pc.br
 	pc.bw = bufio.NewWriterSize(&pc.w, h1BufSize)
 	return pc, nil
 }
@@ -260,6 +278,10 @@ type h1Conn struct {
 	probe *idleProbe
 	// reused is set when the connection served an earlier request.
 	reused bool
+	// answer and cl are the current exchange's answer and body reader
+	// when the pool's parser read it (Exchange), reused.
+	answer Answer
+	cl     clReader
 }
 
 // h1Writer counts the bytes of the current request written to a
@@ -299,23 +321,24 @@ func (r *h1Reader) Read(p []byte) (int, error) {
 // write on a connection fail at once.
 var aLongTimeAgo = time.Unix(1, 0)
 
-// roundTrip writes req (with write) and reads the answer's header; the
-// body streams from the connection, which goes back to the pool when it is
-// read to the end. ctx aborts the exchange (the connection is then
-// closed).
+// roundTrip writes req (with write) and reads the answer's header, with
+// the pool's parser when own is set and it takes it (an Answer), else with
+// ReadResponse; the body streams from the connection, which goes back to
+// the pool when it is read to the end. ctx aborts the exchange (the
+// connection is then closed).
 func (pc *h1Conn) roundTrip(ctx context.Context, req *http.Request, write func(*http.Request, io.Writer) error,
-	got1xx func(int, textproto.MIMEHeader) error) (*http.Response, error) {
+	got1xx func(int, textproto.MIMEHeader) error, own bool) (*Answer, *http.Response, error) {
 	stop := func() bool { return true }
 	if ctx.Done() != nil {
 		stop = context.AfterFunc(ctx, func() { _ = pc.c.SetDeadline(aLongTimeAgo) })
 	}
-	fail := func(err error) (*http.Response, error) {
+	fail := func(err error) (*Answer, *http.Response, error) {
 		stop()
 		_ = pc.c.Close()
 		if ctx.Err() != nil {
-			return nil, context.Cause(ctx)
+			return nil, nil, context.Cause(ctx)
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	pc.w.n = 0
 	pc.r.n, pc.r.limit = 0, MaxResponseHeaderBytes
@@ -325,6 +348,19 @@ func (pc *h1Conn) roundTrip(ctx context.Context, req *http.Request, write func(*
 	}
 	if err != nil {
 		return fail(err)
+	}
+	if own {
+		if a, ok := pc.readAnswer(req.Method); ok {
+			pc.r.limit = 0
+			pc.cl.n = a.ContentLength
+			if a.NoBody {
+				pc.cl.n = 0
+			}
+			// Even an answer without a body ends its exchange on the
+			// first Read or Close: the Answer is the connection's until then.
+			a.Body = &Body{pc: pc, ctx: ctx, body: &pc.cl, stop: stop, keep: !a.Close && !req.Close}
+			return a, nil, nil
+		}
 	}
 	resp, err := pc.readResponse(req, got1xx)
 	if err != nil {
@@ -339,10 +375,10 @@ func (pc *h1Conn) roundTrip(ctx context.Context, req *http.Request, write func(*
 	keep := !resp.Close && !req.Close
 	if resp.Body == http.NoBody {
 		pc.finish(ctx, stop, keep)
-		return resp, nil
+		return nil, resp, nil
 	}
 	resp.Body = &Body{pc: pc, ctx: ctx, body: resp.Body, stop: stop, keep: keep}
-	return resp, nil
+	return nil, resp, nil
 }
 
 // readResponse reads the final answer's header, passing informational (1xx)
@@ -428,7 +464,7 @@ func (p *Pool) Idle(addr string) int {
 type Body struct {
 	pc   *h1Conn
 	ctx  context.Context
-	body io.ReadCloser
+	body io.Reader
 	stop func() bool
 	keep bool
 	// err is what every Read returns once the exchange ended (io.EOF after

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"fmt"
 	"net/http"
+	"net/textproto"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -40,6 +42,10 @@ type ResponseWriter struct {
 	trailers   []string
 	// w buffers the body before it is chunked, as net/http's does.
 	w *bufio.Writer
+	// forwarded is set when the header is fields (WriteForwarded), not
+	// the handler's map; handlerHeader is then made from them when asked.
+	forwarded bool
+	fields    []Field
 }
 
 // bufferBeforeChunking is the body net/http buffers before it chooses
@@ -53,7 +59,7 @@ var (
 )
 
 func newFastResponse(fc *fastConn, req *http.Request) *ResponseWriter {
-	w := &ResponseWriter{fc: fc, req: req, handlerHeader: http.Header{}, contentLength: -1,
+	w := &ResponseWriter{fc: fc, req: req, contentLength: -1,
 		wantsClose: req.Close || hasToken(headerGet(req.Header, "Connection"), "close")}
 	if fc.bodyBuf == nil {
 		fc.bodyBuf = bufio.NewWriterSize(fastChunkWriter{w}, bufferBeforeChunking)
@@ -64,8 +70,16 @@ func newFastResponse(fc *fastConn, req *http.Request) *ResponseWriter {
 	return w
 }
 
-// Header returns the response header map.
+// Header returns the response header map. After WriteForwarded it holds
+// the forwarded fields (made at the first call); changing it then changes
+// nothing on the wire.
 func (w *ResponseWriter) Header() http.Header {
+	if w.handlerHeader == nil {
+		w.handlerHeader = fieldsHeader(w.fields)
+	}
+	if w.forwarded {
+		return w.handlerHeader
+	}
 	if w.sentHeader == nil && w.wroteHeader && !w.headerOut {
 		w.sentHeader = w.handlerHeader.Clone()
 	}
@@ -102,6 +116,50 @@ func (w *ResponseWriter) WriteHeader(code int) {
 			w.handlerHeader.Del("Content-Length")
 		}
 	}
+}
+
+// WriteForwarded is WriteHeader(code) for a handler whose header is fields
+// (canonical names, each name's values in order) instead of the Header
+// map: the bytes on the wire are those of filling the map with them and
+// calling WriteHeader, without making the map. The fields are copied;
+// code is a final status (200-999). Nothing happens after Header or
+// WriteHeader was called.
+func (w *ResponseWriter) WriteForwarded(code int, fields []Field) {
+	if w.wroteHeader || w.calledHeader {
+		return
+	}
+	if code < 200 || code > 999 {
+		panic(fmt.Sprintf("invalid WriteForwarded code %v", code))
+	}
+	w.fields = append(w.fc.fields[:0], fields...)
+	w.fc.fields = w.fields[:0]
+	// Sorted by name, each name's values in order, as Header.Write
+	// writes a map.
+	slices.SortStableFunc(w.fields, func(a, b Field) int { return strings.Compare(a.Name, b.Name) })
+	w.forwarded, w.wroteHeader, w.status = true, true, code
+	if cl := fieldGet(w.fields, "Content-Length"); cl != "" {
+		if v, err := strconv.ParseInt(cl, 10, 64); err == nil && v >= 0 {
+			w.contentLength = v
+		} else {
+			w.fields = DropFields(w.fields, "Content-Length")
+		}
+	}
+}
+
+// fieldsHeader is fields as a header map (an empty map: none): one map
+// and one array for all values.
+func fieldsHeader(fields []Field) http.Header {
+	h := make(http.Header, len(fields))
+	vals := make([]string, len(fields))
+	for i, f := range fields {
+		vals[i] = f.Value
+		if vv, ok := h[f.Name]; ok {
+			h[f.Name] = append(vv, f.Value)
+			continue
+		}
+		h[f.Name] = vals[i : i+1 : i+1]
+	}
+	return h
 }
 
 func (w *ResponseWriter) Write(p []byte) (int, error) {
@@ -213,12 +271,27 @@ func (w *ResponseWriter) writeHeader(p []byte) {
 		header = w.handlerHeader
 	}
 	var exclude map[string]bool
+	get := func(key string) string {
+		if w.forwarded {
+			return fieldGet(w.fields, key)
+		}
+		return headerGet(header, key)
+	}
+	has := func(key string) bool {
+		if w.forwarded {
+			return fieldHas(w.fields, key)
+		}
+		return headerHas(header, key)
+	}
+	// del leaves a field out: from the map sent when the writer owns it,
+	// else (the handler's map, forwarded fields, which Header returns
+	// afterwards) by name.
 	del := func(key string) {
-		if owned {
+		if owned && !w.forwarded {
 			header.Del(key)
 			return
 		}
-		if _, ok := header[key]; !ok {
+		if !has(key) {
 			return
 		}
 		if exclude == nil {
@@ -239,16 +312,23 @@ func (w *ResponseWriter) writeHeader(p []byte) {
 	}
 	for _, v := range w.sentHeader["Trailer"] {
 		hasTrailers = true
-		for _, k := range strings.Split(v, ",") {
-			if k = trimOWS(k); k != "" {
-				w.declareTrailer(k)
+		w.declareTrailers(v)
+	}
+	if w.forwarded {
+		for _, f := range w.fields {
+			if strings.HasPrefix(f.Name, http.TrailerPrefix) {
+				del(f.Name)
+				hasTrailers = true
+			} else if f.Name == "Trailer" {
+				hasTrailers = true
+				w.declareTrailers(f.Value)
 			}
 		}
 	}
-	te := headerGet(header, "Transfer-Encoding")
+	te := get("Transfer-Encoding")
 	hasTE := te != ""
 	if w.handlerDone && !hasTrailers && !hasTE && bodyAllowedForStatus(w.status) &&
-		!headerHas(header, "Content-Length") && (!isHEAD || len(p) > 0) {
+		!has("Content-Length") && (!isHEAD || len(p) > 0) {
 		w.contentLength = int64(len(p))
 		extra.contentLength = strconv.Itoa(len(p))
 	}
@@ -256,13 +336,12 @@ func (w *ResponseWriter) writeHeader(p []byte) {
 	if w.wantsClose {
 		w.closeAfter = true
 	}
-	if headerGet(header, "Connection") == "close" || !keepAlive {
+	if get("Connection") == "close" || !keepAlive {
 		w.closeAfter = true
 	}
 	code := w.status
 	if bodyAllowedForStatus(code) {
-		_, haveType := header["Content-Type"]
-		if header.Get("Content-Encoding") == "" && !haveType && !hasTE && len(p) > 0 {
+		if get("Content-Encoding") == "" && !has("Content-Type") && !hasTE && len(p) > 0 {
 			extra.contentType = http.DetectContentType(p)
 		}
 	} else {
@@ -270,7 +349,7 @@ func (w *ResponseWriter) writeHeader(p []byte) {
 			del(k)
 		}
 	}
-	if !headerHas(header, "Date") {
+	if !has("Date") {
 		extra.date = time.Now().UTC().Format(http.TimeFormat)
 	}
 	if hasCL && hasTE && te != "identity" {
@@ -295,15 +374,50 @@ func (w *ResponseWriter) writeHeader(p []byte) {
 	if w.chunking {
 		del("Content-Length")
 	}
-	if w.closeAfter && (!keepAlive || !hasToken(headerGet(w.sentHeader, "Connection"), "close")) && code != http.StatusSwitchingProtocols {
+	sentConnection := headerGet(w.sentHeader, "Connection")
+	if w.forwarded {
+		sentConnection = get("Connection")
+	}
+	if w.closeAfter && (!keepAlive || !hasToken(sentConnection, "close")) && code != http.StatusSwitchingProtocols {
 		del("Connection")
 		extra.connection = "close"
 	}
 	bw := w.fc.bw
 	writeStatusLine(bw, code)
-	_ = w.sentHeader.WriteSubset(bw, exclude)
+	if w.forwarded {
+		writeFields(bw, w.fields, exclude)
+	} else {
+		_ = w.sentHeader.WriteSubset(bw, exclude)
+	}
 	extra.write(bw)
 	_, _ = bw.WriteString("\r\n")
+}
+
+// declareTrailers notes the trailers a Trailer field's value announces.
+func (w *ResponseWriter) declareTrailers(v string) {
+	for k := range strings.SplitSeq(v, ",") {
+		if k = trimOWS(k); k != "" {
+			w.declareTrailer(k)
+		}
+	}
+}
+
+// writeFields writes header fields (sorted by name) but those exclude
+// names as Header.WriteSubset writes a map: invalid names left out, line
+// breaks in values made spaces, values trimmed.
+func writeFields(bw *bufio.Writer, fields []Field, exclude map[string]bool) {
+	for _, f := range fields {
+		if exclude[f.Name] || !httpguts.ValidHeaderFieldName(f.Name) {
+			continue
+		}
+		v := f.Value
+		if strings.ContainsAny(v, "\r\n") {
+			v = strings.NewReplacer("\n", " ", "\r", " ").Replace(v)
+		}
+		for _, s := range [...]string{f.Name, ": ", textproto.TrimString(v), "\r\n"} {
+			_, _ = bw.WriteString(s)
+		}
+	}
 }
 
 // declareTrailer notes a trailer the Trailer header announced.

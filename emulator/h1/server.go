@@ -164,6 +164,9 @@ type fastConn struct {
 	bw    *bufio.Writer
 	// bodyBuf is the response body's buffer (ResponseWriter.w), reused.
 	bodyBuf *bufio.Writer
+	// fields holds a forwarded answer's header fields
+	// (ResponseWriter.WriteForwarded), reused.
+	fields []Field
 	// werr is the first error writing to the client.
 	werr error
 	// idle is set while the connection waits for the first bytes of a

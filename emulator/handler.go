@@ -487,8 +487,15 @@ func (s *Server) finish(ex *exchange, rec *responseRecorder, panicked any) {
 	}
 	t.Upstream, t.Attempts = ex.upstreamAddr, ex.attempts
 	t.UpstreamDuration = Duration(ex.upstreamDur)
-	t.RequestHeaders, t.ResponseHeaders = ex.req.Header, rec.Header() // record redacts them
-	ex.traceGRPC(rec.Header())                                        // grpctrace.go
+	t.RequestHeaders = ex.req.Header // record redacts them
+	if fw, ok := rec.ResponseWriter.(*h1.ResponseWriter); ok && fw.Forwarded() != nil {
+		t.responseFields = fw.Forwarded() // no map made: record redacts them into one
+	} else {
+		t.ResponseHeaders = rec.Header()
+	}
+	if ex.view.grpc {
+		ex.traceGRPC(rec.Header()) // grpctrace.go
+	}
 	if ex.span != nil {
 		ex.span.end(ex, rec.Header()) // telemetry.go
 	}

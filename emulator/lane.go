@@ -24,12 +24,17 @@ import (
 // and request writer it needs. The decision, the filters and the outbound
 // header edits are the ones the ReverseProxy path runs (decide, rewriteFor);
 // the lane writes the upstream request head itself, sends it over the
-// upstream pool (h1.Pool: the pool's reuse guarantees and its parser, net/http's
-// ReadResponse, hold here too), and passes the answer to the client with
-// what ReverseProxy does to it (hop-by-hop fields, 1xx, trailers, flushes)
-// through the same response writer, so that a client and the traces
-// cannot tell the two paths apart: TestForwardLaneMatchesReverseProxy
-// holds it to that. Everything else takes the ReverseProxy path: request
+// upstream pool (h1.Pool: the pool's reuse guarantees hold here too), and
+// passes the answer to the client with what ReverseProxy does to it
+// (hop-by-hop fields, 1xx, trailers, flushes) through the same response
+// writer, so that a client and the traces cannot tell the two paths apart:
+// TestForwardLaneMatchesReverseProxy holds it to that. A plain answer (one
+// Content-Length or no body, no Transfer-Encoding, 1xx or trailers) is read
+// by the pool's own parser into the connection's buffers and passed on as
+// header fields, without an http.Header (laneForward; the trace's map is
+// made from the fields when it is recorded, redactFields); every other
+// answer is read by net/http's ReadResponse and passed on through the
+// header map (laneRespond). Everything else takes the ReverseProxy path: request
 // bodies (the fast path sends those to net/http), upgrades, mirrors,
 // retries, timeouts, error pages (errorpages.go), gRPC and h2c backends,
 // TLS to the backend, the echo backend, a backend client certificate,

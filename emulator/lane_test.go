@@ -99,6 +99,9 @@ func laneBackend(t *testing.T) string {
 				write(ok + "X-Ctl: a\x01b\r\nContent-Length: 2\r\n\r\nok")
 			case "/two-spaces":
 				write("HTTP/1.1  200 OK\r\nContent-Length: 2\r\n\r\nok")
+			case "/secrets": // the trace redacts and clips them as it does a header map
+				write(ok + "Set-Cookie: session=s3cret\r\nX-Api-Key: k3y\r\nLocation: http://user:pw@example.com/?token=t0k\r\n" +
+					"X-Long: " + strings.Repeat("v", 3000) + "\r\nContent-Length: 2\r\n\r\nok")
 			case "/encoded":
 				write(ok + "Content-Encoding: gzip\r\nContent-Length: 2\r\n\r\nok")
 			case "/hop":
@@ -267,6 +270,7 @@ func laneDiff(t *testing.T, tab *table.Table, conf *tls.Config) {
 		{"control byte in a value", []string{get("/api/ctl-value")}, 1, false, true},
 		{"two spaces before the status", []string{get("/api/two-spaces")}, 1, false, true},
 		{"encoded without a type", []string{get("/api/encoded")}, 1, false, true},
+		{"secrets and a long value", []string{get("/api/secrets")}, 1, false, true},
 		{"204 and 304", []string{get("/api/204") + get("/api/204-length") + get("/api/304")}, 3, false, true},
 		{"trailers", []string{get("/api/trailers")}, 1, false, true},
 		{"trailer not announced", []string{get("/api/trailer-unannounced")}, 1, false, true},
@@ -300,7 +304,7 @@ func laneDiff(t *testing.T, tab *table.Table, conf *tls.Config) {
 		"te without trailers": 1, "post without body": 1, "delete and options": 2, "url rewrite": 1, "escaped path": 1,
 		"content length": 1, "head": 1, "sniffed type": 1, "two equal content lengths": 0, "response hop-by-hop": 1,
 		"connection close and a list": 1, "connection lists": 1, "field names and values": 1, "pragma with cache-control": 1,
-		"big sniffed body": 1, "head without length": 1, "encoded without a type": 1, "204 and 304": 3, "huge": 1, "slow": 1,
+		"big sniffed body": 1, "head without length": 1, "encoded without a type": 1, "secrets and a long value": 1, "204 and 304": 3, "huge": 1, "slow": 1,
 		"event stream": 1, "cut short": 1, "status 599": 1, "no reason phrase": 1, "stray bytes, then a victim": 1,
 		"victim": 1, "keep-alive series": 3, "client closes": 1, "pipelined with a slow answer": 2,
 	}

@@ -146,6 +146,19 @@ func (w *ResponseWriter) WriteForwarded(code int, fields []Field) {
 	}
 }
 
+// Forwarded returns, after WriteForwarded, the fields Header would return
+// as a map, sorted by name (nil: the header is the handler's map). They
+// are valid until the request's handler returns.
+func (w *ResponseWriter) Forwarded() []Field {
+	if !w.forwarded {
+		return nil
+	}
+	if w.fields == nil {
+		return []Field{}
+	}
+	return w.fields
+}
+
 // fieldsHeader is fields as a header map (an empty map: none): one map
 // and one array for all values.
 func fieldsHeader(fields []Field) http.Header {

@@ -172,7 +172,7 @@ func (s *Server) outboundHead(ex *exchange, r *http.Request) (*laneHead, *http.R
 		return nil, nil, false
 	}
 	if ua := h["User-Agent"]; len(ua) > 0 && ua[0] != "" {
-		head.userAgent = textproto.TrimString(strings.NewReplacer("\n", " ", "\r", " ").Replace(ua[0]))
+		head.userAgent = h1.WireValue(ua[0])
 	}
 	return head, out, true
 }

@@ -192,6 +192,7 @@ func (p *Pool) get(ctx context.Context, addr string) (*h1Conn, error) {
 	pc.r, pc.w = h1Reader{c: c}, h1Writer{c: c}
 	pc.br = bufio.NewReaderSize(&pc.r, h1BufSize)
 	pc.cl.br = pc.br
+	pc.abort = func() { _ = pc.c.SetDeadline(aLongTimeAgo) }
 	pc.bw = bufio.NewWriterSize(&pc.w, h1BufSize)
 	return pc, nil
 }
@@ -282,6 +283,9 @@ type h1Conn struct {
 	// when the pool's parser read it (Exchange), reused.
 	answer Answer
 	cl     clReader
+	// abort makes the exchange's reads and writes fail (made once: an
+	// aborted context calls it).
+	abort func()
 }
 
 // h1Writer counts the bytes of the current request written to a
@@ -330,7 +334,7 @@ func (pc *h1Conn) roundTrip(ctx context.Context, req *http.Request, write func(*
 	got1xx func(int, textproto.MIMEHeader) error, own bool) (*Answer, *http.Response, error) {
 	stop := func() bool { return true }
 	if ctx.Done() != nil {
-		stop = context.AfterFunc(ctx, func() { _ = pc.c.SetDeadline(aLongTimeAgo) })
+		stop = context.AfterFunc(ctx, pc.abort)
 	}
 	fail := func(err error) (*Answer, *http.Response, error) {
 		stop()

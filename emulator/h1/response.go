@@ -423,14 +423,22 @@ func writeFields(bw *bufio.Writer, fields []Field, exclude map[string]bool) {
 		if exclude[f.Name] || !httpguts.ValidHeaderFieldName(f.Name) {
 			continue
 		}
-		v := f.Value
-		if strings.ContainsAny(v, "\r\n") {
-			v = strings.NewReplacer("\n", " ", "\r", " ").Replace(v)
-		}
-		for _, s := range [...]string{f.Name, ": ", textproto.TrimString(v), "\r\n"} {
+		for _, s := range [...]string{f.Name, ": ", WireValue(f.Value), "\r\n"} {
 			_, _ = bw.WriteString(s)
 		}
 	}
+}
+
+// lineBreaksToSpaces is what net/http does to line breaks in a header value.
+var lineBreaksToSpaces = strings.NewReplacer("\n", " ", "\r", " ")
+
+// WireValue is a header value as net/http writes it: line breaks made
+// spaces, surrounding whitespace trimmed.
+func WireValue(v string) string {
+	if strings.ContainsAny(v, "\r\n") {
+		v = lineBreaksToSpaces.Replace(v)
+	}
+	return textproto.TrimString(v)
 }
 
 // declareTrailer notes a trailer the Trailer header announced.

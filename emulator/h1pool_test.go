@@ -45,7 +45,7 @@ func servePooled(t *testing.T, addr string) *harness {
 }
 
 // rawBackend accepts connections and lets serve answer each one.
-func rawBackend(t *testing.T, serve func(c net.Conn, br *bufio.Reader)) string {
+func rawBackend(t testing.TB, serve func(c net.Conn, br *bufio.Reader)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -272,7 +272,7 @@ func (s *Server) laneForward(w *responseRecorder, r *http.Request, a *h1.Answer)
 	s.laneParsed.Add(1)
 	w.writeForwarded(a.Status, removeHopByHopFields(a.Fields))
 	var dst io.Writer = w
-	if a.ContentLength == -1 || eventStream(h1FieldValue(a.Fields, "Content-Type")) {
+	if a.ContentLength == -1 || eventStream(h1.FieldValue(a.Fields, "Content-Type")) {
 		if a.NoBody || a.Body.Buffered() == 0 {
 			_ = http.NewResponseController(w).Flush()
 		}
@@ -320,16 +320,6 @@ func removeHopByHopFields(fs []h1.Field) []h1.Field {
 		}
 	}
 	return out
-}
-
-// h1FieldValue is the first value of the field named key ("" : none).
-func h1FieldValue(fs []h1.Field, key string) string {
-	for _, f := range fs {
-		if f.Name == key {
-			return f.Value
-		}
-	}
-	return ""
 }
 
 // eventStream reports whether a Content-Type value is text/event-stream

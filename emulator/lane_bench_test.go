@@ -6,6 +6,7 @@ import (
 	"net"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/gwdev/gwdev/engine/table"
 	"github.com/gwdev/gwdev/internal/cputime"
@@ -15,39 +16,23 @@ import (
 // reading requests with reused buffers only, so that a benchmark's
 // allocations are the gateway's.
 func rawLaneBackend(b *testing.B, answer []byte) string {
-	b.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { ln.Close() })
-	go func() {
+	return rawBackend(b, func(c net.Conn, br *bufio.Reader) {
+		_ = c.SetDeadline(time.Time{}) // a benchmark may run longer than a test's connection
 		for {
-			c, err := ln.Accept()
-			if err != nil {
+			for {
+				line, err := br.ReadSlice('\n')
+				if err != nil {
+					return
+				}
+				if len(line) <= 2 {
+					break
+				}
+			}
+			if _, err := c.Write(answer); err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReaderSize(c, 4<<10)
-				for {
-					for {
-						line, err := br.ReadSlice('\n')
-						if err != nil {
-							return
-						}
-						if len(line) <= 2 {
-							break
-						}
-					}
-					if _, err := c.Write(answer); err != nil {
-						return
-					}
-				}
-			}()
 		}
-	}()
-	return ln.Addr().String()
+	})
 }
 
 // readRawAnswer reads one answer with a Content-Length from br without

@@ -238,8 +238,8 @@ func DropFields(fs []Field, name string) []Field {
 	return out
 }
 
-// fieldGet is the first value of the field named key ("" : none).
-func fieldGet(fs []Field, key string) string {
+// FieldValue is the first value of the field named key ("" : none).
+func FieldValue(fs []Field, key string) string {
 	for _, f := range fs {
 		if f.Name == key {
 			return f.Value

@@ -137,7 +137,7 @@ func (w *ResponseWriter) WriteForwarded(code int, fields []Field) {
 	// writes a map.
 	slices.SortStableFunc(w.fields, func(a, b Field) int { return strings.Compare(a.Name, b.Name) })
 	w.forwarded, w.wroteHeader, w.status = true, true, code
-	if cl := fieldGet(w.fields, "Content-Length"); cl != "" {
+	if cl := FieldValue(w.fields, "Content-Length"); cl != "" {
 		if v, err := strconv.ParseInt(cl, 10, 64); err == nil && v >= 0 {
 			w.contentLength = v
 		} else {
@@ -286,7 +286,7 @@ func (w *ResponseWriter) writeHeader(p []byte) {
 	var exclude map[string]bool
 	get := func(key string) string {
 		if w.forwarded {
-			return fieldGet(w.fields, key)
+			return FieldValue(w.fields, key)
 		}
 		return headerGet(header, key)
 	}

@@ -270,18 +270,22 @@ func laneOwnsAnswer(ex *exchange) bool {
 // parser takes no answer with trailers, 1xx or Transfer-Encoding.
 func (s *Server) laneForward(w *responseRecorder, r *http.Request, a *h1.Answer) {
 	s.laneParsed.Add(1)
+	// a is the pool connection's until its body ends: nothing of it is
+	// read once the copy started.
+	body, flush := a.Body, a.ContentLength == -1 || eventStream(h1.FieldValue(a.Fields, "Content-Type"))
+	flushNow := flush && (a.NoBody || body.Buffered() == 0)
 	w.writeForwarded(a.Status, removeHopByHopFields(a.Fields))
 	var dst io.Writer = w
-	if a.ContentLength == -1 || eventStream(h1.FieldValue(a.Fields, "Content-Type")) {
-		if a.NoBody || a.Body.Buffered() == 0 {
+	if flush {
+		if flushNow {
 			_ = http.NewResponseController(w).Flush()
 		}
 		dst = laneFlusher{w}
 	}
 	buf := s.proxy.BufferPool.Get()
-	err := laneCopy(dst, a.Body, buf)
+	err := laneCopy(dst, body, buf)
 	s.proxy.BufferPool.Put(buf)
-	_ = a.Body.Close()
+	_ = body.Close()
 	if err != nil && r.Context().Value(http.ServerContextKey) != nil {
 		panic(http.ErrAbortHandler) // what ReverseProxy does on net/http's server
 	}

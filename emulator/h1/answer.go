@@ -23,7 +23,9 @@ type Field struct {
 // one Content-Length or none at all (HEAD, 204, 304), no
 // Transfer-Encoding, no Trailer field, no folded or malformed line, a head
 // that fits the connection's buffer. The Answer and its Fields belong to
-// the connection: they are valid until Body is read to its end or closed.
+// the connection: they are valid until Body is read to its end or closed
+// (the connection may then carry another exchange at once), so a caller
+// keeps what it needs of them, Body included, before reading Body.
 type Answer struct {
 	// Status is the status code.
 	Status int

@@ -29,7 +29,7 @@ import (
 // (hop-by-hop fields, 1xx, trailers, flushes) through the same response
 // writer, so that a client and the traces cannot tell the two paths apart:
 // TestForwardLaneMatchesReverseProxy holds it to that. A plain answer (one
-// Content-Length or no body, no Transfer-Encoding, 1xx or trailers) is read
+// Content-Length, chunked or no body; no 1xx, no announced trailers) is read
 // by the pool's own parser into the connection's buffers and passed on as
 // header fields, without an http.Header (laneForward; the trace's map is
 // made from the fields when it is recorded, redactFields); every other
@@ -266,8 +266,8 @@ func laneOwnsAnswer(ex *exchange) bool {
 // laneRespond passes ReadResponse's, without a header map: hop-by-hop
 // fields removed, the response header modifiers applied, the fields
 // written as the response writer writes a map, the body streamed (flushed
-// at once when its end is unknown or it is an event stream). The pool's
-// parser takes no answer with trailers, 1xx or Transfer-Encoding.
+// at once when its end is unknown or it is an event stream), trailers (the
+// parser takes no answer that announces them) after it.
 func (s *Server) laneForward(w *responseRecorder, r *http.Request, a *h1.Answer) {
 	s.laneParsed.Add(1)
 	// a is the pool connection's until its body ends: nothing of it is
@@ -286,8 +286,21 @@ func (s *Server) laneForward(w *responseRecorder, r *http.Request, a *h1.Answer)
 	err := laneCopy(dst, body, buf)
 	s.proxy.BufferPool.Put(buf)
 	_ = body.Close()
-	if err != nil && r.Context().Value(http.ServerContextKey) != nil {
-		panic(http.ErrAbortHandler) // what ReverseProxy does on net/http's server
+	if err != nil {
+		if r.Context().Value(http.ServerContextKey) != nil {
+			panic(http.ErrAbortHandler) // what ReverseProxy does on net/http's server
+		}
+		return
+	}
+	if tr := body.Trailer(); len(tr) > 0 {
+		// None was announced (the parser leaves those to ReadResponse):
+		// ReverseProxy sends them as trailers it did not announce.
+		_ = http.NewResponseController(w).Flush()
+		for k, vv := range tr {
+			for _, v := range vv {
+				w.Header().Add(http.TrailerPrefix+k, v)
+			}
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"net"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,10 +54,31 @@ func readRawAnswer(br *bufio.Reader) (int, error) {
 		}
 		if k, v, ok := bytes.Cut(line, []byte(":")); ok && bytes.EqualFold(k, []byte("Content-Length")) {
 			length, _ = strconv.Atoi(string(bytes.TrimSpace(v)))
+		} else if ok && bytes.EqualFold(k, []byte("Transfer-Encoding")) {
+			length = -1
 		}
 	}
-	_, err := br.Discard(length)
-	return status, err
+	if length >= 0 {
+		_, err := br.Discard(length)
+		return status, err
+	}
+	for { // chunked: until the empty line after the last chunk
+		line, err := br.ReadSlice('\n')
+		if err != nil {
+			return 0, err
+		}
+		if string(line) == "0\r\n" {
+			_, err := br.Discard(2)
+			return status, err
+		}
+		n, err := strconv.ParseInt(string(bytes.TrimSpace(line)), 16, 64)
+		if err != nil {
+			return 0, err
+		}
+		if _, err := br.Discard(int(n) + 2); err != nil {
+			return 0, err
+		}
+	}
 }
 
 // BenchmarkLaneRaw is the forwarding lane on loopback with raw peers: a
@@ -65,9 +87,19 @@ func readRawAnswer(br *bufio.Reader) (int, error) {
 // (client and backend included, both minimal). The route is bench/proxy.sh's:
 // a PathPrefix match, a request header set, a 256-byte answer.
 func BenchmarkLaneRaw(b *testing.B) {
-	body := bytes.Repeat([]byte("x"), 256)
-	answer := []byte("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nDate: Mon, 02 Jan 2006 15:04:05 GMT\r\n" +
-		"Content-Length: 256\r\n\r\n" + string(body))
+	benchLaneRaw(b, "Content-Length: 256\r\n\r\n"+strings.Repeat("x", 256))
+}
+
+// BenchmarkLaneRawChunked is BenchmarkLaneRaw with a chunked answer (one
+// 256-byte chunk): the client gets it chunked too.
+func BenchmarkLaneRawChunked(b *testing.B) {
+	benchLaneRaw(b, "Transfer-Encoding: chunked\r\n\r\n100\r\n"+strings.Repeat("x", 256)+"\r\n0\r\n\r\n")
+}
+
+// benchLaneRaw runs the lane benchmark with a backend answering
+// framing (the framing fields and the body) after its other fields.
+func benchLaneRaw(b *testing.B, framing string) {
+	answer := []byte("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nDate: Mon, 02 Jan 2006 15:04:05 GMT\r\n" + framing)
 	addr := rawLaneBackend(b, answer)
 	h := serve(b, func(p int32) *table.Table {
 		r := rule("api", prefix("/api"), mapped("api", 1, addr))

@@ -46,6 +46,17 @@ func laneBackend(t *testing.T) string {
 				write(ok + "Content-Length: 22\r\n\r\n<html>sniff me</html>\n")
 			case "/chunked":
 				write(ok + "Content-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n4;ext=1\r\ndefg\r\n0\r\n\r\n")
+			case "/chunked-head":
+				write(ok + "Content-Type: text/plain\r\nTransfer-Encoding: chunked\r\nContent-Length: 7\r\n\r\n")
+			case "/chunked-204":
+				write("HTTP/1.1 204 No Content\r\nTransfer-Encoding: chunked\r\nContent-Length: 0\r\n\r\n")
+			case "/chunked-kelvin":
+				write(ok + "Transfer-Encoding: chun\u212aed\r\nContent-Length: 2\r\n\r\nok")
+			case "/trailer-cut":
+				write(ok + "Content-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nX-Late: 1\r\n")
+				return
+			case "/two-trailers":
+				write(ok + "Content-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\nX-Late: 1\r\nX-Late: 2\r\n\r\n")
 			case "/chunked-upper":
 				write(ok + "Content-Type: text/plain\r\nTransfer-Encoding: CHUNKED\r\n\r\n2\r\nok\r\n0\r\n\r\n")
 			case "/te-and-cl":
@@ -248,6 +259,11 @@ func laneDiff(t *testing.T, tab *table.Table, conf *tls.Config) {
 		{"chunked upper case", []string{get("/api/chunked-upper")}, 1, false, true},
 		{"chunked and content length", []string{get("/api/te-and-cl")}, 1, false, true},
 		{"gzip, chunked", []string{get("/api/te-gzip-chunked")}, 1, false, true},
+		{"head of a chunked answer", []string{"HEAD /api/chunked-head HTTP/1.1\r\nHost: api.example.com\r\n\r\n"}, 1, true, true},
+		{"chunked 204", []string{get("/api/chunked-204")}, 1, false, true},
+		{"chunked with a kelvin sign", []string{get("/api/chunked-kelvin")}, 1, false, true},
+		{"trailer cut short", []string{get("/api/trailer-cut")}, 0, false, true},
+		{"two trailers", []string{get("/api/two-trailers")}, 1, false, true},
 		{"identity", []string{get("/api/te-identity")}, 1, false, true},
 		{"two transfer-encodings", []string{get("/api/two-te")}, 1, false, true},
 		{"two equal content lengths", []string{get("/api/two-cl-same")}, 1, false, true},
@@ -306,7 +322,10 @@ func laneDiff(t *testing.T, tab *table.Table, conf *tls.Config) {
 		"connection close and a list": 1, "connection lists": 1, "field names and values": 1, "pragma with cache-control": 1,
 		"big sniffed body": 1, "head without length": 1, "encoded without a type": 1, "secrets and a long value": 1, "204 and 304": 3, "huge": 1, "slow": 1,
 		"event stream": 1, "cut short": 1, "status 599": 1, "no reason phrase": 1, "stray bytes, then a victim": 1,
-		"victim": 1, "keep-alive series": 3, "client closes": 1, "pipelined with a slow answer": 2,
+		"victim": 1, "keep-alive series": 4, "client closes": 1, "pipelined with a slow answer": 2,
+		"chunked": 1, "chunked upper case": 1, "chunked and content length": 1, "trailer not announced": 1,
+		"slow chunked": 1, "chunked cut short": 1, "bad chunk": 1, "head of a chunked answer": 1, "chunked 204": 1,
+		"chunked with a kelvin sign": 0, "trailer cut short": 1, "two trailers": 1,
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package h1
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"io"
 	"net/http"
 	"net/textproto"
@@ -20,9 +21,10 @@ type Field struct {
 // of net/http's ReadResponse (Pool.Exchange): the head the backend sent,
 // with what ReadResponse would have made of it, and the body. It takes the
 // plain case only: HTTP/1.1, a final status (200-999), a body framed by
-// one Content-Length or none at all (HEAD, 204, 304), no
-// Transfer-Encoding, no Trailer field, no folded or malformed line, a head
-// that fits the connection's buffer. The Answer and its Fields belong to
+// one Content-Length, one Transfer-Encoding: chunked (trailers that were
+// not announced are read after it, Body.Trailer) or none at all (HEAD,
+// 204, 304), no Trailer field, no folded or malformed line, a head that
+// fits the connection's buffer. The Answer and its Fields belong to
 // the connection: they are valid until Body is read to its end or closed
 // (the connection may then carry another exchange at once), so a caller
 // keeps what it needs of them, Body included, before reading Body.
@@ -34,8 +36,9 @@ type Answer struct {
 	// them (a Connection field that asks to close is dropped, as
 	// ReadResponse drops it).
 	Fields []Field
-	// ContentLength is ReadResponse's: the declared length, 0 for a 204
-	// or 304, the declared length or -1 for an answer to HEAD.
+	// ContentLength is ReadResponse's: the declared length, -1 for a
+	// chunked body, 0 for a 204 or 304, the declared length or -1 for an
+	// answer to HEAD.
 	ContentLength int64
 	// Close is set when the backend asked to close the connection.
 	Close bool
@@ -46,6 +49,93 @@ type Answer struct {
 	// Body is the body. Reading it to its end or closing it ends the
 	// exchange (the connection goes back to the pool or is closed).
 	Body *Body
+	// chunked is set when the body is chunked (ContentLength -1).
+	chunked bool
+}
+
+// asciiEqualFold reports whether s and t are equal, ASCII letters
+// compared without case (net/http's test of a Transfer-Encoding).
+func asciiEqualFold(s, t string) bool {
+	if len(s) != len(t) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		a, b := s[i], t[i]
+		if 'A' <= a && a <= 'Z' {
+			a += 'a' - 'A'
+		}
+		if 'A' <= b && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		if a != b {
+			return false
+		}
+	}
+	return true
+}
+
+// chunkedBody reads a chunked body, then the trailer section after it, as
+// net/http's response body does.
+type chunkedBody struct {
+	br *bufio.Reader
+	cr io.Reader
+	// trailer is what the trailer section held (nil: nothing, or not read
+	// yet).
+	trailer http.Header
+}
+
+func (b *chunkedBody) Read(p []byte) (int, error) {
+	n, err := b.cr.Read(p)
+	if err == io.EOF {
+		if terr := b.readTrailer(); terr != nil {
+			err = terr
+		}
+	}
+	return n, err
+}
+
+// errTrailerEOF is net/http's error for a trailer section cut short.
+var errTrailerEOF = errors.New("http: unexpected EOF reading trailer")
+
+// readTrailer reads the trailer section (at least its empty line).
+func (b *chunkedBody) readTrailer() error {
+	buf, err := b.br.Peek(2)
+	if string(buf) == "\r\n" {
+		_, _ = b.br.Discard(2)
+		return nil
+	}
+	if len(buf) < 2 {
+		return errTrailerEOF
+	}
+	if err != nil {
+		return err
+	}
+	// A trailer section must end within the buffer, as net/http requires.
+	upcoming := false
+	for size := 4; ; size++ {
+		buf, err := b.br.Peek(size)
+		if bytes.HasSuffix(buf, []byte("\r\n\r\n")) {
+			upcoming = true
+			break
+		}
+		if err != nil {
+			break
+		}
+	}
+	if !upcoming {
+		return errors.New("http: suspiciously long trailer after chunked body")
+	}
+	hdr, err := textproto.NewReader(b.br).ReadMIMEHeader()
+	if err != nil {
+		if err == io.EOF {
+			return errTrailerEOF
+		}
+		return err
+	}
+	if len(hdr) > 0 {
+		b.trailer = http.Header(hdr)
+	}
+	return nil
 }
 
 // clReader reads a body of a known length from a connection's buffer: it
@@ -144,7 +234,7 @@ func (pc *h1Conn) parseAnswer(head, method string) (*Answer, bool) {
 		return nil, false // informational answers, 101 and odd codes: ReadResponse
 	}
 	a.Status = code
-	lengths, length := 0, ""
+	lengths, length, encodings, encoding := 0, "", 0, ""
 	for {
 		line, rest, _ = strings.Cut(rest, "\r\n")
 		if line == "" {
@@ -159,8 +249,11 @@ func (pc *h1Conn) parseAnswer(head, method string) (*Answer, bool) {
 		}
 		k, v = textproto.CanonicalMIMEHeaderKey(k), trimOWS(v)
 		switch k {
-		case "Transfer-Encoding", "Trailer":
-			return nil, false
+		case "Trailer":
+			return nil, false // announced trailers: ReadResponse
+		case "Transfer-Encoding":
+			encodings++
+			encoding = v
 		case "Content-Length":
 			lengths++
 			length = v
@@ -177,11 +270,20 @@ func (pc *h1Conn) parseAnswer(head, method string) (*Answer, bool) {
 			return nil, false
 		}
 	}
+	if encodings > 0 {
+		if encodings > 1 || !asciiEqualFold(encoding, "chunked") {
+			return nil, false // ReadResponse refuses them
+		}
+		a.chunked = true
+		a.Fields = DropFields(a.Fields, "Transfer-Encoding") // as ReadResponse deletes it
+	}
 	switch {
 	case method == http.MethodHead:
 		a.ContentLength, a.NoBody = n, true
 	case code == http.StatusNoContent || code == http.StatusNotModified:
 		a.ContentLength, a.NoBody = 0, true
+	case a.chunked:
+		a.Fields = DropFields(a.Fields, "Content-Length") // as ReadResponse deletes it
 	case n < 0:
 		return nil, false // delimited by the connection's end: ReadResponse
 	default:

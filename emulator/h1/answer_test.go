@@ -3,8 +3,10 @@ package h1
 import (
 	"bufio"
 	"bytes"
+	"io"
 	"maps"
 	"net/http"
+	"net/http/httputil"
 	"slices"
 	"testing"
 )
@@ -27,7 +29,19 @@ var answerSeeds = []struct {
 	{"GET", "HTTP/1.1 204 No Content\r\nContent-Length: 7\r\n\r\n", true},
 	{"GET", "HTTP/1.1 304 Not Modified\r\nEtag: x\r\n\r\n", true},
 	{"GET", "HTTP/1.1 200 OK\r\n\r\nclose-delimited", false},
-	{"GET", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", false},
+	{"GET", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", true},
+	{"GET", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3;x=1\r\nabc\r\n0\r\nX-T: 1\r\nX-T: 2\r\n\r\nnext", true},
+	{"GET", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nX-T: 1\r\n", true},
+	{"GET", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", true},
+	{"GET", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nab", true},
+	{"GET", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1", true},
+	{"GET", "HTTP/1.1 200 OK\r\nTransfer-Encoding: CHUNKED\r\nContent-Length: 5\r\n\r\n0\r\n\r\n", true},
+	{"HEAD", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n", true},
+	{"GET", "HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: chunked\r\n\r\n", true},
+	{"GET", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chun\u212aed\r\n\r\n0\r\n\r\n", false},
+	{"GET", "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n", false},
+	{"GET", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", false},
+	{"GET", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: x\r\n\r\n0\r\n\r\n", false},
 	{"GET", "HTTP/1.1 200 OK\r\nTrailer: X\r\nContent-Length: 2\r\n\r\nok", false},
 	{"GET", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok", false},
 	{"GET", "HTTP/1.1 200 OK\r\nContent-Length: +2\r\n\r\nok", false},
@@ -56,12 +70,35 @@ func checkAnswer(t *testing.T, method string, raw []byte) (taken bool) {
 	if !ok {
 		return false
 	}
-	resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(raw)), &http.Request{Method: method})
+	stdBuf := bufio.NewReader(bytes.NewReader(raw))
+	resp, err := http.ReadResponse(stdBuf, &http.Request{Method: method})
 	if err != nil {
 		t.Fatalf("%q: the parser took what ReadResponse refuses: %v", raw, err)
 	}
-	got := fieldsHeader(a.Fields)
-	if !maps.EqualFunc(got, resp.Header, slices.Equal) || a.Status != resp.StatusCode ||
+	// The body too: the same bytes, the same failure or not, the same
+	// trailers, and what is left on the connection after it.
+	br := bufio.NewReader(bytes.NewReader(raw))
+	_, _ = br.Discard(end)
+	var body io.Reader = &clReader{br: br, n: a.ContentLength}
+	if a.NoBody {
+		body = &clReader{br: br}
+	} else if a.chunked {
+		body = &chunkedBody{br: br, cr: httputil.NewChunkedReader(br)}
+	}
+	got, gotErr := io.ReadAll(body)
+	want, wantErr := io.ReadAll(resp.Body)
+	gotRest, _ := io.ReadAll(br)
+	wantRest, _ := io.ReadAll(stdBuf)
+	var trailer http.Header
+	if cb, ok := body.(*chunkedBody); ok {
+		trailer = cb.trailer
+	}
+	if !bytes.Equal(got, want) || (gotErr == nil) != (wantErr == nil) || !maps.EqualFunc(trailer, resp.Trailer, slices.Equal) ||
+		(gotErr == nil && !bytes.Equal(gotRest, wantRest)) {
+		t.Errorf("%q body:\nparser       %q %v trailer %v rest %q\nReadResponse %q %v trailer %v rest %q", raw,
+			got, gotErr, trailer, gotRest, want, wantErr, resp.Trailer, wantRest)
+	}
+	if got := fieldsHeader(a.Fields); !maps.EqualFunc(got, resp.Header, slices.Equal) || a.Status != resp.StatusCode ||
 		a.ContentLength != resp.ContentLength || a.Close != resp.Close || a.NoBody != (resp.Body == http.NoBody) {
 		t.Errorf("%q:\nparser       %d %v length %d close %v no body %v\nReadResponse %d %v length %d close %v no body %v", raw,
 			a.Status, got, a.ContentLength, a.Close, a.NoBody,

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/http/httputil"
 	"net/textproto"
 	"sync"
 	"time"
@@ -363,6 +364,9 @@ func (pc *h1Conn) roundTrip(ctx context.Context, req *http.Request, write func(*
 			// Even an answer without a body ends its exchange on the
 			// first Read or Close: the Answer is the connection's until then.
 			a.Body = &Body{pc: pc, ctx: ctx, body: &pc.cl, stop: stop, keep: !a.Close && !req.Close}
+			if a.chunked && !a.NoBody {
+				a.Body.body = &chunkedBody{br: pc.br, cr: httputil.NewChunkedReader(pc.br)}
+			}
 			return a, nil, nil
 		}
 	}
@@ -480,6 +484,15 @@ type Body struct {
 // Buffered is the number of the body's bytes already read from the
 // connection and not yet returned by Read (and of any bytes after it).
 func (b *Body) Buffered() int { return b.pc.br.Buffered() }
+
+// Trailer is what followed a chunked body the pool's parser read, once
+// Read returned io.EOF (nil: no trailers).
+func (b *Body) Trailer() http.Header {
+	if cb, ok := b.body.(*chunkedBody); ok {
+		return cb.trailer
+	}
+	return nil
+}
 
 // errBodyClosed is the error of a Read after Close.
 var errBodyClosed = errors.New("read on a closed response body")

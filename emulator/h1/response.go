@@ -147,10 +147,11 @@ func (w *ResponseWriter) WriteForwarded(code int, fields []Field) {
 }
 
 // Forwarded returns, after WriteForwarded, the fields Header would return
-// as a map, sorted by name (nil: the header is the handler's map). They
+// as a map, sorted by name (nil: the header is the handler's map, or
+// Header was asked for and its map may hold more, such as trailers). They
 // are valid until the request's handler returns.
 func (w *ResponseWriter) Forwarded() []Field {
-	if !w.forwarded {
+	if !w.forwarded || w.handlerHeader != nil {
 		return nil
 	}
 	if w.fields == nil {

@@ -80,6 +80,9 @@ func laneBackend(t *testing.T) string {
 			case "/unbounded":
 				write(ok + "Content-Type: text/plain\r\n\r\nno length, no close field")
 				return
+			case "/unbounded-keep-alive":
+				write(ok + "Connection: keep-alive, X-Hop\r\nX-Hop: 1\r\n\r\nuntil the end")
+				return
 			case "/http10":
 				write("HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\nold")
 				return
@@ -271,6 +274,7 @@ func laneDiff(t *testing.T, tab *table.Table, conf *tls.Config) {
 		{"bad content length", []string{get("/api/bad-cl")}, 1, false, true},
 		{"close-delimited", []string{get("/api/close-delimited")}, 1, false, true},
 		{"unbounded", []string{get("/api/unbounded")}, 1, false, true},
+		{"unbounded, keep-alive asked", []string{get("/api/unbounded-keep-alive")}, 1, false, true},
 		{"http/1.0 backend", []string{get("/api/http10")}, 1, false, true},
 		{"response hop-by-hop", []string{get("/api/hop")}, 1, false, true},
 		{"connection close and a list", []string{get("/api/hop-close")}, 1, false, true},
@@ -325,7 +329,8 @@ func laneDiff(t *testing.T, tab *table.Table, conf *tls.Config) {
 		"victim": 1, "keep-alive series": 4, "client closes": 1, "pipelined with a slow answer": 2,
 		"chunked": 1, "chunked upper case": 1, "chunked and content length": 1, "trailer not announced": 1,
 		"slow chunked": 1, "chunked cut short": 1, "bad chunk": 1, "head of a chunked answer": 1, "chunked 204": 1,
-		"chunked with a kelvin sign": 0, "trailer cut short": 1, "two trailers": 1,
+		"chunked with a kelvin sign": 0, "trailer cut short": 1, "two trailers": 1, "close-delimited": 1, "unbounded": 1,
+		"unbounded, keep-alive asked": 1,
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -22,8 +22,8 @@ type Field struct {
 // with what ReadResponse would have made of it, and the body. It takes the
 // plain case only: HTTP/1.1, a final status (200-999), a body framed by
 // one Content-Length, one Transfer-Encoding: chunked (trailers that were
-// not announced are read after it, Body.Trailer) or none at all (HEAD,
-// 204, 304), no Trailer field, no folded or malformed line, a head that
+// not announced are read after it, Body.Trailer), the connection's end, or
+// none at all (HEAD, 204, 304), no Trailer field, no folded or malformed line, a head that
 // fits the connection's buffer. The Answer and its Fields belong to
 // the connection: they are valid until Body is read to its end or closed
 // (the connection may then carry another exchange at once), so a caller
@@ -37,8 +37,8 @@ type Answer struct {
 	// ReadResponse drops it).
 	Fields []Field
 	// ContentLength is ReadResponse's: the declared length, -1 for a
-	// chunked body, 0 for a 204 or 304, the declared length or -1 for an
-	// answer to HEAD.
+	// chunked body or one the connection's end delimits, 0 for a 204 or
+	// 304, the declared length or -1 for an answer to HEAD.
 	ContentLength int64
 	// Close is set when the backend asked to close the connection.
 	Close bool
@@ -140,14 +140,18 @@ func (b *chunkedBody) readTrailer() error {
 
 // clReader reads a body of a known length from a connection's buffer: it
 // returns io.EOF with the last bytes (as net/http's body does) and
-// io.ErrUnexpectedEOF when the connection ends before them.
+// io.ErrUnexpectedEOF when the connection ends before them. A negative
+// length reads until the connection ends.
 type clReader struct {
 	br *bufio.Reader
 	n  int64
 }
 
 func (r *clReader) Read(p []byte) (int, error) {
-	if r.n <= 0 {
+	if r.n < 0 {
+		return r.br.Read(p)
+	}
+	if r.n == 0 {
 		return 0, io.EOF
 	}
 	if int64(len(p)) > r.n {
@@ -270,6 +274,7 @@ func (pc *h1Conn) parseAnswer(head, method string) (*Answer, bool) {
 			return nil, false
 		}
 	}
+	unbounded := false
 	if encodings > 0 {
 		if encodings > 1 || !asciiEqualFold(encoding, "chunked") {
 			return nil, false // ReadResponse refuses them
@@ -285,7 +290,7 @@ func (pc *h1Conn) parseAnswer(head, method string) (*Answer, bool) {
 	case a.chunked:
 		a.Fields = DropFields(a.Fields, "Content-Length") // as ReadResponse deletes it
 	case n < 0:
-		return nil, false // delimited by the connection's end: ReadResponse
+		unbounded = true // delimited by the connection's end (ContentLength -1)
 	default:
 		a.ContentLength, a.NoBody = n, n == 0
 	}
@@ -300,6 +305,9 @@ func (pc *h1Conn) parseAnswer(head, method string) (*Answer, bool) {
 	}
 	if a.Close {
 		a.Fields = DropFields(a.Fields, "Connection") // ReadResponse deletes it
+	}
+	if unbounded {
+		a.Close = true // whatever Connection says; the field stays
 	}
 	for _, f := range a.Fields {
 		if f.Name == "Pragma" {

@@ -9,7 +9,11 @@
 // (server.go). [Pool] sends plain HTTP/1.1 requests over keep-alive
 // connections of its own and looks at every idle connection before reusing
 // it (pool.go, probe_unix.go), so that no connection with unread bytes
-// carries a request.
+// carries a request. [Pool.Exchange] reads a plain answer's head with the
+// pool's own parser into the connection's buffers ([Answer], answer.go:
+// what net/http's ReadResponse would make of it, which reads every other
+// answer), and [ResponseWriter.WriteForwarded] passes such header fields on
+// without an http.Header.
 //
 // The package knows nothing of routing, filters or traces: package emulator
 // decides what a request is and hands h1 a handler, a connection context

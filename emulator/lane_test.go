@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -377,5 +378,45 @@ func laneDiff(t *testing.T, tab *table.Table, conf *tls.Config) {
 			}
 			time.Sleep(5 * time.Millisecond) // the bytes reach the gateway's socket
 		}
+	}
+}
+
+// Many clients at once through the lane share the pool's few backend
+// connections: an answer the pool's parser read belongs to its connection
+// until its body ends, and the next exchange on that connection must not
+// disturb the one finishing (-race watches the Answer, its fields and
+// bodies, and the response writer's fields).
+func TestForwardLaneConcurrentReuse(t *testing.T) {
+	lane, addr := diffServer(t, laneTable(laneBackend(t), nil), Config{})
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
+	defer client.CloseIdleConnections()
+	want := map[string]string{"/api/cl": "hello", "/api/204": "", "/api/chunked": "abcdefg", "/api/trailer-unannounced": "ok",
+		"/api/unbounded": "no length, no close field"}
+	paths := []string{"/api/cl", "/api/204", "/api/chunked", "/api/trailer-unannounced", "/api/unbounded"}
+	before := lane.laneParsed.Load()
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 40 {
+				path := paths[(g+i)%len(paths)]
+				req, _ := http.NewRequest(http.MethodGet, "http://"+addr+path, nil)
+				req.Host = "api.example.com"
+				resp, err := client.Do(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				b, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil || string(b) != want[path] {
+					t.Errorf("%s: %q %v, want %q", path, b, err, want[path])
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := lane.laneParsed.Load() - before; n != 8*40 {
+		t.Errorf("the pool's parser read %d answers, want %d", n, 8*40)
 	}
 }

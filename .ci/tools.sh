@@ -10,11 +10,16 @@
 # the cache directory for `dir`; the Go tool's messages go to stderr.
 # GWDEV_TOOLS overrides the directory.
 set -euo pipefail
-export GOTOOLCHAIN=local
+# Built with the installed go command when it is as new as the tool's
+# go.mod asks (both say go 1.26.0), else with that toolchain, which the go
+# command fetches from the module proxy (auto): never with the caller's
+# GOTOOLCHAIN (gwdev's go1.27.3), and a clean CI machine with an older Go
+# still builds them. Each go command runs outside gwdev's module.
+export GOTOOLCHAIN=auto
 KUBE_VERSION=v1.37.2
 STAGING_VERSION=v0.37.2
 HELM_VERSION=v4.3.1
-dir=${GWDEV_TOOLS:-$(go env GOCACHE)/../gwdev-tools}
+dir=${GWDEV_TOOLS:-$(GOTOOLCHAIN=local go env GOCACHE)/../gwdev-tools}
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 
@@ -31,7 +36,9 @@ build_kube_apiserver() {
     # read from its own go.mod, each pinned to its release instead.
     local mod
     mod=$(go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" | sed -n 's/.*"GoMod": "\(.*\)",/\1/p')
-    go mod edit -require="k8s.io/kubernetes@$KUBE_VERSION"
+    # The wrapper asks for the Go that k8s.io/kubernetes asks for, so that
+    # an older installed go command switches to it (GOTOOLCHAIN=auto).
+    go mod edit -go="$(sed -n 's/^go //p' "$mod")" -require="k8s.io/kubernetes@$KUBE_VERSION"
     for m in $(sed -n 's#^[[:space:]]*\(k8s.io/[^ ]*\) => ./staging/.*#\1#p' "$mod"); do
       go mod edit -replace="$m=$m@$STAGING_VERSION"
     done
@@ -48,7 +55,7 @@ build_helm() {
   local bin
   bin=$(mktemp -d)
   trap 'rm -rf "$bin"' RETURN
-  GOBIN="$bin" GOFLAGS=-mod=mod nice go install -trimpath -ldflags=-s "helm.sh/helm/v4/cmd/helm@$HELM_VERSION"
+  (cd "$bin" && GOBIN="$bin" GOFLAGS=-mod=mod nice go install -trimpath -ldflags=-s "helm.sh/helm/v4/cmd/helm@$HELM_VERSION")
   mv "$bin/helm" "$out"
 }
 

@@ -56,6 +56,7 @@
 //
 // XTelemetryPolicy tracing (table.Tracing, telemetry.go): a Gateway with
 // tracing makes one OpenTelemetry span per HTTP request, exported over OTLP
-// by a bounded queue that drops (counted: telemetry_metrics.go) rather than
-// wait, and sends the span's traceparent to the backend.
+// by a bounded queue that drops (counted: Server.TelemetryStats, which the
+// admin API exposes as gwdev_spans_total) rather than wait, and sends the
+// span's traceparent to the backend.
 package emulator

@@ -2,7 +2,6 @@ package emulator
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -20,8 +19,9 @@ import (
 )
 
 // Connections over one listener's limit are refused, traced and counted;
-// the other listeners and the admin API keep answering, and the listener
-// takes connections again when some close.
+// the other listeners keep answering, and the listener takes connections
+// again when some close. (That the admin API keeps answering and exposes
+// the counts is emulator/admin's TestAdminUnderListenerLimit.)
 func TestConnectionLimitPerListener(t *testing.T) {
 	const limit = 20
 	pa, pb, pt := freePort(t, "127.0.0.1"), freePort(t, "127.0.0.1"), freePort(t, "127.0.0.1")
@@ -29,14 +29,6 @@ func TestConnectionLimitPerListener(t *testing.T) {
 		port(pa, listener("a", "", vhost("", rule("a", prefix("/"), echo("a", 1))))),
 		port(pb, listener("b", "", vhost("", rule("b", prefix("/"), echo("b", 1))))),
 		port(pt, tcpListener("tcp", streamRoute("TCPRoute", "tcp", echo("tcp-echo", 1)))))))
-	adm := NewAdmin(h.s, nil)
-	defer adm.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	addr, _, err := ServeAdmin(ctx, "127.0.0.1:0", adm, AdminOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, p := range []int32{pa, pt} {
 		var held []*net.TCPConn
 		for range limit {
@@ -52,9 +44,6 @@ func TestConnectionLimitPerListener(t *testing.T) {
 		}
 		if res := get(t, fmt.Sprintf("http://127.0.0.1:%d/", pb)); res != 200 {
 			t.Errorf("other listener: %d", res)
-		}
-		if res := get(t, fmt.Sprintf("http://%s/healthz", addr)); res != 200 {
-			t.Errorf("admin /healthz: %d", res)
 		}
 		tr := waitTrace(t, h.s, func(tr Trace) bool { return tr.Refused > 0 && tr.Address == fmt.Sprintf("127.0.0.1:%d", p) })
 		if tr.End != EndRefused || !strings.Contains(tr.Reason, "20 connections are open on this listener") || tr.Gateway != "gateway/default/gw" {
@@ -72,15 +61,15 @@ func TestConnectionLimitPerListener(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	resp, err := http.Get(fmt.Sprintf("http://%s/metrics", addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if !strings.Contains(string(b), `gwdev_refused_total{gateway="gateway/default/gw",listener="gateway/default/gw/listener/a",proto="HTTP"}`) ||
-		!strings.Contains(string(b), `proto="TCP"`) {
-		t.Errorf("metrics lack the refusals:\n%s", grepLines(string(b), "refused"))
+	// What the admin API's gwdev_refused_total reads: at least the three
+	// refusals of each listener (on a loaded machine one of the held
+	// connections may have been refused too).
+	counts := h.s.RefusedCounts()
+	for _, k := range []RefusedKey{{Gateway: "gateway/default/gw", Listener: "gateway/default/gw/listener/a", Proto: "HTTP"},
+		{Gateway: "gateway/default/gw", Listener: "gateway/default/gw/listener/tcp", Proto: "TCP"}} {
+		if counts[k] < 3 {
+			t.Errorf("refusals of %+v: %d, want at least 3 (counts %v)", k, counts[k], counts)
+		}
 	}
 }
 
@@ -94,16 +83,6 @@ func get(t *testing.T, url string) int {
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	return resp.StatusCode
-}
-
-func grepLines(s, sub string) string {
-	var out []string
-	for _, l := range strings.Split(s, "\n") {
-		if strings.Contains(l, sub) {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "\n")
 }
 
 // Datagrams that would start a UDP session over the limit are dropped,

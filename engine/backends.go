@@ -12,6 +12,10 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
+// isCoreService reports whether a reference's group and kind (a backendRef,
+// a mesh route's parentRef, a telemetry provider) name a core Service.
+func isCoreService(group, kind string) bool { return group == "" && kind == "Service" }
+
 // resolveBackendRef resolves one backendRef of a route: kind, ReferenceGrant,
 // Service and port, then the target in the documented order (user mapping,
 // EndpointSlices, ExternalName, echo). An invalid ref yields a Backend with
@@ -44,7 +48,7 @@ func (t *translator) resolveBackendRef(r *routeState, name string, ref gwv1.Back
 	if group == ExperimentalGroup && kind == "XBackend" {
 		return t.resolveXBackendRef(r, b, ref) // xbackend.go
 	}
-	if group != "" || kind != "Service" {
+	if !isCoreService(group, kind) {
 		supported := "only core Service"
 		if RoutesRequests(r.kind) {
 			supported += " and XBackend"

@@ -41,9 +41,10 @@ func (t *translator) processBackendTLSPolicies() {
 	}
 	sort.SliceStable(pols, func(i, j int) bool { return olderFirst(pols[i].obj, pols[j].obj) })
 	winners := map[policyTarget]*policyState{}
+	targets := backendTLSPolicyTargets()
 	for _, ps := range pols {
 		for _, tr := range ps.obj.Spec.TargetRefs {
-			if tr.Group != "" || tr.Kind != "Service" {
+			if !targets.Allows(string(tr.Group), string(tr.Kind)) {
 				msg := fmt.Sprintf("targetRef %s %s: only core Services can be targeted", groupKind(string(tr.Group), string(tr.Kind)), tr.Name)
 				ps.cond.fail(string(gwv1.PolicyConditionAccepted), string(gwv1.PolicyReasonInvalid), msg)
 				t.effect(PolicyEffect{Policy: ps.key, Target: ObjectKey{Kind: string(tr.Kind), Namespace: ps.obj.Namespace, Name: string(tr.Name)},
@@ -96,6 +97,10 @@ func (t *translator) processBackendTLSPolicies() {
 	}
 }
 
+// backendTLSPolicyTargets is what a BackendTLSPolicy may target (the
+// registry's entry: core Services, a port by sectionName).
+func backendTLSPolicyTargets() *PolicyTargets { return PolicyOf(Group, "BackendTLSPolicy") }
+
 // hasPortNamed reports whether the Service has a port with that name.
 func hasPortNamed(svc *corev1.Service, name string) bool {
 	for _, sp := range svc.Spec.Ports {
@@ -108,7 +113,7 @@ func hasPortNamed(svc *corev1.Service, name string) bool {
 
 // applyPolicy attaches the policy for the backend's Service port, if any.
 func (t *translator) applyPolicy(b *Backend, winners map[policyTarget]*policyState) {
-	if b.Invalid != "" || b.Service.Kind != "Service" {
+	if b.Invalid != "" || !backendTLSPolicyTargets().AllowsObject(b.Service) {
 		return
 	}
 	section := ""

@@ -26,6 +26,16 @@ func (t *translator) collectFindings() []Finding {
 	add := func(k ObjectKey, path, scope string, cs *conditionSet) {
 		addParent(k, ObjectKey{}, path, scope, cs, problemConditions(cs.list()))
 	}
+	addListener := func(k ObjectKey, i int, l *listenerState) {
+		from := len(fs)
+		add(k, "spec.listeners["+itoa(i)+"]", "listener "+quote(l.name), l.cond)
+		for j := from; j < len(fs); j++ {
+			fs[j].Listener = l.name
+			if fs[j].Type == string(gwv1.ListenerConditionConflicted) && fs[j].Status == metav1.ConditionTrue {
+				fs[j].ConflictsWith = l.conflictsWith
+			}
+		}
+	}
 	for _, gc := range t.out.GatewayClasses {
 		cs := &conditionSet{conds: gc.Status.Conditions} // an unmanaged class: the status it came with
 		if c := t.classes[gc.Name]; c != nil && c.managed {
@@ -39,7 +49,7 @@ func (t *translator) collectFindings() []Finding {
 			continue // no listener status while the class is not accepted
 		}
 		for i, l := range g.own {
-			add(g.key, "spec.listeners["+itoa(i)+"]", "listener "+quote(l.name), l.cond)
+			addListener(g.key, i, l)
 		}
 	}
 	for _, s := range t.listenerSets {
@@ -48,7 +58,7 @@ func (t *translator) collectFindings() []Finding {
 			continue // no listener status while not attached
 		}
 		for i, l := range s.listeners {
-			add(s.key, "spec.listeners["+itoa(i)+"]", "listener "+quote(l.name), l.cond)
+			addListener(s.key, i, l)
 		}
 	}
 	for _, r := range t.routes {

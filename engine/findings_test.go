@@ -1,6 +1,8 @@
 package engine_test
 
 import (
+	"maps"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,5 +57,42 @@ spec:
 	if !engine.ConditionIsProblem("Conflicted", "True") || engine.ConditionIsProblem("Conflicted", "False") ||
 		!engine.ConditionIsProblem("Accepted", "Unknown") || !engine.NegativePolarity("OverlappingTLSConfig") {
 		t.Error("polarity rule")
+	}
+}
+
+// TestFindingsNameConflictingListener: a listener's findings carry its name,
+// and Conflicted=True names the listener it conflicts with as the message
+// does, so nobody cuts the message to learn it.
+func TestFindingsNameConflictingListener(t *testing.T) {
+	res := translateYAML(t, `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: gw, namespace: default}
+spec:
+  gatewayClassName: gwdev
+  listeners:
+  - {name: a, protocol: HTTP, port: 80, hostname: x.example.com}
+  - {name: b, protocol: HTTPS, port: 80, hostname: x.example.com, tls: {certificateRefs: [{name: cert}]}}
+  - {name: c, protocol: HTTP, port: 8080}
+  - {name: d, protocol: TCP, port: 8080}
+`, engine.Options{})
+	want := map[string]string{"a": `listener "b" (HTTPS)`, "b": `listener "a" (HTTP)`, "c": `listener "d" (TCP)`, "d": `listener "c" (HTTP)`}
+	got := map[string]string{}
+	for _, f := range res.Findings {
+		if f.Type != "Conflicted" {
+			if f.ConflictsWith != "" {
+				t.Errorf("%s %s: ConflictsWith %q on a %s finding", f.Object, f.Listener, f.ConflictsWith, f.Type)
+			}
+			continue
+		}
+		if f.Listener == "" || f.Scope != `listener "`+f.Listener+`"` {
+			t.Errorf("finding %q: Listener %q", f.Scope, f.Listener)
+		}
+		got[f.Listener] = f.ConflictsWith
+		if !strings.HasSuffix(f.Message, " "+f.ConflictsWith) {
+			t.Errorf("listener %s: message %q does not end with ConflictsWith %q", f.Listener, f.Message, f.ConflictsWith)
+		}
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("ConflictsWith = %v, want %v", got, want)
 	}
 }

@@ -422,7 +422,7 @@ func (m *migrator) filters(r *RouteRule, f table.Filter) []gwv1.HTTPRouteFilter 
 				v := p.Value
 				out.Path = &gwv1.HTTPPathModifier{Type: gwv1.FullPathHTTPPathModifier, ReplaceFullPath: &v}
 			case table.TrimTrailingSlash:
-				m.drop(r, "ssl-redirect trailing slash", "ingress-nginx drops a trailing slash in its HTTPS redirect (unless preserve-trailing-slash); the RequestRedirect keeps the path as it is")
+				m.dropAt(r, "spec.tls", "ssl-redirect trailing slash", "ingress-nginx drops a trailing slash in its HTTPS redirect (unless preserve-trailing-slash); the RequestRedirect keeps the path as it is")
 			}
 		}
 		if red.NoQuery {
@@ -477,8 +477,29 @@ func (m *migrator) filters(r *RouteRule, f table.Filter) []gwv1.HTTPRouteFilter 
 }
 
 // drop notes a feature of rule r's Ingress that the route does not carry.
+// A feature named by its annotations points at the first of them, so an
+// annotation that applies to every path of its Ingress is listed once, at
+// its own line, rather than once per path.
 func (m *migrator) drop(r *RouteRule, what, why string) {
-	m.dropped = append(m.dropped, DroppedIngressFeature{Ingress: r.Route, Source: r.Source, What: what, Why: why})
+	path := ""
+	if first, _, _ := strings.Cut(what, ", "); strings.HasPrefix(first, IngressNginxAnnotationPrefix) {
+		path = "metadata.annotations[" + first + "]"
+	}
+	m.dropAt(r, path, what, why)
+}
+
+// dropAt is drop for a feature that comes from the Ingress's field at path:
+// it points at that field when the loader recorded where it is written, at
+// the Ingress's first line otherwise (once per Ingress, not once per path),
+// and at the rule when the Ingress's source is unknown.
+func (m *migrator) dropAt(r *RouteRule, path, what, why string) {
+	src := r.Source
+	if path != "" && r.Route.Kind == "Ingress" {
+		if at := m.res.Objects.SourceOf(r.Route).At(path); at.File != "" {
+			src = at
+		}
+	}
+	m.dropped = append(m.dropped, DroppedIngressFeature{Ingress: r.Route, Source: src, What: what, Why: why})
 }
 
 // ingressServed reports whether an Ingress got status (its class is served).

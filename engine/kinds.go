@@ -50,6 +50,11 @@ type Kind struct {
 	// GRPC is true for a kind whose requests are gRPC calls, spoken to
 	// backends over HTTP/2 (GRPCRoute).
 	GRPC bool
+	// Policy, for a policy kind (GEP-713: BackendTLSPolicy,
+	// XBackendTrafficPolicy, XTelemetryPolicy), is what its spec.targetRefs
+	// may name (nil: not a policy kind). Profiles' policy kinds are answered
+	// by PolicyOf too.
+	Policy *PolicyTargets
 
 	ops kindOps
 }
@@ -188,6 +193,70 @@ func RouteKindsFor(protocol gwv1.ProtocolType) []string {
 	return out
 }
 
+// PolicyTargets is what a policy kind may target.
+type PolicyTargets struct {
+	// Targets are the group/kinds a spec.targetRefs entry may name, in the
+	// order messages list them.
+	Targets []metav1.GroupKind
+	// SectionName is true when a targetRef may name a section of its target
+	// (BackendTLSPolicy: a Service port, by name).
+	SectionName bool
+}
+
+// Allows reports whether a targetRef of the policy may name group/kind (a
+// nil PolicyTargets allows nothing).
+func (p *PolicyTargets) Allows(group, kind string) bool {
+	return p != nil && slices.Contains(p.Targets, metav1.GroupKind{Group: group, Kind: kind})
+}
+
+// AllowsObject reports whether the policy may target the object k, whose
+// kind is one of the registry's.
+func (p *PolicyTargets) AllowsObject(k ObjectKey) bool {
+	e := KindNamed(k.Kind)
+	return e != nil && p.Allows(e.Group, e.Kind)
+}
+
+// GroupOf is the group of the target kind named kind (ok false: the
+// policy cannot target a kind of that name), which a targetRef without a
+// group means.
+func (p *PolicyTargets) GroupOf(kind string) (group string, ok bool) {
+	if p == nil {
+		return "", false
+	}
+	for _, t := range p.Targets {
+		if t.Kind == kind {
+			return t.Group, true
+		}
+	}
+	return "", false
+}
+
+// PolicyKind is a policy kind of an implementation profile (gwin's
+// GatewayPolicy…): namespaced, loaded as an ImplementationPolicy (the
+// registry's OwnKinds entry), its structure checked by the loader and its
+// settings by the profile.
+type PolicyKind struct {
+	// Group, Version and Kind are the policy's apiVersion and kind.
+	Group, Version, Kind string
+	// PolicyTargets is what the kind may target.
+	PolicyTargets
+}
+
+// PolicyOf answers whether group/kind is a policy kind and what it may
+// target: the registry's policy kinds and the registered profiles' (nil: not
+// a policy kind).
+func PolicyOf(group, kind string) *PolicyTargets {
+	if k := KindNamed(kind); k != nil && k.Group == group && k.Policy != nil {
+		return k.Policy
+	}
+	for _, pk := range ProfilePolicyKinds() {
+		if pk.Group == group && pk.Kind == kind {
+			return &pk.PolicyTargets
+		}
+	}
+	return nil
+}
+
 // Kinds returns the registry in output order: classes and Gateways, routes,
 // policies, then core objects. Callers must not modify it.
 func Kinds() []*Kind { return kinds }
@@ -279,8 +348,10 @@ var kinds = []*Kind{
 	{Kind: "ReferenceGrant", Group: Group, Version: "v1", Resource: "referencegrants", Namespaced: true, ServedVersions: []string{"v1", "v1beta1"},
 		ops: kindOf(func(s *Snapshot) *[]*gwv1.ReferenceGrant { return &s.ReferenceGrants }, nil)},
 	{Kind: "BackendTLSPolicy", Group: Group, Version: "v1", Resource: "backendtlspolicies", Namespaced: true, ServedVersions: []string{"v1", "v1alpha3"},
+		Policy: &PolicyTargets{Targets: []metav1.GroupKind{{Group: "", Kind: "Service"}}, SectionName: true},
 		Status: true, ops: kindOf(func(s *Snapshot) *[]*gwv1.BackendTLSPolicy { return &s.BackendTLSPolicies }, nil)},
 	{Kind: "XBackendTrafficPolicy", Group: ExperimentalGroup, Version: "v1alpha1", Resource: "xbackendtrafficpolicies", Namespaced: true,
+		Policy: &PolicyTargets{Targets: []metav1.GroupKind{{Group: "", Kind: "Service"}, {Group: ExperimentalGroup, Kind: "XBackend"}}},
 		Status: true, ops: kindOf(func(s *Snapshot) *[]*gwxv1a1.XBackendTrafficPolicy { return &s.XBackendTrafficPolicies }, nil)},
 	{Kind: "XBackend", Group: ExperimentalGroup, Version: "v1alpha1", Resource: "xbackends", Namespaced: true,
 		Status: true, ops: kindOf(func(s *Snapshot) *[]*gwxv1a1.XBackend { return &s.XBackends }, nil)},
@@ -291,6 +362,7 @@ var kinds = []*Kind{
 	{Kind: "Ingress", Group: networkingv1.GroupName, Version: "v1", Resource: "ingresses", Namespaced: true,
 		Status: true, ops: kindOf(func(s *Snapshot) *[]*networkingv1.Ingress { return &s.Ingresses }, nil)},
 	{Kind: "XTelemetryPolicy", Group: ExperimentalGroup, Version: "v1alpha1", Resource: "xtelemetrypolicies", Namespaced: true,
+		Policy: &PolicyTargets{Targets: []metav1.GroupKind{{Group: Group, Kind: "Gateway"}}},
 		Status: true, ops: kindOf(func(s *Snapshot) *[]*gwxv1a1.XTelemetryPolicy { return &s.XTelemetryPolicies }, nil)},
 	{Namespaced: true, Status: true, OwnKinds: true,
 		ops: kindOf(func(s *Snapshot) *[]*ImplementationPolicy { return &s.ImplementationPolicies }, nil)},

@@ -81,3 +81,80 @@ func TestEachOnlyReads(t *testing.T) {
 		}
 	})
 }
+
+// TestPolicyKindsInRegistry: a kind is a policy kind of the registry
+// (Kind.Policy set) exactly when its Go type has spec.targetRefs, and a
+// targetRef of it may name a section exactly when the field's element type
+// has SectionName; so a new policy kind cannot be added without saying what
+// it may target.
+func TestPolicyKindsInRegistry(t *testing.T) {
+	policies := 0
+	for _, k := range Kinds() {
+		if k.OwnKinds {
+			continue // profiles' policy kinds: TestPolicyOf
+		}
+		typ := reflect.TypeOf(k.New()).Elem()
+		spec, ok := typ.FieldByName("Spec")
+		var refs reflect.StructField
+		hasRefs := false
+		if ok && spec.Type.Kind() == reflect.Struct {
+			refs, hasRefs = spec.Type.FieldByName("TargetRefs")
+		}
+		if hasRefs != (k.Policy != nil) {
+			t.Errorf("%s: spec.targetRefs %v, Policy %+v", k.Kind, hasRefs, k.Policy)
+			continue
+		}
+		if !hasRefs {
+			continue
+		}
+		policies++
+		_, section := refs.Type.Elem().FieldByName("SectionName")
+		if section != k.Policy.SectionName || len(k.Policy.Targets) == 0 {
+			t.Errorf("%s: targetRefs sectionName %v, Policy %+v", k.Kind, section, k.Policy)
+		}
+		if PolicyOf(k.Group, k.Kind) != k.Policy {
+			t.Errorf("PolicyOf(%s, %s) is not the registry's entry", k.Group, k.Kind)
+		}
+	}
+	if policies != 3 {
+		t.Errorf("%d policy kinds in the registry, want 3 (BackendTLSPolicy, XBackendTrafficPolicy, XTelemetryPolicy)", policies)
+	}
+}
+
+// TestPolicyOf: what the registry answers for the standard and experimental
+// policies, for kinds that are not policies, and for a kind of another
+// group.
+func TestPolicyOf(t *testing.T) {
+	for _, c := range []struct {
+		group, kind         string
+		targetGroup, target string
+		allowed             bool
+	}{
+		{Group, "BackendTLSPolicy", "", "Service", true},
+		{Group, "BackendTLSPolicy", ExperimentalGroup, "XBackend", false},
+		{ExperimentalGroup, "XBackendTrafficPolicy", ExperimentalGroup, "XBackend", true},
+		{ExperimentalGroup, "XBackendTrafficPolicy", "", "Service", true},
+		{ExperimentalGroup, "XBackendTrafficPolicy", Group, "Service", false},
+		{ExperimentalGroup, "XTelemetryPolicy", Group, "Gateway", true},
+		{ExperimentalGroup, "XTelemetryPolicy", "", "Service", false},
+	} {
+		if got := PolicyOf(c.group, c.kind).Allows(c.targetGroup, c.target); got != c.allowed {
+			t.Errorf("PolicyOf(%s, %s).Allows(%q, %s) = %v", c.group, c.kind, c.targetGroup, c.target, got)
+		}
+	}
+	for _, gk := range [][2]string{{Group, "HTTPRoute"}, {"", "Service"}, {Group, "XTelemetryPolicy"}, {"example.com", "BackendTLSPolicy"}} {
+		if p := PolicyOf(gk[0], gk[1]); p != nil {
+			t.Errorf("PolicyOf(%s, %s) = %+v, want nil: not a policy kind", gk[0], gk[1], p)
+		}
+	}
+	btls := PolicyOf(Group, "BackendTLSPolicy")
+	if !btls.AllowsObject(ObjectKey{Kind: "Service", Namespace: "ns", Name: "s"}) || btls.AllowsObject(ObjectKey{Kind: "XBackend"}) {
+		t.Error("BackendTLSPolicy: AllowsObject wrong")
+	}
+	if g, ok := PolicyOf(ExperimentalGroup, "XBackendTrafficPolicy").GroupOf("XBackend"); !ok || g != ExperimentalGroup {
+		t.Errorf("GroupOf(XBackend) = %q, %v", g, ok)
+	}
+	if _, ok := (*PolicyTargets)(nil).GroupOf("Service"); ok {
+		t.Error("a nil PolicyTargets has a target")
+	}
+}

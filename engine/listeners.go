@@ -26,6 +26,8 @@ type listenerState struct {
 	cond           *conditionSet
 	supportedKinds []gwv1.RouteGroupKind
 	conflicted     bool
+	// conflictsWith names the listener it conflicts with ("": none).
+	conflictsWith  string
 	attachedRoutes int32
 	attachments    []*attachment
 	tlsTable       *ListenerTLS
@@ -169,10 +171,19 @@ func withArticle(p gwv1.ProtocolType) string {
 	return "a " + string(p)
 }
 
-// listenerConflict is a reason with its explanation.
+// listenerConflict is a reason with its explanation and what the listener
+// conflicts with.
 type listenerConflict struct {
 	reason gwv1.ListenerConditionReason
 	msg    string
+	// with names the other listener (Finding.ConflictsWith).
+	with string
+}
+
+// newListenerConflict is why self conflicts with other.
+func newListenerConflict(self, other *listenerState, reason gwv1.ListenerConditionReason) listenerConflict {
+	msg, with := conflictMessage(self, other, reason)
+	return listenerConflict{reason: reason, msg: msg, with: with}
 }
 
 // detectConflicts applies the distinctness rules to listeners sharing a
@@ -201,8 +212,8 @@ func (t *translator) detectConflicts(ls []*listenerState) {
 				continue
 			}
 			if c, ok := listenersConflict(a, b); ok {
-				mark(a, listenerConflict{c, conflictMessage(a, b, c)})
-				mark(b, listenerConflict{c, conflictMessage(b, a, c)})
+				mark(a, newListenerConflict(a, b, c))
+				mark(b, newListenerConflict(b, a, c))
 			}
 		}
 	}
@@ -236,7 +247,7 @@ func (t *translator) detectConflicts(ls []*listenerState) {
 			l.cond.setDefault("Conflicted", metav1.ConditionFalse, string(gwv1.ListenerReasonNoConflicts), "no conflicts")
 			continue
 		}
-		l.conflicted = true
+		l.conflicted, l.conflictsWith = true, c.with
 		l.cond.set("Conflicted", metav1.ConditionTrue, string(c.reason), c.msg)
 		l.cond.fail("Accepted", string(c.reason), "listener is conflicted and not accepted: "+c.msg)
 		l.cond.fail("Programmed", string(c.reason), "conflicted listeners are not programmed")
@@ -254,7 +265,7 @@ func (t *translator) setConflicts(entries, accepted []*listenerState, mark func(
 		}
 		for _, a := range accepted {
 			if c, ok := listenersConflict(l, a); ok {
-				mark(l, listenerConflict{c, conflictMessage(l, a, c)})
+				mark(l, newListenerConflict(l, a, c))
 			}
 		}
 		if conflicts[l] == nil {
@@ -264,8 +275,8 @@ func (t *translator) setConflicts(entries, accepted []*listenerState, mark func(
 	for i, a := range rest {
 		for _, b := range rest[i+1:] {
 			if c, ok := listenersConflict(a, b); ok {
-				mark(a, listenerConflict{c, conflictMessage(a, b, c)})
-				mark(b, listenerConflict{c, conflictMessage(b, a, c)})
+				mark(a, newListenerConflict(a, b, c))
+				mark(b, newListenerConflict(b, a, c))
 			}
 		}
 	}
@@ -295,16 +306,18 @@ func listenersConflict(a, b *listenerState) (gwv1.ListenerConditionReason, bool)
 	return "", false
 }
 
-// conflictMessage explains why self conflicts with other.
-func conflictMessage(self, other *listenerState, reason gwv1.ListenerConditionReason) string {
+// conflictMessage explains why self conflicts with other, and names other
+// as the message does ("listener \"b\" (HTTP)").
+func conflictMessage(self, other *listenerState, reason gwv1.ListenerConditionReason) (msg, with string) {
 	what := conflictPeer(self, other)
 	if reason == gwv1.ListenerReasonProtocolConflict {
+		with = fmt.Sprintf("%s (%s)", what, other.protocol)
 		if self.set != other.set {
-			return fmt.Sprintf("port %d: protocol %s cannot share the port with %s %s", self.port, self.protocol, other.protocol, what)
+			with = fmt.Sprintf("%s %s", other.protocol, what)
 		}
-		return fmt.Sprintf("port %d: protocol %s cannot share the port with %s (%s)", self.port, self.protocol, what, other.protocol)
+		return fmt.Sprintf("port %d: protocol %s cannot share the port with %s", self.port, self.protocol, with), with
 	}
-	return fmt.Sprintf("port %d: hostname %s is also used by %s", self.port, displayHost(self.hostname), what)
+	return fmt.Sprintf("port %d: hostname %s is also used by %s", self.port, displayHost(self.hostname), what), what
 }
 
 // conflictPeer names the listener self conflicts with. A ListenerSet entry

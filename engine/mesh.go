@@ -37,10 +37,6 @@ type meshAttachment struct {
 	conflicts []string
 }
 
-// isServiceParent reports whether a parentRef's group and kind name a core
-// Service (the mesh binding of GEP-1426).
-func isServiceParent(group, kind string) bool { return group == "" && kind == "Service" }
-
 // parentGroupKind returns a parentRef's group and kind with the API's
 // defaults (gateway.networking.k8s.io, Gateway).
 func parentGroupKind(ref gwv1.ParentReference) (string, string) {
@@ -60,7 +56,7 @@ func parentGroupKind(ref gwv1.ParentReference) (string, string) {
 // backendRefs in any namespace).
 func meshOnly(refs []gwv1.ParentReference) bool {
 	for _, ref := range refs {
-		if !isServiceParent(parentGroupKind(ref)) {
+		if !isCoreService(parentGroupKind(ref)) {
 			return false
 		}
 	}

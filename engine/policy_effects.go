@@ -28,6 +28,17 @@ type PolicyEffect struct {
 	Message string `json:"message"`
 }
 
+// PolicyName names the policy as check --policies and the TUI's Detail
+// view list it: "BackendTLSPolicy ns/name", with the section it narrows
+// the target to ("… (port https)": a section of a Service is a port).
+func (e PolicyEffect) PolicyName() string {
+	s := e.Policy.Kind + " " + e.Policy.Namespace + "/" + e.Policy.Name
+	if e.Section != "" {
+		s += " (port " + e.Section + ")"
+	}
+	return s
+}
+
 // PoliciesFor lists the policies that target k, applied ones first, then
 // by policy.
 func (r *Result) PoliciesFor(k ObjectKey) []PolicyEffect {

@@ -70,3 +70,16 @@ func TestPolicyEffectsAgreeWithTable(t *testing.T) {
 	}
 	t.Logf("%d backends with TLS, %d with a retry budget, %d refused policy targets checked", applied, budgets, refused)
 }
+
+// TestPolicyName: the policy as check --policies and the TUI list it, with
+// the Service port a section names.
+func TestPolicyName(t *testing.T) {
+	e := engine.PolicyEffect{Policy: engine.ObjectKey{Kind: "BackendTLSPolicy", Namespace: "ns", Name: "p"}}
+	if got := e.PolicyName(); got != "BackendTLSPolicy ns/p" {
+		t.Errorf("PolicyName() = %q", got)
+	}
+	e.Section = "https"
+	if got := e.PolicyName(); got != "BackendTLSPolicy ns/p (port https)" {
+		t.Errorf("PolicyName() = %q", got)
+	}
+}

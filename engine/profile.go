@@ -125,6 +125,27 @@ type TableContributor interface {
 	RouteRule(l *ListenerView, host string, r *RouteView, rr *RouteRule) *RouteRule
 }
 
+// PolicyKindsProfile is a profile with policy resources of its own: the
+// registry answers for them (PolicyOf, ProfilePolicyKinds) and the loader
+// loads them as ImplementationPolicy objects.
+type PolicyKindsProfile interface {
+	// PolicyKinds lists the profile's policy kinds, in the order the loader
+	// lists them. The result must not change.
+	PolicyKinds() []PolicyKind
+}
+
+// ProfilePolicyKinds lists the policy kinds of the registered profiles, by
+// profile name, each profile's in its order. Callers must not modify it.
+func ProfilePolicyKinds() []PolicyKind {
+	var out []PolicyKind
+	for _, name := range ProfileNames() {
+		if pp, ok := profiles[name].(PolicyKindsProfile); ok {
+			out = append(out, pp.PolicyKinds()...)
+		}
+	}
+	return out
+}
+
 // profiles are the profiles gwdev knows, by name.
 var profiles = map[string]Profile{
 	ProfileGeneric: genericProfile{},
@@ -236,7 +257,7 @@ func (t *translator) runOf(p Profile) ProfileRun {
 	if t.prof.runs == nil {
 		t.prof.runs = map[string]ProfileRun{}
 	}
-	r := p.Start(&Translation{t: t})
+	r := p.Start(&Translation{t: t, profile: p.Name()})
 	t.prof.runs[p.Name()] = r
 	return r
 }

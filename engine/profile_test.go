@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/gwin"
 	"github.com/gwdev/gwdev/internal/testkit"
 )
 
@@ -107,7 +108,7 @@ spec:
       certificateRefs: [{group: gwin.yandex.cloud, kind: YCCertificate, name: shop-cert}]
 `
 	crt, key := testdataTLSSecret(t)
-	res := translateYAML(t, gw, engine.Options{YCCertificates: map[string]engine.PEMCertificate{"default/shop-cert": {CertPEM: crt, KeyPEM: key}}})
+	res := translateYAML(t, gw, engine.Options{ProfileOptions: map[string]any{gwin.Name: gwin.Options{YCCertificates: map[string]gwin.PEMCertificate{"default/shop-cert": {CertPEM: crt, KeyPEM: key}}}}})
 	if res.HasErrors() {
 		t.Fatalf("findings: %v", res.Findings)
 	}
@@ -116,7 +117,7 @@ spec:
 		t.Errorf("listener TLS %+v", l.TLS)
 	}
 	// A PEM that does not parse is a clear ResolvedRefs reason.
-	res = translateYAML(t, gw, engine.Options{YCCertificates: map[string]engine.PEMCertificate{"default/shop-cert": {CertPEM: crt, KeyPEM: crt}}})
+	res = translateYAML(t, gw, engine.Options{ProfileOptions: map[string]any{gwin.Name: &gwin.Options{YCCertificates: map[string]gwin.PEMCertificate{"default/shop-cert": {CertPEM: crt, KeyPEM: crt}}}}})
 	if got := findings(res, "Gateway"); !containsSub(got, "ResolvedRefs=False tls.certificateRefs[0]: YCCertificate default/shop-cert (local PEM files): ") {
 		t.Errorf("bad PEM: %q", got)
 	}

@@ -14,10 +14,16 @@ import (
 // Translation is one translation as a profile's run sees it.
 type Translation struct {
 	t *translator
+	// profile is the name of the profile whose run holds it.
+	profile string
 }
 
 // Options are the translation's options; read them, never change them.
 func (tr *Translation) Options() *Options { return &tr.t.opts }
+
+// ProfileOptions is the profile's own entry of Options.ProfileOptions, of
+// the type the profile defines (nil: none given).
+func (tr *Translation) ProfileOptions() any { return tr.t.opts.ProfileOptions[tr.profile] }
 
 // Output holds the objects of the result being built: the input objects
 // (copies where the engine writes status). A profile reads it; it writes only through the

@@ -38,10 +38,11 @@ type Options struct {
 	// keyed by "namespace/name"; only TranslateNext sets it (nil: every
 	// Gateway is new).
 	previous map[string]string
-	// YCCertificates gives the local PEM of gwin YCCertificate
-	// certificateRefs, keyed by "namespace/name" (nil: none, so such
-	// references do not resolve).
-	YCCertificates map[string]PEMCertificate
+	// ProfileOptions are the implementation profiles' own options, by
+	// profile name: each profile defines its type (gwin.Options) and reads
+	// its entry with Translation.ProfileOptions. nil, or no entry: the
+	// profile's defaults.
+	ProfileOptions map[string]any
 	// NoServing leaves Result.Routes nil, for callers that never read it
 	// (gwdev check: 10,000 routes' serving is 5 MB more held at the end of
 	// the translation, when it holds the most). false: Routes is computed.
@@ -50,14 +51,6 @@ type Options struct {
 	// classes listen on (0: 80 and 443, which the emulator maps like any
 	// privileged port); the HTTPS redirect names IngressHTTPSPort.
 	IngressHTTPPort, IngressHTTPSPort int32
-}
-
-// PEMCertificate is a certificate chain and its private key, PEM encoded.
-type PEMCertificate struct {
-	// CertPEM is the chain, leaf first.
-	CertPEM []byte
-	// KeyPEM is the leaf's private key.
-	KeyPEM []byte
 }
 
 func (o Options) controllerName() string {
@@ -110,6 +103,15 @@ type Finding struct {
 	// Parent is the Gateway or ListenerSet a route's parentRef names, for
 	// a finding about that attachment (zero: none).
 	Parent ObjectKey
+	// Listener is the name of the listener of the Gateway or ListenerSet
+	// Object whose status holds the condition ("": the object's own
+	// status). Not in the YAML (Scope says it).
+	Listener string
+	// ConflictsWith, for a listener's Conflicted=True, names the listener
+	// it conflicts with as the message does (`listener "b" (HTTP)`, `HTTPS
+	// listener "a" of Gateway ns/gw, which takes precedence`); "" for other
+	// findings. Not in the YAML.
+	ConflictsWith string
 }
 
 // NoteKind says what one of gwdev's own notes (a Finding without a

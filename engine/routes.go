@@ -176,7 +176,7 @@ func (t *translator) attachRoute(r *routeState, idx int, ref gwv1.ParentReferenc
 	if ref.Namespace != nil && *ref.Namespace != "" {
 		ns = string(*ref.Namespace)
 	}
-	if isServiceParent(group, kind) {
+	if isCoreService(group, kind) {
 		return t.attachMesh(r, idx, ref, ns)
 	}
 	if group != Group || (kind != "Gateway" && kind != "ListenerSet") {

@@ -97,7 +97,7 @@ func (t *translator) attachTrafficPolicy(ps *trafficPolicyState, winners map[Obj
 			t.effect(PolicyEffect{Policy: ps.key, Target: target, Reason: string(reason), Message: msg})
 		}
 		switch {
-		case !trafficPolicyTargetKind(string(tr.Group), string(tr.Kind)):
+		case !PolicyOf(ExperimentalGroup, "XBackendTrafficPolicy").Allows(string(tr.Group), string(tr.Kind)):
 			msg := fmt.Sprintf("targetRefs[%d] %s %s: only a core Service or an XBackend can be targeted", i, groupKind(string(tr.Group), string(tr.Kind)), tr.Name)
 			invalid = append(invalid, msg)
 			refuse(gwv1.PolicyReasonInvalid, msg)
@@ -137,19 +137,14 @@ func (t *translator) attachTrafficPolicy(ps *trafficPolicyState, winners map[Obj
 	}
 }
 
-// trafficPolicyTargetKind reports whether a targetRef's group and kind name
-// a backend an XBackendTrafficPolicy can apply to.
-func trafficPolicyTargetKind(group, kind string) bool {
-	return (group == "" && kind == "Service") || (group == ExperimentalGroup && kind == "XBackend")
-}
-
 // backendExists reports whether the Service or XBackend k is in the
-// manifests.
+// manifests (the registry's kind of that name holds it).
 func (t *translator) backendExists(k ObjectKey) bool {
-	if k.Kind == "Service" {
-		return t.services[nsName{k.Namespace, k.Name}] != nil
+	kind, found := KindNamed(k.Kind), false
+	if kind != nil {
+		kind.Each(t.out, func(key ObjectKey, _ metav1.Object) { found = found || key == k })
 	}
-	return t.findXBackend(k.Namespace, k.Name) != nil
+	return found
 }
 
 // applyTrafficPolicies gives each backend of an HTTP or gRPC rule the retry

@@ -200,7 +200,7 @@ func (t *translator) resolveTelemetryProvider(ps *telemetryPolicyState, p *gwxv1
 		ex.NotExported = msg
 		return ex
 	}
-	if group != "" || kind != "Service" {
+	if !isCoreService(group, kind) {
 		return fail(gwxv1a1.TelemetryPolicyReasonInvalidKind, display+": gwdev exports spans to a core Service only")
 	}
 	if !t.refPermitted(reference{ExperimentalGroup, "XTelemetryPolicy", ps.key.Namespace, "", "Service", ns, string(ref.Name)}) {
@@ -257,7 +257,7 @@ func (t *translator) backendTLSPolicyFor(svc ObjectKey) string {
 			continue
 		}
 		for _, tr := range p.Spec.TargetRefs {
-			if tr.Group == "" && tr.Kind == "Service" && string(tr.Name) == svc.Name {
+			if string(tr.Kind) == svc.Kind && string(tr.Name) == svc.Name && backendTLSPolicyTargets().Allows(string(tr.Group), string(tr.Kind)) {
 				return p.Namespace + "/" + p.Name
 			}
 		}
@@ -285,7 +285,7 @@ func (t *translator) attachTelemetryPolicy(ps *telemetryPolicyState, winners map
 		refuse := func(reason gwv1.PolicyConditionReason, msg string) {
 			t.effect(PolicyEffect{Policy: ps.key, Target: target, Reason: string(reason), Message: msg})
 		}
-		if string(tr.Group) != Group || tr.Kind != "Gateway" {
+		if !PolicyOf(ExperimentalGroup, "XTelemetryPolicy").Allows(string(tr.Group), string(tr.Kind)) {
 			msg := fmt.Sprintf("targetRefs[%d] %s %s: only a Gateway can be targeted", i, groupKind(string(tr.Group), string(tr.Kind)), tr.Name)
 			invalid = append(invalid, msg)
 			refuse(gwv1.PolicyReasonInvalid, msg)

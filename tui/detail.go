@@ -15,49 +15,37 @@ import (
 // highlighted, below a diff of its status since the previous reload.
 // [ and ] step through the objects (those matching the filter).
 type detailView struct {
-	*common
+	viewBase
 	vp      viewport.Model
-	filter  string
 	current engine.ObjectKey
 	cycle   []engine.ObjectKey // objects that pass the filter
 	pos     int                // index of current in cycle (-1: not in it)
 	// statusAt is the content line where the YAML's status starts (-1: none).
 	statusAt int
-	w, h     int
 }
 
 func newDetailView(c *common) *detailView {
-	return &detailView{common: c, vp: viewport.New(0, 0), pos: -1, statusAt: -1}
+	v := &detailView{vp: viewport.New(0, 0), pos: -1, statusAt: -1}
+	v.viewBase = newViewBase(c, func() {
+		v.vp.Width, v.vp.Height = v.w, max(0, v.h-2)
+		v.render(false)
+	}, func() {
+		v.collect()
+		if v.pos < 0 && len(v.cycle) > 0 {
+			v.current, v.pos = v.cycle[0], 0
+		}
+		v.render(true)
+	})
+	return v
 }
 
-func (v *detailView) Init() tea.Cmd { return nil }
-
 func (v *detailView) title() string { return "Detail" }
-
-func (v *detailView) count() int { return 0 }
-
-func (v *detailView) filterText() string { return v.filter }
 
 func (v *detailView) position() string {
 	if v.pos < 0 {
 		return ""
 	}
 	return fmt.Sprintf("object %d/%d", v.pos+1, len(v.cycle))
-}
-
-func (v *detailView) SetSize(w, h int) {
-	v.w, v.h = w, h
-	v.vp.Width, v.vp.Height = w, max(0, h-2)
-	v.render(false)
-}
-
-func (v *detailView) SetFilter(f string) {
-	v.filter = strings.ToLower(f)
-	v.collect()
-	if v.pos < 0 && len(v.cycle) > 0 {
-		v.current, v.pos = v.cycle[0], 0
-	}
-	v.render(true)
 }
 
 // collect lists the objects that pass the filter and finds the current one.

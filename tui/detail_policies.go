@@ -21,11 +21,7 @@ func (v *detailView) policyLines(k engine.ObjectKey) []string {
 		if !e.Applied {
 			mark, style = "✗ ", v.st.Error
 		}
-		name := e.Policy.Kind + " " + e.Policy.Namespace + "/" + e.Policy.Name
-		if e.Section != "" {
-			name += " (port " + e.Section + ")"
-		}
-		out = append(out, "  "+style.Render(mark+name)+"  "+v.st.Dim.Render(e.Reason+": "+e.Message))
+		out = append(out, "  "+style.Render(mark+e.PolicyName())+"  "+v.st.Dim.Render(e.Reason+": "+e.Message))
 	}
 	return out
 }

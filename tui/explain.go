@@ -101,10 +101,6 @@ func FindingHint(f engine.Finding) string {
 	return explainNote(f.Kind)
 }
 
-// LoadProblemHint is the explanation of a load problem's message, as the
-// Problems view shows it.
-func LoadProblemHint(msg string) string { return explainLoad(msg) }
-
 // ReasonHint is the explanation of a condition reason alone (the help text
 // of a SARIF rule), "" when gwdev has none.
 func ReasonHint(reason string) string { return explainReason("", reason) }

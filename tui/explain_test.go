@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -60,37 +59,6 @@ func TestEveryReasonExplained(t *testing.T) {
 	}
 	if len(seen) < 20 {
 		t.Errorf("only %d reasons seen; the engine cases did not load", len(seen))
-	}
-}
-
-func TestExplainLoad(t *testing.T) {
-	for msg, want := range map[string]string{
-		"yaml: line 3: did not find expected key":                        "not valid YAML",
-		"spec.listeners[0].port: Invalid value: 0: should be at least 1": "breaks a schema rule",
-		`spec.rules[0].matches[0].path.type: Unsupported value: "Regex"`: "only accepts the listed values",
-		"something else entirely":                                        "rejected when loading",
-		// A path ending in .yaml inside a message is not a YAML error
-		// (issue 13: a duplicate object was told to fix its syntax).
-		"Service/default/app is already defined at apps/a.yaml:1; this definition is ignored":                                         "define the same object",
-		"reading conf/app.yaml: permission denied":                                                                                    "could not be read",
-		`apiVersion: no matches for kind "TCPRoute" in version "gateway.networking.k8s.io/v1" (v1.5.1-standard does not serve it; …)`: "do not serve this kind",
-	} {
-		if got := explainLoad(msg); !strings.Contains(got, want) {
-			t.Errorf("explainLoad(%q) = %q, want it to contain %q", msg, got, want)
-		}
-	}
-}
-
-// TestExplainPrunedLoadProblem: a field the cluster's CRDs lack is
-// explained by the problem's Pruned, not its wording.
-func TestExplainPrunedLoadProblem(t *testing.T) {
-	p := LoadProblem{Field: "spec.useDefaultGateways", Message: `unknown field "spec.useDefaultGateways" in v1.6.3-standard: …`, Pruned: true}
-	if got := explainLoadProblem(p); got != prunedExplanation {
-		t.Errorf("pruned: %q", got)
-	}
-	p.Pruned = false
-	if got := explainLoadProblem(p); !strings.Contains(got, "not part of the schema") {
-		t.Errorf("not pruned: %q", got)
 	}
 }
 

@@ -16,13 +16,11 @@ import (
 // parents appears under each. Enter opens the node's object in Detail;
 // the filter keeps matching lines and their ancestors.
 type graphView struct {
-	*common
+	viewBase
 	vp     viewport.Model
-	filter string
 	lines  []graphLine
 	shown  []int // indexes into lines
 	cursor int
-	w, h   int
 	// visible is set while the view is on screen; stale when a reload came
 	// while it was not (the tree is built only when it is shown).
 	visible, stale bool
@@ -52,28 +50,15 @@ func (v *graphView) setVisible(on bool) {
 }
 
 func newGraphView(c *common) *graphView {
-	return &graphView{common: c, vp: viewport.New(0, 0)}
+	v := &graphView{vp: viewport.New(0, 0)}
+	v.viewBase = newPageBase(c, &v.vp, v.render, func() {
+		v.cursor = 0
+		v.pick()
+	})
+	return v
 }
-
-func (v *graphView) Init() tea.Cmd { return nil }
 
 func (v *graphView) title() string { return "Graph" }
-
-func (v *graphView) count() int { return 0 }
-
-func (v *graphView) SetSize(w, h int) {
-	v.w, v.h = w, h
-	v.vp.Width, v.vp.Height = w, h
-	v.render()
-}
-
-func (v *graphView) SetFilter(f string) {
-	v.filter = strings.ToLower(f)
-	v.cursor = 0
-	v.pick()
-}
-
-func (v *graphView) filterText() string { return v.filter }
 
 func (v *graphView) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {

@@ -53,7 +53,7 @@ func stateFromLoad(t testing.TB, lr *watch.LoadResult, reload int) StateMsg {
 		Load: 12 * time.Millisecond, Translate: 800 * time.Microsecond, Apply: 300 * time.Microsecond}
 	for _, p := range lr.Problems {
 		msg.Problems = append(msg.Problems, LoadProblem{File: p.File, Line: p.Line, Column: p.Column,
-			Object: p.Object, Field: p.Field, Message: p.Message})
+			Object: p.Object, Field: p.Field, Message: p.Message, Hint: p.Hint()})
 	}
 	msg.Ports = fakePorts(res.Table)
 	return msg

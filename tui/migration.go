@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/dash"
 )
 
 // MigrationMsg is a comparison of the folder's Ingresses, served as
@@ -74,14 +75,12 @@ type MigrationDropped struct {
 // Ingresses (or a comparison arrived). Enter opens a line's Ingress in
 // Detail; the filter keeps the matching entries.
 type migrationView struct {
-	*common
+	viewBase
 	vp     viewport.Model
 	last   *MigrationMsg
 	ran    bool // a comparison is running
-	filter string
 	lines  []migrationLine
 	cursor int
-	w, h   int
 }
 
 // migrationLine is one drawn line and the Ingress it is about.
@@ -95,7 +94,12 @@ type migrationLine struct {
 var _ view = (*migrationView)(nil)
 
 func newMigrationView(c *common) *migrationView {
-	return &migrationView{common: c, vp: viewport.New(0, 0)}
+	v := &migrationView{vp: viewport.New(0, 0)}
+	v.viewBase = newPageBase(c, &v.vp, v.rebuild, func() {
+		v.cursor = 0
+		v.rebuild()
+	})
+	return v
 }
 
 // available reports whether the view is a tab: the folder has Ingresses,
@@ -108,8 +112,6 @@ func (v *migrationView) available() bool {
 	return st != nil && st.Result != nil && st.Result.Objects != nil && len(st.Result.Objects.Ingresses) > 0
 }
 
-func (v *migrationView) Init() tea.Cmd { return nil }
-
 func (v *migrationView) title() string { return "Migration" }
 
 func (v *migrationView) count() int {
@@ -118,20 +120,6 @@ func (v *migrationView) count() int {
 	}
 	return len(v.last.Differences)
 }
-
-func (v *migrationView) SetSize(w, h int) {
-	v.w, v.h = w, h
-	v.vp.Width, v.vp.Height = w, h
-	v.rebuild()
-}
-
-func (v *migrationView) SetFilter(f string) {
-	v.filter = strings.ToLower(f)
-	v.cursor = 0
-	v.rebuild()
-}
-
-func (v *migrationView) filterText() string { return v.filter }
 
 func (v *migrationView) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
@@ -170,11 +158,11 @@ func (v *migrationView) rebuild() {
 		}
 		v.add(true, d.Ingress, v.st.Bold.Render(d.Request)+v.st.Dim.Render("  from "+d.From.String()))
 		for _, f := range d.Fields {
-			v.add(false, d.Ingress, fmt.Sprintf("    %-9s %s %s  %s %s", f.Name, v.st.Dim.Render("ingress-nginx"), quoteOrDash(f.Ingress),
-				v.st.Dim.Render("gateway-api"), quoteOrDash(f.Gateway)))
+			v.add(false, d.Ingress, fmt.Sprintf("    %-9s %s %s  %s %s", f.Name, v.st.Dim.Render("ingress-nginx"), dash.Quoted(f.Ingress),
+				v.st.Dim.Render("gateway-api"), dash.Quoted(f.Gateway)))
 		}
-		v.add(false, d.Ingress, v.st.Dim.Render(fmt.Sprintf("    %-9s ingress-nginx %s (%s)", "rule", orDash(d.IngressRule), orDash(d.IngressSource))))
-		v.add(false, d.Ingress, v.st.Dim.Render(fmt.Sprintf("    %-9s gateway-api   %s (%s)", "", orDash(d.GatewayRule), orDash(d.GatewaySource))))
+		v.add(false, d.Ingress, v.st.Dim.Render(fmt.Sprintf("    %-9s ingress-nginx %s (%s)", "rule", dash.Or(d.IngressRule), dash.Or(d.IngressSource))))
+		v.add(false, d.Ingress, v.st.Dim.Render(fmt.Sprintf("    %-9s gateway-api   %s (%s)", "", dash.Or(d.GatewayRule), dash.Or(d.GatewaySource))))
 	}
 	for _, p := range m.Problems {
 		if keep(p) {
@@ -323,17 +311,3 @@ func (v *migrationView) FullHelp() [][]key.Binding {
 }
 
 func (v *migrationView) position() string { return cursorPosition(v.cursor, len(v.heads())) }
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func quoteOrDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return fmt.Sprintf("%q", s)
-}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/watch"
 )
 
 func TestSwitchViews(t *testing.T) {
@@ -101,7 +102,8 @@ func TestFilter(t *testing.T) {
 func TestProblemsOrderAndOpen(t *testing.T) {
 	m := newTestModel(80, 24, Options{})
 	st := sampleState(t, "conflicts")
-	st.Problems = []LoadProblem{{File: "samples/conflicts/extra.yaml", Line: 3, Message: "yaml: line 3: did not find expected key"}}
+	st.Problems = []LoadProblem{{File: "samples/conflicts/extra.yaml", Line: 3, Message: "yaml: line 3: did not find expected key",
+		Hint: watch.Problem{Kind: watch.ProblemYAML}.Hint()}}
 	st.Stale = []StaleObject{{Object: engine.ObjectKey{Kind: "Service", Namespace: "default", Name: "old"},
 		Source: engine.Source{File: "samples/conflicts/extra.yaml", Line: 1}, Reason: "yaml: line 3"}}
 	run(m, st)

@@ -46,13 +46,9 @@ type LoadProblem struct {
 	Field string
 	// Message is the full error, as the loader words it.
 	Message string
-	// Root is set when the problem is about the watched folder itself
-	// (missing), not a file or object in it.
-	Root bool
-	// Pruned is true when the object was loaded all the same, without
-	// Field: a field the cluster's CRDs (--crds) lack, which a cluster with
-	// validation off drops (watch.Problem.Pruned).
-	Pruned bool
+	// Hint says what the problem means and how to fix it, as the loader
+	// knows it (watch.Problem.Hint); the Problems view shows it.
+	Hint string
 }
 
 // Where renders the problem's position as file:line ("" when unknown).

@@ -20,36 +20,19 @@ import (
 // listeners (conditions as badges), conflicted listeners grouped by the
 // rule they break, and ListenerSets under their parent.
 type overviewView struct {
-	*common
-	vp     viewport.Model
-	filter string
-	w, h   int
+	viewBase
+	vp viewport.Model
 }
 
 func newOverviewView(c *common) *overviewView {
-	return &overviewView{common: c, vp: viewport.New(0, 0)}
+	v := &overviewView{vp: viewport.New(0, 0)}
+	v.viewBase = newPageBase(c, &v.vp, v.rebuild, v.rebuild)
+	return v
 }
-
-func (v *overviewView) Init() tea.Cmd { return nil }
 
 func (v *overviewView) title() string { return "Overview" }
 
-func (v *overviewView) count() int { return 0 }
-
 func (v *overviewView) position() string { return "" }
-
-func (v *overviewView) filterText() string { return v.filter }
-
-func (v *overviewView) SetSize(w, h int) {
-	v.w, v.h = w, h
-	v.vp.Width, v.vp.Height = w, h
-	v.rebuild()
-}
-
-func (v *overviewView) SetFilter(f string) {
-	v.filter = strings.ToLower(f)
-	v.rebuild()
-}
 
 func (v *overviewView) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
@@ -197,6 +180,12 @@ func (v *overviewView) summary(res *engine.Result) string {
 }
 
 // listenerInfo is one listener of a Gateway or ListenerSet, spec and status.
+// listenerRef is one listener of a Gateway or ListenerSet.
+type listenerRef struct {
+	owner engine.ObjectKey
+	name  string
+}
+
 type listenerInfo struct {
 	name     string
 	protocol string
@@ -348,7 +337,7 @@ func (v *overviewView) gateway(g *gwv1.Gateway, gk engine.ObjectKey, sets []*gwv
 	lines = append(lines, v.ports(g, gk)...)
 	ls := gatewayListeners(g)
 	lines = append(lines, v.listenerTable("  ", ls)...)
-	lines = append(lines, v.conflicts("  ", ls)...)
+	lines = append(lines, v.conflicts("  ", gk, ls)...)
 	for _, set := range sets {
 		sk := engine.ObjectKey{Kind: "ListenerSet", Namespace: set.Namespace, Name: set.Name}
 		t := "  " + st.Title.Render("ListenerSet "+set.Namespace+"/"+set.Name) + "  " + v.badges(set.Status.Conditions, v.w)
@@ -358,7 +347,7 @@ func (v *overviewView) gateway(g *gwv1.Gateway, gk engine.ObjectKey, sets []*gwv
 		lines = append(lines, t)
 		sl := listenerSetListeners(set)
 		lines = append(lines, v.listenerTable("    ", sl)...)
-		lines = append(lines, v.conflicts("    ", sl)...)
+		lines = append(lines, v.conflicts("    ", sk, sl)...)
 	}
 	return lines
 }
@@ -427,10 +416,10 @@ func (v *overviewView) listenerCells(l listenerInfo) []string {
 	return cells
 }
 
-// conflicts groups conflicted listeners by port and reason, each group with
-// the rule the listeners break and each listener with what it conflicts
-// with.
-func (v *overviewView) conflicts(indent string, ls []listenerInfo) []string {
+// conflicts groups the conflicted listeners of owner by port and reason,
+// each group with the rule the listeners break and each listener with what
+// it conflicts with (the engine's Finding.ConflictsWith).
+func (v *overviewView) conflicts(indent string, owner engine.ObjectKey, ls []listenerInfo) []string {
 	type group struct {
 		port    int32
 		reason  string
@@ -463,8 +452,8 @@ func (v *overviewView) conflicts(indent string, ls []listenerInfo) []string {
 		var rows [][]string
 		for _, l := range g.members {
 			with := ""
-			if c := meta(l.conds, "Conflicted"); c != nil {
-				with = conflictPeer(c.Message)
+			if peer := v.s.conflictsWith[listenerRef{owner, l.name}]; peer != "" {
+				with = "↔ " + peer
 			}
 			rows = append(rows, []string{l.name, l.protocol, l.hostname, st.Dim.Render(with)})
 		}
@@ -482,21 +471,6 @@ func conflictRule(reason string) string {
 		return "listeners on one port need compatible protocols"
 	}
 	return explainReason("", reason)
-}
-
-// conflictPeer shortens a Conflicted message to what the listener
-// conflicts with ("port 443: hostname x is also used by listener "y"" →
-// "↔ listener "y"").
-func conflictPeer(msg string) string {
-	for _, sep := range []string{"also used by ", "share the port with "} {
-		if _, rest, ok := strings.Cut(msg, sep); ok {
-			return "↔ " + rest
-		}
-	}
-	if _, rest, ok := strings.Cut(msg, ": "); ok {
-		return rest
-	}
-	return msg
 }
 
 // alignRows lays cells out in columns two spaces apart.

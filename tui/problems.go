@@ -55,15 +55,19 @@ func (s *session) buildProblems(prev map[string]bool) {
 	st := s.state
 	for _, p := range st.Problems {
 		ps = append(ps, problem{source: fromLoad, severity: engine.SeverityError, where: p.Where(),
-			object: p.Object, message: p.Message, explain: explainLoadProblem(p)})
+			object: p.Object, message: p.Message, explain: p.Hint})
 	}
 	for _, o := range st.Stale {
 		ps = append(ps, problem{source: fromStale, severity: engine.SeverityWarning, where: o.Source.String(),
 			object: o.Object, message: "still serving the last good version: " + o.Reason,
 			explain: "the object's file no longer loads, so gwdev keeps the version that did. Fix the load error above"})
 	}
+	s.conflictsWith = map[listenerRef]string{}
 	if st.Result != nil {
 		for _, f := range st.Result.Findings {
+			if f.ConflictsWith != "" {
+				s.conflictsWith[listenerRef{f.Object, f.Listener}] = f.ConflictsWith
+			}
 			p := problem{source: fromFinding, severity: f.Severity, where: f.Source.String(), object: f.Object,
 				scope: f.Scope, condition: f.Condition(), reason: f.Reason, message: f.Message}
 			p.explain = FindingHint(f)
@@ -90,12 +94,10 @@ func (s *session) buildProblems(prev map[string]bool) {
 // problemsView lists every problem with its file:line and explanation.
 // Enter opens the object in Detail.
 type problemsView struct {
-	*common
+	viewBase
 	vp      viewport.Model
-	filter  string
 	shown   []int // indexes into session.problems
 	cursor  int
-	w, h    int
 	offsets []int      // first line of each shown problem in the content
 	cache   []rendered // each shown problem, rendered without the cursor mark
 }
@@ -105,28 +107,17 @@ type problemsView struct {
 type rendered struct{ short, full []string }
 
 func newProblemsView(c *common) *problemsView {
-	return &problemsView{common: c, vp: viewport.New(0, 0)}
+	v := &problemsView{vp: viewport.New(0, 0)}
+	v.viewBase = newPageBase(c, &v.vp, v.rebuild, func() {
+		v.cursor = 0
+		v.rebuild()
+	})
+	return v
 }
-
-func (v *problemsView) Init() tea.Cmd { return nil }
 
 func (v *problemsView) title() string { return "Problems" }
 
 func (v *problemsView) count() int { return v.s.errors + v.s.warnings }
-
-func (v *problemsView) SetSize(w, h int) {
-	v.w, v.h = w, h
-	v.vp.Width, v.vp.Height = w, h
-	v.rebuild()
-}
-
-func (v *problemsView) SetFilter(f string) {
-	v.filter = strings.ToLower(f)
-	v.cursor = 0
-	v.rebuild()
-}
-
-func (v *problemsView) filterText() string { return v.filter }
 
 // rebuild picks the problems that pass the filter and renders them.
 func (v *problemsView) rebuild() {

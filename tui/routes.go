@@ -17,14 +17,12 @@ import (
 // ResolvedRefs; enter expands the selected route into its rules, matches,
 // filters and backends.
 type routesView struct {
-	*common
+	viewBase
 	tbl      lineTable
 	pane     viewport.Model
-	filter   string
 	expanded bool
 	all      []routeRow // every row, rendered once per reload or resize
 	rows     []routeRow // shown rows (those that pass the filter), parallel to the table's
-	w, h     int
 }
 
 // routeRow is one (route, parent) pair.
@@ -35,34 +33,23 @@ type routeRow struct {
 }
 
 func newRoutesView(c *common) *routesView {
-	v := &routesView{common: c, tbl: newLineTable(c.st), pane: viewport.New(0, 0)}
+	v := &routesView{tbl: newLineTable(c.st), pane: viewport.New(0, 0)}
+	v.viewBase = newViewBase(c, func() {
+		v.tbl.setLayout(v.w, v.columns())
+		v.layout()
+		v.rebuild() // the rows are rendered for the width
+	}, func() {
+		v.pick()
+		v.tbl.SetCursor(0)
+		v.renderPane()
+	})
 	v.tbl.setLayout(v.w, v.columns()) // rows may come before the first size
 	return v
 }
 
-func (v *routesView) Init() tea.Cmd { return nil }
-
 func (v *routesView) title() string { return "Routes" }
 
-func (v *routesView) count() int { return 0 }
-
-func (v *routesView) filterText() string { return v.filter }
-
 func (v *routesView) position() string { return cursorPosition(v.tbl.Cursor(), len(v.rows)) }
-
-func (v *routesView) SetSize(w, h int) {
-	v.w, v.h = w, h
-	v.tbl.setLayout(w, v.columns())
-	v.layout()
-	v.rebuild() // the rows are rendered for the width
-}
-
-func (v *routesView) SetFilter(f string) {
-	v.filter = strings.ToLower(f)
-	v.pick()
-	v.tbl.SetCursor(0)
-	v.renderPane()
-}
 
 // layout splits the height between the table and, when a route is
 // expanded, its rules.

@@ -47,8 +47,11 @@ type session struct {
 
 	problems                []problem
 	errors, warnings, infos int
-	rate                    rateMeter
-	traces                  int // traces received in total
+	// conflictsWith names, for each conflicted listener, the listener it
+	// conflicts with (Finding.ConflictsWith).
+	conflictsWith map[listenerRef]string
+	rate          rateMeter
+	traces        int // traces received in total
 }
 
 // objectEntry is one object of the current Result.

@@ -23,7 +23,7 @@ const defaultTraceLimit = 1000
 // newest request unless the user moves away or pauses; enter opens the
 // selected request's detail pane.
 type tracesView struct {
-	*common
+	viewBase
 	tbl     lineTable
 	pane    viewport.Model
 	limit   int
@@ -31,7 +31,6 @@ type tracesView struct {
 	pending []traceEntry // arrived while paused
 	shown   []int        // entries shown, newest first
 	rows    []table.Row  // the table's rows, parallel to shown
-	filter  string
 	follow  bool
 	paused  bool
 	open    bool // detail pane open
@@ -42,7 +41,6 @@ type tracesView struct {
 	// selSeq is the selected trace while the table is dirty.
 	selSeq int
 	seq    int
-	w, h   int
 	// request helpers (clipboard, replay).
 	req *requester
 }
@@ -61,18 +59,30 @@ func newTracesView(c *common, limit int, req *requester) *tracesView {
 	if limit <= 0 {
 		limit = defaultTraceLimit
 	}
-	v := &tracesView{common: c, tbl: newLineTable(c.st), pane: viewport.New(0, 0), limit: limit, follow: true, req: req}
+	v := &tracesView{tbl: newLineTable(c.st), pane: viewport.New(0, 0), limit: limit, follow: true, req: req}
+	v.viewBase = newViewBase(c, func() {
+		sel := v.selectedSeq()
+		v.setColumns()
+		v.tbl.SetHeight(v.h)
+		v.pane.Width, v.pane.Height = v.w, v.h
+		for i := range v.entries {
+			v.entries[i].row = nil // the columns changed
+		}
+		v.refresh(sel)
+		v.renderPane()
+	}, func() {
+		v.dirty = false
+		v.rebuild()
+		v.ensure(0)
+		v.tbl.SetCursor(0)
+	})
 	v.setColumns() // traces may come before the first size
 	return v
 }
 
-func (v *tracesView) Init() tea.Cmd { return nil }
-
 func (v *tracesView) title() string { return "Traces" }
 
 func (v *tracesView) count() int { return len(v.entries) }
-
-func (v *tracesView) filterText() string { return v.filter }
 
 func (v *tracesView) position() string {
 	var parts []string
@@ -86,27 +96,6 @@ func (v *tracesView) position() string {
 		parts = append(parts, "following")
 	}
 	return strings.Join(parts, " · ")
-}
-
-func (v *tracesView) SetSize(w, h int) {
-	sel := v.selectedSeq()
-	v.w, v.h = w, h
-	v.setColumns()
-	v.tbl.SetHeight(h)
-	v.pane.Width, v.pane.Height = w, h
-	for i := range v.entries {
-		v.entries[i].row = nil // the columns changed
-	}
-	v.refresh(sel)
-	v.renderPane()
-}
-
-func (v *tracesView) SetFilter(f string) {
-	v.filter = strings.ToLower(f)
-	v.dirty = false
-	v.rebuild()
-	v.ensure(0)
-	v.tbl.SetCursor(0)
 }
 
 func (v *tracesView) wide() bool { return v.w >= 140 }

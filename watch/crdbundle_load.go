@@ -84,7 +84,7 @@ func (l *Loader) loadBundleObject(u map[string]any, v *servedVersion, g gvk) (me
 	}
 	var pruned []issue
 	for _, path := range pruning.PruneWithOptions(u, s.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}) {
-		pruned = append(pruned, issue{field: path, msg: l.bundle.unknownField(g, path), pruned: true})
+		pruned = append(pruned, issue{field: path, msg: l.bundle.unknownField(g, path), pruned: true, kind: ProblemUnknownField})
 	}
 	issues = append(issues, s.admit(u)...)
 	if len(issues) > 0 {
@@ -99,7 +99,7 @@ func (l *Loader) loadBundleObject(u map[string]any, v *servedVersion, g gvk) (me
 	}
 	u["apiVersion"], u["kind"] = spec.apiVersion(), spec.kind
 	for _, path := range pruning.PruneWithOptions(u, hub.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}) {
-		pruned = append(pruned, issue{field: path, pruned: true, msg: fmt.Sprintf(
+		pruned = append(pruned, issue{field: path, pruned: true, kind: ProblemUnknownField, msg: fmt.Sprintf(
 			"field %q is in %s but not in gwdev's Gateway API types (%s): gwdev cannot serve it as that cluster's controller would, and loads the object without it",
 			path, l.bundle.Name, gwdevRelease)})
 	}

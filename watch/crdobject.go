@@ -46,7 +46,7 @@ func (l *Loader) loadCRDObject(u map[string]any, v *servedVersion, g gvk) (metav
 		} else if where := fieldWhere(g, path); where != "" {
 			msg += fmt.Sprintf(" in gwdev's CRDs (%s); the field is %s", DefaultCRDBundleName(), where)
 		}
-		issues = append(issues, issue{field: path, msg: msg})
+		issues = append(issues, issue{field: path, msg: msg, kind: ProblemUnknownField})
 	}
 	issues = append(issues, s.admit(u)...)
 	issues = append(issues, listenerSetFilterProtocols(spec.kind, u)...)

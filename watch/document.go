@@ -28,7 +28,7 @@ type docPos struct {
 }
 
 func (d docPos) problem(n *yaml.Node, key engine.ObjectKey, is issue) Problem {
-	return Problem{File: d.file, Line: n.Line + d.offset, Column: n.Column, Object: key, Field: is.field, Message: is.msg, Pruned: is.pruned}
+	return Problem{File: d.file, Line: n.Line + d.offset, Column: n.Column, Object: key, Field: is.field, Message: is.msg, Pruned: is.pruned, Kind: is.kind}
 }
 
 // docScratch is what a loader worker reuses from one document to the next
@@ -60,7 +60,7 @@ func (l *Loader) loadDocument(file string, c chunk) docResult {
 	}
 	dec, err := yaml.NewLoader(bytes.NewReader(c.data))
 	if err != nil {
-		r.problems = append(r.problems, Problem{File: file, Line: c.line, Message: "yaml: " + err.Error()})
+		r.problems = append(r.problems, Problem{File: file, Line: c.line, Message: "yaml: " + err.Error(), Kind: ProblemYAML})
 		return r
 	}
 	for {
@@ -79,7 +79,7 @@ func (l *Loader) loadDocument(file string, c chunk) docResult {
 
 // syntaxProblem places a YAML parser error.
 func syntaxProblem(pos docPos, c chunk, err error) Problem {
-	p := Problem{File: pos.file, Line: c.line, Message: "yaml: " + err.Error()}
+	p := Problem{File: pos.file, Line: c.line, Message: "yaml: " + err.Error(), Kind: ProblemYAML}
 	var le *yaml.LoadError
 	if errors.As(err, &le) {
 		p.Message = "yaml: " + le.Message
@@ -100,7 +100,7 @@ func (l *Loader) loadNode(r *docResult, pos docPos, n *yaml.Node, strs *strTable
 		return // empty document
 	}
 	if bad, msg := checkAliases(n); bad != nil {
-		r.problems = append(r.problems, pos.problem(bad, keyFromNode(root), issue{msg: msg}))
+		r.problems = append(r.problems, pos.problem(bad, keyFromNode(root), issue{msg: msg, kind: ProblemYAML}))
 		return
 	}
 	v, nerr := toUnstructured(root, strs)
@@ -111,7 +111,7 @@ func (l *Loader) loadNode(r *docResult, pos docPos, n *yaml.Node, strs *strTable
 	u, ok := v.(map[string]any)
 	if !ok {
 		r.problems = append(r.problems, pos.problem(root, engine.ObjectKey{},
-			issue{msg: fmt.Sprintf("a manifest must be an object with apiVersion and kind, found a %s", kindName(root))}))
+			issue{msg: fmt.Sprintf("a manifest must be an object with apiVersion and kind, found a %s", kindName(root)), kind: ProblemHeader}))
 		return
 	}
 	l.loadObject(r, pos, root, u)
@@ -137,12 +137,12 @@ func (l *Loader) loadObject(r *docResult, pos docPos, node *yaml.Node, u map[str
 		switch val := u[f].(type) {
 		case string:
 			if val == "" {
-				missing = append(missing, newIssue(f, "Required value"))
+				missing = append(missing, newIssue(ProblemRequired, f, "Required value"))
 			}
 		case nil:
-			missing = append(missing, newIssue(f, "Required value"))
+			missing = append(missing, newIssue(ProblemRequired, f, "Required value"))
 		default:
-			missing = append(missing, newIssue(f, fmt.Sprintf("Invalid value: %v: must be a string", val)))
+			missing = append(missing, newIssue(ProblemInvalid, f, fmt.Sprintf("Invalid value: %v: must be a string", val)))
 		}
 	}
 	if len(missing) > 0 {
@@ -164,7 +164,7 @@ func (l *Loader) loadObject(r *docResult, pos docPos, node *yaml.Node, u map[str
 		if known := knownVersions(g); len(known) > 0 {
 			msg += "; gwdev knows " + strings.Join(known, ", ")
 		}
-		r.problems = append(r.problems, pos.problem(locate(node, "apiVersion"), written, newIssue("apiVersion", msg)))
+		r.problems = append(r.problems, pos.problem(locate(node, "apiVersion"), written, newIssue(ProblemHeader, "apiVersion", msg)))
 		return
 	}
 
@@ -175,7 +175,7 @@ func (l *Loader) loadObject(r *docResult, pos docPos, node *yaml.Node, u map[str
 				ns = "default"
 			}
 			key := objectKey(v.spec, ns, name)
-			r.problems = append(r.problems, pos.problem(locate(node, "apiVersion"), key, newIssue("apiVersion", msg)))
+			r.problems = append(r.problems, pos.problem(locate(node, "apiVersion"), key, newIssue(ProblemNotServed, "apiVersion", msg)))
 			return
 		}
 	}
@@ -216,7 +216,7 @@ func (l *Loader) loadList(r *docResult, pos docPos, node *yaml.Node, u map[strin
 	kind, _ := u["kind"].(string)
 	list, ok := items.([]any)
 	if items != nil && !ok {
-		r.problems = append(r.problems, pos.problem(locate(node, "items"), engine.ObjectKey{}, newIssue("items", "Invalid value: must be a list")))
+		r.problems = append(r.problems, pos.problem(locate(node, "items"), engine.ObjectKey{}, newIssue(ProblemInvalid, "items", "Invalid value: must be a list")))
 		return
 	}
 	var seq []*yaml.Node
@@ -231,7 +231,7 @@ func (l *Loader) loadList(r *docResult, pos docPos, node *yaml.Node, u map[strin
 		m, ok := item.(map[string]any)
 		if !ok {
 			r.problems = append(r.problems, pos.problem(itemNode, engine.ObjectKey{},
-				newIssue(fmt.Sprintf("items[%d]", i), "Invalid value: must be an object")))
+				newIssue(ProblemInvalid, fmt.Sprintf("items[%d]", i), "Invalid value: must be an object")))
 			continue
 		}
 		if kind != "List" {

@@ -16,14 +16,28 @@ type issue struct {
 	// pruned is true for a field a CRD bundle's schema lacks: the object
 	// is loaded without it (Problem.Pruned).
 	pruned bool
+	// kind is Problem.Kind.
+	kind ProblemKind
 }
 
-// newIssue builds an issue about path with the given message body.
-func newIssue(path, body string) issue {
+// newIssue builds an issue of that kind about path with the given message
+// body.
+func newIssue(kind ProblemKind, path, body string) issue {
 	if path == "" {
-		return issue{msg: body}
+		return issue{msg: body, kind: kind}
 	}
-	return issue{field: path, msg: path + ": " + body}
+	return issue{field: path, msg: path + ": " + body, kind: kind}
+}
+
+// fieldErrorKinds are the ProblemKinds of the apiserver's field error
+// types; the others (Forbidden, TooLong, NotFound, Internal) have none.
+var fieldErrorKinds = map[field.ErrorType]ProblemKind{
+	field.ErrorTypeRequired:     ProblemRequired,
+	field.ErrorTypeNotSupported: ProblemUnsupported,
+	field.ErrorTypeInvalid:      ProblemInvalid,
+	field.ErrorTypeTypeInvalid:  ProblemInvalid,
+	field.ErrorTypeTooMany:      ProblemTooMany,
+	field.ErrorTypeDuplicate:    ProblemDuplicate,
 }
 
 // fieldIssues converts apiserver validation errors, dropping the redundant
@@ -43,5 +57,5 @@ func fieldIssue(e *field.Error) issue {
 	}
 	c := *e
 	c.Detail = strings.TrimPrefix(c.Detail, path+" in body ")
-	return newIssue(path, c.ErrorBody())
+	return newIssue(fieldErrorKinds[e.Type], path, c.ErrorBody())
 }

@@ -93,7 +93,7 @@ func listenerSetFilterProtocols(kind string, u map[string]any) []issue {
 			continue
 		}
 		if p, _ := l["protocol"].(string); p != "HTTP" && p != "HTTPS" {
-			out = append(out, newIssue(fmt.Sprintf("spec.listeners[%d]", i),
+			out = append(out, newIssue(ProblemInvalid, fmt.Sprintf("spec.listeners[%d]", i),
 				"Invalid value: filters may only be set when protocol is HTTP or HTTPS (the Gateway's rule; the v1.7.0 ListenerSet CRD lacks it)"))
 		}
 	}

@@ -296,7 +296,7 @@ func TestLoadSingleFileAndBytes(t *testing.T) {
 	if got := routeNames(r.Snapshot); !cmp.Equal(got, []string{"default/stdin"}) {
 		t.Errorf("routes = %v", got)
 	}
-	want := []Problem{{File: "-", Line: 11, Column: 1, Object: engine.ObjectKey{Kind: "Oops"}, Field: "apiVersion", Message: "apiVersion: Required value"}}
+	want := []Problem{{File: "-", Line: 11, Column: 1, Object: engine.ObjectKey{Kind: "Oops"}, Field: "apiVersion", Message: "apiVersion: Required value", Kind: ProblemRequired}}
 	if diff := cmp.Diff(want, r.Problems); diff != "" {
 		t.Errorf("problems (-want +got):\n%s", diff)
 	}

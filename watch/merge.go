@@ -112,7 +112,7 @@ func collectSorted(files int, sorted []*loaded, problems []Problem, skipped []Sk
 			w := &winners[n-1]
 			problems = append(problems, Problem{
 				File: o.src.File, Line: o.src.Line, Column: 1, Object: o.key,
-				Message: fmt.Sprintf("%s is already defined at %s; this definition is ignored", o.key, w.src),
+				Message: fmt.Sprintf("%s is already defined at %s; this definition is ignored", o.key, w.src), Kind: ProblemAlreadyDefined,
 			})
 			continue
 		}

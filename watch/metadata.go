@@ -33,7 +33,7 @@ func prepareMetadata(u map[string]any, spec *kindSpec) (metav1.ObjectMeta, []iss
 	m, ok := raw.(map[string]any)
 	if present && raw != nil && !ok {
 		u["metadata"] = map[string]any{}
-		return meta, []issue{newIssue("metadata", "Invalid value: must be an object")}
+		return meta, []issue{newIssue(ProblemInvalid, "metadata", "Invalid value: must be an object")}
 	}
 	if m == nil {
 		m = map[string]any{}
@@ -113,7 +113,7 @@ func stringMap(v any) map[string]string {
 func strictDecode(prefix string, v any, out any) []issue {
 	data, err := json.Marshal(v)
 	if err != nil {
-		return []issue{newIssue(prefix, "Invalid value: "+err.Error())}
+		return []issue{newIssue(ProblemInvalid, prefix, "Invalid value: "+err.Error())}
 	}
 	strictErrs, err := sigsjson.UnmarshalStrict(data, out)
 	var issues []issue
@@ -129,13 +129,16 @@ func strictDecode(prefix string, v any, out any) []issue {
 // strictIssue turns `unknown field "spec.foo"` into an issue about
 // prefix.spec.foo.
 func strictIssue(prefix, msg string) issue {
-	for _, kind := range []string{"unknown field ", "duplicate field "} {
-		if rest, ok := strings.CutPrefix(msg, kind); ok {
+	for _, kind := range []struct {
+		prefix string
+		kind   ProblemKind
+	}{{"unknown field ", ProblemUnknownField}, {"duplicate field ", ""}} {
+		if rest, ok := strings.CutPrefix(msg, kind.prefix); ok {
 			path := joinPath(prefix, strings.Trim(rest, `"`))
-			return issue{field: path, msg: kind + `"` + path + `"`}
+			return issue{field: path, msg: kind.prefix + `"` + path + `"`, kind: kind.kind}
 		}
 	}
-	return newIssue(prefix, msg)
+	return newIssue("", prefix, msg)
 }
 
 // decodeIssue places an encoding/json type error (`json: cannot unmarshal
@@ -150,7 +153,7 @@ func decodeIssue(prefix string, err error) issue {
 			}
 		}
 	}
-	return newIssue(path, msg)
+	return newIssue("", path, msg)
 }
 
 func joinPath(prefix, path string) string {
@@ -184,7 +187,7 @@ func nonStringMetaValues(m map[string]any) ([]issue, map[string]any) {
 				keep = maps.Clone(mv)
 			}
 			delete(keep, k)
-			issues = append(issues, newIssue("metadata."+field+"["+k+"]", fmt.Sprintf(
+			issues = append(issues, newIssue(ProblemInvalid, "metadata."+field+"["+k+"]", fmt.Sprintf(
 				"Invalid value: %v: %s values are strings, and YAML reads this unquoted value as a %s%s: quote it as written",
 				mv[k], strings.TrimSuffix(field, "s"), yamlTypeName(mv[k]), yamlTypeExamples(mv[k]))))
 		}

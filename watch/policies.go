@@ -1,7 +1,6 @@
 package watch
 
 import (
-	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -10,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/gwdev/gwdev/engine"
-	"github.com/gwdev/gwdev/engine/gwin"
+	_ "github.com/gwdev/gwdev/engine/gwin" // registers the gwin profile and its policy kinds
 )
 
 // This file loads the policy resources of implementation profiles
@@ -20,14 +19,12 @@ import (
 // is checked here by hand, with the apiserver's wording; the settings under
 // spec.policy are the profile's business (engine/gwin).
 
-// groupGwin is the API group of the gwin profile's policy resources.
-const groupGwin = gwin.Group
-
 // policyKind is one implementation policy kind with the kinds it can target.
 type policyKind struct {
 	spec *kindSpec
-	// targets are the group/kind pairs targetRefs may name.
-	targets []groupKind
+	// targets are the group/kind pairs targetRefs may name (the registry's
+	// answer, engine.PolicyKind).
+	targets *engine.PolicyTargets
 }
 
 type groupKind struct{ group, kind string }
@@ -39,24 +36,17 @@ func (g groupKind) String() string {
 	return g.group + "/" + g.kind
 }
 
-func newPolicyKind(kind string, targets ...groupKind) *policyKind {
-	return &policyKind{
-		spec: &kindSpec{kind: kind, group: groupGwin, version: "v1", namespaced: true,
-			newObject: func() metav1.Object { return &engine.ImplementationPolicy{} }},
-		targets: targets,
-	}
-}
-
-// implementationPolicyKinds are the policy kinds gwdev loads: the gwin
-// profile's, as package engine/gwin lists them.
+// implementationPolicyKinds are the policy kinds gwdev loads: the
+// registered profiles' (engine.ProfilePolicyKinds; the gwin profile is
+// registered by this package's import of engine/gwin).
 var implementationPolicyKinds = func() []*policyKind {
 	var out []*policyKind
-	for _, pk := range gwin.PolicyKinds {
-		var targets []groupKind
-		for _, t := range pk.Targets {
-			targets = append(targets, groupKind{t.Group, t.Kind})
-		}
-		out = append(out, newPolicyKind(pk.Kind, targets...))
+	for _, pk := range engine.ProfilePolicyKinds() {
+		out = append(out, &policyKind{
+			spec: &kindSpec{kind: pk.Kind, group: pk.Group, version: pk.Version, namespaced: true,
+				newObject: func() metav1.Object { return &engine.ImplementationPolicy{} }},
+			targets: &pk.PolicyTargets,
+		})
 	}
 	return out
 }()
@@ -105,7 +95,7 @@ func policyIssues(errs field.ErrorList) []issue {
 	out := make([]issue, 0, len(errs))
 	for _, e := range errs {
 		if e.Type == errorTypeUnknownField {
-			out = append(out, issue{field: e.Field, msg: `unknown field "` + e.Field + `"`})
+			out = append(out, issue{field: e.Field, msg: `unknown field "` + e.Field + `"`, kind: ProblemUnknownField})
 			continue
 		}
 		out = append(out, fieldIssue(e))
@@ -173,28 +163,17 @@ func validatePolicyTargetRefs(pk *policyKind, v any, path *field.Path) field.Err
 			continue
 		}
 		if !hasGroup {
-			group = defaultTargetGroup(pk, kind)
+			group, _ = pk.targets.GroupOf(kind)
 		}
-		if !slices.Contains(pk.targets, groupKind{group, kind}) {
+		if !pk.targets.Allows(group, kind) {
 			var allowed []string
-			for _, t := range pk.targets {
-				allowed = append(allowed, t.String())
+			for _, t := range pk.targets.Targets {
+				allowed = append(allowed, groupKind{t.Group, t.Kind}.String())
 			}
 			errs = append(errs, field.NotSupported(ip, groupKind{group, kind}.String(), allowed))
 		}
 	}
 	return errs
-}
-
-// defaultTargetGroup is the group a targetRef without one means: the group
-// of the policy's target kind of that name.
-func defaultTargetGroup(pk *policyKind, kind string) string {
-	for _, t := range pk.targets {
-		if t.kind == kind {
-			return t.group
-		}
-	}
-	return ""
 }
 
 // validatePolicySelector checks spec.selector as a metav1.LabelSelector.

@@ -17,7 +17,7 @@ func readManifest(f manifestFile) ([]byte, *Problem) {
 	}
 	data, err := os.ReadFile(f.path)
 	if err != nil {
-		return nil, &Problem{File: f.path, Message: fmt.Sprintf("reading file: %v", unwrapPathError(err))}
+		return nil, &Problem{File: f.path, Message: fmt.Sprintf("reading file: %v", unwrapPathError(err)), Kind: ProblemUnreadable}
 	}
 	return data, nil
 }
@@ -30,11 +30,11 @@ func checkContent(file string, data []byte) ([]byte, *Problem) {
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	if bytes.IndexByte(data, 0) >= 0 || !utf8.Valid(data) {
-		return nil, &Problem{File: file, Message: "binary file: not UTF-8 text; only YAML and JSON manifests are read"}
+		return nil, &Problem{File: file, Message: "binary file: not UTF-8 text; only YAML and JSON manifests are read", Kind: ProblemBinary}
 	}
 	return data, nil
 }
 
 func tooLarge(file string, size int64) *Problem {
-	return &Problem{File: file, Message: fmt.Sprintf("file too large: %d bytes is over the 10 MiB (%d bytes) limit", size, MaxFileSize)}
+	return &Problem{File: file, Message: fmt.Sprintf("file too large: %d bytes is over the 10 MiB (%d bytes) limit", size, MaxFileSize), Kind: ProblemTooLarge}
 }

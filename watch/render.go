@@ -95,23 +95,41 @@ func (r Render) run(ctx context.Context) *renderRun {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "sh", "-c", r.Command)
 	cmd.Dir = r.Dir
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var stderr bytes.Buffer
+	stdout := &cappedBuffer{max: MaxFileSize + 1}
+	cmd.Stdout, cmd.Stderr = stdout, &stderr
 	cmd.WaitDelay = time.Second
 	start := time.Now()
 	err := cmd.Run()
 	rr.took = time.Since(start)
-	rr.stdout = stdout.Bytes()
+	rr.stdout = stdout.buf.Bytes()
 	rr.stderr = tail(strings.TrimSpace(stderr.String()), maxRenderStderr)
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		rr.err = fmt.Errorf("stopped after %s (the time a render may take)", timeout)
 	case err != nil:
 		rr.err = err
-	case len(rr.stdout) > MaxFileSize:
-		rr.err = fmt.Errorf("output too large: %d bytes is over the 10 MiB (%d bytes) limit", len(rr.stdout), MaxFileSize)
+	case stdout.n > MaxFileSize:
+		rr.err = fmt.Errorf("output too large: %d bytes is over the 10 MiB (%d bytes) limit", stdout.n, MaxFileSize)
 	}
 	return rr
+}
+
+// cappedBuffer keeps the first max bytes written to it and counts them
+// all: a render's output over the file limit is measured, not held.
+type cappedBuffer struct {
+	buf bytes.Buffer
+	max int
+	// n is how many bytes were written.
+	n int
+}
+
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	c.n += len(p)
+	if room := c.max - c.buf.Len(); room > 0 {
+		c.buf.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
 }
 
 // tail keeps the last n bytes of s, saying that it cut.

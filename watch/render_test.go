@@ -102,3 +102,64 @@ func TestHelmChartFolderIsNotReadAsManifests(t *testing.T) {
 		t.Fatalf("with a render reading the chart: problems %v, warnings %v; want none", res.Problems, res.Warnings)
 	}
 }
+
+// TestRenderLimitsAndStderrAreSaid: a render that runs past its time, one
+// whose output is over the 10 MiB file limit and one that fails with a
+// long stderr are problems saying so (stderr cut to its last 4 KiB); a
+// render that succeeds and writes to stderr loads, with a warning quoting
+// it. Nothing is silent.
+func TestRenderLimitsAndStderrAreSaid(t *testing.T) {
+	dir, src := t.TempDir(), t.TempDir() // the commands run in src, outside the folder loaded
+	writeTree(t, src, map[string]string{"route.yaml": strings.Replace(renderRoute, "%s", "shop", 1)})
+	long := strings.Repeat("x", 5000)
+	for _, tc := range []struct {
+		name    string
+		render  Render
+		problem string // "" : loads
+		warning string
+	}{
+		{"timeout", Render{Command: "sleep 5; cat route.yaml", Timeout: 200 * time.Millisecond},
+			"command failed: stopped after 200ms (the time a render may take)", ""},
+		{"too large", Render{Command: "head -c 10485761 /dev/zero"},
+			"command failed: output too large: 10485761 bytes is over the 10 MiB (10485760 bytes) limit", ""},
+		{"long stderr", Render{Command: "printf 'first%s' >&2; exit 1"},
+			"command failed: exit status 1; stderr:\n…" + long[:4096-5], ""},
+		{"stderr on success", Render{Command: "echo 'deprecated flag' >&2; cat route.yaml"},
+			"", "the command succeeded and wrote to stderr: deprecated flag"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.render
+			r.Dir = src
+			r.Command = strings.Replace(r.Command, "%s", long, 1)
+			res := newTestLoader(t).Load(dir, Sources{Renders: []Render{r}})
+			if tc.problem == "" {
+				if len(res.Problems) > 0 || len(res.Snapshot.HTTPRoutes) != 1 {
+					t.Errorf("problems %v, %d routes; want the route loaded", res.Problems, len(res.Snapshot.HTTPRoutes))
+				}
+			} else if len(res.Problems) != 1 || res.Problems[0].File != r.Name() || !strings.HasPrefix(res.Problems[0].Message, tc.problem) ||
+				strings.Contains(res.Problems[0].Message, "first") {
+				t.Errorf("problems %.300v; want one at %q starting %.200q", res.Problems, r.Name(), tc.problem)
+			}
+			var warnings []string
+			for _, w := range res.Warnings {
+				warnings = append(warnings, w.Message)
+			}
+			if (tc.warning != "") != slices.Contains(warnings, tc.warning) || (tc.warning == "" && len(warnings) > 0) {
+				t.Errorf("warnings %q; want %q", warnings, tc.warning)
+			}
+		})
+	}
+}
+
+// TestRenderOutputOverTheLimitIsNotKept: a render writing 64 MiB is
+// reported with its whole size, but the run keeps no more than the limit
+// (and a byte) in memory.
+func TestRenderOutputOverTheLimitIsNotKept(t *testing.T) {
+	rr := Render{Command: "head -c 67108864 /dev/zero", Dir: t.TempDir()}.run(context.Background())
+	if rr.err == nil || rr.err.Error() != "output too large: 67108864 bytes is over the 10 MiB (10485760 bytes) limit" {
+		t.Errorf("err = %v", rr.err)
+	}
+	if len(rr.stdout) > MaxFileSize+1 {
+		t.Errorf("kept %d bytes of output, want at most %d", len(rr.stdout), MaxFileSize+1)
+	}
+}

@@ -100,7 +100,51 @@ type Problem struct {
 	// kubectl's strict validation refuses and a cluster with validation
 	// off drops. The object is served as that cluster stores it.
 	Pruned bool
+	// Kind says what the problem is, set where it is found, so that the
+	// TUI and check explain it without reading Message ("": none of the
+	// ProblemKinds).
+	Kind ProblemKind
 }
+
+// ProblemKind says what a load problem is.
+type ProblemKind string
+
+// The kinds of load problems. Field errors take theirs from the
+// apiserver's error type (field.ErrorType).
+const (
+	// ProblemYAML: the document is not valid YAML (or its aliases expand
+	// too far).
+	ProblemYAML ProblemKind = "YAML"
+	// ProblemNotServed: the CRD bundle (Loader.CRDs) does not serve the
+	// kind or version, as kubectl's "no matches for kind".
+	ProblemNotServed ProblemKind = "NotServed"
+	// ProblemRequired: a required field is missing.
+	ProblemRequired ProblemKind = "Required"
+	// ProblemUnsupported: a value outside the field's listed values.
+	ProblemUnsupported ProblemKind = "Unsupported"
+	// ProblemUnknownField: a field the schema does not have.
+	ProblemUnknownField ProblemKind = "UnknownField"
+	// ProblemInvalid: a value that breaks a schema rule or has the wrong
+	// type.
+	ProblemInvalid ProblemKind = "Invalid"
+	// ProblemTooMany: a list longer than the schema allows.
+	ProblemTooMany ProblemKind = "TooMany"
+	// ProblemDuplicate: a list holds the same key twice.
+	ProblemDuplicate ProblemKind = "Duplicate"
+	// ProblemAlreadyDefined: a second definition of an object.
+	ProblemAlreadyDefined ProblemKind = "AlreadyDefined"
+	// ProblemUnreadable: a file or directory that cannot be read.
+	ProblemUnreadable ProblemKind = "Unreadable"
+	// ProblemBinary: a file that is not UTF-8 text.
+	ProblemBinary ProblemKind = "Binary"
+	// ProblemTooLarge: a file over MaxFileSize.
+	ProblemTooLarge ProblemKind = "TooLarge"
+	// ProblemSymlink: a symlink that is broken or loops.
+	ProblemSymlink ProblemKind = "Symlink"
+	// ProblemHeader: a document that is not an object with apiVersion and
+	// kind, or whose apiVersion gwdev does not know for the kind.
+	ProblemHeader ProblemKind = "Header"
+)
 
 // String renders the problem as "file:line:col: Kind/ns/name: message",
 // leaving out the parts that are unknown (just Kind when the object has no

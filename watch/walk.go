@@ -95,7 +95,7 @@ type walkResult struct {
 func findManifests(root string, kustomize bool) walkResult {
 	fi, err := os.Stat(root)
 	if err != nil {
-		return walkResult{problems: []Problem{{File: root, Message: describeStatError(err)}}}
+		return walkResult{problems: []Problem{{File: root, Message: describeStatError(err), Kind: statErrorKind(err)}}}
 	}
 	if !fi.IsDir() {
 		if kustomize && isKustomizationName(filepath.Base(root)) {
@@ -141,7 +141,7 @@ func (w *walker) walkDir(dir string, fi os.FileInfo, ancestors map[fileID]string
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		w.problems = append(w.problems, Problem{File: dir, Message: fmt.Sprintf("reading directory: %v", unwrapPathError(err))})
+		w.problems = append(w.problems, Problem{File: dir, Message: fmt.Sprintf("reading directory: %v", unwrapPathError(err)), Kind: ProblemUnreadable})
 		return
 	}
 	if fi, err := os.Stat(filepath.Join(dir, "Chart.yaml")); err == nil && fi.Mode().IsRegular() {
@@ -169,9 +169,9 @@ func (w *walker) walkDir(dir string, fi os.FileInfo, ancestors map[fileID]string
 			target, err := os.Stat(path)
 			if err != nil {
 				if errors.Is(err, syscall.ELOOP) {
-					w.problems = append(w.problems, Problem{File: path, Message: "symlink loop: too many levels of symbolic links; not followed"})
+					w.problems = append(w.problems, Problem{File: path, Message: "symlink loop: too many levels of symbolic links; not followed", Kind: ProblemSymlink})
 				} else if IsManifestName(name) {
-					w.problems = append(w.problems, Problem{File: path, Message: "broken symlink: " + describeStatError(err)})
+					w.problems = append(w.problems, Problem{File: path, Message: "broken symlink: " + describeStatError(err), Kind: ProblemSymlink})
 				}
 				continue
 			}
@@ -182,7 +182,7 @@ func (w *walker) walkDir(dir string, fi os.FileInfo, ancestors map[fileID]string
 		case info.IsDir():
 			if id, ok := idOf(info); ok {
 				if up, loop := ancestors[id]; loop {
-					w.problems = append(w.problems, Problem{File: path, Message: fmt.Sprintf("symlink loop: %s points back to %s; not followed", path, up)})
+					w.problems = append(w.problems, Problem{File: path, Message: fmt.Sprintf("symlink loop: %s points back to %s; not followed", path, up), Kind: ProblemSymlink})
 					continue
 				}
 				if w.seen[id] {
@@ -220,6 +220,15 @@ func describeStatError(err error) string {
 		return "symlink loop: too many levels of symbolic links"
 	}
 	return unwrapPathError(err).Error()
+}
+
+// statErrorKind is the ProblemKind of a stat error: a symlink loop is
+// ProblemSymlink, others have none.
+func statErrorKind(err error) ProblemKind {
+	if errors.Is(err, syscall.ELOOP) {
+		return ProblemSymlink
+	}
+	return ""
 }
 
 func unwrapPathError(err error) error {

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gwdev/gwdev/emulator"
+	"github.com/gwdev/gwdev/emulator/admin"
 	"github.com/gwdev/gwdev/engine"
 )
 
@@ -50,11 +50,11 @@ func (a *adminObjects) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // adminReload is what the admin API shows of one translation: object and
 // finding counts for metrics (manifests that failed to load count as
 // errors) and the findings for /routes.
-func adminReload(res *engine.Result, loadProblems int, at time.Time, translate, apply time.Duration) *emulator.Reload {
+func adminReload(res *engine.Result, loadProblems int, at time.Time, translate, apply time.Duration) *admin.Reload {
 	counts := map[string]int{string(engine.SeverityError): loadProblems, string(engine.SeverityWarning): 0, string(engine.SeverityInfo): 0}
 	for _, f := range res.Findings {
 		counts[string(f.Severity)]++
 	}
-	return &emulator.Reload{Time: at, Translate: translate, Apply: apply, Objects: res.Objects.Len(),
+	return &admin.Reload{Time: at, Translate: translate, Apply: apply, Objects: res.Objects.Len(),
 		Findings: counts, FindingList: res.Findings}
 }

@@ -56,6 +56,9 @@ func TestUpAdminAPI(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// The admin API answers before the first table is applied (up serves
+	// it, then loads): wait for the listeners, which are bound by then.
+	waitForOutput(t, out, "gwdev: watching ")
 
 	// Subscribe to the stream before sending traffic.
 	streamCtx, stopStream := context.WithCancel(context.Background())

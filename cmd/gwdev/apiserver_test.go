@@ -324,7 +324,7 @@ func (c *testCluster) setStatus(t *testing.T, kind, ns, name, status string) {
 }
 
 // resource is the dynamic client of an object's kind (plural: lower kind
-// + "s", or "es" after an s).
+// + "s", "es" after an s, "ies" for a final y after a consonant).
 func (c *testCluster) resource(t *testing.T, u *unstructured.Unstructured) dynamic.ResourceInterface {
 	t.Helper()
 	gv, err := schema.ParseGroupVersion(u.GetAPIVersion())
@@ -334,6 +334,8 @@ func (c *testCluster) resource(t *testing.T, u *unstructured.Unstructured) dynam
 	plural := strings.ToLower(u.GetKind()) + "s"
 	if strings.HasSuffix(u.GetKind(), "s") {
 		plural = strings.ToLower(u.GetKind()) + "es"
+	} else if k := strings.ToLower(u.GetKind()); strings.HasSuffix(k, "y") && !strings.ContainsAny(k[len(k)-2:len(k)-1], "aeiou") {
+		plural = strings.TrimSuffix(k, "y") + "ies" // policies, not gateways
 	}
 	r := c.dyn.Resource(gv.WithResource(plural))
 	if u.GetKind() == "GatewayClass" || u.GetKind() == "Namespace" {
@@ -344,4 +346,26 @@ func (c *testCluster) resource(t *testing.T, u *unstructured.Unstructured) dynam
 		ns = "default"
 	}
 	return r.Namespace(ns)
+}
+
+// getCRDs is what `kubectl get crd -o yaml` prints for the cluster: a v1
+// List of every CustomResourceDefinition as the API server returns it
+// (metadata with managedFields, status, the server's defaults), each item
+// with its apiVersion and kind.
+func (c *testCluster) getCRDs(t *testing.T) []byte {
+	t.Helper()
+	gvr := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	list, err := c.dyn.Resource(gvr).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := make([]any, 0, len(list.Items))
+	for _, it := range list.Items {
+		items = append(items, it.Object)
+	}
+	out, err := sigsyaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "metadata": map[string]any{"resourceVersion": ""}, "items": items})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

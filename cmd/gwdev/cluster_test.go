@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
 	"math/big"
 	"net/http"
@@ -99,13 +100,33 @@ listeners:
 )
 
 // TestClusterPullAndCheck runs against a real kube-apiserver and etcd:
-// check --cluster reports a seeded disagreement (exit 1) and exits 0 once
-// the controller's status agrees; pull writes clean manifests without the
+// check --crds FILE with the cluster's own CRDs (kubectl get crd -o yaml)
+// judges as the bundle they came from; check --cluster reports a seeded
+// disagreement (exit 1) and exits 0 once the controller's status agrees;
+// pull writes clean manifests without the
 // Secret (the HTTPS listener gets a local certificate) and up serves the
-// pulled routes.
+// pulled routes; pull --secrets also writes what routes and policies refer
+// to in other namespaces (Service, EndpointSlice, ReferenceGrant), the CA
+// bundle ConfigMap and the Secret, in files only their owner reads.
 func TestClusterPullAndCheck(t *testing.T) {
 	c := startCluster(t)
 	c.installGatewayAPICRDs(t)
+
+	// --crds FILE with what kubectl get crd -o yaml prints on this cluster
+	// (gwdev's v1.7.0 experimental CRDs, as the API server stores them)
+	// judges as --crds v1.7.0-experimental does.
+	crds := filepath.Join(t.TempDir(), "cluster-crds.yaml")
+	writeTestFile(t, crds, c.getCRDs(t))
+	for _, sample := range []string{"listener-filters", "default-gateway", "tcp-udp", "listenerset", "mesh"} {
+		src := filepath.Join("..", "..", "samples", sample)
+		want, _, wantCode := runGwdev(t, "", "check", "--now", "2026-01-01T00:00:00Z", "--crds", "v1.7.0-experimental", src)
+		got, errOut, code := runGwdev(t, "", "check", "--now", "2026-01-01T00:00:00Z", "--crds", crds, src)
+		want = durations.ReplaceAllString(want, "in D")
+		got = strings.ReplaceAll(durations.ReplaceAllString(got, "in D"), "cluster-crds.yaml", "v1.7.0-experimental")
+		if got != want || code != wantCode {
+			t.Errorf("%s: --crds FILE (the API server's CRDs) exit %d, --crds v1.7.0-experimental exit %d\n--- FILE:\n%s%s--- bundle:\n%s", sample, code, wantCode, got, errOut, want)
+		}
+	}
 	ca, caKey := testCA(t)
 	crt, key := testLeaf(t, ca, caKey, &x509.Certificate{SerialNumber: big.NewInt(3), Subject: pkix.Name{CommonName: "shop.example.com"},
 		DNSNames: []string{"shop.example.com"}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
@@ -178,4 +199,86 @@ func TestClusterPullAndCheck(t *testing.T) {
 		code, svc := echoGet(client, httpPort, "shop.example.com")
 		return code == 200 && svc == "shop"
 	})
+
+	// What the routes refer to: a Service in another namespace with its
+	// EndpointSlice and the ReferenceGrant that allows it, a
+	// BackendTLSPolicy's CA bundle ConfigMap; with --secrets, the listener's
+	// Secret in a file only its owner reads.
+	c.apply(t, crossNamespaceObjects(string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Raw}))))
+	dir = filepath.Join(t.TempDir(), "pulled")
+	stdout, stderr, code = runGwdev(t, "", "pull", "--kubeconfig", c.kubeconfig, "--context", "test", "-n", "default", "--secrets", dir)
+	if code != 0 {
+		t.Fatalf("pull --secrets: exit %d\n%s%s", code, stdout, stderr)
+	}
+	for f, want := range map[string]string{
+		"other/services.yaml":             "name: api",
+		"other/endpointslices.yaml":       "10.0.0.9",
+		"other/referencegrants.yaml":      "name: from-default",
+		"default/backendtlspolicies.yaml": "name: shop-tls",
+		"default/configmaps.yaml":         "name: shop-ca",
+		"default/secrets.yaml":            b64(key),
+	} {
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil || !strings.Contains(string(data), want) {
+			t.Errorf("pull --secrets: %s (%v) lacks %q:\n%s\n%s", f, err, want, data, stdout)
+			continue
+		}
+		if fi, _ := os.Stat(filepath.Join(dir, f)); fi.Mode().Perm() != 0o600 {
+			t.Errorf("pull --secrets: %s is %v, want -rw-------", f, fi.Mode().Perm())
+		}
+		if strings.Contains(string(data), "managedFields") || strings.Contains(string(data), "resourceVersion") {
+			t.Errorf("pull --secrets: %s is not clean:\n%s", f, data)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "gwdev-certs.yaml")); err == nil {
+		t.Errorf("pull --secrets made local certificates too")
+	}
+}
+
+// crossNamespaceObjects are a route to a Service in namespace other (its
+// EndpointSlice, the ReferenceGrant allowing it) and a BackendTLSPolicy
+// whose CA bundle is a ConfigMap.
+func crossNamespaceObjects(caPEM string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Namespace
+metadata: {name: other}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: api, namespace: other}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: api-1, namespace: other, labels: {kubernetes.io/service-name: api}}
+addressType: IPv4
+endpoints: [{addresses: [10.0.0.9]}]
+ports: [{port: 80}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: ReferenceGrant
+metadata: {name: from-default, namespace: other}
+spec:
+  from: [{group: gateway.networking.k8s.io, kind: HTTPRoute, namespace: default}]
+  to: [{group: "", kind: Service}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: cross, namespace: default}
+spec:
+  parentRefs: [{name: web, sectionName: http}]
+  hostnames: [api.example.com]
+  rules: [{backendRefs: [{name: api, namespace: other, port: 80}]}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: shop-ca, namespace: default}
+data: {ca.crt: %q}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: BackendTLSPolicy
+metadata: {name: shop-tls, namespace: default}
+spec:
+  targetRefs: [{group: "", kind: Service, name: shop}]
+  validation: {caCertificateRefs: [{group: "", kind: ConfigMap, name: shop-ca}], hostname: shop.internal}`, caPEM)
 }

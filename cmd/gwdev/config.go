@@ -58,6 +58,9 @@ type configError struct {
 	// `backends."default/api:8080"` ("" for the file as a whole).
 	Field   string
 	Message string
+	// Kind is the load problem's kind (watch.ProblemUnknownField for an
+	// unknown field; "": none).
+	Kind watch.ProblemKind
 }
 
 func (e *configError) Error() string {
@@ -78,7 +81,7 @@ func (e *configError) problem() watch.Problem {
 	if e.Field != "" {
 		msg = e.Field + ": " + msg
 	}
-	return watch.Problem{File: e.File, Line: e.Line, Column: e.Column, Field: e.Field, Message: msg}
+	return watch.Problem{File: e.File, Line: e.Line, Column: e.Column, Field: e.Field, Message: msg, Kind: e.Kind}
 }
 
 // backendKey matches "ns/name:port" or "name:port".
@@ -155,6 +158,13 @@ func (p *configParser) fail(n *yaml.Node, field, format string, args ...any) err
 	return &configError{File: p.file, Line: n.Line, Column: n.Column, Field: field, Message: fmt.Sprintf(format, args...)}
 }
 
+// unknownField is fail for a field gwdev.yaml does not have.
+func (p *configParser) unknownField(n *yaml.Node, field, format string, args ...any) error {
+	err := p.fail(n, field, format, args...)
+	err.(*configError).Kind = watch.ProblemUnknownField
+	return err
+}
+
 func (p *configParser) at(n *yaml.Node) configPos {
 	return configPos{File: p.file, Line: n.Line, Column: n.Column}
 }
@@ -196,7 +206,7 @@ func (p *configParser) top(root *yaml.Node) error {
 		case "render":
 			err = p.renders(v)
 		default:
-			return p.fail(k, k.Value, "unknown field (gwdev.yaml has %s)", strings.Join(sections, ", "))
+			return p.unknownField(k, k.Value, "unknown field (gwdev.yaml has %s)", strings.Join(sections, ", "))
 		}
 		if err != nil {
 			return err
@@ -256,7 +266,7 @@ func (p *configParser) ycCertificates(n *yaml.Node) error {
 			case "key":
 				f.Key = val
 			default:
-				return p.fail(v, field+"."+name, "unknown field (want cert and key)")
+				return p.unknownField(v, field+"."+name, "unknown field (want cert and key)")
 			}
 		}
 		p.c.YCCertificates[k.Value] = f
@@ -300,7 +310,7 @@ func (p *configParser) renders(n *yaml.Node) error {
 					r.Watch = append(r.Watch, w.Value)
 				}
 			default:
-				return p.fail(k, field+"."+k.Value, "unknown field (want command and watch)")
+				return p.unknownField(k, field+"."+k.Value, "unknown field (want command and watch)")
 			}
 		}
 		if r.Command == "" {

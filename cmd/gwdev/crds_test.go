@@ -336,13 +336,13 @@ func TestUpSaysWhenGwdevYAMLChangesCRDs(t *testing.T) {
 // v1.6.3-standard the field is a load problem and, pruned, warns of
 // nothing.
 func TestDiffCRDs(t *testing.T) {
-	_, dir, _ := gitRepoForTest(t)
+	_, dir, git := gitRepoForTest(t)
 	routes := filepath.Join(dir, "routes.yaml")
-	data, err := os.ReadFile(routes)
+	original, err := os.ReadFile(routes)
 	if err != nil {
 		t.Fatal(err)
 	}
-	data = bytes.Replace(data, []byte("spec:\n  parentRefs: [{name: gw}]"), []byte("spec:\n  useDefaultGateways: All\n  parentRefs: [{name: gw}]"), 1)
+	data := bytes.Replace(original, []byte("spec:\n  parentRefs: [{name: gw}]"), []byte("spec:\n  useDefaultGateways: All\n  parentRefs: [{name: gw}]"), 1)
 	if err := os.WriteFile(routes, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -353,8 +353,18 @@ func TestDiffCRDs(t *testing.T) {
 		t.Errorf("diff HEAD: exit %d, want %d and the engine's warning:\n%s%s", code, exitProblems, out, errOut)
 	}
 	out, errOut, code = runGwdev(t, "", "diff", "--crds", "v1.6.3-standard", "HEAD", dir)
-	if code != exitProblems || !strings.Contains(out, pruned) || strings.Contains(out, warning) {
-		t.Errorf("diff --crds v1.6.3-standard HEAD: exit %d, want %d and the pruned field:\n%s%s", code, exitProblems, out, errOut)
+	if code != exitProblems || !strings.Contains(out, "loaded without the field: "+pruned) || strings.Contains(out, warning) {
+		t.Errorf("diff --crds v1.6.3-standard HEAD: exit %d, want %d and the pruned field (the route loads without it):\n%s%s", code, exitProblems, out, errOut)
+	}
+	// The other way round (the field removed again): the cluster no
+	// longer drops it, which is better.
+	git("commit", "-q", "-am", "useDefaultGateways")
+	if err := os.WriteFile(routes, original, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code = runGwdev(t, "", "diff", "--crds", "v1.6.3-standard", "HEAD", dir)
+	if code != 0 || !strings.Contains(out, "no longer dropped: "+pruned) {
+		t.Errorf("diff --crds v1.6.3-standard HEAD, the field removed: exit %d, want 0 and the field no longer dropped:\n%s%s", code, out, errOut)
 	}
 }
 

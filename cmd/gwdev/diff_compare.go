@@ -355,19 +355,29 @@ func compareFindings(base, head *statusView) []diffItem {
 	return items
 }
 
-// compareProblems reports manifests that stopped or started loading.
+// compareProblems reports manifests that stopped or started loading, and
+// fields the cluster's CRDs (--crds) lack, which it drops from an object
+// that loads all the same (Problem.Pruned).
 func compareProblems(base, head *statusView) []diffItem {
 	var items []diffItem
 	for key, p := range head.problems {
 		if _, ok := base.problems[key]; !ok {
+			what := "does not load: "
+			if p.Pruned {
+				what = "loaded without the field: "
+			}
 			items = append(items, diffItem{Change: "load", Worse: true, Level: diffError, Object: p.Object, File: p.File, Line: p.Line,
-				Message: "does not load: " + p.Message})
+				Message: what + p.Message})
 		}
 	}
 	for key, p := range base.problems {
 		if _, ok := head.problems[key]; !ok {
+			what := "loads again: "
+			if p.Pruned {
+				what = "no longer dropped: "
+			}
 			items = append(items, diffItem{Change: "load", Better: true, Level: diffNotice, Object: p.Object, File: p.File,
-				Message: "loads again: " + p.Message})
+				Message: what + p.Message})
 		}
 	}
 	for key, w := range head.warnings {

@@ -65,7 +65,7 @@ func machineFindings(lr *watch.LoadResult, res *engine.Result) []machineFinding 
 	out := make([]machineFinding, 0, len(lr.Problems)+len(res.Findings)) // never nil: -o json writes "findings": []
 	for _, p := range lr.Problems {
 		m := machineFinding{Severity: string(engine.SeverityError), Code: codeLoadError, Field: p.Field,
-			File: p.File, Line: p.Line, Column: p.Column, Message: p.Message, Hint: tui.LoadProblemHint(p.Message)}
+			File: p.File, Line: p.Line, Column: p.Column, Message: p.Message, Hint: p.Hint()}
 		if p.Object != (engine.ObjectKey{}) {
 			m.Object = &p.Object
 		}

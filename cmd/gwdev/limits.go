@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gwdev/gwdev/emulator"
+	"github.com/gwdev/gwdev/emulator/admin"
 )
 
 // limitOptions are the flags bounding what clients can hold open in
@@ -23,7 +24,7 @@ func (l *limitOptions) addFlags(f *pflag.FlagSet) {
 	f.IntVar(&l.maxUDPSessions, "max-udp-sessions", 0, fmt.Sprintf("UDPRoute sessions (client addresses) per listener; more are refused and traced (0: %d, or an eighth of the descriptor limit if lower)", emulator.DefaultMaxUDPSessions))
 	f.IntVar(&l.traceMiB, "trace-memory", emulator.DefaultTraceBytes>>20, "memory budget of the trace history in MiB (the last 1000 traces, fewer past it)")
 	f.BoolVar(&l.adminAllowRemote, "admin-allow-remote", false, "let --admin bind a non-loopback address and answer any Host header (exposes traces and status)")
-	f.BoolVar(&l.adminPprof, "admin-pprof", false, fmt.Sprintf("serve Go's profiler on the admin API under /debug/pprof/ (profiles capped at %s)", emulator.MaxProfileDuration))
+	f.BoolVar(&l.adminPprof, "admin-pprof", false, fmt.Sprintf("serve Go's profiler on the admin API under /debug/pprof/ (profiles capped at %s)", admin.MaxProfileDuration))
 }
 
 // apply raises the descriptor limit to its hard limit and sets cfg's
@@ -52,6 +53,6 @@ func limitUnder(flag, def int, fds uint64) int {
 }
 
 // adminOptions are the admin API's options from the flags.
-func (l *limitOptions) adminOptions() emulator.AdminOptions {
-	return emulator.AdminOptions{AllowRemote: l.adminAllowRemote, Pprof: l.adminPprof}
+func (l *limitOptions) adminOptions() admin.Options {
+	return admin.Options{AllowRemote: l.adminAllowRemote, Pprof: l.adminPprof}
 }

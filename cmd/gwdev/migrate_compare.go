@@ -25,6 +25,7 @@ import (
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/engine/table"
+	"github.com/gwdev/gwdev/internal/dash"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -319,9 +320,9 @@ func (d compareDifference) text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s (from %s)\n", d.requestLine(), d.Request.from)
 	for _, f := range d.Fields {
-		fmt.Fprintf(&b, "  %-9s ingress-nginx %-30s gateway-api %s\n", f+":", quoteOrDash(d.Ingress.field(f)), quoteOrDash(d.Gateway.field(f)))
+		fmt.Fprintf(&b, "  %-9s ingress-nginx %-30s gateway-api %s\n", f+":", dash.Quoted(d.Ingress.field(f)), dash.Quoted(d.Gateway.field(f)))
 	}
-	fmt.Fprintf(&b, "  rule:     ingress-nginx %s (%s)\n            gateway-api   %s (%s)", orDash(d.Ingress.Rule), orDash(d.Ingress.Source), orDash(d.Gateway.Rule), orDash(d.Gateway.Source))
+	fmt.Fprintf(&b, "  rule:     ingress-nginx %s (%s)\n            gateway-api   %s (%s)", dash.Or(d.Ingress.Rule), dash.Or(d.Ingress.Source), dash.Or(d.Gateway.Rule), dash.Or(d.Gateway.Source))
 	return b.String()
 }
 
@@ -351,20 +352,6 @@ func mapsKeys(m map[string]string) func(func(string) bool) {
 			}
 		}
 	}
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func quoteOrDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return strconv.Quote(s)
 }
 
 // field is one compared field of an answer.

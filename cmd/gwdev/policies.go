@@ -32,11 +32,7 @@ func policyLine(e engine.PolicyEffect) string {
 	if !e.Applied {
 		mark = "✗"
 	}
-	s := fmt.Sprintf("%s %s %s/%s", mark, e.Policy.Kind, e.Policy.Namespace, e.Policy.Name)
-	if e.Section != "" {
-		s += " (port " + e.Section + ")"
-	}
-	return s + "  " + e.Reason + ": " + e.Message
+	return mark + " " + e.PolicyName() + "  " + e.Reason + ": " + e.Message
 }
 
 // printExplainPolicies lists the policies that target the Gateway, the

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/gwdev/gwdev/engine"
-	_ "github.com/gwdev/gwdev/engine/gwin" // registers the gwin profile
+	"github.com/gwdev/gwdev/engine/gwin" // registers the gwin profile; its Options
 )
 
 // ycCertificateFiles locates the local PEM of a gwin YCCertificate.
@@ -20,8 +20,9 @@ type ycCertificateFiles struct {
 
 // profileOptions merges gwdev.yaml "profiles:" with --profile flags
 // (CLASS=PROFILE; flags win) and reads the "ycCertificates:" PEM files,
-// for engine.Options.Profiles and YCCertificates.
-func profileOptions(cfg *projectConfig, cfgDir string, flags []string) (map[string]string, map[string]engine.PEMCertificate, error) {
+// for engine.Options.Profiles and ProfileOptions (the gwin profile's
+// gwin.Options; nil when gwdev.yaml gives no profile options).
+func profileOptions(cfg *projectConfig, cfgDir string, flags []string) (map[string]string, map[string]any, error) {
 	known := engine.ProfileNames()
 	profiles := map[string]string{}
 	add := func(class, profile, where string) error {
@@ -42,7 +43,7 @@ func profileOptions(cfg *projectConfig, cfgDir string, flags []string) (map[stri
 			return nil, nil, err
 		}
 	}
-	var certs map[string]engine.PEMCertificate
+	var certs map[string]gwin.PEMCertificate
 	for ref, files := range cfg.YCCertificates {
 		if !strings.Contains(ref, "/") {
 			ref = "default/" + ref
@@ -69,14 +70,18 @@ func profileOptions(cfg *projectConfig, cfgDir string, flags []string) (map[stri
 			return nil, nil, err
 		}
 		if certs == nil {
-			certs = map[string]engine.PEMCertificate{}
+			certs = map[string]gwin.PEMCertificate{}
 		}
-		certs[ref] = engine.PEMCertificate{CertPEM: crt, KeyPEM: key}
+		certs[ref] = gwin.PEMCertificate{CertPEM: crt, KeyPEM: key}
 	}
 	if len(profiles) == 0 {
 		profiles = nil
 	}
-	return profiles, certs, nil
+	var opts map[string]any
+	if certs != nil {
+		opts = map[string]any{gwin.Name: gwin.Options{YCCertificates: certs}}
+	}
+	return profiles, opts, nil
 }
 
 // profileFlagUsage documents --profile.

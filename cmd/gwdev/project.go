@@ -162,7 +162,7 @@ type translation struct {
 // project (gwdev.yaml and the flags) says, plus what t asks to compute.
 func engineOptions(cfg projectOptions, classes []string, t translation) engine.Options {
 	return engine.Options{Classes: classes, Now: t.now, NoServing: t.noServing,
-		BackendMappings: cfg.mappings, Profiles: cfg.profiles, YCCertificates: cfg.ycCerts,
+		BackendMappings: cfg.mappings, Profiles: cfg.profiles, ProfileOptions: cfg.profileOpts,
 		IngressHTTPPort: t.ingressHTTPPort, IngressHTTPSPort: t.ingressHTTPSPort}
 }
 

@@ -62,4 +62,22 @@ func TestSampleIngressNginx(t *testing.T) {
 	if code != 1 || !strings.Contains(stdout, "Not carried over:") || !strings.Contains(stdout, "GET http://shop.example.com/api/ ") {
 		t.Errorf("compare: exit %d\n%s", code, stdout)
 	}
+	// An Ingress-wide annotation (storefront's proxy-body-size, over two
+	// paths) is listed once, at its own line, not once per path.
+	_, notCarried, _ := strings.Cut(stdout, "Not carried over:")
+	seen := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(notCarried), "\n") {
+		at, what, ok := strings.Cut(line, ": ")
+		if !ok {
+			continue
+		}
+		if prev, twice := seen[what]; twice {
+			t.Errorf("listed twice (at %s and %s): %s", prev, at, what)
+		}
+		seen[what] = at
+	}
+	if at := seen["Ingress/default/storefront: not carried over: nginx.ingress.kubernetes.io/proxy-body-size: ingress-nginx refuses request bodies over 8388608 bytes with 413 (0: no limit); "+
+		"the Gateway API has no body limit: use your implementation's policy (Envoy Gateway's ClientTrafficPolicy, for one)"]; !strings.HasSuffix(at, "/ingresses.yaml:17") {
+		t.Errorf("proxy-body-size listed at %q, want its annotation's line ingresses.yaml:17\n%s", at, notCarried)
+	}
 }

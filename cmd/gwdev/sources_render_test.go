@@ -61,6 +61,11 @@ func TestUpServesAHelmChartThroughRender(t *testing.T) {
 		_, s := echoGet(client, port, "shop.dev.example.com")
 		return s == "shop-v2"
 	})
+	// gwdev.yaml here holds render: only: up says where its settings come
+	// from, not "backends from".
+	if want := "gwdev: settings from " + filepath.Join(dir, "gwdev.yaml") + " (reloaded when it changes)\n"; !strings.Contains(out.String(), want) {
+		t.Errorf("up does not say %q:\n%s", want, out)
+	}
 	if want := "(render[0]: helm template shop ./chart -f values-dev.yaml)"; !strings.Contains(out.String(), want) {
 		t.Errorf("the reload line does not name the render %s:\n%s", want, out)
 	}

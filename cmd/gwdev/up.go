@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gwdev/gwdev/emulator"
+	"github.com/gwdev/gwdev/emulator/admin"
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/tui"
 	"github.com/gwdev/gwdev/watch"
@@ -92,7 +93,7 @@ gwdev's built-in echo backend.`,
 	addCRDsFlag(f, &o.crds)
 	f.DurationVar(&o.tcpIdle, "tcp-idle-timeout", emulator.DefaultTCPIdleTimeout, "close a TCPRoute connection after this long without traffic either way")
 	f.DurationVar(&o.udpSession, "udp-session-timeout", emulator.DefaultUDPSessionTimeout, "end a UDPRoute session (one client address) after this long without datagrams")
-	f.StringVar(&o.admin, "admin", emulator.DefaultAdminAddr, "admin API address (/status /routes /traces /traces/stream /metrics /healthz); off to disable")
+	f.StringVar(&o.admin, "admin", admin.DefaultAddr, "admin API address (/status /routes /traces /traces/stream /metrics /healthz); off to disable")
 	o.limits.addFlags(f)
 	f.BoolVar(&o.kustomize, "kustomize", true, "build a folder holding a kustomization.yaml as kubectl kustomize does (false: read its files one by one)")
 	f.BoolVar(&o.noTUI, "no-tui", false, "print plain lines instead of the dashboard (the default when stdin or stdout is not a terminal, or with --access-log -, which says so)")
@@ -147,29 +148,29 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 	}()
 	rl := &reloader{out: out, dir: dir, srv: srv, project: proj, crdsFlag: o.crds != "", cfgSeen: configSignature(dir), setRenders: w.SetRenders}
 	cfgChanged := watchProjectConfig(ctx, dir, o.debounce)
-	var admin adminState
+	var adminUp adminState
 	if o.admin != "" && o.admin != "off" {
 		objects := &adminObjects{}
-		adm := emulator.NewAdmin(srv, objects)
+		adm := admin.New(srv, objects)
 		defer adm.Close()
-		admin = o.serveAdmin(ctx, adm, instanceID(dir))
-		if admin.addr != "" {
+		adminUp = o.serveAdmin(ctx, adm, instanceID(dir))
+		if adminUp.addr != "" {
 			rl.admin, rl.adminObjects = adm, objects
 		}
 	}
 	if o.useTUI(out) {
-		return o.runTUI(ctx, out, dir, w, cfgChanged, rl, admin)
+		return o.runTUI(ctx, out, dir, w, cfgChanged, rl, adminUp)
 	}
 	if why := o.dashboardOff(terminals(out)); why != "" {
 		fmt.Fprintf(out, "gwdev: %s\n", why)
 	}
-	if admin.problem {
-		fmt.Fprintf(errOut, "gwdev: %s\n", admin.note)
-	} else if admin.note != "" {
-		fmt.Fprintf(out, "gwdev: %s\n", admin.note)
+	if adminUp.problem {
+		fmt.Fprintf(errOut, "gwdev: %s\n", adminUp.note)
+	} else if adminUp.note != "" {
+		fmt.Fprintf(out, "gwdev: %s\n", adminUp.note)
 	}
 	if proj.cfg.path != "" {
-		fmt.Fprintf(out, "gwdev: backends from %s (reloaded when it changes)\n", proj.cfg.path)
+		fmt.Fprintf(out, "gwdev: settings from %s (reloaded when it changes)\n", proj.cfg.path)
 	}
 	for _, r := range proj.cfg.renders {
 		when := "run once: its watch: list is empty"
@@ -220,7 +221,7 @@ type reloader struct {
 	// prev is the last translation: each Gateway keeps its address from it.
 	prev *engine.Result
 	// admin, when set, is told about every translation applied.
-	admin *emulator.Admin
+	admin *admin.Admin
 	// adminObjects serves the admin API's /status from every translation.
 	adminObjects *adminObjects
 	// setRenders, when set, gives the watcher gwdev.yaml's new render:

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/gwdev/gwdev/emulator"
+	"github.com/gwdev/gwdev/emulator/admin"
 )
 
 // adminState is what became of the admin API at start: where it serves and
@@ -36,19 +36,19 @@ func instanceID(dir string) string {
 // serveAdmin starts the admin API on o.admin. When that address is in use
 // (another gwdev, most likely), it serves on a free port of the same host
 // instead and says so; any other failure leaves it off, said too.
-func (o *upOptions) serveAdmin(ctx context.Context, adm *emulator.Admin, instance string) adminState {
+func (o *upOptions) serveAdmin(ctx context.Context, adm *admin.Admin, instance string) adminState {
 	opts := o.limits.adminOptions()
 	opts.Instance = instance
-	addr, _, err := emulator.ServeAdmin(ctx, o.admin, adm, opts)
+	addr, _, err := admin.Serve(ctx, o.admin, adm, opts)
 	if err == nil {
 		return adminState{addr: addr.String(), note: fmt.Sprintf("admin API on http://%s/ (%s)", addr, instance)}
 	}
 	if errors.Is(err, syscall.EADDRINUSE) {
 		host, _, _ := net.SplitHostPort(o.admin)
-		if alt, _, err2 := emulator.ServeAdmin(ctx, net.JoinHostPort(host, "0"), adm, opts); err2 == nil {
+		if alt, _, err2 := admin.Serve(ctx, net.JoinHostPort(host, "0"), adm, opts); err2 == nil {
 			return adminState{addr: alt.String(), problem: true, note: fmt.Sprintf(
 				"admin API: %s is in use (another gwdev? its answers carry a different %s header); this one (%s) serves it on http://%s/",
-				o.admin, emulator.InstanceHeader, instance, alt)}
+				o.admin, admin.InstanceHeader, instance, alt)}
 		}
 	}
 	return adminState{problem: true, note: fmt.Sprintf("admin API off: %v (--admin ADDR to move it)", err)}

@@ -9,7 +9,7 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/gwdev/gwdev/emulator"
+	"github.com/gwdev/gwdev/emulator/admin"
 )
 
 // TestUpAdminPortTaken: when the admin address is taken, gwdev up says so
@@ -40,7 +40,7 @@ func TestUpAdminPortTaken(t *testing.T) {
 	}
 	resp.Body.Close()
 	want := fmt.Sprintf("pid %d, %s", os.Getpid(), dir)
-	if got := resp.Header.Get(emulator.InstanceHeader); got != want || m[1] != want {
+	if got := resp.Header.Get(admin.InstanceHeader); got != want || m[1] != want {
 		t.Errorf("Gwdev-Instance %q, notice names %q, want %q", got, m[1], want)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -18,7 +17,8 @@ type projectOptions struct {
 	// mappings are the backend mappings, where the place each was given.
 	mappings, where map[string]string
 	profiles        map[string]string
-	ycCerts         map[string]engine.PEMCertificate
+	// profileOpts are engine.Options.ProfileOptions (nil: none).
+	profileOpts map[string]any
 	// crds is gwdev.yaml's crds: ("": none), a bundle name or a file path
 	// relative to the working directory; crdsWhere is where it was given.
 	crds, crdsWhere string
@@ -42,7 +42,7 @@ func readProject(dir string, backendFlags, profileFlags []string) (projectOption
 	if p.mappings, p.where, err = backendMappings(cfg, backendFlags); err != nil {
 		return p, err
 	}
-	if p.profiles, p.ycCerts, err = profileOptions(cfg, dir, profileFlags); err != nil {
+	if p.profiles, p.profileOpts, err = profileOptions(cfg, dir, profileFlags); err != nil {
 		return p, err
 	}
 	if cfg.CRDs != "" {

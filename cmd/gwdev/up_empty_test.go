@@ -82,8 +82,14 @@ func TestUpMissingFolderHint(t *testing.T) {
 // that got the resulting state.
 func dashboardOf(t *testing.T, dir string) *tui.Model {
 	t.Helper()
+	return dashboardWith(t, dir, projectFlags{})
+}
+
+// dashboardWith is dashboardOf with the project's flags (--crds…).
+func dashboardWith(t *testing.T, dir string, flags projectFlags) *tui.Model {
+	t.Helper()
 	var got []tui.StateMsg
-	proj, err := openProject([]string{dir}, projectFlags{})
+	proj, err := openProject([]string{dir}, flags)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,7 +84,7 @@ func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir string, w *wa
 	go func() {
 		defer wg.Done()
 		if rl.project.cfg.path != "" {
-			p.Send(tui.NoticeMsg{Text: "backends from " + rl.project.cfg.path + " (reloaded when it changes)"})
+			p.Send(tui.NoticeMsg{Text: "settings from " + rl.project.cfg.path + " (reloaded when it changes)"})
 		}
 		if admin.problem { // said last, so that it is what the status line shows
 			p.Send(tui.NoticeMsg{Text: admin.note, Problem: true})
@@ -132,7 +132,7 @@ func stateMsg(u *watch.Update, res *engine.Result, rep *emulator.ApplyReport, re
 		Time: at, Load: u.Took, Translate: translated, Apply: applied}
 	for _, p := range u.Result.Problems {
 		msg.Problems = append(msg.Problems, tui.LoadProblem{File: p.File, Line: p.Line, Column: p.Column,
-			Object: p.Object, Field: p.Field, Message: p.Message, Root: p.Root, Pruned: p.Pruned})
+			Object: p.Object, Field: p.Field, Message: p.Message, Hint: p.Hint()})
 	}
 	for _, s := range u.Stale {
 		msg.Stale = append(msg.Stale, tui.StaleObject{Object: s.Object, Source: s.Source, Reason: s.Reason})

@@ -46,7 +46,7 @@ func TestStateMsg(t *testing.T) {
 	key := engine.ObjectKey{Kind: "HTTPRoute", Namespace: "default", Name: "app"}
 	u := &watch.Update{
 		Result: &watch.LoadResult{Snapshot: &engine.Snapshot{}, Files: 3,
-			Problems: []watch.Problem{{File: "app.yaml", Line: 4, Column: 2, Object: key, Field: "spec", Message: "yaml: bad"}}},
+			Problems: []watch.Problem{{File: "app.yaml", Line: 4, Column: 2, Object: key, Field: "spec", Message: "yaml: bad", Pruned: true}}},
 		Stale:   []watch.StaleObject{{Object: key, Source: engine.Source{File: "app.yaml", Line: 1}, Reason: "app.yaml:4:2: yaml: bad"}},
 		Changed: []string{"app.yaml"},
 		Took:    3 * time.Millisecond,
@@ -59,7 +59,7 @@ func TestStateMsg(t *testing.T) {
 		msg.Translate != time.Millisecond || msg.Apply != 2*time.Millisecond || len(msg.Changed) != 1 || len(msg.Ports) != 1 {
 		t.Fatalf("stateMsg = %+v", msg)
 	}
-	if p := msg.Problems[0]; p.File != "app.yaml" || p.Line != 4 || p.Column != 2 || p.Object != key || p.Message != "yaml: bad" {
+	if p := msg.Problems[0]; p.File != "app.yaml" || p.Line != 4 || p.Column != 2 || p.Object != key || p.Message != "yaml: bad" || !p.Pruned {
 		t.Errorf("problem %+v", p)
 	}
 	if s := msg.Stale[0]; s.Object != key || s.Source.Line != 1 || s.Reason == "" {

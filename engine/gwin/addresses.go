@@ -91,16 +91,15 @@ func checkInternalIPv4(v string) string {
 	return ""
 }
 
-// resolveCertificate resolves a YCCertificate certificateRef from the PEM
-// files Options.YCCertificates names: the certificate lives in Yandex
-// Certificate Manager, which gwdev cannot reach.
-// ResolveCertificate resolves a YCCertificate certificateRef (see above).
+// ResolveCertificate resolves a YCCertificate certificateRef from the PEM
+// files the profile's Options.YCCertificates names: the certificate lives
+// in Yandex Certificate Manager, which gwdev cannot reach.
 func (rn *run) ResolveCertificate(group, kind, ns, name string) (*engine.Certificate, gwv1.ListenerConditionReason, string, bool) {
 	if group != Group || kind != "YCCertificate" {
 		return nil, "", "", false
 	}
 	ref := ns + "/" + name
-	pemPair, found := rn.tr.Options().YCCertificates[ref]
+	pemPair, found := optionsOf(rn.tr.ProfileOptions()).YCCertificates[ref]
 	if !found {
 		return nil, gwv1.ListenerReasonInvalidCertificateRef,
 			fmt.Sprintf("YCCertificate %s is kept in Yandex Certificate Manager, which gwdev cannot reach: give its local PEM files in gwdev.yaml (ycCertificates: {%s: {cert: cert.pem, key: key.pem}})", ref, ref), true

@@ -9,8 +9,9 @@
 // Files: gwin.go (the profile, its features and object checks),
 // schema.go and settings.go (the gwin.yandex.cloud/* settings: their
 // schema, parsing and merging), policies.go (GatewayPolicy,
-// ListenerSetPolicy, RoutePolicy, ServicePolicy: [PolicyKinds], targets
-// and status), addresses.go (spec.addresses and YCCertificate), table.go
+// ListenerSetPolicy, RoutePolicy, ServicePolicy: [Profile.PolicyKinds], targets
+// and status), addresses.go (spec.addresses and YCCertificate), options.go
+// (the profile's Options: local YCCertificate PEM files), table.go
 // (what the profile adds to the routing table: RBAC, listener settings,
 // access-log discard rules, backend timeouts). docs/gwin.md is the user's
 // guide.

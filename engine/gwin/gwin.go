@@ -63,6 +63,7 @@ var (
 	_ engine.RouteChecker          = (*run)(nil)
 	_ engine.CertificateResolver   = (*run)(nil)
 	_ engine.TableContributor      = (*run)(nil)
+	_ engine.PolicyKindsProfile    = Profile{}
 )
 
 // Name is "gwin".

@@ -36,32 +36,48 @@ type gwinPolicy struct {
 	errs []string
 }
 
-// PolicyKind is one gwin policy kind (group Group, version v1, namespaced)
-// and the kinds its spec.targetRefs may name.
-type PolicyKind struct {
-	Kind    string
-	Targets []metav1.GroupKind
+// policyKind is one gwin policy kind (group Group, version v1, namespaced),
+// the kinds its spec.targetRefs may name, and its settings.
+type policyKind struct {
+	engine.PolicyKind
 	// schema holds the settings of the kind's spec.policy.
 	schema *gwinSchema
 }
 
-// PolicyKinds are the gwin policy kinds, in the order the loader lists
-// them: the one list of them (package watch loads them from it).
-var PolicyKinds = []PolicyKind{
-	{Kind: "GatewayPolicy", Targets: []metav1.GroupKind{{Group: gwv1.GroupName, Kind: "Gateway"}}, schema: gwinGatewaySchema},
-	{Kind: "ListenerSetPolicy", Targets: []metav1.GroupKind{{Group: gwv1.GroupName, Kind: "ListenerSet"}}, schema: gwinListenerSetSchema},
-	{Kind: "RoutePolicy", Targets: []metav1.GroupKind{{Group: gwv1.GroupName, Kind: "HTTPRoute"}, {Group: gwv1.GroupName, Kind: "GRPCRoute"}, {Group: gwv1.GroupName, Kind: "TLSRoute"}}, schema: gwinRouteSchema},
-	{Kind: "ServicePolicy", Targets: []metav1.GroupKind{{Group: "", Kind: "Service"}}, schema: gwinServiceSchema},
+// gwinPolicyKind is a gwin policy kind that may target targets.
+func gwinPolicyKind(kind string, schema *gwinSchema, targets ...metav1.GroupKind) policyKind {
+	return policyKind{engine.PolicyKind{Group: Group, Version: "v1", Kind: kind,
+		PolicyTargets: engine.PolicyTargets{Targets: targets}}, schema}
 }
 
-// policyKind returns the gwin policy kind named kind.
-func policyKind(kind string) (PolicyKind, bool) {
-	for _, pk := range PolicyKinds {
+// policyKinds are the gwin policy kinds, in the order the loader lists
+// them: the one list of them, which the engine's registry answers from
+// (Profile.PolicyKinds).
+var policyKinds = []policyKind{
+	gwinPolicyKind("GatewayPolicy", gwinGatewaySchema, metav1.GroupKind{Group: gwv1.GroupName, Kind: "Gateway"}),
+	gwinPolicyKind("ListenerSetPolicy", gwinListenerSetSchema, metav1.GroupKind{Group: gwv1.GroupName, Kind: "ListenerSet"}),
+	gwinPolicyKind("RoutePolicy", gwinRouteSchema, metav1.GroupKind{Group: gwv1.GroupName, Kind: "HTTPRoute"},
+		metav1.GroupKind{Group: gwv1.GroupName, Kind: "GRPCRoute"}, metav1.GroupKind{Group: gwv1.GroupName, Kind: "TLSRoute"}),
+	gwinPolicyKind("ServicePolicy", gwinServiceSchema, metav1.GroupKind{Group: "", Kind: "Service"}),
+}
+
+// PolicyKinds lists the gwin policy kinds (engine.PolicyKindsProfile).
+func (Profile) PolicyKinds() []engine.PolicyKind {
+	out := make([]engine.PolicyKind, len(policyKinds))
+	for i, pk := range policyKinds {
+		out[i] = pk.PolicyKind
+	}
+	return out
+}
+
+// policyKindNamed returns the gwin policy kind named kind.
+func policyKindNamed(kind string) (policyKind, bool) {
+	for _, pk := range policyKinds {
 		if pk.Kind == kind {
 			return pk, true
 		}
 	}
-	return PolicyKind{}, false
+	return policyKind{}, false
 }
 
 // policyGroup is the API group of a policy's apiVersion.
@@ -75,7 +91,7 @@ func policyGroup(p *engine.ImplementationPolicy) string {
 
 // newGwinPolicy parses a gwin policy (nil for other policies).
 func newGwinPolicy(p *engine.ImplementationPolicy) *gwinPolicy {
-	pk, ok := policyKind(p.Kind)
+	pk, ok := policyKindNamed(p.Kind)
 	if !ok || policyGroup(p) != Group {
 		return nil
 	}

@@ -1,6 +1,7 @@
 // Package testkit is the test scaffolding the packages' tests share: one
-// manifest loader per test process, and the path from YAML manifests
-// through the loader to engine.Translate. Only _test.go files import it
+// manifest loader per test process, the path from YAML manifests through
+// the loader to engine.Translate, and traffic more than one package's
+// tests send (HugeHeaderFlood). Only _test.go files import it
 // (TestOnlyTestsImport checks that): it sits above engine and watch, so
 // production code importing it would invert the floors.
 package testkit

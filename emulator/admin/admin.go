@@ -1,4 +1,4 @@
-package emulator
+package admin
 
 import (
 	"bufio"
@@ -15,10 +15,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/gwdev/gwdev/emulator"
 )
 
-// DefaultAdminAddr is where `gwdev up` serves the admin API.
-const DefaultAdminAddr = "127.0.0.1:9901"
+// DefaultAddr is where `gwdev up` serves the admin API.
+const DefaultAddr = "127.0.0.1:9901"
 
 // Reload describes one translation applied to the data plane, for the
 // admin API and metrics. The emulator does not read the translation itself:
@@ -42,7 +44,7 @@ type Reload struct {
 // data path never waits for them; traces dropped by the subscription are
 // counted in gwdev_traces_dropped_total.
 type Admin struct {
-	srv    *Server
+	srv    *emulator.Server
 	status http.Handler
 	reload atomic.Pointer[Reload]
 	reg    *prometheus.Registry
@@ -58,14 +60,14 @@ type Admin struct {
 	wg        sync.WaitGroup
 }
 
-// NewAdmin returns the admin API of srv and starts collecting metrics.
+// New returns the admin API of srv and starts collecting metrics.
 // status serves GET /status, every object with its computed status, which
 // the CLI renders from the translation (nil: /status is not found). Call
 // Close to stop.
-func NewAdmin(srv *Server, status http.Handler) *Admin {
+func New(srv *emulator.Server, status http.Handler) *Admin {
 	a := &Admin{srv: srv, status: status, reg: prometheus.NewRegistry()}
-	sub, cancel := srv.traces.subscribe(1 << 14)
-	a.stop = cancel
+	sub := srv.SubscribeTraces(1 << 14)
+	a.stop = sub.Cancel
 	a.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gwdev_requests_total",
 		Help: "Requests served, by gateway, listener, route and status code."}, []string{"gateway", "listener", "route", "code"})
 	a.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gwdev_request_duration_seconds",
@@ -78,15 +80,12 @@ func NewAdmin(srv *Server, status http.Handler) *Admin {
 	a.findings = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gwdev_findings", Help: "Findings of the last translation by severity."}, []string{"severity"})
 	dropped := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "gwdev_traces_dropped_total",
 		Help: "Traces the metrics collector missed because it fell behind (metrics undercount by this much)."},
-		func() float64 { return float64(sub.dropped.Load()) })
-	refused := &refusedCollector{srv: srv, desc: prometheus.NewDesc("gwdev_refused_total",
-		"Connections (TCP, HTTP) and UDP datagrams starting a session refused over a listener's limit (--max-conns, --max-udp-sessions), counted as they happen.",
-		[]string{"gateway", "listener", "proto"}, nil)}
+		func() float64 { return float64(sub.Dropped()) })
 	traceBytes := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "gwdev_trace_history_bytes",
 		Help: "Estimated memory of the trace history (bounded by --trace-memory)."},
-		func() float64 { _, b := srv.traces.usage(); return float64(b) })
+		func() float64 { _, b := srv.TraceUsage(); return float64(b) })
 	a.reg.MustRegister(a.requests, a.duration, a.bytesOut, a.reloads, a.translate, a.objects, a.findings, dropped,
-		refused, traceBytes, spanCollector{srv}, // telemetry_metrics.go
+		refusedCollector(srv.RefusedCounts), traceBytes, spanCollector(srv.TelemetryStats), // telemetry_metrics.go
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.wg.Add(1)
 	go a.collect(sub)
@@ -94,31 +93,35 @@ func NewAdmin(srv *Server, status http.Handler) *Admin {
 }
 
 // collect turns traces into metrics until the subscription ends.
-func (a *Admin) collect(sub *subscription) {
+func (a *Admin) collect(sub *emulator.TraceSubscription) {
 	defer a.wg.Done()
 	series := map[seriesKey]*requestSeries{}
-	sub.each(func(t *Trace) {
-		if t.Refused > 0 {
-			return // counted as they happen (refusedCollector)
+	sub.Each(func(t *emulator.Trace) { a.count(series, t) })
+}
+
+// count adds a request's trace to its metric series, looked up in (and
+// added to) series, collect's cache.
+func (a *Admin) count(series map[seriesKey]*requestSeries, t *emulator.Trace) {
+	if t.Refused > 0 {
+		return // counted as they happen (refusedCollector)
+	}
+	k := seriesKey{t.Gateway, t.Listener, t.Route, t.Status}
+	m := series[k]
+	if m == nil {
+		if len(series) >= maxCachedSeries {
+			clear(series) // routes come and go with reloads: start over
 		}
-		k := seriesKey{t.Gateway, t.Listener, t.Route, t.Status}
-		m := series[k]
-		if m == nil {
-			if len(series) >= maxCachedSeries {
-				clear(series) // routes come and go with reloads: start over
-			}
-			route := t.Route
-			if route == "" {
-				route = "-"
-			}
-			m = &requestSeries{requests: a.requests.WithLabelValues(t.Gateway, t.Listener, route, strconv.Itoa(t.Status)),
-				duration: a.duration.WithLabelValues(t.Gateway, t.Listener), bytesOut: a.bytesOut.WithLabelValues(t.Gateway, t.Listener)}
-			series[k] = m
+		route := t.Route
+		if route == "" {
+			route = "-"
 		}
-		m.requests.Inc()
-		m.duration.Observe(time.Duration(t.Duration).Seconds())
-		m.bytesOut.Add(float64(t.BytesOut))
-	})
+		m = &requestSeries{requests: a.requests.WithLabelValues(t.Gateway, t.Listener, route, strconv.Itoa(t.Status)),
+			duration: a.duration.WithLabelValues(t.Gateway, t.Listener), bytesOut: a.bytesOut.WithLabelValues(t.Gateway, t.Listener)}
+		series[k] = m
+	}
+	m.requests.Inc()
+	m.duration.Observe(time.Duration(t.Duration).Seconds())
+	m.bytesOut.Add(float64(t.BytesOut))
 }
 
 // maxCachedSeries bounds collect's cache of metric series.
@@ -207,7 +210,7 @@ func (a *Admin) traces(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			continue
 		}
-		ts[i] = Trace{} // the copy is no longer needed
+		ts[i] = emulator.Trace{} // the copy is no longer needed
 		_, _ = bw.WriteString("\n  ")
 		if _, err := bw.Write(b); err != nil {
 			return // the client went away
@@ -264,10 +267,10 @@ func writeJSON(w http.ResponseWriter, v any) {
 	_ = enc.Encode(v)
 }
 
-// ServeAdmin serves the admin API on addr until ctx is done. It refuses a
+// Serve serves the admin API on addr until ctx is done. It refuses a
 // non-loopback address and foreign Host headers unless opts.AllowRemote is
-// set (adminguard.go).
-func ServeAdmin(ctx context.Context, addr string, a *Admin, opts AdminOptions) (net.Addr, <-chan error, error) {
+// set (guard.go).
+func Serve(ctx context.Context, addr string, a *Admin, opts Options) (net.Addr, <-chan error, error) {
 	if err := checkAdminAddr(addr, opts.AllowRemote); err != nil {
 		return nil, nil, err
 	}
@@ -307,20 +310,4 @@ func ServeAdmin(ctx context.Context, addr string, a *Admin, opts AdminOptions) (
 		_ = hs.Shutdown(sctx)
 	}()
 	return ln.Addr(), errc, nil
-}
-
-// refusedCollector exposes the server's refusal counts
-// (Server.RefusedCounts), which move with every refusal rather than with
-// the rate-limited refusal traces.
-type refusedCollector struct {
-	srv  *Server
-	desc *prometheus.Desc
-}
-
-func (c *refusedCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
-
-func (c *refusedCollector) Collect(ch chan<- prometheus.Metric) {
-	for k, n := range c.srv.RefusedCounts() {
-		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.CounterValue, float64(n), k.Gateway, k.Listener, k.Proto)
-	}
 }

@@ -1,31 +1,34 @@
-package emulator
+package admin
 
 import (
 	"context"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gwdev/gwdev/emulator"
 )
 
 // The admin API binds loopback only unless allowed, answers only Host
 // headers naming itself (DNS rebinding), and serves pprof only when asked,
 // with profiles capped.
 func TestAdminLockdown(t *testing.T) {
-	s := New(Config{})
+	s := emulator.New(emulator.Config{})
 	defer s.Close(context.Background())
-	adm := NewAdmin(s, nil)
+	adm := New(s, nil)
 	defer adm.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	for _, addr := range []string{"0.0.0.0:0", "[::]:0", ":0", "example.com:0"} {
-		if _, _, err := ServeAdmin(ctx, addr, adm, AdminOptions{}); err == nil || !strings.Contains(err.Error(), "not loopback") {
-			t.Errorf("ServeAdmin(%s): %v, want refused as not loopback", addr, err)
+		if _, _, err := Serve(ctx, addr, adm, Options{}); err == nil || !strings.Contains(err.Error(), "not loopback") {
+			t.Errorf("Serve(%s): %v, want refused as not loopback", addr, err)
 		}
 	}
-	addr, _, err := ServeAdmin(ctx, "127.0.0.1:0", adm, AdminOptions{})
+	addr, _, err := Serve(ctx, "127.0.0.1:0", adm, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +56,7 @@ func TestAdminLockdown(t *testing.T) {
 		t.Errorf("pprof without the flag: %d, want 404", got)
 	}
 
-	remote, _, err := ServeAdmin(ctx, "127.0.0.1:0", adm, AdminOptions{AllowRemote: true, Pprof: true})
+	remote, _, err := Serve(ctx, "127.0.0.1:0", adm, Options{AllowRemote: true, Pprof: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,11 +69,11 @@ func TestAdminLockdown(t *testing.T) {
 	// A profile asking for an hour runs at most MaxProfileDuration: seen
 	// through the query the handler gets.
 	rec := &queryRecorder{}
-	capSeconds(rec).ServeHTTP(nil, httptestRequest("GET", "http://x/debug/pprof/profile?seconds=3600"))
+	capSeconds(rec).ServeHTTP(nil, httptest.NewRequest("GET", "http://x/debug/pprof/profile?seconds=3600", nil))
 	if rec.seconds != fmt.Sprint(int(MaxProfileDuration/time.Second)) {
 		t.Errorf("profile seconds %q, want capped", rec.seconds)
 	}
-	capSeconds(rec).ServeHTTP(nil, httptestRequest("GET", "http://x/debug/pprof/profile?seconds=2"))
+	capSeconds(rec).ServeHTTP(nil, httptest.NewRequest("GET", "http://x/debug/pprof/profile?seconds=2", nil))
 	if rec.seconds != "2" {
 		t.Errorf("profile seconds %q, want 2 kept", rec.seconds)
 	}

@@ -1,4 +1,4 @@
-package emulator
+package admin
 
 import (
 	"fmt"
@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// AdminOptions say who may reach the admin API and what it offers.
-type AdminOptions struct {
+// Options say who may reach the admin API and what it offers.
+type Options struct {
 	// AllowRemote lets the admin API bind a non-loopback address and answer
 	// any Host header (false: loopback only, and only Host headers naming
 	// the bound address, localhost or a loopback IP, which defeats DNS

@@ -59,7 +59,7 @@ func TestStateMsg(t *testing.T) {
 		msg.Translate != time.Millisecond || msg.Apply != 2*time.Millisecond || len(msg.Changed) != 1 || len(msg.Ports) != 1 {
 		t.Fatalf("stateMsg = %+v", msg)
 	}
-	if p := msg.Problems[0]; p.File != "app.yaml" || p.Line != 4 || p.Column != 2 || p.Object != key || p.Message != "yaml: bad" || !p.Pruned {
+	if p := msg.Problems[0]; p.File != "app.yaml" || p.Line != 4 || p.Column != 2 || p.Object != key || p.Message != "yaml: bad" || p.Hint == "" || p.Hint != u.Result.Problems[0].Hint() {
 		t.Errorf("problem %+v", p)
 	}
 	if s := msg.Stale[0]; s.Object != key || s.Source.Line != 1 || s.Reason == "" {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	echosrv "github.com/gwdev/gwdev/emulator/echo"
+	"github.com/gwdev/gwdev/emulator/h1"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
@@ -61,9 +62,9 @@ type upstream struct {
 	rr             atomic.Uint32
 	h1Once, h2Once sync.Once
 	h1, h2         *http.Transport
-	// h1p sends plain HTTP/1.1 requests, h1 the rest (h1pool.go; nil: h1
+	// h1p sends plain HTTP/1.1 requests, h1 the rest (package h1; nil: h1
 	// sends them all).
-	h1p *h1Pool
+	h1p *h1.Pool
 	// echoRT, h1RT and h2RT are what transport returns: the echo target,
 	// h1p (or h1) and h2 behind the status check every upstream answer
 	// goes through (statusGuard).
@@ -236,8 +237,8 @@ func (u *upstream) transport(h2 bool) http.RoundTripper {
 	u.h1Once.Do(func() {
 		u.h1 = u.withClientCert(u.echoTLS.Transport(newTransport(u.tls.Clone(), false)))
 		u.h1RT = &statusGuard{next: u.h1}
-		if u.tls == nil && canProbeIdle {
-			u.h1p = newH1Pool(u.h1)
+		if u.tls == nil && h1.CanProbeIdle {
+			u.h1p = h1.NewPool(u.h1, noteBackendFault)
 			u.h1RT.next = u.h1p
 		}
 	})
@@ -305,7 +306,7 @@ func newTransport(conf *tls.Config, h2 bool) *http.Transport {
 func (u *upstream) closeIdle() {
 	u.echoTLS.Close()
 	if u.h1p != nil {
-		u.h1p.closeIdle()
+		u.h1p.CloseIdle()
 	}
 	for _, t := range []*http.Transport{u.h1, u.h2} {
 		if t != nil {
@@ -463,3 +464,24 @@ func (p *sessionPolicy) write(h http.Header, value string) {
 	}
 	h.Add("Set-Cookie", c.String())
 }
+
+// noteBackendFault records, in the trace of the request whose context is
+// ctx, something a backend did wrong on a pooled connection (the pool's
+// fault function, package h1).
+func noteBackendFault(ctx context.Context, what string) {
+	ex := exchangeFrom(ctx)
+	if ex == nil {
+		ex, _ = ctx.Value(authExchangeKey{}).(*exchange)
+	}
+	if ex == nil {
+		return
+	}
+	if ex.trace.BackendFault != "" {
+		what = ex.trace.BackendFault + "; " + what
+	}
+	ex.trace.BackendFault = what
+}
+
+// authExchangeKey carries, in an ExternalAuth request's context, the
+// exchange whose trace notes the auth backend's faults.
+type authExchangeKey struct{}

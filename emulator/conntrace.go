@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gwdev/gwdev/emulator/h1"
 )
 
 // connTracker traces the connections of an HTTP listener that end without
@@ -42,9 +44,9 @@ func newConnTracker(s *Server, bl *boundListener) *connTracker {
 // connContext is the http.Server's ConnContext: it starts tracking c.
 func (ct *connTracker) connContext(ctx context.Context, c net.Conn) context.Context {
 	tc := &trackedConn{start: time.Now()}
-	if rc := replayed(c); rc != nil { // handed over by the fast path (fasth1.go)
-		tc.start = rc.start
-		tc.requests.Store(rc.served)
+	if rc := h1.Replayed(c); rc != nil { // handed over by the fast path (package h1)
+		tc.start = rc.Start
+		tc.requests.Store(rc.Served)
 	}
 	ct.mu.Lock()
 	ct.conns[c] = tc
@@ -194,7 +196,7 @@ func countedConn(c net.Conn) *countingConn {
 	if tc, ok := c.(*tls.Conn); ok {
 		c = tc.NetConn()
 	}
-	if rc := replayed(c); rc != nil {
+	if rc := h1.Replayed(c); rc != nil {
 		c = rc.Conn
 	}
 	cc, _ := c.(*countingConn)

@@ -27,12 +27,13 @@
 // ends after the session timeout (default 60 seconds) without datagrams.
 // Each connection or session is one Trace. grpctrace.go adds gRPC service, method and status to traces;
 // conntrace.go traces HTTP connections that end without a request
-// (garbage, silent clients). fasth1*.go serve the common HTTP/1.1 requests
-// of HTTP and HTTPS listeners (no body, no Expect or Upgrade) on one
-// goroutine per connection with their own parser and response writer,
-// putting the same bytes on the wire as net/http's server; anything else
-// hands the connection, bytes read so far replayed, to net/http. h1pool.go
-// is the HTTP/1.1 connection pool to plain-HTTP backends.
+// (garbage, silent clients). Package emulator/h1 serves the common HTTP/1.1
+// requests of HTTP and HTTPS listeners (no body, no Expect or Upgrade) on
+// one goroutine per connection with its own parser and response writer,
+// putting the same bytes on the wire as net/http's server (anything else
+// hands the connection, bytes read so far replayed, to net/http), and
+// holds the HTTP/1.1 connection pool to plain-HTTP backends; listeners.go
+// (fastPath) and backend.go wire them to the data plane.
 //
 // HTTPS and TLS listeners sharing a port share one socket (tls.go,
 // tlsconn.go): the ClientHello's SNI picks the listener with the same

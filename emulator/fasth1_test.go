@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gwdev/gwdev/emulator/h1"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
@@ -274,7 +275,7 @@ func fastDiff(t *testing.T, tab *table.Table, conf *tls.Config) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			before := fast.bound(t).fast.handedOver.Load()
+			before := fast.bound(t).fast.HandedOver()
 			nf, ns := len(fast.Traces()), len(std.Traces())
 			chunks := tc.chunks
 			n := tc.n
@@ -291,7 +292,7 @@ func fastDiff(t *testing.T, tab *table.Table, conf *tls.Config) {
 			if got != want {
 				t.Errorf("fast path answered\n%q\nnet/http answered\n%q", got, want)
 			}
-			if handed := fast.bound(t).fast.handedOver.Load() > before; handed == tc.fast {
+			if handed := fast.bound(t).fast.HandedOver() > before; handed == tc.fast {
 				t.Errorf("handed to net/http: %v, want %v", handed, !tc.fast)
 			}
 			ft, st := newTraces(t, fast, nf, std, ns)
@@ -391,7 +392,7 @@ func TestFastPathPipelinedBehindSlowRequest(t *testing.T) {
 	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
 	io.WriteString(c, "GET /api/slow HTTP/1.1\r\nHost: api.example.com\r\n\r\n")
 	<-got
-	time.Sleep(2 * clientWatchAfter) // the watch is reading now (it only matters for coverage)
+	time.Sleep(2 * h1.ClientWatchAfter) // the watch is reading now (it only matters for coverage)
 	io.WriteString(c, "GET /api/next HTTP/1.1\r\nHost: api.example.com\r\n\r\n")
 	close(release)
 	br := bufio.NewReader(c)
@@ -405,26 +406,26 @@ func TestFastPathPipelinedBehindSlowRequest(t *testing.T) {
 			t.Errorf("answer %d %q, want 200 %q", resp.StatusCode, body, want)
 		}
 	}
-	if n := s.bound(t).fast.handedOver.Load(); n != 0 {
+	if n := s.bound(t).fast.HandedOver(); n != 0 {
 		t.Errorf("%d connections handed to net/http, want 0", n)
 	}
 }
 
-// Requests that run about as long as clientWatchAfter start the client
+// Requests that run about as long as h1.ClientWatchAfter start the client
 // watch just as the handler ends (or just after): one connection carries
 // them all, each answered whole, and the watch never reads alongside the
 // next request (the race detector watches this one).
 func TestFastPathClientWatchAroundHandlerEnd(t *testing.T) {
 	h := serve(t, func(p int32) *table.Table { return simpleTable("127.0.0.1", p, "svc") })
 	for i := range 30 {
-		d := clientWatchAfter + time.Duration(i%5-2)*time.Millisecond
+		d := h1.ClientWatchAfter + time.Duration(i%5-2)*time.Millisecond
 		path := fmt.Sprintf("/watch-%d?delay=%s", i, d)
 		res := h.get("x", path)
 		if res.status != 200 || !strings.Contains(string(res.body), fmt.Sprintf("/watch-%d", i)) {
 			t.Fatalf("%s: %d %q", path, res.status, res.body)
 		}
 	}
-	if n := h.s.bound(t).fast.handedOver.Load(); n != 0 {
+	if n := h.s.bound(t).fast.HandedOver(); n != 0 {
 		t.Errorf("%d connections handed to net/http, want 0", n)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gwdev/gwdev/emulator/h1"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
@@ -94,6 +95,32 @@ func (m *headerMod) apply(h http.Header, host *string) {
 	for _, n := range m.Remove {
 		delete(h, n)
 	}
+}
+
+// applyFields is apply on an answer's header fields (canonical names), for
+// the forwarding lane: the same edits, in place; the fields left are
+// returned.
+func (m *headerMod) applyFields(fs []h1.Field) []h1.Field {
+	for _, s := range m.Set {
+		fs = append(h1.DropFields(fs, s.Name), h1.Field{Name: s.Name, Value: s.Value})
+	}
+	for _, a := range m.Add {
+		var old []string
+		for _, f := range fs {
+			if f.Name == a.Name {
+				old = append(old, f.Value)
+			}
+		}
+		if len(old) == 0 || a.Name == "Set-Cookie" {
+			fs = append(fs, h1.Field{Name: a.Name, Value: a.Value})
+			continue
+		}
+		fs = append(h1.DropFields(fs, a.Name), h1.Field{Name: a.Name, Value: strings.Join(old, ",") + "," + a.Value})
+	}
+	for _, n := range m.Remove {
+		fs = h1.DropFields(fs, n)
+	}
+	return fs
 }
 
 // describe summarises a header modification for traces.

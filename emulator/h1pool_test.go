@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gwdev/gwdev/emulator/h1"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
@@ -44,7 +45,7 @@ func servePooled(t *testing.T, addr string) *harness {
 }
 
 // rawBackend accepts connections and lets serve answer each one.
-func rawBackend(t *testing.T, serve func(c net.Conn, br *bufio.Reader)) string {
+func rawBackend(t testing.TB, serve func(c net.Conn, br *bufio.Reader)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -103,9 +104,7 @@ func pooledIdle(s *Server, addr string) int {
 	n := 0
 	for _, u := range s.pool.upstreams {
 		if u.h1p != nil {
-			u.h1p.mu.Lock()
-			n += len(u.h1p.idle[addr])
-			u.h1p.mu.Unlock()
+			n += u.h1p.Idle(addr)
 		}
 	}
 	return n
@@ -224,40 +223,6 @@ func TestH1PoolPassesInformationalResponses(t *testing.T) {
 	}
 }
 
-// The pool takes the common case only; the rest goes through net/http.
-func TestH1PoolHandles(t *testing.T) {
-	mk := func(method, url string, body io.Reader, length int64, hdr ...string) *http.Request {
-		r, _ := http.NewRequest(method, url, body)
-		r.ContentLength = length
-		for i := 0; i+1 < len(hdr); i += 2 {
-			r.Header.Set(hdr[i], hdr[i+1])
-		}
-		return r
-	}
-	withTrailer := mk("POST", "http://a/", strings.NewReader("x"), 1)
-	withTrailer.Trailer = http.Header{"X-T": nil}
-	for _, c := range []struct {
-		name string
-		req  *http.Request
-		want bool
-	}{
-		{"GET", mk("GET", "http://a/", nil, 0), true},
-		{"small body", mk("POST", "http://a/", strings.NewReader("x"), 1), true},
-		{"body at the limit", mk("POST", "http://a/", strings.NewReader(""), maxPooledBody), true},
-		{"body over the limit", mk("POST", "http://a/", strings.NewReader(""), maxPooledBody+1), false},
-		{"body of unknown length", mk("POST", "http://a/", strings.NewReader("x"), -1), false},
-		{"body without a length", mk("POST", "http://a/", io.NopCloser(strings.NewReader("x")), 0), false},
-		{"https", mk("GET", "https://a/", nil, 0), false},
-		{"upgrade", mk("GET", "http://a/", nil, 0, "Upgrade", "websocket", "Connection", "Upgrade"), false},
-		{"expect", mk("POST", "http://a/", strings.NewReader("x"), 1, "Expect", "100-continue"), false},
-		{"trailers", withTrailer, false},
-	} {
-		if got := (&h1Pool{}).handles(c.req); got != c.want {
-			t.Errorf("%s: handles = %t, want %t", c.name, got, c.want)
-		}
-	}
-}
-
 // A WebSocket-style upgrade to a mapped backend is not pooled: it goes
 // through net/http and switches protocols end to end.
 func TestH1PoolUpgradeGoesThroughNetHTTP(t *testing.T) {
@@ -362,7 +327,7 @@ func TestH1PoolClientGoneAbortsExchange(t *testing.T) {
 	}
 }
 
-// A response header past maxUpstreamHeaderBytes is refused: 502 naming the
+// A response header past h1.MaxResponseHeaderBytes is refused: 502 naming the
 // limit.
 func TestH1PoolResponseHeaderLimit(t *testing.T) {
 	addr := rawBackend(t, func(c net.Conn, br *bufio.Reader) {
@@ -372,7 +337,7 @@ func TestH1PoolResponseHeaderLimit(t *testing.T) {
 		w := bufio.NewWriter(c)
 		fmt.Fprint(w, "HTTP/1.1 200 OK\r\n")
 		line := "X-Big: " + strings.Repeat("a", 1<<16) + "\r\n"
-		for range maxUpstreamHeaderBytes/len(line) + 2 {
+		for range h1.MaxResponseHeaderBytes/len(line) + 2 {
 			if _, err := w.WriteString(line); err != nil {
 				return
 			}
@@ -382,7 +347,7 @@ func TestH1PoolResponseHeaderLimit(t *testing.T) {
 	h := servePooled(t, addr)
 	req := h.request(http.MethodGet, "x", "/big")
 	res, tr := h.traced(req)
-	if res.status != http.StatusBadGateway || !strings.Contains(tr.Reason, fmt.Sprintf("exceed %d bytes", maxUpstreamHeaderBytes)) {
+	if res.status != http.StatusBadGateway || !strings.Contains(tr.Reason, fmt.Sprintf("exceed %d bytes", h1.MaxResponseHeaderBytes)) {
 		t.Fatalf("%d, reason %q", res.status, tr.Reason)
 	}
 }
@@ -404,50 +369,5 @@ func TestH1PoolRefusesInvalidHeaders(t *testing.T) {
 	}
 	if n := conns.Load(); n != 0 {
 		t.Errorf("the backend saw %d connections, want none", n)
-	}
-}
-
-// Straight through the pool: a body read to its end keeps answering EOF
-// and gives its connection back; a body closed early closes it.
-func TestH1PoolBodyEnd(t *testing.T) {
-	backend, conns := connCountingBackend(t, func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "0123456789") })
-	addr := backend.Listener.Addr().String()
-	p := newH1Pool(newTransport(nil, false))
-	defer p.closeIdle()
-	get := func() *http.Response {
-		req, _ := http.NewRequest(http.MethodGet, "http://"+addr+"/", nil)
-		resp, err := p.RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp
-	}
-	resp := get()
-	if b, err := io.ReadAll(resp.Body); err != nil || string(b) != "0123456789" {
-		t.Fatalf("%q %v", b, err)
-	}
-	if n, err := resp.Body.Read(make([]byte, 1)); n != 0 || err != io.EOF {
-		t.Errorf("read after the end: %d %v, want 0 EOF", n, err)
-	}
-	resp.Body.Close()
-	if n := len(p.idle[addr]); n != 1 {
-		t.Fatalf("%d idle connections after a body read to its end, want 1", n)
-	}
-	resp = get()
-	if _, err := resp.Body.Read(make([]byte, 2)); err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if _, err := resp.Body.Read(make([]byte, 1)); err == nil {
-		t.Error("read after Close succeeded")
-	}
-	if n := len(p.idle[addr]); n != 0 {
-		t.Errorf("%d idle connections after a body closed early, want 0", n)
-	}
-	resp = get()
-	_, _ = io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if n := conns.Load(); n != 2 {
-		t.Errorf("the backend saw %d connections, want 2 (the early close costs one)", n)
 	}
 }

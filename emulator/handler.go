@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gwdev/gwdev/emulator/h1"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
@@ -486,8 +487,15 @@ func (s *Server) finish(ex *exchange, rec *responseRecorder, panicked any) {
 	}
 	t.Upstream, t.Attempts = ex.upstreamAddr, ex.attempts
 	t.UpstreamDuration = Duration(ex.upstreamDur)
-	t.RequestHeaders, t.ResponseHeaders = ex.req.Header, rec.Header() // record redacts them
-	ex.traceGRPC(rec.Header())                                        // grpctrace.go
+	t.RequestHeaders = ex.req.Header // record redacts them
+	if fw, ok := rec.ResponseWriter.(*h1.ResponseWriter); ok && fw.Forwarded() != nil {
+		t.responseFields = fw.Forwarded() // no map made: record redacts them into one
+	} else {
+		t.ResponseHeaders = rec.Header()
+	}
+	if ex.view.grpc {
+		ex.traceGRPC(rec.Header()) // grpctrace.go
+	}
 	if ex.span != nil {
 		ex.span.end(ex, rec.Header()) // telemetry.go
 	}
@@ -552,6 +560,23 @@ func (w *responseRecorder) FlushError() error {
 		w.WriteHeader(http.StatusOK)
 	}
 	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// writeForwarded is WriteHeader for an answer the forwarding lane passes
+// on as header fields (h1.ResponseWriter.WriteForwarded): the exchange's
+// response header modifications are applied to the fields. The lane sends
+// no answer here that needs the exchange's other response edits (CORS, a
+// new session: laneOwnsAnswer).
+func (w *responseRecorder) writeForwarded(code int, fields []h1.Field) {
+	if w.status != 0 {
+		return
+	}
+	w.status = code
+	for _, m := range w.ex.respMods {
+		fields = m.applyFields(fields)
+	}
+	w.extendWriteDeadline()
+	w.ResponseWriter.(*h1.ResponseWriter).WriteForwarded(code, fields)
 }
 
 // Unwrap gives http.ResponseController (hijacking for upgrades, deadlines)

@@ -9,24 +9,32 @@ import (
 	"net/http/httputil"
 	"net/textproto"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"golang.org/x/net/http/httpguts"
+
+	"github.com/gwdev/gwdev/emulator/h1"
 )
 
-// The forwarding lane: a request the fast HTTP/1.1 path parsed (fasth1.go)
+// The forwarding lane: a request the fast HTTP/1.1 path parsed (package h1)
 // and the routing decision sent to a plain-HTTP backend is forwarded here
 // without httputil.ReverseProxy and without the request clones, contexts
 // and request writer it needs. The decision, the filters and the outbound
 // header edits are the ones the ReverseProxy path runs (decide, rewriteFor);
 // the lane writes the upstream request head itself, sends it over the
-// upstream pool (h1pool.go: the pool's reuse guarantees and its parser, net/http's
-// ReadResponse, hold here too), and passes the answer to the client with
-// what ReverseProxy does to it (hop-by-hop fields, 1xx, trailers, flushes)
-// through the same response writer, so that a client and the traces
-// cannot tell the two paths apart: TestForwardLaneMatchesReverseProxy
-// holds it to that. Everything else takes the ReverseProxy path: request
+// upstream pool (h1.Pool: the pool's reuse guarantees hold here too), and
+// passes the answer to the client with what ReverseProxy does to it
+// (hop-by-hop fields, 1xx, trailers, flushes) through the same response
+// writer, so that a client and the traces cannot tell the two paths apart:
+// TestForwardLaneMatchesReverseProxy holds it to that. A plain answer (one
+// Content-Length, chunked or no body; no 1xx, no announced trailers) is read
+// by the pool's own parser into the connection's buffers and passed on as
+// header fields, without an http.Header (laneForward; the trace's map is
+// made from the fields when it is recorded, redactFields); every other
+// answer is read by net/http's ReadResponse and passed on through the
+// header map (laneRespond). Everything else takes the ReverseProxy path: request
 // bodies (the fast path sends those to net/http), upgrades, mirrors,
 // retries, timeouts, error pages (errorpages.go), gRPC and h2c backends,
 // TLS to the backend, the echo backend, a backend client certificate,
@@ -51,12 +59,12 @@ var queryReencoded = strings.Contains(os.Getenv("GODEBUG"), "urlmaxqueryparams="
 
 // laneTakes reports whether the lane forwards the exchange's request,
 // answered through w; the pool to send it with is the backend's.
-func laneTakes(ex *exchange, w http.ResponseWriter, r *http.Request) (*h1Pool, bool) {
+func laneTakes(ex *exchange, w http.ResponseWriter, r *http.Request) (*h1.Pool, bool) {
 	rec, ok := w.(*responseRecorder)
 	if !ok {
 		return nil, false
 	}
-	if _, ok := rec.ResponseWriter.(*fastResponse); !ok {
+	if _, ok := rec.ResponseWriter.(*h1.ResponseWriter); !ok {
 		return nil, false // net/http's server: bodies, Expect, upgrades, HTTP/1.0, HTTP/2
 	}
 	b := ex.backend
@@ -164,7 +172,7 @@ func (s *Server) outboundHead(ex *exchange, r *http.Request) (*laneHead, *http.R
 		return nil, nil, false
 	}
 	if ua := h["User-Agent"]; len(ua) > 0 && ua[0] != "" {
-		head.userAgent = textproto.TrimString(strings.NewReplacer("\n", " ", "\r", " ").Replace(ua[0]))
+		head.userAgent = h1.WireValue(ua[0])
 	}
 	return head, out, true
 }
@@ -199,7 +207,7 @@ func (s *Server) forwardLane(ctx context.Context, ex *exchange, w http.ResponseW
 	if !ok {
 		return false
 	}
-	if bad := invalidHeader(head.header); bad != "" {
+	if bad := h1.InvalidHeader(head.header); bad != "" {
 		return false // ReverseProxy answers it (502, as the pool refuses it)
 	}
 	s.laneServed.Add(1)
@@ -220,8 +228,15 @@ func (s *Server) forwardLane(ctx context.Context, ex *exchange, w http.ResponseW
 		clear(h)
 		return nil
 	}
-	resp, err := pool.send(ctx, out, addr, head.write, got1xx)
-	if err == nil && (resp.StatusCode < 100 || resp.StatusCode > 999) {
+	var a *h1.Answer
+	var resp *http.Response
+	var err error
+	if laneOwnsAnswer(ex) {
+		a, resp, err = pool.Exchange(ctx, out, addr, head.write, got1xx)
+	} else {
+		resp, err = pool.Send(ctx, out, addr, head.write, got1xx)
+	}
+	if err == nil && resp != nil && (resp.StatusCode < 100 || resp.StatusCode > 999) {
 		_ = resp.Body.Close()
 		resp, err = nil, &badStatusError{code: resp.StatusCode} // statusGuard's refusal
 	}
@@ -230,8 +245,113 @@ func (s *Server) forwardLane(ctx context.Context, ex *exchange, w http.ResponseW
 		errorHandler(w, r.WithContext(ctx), err)
 		return true
 	}
+	if a != nil {
+		s.laneForward(w.(*responseRecorder), r, a)
+		return true
+	}
 	s.laneRespond(w, r, resp)
 	return true
+}
+
+// laneOwnsAnswer reports whether the lane may read the answer with the
+// pool's own parser and pass it on as header fields (laneForward): the
+// exchange edits the answer's header with response header modifiers at
+// most (applyFields); CORS headers and a new session cookie go through the
+// header map (laneRespond).
+func laneOwnsAnswer(ex *exchange) bool {
+	return (ex.corsOrigin == "" || ex.cors == nil) && (ex.sessionValue == "" || ex.session == nil)
+}
+
+// laneForward passes an answer the pool's parser read to the client as
+// laneRespond passes ReadResponse's, without a header map: hop-by-hop
+// fields removed, the response header modifiers applied, the fields
+// written as the response writer writes a map, the body streamed (flushed
+// at once when its end is unknown or it is an event stream), trailers (the
+// parser takes no answer that announces them) after it.
+func (s *Server) laneForward(w *responseRecorder, r *http.Request, a *h1.Answer) {
+	s.laneParsed.Add(1)
+	// a is the pool connection's until its body ends: nothing of it is
+	// read once the copy started.
+	body, flush := a.Body, a.ContentLength == -1 || eventStream(h1.FieldValue(a.Fields, "Content-Type"))
+	flushNow := flush && (a.NoBody || body.Buffered() == 0)
+	w.writeForwarded(a.Status, removeHopByHopFields(a.Fields))
+	var dst io.Writer = w
+	if flush {
+		if flushNow {
+			_ = http.NewResponseController(w).Flush()
+		}
+		dst = laneFlusher{w}
+	}
+	buf := s.proxy.BufferPool.Get()
+	err := laneCopy(dst, body, buf)
+	s.proxy.BufferPool.Put(buf)
+	_ = body.Close()
+	if err != nil {
+		if r.Context().Value(http.ServerContextKey) != nil {
+			panic(http.ErrAbortHandler) // what ReverseProxy does on net/http's server
+		}
+		return
+	}
+	if tr := body.Trailer(); len(tr) > 0 {
+		// None was announced (the parser leaves those to ReadResponse):
+		// ReverseProxy sends them as trailers it did not announce.
+		_ = http.NewResponseController(w).Flush()
+		for k, vv := range tr {
+			for _, v := range vv {
+				w.Header().Add(http.TrailerPrefix+k, v)
+			}
+		}
+	}
+}
+
+// removeHopByHopFields is removeHopByHop on an answer's fields (canonical
+// names), in place: the fields every Connection field lists (h.Del deletes
+// the canonical form of a valid name), then the hop-by-hop ones.
+func removeHopByHopFields(fs []h1.Field) []h1.Field {
+	var stack [32]bool
+	drop := stack[:0]
+	if len(fs) > len(stack) {
+		drop = make([]bool, len(fs))
+	} else {
+		drop = stack[:len(fs)]
+	}
+	for _, c := range fs {
+		if c.Name != "Connection" {
+			continue
+		}
+		for sf := range strings.SplitSeq(c.Value, ",") {
+			if sf = textproto.TrimString(sf); sf == "" || !httpguts.ValidHeaderFieldName(sf) {
+				continue
+			}
+			for j, f := range fs {
+				if strings.EqualFold(sf, f.Name) {
+					drop[j] = true
+				}
+			}
+		}
+	}
+	out := fs[:0]
+	for j, f := range fs {
+		if !drop[j] && !slices.Contains(hopByHop[:], f.Name) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// eventStream reports whether a Content-Type value is text/event-stream
+// (mime.ParseMediaType asked only when the value names it at all).
+func eventStream(ct string) bool {
+	if len(ct) < len("text/event-stream") {
+		return false
+	}
+	for i := 0; i+len("event-stream") <= len(ct); i++ {
+		if strings.EqualFold(ct[i:i+len("event-stream")], "event-stream") {
+			mt, _, _ := mime.ParseMediaType(ct)
+			return mt == "text/event-stream"
+		}
+	}
+	return false
 }
 
 // laneRespond passes the upstream answer to the client as ReverseProxy
@@ -257,7 +377,7 @@ func (s *Server) laneRespond(w http.ResponseWriter, r *http.Request, resp *http.
 		// write when the body's start is here already. (ReverseProxy's
 		// timer races its first read: when that read fails at once, it
 		// sends the header or nothing; the lane sends nothing.)
-		if hb, ok := resp.Body.(*h1Body); !ok || hb.pc.br.Buffered() == 0 {
+		if hb, ok := resp.Body.(*h1.Body); !ok || hb.Buffered() == 0 {
 			_ = http.NewResponseController(w).Flush()
 		}
 		dst = laneFlusher{w}
@@ -290,11 +410,7 @@ func (s *Server) laneRespond(w http.ResponseWriter, r *http.Request, resp *http.
 // laneFlushAtOnce reports whether ReverseProxy flushes after every write of
 // the answer's body: an event stream, or a body of unknown length.
 func laneFlushAtOnce(resp *http.Response) bool {
-	if resp.ContentLength == -1 {
-		return true
-	}
-	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	return ct == "text/event-stream"
+	return resp.ContentLength == -1 || eventStream(resp.Header.Get("Content-Type"))
 }
 
 // laneCopy copies the body to the client until it ends or either side

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gwdev/gwdev/emulator/h1"
+	"github.com/gwdev/gwdev/emulator/internal/wire"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
@@ -43,8 +45,8 @@ type boundListener struct {
 	// tls is set on TLS ports (tlsconn.go).
 	tls *tlsServe
 	// fast serves the common HTTP/1.1 requests of an HTTP port, and of a
-	// TLS port's HTTPS listeners (fasth1.go; nil: Config.NoFastHTTP1).
-	fast *fastH1
+	// TLS port's HTTPS listeners (package h1; nil: Config.NoFastHTTP1).
+	fast *h1.Server
 	// refused counts what the listener refused over a limit (limits.go).
 	refused refusals
 }
@@ -109,9 +111,36 @@ func (s *Server) listenerFor(pr *portRoutes, claimed map[bindKey]*boundListener)
 	s.setupStreams(bl.srv)                     // limits.go: the default stream limit, write stalls
 	s.setupTLS(bl, pr)                         // TLS ports: HTTPS, TLS listeners
 	if !s.cfg.NoFastHTTP1 {
-		bl.fast = newFastH1(s, bl) // fasth1.go
+		bl.fast = s.fastPath(bl)
 	}
 	return bl, true, nil
+}
+
+// fastPath returns the fast HTTP/1.1 path of a bound listener (package
+// h1): it runs the listener's handler, its requests' contexts carry what
+// net/http's connections carry (connContext), and the connections it hands
+// over go to the listener's net/http server (a TLS port's: the HTTPS
+// server's queue).
+func (s *Server) fastPath(bl *boundListener) *h1.Server {
+	f := &h1.Server{
+		Handler:           bl.srv.Handler,
+		ReadHeaderTimeout: readHeaderTimeout,
+		IdleTimeout:       idleTimeout,
+		ConnContext: func(c net.Conn, start time.Time) context.Context {
+			ctx := context.WithValue(withServedCert(context.Background(), c), trackedConnKey{}, &trackedConn{start: start}) // tlsconn.go, conntrace.go
+			// The listener's server, as net/http's connections carry it: a
+			// reverse proxy whose copy of an answer breaks off then aborts
+			// the response (http.ErrAbortHandler) instead of ending it as
+			// if whole.
+			return context.WithValue(ctx, http.ServerContextKey, bl.srv)
+		},
+	}
+	if bl.tls != nil {
+		f.Handoff = bl.tls.queue
+	} else {
+		f.Handoff = wire.NewQueue(bl.ln.Addr())
+	}
+	return f
 }
 
 // bind listens on addr:port, or on addr:port+PortOffset when that fails.
@@ -145,9 +174,9 @@ func (s *Server) serveListener(bl *boundListener) {
 			s.retiring.Add(1)
 			go func() {
 				defer s.retiring.Done()
-				bl.fast.serve() // returns when the socket is closed
+				acceptLoop(bl.ln, func(c net.Conn) { bl.fast.Start(c, time.Now()) }) // returns when the socket is closed
 			}()
-			_ = bl.srv.Serve(bl.fast.handoff) // what the fast path hands over
+			_ = bl.srv.Serve(bl.fast.Handoff) // what the fast path hands over
 			return
 		}
 		_ = bl.srv.Serve(s.acceptor(bl)) // returns on Shutdown or Close
@@ -176,7 +205,7 @@ func (s *Server) retire(bl *boundListener) {
 		if err := bl.srv.Shutdown(ctx); err != nil {
 			_ = bl.srv.Close()
 		}
-		bl.fast.stop(ctx)
+		_ = bl.fast.Stop(ctx)
 		bl.tls.drain(ctx, EndListenerRetired)
 	}()
 }

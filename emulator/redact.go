@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
+
+	"github.com/gwdev/gwdev/emulator/h1"
 )
 
 // Redacted replaces a credential's value in every output gwdev has for a
@@ -305,34 +307,75 @@ func redactHeader(h http.Header) (http.Header, headerCounts) {
 		total += len(vs)
 	}
 	slices.Sort(names) // the same headers are left out every time
-	out := make(http.Header, len(h))
-	vals := make([]string, 0, total) // one array for every value kept
-	size := 0
+	r := newHeaderRedaction(len(h), total)
 	for _, name := range names {
-		secret := sensitiveHeader(name)
-		first := len(vals)
+		secret, first := sensitiveHeader(name), len(r.vals)
 		for _, v := range h[name] {
-			if secret {
-				v = Redacted
-			} else {
-				if c := clip(v); c != v {
-					v = c
-					n.cut++
-				}
-				v = redactText(v)
-			}
-			if size+len(name)+len(v) > TraceHeaderLimit {
-				n.dropped++
-				continue
-			}
-			size += len(name) + len(v)
-			vals = append(vals, v)
+			r.value(name, secret, v)
 		}
-		if len(vals) > first {
-			out[name] = vals[first:len(vals):len(vals)]
-		}
+		r.name(name, first)
 	}
-	return out, n
+	return r.out, r.n
+}
+
+// redactFields is redactHeader for header fields sorted by name, each
+// name's values in order (an answer the forwarding lane passed on as
+// fields, h1.ResponseWriter.Forwarded): the same copy, without the map of
+// the fields made first.
+func redactFields(fs []h1.Field) (http.Header, headerCounts) {
+	if len(fs) == 0 {
+		return nil, headerCounts{}
+	}
+	r := newHeaderRedaction(len(fs), len(fs))
+	for i := 0; i < len(fs); {
+		name := fs[i].Name
+		secret, first := sensitiveHeader(name), len(r.vals)
+		for ; i < len(fs) && fs[i].Name == name; i++ {
+			r.value(name, secret, fs[i].Value)
+		}
+		r.name(name, first)
+	}
+	return r.out, r.n
+}
+
+// headerRedaction is a redacted copy of a header in the making, name by
+// name in sorted order.
+type headerRedaction struct {
+	out  http.Header
+	vals []string // one array for every value kept
+	size int
+	n    headerCounts
+}
+
+func newHeaderRedaction(names, values int) headerRedaction {
+	return headerRedaction{out: make(http.Header, names), vals: make([]string, 0, values)}
+}
+
+// value adds one value of name (secret: a credential), redacted and
+// clipped, unless the copy is full.
+func (r *headerRedaction) value(name string, secret bool, v string) {
+	if secret {
+		v = Redacted
+	} else {
+		if c := clip(v); c != v {
+			v = c
+			r.n.cut++
+		}
+		v = redactText(v)
+	}
+	if r.size+len(name)+len(v) > TraceHeaderLimit {
+		r.n.dropped++
+		return
+	}
+	r.size += len(name) + len(v)
+	r.vals = append(r.vals, v)
+}
+
+// name ends name's values: those added since first are its own.
+func (r *headerRedaction) name(name string, first int) {
+	if len(r.vals) > first {
+		r.out[name] = r.vals[first:len(r.vals):len(r.vals)]
+	}
 }
 
 // redactTrace is the one place a trace's credentials are redacted and its
@@ -356,7 +399,12 @@ func redactTrace(t *Trace) {
 	}
 	var req, resp headerCounts
 	t.RequestHeaders, req = redactHeader(t.RequestHeaders)
-	t.ResponseHeaders, resp = redactHeader(t.ResponseHeaders)
+	if t.responseFields != nil {
+		t.ResponseHeaders, resp = redactFields(t.responseFields)
+		t.responseFields = nil
+	} else {
+		t.ResponseHeaders, resp = redactHeader(t.ResponseHeaders)
+	}
 	var notes []string
 	for _, c := range []struct {
 		what string

@@ -52,7 +52,7 @@ type Config struct {
 	// DefaultUDPSessionTimeout, 60 seconds).
 	UDPSessionTimeout time.Duration
 	// NoFastHTTP1 serves every request of HTTP and HTTPS listeners through
-	// net/http's server (fasth1.go); false: the fast path serves the
+	// net/http's server (package h1); false: the fast path serves the
 	// common HTTP/1.1 requests.
 	NoFastHTTP1 bool
 	// NoForwardLane forwards every request through httputil.ReverseProxy
@@ -101,6 +101,9 @@ type Server struct {
 	proxy *httputil.ReverseProxy
 	// laneServed counts the requests the forwarding lane sent (lane.go).
 	laneServed atomic.Int64
+	// laneParsed counts the answers among them the pool's own parser read
+	// and the lane passed on as header fields (laneForward).
+	laneParsed atomic.Int64
 
 	echoMu   sync.Mutex
 	echoLogs map[string]*echosrv.Log
@@ -273,7 +276,7 @@ func (s *Server) Close(ctx context.Context) error {
 			if err != nil {
 				_ = bl.srv.Close()
 			}
-			if ferr := bl.fast.stop(ctx); err == nil {
+			if ferr := bl.fast.Stop(ctx); err == nil {
 				err = ferr
 			}
 			if err != nil {

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gwdev/gwdev/emulator/h1"
 	"github.com/gwdev/gwdev/emulator/internal/wire"
 	"github.com/gwdev/gwdev/engine/table"
 )
@@ -291,7 +292,7 @@ func (s *Server) handshake(bl *boundListener, raw net.Conn) {
 	case hsHTTPS:
 		bl.tls.untrack(raw)
 		if bl.fast != nil && tc.ConnectionState().NegotiatedProtocol != "h2" {
-			bl.fast.start(tc, time.Now()) // fasth1.go: HTTP/1.1
+			bl.fast.Start(tc, time.Now()) // package h1: HTTP/1.1
 			return
 		}
 		bl.tls.queue.Push(tc)
@@ -330,7 +331,7 @@ type servedTLS struct {
 // requests, the certificate its handshake presented and the protocols the
 // client offered (checkTLS traces them).
 func withServedCert(ctx context.Context, c net.Conn) context.Context {
-	if rc := replayed(c); rc != nil { // handed over by the fast path (fasth1.go)
+	if rc := h1.Replayed(c); rc != nil { // handed over by the fast path (package h1)
 		c = rc.Conn
 	}
 	if tc, ok := c.(*tls.Conn); ok {

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gwdev/gwdev/emulator/h1"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
@@ -142,6 +143,10 @@ type Trace struct {
 	// credentials redacted and long values cut (redact.go).
 	RequestHeaders  http.Header `json:"requestHeaders,omitempty"`
 	ResponseHeaders http.Header `json:"responseHeaders,omitempty"`
+	// responseFields, until the trace is recorded, are the response
+	// headers of an answer the forwarding lane passed on as fields, in
+	// place of ResponseHeaders (redactTrace makes the map).
+	responseFields []h1.Field
 	// Truncated says which header values the trace cut or left out to stay
 	// within TraceValueLimit and TraceHeaderLimit ("" : none).
 	Truncated string `json:"truncated,omitempty"`

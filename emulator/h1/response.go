@@ -1,9 +1,11 @@
-package emulator
+package h1
 
 import (
 	"bufio"
 	"fmt"
 	"net/http"
+	"net/textproto"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -11,13 +13,13 @@ import (
 	"golang.org/x/net/http/httpguts"
 )
 
-// fastResponse is the fast path's http.ResponseWriter. It puts on the wire
+// ResponseWriter is the fast path's http.ResponseWriter. It puts on the wire
 // what net/http's response writer puts there for the same calls (status
 // line, header order, Date, Content-Length of a short body, sniffed
 // Content-Type, chunking, trailers, Connection: close), so that a client
 // cannot tell the two paths apart; the fast path's differential test
 // holds it to that.
-type fastResponse struct {
+type ResponseWriter struct {
 	fc  *fastConn
 	req *http.Request
 
@@ -40,6 +42,10 @@ type fastResponse struct {
 	trailers   []string
 	// w buffers the body before it is chunked, as net/http's does.
 	w *bufio.Writer
+	// forwarded is set when the header is fields (WriteForwarded), not
+	// the handler's map; handlerHeader is then made from them when asked.
+	forwarded bool
+	fields    []Field
 }
 
 // bufferBeforeChunking is the body net/http buffers before it chooses
@@ -47,13 +53,13 @@ type fastResponse struct {
 const bufferBeforeChunking = 2048
 
 var (
-	_ http.ResponseWriter                            = (*fastResponse)(nil)
-	_ interface{ FlushError() error }                = (*fastResponse)(nil)
-	_ interface{ SetWriteDeadline(time.Time) error } = (*fastResponse)(nil)
+	_ http.ResponseWriter                            = (*ResponseWriter)(nil)
+	_ interface{ FlushError() error }                = (*ResponseWriter)(nil)
+	_ interface{ SetWriteDeadline(time.Time) error } = (*ResponseWriter)(nil)
 )
 
-func newFastResponse(fc *fastConn, req *http.Request) *fastResponse {
-	w := &fastResponse{fc: fc, req: req, handlerHeader: http.Header{}, contentLength: -1,
+func newFastResponse(fc *fastConn, req *http.Request) *ResponseWriter {
+	w := &ResponseWriter{fc: fc, req: req, contentLength: -1,
 		wantsClose: req.Close || hasToken(headerGet(req.Header, "Connection"), "close")}
 	if fc.bodyBuf == nil {
 		fc.bodyBuf = bufio.NewWriterSize(fastChunkWriter{w}, bufferBeforeChunking)
@@ -64,8 +70,16 @@ func newFastResponse(fc *fastConn, req *http.Request) *fastResponse {
 	return w
 }
 
-// Header returns the response header map.
-func (w *fastResponse) Header() http.Header {
+// Header returns the response header map. After WriteForwarded it holds
+// the forwarded fields (made at the first call); changing it then changes
+// nothing on the wire.
+func (w *ResponseWriter) Header() http.Header {
+	if w.handlerHeader == nil {
+		w.handlerHeader = fieldsHeader(w.fields)
+	}
+	if w.forwarded {
+		return w.handlerHeader
+	}
 	if w.sentHeader == nil && w.wroteHeader && !w.headerOut {
 		w.sentHeader = w.handlerHeader.Clone()
 	}
@@ -75,7 +89,7 @@ func (w *fastResponse) Header() http.Header {
 
 // WriteHeader sends an informational answer at once, or notes the final
 // status.
-func (w *fastResponse) WriteHeader(code int) {
+func (w *ResponseWriter) WriteHeader(code int) {
 	if w.wroteHeader {
 		return
 	}
@@ -104,7 +118,65 @@ func (w *fastResponse) WriteHeader(code int) {
 	}
 }
 
-func (w *fastResponse) Write(p []byte) (int, error) {
+// WriteForwarded is WriteHeader(code) for a handler whose header is fields
+// (canonical names, each name's values in order) instead of the Header
+// map: the bytes on the wire are those of filling the map with them and
+// calling WriteHeader, without making the map. The fields are copied;
+// code is a final status (200-999). Nothing happens after Header or
+// WriteHeader was called.
+func (w *ResponseWriter) WriteForwarded(code int, fields []Field) {
+	if w.wroteHeader || w.calledHeader {
+		return
+	}
+	if code < 200 || code > 999 {
+		panic(fmt.Sprintf("invalid WriteForwarded code %v", code))
+	}
+	w.fields = append(w.fc.fields[:0], fields...)
+	w.fc.fields = w.fields[:0]
+	// Sorted by name, each name's values in order, as Header.Write
+	// writes a map.
+	slices.SortStableFunc(w.fields, func(a, b Field) int { return strings.Compare(a.Name, b.Name) })
+	w.forwarded, w.wroteHeader, w.status = true, true, code
+	if cl := FieldValue(w.fields, "Content-Length"); cl != "" {
+		if v, err := strconv.ParseInt(cl, 10, 64); err == nil && v >= 0 {
+			w.contentLength = v
+		} else {
+			w.fields = DropFields(w.fields, "Content-Length")
+		}
+	}
+}
+
+// Forwarded returns, after WriteForwarded, the fields Header would return
+// as a map, sorted by name (nil: the header is the handler's map, or
+// Header was asked for and its map may hold more, such as trailers). They
+// are valid until the request's handler returns.
+func (w *ResponseWriter) Forwarded() []Field {
+	if !w.forwarded || w.handlerHeader != nil {
+		return nil
+	}
+	if w.fields == nil {
+		return []Field{}
+	}
+	return w.fields
+}
+
+// fieldsHeader is fields as a header map (an empty map: none): one map
+// and one array for all values.
+func fieldsHeader(fields []Field) http.Header {
+	h := make(http.Header, len(fields))
+	vals := make([]string, len(fields))
+	for i, f := range fields {
+		vals[i] = f.Value
+		if vv, ok := h[f.Name]; ok {
+			h[f.Name] = append(vv, f.Value)
+			continue
+		}
+		h[f.Name] = vals[i : i+1 : i+1]
+	}
+	return h
+}
+
+func (w *ResponseWriter) Write(p []byte) (int, error) {
 	if !w.wroteHeader {
 		w.WriteHeader(http.StatusOK)
 	}
@@ -122,7 +194,7 @@ func (w *fastResponse) Write(p []byte) (int, error) {
 }
 
 // FlushError sends what is buffered to the client.
-func (w *fastResponse) FlushError() error {
+func (w *ResponseWriter) FlushError() error {
 	if !w.wroteHeader {
 		w.WriteHeader(http.StatusOK)
 	}
@@ -138,13 +210,13 @@ func (w *fastResponse) FlushError() error {
 
 // SetWriteDeadline sets the connection's write deadline (the write-stall
 // timeout, limits.go); it is cleared after the response.
-func (w *fastResponse) SetWriteDeadline(t time.Time) error {
+func (w *ResponseWriter) SetWriteDeadline(t time.Time) error {
 	w.fc.wroteDeadline = true
 	return w.fc.c.SetWriteDeadline(t)
 }
 
 // finish ends the response after the handler returned.
-func (w *fastResponse) finish() {
+func (w *ResponseWriter) finish() {
 	w.handlerDone = true
 	if !w.wroteHeader {
 		w.WriteHeader(http.StatusOK)
@@ -165,7 +237,7 @@ func (w *fastResponse) finish() {
 }
 
 // reuse reports whether the connection may carry another request.
-func (w *fastResponse) reuse() bool {
+func (w *ResponseWriter) reuse() bool {
 	if w.closeAfter || w.fc.werr != nil {
 		return false
 	}
@@ -175,7 +247,7 @@ func (w *fastResponse) reuse() bool {
 
 // fastChunkWriter receives the buffered body: it writes the header first,
 // then the body, chunked when no length is known.
-type fastChunkWriter struct{ w *fastResponse }
+type fastChunkWriter struct{ w *ResponseWriter }
 
 func (cw fastChunkWriter) Write(p []byte) (int, error) {
 	w := cw.w
@@ -204,7 +276,7 @@ func (cw fastChunkWriter) Write(p []byte) (int, error) {
 
 // writeHeader puts the status line and header into the connection's
 // buffer, with what net/http adds: p is the start of the body.
-func (w *fastResponse) writeHeader(p []byte) {
+func (w *ResponseWriter) writeHeader(p []byte) {
 	w.headerOut = true
 	isHEAD := w.req.Method == http.MethodHead
 	keepAlive := !w.fc.f.shutting.Load()
@@ -213,12 +285,27 @@ func (w *fastResponse) writeHeader(p []byte) {
 		header = w.handlerHeader
 	}
 	var exclude map[string]bool
+	get := func(key string) string {
+		if w.forwarded {
+			return FieldValue(w.fields, key)
+		}
+		return headerGet(header, key)
+	}
+	has := func(key string) bool {
+		if w.forwarded {
+			return fieldHas(w.fields, key)
+		}
+		return headerHas(header, key)
+	}
+	// del leaves a field out: from the map sent when the writer owns it,
+	// else (the handler's map, forwarded fields, which Header returns
+	// afterwards) by name.
 	del := func(key string) {
-		if owned {
+		if owned && !w.forwarded {
 			header.Del(key)
 			return
 		}
-		if _, ok := header[key]; !ok {
+		if !has(key) {
 			return
 		}
 		if exclude == nil {
@@ -239,16 +326,23 @@ func (w *fastResponse) writeHeader(p []byte) {
 	}
 	for _, v := range w.sentHeader["Trailer"] {
 		hasTrailers = true
-		for _, k := range strings.Split(v, ",") {
-			if k = trimOWS(k); k != "" {
-				w.declareTrailer(k)
+		w.declareTrailers(v)
+	}
+	if w.forwarded {
+		for _, f := range w.fields {
+			if strings.HasPrefix(f.Name, http.TrailerPrefix) {
+				del(f.Name)
+				hasTrailers = true
+			} else if f.Name == "Trailer" {
+				hasTrailers = true
+				w.declareTrailers(f.Value)
 			}
 		}
 	}
-	te := headerGet(header, "Transfer-Encoding")
+	te := get("Transfer-Encoding")
 	hasTE := te != ""
 	if w.handlerDone && !hasTrailers && !hasTE && bodyAllowedForStatus(w.status) &&
-		!headerHas(header, "Content-Length") && (!isHEAD || len(p) > 0) {
+		!has("Content-Length") && (!isHEAD || len(p) > 0) {
 		w.contentLength = int64(len(p))
 		extra.contentLength = strconv.Itoa(len(p))
 	}
@@ -256,13 +350,12 @@ func (w *fastResponse) writeHeader(p []byte) {
 	if w.wantsClose {
 		w.closeAfter = true
 	}
-	if headerGet(header, "Connection") == "close" || !keepAlive {
+	if get("Connection") == "close" || !keepAlive {
 		w.closeAfter = true
 	}
 	code := w.status
 	if bodyAllowedForStatus(code) {
-		_, haveType := header["Content-Type"]
-		if header.Get("Content-Encoding") == "" && !haveType && !hasTE && len(p) > 0 {
+		if get("Content-Encoding") == "" && !has("Content-Type") && !hasTE && len(p) > 0 {
 			extra.contentType = http.DetectContentType(p)
 		}
 	} else {
@@ -270,7 +363,7 @@ func (w *fastResponse) writeHeader(p []byte) {
 			del(k)
 		}
 	}
-	if !headerHas(header, "Date") {
+	if !has("Date") {
 		extra.date = time.Now().UTC().Format(http.TimeFormat)
 	}
 	if hasCL && hasTE && te != "identity" {
@@ -295,19 +388,62 @@ func (w *fastResponse) writeHeader(p []byte) {
 	if w.chunking {
 		del("Content-Length")
 	}
-	if w.closeAfter && (!keepAlive || !hasToken(headerGet(w.sentHeader, "Connection"), "close")) && code != http.StatusSwitchingProtocols {
+	sentConnection := headerGet(w.sentHeader, "Connection")
+	if w.forwarded {
+		sentConnection = get("Connection")
+	}
+	if w.closeAfter && (!keepAlive || !hasToken(sentConnection, "close")) && code != http.StatusSwitchingProtocols {
 		del("Connection")
 		extra.connection = "close"
 	}
 	bw := w.fc.bw
 	writeStatusLine(bw, code)
-	_ = w.sentHeader.WriteSubset(bw, exclude)
+	if w.forwarded {
+		writeFields(bw, w.fields, exclude)
+	} else {
+		_ = w.sentHeader.WriteSubset(bw, exclude)
+	}
 	extra.write(bw)
 	_, _ = bw.WriteString("\r\n")
 }
 
+// declareTrailers notes the trailers a Trailer field's value announces.
+func (w *ResponseWriter) declareTrailers(v string) {
+	for k := range strings.SplitSeq(v, ",") {
+		if k = trimOWS(k); k != "" {
+			w.declareTrailer(k)
+		}
+	}
+}
+
+// writeFields writes header fields (sorted by name) but those exclude
+// names as Header.WriteSubset writes a map: invalid names left out, line
+// breaks in values made spaces, values trimmed.
+func writeFields(bw *bufio.Writer, fields []Field, exclude map[string]bool) {
+	for _, f := range fields {
+		if exclude[f.Name] || !httpguts.ValidHeaderFieldName(f.Name) {
+			continue
+		}
+		for _, s := range [...]string{f.Name, ": ", WireValue(f.Value), "\r\n"} {
+			_, _ = bw.WriteString(s)
+		}
+	}
+}
+
+// lineBreaksToSpaces is what net/http does to line breaks in a header value.
+var lineBreaksToSpaces = strings.NewReplacer("\n", " ", "\r", " ")
+
+// WireValue is a header value as net/http writes it: line breaks made
+// spaces, surrounding whitespace trimmed.
+func WireValue(v string) string {
+	if strings.ContainsAny(v, "\r\n") {
+		v = lineBreaksToSpaces.Replace(v)
+	}
+	return textproto.TrimString(v)
+}
+
 // declareTrailer notes a trailer the Trailer header announced.
-func (w *fastResponse) declareTrailer(k string) {
+func (w *ResponseWriter) declareTrailer(k string) {
 	k = http.CanonicalHeaderKey(k)
 	if !httpguts.ValidTrailerHeader(k) {
 		return
@@ -316,7 +452,7 @@ func (w *fastResponse) declareTrailer(k string) {
 }
 
 // finalTrailers are the trailers to send after the last chunk (nil: none).
-func (w *fastResponse) finalTrailers() http.Header {
+func (w *ResponseWriter) finalTrailers() http.Header {
 	var t http.Header
 	for k, vv := range w.handlerHeader {
 		if kk, found := strings.CutPrefix(k, http.TrailerPrefix); found {

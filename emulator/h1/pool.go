@@ -1,4 +1,4 @@
-package emulator
+package h1
 
 import (
 	"bufio"
@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/http/httputil"
 	"net/textproto"
 	"sync"
 	"time"
@@ -18,14 +19,14 @@ import (
 
 // Limits of the HTTP/1.1 upstream pool.
 const (
-	// maxPooledBody is the largest request body (with a declared length)
+	// MaxPooledBody is the largest request body (with a declared length)
 	// the pool sends; it fits the loopback socket buffers, so writing it
 	// never waits for a backend that answers before reading it. Larger
 	// bodies, and bodies of unknown length, go through net/http.
-	maxPooledBody = 64 << 10
-	// maxUpstreamHeaderBytes bounds a response's header (1xx answers
+	MaxPooledBody = 64 << 10
+	// MaxResponseHeaderBytes bounds a response's header (1xx answers
 	// included unless passed on), as net/http's default does.
-	maxUpstreamHeaderBytes = 10 << 20
+	MaxResponseHeaderBytes = 10 << 20
 	// strayPeek is how many bytes of an idle connection's stray bytes
 	// the trace shows.
 	strayPeek = 24
@@ -33,14 +34,17 @@ const (
 	h1BufSize = 4 << 10
 )
 
-// h1Pool sends plain HTTP/1.1 requests over keep-alive connections of its
+// Pool sends plain HTTP/1.1 requests over keep-alive connections of its
 // own, reading the answer on the calling goroutine: no per-connection
 // reader and writer goroutines, no channel hand-offs. It takes the common
-// case only (http scheme, a body of known length up to maxPooledBody, no
+// case only (http scheme, a body of known length up to MaxPooledBody, no
 // Upgrade, no Expect, no trailers); everything else goes to next, the
 // upstream's net/http transport, whose dialer and idle limits it shares.
-type h1Pool struct {
+type Pool struct {
 	next *http.Transport
+	// fault, when set, is told what a backend did wrong on a pooled
+	// connection, with the context of the request that found it.
+	fault func(ctx context.Context, what string)
 
 	mu     sync.Mutex
 	idle   map[string][]*h1Conn // by address, most recently used last
@@ -48,15 +52,19 @@ type h1Pool struct {
 	closed bool                 // closeIdle was called: no more idle connections
 }
 
-var _ http.RoundTripper = (*h1Pool)(nil)
+var _ http.RoundTripper = (*Pool)(nil)
 
-func newH1Pool(next *http.Transport) *h1Pool {
-	return &h1Pool{next: next, idle: map[string][]*h1Conn{}}
+// NewPool returns a pool in front of next, which sends what the pool does
+// not and whose dialer and idle limits the pool uses. fault, when set, is
+// told what a backend did wrong on a pooled connection (stray bytes), with
+// the context of the request that found it.
+func NewPool(next *http.Transport, fault func(ctx context.Context, what string)) *Pool {
+	return &Pool{next: next, fault: fault, idle: map[string][]*h1Conn{}}
 }
 
 // handles reports whether the pool sends req itself.
-func (p *h1Pool) handles(req *http.Request) bool {
-	if req.URL.Scheme != "http" || len(req.Trailer) > 0 || req.ContentLength < 0 || req.ContentLength > maxPooledBody {
+func (p *Pool) handles(req *http.Request) bool {
+	if req.URL.Scheme != "http" || len(req.Trailer) > 0 || req.ContentLength < 0 || req.ContentLength > MaxPooledBody {
 		return false
 	}
 	if req.ContentLength == 0 && req.Body != nil && req.Body != http.NoBody {
@@ -70,11 +78,11 @@ func (p *h1Pool) handles(req *http.Request) bool {
 // reused connection before any answer arrived is sent once more on a new
 // connection when net/http would retry it too: nothing was written, or the
 // request is idempotent and its body can be sent again.
-func (p *h1Pool) RoundTrip(req *http.Request) (*http.Response, error) {
+func (p *Pool) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !p.handles(req) {
 		return p.next.RoundTrip(req)
 	}
-	if bad := invalidHeader(req.Header); bad != "" {
+	if bad := InvalidHeader(req.Header); bad != "" {
 		if req.Body != nil {
 			_ = req.Body.Close()
 		}
@@ -84,32 +92,49 @@ func (p *h1Pool) RoundTrip(req *http.Request) (*http.Response, error) {
 	if trace := httptrace.ContextClientTrace(req.Context()); trace != nil {
 		got1xx = trace.Got1xxResponse
 	}
-	return p.send(req.Context(), req, req.URL.Host, (*http.Request).Write, got1xx)
+	return p.Send(req.Context(), req, req.URL.Host, (*http.Request).Write, got1xx)
 }
 
-// send is RoundTrip once the request is one the pool sends: write puts
+// Send is RoundTrip once the request is one the pool sends: write puts
 // req's head and body on a connection to addr; got1xx, when set, is given
 // the informational answers (the reverse proxy forwards them). ctx aborts
-// the exchange. The forwarding lane (lane.go) sends its requests here too,
+// the exchange. The data plane's forwarding lane sends its requests here too,
 // with a head it writes itself.
-func (p *h1Pool) send(ctx context.Context, req *http.Request, addr string, write func(*http.Request, io.Writer) error,
+func (p *Pool) Send(ctx context.Context, req *http.Request, addr string, write func(*http.Request, io.Writer) error,
 	got1xx func(int, textproto.MIMEHeader) error) (*http.Response, error) {
+	_, resp, err := p.exchange(ctx, req, addr, write, got1xx, false)
+	return resp, err
+}
+
+// Exchange is Send, reading the answer's head with the pool's own parser
+// when it takes it (an Answer; see there) and with net/http's
+// ReadResponse otherwise (a *http.Response, informational answers passed
+// to got1xx): one of the two is set when err is nil.
+func (p *Pool) Exchange(ctx context.Context, req *http.Request, addr string, write func(*http.Request, io.Writer) error,
+	got1xx func(int, textproto.MIMEHeader) error) (*Answer, *http.Response, error) {
+	return p.exchange(ctx, req, addr, write, got1xx, true)
+}
+
+// exchange is Send and Exchange: own says whether the pool's parser may
+// read the answer.
+func (p *Pool) exchange(ctx context.Context, req *http.Request, addr string, write func(*http.Request, io.Writer) error,
+	got1xx func(int, textproto.MIMEHeader) error, own bool) (*Answer, *http.Response, error) {
 	for try := 0; ; try++ {
 		pc, err := p.get(ctx, addr)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		resp, err := pc.roundTrip(ctx, req, write, got1xx)
+		a, resp, err := pc.roundTrip(ctx, req, write, got1xx, own)
 		if err == nil {
-			return resp, nil
+			return a, resp, nil
 		}
 		if try > 0 || !pc.reused || !pc.retriable(req) || ctx.Err() != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if req.GetBody != nil && req.Body != nil && req.Body != http.NoBody {
 			body, gerr := req.GetBody()
 			if gerr != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			req = req.WithContext(ctx) // a copy: RoundTrip leaves its request alone
 			req.Body = body
@@ -117,9 +142,9 @@ func (p *h1Pool) send(ctx context.Context, req *http.Request, addr string, write
 	}
 }
 
-// invalidHeader names a header that cannot be sent as is ("" : none):
+// InvalidHeader names a header that cannot be sent as is ("" : none):
 // net/http's Transport refuses the same.
-func invalidHeader(h http.Header) string {
+func InvalidHeader(h http.Header) string {
 	for k, vs := range h {
 		if !httpguts.ValidHeaderFieldName(k) {
 			return fmt.Sprintf("field name %q", k)
@@ -134,7 +159,7 @@ func invalidHeader(h http.Header) string {
 }
 
 // get returns an idle connection to addr, or dials one.
-func (p *h1Pool) get(ctx context.Context, addr string) (*h1Conn, error) {
+func (p *Pool) get(ctx context.Context, addr string) (*h1Conn, error) {
 	for {
 		p.mu.Lock()
 		list := p.idle[addr]
@@ -157,7 +182,7 @@ func (p *h1Pool) get(ctx context.Context, addr string) (*h1Conn, error) {
 		}
 		_ = pc.c.Close() // the backend closed it while idle, or wrote to it
 		if st == idleStray {
-			noteBackendFault(ctx, fmt.Sprintf("backend %s sent bytes no request asked for on an idle connection (starting %q): connection closed, the request went on another", addr, stray))
+			p.noteFault(ctx, fmt.Sprintf("backend %s sent bytes no request asked for on an idle connection (starting %q): connection closed, the request went on another", addr, stray))
 		}
 	}
 	c, err := p.next.DialContext(ctx, "tcp", addr)
@@ -167,12 +192,14 @@ func (p *h1Pool) get(ctx context.Context, addr string) (*h1Conn, error) {
 	pc := &h1Conn{pool: p, addr: addr, c: c, probe: newIdleProbe(c)}
 	pc.r, pc.w = h1Reader{c: c}, h1Writer{c: c}
 	pc.br = bufio.NewReaderSize(&pc.r, h1BufSize)
+	pc.cl.br = pc.br
+	pc.abort = func() { _ = pc.c.SetDeadline(aLongTimeAgo) }
 	pc.bw = bufio.NewWriterSize(&pc.w, h1BufSize)
 	return pc, nil
 }
 
 // put keeps a connection whose exchange ended cleanly for the next request.
-func (p *h1Pool) put(pc *h1Conn) {
+func (p *Pool) put(pc *h1Conn) {
 	pc.idleSince = time.Now()
 	p.mu.Lock()
 	list := p.idle[pc.addr]
@@ -190,7 +217,7 @@ func (p *h1Pool) put(pc *h1Conn) {
 
 // closeStale closes connections idle for longer than the idle timeout, and
 // comes back while any connection is idle.
-func (p *h1Pool) closeStale() {
+func (p *Pool) closeStale() {
 	limit := time.Now().Add(-p.next.IdleConnTimeout)
 	var stale []*h1Conn
 	p.mu.Lock()
@@ -220,9 +247,9 @@ func (p *h1Pool) closeStale() {
 	}
 }
 
-// closeIdle closes every idle connection; connections in use close when
+// CloseIdle closes every idle connection; connections in use close when
 // their exchange ends. The pool keeps no connection afterwards.
-func (p *h1Pool) closeIdle() {
+func (p *Pool) CloseIdle() {
 	p.mu.Lock()
 	idle := p.idle
 	p.idle, p.closed = map[string][]*h1Conn{}, true
@@ -241,7 +268,7 @@ func (p *h1Pool) closeIdle() {
 
 // h1Conn is one pooled connection to a backend.
 type h1Conn struct {
-	pool      *h1Pool
+	pool      *Pool
 	addr      string
 	c         net.Conn
 	r         h1Reader
@@ -253,6 +280,13 @@ type h1Conn struct {
 	probe *idleProbe
 	// reused is set when the connection served an earlier request.
 	reused bool
+	// answer and cl are the current exchange's answer and body reader
+	// when the pool's parser read it (Exchange), reused.
+	answer Answer
+	cl     clReader
+	// abort makes the exchange's reads and writes fail (made once: an
+	// aborted context calls it).
+	abort func()
 }
 
 // h1Writer counts the bytes of the current request written to a
@@ -279,7 +313,7 @@ type h1Reader struct {
 func (r *h1Reader) Read(p []byte) (int, error) {
 	if r.limit > 0 {
 		if r.n >= r.limit {
-			return 0, fmt.Errorf("backend response headers exceed %d bytes", maxUpstreamHeaderBytes)
+			return 0, fmt.Errorf("backend response headers exceed %d bytes", MaxResponseHeaderBytes)
 		}
 		p = p[:min(int64(len(p)), r.limit-r.n)]
 	}
@@ -292,32 +326,49 @@ func (r *h1Reader) Read(p []byte) (int, error) {
 // write on a connection fail at once.
 var aLongTimeAgo = time.Unix(1, 0)
 
-// roundTrip writes req (with write) and reads the answer's header; the
-// body streams from the connection, which goes back to the pool when it is
-// read to the end. ctx aborts the exchange (the connection is then
-// closed).
+// roundTrip writes req (with write) and reads the answer's header, with
+// the pool's parser when own is set and it takes it (an Answer), else with
+// ReadResponse; the body streams from the connection, which goes back to
+// the pool when it is read to the end. ctx aborts the exchange (the
+// connection is then closed).
 func (pc *h1Conn) roundTrip(ctx context.Context, req *http.Request, write func(*http.Request, io.Writer) error,
-	got1xx func(int, textproto.MIMEHeader) error) (*http.Response, error) {
+	got1xx func(int, textproto.MIMEHeader) error, own bool) (*Answer, *http.Response, error) {
 	stop := func() bool { return true }
 	if ctx.Done() != nil {
-		stop = context.AfterFunc(ctx, func() { _ = pc.c.SetDeadline(aLongTimeAgo) })
+		stop = context.AfterFunc(ctx, pc.abort)
 	}
-	fail := func(err error) (*http.Response, error) {
+	fail := func(err error) (*Answer, *http.Response, error) {
 		stop()
 		_ = pc.c.Close()
 		if ctx.Err() != nil {
-			return nil, context.Cause(ctx)
+			return nil, nil, context.Cause(ctx)
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	pc.w.n = 0
-	pc.r.n, pc.r.limit = 0, maxUpstreamHeaderBytes
+	pc.r.n, pc.r.limit = 0, MaxResponseHeaderBytes
 	err := write(req, pc.bw)
 	if err == nil {
 		err = pc.bw.Flush()
 	}
 	if err != nil {
 		return fail(err)
+	}
+	if own {
+		if a, ok := pc.readAnswer(req.Method); ok {
+			pc.r.limit = 0
+			pc.cl.n = a.ContentLength
+			if a.NoBody {
+				pc.cl.n = 0
+			}
+			// Even an answer without a body ends its exchange on the
+			// first Read or Close: the Answer is the connection's until then.
+			a.Body = &Body{pc: pc, ctx: ctx, body: &pc.cl, stop: stop, keep: !a.Close && !req.Close}
+			if a.chunked && !a.NoBody {
+				a.Body.body = &chunkedBody{br: pc.br, cr: httputil.NewChunkedReader(pc.br)}
+			}
+			return a, nil, nil
+		}
 	}
 	resp, err := pc.readResponse(req, got1xx)
 	if err != nil {
@@ -332,10 +383,10 @@ func (pc *h1Conn) roundTrip(ctx context.Context, req *http.Request, write func(*
 	keep := !resp.Close && !req.Close
 	if resp.Body == http.NoBody {
 		pc.finish(ctx, stop, keep)
-		return resp, nil
+		return nil, resp, nil
 	}
-	resp.Body = &h1Body{pc: pc, ctx: ctx, body: resp.Body, stop: stop, keep: keep}
-	return resp, nil
+	resp.Body = &Body{pc: pc, ctx: ctx, body: resp.Body, stop: stop, keep: keep}
+	return nil, resp, nil
 }
 
 // readResponse reads the final answer's header, passing informational (1xx)
@@ -354,7 +405,7 @@ func (pc *h1Conn) readResponse(req *http.Request, got1xx func(int, textproto.MIM
 			if err := got1xx(code, textproto.MIMEHeader(resp.Header)); err != nil {
 				return nil, err
 			}
-			pc.r.limit = pc.r.n + maxUpstreamHeaderBytes // passed on: the limit starts again
+			pc.r.limit = pc.r.n + MaxResponseHeaderBytes // passed on: the limit starts again
 		}
 	}
 }
@@ -384,7 +435,7 @@ func (pc *h1Conn) finish(ctx context.Context, stop func() bool, keep bool) {
 	stopped := stop()
 	if n := pc.br.Buffered(); n > 0 && keep {
 		extra, _ := pc.br.Peek(min(n, strayPeek))
-		noteBackendFault(ctx, fmt.Sprintf("backend %s sent %d byte(s) after its answer ended (starting %q): connection closed", pc.addr, n, extra))
+		pc.pool.noteFault(ctx, fmt.Sprintf("backend %s sent %d byte(s) after its answer ended (starting %q): connection closed", pc.addr, n, extra))
 		keep = false
 	}
 	if stopped && keep {
@@ -403,31 +454,25 @@ const (
 	idleStray                   // bytes no request asked for
 )
 
-// noteBackendFault records, in the trace of the request whose context is
-// ctx, something a backend did wrong on a pooled connection.
-func noteBackendFault(ctx context.Context, what string) {
-	ex := exchangeFrom(ctx)
-	if ex == nil {
-		ex, _ = ctx.Value(authExchangeKey{}).(*exchange)
+// noteFault tells the pool's fault function what a backend did wrong.
+func (p *Pool) noteFault(ctx context.Context, what string) {
+	if p.fault != nil {
+		p.fault(ctx, what)
 	}
-	if ex == nil {
-		return
-	}
-	if ex.trace.BackendFault != "" {
-		what = ex.trace.BackendFault + "; " + what
-	}
-	ex.trace.BackendFault = what
 }
 
-// authExchangeKey carries, in an ExternalAuth request's context, the
-// exchange whose trace notes the auth backend's faults.
-type authExchangeKey struct{}
+// Idle is the number of idle connections to addr the pool keeps.
+func (p *Pool) Idle(addr string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.idle[addr])
+}
 
-// h1Body is a pooled connection's response body.
-type h1Body struct {
+// Body is a pooled connection's response body.
+type Body struct {
 	pc   *h1Conn
 	ctx  context.Context
-	body io.ReadCloser
+	body io.Reader
 	stop func() bool
 	keep bool
 	// err is what every Read returns once the exchange ended (io.EOF after
@@ -436,10 +481,23 @@ type h1Body struct {
 	mu  sync.Mutex // Close may come from another goroutine than Read
 }
 
+// Buffered is the number of the body's bytes already read from the
+// connection and not yet returned by Read (and of any bytes after it).
+func (b *Body) Buffered() int { return b.pc.br.Buffered() }
+
+// Trailer is what followed a chunked body the pool's parser read, once
+// Read returned io.EOF (nil: no trailers).
+func (b *Body) Trailer() http.Header {
+	if cb, ok := b.body.(*chunkedBody); ok {
+		return cb.trailer
+	}
+	return nil
+}
+
 // errBodyClosed is the error of a Read after Close.
 var errBodyClosed = errors.New("read on a closed response body")
 
-func (b *h1Body) Read(p []byte) (int, error) {
+func (b *Body) Read(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.err != nil {
@@ -458,7 +516,7 @@ func (b *h1Body) Read(p []byte) (int, error) {
 
 // Close ends the exchange; a body not read to its end closes the
 // connection (it is not drained: it may never end).
-func (b *h1Body) Close() error {
+func (b *Body) Close() error {
 	if !b.mu.TryLock() {
 		// A Read is blocked on the connection: make it fail.
 		_ = b.pc.c.SetDeadline(aLongTimeAgo)

@@ -1,14 +1,14 @@
 //go:build unix
 
-package emulator
+package h1
 
 import (
 	"net"
 	"syscall"
 )
 
-// canProbeIdle: the pool can look at idle connections here (idleProbe).
-const canProbeIdle = true
+// CanProbeIdle: the pool can look at idle connections here (idleProbe).
+const CanProbeIdle = true
 
 // idleProbe looks at one idle connection before each reuse with one
 // non-blocking peek. It is made once per connection, so that a look

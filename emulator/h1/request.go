@@ -1,4 +1,4 @@
-package emulator
+package h1
 
 import (
 	"net/http"

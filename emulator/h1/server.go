@@ -1,4 +1,4 @@
-package emulator
+package h1
 
 import (
 	"bufio"
@@ -16,10 +16,10 @@ import (
 
 // The fast HTTP/1.1 path of HTTP and HTTPS listeners: one goroutine per client
 // connection reads a request with its own parser into reused buffers,
-// runs the same handler as net/http (Server.serve) with a response writer
+// runs the same handler as net/http (Server.Handler) with a response writer
 // of its own, and writes the answer in one write. It serves the common
 // case only: an HTTP/1.1 request without a body, Expect, Upgrade or
-// anything else net/http's server treats specially (fastRequest says
+// anything else net/http's server treats specially (parseFastRequest says
 // what). Any other request, and anything unusual on the wire before a
 // complete request header, hands the connection — with the bytes read so
 // far replayed — to the listener's net/http server, which serves the rest
@@ -27,7 +27,7 @@ import (
 //
 // What net/http does per request and the fast path does not: a background
 // read of the client connection while the handler runs (the fast path
-// starts one only when the handler takes longer than clientWatchAfter),
+// starts one only when the handler takes longer than ClientWatchAfter),
 // and a per-request bufio.Writer and response object from pools.
 
 const (
@@ -37,22 +37,33 @@ const (
 	// fastWriteBufSize is the size of a connection's write buffer; a
 	// response that fits is sent in one write.
 	fastWriteBufSize = 4 << 10
-	// clientWatchAfter is how long a handler runs before the connection is
+	// ClientWatchAfter is how long a handler runs before the connection is
 	// watched for the client leaving (which cancels the request, as
 	// net/http's background read does from the start).
-	clientWatchAfter = 50 * time.Millisecond
+	ClientWatchAfter = 50 * time.Millisecond
 	// shutdownNewConnGrace is how long a connection that has not sent a
 	// request yet is left alone by a shutdown (net/http's rule for new
 	// connections).
 	shutdownNewConnGrace = 5 * time.Second
 )
 
-// fastH1 runs the fast path of one bound plain-HTTP listener.
-type fastH1 struct {
-	s  *Server
-	bl *boundListener
-	// handoff is what the listener's net/http server accepts from.
-	handoff *wire.Queue
+// Server is the fast path of one bound listener. Its fields are set before
+// the first Start and not changed afterwards.
+type Server struct {
+	// Handler serves every request the fast path reads (the listener's
+	// net/http server's handler).
+	Handler http.Handler
+	// ConnContext returns the context a connection's requests start
+	// from, given the connection and when it was accepted (nil:
+	// context.Background()).
+	ConnContext func(c net.Conn, start time.Time) context.Context
+	// Handoff is what the listener's net/http server accepts from: the
+	// connections the fast path hands over.
+	Handoff *wire.Queue
+	// ReadHeaderTimeout and IdleTimeout are net/http's server timeouts of
+	// the same names, which the fast path applies as net/http would.
+	ReadHeaderTimeout, IdleTimeout time.Duration
+
 	// handedOver counts the connections handed to net/http.
 	handedOver atomic.Int64
 
@@ -64,31 +75,21 @@ type fastH1 struct {
 	wg       sync.WaitGroup
 }
 
-func newFastH1(s *Server, bl *boundListener) *fastH1 {
-	f := &fastH1{s: s, bl: bl, conns: map[*fastConn]struct{}{}}
-	if bl.tls != nil {
-		f.handoff = bl.tls.queue // the HTTPS server's
-	} else {
-		f.handoff = wire.NewQueue(bl.ln.Addr())
-	}
-	return f
-}
+// HandedOver is the number of connections handed to net/http so far.
+func (f *Server) HandedOver() int64 { return f.handedOver.Load() }
 
-// serve accepts connections until the socket is closed (plain-HTTP ports;
-// a TLS port's accept loop hands HTTP/1.1 connections to start).
-func (f *fastH1) serve() {
-	acceptLoop(f.bl.ln, func(c net.Conn) { f.start(c, time.Now()) })
-}
-
-// start serves a new connection, accepted at start; a connection whose
+// Start serves a new connection, accepted at start; a connection whose
 // TLS handshake is done is a *tls.Conn.
-func (f *fastH1) start(c net.Conn, start time.Time) {
+func (f *Server) Start(c net.Conn, start time.Time) {
 	fc := &fastConn{f: f, c: c, start: start}
 	f.mu.Lock()
 	if f.shutting.Load() {
 		f.mu.Unlock()
-		f.handoff.Push(c) // closed once net/http shuts down too
+		f.Handoff.Push(c) // closed once net/http shuts down too
 		return
+	}
+	if f.conns == nil {
+		f.conns = map[*fastConn]struct{}{}
 	}
 	f.conns[fc] = struct{}{}
 	f.wg.Add(1)
@@ -96,11 +97,11 @@ func (f *fastH1) start(c net.Conn, start time.Time) {
 	go fc.serve()
 }
 
-// stop stops the fast path gracefully: idle connections close now, busy
+// Stop stops the fast path gracefully: idle connections close now, busy
 // ones after their response, until ctx is done; then every one is closed.
-// The net/http server is shut down separately. A nil fastH1 has nothing to
+// The net/http server is shut down separately. A nil Server has nothing to
 // stop.
-func (f *fastH1) stop(ctx context.Context) error {
+func (f *Server) Stop(ctx context.Context) error {
 	if f == nil {
 		return nil
 	}
@@ -125,7 +126,7 @@ func (f *fastH1) stop(ctx context.Context) error {
 
 // closeIdle closes the connections waiting for a request and returns how
 // many are left.
-func (f *fastH1) closeIdle() int {
+func (f *Server) closeIdle() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	now := time.Now()
@@ -138,7 +139,7 @@ func (f *fastH1) closeIdle() int {
 }
 
 // closeAll closes every connection.
-func (f *fastH1) closeAll() {
+func (f *Server) closeAll() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for fc := range f.conns {
@@ -146,7 +147,7 @@ func (f *fastH1) closeAll() {
 	}
 }
 
-func (f *fastH1) forget(fc *fastConn) {
+func (f *Server) forget(fc *fastConn) {
 	f.mu.Lock()
 	delete(f.conns, fc)
 	f.mu.Unlock()
@@ -155,21 +156,23 @@ func (f *fastH1) forget(fc *fastConn) {
 
 // fastConn is one client connection on the fast path.
 type fastConn struct {
-	f     *fastH1
+	f     *Server
 	c     net.Conn
 	start time.Time
 	src   watchedReader
 	br    *bufio.Reader
 	bw    *bufio.Writer
-	// bodyBuf is the response body's buffer (fastResponse.w), reused.
+	// bodyBuf is the response body's buffer (ResponseWriter.w), reused.
 	bodyBuf *bufio.Writer
+	// fields holds a forwarded answer's header fields
+	// (ResponseWriter.WriteForwarded), reused.
+	fields []Field
 	// werr is the first error writing to the client.
 	werr error
 	// idle is set while the connection waits for the first bytes of a
 	// request.
 	idle     atomic.Bool
 	requests atomic.Int64
-	tc       *trackedConn
 	ctx      context.Context
 	// tlsState is the TLS connection's state (nil: plain HTTP).
 	tlsState *tls.ConnectionState
@@ -218,12 +221,10 @@ func (fc *fastConn) serve() {
 	fc.br.Reset(&fc.src)
 	fc.bw = fastWriters.Get().(*bufio.Writer)
 	fc.bw.Reset(connErrorWriter{fc})
-	fc.tc = &trackedConn{start: fc.start}
-	fc.ctx = context.WithValue(withServedCert(context.Background(), fc.c), trackedConnKey{}, fc.tc) // tlsconn.go
-	// The listener's server, as net/http's connections carry it: a
-	// reverse proxy whose copy of an answer breaks off then aborts the
-	// response (http.ErrAbortHandler) instead of ending it as if whole.
-	fc.ctx = context.WithValue(fc.ctx, http.ServerContextKey, fc.f.bl.srv)
+	fc.ctx = context.Background()
+	if fc.f.ConnContext != nil {
+		fc.ctx = fc.f.ConnContext(fc.c, fc.start)
+	}
 	for {
 		req, hdrDeadline, ok := fc.readRequest()
 		if !ok {
@@ -261,18 +262,18 @@ func (fc *fastConn) readRequest() (req *http.Request, hdrDeadline time.Time, ok 
 	n := fc.requests.Load()
 	fc.idle.Store(true)
 	if n == 0 {
-		hdrDeadline = fc.start.Add(readHeaderTimeout)
+		hdrDeadline = fc.start.Add(fc.f.ReadHeaderTimeout)
 		_ = fc.c.SetReadDeadline(hdrDeadline)
 		if _, err := fc.br.Peek(1); err != nil {
 			fc.idle.Store(false)
 			return nil, hdrDeadline, !fc.f.shutting.Load() // net/http traces it
 		}
 	} else {
-		_ = fc.c.SetReadDeadline(time.Now().Add(idleTimeout))
+		_ = fc.c.SetReadDeadline(time.Now().Add(fc.f.IdleTimeout))
 		if _, err := fc.br.Peek(4); err != nil {
 			return nil, time.Time{}, false
 		}
-		hdrDeadline = time.Now().Add(readHeaderTimeout)
+		hdrDeadline = time.Now().Add(fc.f.ReadHeaderTimeout)
 		_ = fc.c.SetReadDeadline(hdrDeadline)
 	}
 	fc.idle.Store(false)
@@ -319,12 +320,12 @@ func (fc *fastConn) handOver(hdrDeadline time.Time) {
 		rest = append(rest, fc.src.b[0])
 	}
 	fc.f.handedOver.Add(1)
-	rc := &replayConn{Conn: fc.c, rest: rest, served: fc.requests.Load(), start: fc.start, clamp: hdrDeadline}
+	rc := &ReplayConn{Conn: fc.c, rest: rest, Served: fc.requests.Load(), Start: fc.start, clamp: hdrDeadline}
 	if tc, ok := fc.c.(*tls.Conn); ok {
-		fc.f.handoff.Push(tlsReplayConn{rc, tc})
+		fc.f.Handoff.Push(tlsReplayConn{rc, tc})
 		return
 	}
-	fc.f.handoff.Push(rc)
+	fc.f.Handoff.Push(rc)
 }
 
 // serveRequest runs the handler for req and writes its answer; false: the
@@ -335,7 +336,7 @@ func (fc *fastConn) serveRequest(req *http.Request) bool {
 	req = req.WithContext(ctx)
 	w := newFastResponse(fc, req)
 	fc.startWatch(cancel)
-	fc.f.s.serve(fc.f.bl, w, req)
+	fc.f.Handler.ServeHTTP(w, req)
 	fc.stopWatch()
 	cancel()
 	w.finish()
@@ -352,10 +353,10 @@ func (fc *fastConn) startWatch(cancel context.CancelFunc) {
 	fc.cancel = cancel
 	fc.watchMu.Unlock()
 	if fc.watch == nil {
-		fc.watch = time.AfterFunc(clientWatchAfter, fc.watchClient)
+		fc.watch = time.AfterFunc(ClientWatchAfter, fc.watchClient)
 		return
 	}
-	fc.watch.Reset(clientWatchAfter)
+	fc.watch.Reset(ClientWatchAfter)
 }
 
 // watchClient reads the client connection while a handler runs, like
@@ -453,19 +454,21 @@ func (w connErrorWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// replayConn is a connection handed to net/http: it reads the bytes the
+// ReplayConn is a connection handed to net/http: it reads the bytes the
 // fast path read first. clamp, when set, is the header deadline already
 // running: net/http's read deadlines do not extend it until it has read a
 // request header (its first call clearing the deadline).
-type replayConn struct {
+type ReplayConn struct {
 	net.Conn
-	rest   []byte
-	served int64
-	start  time.Time
-	clamp  time.Time
+	rest []byte
+	// Served is the number of requests the fast path served on it.
+	Served int64
+	// Start is when the connection was accepted.
+	Start time.Time
+	clamp time.Time
 }
 
-func (c *replayConn) Read(p []byte) (int, error) {
+func (c *ReplayConn) Read(p []byte) (int, error) {
 	if len(c.rest) > 0 {
 		n := copy(p, c.rest)
 		c.rest = c.rest[n:]
@@ -475,7 +478,7 @@ func (c *replayConn) Read(p []byte) (int, error) {
 }
 
 // SetReadDeadline sets the read deadline, no later than the clamp.
-func (c *replayConn) SetReadDeadline(t time.Time) error {
+func (c *ReplayConn) SetReadDeadline(t time.Time) error {
 	if !c.clamp.IsZero() {
 		if t.IsZero() {
 			c.clamp = time.Time{}
@@ -486,21 +489,22 @@ func (c *replayConn) SetReadDeadline(t time.Time) error {
 	return c.Conn.SetReadDeadline(t)
 }
 
-// replayed returns the replayConn c is (nil: c was not handed over).
-func replayed(c net.Conn) *replayConn {
+// Replayed returns the ReplayConn c is (nil: c was not handed over by the
+// fast path).
+func Replayed(c net.Conn) *ReplayConn {
 	switch rc := c.(type) {
-	case *replayConn:
+	case *ReplayConn:
 		return rc
 	case tlsReplayConn:
-		return rc.replayConn
+		return rc.ReplayConn
 	}
 	return nil
 }
 
-// tlsReplayConn is a replayConn over TLS: net/http takes a connection with
+// tlsReplayConn is a ReplayConn over TLS: net/http takes a connection with
 // a ConnectionState for an HTTPS one.
 type tlsReplayConn struct {
-	*replayConn
+	*ReplayConn
 	tc *tls.Conn
 }
 
@@ -508,7 +512,7 @@ type tlsReplayConn struct {
 func (c tlsReplayConn) ConnectionState() tls.ConnectionState { return c.tc.ConnectionState() }
 
 // CloseWrite half-closes the connection.
-func (c *replayConn) CloseWrite() error {
+func (c *ReplayConn) CloseWrite() error {
 	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
 		return cw.CloseWrite()
 	}

@@ -1,14 +1,14 @@
 //go:build !unix
 
-package emulator
+package h1
 
 import "net"
 
-// canProbeIdle is false here: a socket cannot be peeked at without
+// CanProbeIdle is false here: a socket cannot be peeked at without
 // blocking, so stray bytes from a backend could be read as the next
 // request's answer. The pool is not used; net/http's transport (which reads
 // idle connections with a goroutine of its own) sends every request.
-const canProbeIdle = false
+const CanProbeIdle = false
 
 type idleProbe struct{}
 

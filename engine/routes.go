@@ -115,7 +115,7 @@ func (t *translator) processRoutes() {
 	t.collectRoutes()
 	for _, r := range t.routes {
 		r.meshOnly = meshOnly(r.parentRefs)
-		t.compileRoute(r)
+		t.compileOrReuse(r) // incremental.go
 		for i, ref := range r.parentRefs {
 			if p := t.attachRoute(r, i, ref); p != nil {
 				r.parents = append(r.parents, p)

@@ -22,8 +22,11 @@ import (
 // files) and the options match. Any other change compiles every route.
 // Everything after compiling (attachment, conflicts between routes,
 // listener precedence, policies editing compiled rules, status, the table,
-// findings) runs in full every time, on copies of the reused rules, so the
-// result equals a full translation (TestIncrementalEqualsFull).
+// findings) runs in full every time, so the result equals a full
+// translation (TestIncrementalEqualsFull). Reused rules are shared with the
+// previous table, never edited: the steps that edit compiled rules
+// (BackendTLSPolicies, XBackendTrafficPolicies) copy a route's first
+// (ownRules). So the data plane can tell an unchanged rule by its pointer.
 
 // routeCache is what one translation keeps for the next: the compile output
 // of every cacheable route, and the inputs it depended on.
@@ -39,8 +42,8 @@ type routeCache struct {
 }
 
 // compiledRoute is one route's compile output as compileRoute left it,
-// before any later step edited it. Nothing writes to it after it is stored:
-// a translation that reuses it works on a copy (clone).
+// before any later step edited it. Nothing writes to it after it is stored
+// (see ownRules).
 type compiledRoute struct {
 	// obj is the input object compiled and src its source.
 	obj metav1.Object
@@ -104,7 +107,9 @@ func nonRouteObjects(s *Snapshot) []metav1.Object {
 }
 
 // compileOrReuse is compileRoute, reusing the previous translation's output
-// for r when its inputs are the same.
+// for r when its inputs are the same. Either way r's compiled rules are then
+// shared (with the cache, and with the previous table when reused): a step
+// that edits them calls ownRules first.
 func (t *translator) compileOrReuse(r *routeState) {
 	if t.inc.next == nil {
 		t.compileRoute(r)
@@ -125,9 +130,20 @@ func (t *translator) compileOrReuse(r *routeState) {
 	if in == nil || !cacheable(r) {
 		return
 	}
-	c := &compiledRoute{obj: in, src: r.src, notes: slices.Clone(t.notes[notes:])}
+	c := &compiledRoute{obj: in, src: r.src, notes: slices.Clip(t.notes[notes:len(t.notes):len(t.notes)])}
 	c.save(r)
 	t.inc.next.routes[r.key] = c
+}
+
+// ownRules makes r's compiled rules its own to edit: a copy when they are
+// shared (compileOrReuse).
+func (t *translator) ownRules(r *routeState) {
+	if !r.shared {
+		return
+	}
+	var cl ruleCloner
+	r.rules, r.sni, r.stream = cl.rules(r.rules), cl.sniRoutes(r.sni), cl.streamRoutes(r.stream)
+	r.shared = false
 }
 
 // cacheable reports whether compiling r changed nothing but r and the notes:
@@ -149,21 +165,24 @@ func sameSource(a, b Source) bool {
 		reflect.ValueOf(a.Fields).UnsafePointer() == reflect.ValueOf(b.Fields).UnsafePointer()
 }
 
-// save stores a copy of r's compile output in c.
+// save keeps r's compile output in c; r shares it from now on. The slices
+// are clipped, so that a later append to r's (listenerfilters.go) copies.
 func (c *compiledRoute) save(r *routeState) {
-	var cl ruleCloner
-	c.refFailures, c.ruleCount, c.dropped = slices.Clone(r.refFailures), r.ruleCount, slices.Clone(r.dropped)
-	c.entries, c.pathLens = slices.Clone(r.entries), slices.Clone(r.pathLens)
-	c.rules, c.sni, c.stream = cl.rules(r.rules), cl.sniRoutes(r.sni), cl.streamRoutes(r.stream)
+	r.refFailures, r.dropped = slices.Clip(r.refFailures), slices.Clip(r.dropped)
+	r.entries, r.pathLens = slices.Clip(r.entries), slices.Clip(r.pathLens)
+	c.refFailures, c.ruleCount, c.dropped = r.refFailures, r.ruleCount, r.dropped
+	c.entries, c.pathLens = r.entries, r.pathLens
+	c.rules, c.sni, c.stream = r.rules, r.sni, r.stream
+	r.shared = true
 }
 
-// restore gives r a copy of c's compile output and notes c's findings
+// restore gives r c's compile output, shared, and notes c's findings
 // again, as compiling r would.
 func (c *compiledRoute) restore(t *translator, r *routeState) {
-	var cl ruleCloner
-	r.refFailures, r.ruleCount, r.dropped = slices.Clone(c.refFailures), c.ruleCount, slices.Clone(c.dropped)
-	r.entries, r.pathLens = slices.Clone(c.entries), slices.Clone(c.pathLens)
-	r.rules, r.sni, r.stream = cl.rules(c.rules), cl.sniRoutes(c.sni), cl.streamRoutes(c.stream)
+	r.refFailures, r.ruleCount, r.dropped = c.refFailures, c.ruleCount, c.dropped
+	r.entries, r.pathLens = c.entries, c.pathLens
+	r.rules, r.sni, r.stream = c.rules, c.sni, c.stream
+	r.shared = true
 	t.notes = append(t.notes, c.notes...)
 }
 

@@ -52,6 +52,9 @@ type routeState struct {
 	stream   []*StreamRoute
 
 	parents []*parentResult
+	// shared is set when rules, sni and stream are shared with the
+	// incremental cache: ownRules copies them before an edit.
+	shared bool
 }
 
 // routeFailure is a condition reason with its message.

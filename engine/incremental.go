@@ -49,14 +49,7 @@ type compiledRoute struct {
 	obj metav1.Object
 	src Source
 
-	refFailures []routeFailure
-	ruleCount   int
-	dropped     []droppedRule
-	entries     []entryIndex
-	rules       []*RouteRule
-	pathLens    []int
-	sni         []*SNIRoute
-	stream      []*StreamRoute
+	out compiled
 	// notes are the findings compiling the route noted.
 	notes []Finding
 }
@@ -170,18 +163,14 @@ func sameSource(a, b Source) bool {
 func (c *compiledRoute) save(r *routeState) {
 	r.refFailures, r.dropped = slices.Clip(r.refFailures), slices.Clip(r.dropped)
 	r.entries, r.pathLens = slices.Clip(r.entries), slices.Clip(r.pathLens)
-	c.refFailures, c.ruleCount, c.dropped = r.refFailures, r.ruleCount, r.dropped
-	c.entries, c.pathLens = r.entries, r.pathLens
-	c.rules, c.sni, c.stream = r.rules, r.sni, r.stream
+	c.out = r.compiled
 	r.shared = true
 }
 
 // restore gives r c's compile output, shared, and notes c's findings
 // again, as compiling r would.
 func (c *compiledRoute) restore(t *translator, r *routeState) {
-	r.refFailures, r.ruleCount, r.dropped = c.refFailures, c.ruleCount, c.dropped
-	r.entries, r.pathLens = c.entries, c.pathLens
-	r.rules, r.sni, r.stream = c.rules, c.sni, c.stream
+	r.compiled = c.out
 	r.shared = true
 	t.notes = append(t.notes, c.notes...)
 }

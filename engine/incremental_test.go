@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -19,7 +18,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/gwdev/gwdev/engine"
-	"github.com/gwdev/gwdev/internal/testkit"
 )
 
 // TestIncrementalEqualsFull: over every golden input, random edit
@@ -53,18 +51,6 @@ func TestIncrementalEqualsFull(t *testing.T) {
 		t.Error("no step reused a compiled route")
 	}
 	t.Logf("%d routes reused", reused)
-}
-
-// loadGolden loads a golden input as translateFile does.
-func loadGolden(t testing.TB, path string) *engine.Snapshot {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lr := testkit.Loader(t).LoadBytes(filepath.Base(path), data)
-	dropColumns(lr.Snapshot)
-	return lr.Snapshot
 }
 
 // checkIncremental runs steps random edits on snap and compares the two

@@ -29,6 +29,18 @@ type routeState struct {
 	// meshOnly is true when every parentRef names a Service (see meshOnly).
 	meshOnly bool
 
+	// compiled is what compileRoute makes of the route's rules.
+	compiled
+
+	parents []*parentResult
+	// shared is set when rules, sni and stream are shared with the
+	// incremental cache: ownRules copies them before an edit.
+	shared bool
+}
+
+// compiled is a route's compile output (compileRoute), which an
+// incremental translation reuses (incremental.go).
+type compiled struct {
 	// refFailures are ResolvedRefs problems, in rule order; the first one
 	// becomes the condition.
 	refFailures []routeFailure
@@ -50,11 +62,6 @@ type routeState struct {
 	pathLens []int
 	sni      []*SNIRoute
 	stream   []*StreamRoute
-
-	parents []*parentResult
-	// shared is set when rules, sni and stream are shared with the
-	// incremental cache: ownRules copies them before an edit.
-	shared bool
 }
 
 // routeFailure is a condition reason with its message.

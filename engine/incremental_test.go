@@ -291,3 +291,19 @@ func readConcurrently(tab *engine.Table) (stop func()) {
 	}()
 	return func() { <-exited }
 }
+
+// FuzzIncremental is TestIncrementalEqualsFull with the golden input and
+// the edit sequence's seed chosen by the fuzzer.
+func FuzzIncremental(f *testing.F) {
+	ins, err := filepath.Glob("testdata/*.in.yaml")
+	if err != nil || len(ins) == 0 {
+		f.Fatalf("no golden inputs: %v", err)
+	}
+	for i := range 8 {
+		f.Add(uint(i*41), uint64(i))
+	}
+	f.Fuzz(func(t *testing.T, input uint, seed uint64) {
+		in := ins[input%uint(len(ins))]
+		checkIncremental(t, loadGolden(t, in), rand.New(rand.NewPCG(seed, 28)), 4)
+	})
+}

@@ -7,12 +7,15 @@
 # reloads' own timings from gwdev's log (load, translate, apply) are
 # printed as medians.
 #
-# The translate column is the engine's full translation of the whole
-# snapshot, which every reload still does (the engine has no incremental
-# path yet), until the whole result; apply is the data plane's Apply, which
-# compiles the whole table and swaps it in atomically (listeners kept).
-# Since engine.TranslateTableFirst the two overlap: Apply starts when the
-# table is built and the rest of the result is finished meanwhile.
+# The translate column is the engine's translation until the whole result:
+# incremental since engine/incremental.go (the routes that did not change
+# keep their compiled rules when only routes changed; gwdev's log says
+# "N of M routes reused"), the rest of the result in full. apply is the
+# data plane's Apply, which compiles the table, reusing the last router's
+# rules and virtual hosts that did not change (emulator/reuse.go), and
+# swaps it in atomically (listeners kept). Since engine.TranslateTableFirst
+# the two overlap: Apply starts when the table is built and the rest of
+# the result is finished meanwhile.
 #
 # bench/reload.sh REF also builds gwdev at the git revision REF (main, a
 # commit) and runs the two builds interleaved, one after the other in each

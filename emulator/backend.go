@@ -29,6 +29,10 @@ type upstreamPool struct {
 	// budgets are the retry budgets by settings (retrybudget.go).
 	budgets map[string]*retryBudget
 	regex   map[string]*regexp.Regexp
+	// rules and vhosts are the last router's compiled rules and virtual
+	// hosts, which the next reuses for the same table rules (router.go).
+	rules  map[*table.RouteRule]*ruleRoutes
+	vhosts map[string]*vhostRoutes
 	// echoLog returns the log buffer of an echo service (nil: no logging).
 	echoLog func(service string) *echosrv.Log
 }

@@ -144,6 +144,9 @@ type compiler struct {
 	budgets  map[string]*retryBudget
 	// rateLimiters are the rate limits' counters by name.
 	rateLimiters map[string]*rateLimiter
+	// vhosts are the virtual hosts compiled, by name (kept in the pool for
+	// the next compile; reuse.go).
+	vhosts map[string]*vhostRoutes
 }
 
 // compile builds the router for t. With a nil pool (Explain) upstreams carry
@@ -152,11 +155,16 @@ func compile(t *table.Table, pool *upstreamPool) *router {
 	if pool == nil {
 		pool = newUpstreamPool(nil)
 	}
-	c := &compiler{pool: pool, next: map[string]*upstream{}, rateLimiters: map[string]*rateLimiter{},
+	// The maps are sized for a table like the last (reuse.go).
+	c := &compiler{pool: pool, next: make(map[string]*upstream, len(pool.upstreams)), rateLimiters: map[string]*rateLimiter{},
 		regex: &regexCache{old: pool.regex, cur: map[string]*regexp.Regexp{}},
-		rules: map[*table.RouteRule]*ruleRoutes{}, backends: map[*table.Backend]*backendRoutes{}}
+		rules: make(map[*table.RouteRule]*ruleRoutes, len(pool.rules)), backends: make(map[*table.Backend]*backendRoutes, len(pool.rules)),
+		vhosts: make(map[string]*vhostRoutes, len(pool.vhosts))}
 	rt := &router{table: t, ports: map[portKey]*portRoutes{}}
-	defer func() { pool.upstreams, pool.regex, pool.budgets = c.next, c.regex.cur, c.budgets }()
+	defer func() {
+		pool.upstreams, pool.regex, pool.budgets = c.next, c.regex.cur, c.budgets
+		pool.rules, pool.vhosts = c.rules, c.vhosts
+	}()
 	if t == nil {
 		return rt
 	}
@@ -231,6 +239,9 @@ func (c *compiler) listener(l *table.ListenerTable) *listenerRoutes {
 }
 
 func (c *compiler) vhost(vh *table.VirtualHost) *vhostRoutes {
+	if v := c.reuseVHost(vh); v != nil { // reuse.go
+		return v
+	}
 	v := &vhostRoutes{vh: vh, exact: map[string][]int32{}, prefix: map[string][]int32{}, regexIdx: map[string][]int32{}}
 	for _, r := range vh.Rules {
 		if r == nil {
@@ -255,6 +266,7 @@ func (c *compiler) vhost(vh *table.VirtualHost) *vhostRoutes {
 			}
 		}
 	}
+	c.vhosts[vh.Name] = v
 	return v
 }
 
@@ -272,6 +284,9 @@ func regexKey(re *regexp.Regexp) (string, bool) {
 // rule compiles a RouteRule once, even when several virtual hosts share it.
 func (c *compiler) rule(r *table.RouteRule) *ruleRoutes {
 	if rr, ok := c.rules[r]; ok {
+		return rr
+	}
+	if rr := c.reuseRule(r); rr != nil { // reuse.go
 		return rr
 	}
 	rr := &ruleRoutes{r: r, route: r.Route.String(), at: ruleAt(r.Route, r.Index)}

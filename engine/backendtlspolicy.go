@@ -88,6 +88,7 @@ func (t *translator) processBackendTLSPolicies() {
 		return // no backend to change
 	}
 	for _, r := range t.routes {
+		t.ownRules(r) // incremental.go
 		for _, b := range r.backends() {
 			t.applyPolicy(b, winners)
 		}

@@ -26,6 +26,12 @@ var goldenNow = metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 // in the watch package's tests).
 func translateFile(t testing.TB, path string) *engine.Result {
 	t.Helper()
+	return engine.Translate(loadGolden(t, path), engine.Options{Now: goldenNow})
+}
+
+// loadGolden loads a golden input, its columns dropped (see translateFile).
+func loadGolden(t testing.TB, path string) *engine.Snapshot {
+	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +41,7 @@ func translateFile(t testing.TB, path string) *engine.Result {
 		t.Errorf("load problem: %s", p)
 	}
 	dropColumns(lr.Snapshot)
-	return engine.Translate(lr.Snapshot, engine.Options{Now: goldenNow})
+	return lr.Snapshot
 }
 
 // dropColumns clears the columns of the snapshot's sources: the goldens

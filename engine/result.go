@@ -186,9 +186,20 @@ type Result struct {
 	// applies and how, or why not; by target, applied first (nil: no
 	// policy targets anything).
 	Policies []PolicyEffect
+	// Reuse counts the routes whose compiled rules were reused from the
+	// previous translation and those compiled (both 0: not incremental).
+	Reuse RouteReuse
 	// addresses is the loopback address of every managed Gateway that has
 	// or keeps one, keyed by "namespace/name": what TranslateNext keeps.
 	addresses map[string]string
+	// routeCache is the routes' compiled rules for the next
+	// TranslateTableFirst (nil: Translate keeps none; incremental.go).
+	routeCache *routeCache
+}
+
+// RouteReuse counts the routes of an incremental translation.
+type RouteReuse struct {
+	Reused, Compiled int
 }
 
 // HasErrors reports whether any finding is an error.

@@ -29,6 +29,18 @@ type routeState struct {
 	// meshOnly is true when every parentRef names a Service (see meshOnly).
 	meshOnly bool
 
+	// compiled is what compileRoute makes of the route's rules.
+	compiled
+
+	parents []*parentResult
+	// shared is set when rules, sni and stream are shared with the
+	// incremental cache: ownRules copies them before an edit.
+	shared bool
+}
+
+// compiled is a route's compile output (compileRoute), which an
+// incremental translation reuses (incremental.go).
+type compiled struct {
 	// refFailures are ResolvedRefs problems, in rule order; the first one
 	// becomes the condition.
 	refFailures []routeFailure
@@ -50,8 +62,6 @@ type routeState struct {
 	pathLens []int
 	sni      []*SNIRoute
 	stream   []*StreamRoute
-
-	parents []*parentResult
 }
 
 // routeFailure is a condition reason with its message.
@@ -115,7 +125,7 @@ func (t *translator) processRoutes() {
 	t.collectRoutes()
 	for _, r := range t.routes {
 		r.meshOnly = meshOnly(r.parentRefs)
-		t.compileRoute(r)
+		t.compileOrReuse(r) // incremental.go
 		for i, ref := range r.parentRefs {
 			if p := t.attachRoute(r, i, ref); p != nil {
 				r.parents = append(r.parents, p)

@@ -23,7 +23,7 @@ const Group = gwv1.GroupName
 // into and shares the rest (metadata, spec, objects without status), which
 // neither side may modify.
 func Translate(snap *Snapshot, opts Options) *Result {
-	res, finish := translateTableFirst(snap, opts)
+	res, finish := translateTableFirst(snap, opts, nil)
 	finish()
 	return res
 }
@@ -34,18 +34,32 @@ func Translate(snap *Snapshot, opts Options) *Result {
 // finish, which fills in the rest (Routes, Findings, Policies) exactly as
 // Translate does. Until finish returns, only res.Table may be read. Neither
 // step writes to the table, so it can be applied while finish runs.
+//
+// It is incremental (incremental.go): the Result keeps every route's
+// compiled rules, and the next call given it as prev reuses those of the
+// routes that did not change when nothing but routes changed; the result
+// is the same as TranslateNext's.
 func TranslateTableFirst(prev *Result, snap *Snapshot, opts Options) (res *Result, finish func()) {
+	cache := &routeCache{} // keep one; reuse none
 	if prev != nil {
 		opts.previous = prev.addresses
+		if prev.routeCache != nil {
+			cache = prev.routeCache
+		}
 	}
-	return translateTableFirst(snap, opts)
+	return translateTableFirst(snap, opts, cache)
 }
 
-func translateTableFirst(snap *Snapshot, opts Options) (*Result, func()) {
+// translateTableFirst is TranslateTableFirst; with a cache (which may be
+// empty) it reuses its compiled routes and keeps its own in the Result.
+func translateTableFirst(snap *Snapshot, opts Options, cache *routeCache) (*Result, func()) {
 	if snap == nil {
 		snap = &Snapshot{}
 	}
 	t := newTranslator(snap, opts)
+	if cache != nil {
+		t.startIncremental(cache)
+	}
 	t.processGatewayClasses()
 	t.processGateways()
 	t.processListenerSets()
@@ -59,7 +73,8 @@ func translateTableFirst(snap *Snapshot, opts Options) (*Result, func()) {
 	t.processIngresses() // ingress.go
 	t.writeStatus()
 	tab := t.buildTable() // assigns the mesh addresses too
-	res := &Result{Objects: t.out, Table: tab, addresses: t.addresses}
+	res := &Result{Objects: t.out, Table: tab, addresses: t.addresses, routeCache: t.inc.next,
+		Reuse: RouteReuse{Reused: t.inc.reused, Compiled: t.inc.compiled}}
 	return res, func() {
 		if !opts.NoServing {
 			res.Routes = t.routeServing(res.Table)
@@ -124,6 +139,8 @@ type translator struct {
 	// tracing is the Gateways' tracing from XTelemetryPolicies
 	// (xtelemetrypolicy.go).
 	tracing map[ObjectKey]*table.Tracing
+	// inc is the incremental translation's state (incremental.go).
+	inc incremental
 }
 
 // conditionOwner is an object and its conditions, for collectFindings.

@@ -154,6 +154,7 @@ func (t *translator) applyTrafficPolicies(winners map[ObjectKey]*trafficPolicySt
 	uses := &routeTrafficEffects{}
 	defer uses.record(t)
 	for _, r := range t.routes {
+		t.ownRules(r) // incremental.go
 		for _, rr := range r.rules {
 			own := rr.SessionPersistence != nil
 			var from *trafficPolicyState

@@ -20,9 +20,12 @@ import (
 // file, on a folder of n HTTPRoutes from bench/genroutes: the watcher's
 // update (walk, loading the changed file, merging), the translation (from
 // the previous result, as the reloader does) and the data plane's Apply.
-// Each piece is reported as a metric (ms/op of its own); the benchmark's
-// own time includes the watcher's debounce too.
-func benchmarkReload(b *testing.B, n int) {
+// Each piece is reported as a metric (ms/op of its own: table-ms is the
+// translation until the table, translate-ms until the whole result); the
+// benchmark's own time includes the watcher's debounce too. With full, the
+// translation is TranslateNext, which reuses nothing (as before
+// engine/incremental.go), and so neither does Apply.
+func benchmarkReload(b *testing.B, n int, full bool) {
 	dir := filepath.Join(b.TempDir(), "routes")
 	cmd := exec.Command("go", "run", "../../bench/genroutes", "-n", strconv.Itoa(n), "-port", strconv.Itoa(freeport.TCP(b, "127.0.0.1")), "-o", dir)
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -41,11 +44,12 @@ func benchmarkReload(b *testing.B, n int) {
 	srv := emulator.New(emulator.Config{})
 	defer srv.Close(context.Background())
 	opts := engine.Options{}
-	prev := engine.Translate(w.Current().Result.Snapshot, opts)
+	prev, finish := engine.TranslateTableFirst(nil, w.Current().Result.Snapshot, opts)
+	finish()
 	if err := srv.Apply(prev.Table).Err(); err != nil {
 		b.Fatal(err)
 	}
-	var load, translate, apply time.Duration
+	var load, tableAt, translate, apply time.Duration
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		name := fmt.Sprintf("probe-%d", i)
@@ -60,7 +64,19 @@ func benchmarkReload(b *testing.B, n int) {
 		u := <-w.Updates()
 		load += u.Took
 		start := time.Now()
-		res := engine.TranslateNext(prev, u.Result.Snapshot, opts)
+		var res *engine.Result
+		if full {
+			res = engine.TranslateNext(prev, u.Result.Snapshot, opts)
+			tableAt += time.Since(start)
+		} else {
+			var finish func()
+			res, finish = engine.TranslateTableFirst(prev, u.Result.Snapshot, opts)
+			tableAt += time.Since(start)
+			finish()
+			if res.Reuse.Reused < n {
+				b.Fatalf("reload %d reused %d routes of %d", i, res.Reuse.Reused, n)
+			}
+		}
 		translate += time.Since(start)
 		start = time.Now()
 		srv.Apply(res.Table)
@@ -69,14 +85,19 @@ func benchmarkReload(b *testing.B, n int) {
 	}
 	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
 	b.ReportMetric(per(load), "load-ms/op")
+	b.ReportMetric(per(tableAt), "table-ms/op")
 	b.ReportMetric(per(translate), "translate-ms/op")
 	b.ReportMetric(per(apply), "apply-ms/op")
 }
 
 // BenchmarkReload1000HTTPRoutes is one saved file's reload with 1,000
 // HTTPRoutes (bench/reload.sh measures it end to end).
-func BenchmarkReload1000HTTPRoutes(b *testing.B) { benchmarkReload(b, 1000) }
+func BenchmarkReload1000HTTPRoutes(b *testing.B) { benchmarkReload(b, 1000, false) }
 
 // BenchmarkReload10000HTTPRoutes is one saved file's reload with 10,000
 // HTTPRoutes.
-func BenchmarkReload10000HTTPRoutes(b *testing.B) { benchmarkReload(b, 10000) }
+func BenchmarkReload10000HTTPRoutes(b *testing.B) { benchmarkReload(b, 10000, false) }
+
+// BenchmarkReload10000HTTPRoutesFull is BenchmarkReload10000HTTPRoutes
+// translating and compiling everything, for comparison in the same run.
+func BenchmarkReload10000HTTPRoutesFull(b *testing.B) { benchmarkReload(b, 10000, true) }

@@ -285,6 +285,11 @@ func (r *reloader) apply(u *watch.Update, first bool) {
 	if empty != "" {
 		counts += ", warning: nothing to serve"
 	}
+	if ru := res.Reuse; !first && ru.Reused > 0 {
+		// Incremental translation (engine/incremental.go): the routes
+		// whose compiled rules came from the last reload.
+		counts += fmt.Sprintf(", %d of %d routes reused", ru.Reused, ru.Reused+ru.Compiled)
+	}
 	fmt.Fprintf(r.out, "gwdev: %s: %s, %s; load %s, translate %s, apply %s\n", what,
 		plural(res.Objects.Len(), "object"), counts, roundDur(u.Took), roundDur(translated), roundDur(applied))
 	if empty != "" {

@@ -34,6 +34,9 @@ const (
 
 // exchange is one request's state from routing to the trace.
 type exchange struct {
+	// rec is the response writer serve answers through (unused by
+	// Explain).
+	rec   responseRecorder
 	start time.Time
 	req   *http.Request
 	view  reqView
@@ -405,7 +408,8 @@ func (s *Server) serve(bl *boundListener, w http.ResponseWriter, r *http.Request
 		ex.body = &countingReader{r: r.Body}
 		r.Body = ex.body
 	}
-	rec := &responseRecorder{ResponseWriter: w, ex: ex, stall: s.stall}
+	rec := &ex.rec // one allocation with the exchange
+	*rec = responseRecorder{ResponseWriter: w, ex: ex, stall: s.stall}
 	defer func() {
 		p := recover()
 		if ex.release != nil {

@@ -7,6 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httputil"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -477,5 +480,34 @@ func TestForwardLaneClientLeavesAbortsUpstream(t *testing.T) {
 				t.Fatalf("the lane served %d requests, want 1", h.s.laneServed.Load())
 			}
 		})
+	}
+}
+
+// setXForwarded sets what httputil's SetXForwarded sets: prior
+// X-Forwarded-For values joined, a remote address without a port, TLS.
+func TestSetXForwardedMatchesHTTPUtil(t *testing.T) {
+	for _, tc := range []struct {
+		remote string
+		prior  []string
+		tls    bool
+	}{
+		{"10.0.0.9:1234", nil, false},
+		{"10.0.0.9:1234", []string{"10.0.0.1", "10.0.0.2, 10.0.0.3"}, true},
+		{"[::1]:80", []string{""}, false},
+		{"no port", []string{"10.0.0.1"}, false},
+	} {
+		in := &http.Request{RemoteAddr: tc.remote, Host: "api.example.com", Header: http.Header{}}
+		if tc.tls {
+			in.TLS = &tls.ConnectionState{}
+		}
+		want, got := http.Header{"X-Forwarded-Host": {"old"}}, http.Header{"X-Forwarded-Host": {"old"}}
+		if tc.prior != nil {
+			want["X-Forwarded-For"], got["X-Forwarded-For"] = slices.Clone(tc.prior), slices.Clone(tc.prior)
+		}
+		(&httputil.ProxyRequest{In: in, Out: &http.Request{Header: want}}).SetXForwarded()
+		setXForwarded(&httputil.ProxyRequest{In: in, Out: &http.Request{Header: got}})
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%+v: got %v, want %v", tc, got, want)
+		}
 	}
 }

@@ -36,7 +36,9 @@ const (
 type exchange struct {
 	// rec is the response writer serve answers through (unused by
 	// Explain).
-	rec   responseRecorder
+	rec responseRecorder
+	// ctx is the request's context with the exchange (forward).
+	ctx   exchangeContext
 	start time.Time
 	req   *http.Request
 	view  reqView
@@ -103,6 +105,21 @@ type exchange struct {
 }
 
 type exchangeKey struct{}
+
+// exchangeContext is a request's context with its exchange as the value
+// of exchangeKey{} (context.WithValue's, inside the exchange).
+type exchangeContext struct {
+	context.Context
+	ex *exchange
+}
+
+// Value is the exchange for exchangeKey{}, else the request context's.
+func (c *exchangeContext) Value(key any) any {
+	if _, ok := key.(exchangeKey); ok {
+		return c.ex
+	}
+	return c.Context.Value(key)
+}
 
 // exchangeFrom returns the exchange a proxied request belongs to.
 func exchangeFrom(ctx context.Context) *exchange {

@@ -61,7 +61,8 @@ func (s *Server) newProxy() *httputil.ReverseProxy {
 // forward proxies a matched request to its backend under the rule's request
 // timeout. Upgrades (WebSocket) are not timed: they are long-lived.
 func (s *Server) forward(ex *exchange, w http.ResponseWriter, r *http.Request) {
-	ctx := context.WithValue(r.Context(), exchangeKey{}, ex)
+	ex.ctx = exchangeContext{r.Context(), ex}
+	ctx := context.Context(&ex.ctx) // no allocation: the exchange's
 	if s.forwardLane(ctx, ex, w, r) {
 		return // lane.go
 	}

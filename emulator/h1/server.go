@@ -185,6 +185,9 @@ type fastConn struct {
 	cancel context.CancelFunc
 	// watching is closed by the watch once it stopped reading.
 	watching chan struct{}
+	// parsed is the request readRequest parsed last, until serveRequest
+	// copies it with its context.
+	parsed http.Request
 	// upstream is the pool connection of the running request's exchange
 	// (Pool.ExchangeFor; nil: none): the request's end aborts it.
 	upstream *h1Conn
@@ -295,7 +298,7 @@ func (fc *fastConn) readRequest() (req *http.Request, hdrDeadline time.Time, ok 
 			return nil, hdrDeadline, true // net/http answers at once
 		}
 		if end > 0 {
-			r := parseFastRequest(head[:end])
+			r := parseFastRequest(head[:end], &fc.parsed)
 			if r == nil {
 				return nil, hdrDeadline, true
 			}
@@ -340,7 +343,8 @@ func (fc *fastConn) handOver(hdrDeadline time.Time) {
 func (fc *fastConn) serveRequest(req *http.Request) bool {
 	fc.requests.Add(1)
 	ctx, cancel := context.WithCancel(fc.ctx)
-	req = req.WithContext(ctx)
+	req = req.WithContext(ctx) // the request's one allocation: req is fc.parsed
+	fc.parsed = http.Request{}
 	w := newFastResponse(fc, req)
 	fc.startWatch(cancel)
 	fc.f.Handler.ServeHTTP(w, req)

@@ -34,6 +34,11 @@ const (
 
 // exchange is one request's state from routing to the trace.
 type exchange struct {
+	// rec is the response writer serve answers through (unused by
+	// Explain).
+	rec responseRecorder
+	// ctx is the request's context with the exchange (forward).
+	ctx   exchangeContext
 	start time.Time
 	req   *http.Request
 	view  reqView
@@ -100,6 +105,21 @@ type exchange struct {
 }
 
 type exchangeKey struct{}
+
+// exchangeContext is a request's context with its exchange as the value
+// of exchangeKey{} (context.WithValue's, inside the exchange).
+type exchangeContext struct {
+	context.Context
+	ex *exchange
+}
+
+// Value is the exchange for exchangeKey{}, else the request context's.
+func (c *exchangeContext) Value(key any) any {
+	if _, ok := key.(exchangeKey); ok {
+		return c.ex
+	}
+	return c.Context.Value(key)
+}
 
 // exchangeFrom returns the exchange a proxied request belongs to.
 func exchangeFrom(ctx context.Context) *exchange {
@@ -405,7 +425,8 @@ func (s *Server) serve(bl *boundListener, w http.ResponseWriter, r *http.Request
 		ex.body = &countingReader{r: r.Body}
 		r.Body = ex.body
 	}
-	rec := &responseRecorder{ResponseWriter: w, ex: ex, stall: s.stall}
+	rec := &ex.rec // one allocation with the exchange
+	*rec = responseRecorder{ResponseWriter: w, ex: ex, stall: s.stall}
 	defer func() {
 		p := recover()
 		if ex.release != nil {

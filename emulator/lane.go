@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/textproto"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -136,6 +137,14 @@ func (h *laneHead) write(_ *http.Request, w io.Writer) error {
 	return err
 }
 
+// laneOut is what outboundHead makes for one request, in one allocation:
+// the head the lane writes and the outbound request rewriteFor edits.
+type laneOut struct {
+	head laneHead
+	req  http.Request
+	url  url.URL
+}
+
 // outboundHead builds the upstream request head: the client's header
 // without hop-by-hop fields and forwarding fields, then rewriteFor's edits
 // (X-Forwarded-*, auth headers, the span, header filters, URL rewrites), as
@@ -153,13 +162,15 @@ func (s *Server) outboundHead(ex *exchange, r *http.Request) (*laneHead, *http.R
 	for _, k := range [...]string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"} {
 		delete(h, k)
 	}
-	u := *r.URL
-	out := &http.Request{Method: r.Method, URL: &u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: h, Host: r.Host}
+	lo := &laneOut{url: *r.URL}
+	u, out := &lo.url, &lo.req
+	*out = http.Request{Method: r.Method, URL: u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: h, Host: r.Host}
 	s.rewriteFor(ex, &httputil.ProxyRequest{In: r, Out: out})
 	if _, ok := h["User-Agent"]; !ok {
 		h.Set("User-Agent", "")
 	}
-	head := &laneHead{method: r.Method, target: u.RequestURI(), host: out.Host, header: h}
+	head := &lo.head
+	*head = laneHead{method: r.Method, target: u.RequestURI(), host: out.Host, header: h}
 	if !httpguts.ValidHostHeader(head.host) {
 		head.host = "" // what net/http's request writer sends then
 	}
@@ -232,7 +243,9 @@ func (s *Server) forwardLane(ctx context.Context, ex *exchange, w http.ResponseW
 	var resp *http.Response
 	var err error
 	if laneOwnsAnswer(ex) {
-		a, resp, err = pool.Exchange(ctx, out, addr, head.write, got1xx)
+		// ctx is the request's with a value: the client connection
+		// watches the exchange (laneTakes took no timeout).
+		a, resp, err = pool.ExchangeFor(w.(*responseRecorder).ResponseWriter.(*h1.ResponseWriter), ctx, out, addr, head.write, got1xx)
 	} else {
 		resp, err = pool.Send(ctx, out, addr, head.write, got1xx)
 	}

@@ -7,12 +7,17 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httputil"
+	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/gwdev/gwdev/emulator/h1"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
@@ -418,5 +423,85 @@ func TestForwardLaneConcurrentReuse(t *testing.T) {
 	wg.Wait()
 	if n := lane.laneParsed.Load() - before; n != 8*40 {
 		t.Errorf("the pool's parser read %d answers, want %d", n, 8*40)
+	}
+}
+
+// A client that leaves while the lane waits for the backend's answer, or
+// while it copies the answer's body, aborts the upstream exchange: the
+// backend's connection is closed (Pool.ExchangeFor: the client connection
+// watches it), not kept or returned to the pool.
+func TestForwardLaneClientLeavesAbortsUpstream(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		answer string // what the backend sends before it waits
+	}{
+		{"before the answer", ""},
+		{"during the body", "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\nxx"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			closed := make(chan struct{})
+			addr := rawBackend(t, func(c net.Conn, br *bufio.Reader) {
+				if !skipRequestHead(br) {
+					return
+				}
+				_, _ = c.Write([]byte(tc.answer))
+				var b [1]byte
+				if _, err := c.Read(b[:]); err == io.EOF {
+					close(closed) // the gateway closed it
+				}
+			})
+			h := serve(t, func(p int32) *table.Table {
+				return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("api.example.com", rule("api", prefix("/"), mapped("api", 1, addr)))))))
+			})
+			c, err := net.Dial("tcp", net.JoinHostPort(h.ip, strconv.Itoa(int(h.port))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Write([]byte("GET / HTTP/1.1\r\nHost: api.example.com\r\n\r\n")); err != nil {
+				t.Fatal(err)
+			}
+			// The lane waits for the answer or for the rest of the body
+			// (not flushed: its length is known) and the watch reads the
+			// client.
+			time.Sleep(2*h1.ClientWatchAfter + 100*time.Millisecond)
+			_ = c.Close()
+			select {
+			case <-closed:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the backend's connection stayed open after the client left")
+			}
+			if h.s.laneServed.Load() != 1 {
+				t.Fatalf("the lane served %d requests, want 1", h.s.laneServed.Load())
+			}
+		})
+	}
+}
+
+// setXForwarded sets what httputil's SetXForwarded sets: prior
+// X-Forwarded-For values joined, a remote address without a port, TLS.
+func TestSetXForwardedMatchesHTTPUtil(t *testing.T) {
+	for _, tc := range []struct {
+		remote string
+		prior  []string
+		tls    bool
+	}{
+		{"10.0.0.9:1234", nil, false},
+		{"10.0.0.9:1234", []string{"10.0.0.1", "10.0.0.2, 10.0.0.3"}, true},
+		{"[::1]:80", []string{""}, false},
+		{"no port", []string{"10.0.0.1"}, false},
+	} {
+		in := &http.Request{RemoteAddr: tc.remote, Host: "api.example.com", Header: http.Header{}}
+		if tc.tls {
+			in.TLS = &tls.ConnectionState{}
+		}
+		want, got := http.Header{"X-Forwarded-Host": {"old"}}, http.Header{"X-Forwarded-Host": {"old"}}
+		if tc.prior != nil {
+			want["X-Forwarded-For"], got["X-Forwarded-For"] = slices.Clone(tc.prior), slices.Clone(tc.prior)
+		}
+		(&httputil.ProxyRequest{In: in, Out: &http.Request{Header: want}}).SetXForwarded()
+		setXForwarded(&httputil.ProxyRequest{In: in, Out: &http.Request{Header: got}})
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%+v: got %v, want %v", tc, got, want)
+		}
 	}
 }

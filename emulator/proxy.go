@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httputil"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -59,7 +61,8 @@ func (s *Server) newProxy() *httputil.ReverseProxy {
 // forward proxies a matched request to its backend under the rule's request
 // timeout. Upgrades (WebSocket) are not timed: they are long-lived.
 func (s *Server) forward(ex *exchange, w http.ResponseWriter, r *http.Request) {
-	ctx := context.WithValue(r.Context(), exchangeKey{}, ex)
+	ex.ctx = exchangeContext{r.Context(), ex}
+	ctx := context.Context(&ex.ctx) // no allocation: the exchange's
 	if s.forwardLane(ctx, ex, w, r) {
 		return // lane.go
 	}
@@ -115,7 +118,7 @@ func (s *Server) rewriteFor(ex *exchange, pr *httputil.ProxyRequest) {
 	if xff, ok := pr.In.Header["X-Forwarded-For"]; ok {
 		out.Header["X-Forwarded-For"] = slices.Clone(xff)
 	}
-	pr.SetXForwarded()
+	setXForwarded(pr)
 	out.Host = pr.In.Host
 	ex.applyAuthHeaders(out.Header)
 	if ex.span != nil {
@@ -138,6 +141,29 @@ func (s *Server) rewriteFor(ex *exchange, pr *httputil.ProxyRequest) {
 	for _, m := range ex.mirrors {
 		s.mirror(ex, m, out)
 	}
+}
+
+// setXForwarded is httputil.ProxyRequest.SetXForwarded with the three
+// fields' values in one array (each field's slice capped: an Add copies).
+func setXForwarded(pr *httputil.ProxyRequest) {
+	h := pr.Out.Header
+	vals := make([]string, 3)
+	if clientIP, _, err := net.SplitHostPort(pr.In.RemoteAddr); err == nil {
+		if prior := h["X-Forwarded-For"]; len(prior) > 0 {
+			clientIP = strings.Join(prior, ", ") + ", " + clientIP
+		}
+		vals[0] = clientIP
+		h["X-Forwarded-For"] = vals[0:1:1]
+	} else {
+		delete(h, "X-Forwarded-For")
+	}
+	vals[1] = pr.In.Host
+	h["X-Forwarded-Host"] = vals[1:2:2]
+	vals[2] = "http"
+	if pr.In.TLS != nil {
+		vals[2] = "https"
+	}
+	h["X-Forwarded-Proto"] = vals[2:3:3]
 }
 
 // mirror sends a copy of out to a mirror backend and ignores the answer.

@@ -295,10 +295,13 @@ type headerCounts struct{ dropped, cut int }
 // redactHeader copies h with credential values replaced by Redacted, URLs
 // in the other values redacted (Location, Referer), and long values
 // clipped, keeping at most TraceHeaderLimit bytes.
-func redactHeader(h http.Header) (http.Header, headerCounts) {
+//
+// The values go into vals's array when it has room (redactTrace's one
+// array for both directions); the rest of vals is returned.
+func redactHeader(h http.Header, vals []string) (http.Header, headerCounts, []string) {
 	var n headerCounts
 	if len(h) == 0 {
-		return nil, n
+		return nil, n, vals
 	}
 	var stack [32]string
 	names, total := stack[:0], 0
@@ -307,7 +310,7 @@ func redactHeader(h http.Header) (http.Header, headerCounts) {
 		total += len(vs)
 	}
 	slices.Sort(names) // the same headers are left out every time
-	r := newHeaderRedaction(len(h), total)
+	r := newHeaderRedaction(len(h), total, vals)
 	for _, name := range names {
 		secret, first := sensitiveHeader(name), len(r.vals)
 		for _, v := range h[name] {
@@ -315,18 +318,27 @@ func redactHeader(h http.Header) (http.Header, headerCounts) {
 		}
 		r.name(name, first)
 	}
-	return r.out, r.n
+	return r.out, r.n, r.vals[len(r.vals):]
+}
+
+// headerValues is the number of h's values.
+func headerValues(h http.Header) int {
+	n := 0
+	for _, vs := range h {
+		n += len(vs)
+	}
+	return n
 }
 
 // redactFields is redactHeader for header fields sorted by name, each
 // name's values in order (an answer the forwarding lane passed on as
 // fields, h1.ResponseWriter.Forwarded): the same copy, without the map of
 // the fields made first.
-func redactFields(fs []h1.Field) (http.Header, headerCounts) {
+func redactFields(fs []h1.Field, vals []string) (http.Header, headerCounts) {
 	if len(fs) == 0 {
 		return nil, headerCounts{}
 	}
-	r := newHeaderRedaction(len(fs), len(fs))
+	r := newHeaderRedaction(len(fs), len(fs), vals)
 	for i := 0; i < len(fs); {
 		name := fs[i].Name
 		secret, first := sensitiveHeader(name), len(r.vals)
@@ -347,8 +359,13 @@ type headerRedaction struct {
 	n    headerCounts
 }
 
-func newHeaderRedaction(names, values int) headerRedaction {
-	return headerRedaction{out: make(http.Header, names), vals: make([]string, 0, values)}
+// newHeaderRedaction starts a copy of names names and values values, in
+// vals's array when it has room for them.
+func newHeaderRedaction(names, values int, vals []string) headerRedaction {
+	if cap(vals)-len(vals) < values {
+		vals = make([]string, 0, values)
+	}
+	return headerRedaction{out: make(http.Header, names), vals: vals[len(vals):len(vals)]}
 }
 
 // value adds one value of name (secret: a credential), redacted and
@@ -398,12 +415,20 @@ func redactTrace(t *Trace) {
 		t.ALPN = alpn
 	}
 	var req, resp headerCounts
-	t.RequestHeaders, req = redactHeader(t.RequestHeaders)
+	// One array for both directions' values (each name's slice capped).
+	values := headerValues(t.RequestHeaders)
 	if t.responseFields != nil {
-		t.ResponseHeaders, resp = redactFields(t.responseFields)
+		values += len(t.responseFields)
+	} else {
+		values += headerValues(t.ResponseHeaders)
+	}
+	vals := make([]string, 0, values)
+	t.RequestHeaders, req, vals = redactHeader(t.RequestHeaders, vals)
+	if t.responseFields != nil {
+		t.ResponseHeaders, resp = redactFields(t.responseFields, vals)
 		t.responseFields = nil
 	} else {
-		t.ResponseHeaders, resp = redactHeader(t.ResponseHeaders)
+		t.ResponseHeaders, resp, _ = redactHeader(t.ResponseHeaders, vals)
 	}
 	var notes []string
 	for _, c := range []struct {

@@ -102,7 +102,7 @@ func (p *Pool) RoundTrip(req *http.Request) (*http.Response, error) {
 // with a head it writes itself.
 func (p *Pool) Send(ctx context.Context, req *http.Request, addr string, write func(*http.Request, io.Writer) error,
 	got1xx func(int, textproto.MIMEHeader) error) (*http.Response, error) {
-	_, resp, err := p.exchange(ctx, req, addr, write, got1xx, false)
+	_, resp, err := p.exchange(ctx, nil, req, addr, write, got1xx, false)
 	return resp, err
 }
 
@@ -112,19 +112,30 @@ func (p *Pool) Send(ctx context.Context, req *http.Request, addr string, write f
 // to got1xx): one of the two is set when err is nil.
 func (p *Pool) Exchange(ctx context.Context, req *http.Request, addr string, write func(*http.Request, io.Writer) error,
 	got1xx func(int, textproto.MIMEHeader) error) (*Answer, *http.Response, error) {
-	return p.exchange(ctx, req, addr, write, got1xx, true)
+	return p.exchange(ctx, nil, req, addr, write, got1xx, true)
+}
+
+// ExchangeFor is Exchange for a request the fast server serves through w,
+// when ctx is that request's context or one derived from it with values
+// only (no deadline, no cancel of its own): the client's connection aborts
+// the exchange when the request ends (the client left, the handler
+// returned) as ctx's end would, without a context.AfterFunc per request.
+func (p *Pool) ExchangeFor(w *ResponseWriter, ctx context.Context, req *http.Request, addr string,
+	write func(*http.Request, io.Writer) error, got1xx func(int, textproto.MIMEHeader) error) (*Answer, *http.Response, error) {
+	return p.exchange(ctx, w.fc, req, addr, write, got1xx, true)
 }
 
 // exchange is Send and Exchange: own says whether the pool's parser may
-// read the answer.
-func (p *Pool) exchange(ctx context.Context, req *http.Request, addr string, write func(*http.Request, io.Writer) error,
+// read the answer; fc, when set, is the client connection whose request
+// ctx is (ExchangeFor).
+func (p *Pool) exchange(ctx context.Context, fc *fastConn, req *http.Request, addr string, write func(*http.Request, io.Writer) error,
 	got1xx func(int, textproto.MIMEHeader) error, own bool) (*Answer, *http.Response, error) {
 	for try := 0; ; try++ {
 		pc, err := p.get(ctx, addr)
 		if err != nil {
 			return nil, nil, err
 		}
-		a, resp, err := pc.roundTrip(ctx, req, write, got1xx, own)
+		a, resp, err := pc.roundTrip(ctx, fc, req, write, got1xx, own)
 		if err == nil {
 			return a, resp, nil
 		}
@@ -194,6 +205,7 @@ func (p *Pool) get(ctx context.Context, addr string) (*h1Conn, error) {
 	pc.br = bufio.NewReaderSize(&pc.r, h1BufSize)
 	pc.cl.br = pc.br
 	pc.abort = func() { _ = pc.c.SetDeadline(aLongTimeAgo) }
+	pc.unwatchFn = pc.unwatch
 	pc.bw = bufio.NewWriterSize(&pc.w, h1BufSize)
 	return pc, nil
 }
@@ -287,6 +299,18 @@ type h1Conn struct {
 	// abort makes the exchange's reads and writes fail (made once: an
 	// aborted context calls it).
 	abort func()
+	// watcher is the client connection that aborts the current exchange
+	// (ExchangeFor; nil: none), unwatchFn its stop (made once).
+	watcher   *fastConn
+	unwatchFn func() bool
+}
+
+// unwatch is the stop of an exchange its client connection watches: true
+// when the connection had not aborted it.
+func (pc *h1Conn) unwatch() bool {
+	fc := pc.watcher
+	pc.watcher = nil
+	return fc == nil || fc.unwatchUpstream(pc)
 }
 
 // h1Writer counts the bytes of the current request written to a
@@ -330,11 +354,14 @@ var aLongTimeAgo = time.Unix(1, 0)
 // the pool's parser when own is set and it takes it (an Answer), else with
 // ReadResponse; the body streams from the connection, which goes back to
 // the pool when it is read to the end. ctx aborts the exchange (the
-// connection is then closed).
-func (pc *h1Conn) roundTrip(ctx context.Context, req *http.Request, write func(*http.Request, io.Writer) error,
+// connection is then closed), through fc when set (ExchangeFor).
+func (pc *h1Conn) roundTrip(ctx context.Context, fc *fastConn, req *http.Request, write func(*http.Request, io.Writer) error,
 	got1xx func(int, textproto.MIMEHeader) error, own bool) (*Answer, *http.Response, error) {
 	stop := func() bool { return true }
-	if ctx.Done() != nil {
+	if fc != nil && fc.watchUpstream(ctx, pc) {
+		pc.watcher = fc
+		stop = pc.unwatchFn
+	} else if ctx.Done() != nil {
 		stop = context.AfterFunc(ctx, pc.abort)
 	}
 	fail := func(err error) (*Answer, *http.Response, error) {

@@ -67,8 +67,10 @@ func fastFieldLine(line string) bool {
 // the request is not one of them — malformed, or something net/http
 // treats specially (a body, Expect, Upgrade, a version other than
 // HTTP/1.1, a target not in origin form, CONNECT, a header net/http would
-// refuse or fold) — and net/http serves it.
-func parseFastRequest(block string) *http.Request {
+// refuse or fold) — and net/http serves it. The request is written into
+// into (the connection's: serveRequest copies it with its context) and
+// returned.
+func parseFastRequest(block string, into *http.Request) *http.Request {
 	nl := indexLF(block, 0)
 	line := trimCR(block[:nl])
 	if !fastRequestLine(line) {
@@ -99,11 +101,12 @@ func parseFastRequest(block string) *http.Request {
 			h["Cache-Control"] = []string{"no-cache"} // as net/http does
 		}
 	}
-	return &http.Request{
+	*into = http.Request{
 		Method: method, URL: u, Proto: proto, ProtoMajor: 1, ProtoMinor: 1,
 		Header: h, Body: http.NoBody, Host: hosts[0], RequestURI: target,
 		Close: httpguts.HeaderValuesContainsToken(h["Connection"], "close"),
 	}
+	return into
 }
 
 // parseFastHeader parses the header fields from block[i:] up to the empty

@@ -185,6 +185,15 @@ type fastConn struct {
 	cancel context.CancelFunc
 	// watching is closed by the watch once it stopped reading.
 	watching chan struct{}
+	// parsed is the request readRequest parsed last, until serveRequest
+	// copies it with its context.
+	parsed http.Request
+	// upstream is the pool connection of the running request's exchange
+	// (Pool.ExchangeFor; nil: none): the request's end aborts it.
+	upstream *h1Conn
+	// watchable is set when the connection's context never ends (only the
+	// requests' do), so that ExchangeFor may watch the client instead.
+	watchable bool
 	// wroteDeadline is set when the handler set a write deadline.
 	wroteDeadline bool
 }
@@ -225,6 +234,7 @@ func (fc *fastConn) serve() {
 	if fc.f.ConnContext != nil {
 		fc.ctx = fc.f.ConnContext(fc.c, fc.start)
 	}
+	fc.watchable = fc.ctx.Done() == nil
 	for {
 		req, hdrDeadline, ok := fc.readRequest()
 		if !ok {
@@ -288,7 +298,7 @@ func (fc *fastConn) readRequest() (req *http.Request, hdrDeadline time.Time, ok 
 			return nil, hdrDeadline, true // net/http answers at once
 		}
 		if end > 0 {
-			r := parseFastRequest(head[:end])
+			r := parseFastRequest(head[:end], &fc.parsed)
 			if r == nil {
 				return nil, hdrDeadline, true
 			}
@@ -333,12 +343,14 @@ func (fc *fastConn) handOver(hdrDeadline time.Time) {
 func (fc *fastConn) serveRequest(req *http.Request) bool {
 	fc.requests.Add(1)
 	ctx, cancel := context.WithCancel(fc.ctx)
-	req = req.WithContext(ctx)
+	req = req.WithContext(ctx) // the request's one allocation: req is fc.parsed
+	fc.parsed = http.Request{}
 	w := newFastResponse(fc, req)
 	fc.startWatch(cancel)
 	fc.f.Handler.ServeHTTP(w, req)
 	fc.stopWatch()
 	cancel()
+	fc.abortUpstream()
 	w.finish()
 	if fc.wroteDeadline {
 		_ = fc.c.SetWriteDeadline(time.Time{})
@@ -387,6 +399,48 @@ func (fc *fastConn) watchClient() {
 	}
 	fc.src.gone = true
 	cancel()
+	fc.abortUpstream()
+}
+
+// watchUpstream makes the end of the running request, whose context ctx
+// is, abort pc's exchange (see Pool.ExchangeFor); false: it cannot (the
+// request ended already, another exchange is watched, the connection's
+// context may end), ctx must be watched instead.
+func (fc *fastConn) watchUpstream(ctx context.Context, pc *h1Conn) bool {
+	if !fc.watchable {
+		return false
+	}
+	fc.watchMu.Lock()
+	defer fc.watchMu.Unlock()
+	if fc.upstream != nil || ctx.Err() != nil {
+		return false
+	}
+	fc.upstream = pc
+	return true
+}
+
+// unwatchUpstream ends the watch of pc's exchange: true when the request's
+// end had not aborted it (context.AfterFunc's stop).
+func (fc *fastConn) unwatchUpstream(pc *h1Conn) bool {
+	fc.watchMu.Lock()
+	defer fc.watchMu.Unlock()
+	if fc.upstream != pc {
+		return false
+	}
+	fc.upstream = nil
+	return true
+}
+
+// abortUpstream aborts the watched exchange, if any: the request ended
+// (its context was cancelled just before).
+func (fc *fastConn) abortUpstream() {
+	fc.watchMu.Lock()
+	pc := fc.upstream
+	fc.upstream = nil
+	fc.watchMu.Unlock()
+	if pc != nil {
+		pc.abort()
+	}
 }
 
 // stopWatch ends the watch of the client: it waits for a read in progress

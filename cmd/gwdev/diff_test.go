@@ -301,20 +301,9 @@ func TestDiffNeverWritesOutsideItsFolder(t *testing.T) {
 	if err := os.WriteFile(victim, []byte("keep me\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	git := func(stdin string, args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
-		cmd.Stdin = strings.NewReader(stdin)
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
-			"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("git %v: %v", args, err)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	link := git(outside, "hash-object", "-w", "--stdin")
-	pwn := git("kind: Secret\n", "hash-object", "-w", "--stdin")
+	git, blob := gitPlumbing(t, repo)
+	link := blob(outside)
+	pwn := blob("kind: Secret\n")
 	sub := git("100644 blob "+pwn+"\tpwn.yaml\n", "mktree")
 	manifests := git("", "rev-parse", "HEAD:manifests")
 	top := git(strings.Join([]string{
@@ -346,17 +335,7 @@ func TestDiffNeverWritesOutsideItsFolder(t *testing.T) {
 // where s is "../..") is left out; one that resolves inside is kept.
 func TestDiffExtractChainedSymlinks(t *testing.T) {
 	repo, _, _ := gitRepoForTest(t)
-	git := func(stdin string, args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
-		cmd.Stdin = strings.NewReader(stdin)
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("git %v: %v", args, err)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	blob := func(s string) string { return git(s, "hash-object", "-w", "--stdin") }
+	git, blob := gitPlumbing(t, repo)
 	q := git("120000 blob "+blob("../..")+"\ts\n120000 blob "+blob("s/../x")+"\tl\n120000 blob "+blob("s/manifests")+"\tok\n", "mktree")
 	p := git("040000 tree "+q+"\tq\n", "mktree")
 	top := git("040000 tree "+git("", "rev-parse", "HEAD:manifests")+"\tmanifests\n040000 tree "+p+"\tp\n", "mktree")
@@ -395,17 +374,7 @@ func TestDiffExtractChainedSymlinks(t *testing.T) {
 // written over.
 func TestDiffExtractNameTwice(t *testing.T) {
 	repo, dir, _ := gitRepoForTest(t)
-	git := func(stdin string, args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
-		cmd.Stdin = strings.NewReader(stdin)
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("git %v: %v", args, err)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	blob := func(s string) string { return git(s, "hash-object", "-w", "--stdin") }
+	git, blob := gitPlumbing(t, repo)
 	gw, other := git("", "rev-parse", "HEAD:manifests/gateway.yaml"), blob("# not the gateway\n")
 	routes := git("", "rev-parse", "HEAD:manifests/routes.yaml")
 	sub := git("100644 blob "+blob("# inside\n")+"\tf.yaml\n", "mktree")
@@ -425,4 +394,23 @@ func TestDiffExtractNameTwice(t *testing.T) {
 	if strings.Contains(out, "Gateway/default/gw") && strings.Contains(out, "removed") {
 		t.Errorf("the first gateway.yaml was written over:\n%s", out)
 	}
+}
+
+// gitPlumbing runs git in repo with stdin (for mktree and hash-object),
+// without the user's git configuration, and returns its trimmed output;
+// blob writes a blob and returns its id.
+func gitPlumbing(t *testing.T, repo string) (git func(stdin string, args ...string) string, blob func(string) string) {
+	git = func(stdin string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
+		cmd.Stdin = strings.NewReader(stdin)
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
+			"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("git %v: %v", args, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	return git, func(s string) string { return git(s, "hash-object", "-w", "--stdin") }
 }

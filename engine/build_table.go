@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -87,13 +89,21 @@ func (t *translator) virtualHosts(listener string, l *listenerState) []*VirtualH
 			}
 		}
 	}
-	hosts := make([]string, 0, len(byHost))
-	for h := range byHost {
-		hosts = append(hosts, h)
+	// Sorted as hostnameLess orders them, each host's rank computed once
+	// (at 10,000 hosts, sort.Slice calling hostnameLess was a quarter of
+	// this function).
+	type rankedHost struct {
+		name string
+		rank int
 	}
-	sort.Slice(hosts, func(i, j int) bool { return hostnameLess(hosts[i], hosts[j]) })
+	hosts := make([]rankedHost, 0, len(byHost))
+	for h := range byHost {
+		hosts = append(hosts, rankedHost{h, hostnameRank(h)})
+	}
+	slices.SortFunc(hosts, func(a, b rankedHost) int { return cmp.Or(cmp.Compare(b.rank, a.rank), cmp.Compare(a.name, b.name)) })
 	var out []*VirtualHost
-	for _, h := range hosts {
+	for _, rh := range hosts {
+		h := rh.name
 		rs := byHost[h]
 		sortRules(rs)
 		vh := &VirtualHost{Name: listener + "/vhost/" + displayVHost(h), Hostname: h}

@@ -59,26 +59,61 @@ type compiledRoute struct {
 // translation builds (nil: keep none).
 type incremental struct {
 	prev, next *routeCache
-	// inputs are the snapshot's route objects by key (only with next).
-	inputs map[ObjectKey]metav1.Object
+	// inputs are the snapshot's route objects in the order of the
+	// translation's routes (only with next): inputs[i] is the object
+	// t.routes[i] was copied from.
+	inputs []metav1.Object
 	// reused and compiled count the routes of this translation.
 	reused, compiled int
 }
 
 // startIncremental prepares t to reuse prev's compiled routes (prev may be
 // nil) and to keep its own for the next translation.
+//
+// It keeps no map of the snapshot's routes: it lists them kind by kind,
+// each kind sorted as copySnapshot sorts it (the loader's snapshots are
+// sorted already, which is checked first), so the i-th route the
+// translation collects (routeState.index) was copied from inputs[i].
+// Profiling a reload of 10,000 routes showed building a map by key for
+// every reload as ~5 % of the table's time and 2.5 MB of garbage.
 func (t *translator) startIncremental(prev *routeCache) {
-	next := &routeCache{opts: cacheOptions(t.opts), others: nonRouteObjects(t.in), routes: map[ObjectKey]*compiledRoute{}}
-	t.inc.next = next
-	t.inc.inputs = map[ObjectKey]metav1.Object{}
-	for _, k := range kinds {
-		if k.IsRoute() {
-			k.Each(t.in, func(key ObjectKey, o metav1.Object) { t.inc.inputs[key] = o })
-		}
+	var prevOthers []metav1.Object
+	if prev != nil {
+		prevOthers = prev.others
 	}
-	if prev != nil && reflect.DeepEqual(prev.opts, next.opts) && slices.Equal(prev.others, next.others) {
+	next := &routeCache{opts: cacheOptions(t.opts), others: nonRouteObjects(t.in, prevOthers), routes: make(map[ObjectKey]*compiledRoute, len(t.in.HTTPRoutes))}
+	t.inc.next = next
+	for _, k := range kinds {
+		if !k.IsRoute() {
+			continue
+		}
+		first := len(t.inc.inputs)
+		k.Each(t.in, func(_ ObjectKey, o metav1.Object) { t.inc.inputs = append(t.inc.inputs, o) })
+		sortByName(t.inc.inputs[first:]) // as copySnapshot sorts the copies
+	}
+	if prev != nil && reflect.DeepEqual(prev.opts, next.opts) && sameObjects(prev.others, next.others) {
 		t.inc.prev = prev
 	}
+}
+
+// input is the snapshot's object r was copied from (nil: none; r is not
+// one of the collected routes).
+func (inc *incremental) input(r *routeState) metav1.Object {
+	if r.index < len(inc.inputs) {
+		if o := inc.inputs[r.index]; o.GetName() == r.key.Name && o.GetNamespace() == r.key.Namespace {
+			return o
+		}
+	}
+	return nil
+}
+
+// sameObjects reports whether a and b hold the same objects in the same
+// order (pointer equality; the same backing array is equal at once).
+func sameObjects(a, b []metav1.Object) bool {
+	if len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0]) {
+		return true
+	}
+	return slices.Equal(a, b)
 }
 
 // cacheOptions is opts without what compiling a route does not read.
@@ -89,8 +124,22 @@ func cacheOptions(opts Options) Options {
 }
 
 // nonRouteObjects lists the objects of s that are not routes, kind by kind.
-func nonRouteObjects(s *Snapshot) []metav1.Object {
-	var out []metav1.Object
+// It returns prev itself when that is the same list, so that an unchanged
+// reload allocates nothing here.
+func nonRouteObjects(s *Snapshot, prev []metav1.Object) []metav1.Object {
+	n, same := 0, true
+	for _, k := range kinds {
+		if !k.IsRoute() {
+			k.Each(s, func(_ ObjectKey, o metav1.Object) {
+				same = same && n < len(prev) && prev[n] == o
+				n++
+			})
+		}
+	}
+	if same && n == len(prev) {
+		return prev
+	}
+	out := make([]metav1.Object, 0, n)
 	for _, k := range kinds {
 		if !k.IsRoute() {
 			k.Each(s, func(_ ObjectKey, o metav1.Object) { out = append(out, o) })
@@ -108,7 +157,7 @@ func (t *translator) compileOrReuse(r *routeState) {
 		t.compileRoute(r)
 		return
 	}
-	in := t.inc.inputs[r.key]
+	in := t.inc.input(r)
 	if p := t.inc.prev; p != nil {
 		if c := p.routes[r.key]; c != nil && c.obj == in && sameSource(c.src, r.src) {
 			c.restore(t, r)

@@ -16,7 +16,7 @@ import (
 func (t *translator) collectRoutes() {
 	t.out.EachRoute(func(rt Route) {
 		o, key := rt.Object(), rt.Key()
-		r := &routeState{kind: key.Kind, key: key, src: t.in.SourceOf(key), name: strings.ToLower(key.Kind) + "/" + key.Namespace + "/" + key.Name,
+		r := &routeState{kind: key.Kind, key: key, index: len(t.routes), src: t.in.SourceOf(key), name: strings.ToLower(key.Kind) + "/" + key.Namespace + "/" + key.Name,
 			obj: o, route: rt, gen: o.GetGeneration(), parentRefs: rt.ParentRefs(), useDefaultGateways: rt.commonSpec().UseDefaultGateways}
 		for _, h := range rt.Hostnames() {
 			r.hostnames = append(r.hostnames, strings.ToLower(string(h)))

@@ -13,6 +13,8 @@ import (
 type routeState struct {
 	kind string // HTTPRoute, GRPCRoute, TLSRoute, TCPRoute, UDPRoute
 	key  ObjectKey
+	// index is the route's position in translator.routes (collectRoutes).
+	index int
 	// src is where the route was read from (its rules' sources narrow it).
 	src Source
 	// name is "<kind>/<ns>/<name>" with the kind in lower case: the start of

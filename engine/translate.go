@@ -219,13 +219,15 @@ type object interface {
 // sortByName sorts objects by namespace/name, keeping the order of equal
 // keys. Snapshots from the loader are sorted already, which is checked first.
 func sortByName[T object](objs []T) []T {
-	byName := func(a, b T) int {
-		return cmp.Or(cmp.Compare(a.GetNamespace(), b.GetNamespace()), cmp.Compare(a.GetName(), b.GetName()))
-	}
-	if !slices.IsSortedFunc(objs, byName) {
-		slices.SortStableFunc(objs, byName)
+	if !slices.IsSortedFunc(objs, byName[T]) {
+		slices.SortStableFunc(objs, byName[T])
 	}
 	return objs
+}
+
+// byName orders two objects by namespace/name.
+func byName[T object](a, b T) int {
+	return cmp.Or(cmp.Compare(a.GetNamespace(), b.GetNamespace()), cmp.Compare(a.GetName(), b.GetName()))
 }
 
 // olderFirst orders two objects by creationTimestamp (oldest first; objects

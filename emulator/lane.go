@@ -427,12 +427,23 @@ func laneFlushAtOnce(resp *http.Response) bool {
 }
 
 // laneCopy copies the body to the client until it ends or either side
-// fails.
+// fails. A read that returns the body's last bytes with its end (a chunked
+// body whose last chunk was buffered with them, a close-delimited one) is
+// framed but not sent on its own when dst flushes every write (laneFrame):
+// the answer ends right after it without waiting on the backend, and the
+// end of the response sends those bytes with the last chunk in one write
+// instead of two.
 func laneCopy(dst io.Writer, src io.Reader, buf []byte) error {
 	for {
 		nr, rerr := src.Read(buf)
 		if nr > 0 {
-			nw, werr := dst.Write(buf[:nr])
+			var nw int
+			var werr error
+			if f, ok := dst.(laneFlusher); ok && rerr == io.EOF {
+				nw, werr = laneFramer(f).Write(buf[:nr])
+			} else {
+				nw, werr = dst.Write(buf[:nr])
+			}
 			if werr != nil {
 				return werr
 			}
@@ -454,6 +465,24 @@ type laneFlusher struct{ w http.ResponseWriter }
 
 func (f laneFlusher) Write(p []byte) (int, error) {
 	n, err := f.w.Write(p)
+	_ = http.NewResponseController(f.w).Flush()
+	return n, err
+}
+
+// laneFramer is laneFlusher for the body's last write: on the fast
+// server's writer it frames the write as a flush would (the header goes
+// out chunked, as after a flush) and leaves the send to the end of the
+// response (h1.ResponseWriter.Frame); elsewhere it flushes.
+type laneFramer laneFlusher
+
+func (f laneFramer) Write(p []byte) (int, error) {
+	n, err := f.w.Write(p)
+	if rec, ok := f.w.(*responseRecorder); ok {
+		if hw, ok := rec.ResponseWriter.(*h1.ResponseWriter); ok {
+			_ = hw.Frame()
+			return n, err
+		}
+	}
 	_ = http.NewResponseController(f.w).Flush()
 	return n, err
 }

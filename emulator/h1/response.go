@@ -208,6 +208,22 @@ func (w *ResponseWriter) FlushError() error {
 	return err
 }
 
+// Frame is FlushError without the send: the header and the buffered body
+// (chunked when no length is known) go into the connection's buffer as a
+// flush frames them, so the bytes on the wire are a flush's, and the next
+// flush or the end of the response sends them with what follows in one
+// write. Use it only when nothing waits before that end.
+func (w *ResponseWriter) Frame() error {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	err := w.w.Flush()
+	if !w.headerOut {
+		w.writeHeader(nil)
+	}
+	return err
+}
+
 // SetWriteDeadline sets the connection's write deadline (the write-stall
 // timeout, limits.go); it is cleared after the response.
 func (w *ResponseWriter) SetWriteDeadline(t time.Time) error {

@@ -195,13 +195,7 @@ func (w *ResponseWriter) Write(p []byte) (int, error) {
 
 // FlushError sends what is buffered to the client.
 func (w *ResponseWriter) FlushError() error {
-	if !w.wroteHeader {
-		w.WriteHeader(http.StatusOK)
-	}
-	err := w.w.Flush()
-	if !w.headerOut {
-		w.writeHeader(nil)
-	}
+	err := w.Frame()
 	if e2 := w.fc.bw.Flush(); err == nil {
 		err = e2
 	}
@@ -234,13 +228,7 @@ func (w *ResponseWriter) SetWriteDeadline(t time.Time) error {
 // finish ends the response after the handler returned.
 func (w *ResponseWriter) finish() {
 	w.handlerDone = true
-	if !w.wroteHeader {
-		w.WriteHeader(http.StatusOK)
-	}
-	_ = w.w.Flush()
-	if !w.headerOut {
-		w.writeHeader(nil)
-	}
+	_ = w.Frame()
 	bw := w.fc.bw
 	if w.chunking {
 		_, _ = bw.WriteString("0\r\n")

@@ -169,7 +169,8 @@ var (
 // collection started at the end the cost only moved: the collector began
 // at the next reload's load. End to end (bench/reload.sh main, 10,000
 // routes, 3 interleaved rounds of 7 saves, load average 2–5): edit-to-served
-// median 157 ms and max 193 ms over the 21 saves, against 169 and 292 ms.
+// median 157 ms and max 193 ms over the 21 saves, against 169 and 292 ms;
+// at load average ~1, round medians 91/116/113 ms against 148/144/136.
 func holdGC() (restore func()) {
 	gcMu.Lock()
 	defer gcMu.Unlock()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"math"
 	"runtime/debug"
 	"testing"
 )
@@ -79,4 +80,55 @@ func gcPercent() int {
 	p := debug.SetGCPercent(100)
 	debug.SetGCPercent(p)
 	return p
+}
+
+// A reload holds the collector off under a memory limit, nests with loads
+// and puts back the target and limit it found; GOGC=off stays off.
+func TestHoldGC(t *testing.T) {
+	t.Setenv("GOGC", "")
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+	setServingGC(800)
+	restore := holdGC()
+	if got := gcPercent(); got != -1 {
+		t.Errorf("during a reload: GOGC %d, want off", got)
+	}
+	limit := debug.SetMemoryLimit(-1)
+	if limit == math.MaxInt64 || limit < reloadHeadroom {
+		t.Errorf("during a reload: memory limit %d, want the heap plus at least %d", limit, reloadHeadroom)
+	}
+	setServingGC(900)
+	inner := relaxGC() // a load of many files while the reload runs
+	if got := gcPercent(); got != -1 {
+		t.Errorf("a load within the reload: GOGC %d, want off", got)
+	}
+	inner()
+	if got := gcPercent(); got != -1 {
+		t.Errorf("after the inner load: GOGC %d, want off until the reload ends", got)
+	}
+	restore()
+	if got := gcPercent(); got != 100 {
+		t.Errorf("after the reload: GOGC %d, want 100 (the serving raise dropped)", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("after the reload: memory limit %d, want none", got)
+	}
+
+	debug.SetMemoryLimit(1 << 20) // GOMEMLIMIT lower than the reload's: it stands
+	restore = holdGC()
+	if got := debug.SetMemoryLimit(-1); got != 1<<20 {
+		t.Errorf("GOMEMLIMIT=1MiB: the reload set the limit to %d", got)
+	}
+	restore()
+	if got := debug.SetMemoryLimit(-1); got != 1<<20 {
+		t.Errorf("after the reload: memory limit %d, want 1MiB back", got)
+	}
+	debug.SetMemoryLimit(math.MaxInt64)
+
+	debug.SetGCPercent(-1)
+	restore = holdGC()
+	restore()
+	if got := gcPercent(); got != -1 {
+		t.Errorf("GOGC=off: after a reload %d", got)
+	}
 }

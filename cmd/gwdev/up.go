@@ -239,6 +239,10 @@ func (r *reloader) apply(u *watch.Update, first bool) {
 	u = r.withConfigProblem(u)
 	r.n++
 	start := time.Now()
+	// No collection until the new table serves and the result is finished
+	// (gc.go): collecting the last reload's garbage meanwhile slowed
+	// edit-to-served.
+	gcDone := holdGC()
 	// The data plane takes the table as soon as it is built, while the rest
 	// of the result (routes served, findings) is finished on another core;
 	// translated and applied overlap. Gateways keep their addresses (prev).
@@ -252,6 +256,7 @@ func (r *reloader) apply(u *watch.Update, first bool) {
 	rep := r.srv.Apply(res.Table)
 	applied := time.Since(tableAt)
 	translated := <-finished
+	gcDone()
 	r.prev = res
 	r.project.addLoadFindings(res, u.Result)
 	empty := noManifests(res.Objects.Len(), len(u.Result.Problems)+len(u.Stale), len(res.Findings), r.dir, "serve")

@@ -1,6 +1,9 @@
 package tui
 
-import "github.com/charmbracelet/bubbles/key"
+import (
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+)
 
 // keyMap is the dashboard's one keymap. Views pick the bindings they use for
 // their help; the root handles the global ones.
@@ -68,4 +71,25 @@ func (k *keyMap) global() []key.Binding {
 // moves lists the movement bindings.
 func (k *keyMap) moves() []key.Binding {
 	return []key.Binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom}
+}
+
+// listMove is how far a list view's cursor moves for msg: one row for
+// up/down, page rows for page up/down, n (the whole list) for top and
+// bottom; ok is false for any other key.
+func (k *keyMap) listMove(msg tea.KeyMsg, page, n int) (delta int, ok bool) {
+	switch {
+	case key.Matches(msg, k.Up):
+		return -1, true
+	case key.Matches(msg, k.Down):
+		return 1, true
+	case key.Matches(msg, k.PageUp):
+		return -page, true
+	case key.Matches(msg, k.PageDown):
+		return page, true
+	case key.Matches(msg, k.Top):
+		return -n, true
+	case key.Matches(msg, k.Bottom):
+		return n, true
+	}
+	return 0, false
 }

@@ -230,20 +230,11 @@ func (v *migrationView) summary() string {
 func (v *migrationView) handleKey(msg tea.KeyMsg) tea.Cmd {
 	k := v.keys
 	heads := v.heads()
-	switch {
-	case key.Matches(msg, k.Up):
-		v.move(-1)
-	case key.Matches(msg, k.Down):
-		v.move(1)
-	case key.Matches(msg, k.PageUp):
-		v.move(-max(1, v.h/4))
-	case key.Matches(msg, k.PageDown):
-		v.move(max(1, v.h/4))
-	case key.Matches(msg, k.Top):
-		v.move(-len(heads))
-	case key.Matches(msg, k.Bottom):
-		v.move(len(heads))
-	case key.Matches(msg, k.Enter), key.Matches(msg, k.Detail):
+	if d, ok := k.listMove(msg, max(1, v.h/4), len(heads)); ok {
+		v.move(d)
+		return nil
+	}
+	if key.Matches(msg, k.Enter) || key.Matches(msg, k.Detail) {
 		if v.cursor < len(heads) {
 			if o := v.lines[heads[v.cursor]].object; o.Name != "" {
 				return showObject(o)

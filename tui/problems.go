@@ -146,20 +146,11 @@ func (v *problemsView) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 func (v *problemsView) handleKey(msg tea.KeyMsg) tea.Cmd {
 	k := v.keys
-	switch {
-	case key.Matches(msg, k.Up):
-		v.move(-1)
-	case key.Matches(msg, k.Down):
-		v.move(1)
-	case key.Matches(msg, k.PageUp):
-		v.move(-max(1, v.h/3))
-	case key.Matches(msg, k.PageDown):
-		v.move(max(1, v.h/3))
-	case key.Matches(msg, k.Top):
-		v.move(-len(v.shown))
-	case key.Matches(msg, k.Bottom):
-		v.move(len(v.shown))
-	case key.Matches(msg, k.Enter), key.Matches(msg, k.Detail):
+	if d, ok := k.listMove(msg, max(1, v.h/3), len(v.shown)); ok {
+		v.move(d)
+		return nil
+	}
+	if key.Matches(msg, k.Enter) || key.Matches(msg, k.Detail) {
 		if p, ok := v.selected(); ok && p.object.Name != "" {
 			return showObject(p.object)
 		}

@@ -1,11 +1,15 @@
 package watch
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"testing"
+	"time"
 )
 
 // writeRoutes writes n realistic HTTPRoutes (2 rules, matches, a filter,
@@ -125,4 +129,51 @@ func loadGC() func() func() {
 		prev := debug.SetGCPercent(200)
 		return func() { debug.SetGCPercent(prev) }
 	}
+}
+
+// benchmarkWatchSave is the watcher's update after one saved file (a new
+// HTTPRoute renamed into place, as editors and bench/reloadprobe save) in a
+// folder of n HTTPRoutes from bench/genroutes (50 a file, their Services,
+// one Gateway): the walk, loading the file and the new Snapshot.
+func benchmarkWatchSave(b *testing.B, n int) {
+	dir := genRoutes(b, n)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w, err := newTestLoader(b).Watch(ctx, dir, WatchOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var took time.Duration
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		name := fmt.Sprintf("probe-%d", i)
+		doc := fmt.Sprintf("apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: %s, namespace: team-0}\nspec:\n  parentRefs: [{name: shared, namespace: infra}]\n  hostnames: [%s.example.com]\n  rules:\n  - backendRefs: [{name: app-0, port: 8080}]\n", name, name)
+		tmp := filepath.Join(dir, "."+name)
+		if err := os.WriteFile(tmp, []byte(doc), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.Rename(tmp, filepath.Join(dir, name+".yaml")); err != nil {
+			b.Fatal(err)
+		}
+		u := <-w.Updates()
+		if len(u.Changed) == 0 || len(u.Result.Problems) > 0 {
+			b.Fatalf("update %d: changed %v, problems %v", i, u.Changed, u.Result.Problems)
+		}
+		took += u.Took
+	}
+	b.ReportMetric(float64(took.Microseconds())/1000/float64(b.N), "load-ms/op")
+}
+
+// BenchmarkWatchSave10000HTTPRoutes is one saved file's update with 10,000
+// HTTPRoutes (bench/reload.sh's folder).
+func BenchmarkWatchSave10000HTTPRoutes(b *testing.B) { benchmarkWatchSave(b, 10000) }
+
+// genRoutes writes bench/genroutes' folder of n HTTPRoutes and returns it.
+func genRoutes(b *testing.B, n int) string {
+	dir := filepath.Join(b.TempDir(), "routes")
+	cmd := exec.Command("go", "run", "../bench/genroutes", "-n", strconv.Itoa(n), "-o", dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("genroutes: %v\n%s", err, out)
+	}
+	return dir
 }

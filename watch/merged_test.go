@@ -3,6 +3,7 @@ package watch
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -11,13 +12,19 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gwdev/gwdev/engine"
 )
 
 // TestSortedObjectsEqualsFullMerge: after random edits (files written with
 // objects defined twice, in one file or across files, files broken so that
 // last good objects stay, emptied, deleted), the update built from the
-// order kept between rescans is the one a full sort of every file's
-// objects builds.
+// order kept between rescans, with the last Snapshot's Sources patched, is
+// the one a full sort of every file's objects builds; the objects of the
+// files not edited keep their pointers (the engine reuses what it compiled
+// for them by pointer), and the last update's Snapshot is not changed.
 func TestSortedObjectsEqualsFullMerge(t *testing.T) {
 	dir := t.TempDir()
 	l := newTestLoader(t)
@@ -31,6 +38,9 @@ func TestSortedObjectsEqualsFullMerge(t *testing.T) {
 	route := func(name, ns string) string {
 		return fmt.Sprintf("apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: %s, namespace: %s}\nspec:\n  hostnames: [%s.example.com]\n", name, ns, name)
 	}
+	var last *LoadResult
+	var lastSources map[engine.ObjectKey]engine.Source
+	lastObjects := map[engine.ObjectKey]metav1.Object{}
 	for step := range 200 {
 		file := filepath.Join(dir, fmt.Sprintf("f%d.yaml", rng.IntN(6)))
 		switch op := rng.IntN(10); {
@@ -70,6 +80,23 @@ func TestSortedObjectsEqualsFullMerge(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("step %d: the kept order builds\n%+v\nfull sort builds\n%+v", step, got, want)
 		}
+		if got == last {
+			continue // nothing changed: no new update
+		}
+		if last != nil && !reflect.DeepEqual(last.Snapshot.Sources, lastSources) {
+			t.Fatalf("step %d: the last update's Sources changed", step)
+		}
+		if got.Snapshot.Sources == nil || (last != nil && reflect.ValueOf(got.Snapshot.Sources).UnsafePointer() == reflect.ValueOf(last.Snapshot.Sources).UnsafePointer()) {
+			t.Fatalf("step %d: the update shares the last one's Sources", step)
+		}
+		objects := map[engine.ObjectKey]metav1.Object{}
+		got.Snapshot.Each(func(k engine.ObjectKey, o metav1.Object) {
+			objects[k] = o
+			if src := got.Snapshot.SourceOf(k); src.File != file && last != nil && reflect.DeepEqual(last.Snapshot.SourceOf(k), src) && lastObjects[k] != o {
+				t.Errorf("step %d: %s of %s, a file not edited, is a new object", step, k, src.File)
+			}
+		})
+		last, lastSources, lastObjects = got, maps.Clone(got.Snapshot.Sources), objects
 	}
 }
 
@@ -96,6 +123,17 @@ func writeNow(t *testing.T, path, content string) {
 func BenchmarkAssembleOneChanged10000HTTPRoutes(b *testing.B) {
 	dir := b.TempDir()
 	writeRoutes(b, dir, 10000)
+	benchmarkAssembleOneChanged(b, dir)
+}
+
+// BenchmarkAssembleOneChangedGenRoutes10000 is
+// BenchmarkAssembleOneChanged10000HTTPRoutes on bench/genroutes' folder
+// (bench/reload.sh's): 10,000 HTTPRoutes 50 a file and 20,000 Services.
+func BenchmarkAssembleOneChangedGenRoutes10000(b *testing.B) {
+	benchmarkAssembleOneChanged(b, genRoutes(b, 10000))
+}
+
+func benchmarkAssembleOneChanged(b *testing.B, dir string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	w, err := newTestLoader(b).Watch(ctx, dir, WatchOptions{Debounce: time.Hour})
 	if err != nil {
@@ -110,12 +148,12 @@ func BenchmarkAssembleOneChanged10000HTTPRoutes(b *testing.B) {
 	}
 	sort.Strings(paths)
 	b.Run("kept-order", func(b *testing.B) {
+		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
 			p := paths[i%len(paths)]
 			f := *w.files[p] // a new state of the file: its objects sort again
 			w.files[p] = &f
-			c := collectSorted(len(w.files), w.sortedObjects(paths), nil, nil)
-			c.result()
+			w.assemble(nil)
 		}
 	})
 	b.Run("full-sort", func(b *testing.B) {

@@ -106,9 +106,19 @@ type Watcher struct {
 	files map[string]*watchedFile
 	// merged are every file's objects in effect in collect's order, kept
 	// between updates so that one sorts only the changed files' objects
-	// (merged.go); mergedFiles are the file states they were taken from.
+	// (merged.go); mergedFiles are the file states they were taken from,
+	// and paths their paths, sorted.
 	merged      []mergedObject
 	mergedFiles map[string]*watchedFile
+	paths       []string
+	// winners are the objects of the last update's Snapshot, by key, and
+	// sources its Sources: the next update's Sources is a copy patched
+	// where the objects differ (merged.go). Never written once published.
+	winners []*loaded
+	sources map[engine.ObjectKey]engine.Source
+	// spare delivers a copy of sources made in the background after it
+	// was published, which the next update patches (nil: none started).
+	spare chan map[engine.ObjectKey]engine.Source
 	// warnings are the last walk's (symlinks leaving the root).
 	warnings []Warning
 	current  *Update
@@ -535,11 +545,7 @@ func (w *Watcher) assemble(walkProblems []Problem) *Update {
 	var problems []Problem
 	var skipped []Skipped
 	var stale []StaleObject
-	paths := make([]string, 0, len(w.files))
-	for p := range w.files {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
+	paths, sorted := w.sortedObjects()
 	var sourceWarnings []Warning
 	for _, p := range paths {
 		f := w.files[p]
@@ -551,9 +557,10 @@ func (w *Watcher) assemble(walkProblems []Problem) *Update {
 		stale = append(stale, f.stale...)
 	}
 	problems = append(problems, walkProblems...)
-	sorted := w.sortedObjects(paths)
-	c := collectSorted(len(w.files), sorted, problems, skipped)
-	res := c.result()
+	snap, notes, problems := w.snapshot(sorted, problems)
+	sortProblems(problems)
+	slices.SortStableFunc(skipped, compareSkipped)
+	res := &LoadResult{Snapshot: snap, Problems: problems, Skipped: skipped, Files: len(w.files), Notes: notes}
 	res.Warnings = append(slices.Clip(w.warnings), sourceWarnings...)
 	return &Update{Result: res, Stale: stale}
 }

@@ -33,17 +33,24 @@ type upstreamPool struct {
 	// hosts, which the next reuses for the same table rules (router.go).
 	rules  map[*table.RouteRule]*ruleRoutes
 	vhosts map[string]*vhostRoutes
+	// gen is the last compile's generation; dropped are the upstreams it
+	// stopped using (reuse.go).
+	gen     uint64
+	dropped []*upstream
 	// echoLog returns the log buffer of an echo service (nil: no logging).
 	echoLog func(service string) *echosrv.Log
 }
 
 func newUpstreamPool(echoLog func(string) *echosrv.Log) *upstreamPool {
-	return &upstreamPool{upstreams: map[string]*upstream{}, regex: map[string]*regexp.Regexp{}, echoLog: echoLog}
+	return &upstreamPool{upstreams: map[string]*upstream{}, budgets: map[string]*retryBudget{}, regex: map[string]*regexp.Regexp{},
+		rules: map[*table.RouteRule]*ruleRoutes{}, vhosts: map[string]*vhostRoutes{}, echoLog: echoLog}
 }
 
 // upstream is where a backend's requests go: endpoint addresses with pooled
 // transports (one for HTTP/1.1, one for HTTP/2), or the echo backend.
 type upstream struct {
+	// gen is the last compile that used it (reuse.go).
+	gen    uint64
 	key    string
 	kind   string
 	addrs  []string
@@ -78,14 +85,12 @@ type upstream struct {
 // upstream returns the (possibly reused) upstream of a valid backend.
 func (c *compiler) upstream(b *table.Backend) *upstream {
 	key := upstreamKey(b)
-	if u, ok := c.next[key]; ok {
-		return u
-	}
 	u, ok := c.pool.upstreams[key]
 	if !ok {
 		u = newUpstream(key, b, c.pool.echoLog)
+		c.pool.upstreams[key] = u
 	}
-	c.next[key] = u
+	c.markUpstream(u) // reuse.go
 	return u
 }
 

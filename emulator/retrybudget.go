@@ -13,6 +13,8 @@ import (
 // the same key counts its requests and retries here. The counts survive a
 // table reload while the budget's settings do not change.
 type retryBudget struct {
+	// gen is the last compile that used it (reuse.go).
+	gen  uint64
 	spec table.RetryBudget
 	mu   sync.Mutex
 	// requests counts first tries and retries, retries the retries, over
@@ -49,19 +51,14 @@ func (c *compiler) retryBudget(rb *table.RetryBudget) *retryBudget {
 		return nil
 	}
 	k := budgetKey(rb)
-	if b, ok := c.budgets[k]; ok {
-		return b
-	}
 	b, ok := c.pool.budgets[k]
 	if !ok {
 		b = &retryBudget{spec: *rb}
 		// A zero window counts nothing (no budget, or no minimum).
 		b.requests.span, b.retries.span, b.minRetries.span = rb.Interval, rb.Interval, rb.MinInterval
+		c.pool.budgets[k] = b
 	}
-	if c.budgets == nil {
-		c.budgets = map[string]*retryBudget{}
-	}
-	c.budgets[k] = b
+	c.markBudget(b) // reuse.go
 	return b
 }
 

@@ -3,10 +3,14 @@ package emulator
 import (
 	"fmt"
 	"io"
+	"maps"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gwdev/gwdev/engine/table"
 )
@@ -72,11 +76,11 @@ func TestApplyReusesUnchangedRules(t *testing.T) {
 func TestCompileReuseRoutesAsFresh(t *testing.T) {
 	base := benchTable(80, 50, 500)
 	pool := newUpstreamPool(nil)
-	compile(base, pool)
+	first := compile(base, pool).lookup("127.0.0.1", 80)
 	next := reloadedTable(base, vhost("new.example.com", benchRules("new.example.com", 4)...))
 	reused := compile(next, pool).lookup("127.0.0.1", 80)
 	fresh := compile(next, nil).lookup("127.0.0.1", 80)
-	if reused.listeners[0].vhosts[1] != pool.vhosts[next.Gateways[0].Ports[0].Listeners[0].VirtualHosts[1].Name] {
+	if reused.listeners[0].vhosts[1] != first.listeners[0].vhosts[0] {
 		t.Fatal("no virtual host was reused")
 	}
 	reqs := benchRequests(50, 10)
@@ -91,6 +95,140 @@ func TestCompileReuseRoutesAsFresh(t *testing.T) {
 		_, _, b, why2 := fresh.route(&v2, hostOnly(req.Host))
 		if name(a) != name(b) || why1 != why2 {
 			t.Errorf("%s %s: reused router gives %s (%s), a fresh one %s (%s)", req.Host, req.URL.Path, name(a), why1, name(b), why2)
+		}
+	}
+}
+
+// TestCompileReuseOverEditsRoutesAsFresh: over random reloads (virtual
+// hosts kept, removed, added, their rules replaced or shared with another
+// host, rules with a rate limit, retry budgets and mirrors), a router
+// compiled reusing the last one's rules and virtual hosts routes every
+// request as one compiled from nothing; the pool then holds exactly what
+// the router uses (so an upstream no longer used is dropped, its idle
+// connections closed by Apply), and unchanged virtual hosts are the last
+// router's.
+func TestCompileReuseOverEditsRoutesAsFresh(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 3))
+	n := 0
+	newRule := func(host string) *table.RouteRule {
+		n++
+		r := rule(fmt.Sprintf("r%d", n), prefix(fmt.Sprintf("/p%d", rng.IntN(4))), echo(fmt.Sprintf("svc-%d", rng.IntN(30)), 1))
+		switch rng.IntN(8) {
+		case 0:
+			r.Policy = &table.RulePolicy{RateLimit: &table.RateLimit{Name: fmt.Sprintf("limit-%d", n), PerMinute: 100}}
+		case 1:
+			r.Backends[0].RetryBudget = &table.RetryBudget{Percent: 20 + rng.IntN(2), Interval: 10 * time.Second}
+		case 2:
+			r.Mirrors = []*table.Backend{echo(fmt.Sprintf("mirror-%d", rng.IntN(5)), 1)}
+		}
+		return r
+	}
+	hosts := map[string][]*table.RouteRule{}
+	for i := range 20 {
+		h := fmt.Sprintf("h%d.example.com", i)
+		hosts[h] = []*table.RouteRule{newRule(h), newRule(h)}
+	}
+	tableOf := func() *table.Table {
+		var vhs []*table.VirtualHost
+		for _, h := range slices.Sorted(maps.Keys(hosts)) {
+			vhs = append(vhs, vhost(h, hosts[h]...)) // new values, the same rules
+		}
+		return newTable(gateway("gw", "127.0.0.1", port(80, listener("http", "", vhs...))))
+	}
+	pool := newUpstreamPool(nil)
+	last := compile(tableOf(), pool).lookup("127.0.0.1", 80)
+	reusedAny := false
+	for step := range 60 {
+		changed := map[string]bool{}
+		for range 1 + rng.IntN(3) {
+			h := fmt.Sprintf("h%d.example.com", rng.IntN(30))
+			changed[h] = true
+			switch op := rng.IntN(4); {
+			case op == 0:
+				delete(hosts, h)
+			case op == 1 && len(hosts) > 0:
+				other := slices.Sorted(maps.Keys(hosts))[rng.IntN(len(hosts))]
+				hosts[h] = append(slices.Clone(hosts[h]), hosts[other][0]) // a rule shared by two hosts
+			default:
+				hosts[h] = []*table.RouteRule{newRule(h), newRule(h)}
+			}
+		}
+		next := tableOf()
+		rt := compile(next, pool)
+		pr, fresh := rt.lookup("127.0.0.1", 80), compile(next, nil).lookup("127.0.0.1", 80)
+		for h := range hosts {
+			for p := range 5 {
+				req, _ := http.NewRequest("GET", fmt.Sprintf("http://%s/p%d/x", h, p), nil)
+				v1, v2 := newReqView(req), newReqView(req)
+				_, _, a, why1 := pr.route(&v1, h)
+				_, _, b, why2 := fresh.route(&v2, h)
+				if name(a) != name(b) || why1 != why2 {
+					t.Fatalf("step %d: %s /p%d/x: reused router gives %s (%s), a fresh one %s (%s)", step, h, p, name(a), why1, name(b), why2)
+				}
+			}
+		}
+		lastByName := map[string]*vhostRoutes{}
+		for _, v := range last.listeners[0].vhosts {
+			lastByName[v.vh.Name] = v
+		}
+		for _, v := range pr.listeners[0].vhosts {
+			was := lastByName[v.vh.Name]
+			limited := slices.ContainsFunc(v.rules, func(rr *ruleRoutes) bool { return rr.limiter != nil })
+			switch {
+			case was == nil || changed[v.vh.Hostname] || limited:
+			case was != v:
+				t.Errorf("step %d: %s did not change but was compiled again", step, v.vh.Hostname)
+			default:
+				reusedAny = true
+			}
+		}
+		requirePoolHolds(t, step, pool, pr)
+		last = pr
+	}
+	if !reusedAny {
+		t.Fatal("no virtual host was ever reused")
+	}
+}
+
+// requirePoolHolds fails unless the pool's rules, virtual hosts, upstreams
+// and retry budgets are exactly those pr uses.
+func requirePoolHolds(t *testing.T, step int, pool *upstreamPool, pr *portRoutes) {
+	t.Helper()
+	rules, vhosts, ups, budgets := map[*table.RouteRule]*ruleRoutes{}, map[string]*vhostRoutes{}, map[string]*upstream{}, map[string]*retryBudget{}
+	var backend func(*backendRoutes)
+	backend = func(b *backendRoutes) {
+		if b == nil {
+			return
+		}
+		if b.up != nil {
+			ups[b.up.key] = b.up
+		}
+		if b.budget != nil {
+			budgets[budgetKey(&b.budget.spec)] = b.budget
+		}
+		for _, m := range b.mirrors {
+			backend(m)
+		}
+	}
+	for _, v := range pr.listeners[0].vhosts {
+		vhosts[v.vh.Name] = v
+		for _, rr := range v.rules {
+			rules[rr.r] = rr
+			for _, b := range rr.backends {
+				backend(b)
+			}
+			for _, b := range rr.mirrors {
+				backend(b)
+			}
+		}
+	}
+	if !maps.Equal(pool.rules, rules) || !maps.Equal(pool.vhosts, vhosts) || !maps.Equal(pool.upstreams, ups) || !maps.Equal(pool.budgets, budgets) {
+		t.Fatalf("step %d: the pool holds %d rules, %d virtual hosts, %d upstreams, %d budgets; the router uses %d, %d, %d, %d",
+			step, len(pool.rules), len(pool.vhosts), len(pool.upstreams), len(pool.budgets), len(rules), len(vhosts), len(ups), len(budgets))
+	}
+	for _, u := range pool.dropped {
+		if ups[u.key] == u {
+			t.Fatalf("step %d: upstream %s is dropped but used", step, u.key)
 		}
 	}
 }

@@ -61,6 +61,8 @@ type listenerRoutes struct {
 // segment prefix of its path. Matching takes the lowest rule index any
 // index yields, so the table's order decides.
 type vhostRoutes struct {
+	// gen is the last compile that used it (reuse.go).
+	gen      uint64
 	vh       *table.VirtualHost
 	rules    []*ruleRoutes
 	exact    map[string][]int32
@@ -72,6 +74,8 @@ type vhostRoutes struct {
 
 // ruleRoutes is a compiled RouteRule.
 type ruleRoutes struct {
+	// gen is the last compile that used it (reuse.go).
+	gen  uint64
 	r    *table.RouteRule
 	at   *RuleAt // Trace.Matched
 	http *httpMatch
@@ -102,6 +106,8 @@ type ruleRoutes struct {
 
 // backendRoutes is a compiled Backend.
 type backendRoutes struct {
+	// gen is the last compile that used it (reuse.go).
+	gen     uint64
 	b       *table.Backend
 	service string // "<ns>/<name>:<port>"
 	up      *upstream
@@ -134,19 +140,20 @@ type retryPolicy struct {
 // first.
 const maxBackoff = 10
 
-// compiler builds a router, reusing upstreams and expressions from pool.
+// compiler builds a router, reusing rules, virtual hosts, upstreams and
+// expressions from pool, which it leaves holding what the router uses
+// (reuse.go).
 type compiler struct {
-	pool     *upstreamPool
-	regex    *regexCache
-	next     map[string]*upstream
-	rules    map[*table.RouteRule]*ruleRoutes
+	pool *upstreamPool
+	// gen is this compile's generation and used what it marked with it
+	// (reuse.go).
+	gen   uint64
+	used  poolUse
+	regex *regexCache
+	// backends are the backends compiled by this compile.
 	backends map[*table.Backend]*backendRoutes
-	budgets  map[string]*retryBudget
 	// rateLimiters are the rate limits' counters by name.
 	rateLimiters map[string]*rateLimiter
-	// vhosts are the virtual hosts compiled, by name (kept in the pool for
-	// the next compile; reuse.go).
-	vhosts map[string]*vhostRoutes
 }
 
 // compile builds the router for t. With a nil pool (Explain) upstreams carry
@@ -155,15 +162,13 @@ func compile(t *table.Table, pool *upstreamPool) *router {
 	if pool == nil {
 		pool = newUpstreamPool(nil)
 	}
-	// The maps are sized for a table like the last (reuse.go).
-	c := &compiler{pool: pool, next: make(map[string]*upstream, len(pool.upstreams)), rateLimiters: map[string]*rateLimiter{},
-		regex: &regexCache{old: pool.regex, cur: map[string]*regexp.Regexp{}},
-		rules: make(map[*table.RouteRule]*ruleRoutes, len(pool.rules)), backends: make(map[*table.Backend]*backendRoutes, len(pool.rules)),
-		vhosts: make(map[string]*vhostRoutes, len(pool.vhosts))}
+	c := &compiler{pool: pool, gen: pool.gen + 1, rateLimiters: map[string]*rateLimiter{},
+		regex:    &regexCache{old: pool.regex, cur: map[string]*regexp.Regexp{}},
+		backends: map[*table.Backend]*backendRoutes{}}
 	rt := &router{table: t, ports: map[portKey]*portRoutes{}}
 	defer func() {
-		pool.upstreams, pool.regex, pool.budgets = c.next, c.regex.cur, c.budgets
-		pool.rules, pool.vhosts = c.rules, c.vhosts
+		pool.regex = c.regex.cur
+		pool.sweep(c.gen, c.used) // reuse.go
 	}()
 	if t == nil {
 		return rt
@@ -242,7 +247,8 @@ func (c *compiler) vhost(vh *table.VirtualHost) *vhostRoutes {
 	if v := c.reuseVHost(vh); v != nil { // reuse.go
 		return v
 	}
-	v := &vhostRoutes{vh: vh, exact: map[string][]int32{}, prefix: map[string][]int32{}, regexIdx: map[string][]int32{}}
+	v := &vhostRoutes{gen: c.gen, vh: vh, exact: map[string][]int32{}, prefix: map[string][]int32{}, regexIdx: map[string][]int32{}}
+	c.used.vhosts++
 	for _, r := range vh.Rules {
 		if r == nil {
 			continue
@@ -266,7 +272,7 @@ func (c *compiler) vhost(vh *table.VirtualHost) *vhostRoutes {
 			}
 		}
 	}
-	c.vhosts[vh.Name] = v
+	c.pool.vhosts[vh.Name] = v
 	return v
 }
 
@@ -283,14 +289,12 @@ func regexKey(re *regexp.Regexp) (string, bool) {
 
 // rule compiles a RouteRule once, even when several virtual hosts share it.
 func (c *compiler) rule(r *table.RouteRule) *ruleRoutes {
-	if rr, ok := c.rules[r]; ok {
-		return rr
-	}
 	if rr := c.reuseRule(r); rr != nil { // reuse.go
 		return rr
 	}
-	rr := &ruleRoutes{r: r, route: r.Route.String(), at: ruleAt(r.Route, r.Index)}
-	c.rules[r] = rr
+	rr := &ruleRoutes{gen: c.gen, r: r, route: r.Route.String(), at: ruleAt(r.Route, r.Index)}
+	c.pool.rules[r] = rr
+	c.used.rules++
 	if r.Source.File != "" {
 		rr.source = r.Source.File
 		if r.Source.Line > 0 {
@@ -344,7 +348,7 @@ func (c *compiler) backend(b *table.Backend) *backendRoutes {
 	if br, ok := c.backends[b]; ok {
 		return br
 	}
-	br := &backendRoutes{b: b, service: serviceName(b), token: backendToken(b.Name)}
+	br := &backendRoutes{gen: c.gen, b: b, service: serviceName(b), token: backendToken(b.Name)}
 	br.h2c = b.HTTP2
 	br.budget = c.retryBudget(b.RetryBudget)
 	br.session = compileSession(b.SessionPersistence)

@@ -192,7 +192,6 @@ func (s *Server) Apply(t *table.Table) *ApplyReport {
 		rep.Ports = append(rep.Ports, PortReport{Error: "server is closed"})
 		return rep
 	}
-	old := s.pool.upstreams
 	rt := compile(t, s.pool)
 	s.telemetry.apply(t) // before any listener serves the new table
 	keep := map[bindKey]*boundListener{}
@@ -229,10 +228,8 @@ func (s *Server) Apply(t *table.Table) *ApplyReport {
 		}
 	}
 	s.listeners = keep
-	for k, u := range old {
-		if _, ok := s.pool.upstreams[k]; !ok {
-			u.closeIdle()
-		}
+	for _, u := range s.pool.dropped {
+		u.closeIdle()
 	}
 	return rep
 }

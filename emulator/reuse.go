@@ -105,21 +105,24 @@ func (c *compiler) markAuths(as []*extAuthRoutes) {
 // or one holding a rule with a rate limit, compiled afresh).
 func (c *compiler) reuseVHost(vh *table.VirtualHost) *vhostRoutes {
 	v := c.pool.vhosts[vh.Name]
-	if v == nil || v.vh.Hostname != vh.Hostname || len(v.vh.Rules) != len(vh.Rules) {
+	if v == nil {
 		return nil
 	}
-	for i, r := range vh.Rules {
-		if v.vh.Rules[i] != r {
+	if v.vh != vh { // the same table value holds the same rules
+		if v.vh.Hostname != vh.Hostname || len(v.vh.Rules) != len(vh.Rules) {
 			return nil
+		}
+		for i, r := range vh.Rules {
+			if v.vh.Rules[i] != r {
+				return nil
+			}
 		}
 	}
 	if v.gen == c.gen {
 		return v // compiled or reused earlier in this compile
 	}
-	for _, rr := range v.rules {
-		if rr.limiter != nil {
-			return nil
-		}
+	if v.limited {
+		return nil
 	}
 	v.gen = c.gen
 	c.used.vhosts++

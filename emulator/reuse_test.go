@@ -128,10 +128,18 @@ func TestCompileReuseOverEditsRoutesAsFresh(t *testing.T) {
 		h := fmt.Sprintf("h%d.example.com", i)
 		hosts[h] = []*table.RouteRule{newRule(h), newRule(h)}
 	}
+	// The engine hands on an unchanged host as a new value holding the
+	// same rules, or as the same value.
+	values := map[string]*table.VirtualHost{}
 	tableOf := func() *table.Table {
 		var vhs []*table.VirtualHost
 		for _, h := range slices.Sorted(maps.Keys(hosts)) {
-			vhs = append(vhs, vhost(h, hosts[h]...)) // new values, the same rules
+			v := values[h]
+			if v == nil || !slices.Equal(v.Rules, hosts[h]) || rng.IntN(2) == 0 {
+				v = vhost(h, hosts[h]...)
+				values[h] = v
+			}
+			vhs = append(vhs, v)
 		}
 		return newTable(gateway("gw", "127.0.0.1", port(80, listener("http", "", vhs...))))
 	}

@@ -62,9 +62,11 @@ type listenerRoutes struct {
 // index yields, so the table's order decides.
 type vhostRoutes struct {
 	// gen is the last compile that used it (reuse.go).
-	gen      uint64
-	vh       *table.VirtualHost
-	rules    []*ruleRoutes
+	gen   uint64
+	vh    *table.VirtualHost
+	rules []*ruleRoutes
+	// limited is set when a rule has a rate limit (never reused: reuse.go).
+	limited  bool
 	exact    map[string][]int32
 	prefix   map[string][]int32
 	regexIdx map[string][]int32
@@ -256,6 +258,7 @@ func (c *compiler) vhost(vh *table.VirtualHost) *vhostRoutes {
 		rr := c.rule(r)
 		i := int32(len(v.rules))
 		v.rules = append(v.rules, rr)
+		v.limited = v.limited || rr.limiter != nil
 		switch {
 		case rr.broken != "":
 		case rr.grpc != nil:

@@ -150,21 +150,17 @@ func (w *Watcher) snapshot(sorted []*loaded, problems []Problem) (*engine.Snapsh
 		f.add(o)
 		winners = append(winners, o)
 	})
-	switch {
-	case w.spare != nil:
+	if w.spare != nil {
 		s.Sources = <-w.spare
 		patchSources(s.Sources, w.winners, winners)
-	case w.sources != nil:
-		s.Sources = maps.Clone(w.sources)
-		patchSources(s.Sources, w.winners, winners)
-	default:
-		// No size hint, as collected.result says.
+	} else {
+		// The first update. No size hint, as collected.result says.
 		s.Sources = map[engine.ObjectKey]engine.Source{}
 		for _, o := range winners {
 			s.Sources[o.key] = o.src
 		}
 	}
-	w.winners, w.sources = winners, s.Sources
+	w.winners = winners
 	w.spare = make(chan map[engine.ObjectKey]engine.Source, 1)
 	go func(spare chan<- map[engine.ObjectKey]engine.Source, published map[engine.ObjectKey]engine.Source) {
 		spare <- maps.Clone(published)

@@ -112,13 +112,11 @@ type Watcher struct {
 	mergedFiles map[string]*watchedFile
 	paths       []string
 	// winners are the objects of the last update's Snapshot, by key, and
-	// sources its Sources: the next update's Sources is a copy patched
-	// where the objects differ (merged.go). Never written once published.
+	// spare delivers a copy of its Sources made in the background once it
+	// was published (nil: no update yet): the next update patches that
+	// copy where the objects differ (merged.go).
 	winners []*loaded
-	sources map[engine.ObjectKey]engine.Source
-	// spare delivers a copy of sources made in the background after it
-	// was published, which the next update patches (nil: none started).
-	spare chan map[engine.ObjectKey]engine.Source
+	spare   chan map[engine.ObjectKey]engine.Source
 	// warnings are the last walk's (symlinks leaving the root).
 	warnings []Warning
 	current  *Update

@@ -7,12 +7,15 @@
 # reloads' own timings from gwdev's log (load, translate, apply) are
 # printed as medians.
 #
-# The translate column is the engine's translation until the whole result:
+# The load column is the watcher's update: the walk, the changed file,
+# and the last Snapshot patched (watch/merged.go). The translate column is
+# the engine's translation until the whole result:
 # incremental since engine/incremental.go (the routes that did not change
 # keep their compiled rules when only routes changed; gwdev's log says
 # "N of M routes reused"), the rest of the result in full. apply is the
 # data plane's Apply, which compiles the table, reusing the last router's
-# rules and virtual hosts that did not change (emulator/reuse.go), and
+# rules and virtual hosts that did not change and keeping the pool's maps
+# between compiles (emulator/reuse.go), and
 # swaps it in atomically (listeners kept). Since engine.TranslateTableFirst
 # the two overlap: Apply starts when the table is built and the rest of
 # the result is finished meanwhile.

@@ -159,6 +159,7 @@ func (p *upstreamPool) sweep(gen uint64, used poolUse) {
 			}
 		}
 	}
+	clear(p.dropped) // the last compile's, closed by now
 	p.dropped = p.dropped[:0]
 	if len(p.upstreams) != used.upstreams {
 		for k, u := range p.upstreams {

@@ -34,9 +34,11 @@ type upstreamPool struct {
 	rules  map[*table.RouteRule]*ruleRoutes
 	vhosts map[string]*vhostRoutes
 	// gen is the last compile's generation; dropped are the upstreams it
-	// stopped using (reuse.go).
+	// stopped using; others counts its backends outside virtual hosts
+	// (reuse.go).
 	gen     uint64
 	dropped []*upstream
+	others  int
 	// echoLog returns the log buffer of an echo service (nil: no logging).
 	echoLog func(service string) *echosrv.Log
 }

@@ -254,3 +254,25 @@ func BenchmarkApplyReload10000Routes(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkApplyReload10000RoutesAdded is BenchmarkApplyReload10000Routes
+// with the virtual hosts added kept, as saves that each add a route file
+// give them (bench/reloadprobe): nothing the last router used is left, so
+// compile neither marks nor sweeps what it reused (reuse.go).
+func BenchmarkApplyReload10000RoutesAdded(b *testing.B) {
+	p := freePort(b, "127.0.0.1")
+	s := New(Config{})
+	defer s.Close(context.Background())
+	tab := benchTable(p, 5000, 10000)
+	if err := s.Apply(tab).Err(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		host := fmt.Sprintf("new-%d.example.com", i)
+		tab = reloadedTable(tab, vhost(host, benchRules(host, 2)...))
+		if rep := s.Apply(tab); !rep.Ports[0].Reused {
+			b.Fatal("listener re-bound")
+		}
+	}
+}

@@ -16,11 +16,12 @@ import "github.com/gwdev/gwdev/engine/table"
 // kept from one compile to the next rather than built anew: each compile
 // has a generation, marks what it uses (gen fields, written and read by
 // compile only, under Server.mu; requests never read them), and at its end
-// sweeps what it did not mark (sweep). A reused virtual host marks its
-// rules, their backends, upstreams and budgets by following pointers: no
-// map is written or looked up per rule. Before, every compile registered
-// each reused rule, backend and upstream in new maps (upstreams by their
-// string key): most of Apply's time at 10,000 routes.
+// sweeps what it did not mark (sweep). A reused virtual host's rules, their
+// backends, upstreams and budgets are marked by following pointers, no map
+// written or looked up per rule, and only when something the last router
+// used may be left (finish). Before, every compile registered each reused
+// rule, backend and upstream in new maps (upstreams by their string key):
+// most of Apply's time at 10,000 routes.
 
 // reuseRule returns the last router's compiled r, marked as used by this
 // compile (nil: none, or a rule with a rate limit, whose counters each
@@ -126,10 +127,31 @@ func (c *compiler) reuseVHost(vh *table.VirtualHost) *vhostRoutes {
 	}
 	v.gen = c.gen
 	c.used.vhosts++
-	for _, rr := range v.rules {
-		c.markRule(rr)
-	}
+	c.reused = append(c.reused, v) // its rules are marked by finish, if need be
 	return v
+}
+
+// finish leaves the pool holding what the router uses. When every virtual
+// host of the last compile was reused and neither compile had backends
+// outside virtual hosts, nothing the last router used was left: what the
+// pool holds is all in use, and the reused hosts' rules, backends and
+// upstreams are neither marked nor swept (a reload that adds routes).
+// Otherwise the reused hosts' rules are marked, then the pool is swept.
+func (c *compiler) finish() {
+	p := c.pool
+	if len(c.reused) == c.lastVHosts && c.others == 0 && p.others == 0 {
+		p.gen = c.gen
+		clear(p.dropped)
+		p.dropped = p.dropped[:0]
+		return
+	}
+	for _, v := range c.reused {
+		for _, rr := range v.rules {
+			c.markRule(rr)
+		}
+	}
+	p.sweep(c.gen, c.used)
+	p.others = c.others
 }
 
 // poolUse counts what one compile marked as used, each once: when a map

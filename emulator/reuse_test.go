@@ -101,7 +101,8 @@ func TestCompileReuseRoutesAsFresh(t *testing.T) {
 
 // TestCompileReuseOverEditsRoutesAsFresh: over random reloads (virtual
 // hosts kept, removed, added, their rules replaced or shared with another
-// host, rules with a rate limit, retry budgets and mirrors), a router
+// host, rules with a rate limit, retry budgets and mirrors, a TCP port
+// whose backend comes and goes), a router
 // compiled reusing the last one's rules and virtual hosts routes every
 // request as one compiled from nothing; the pool then holds exactly what
 // the router uses (so an upstream no longer used is dropped, its idle
@@ -113,9 +114,10 @@ func TestCompileReuseOverEditsRoutesAsFresh(t *testing.T) {
 	newRule := func(host string) *table.RouteRule {
 		n++
 		r := rule(fmt.Sprintf("r%d", n), prefix(fmt.Sprintf("/p%d", rng.IntN(4))), echo(fmt.Sprintf("svc-%d", rng.IntN(30)), 1))
-		switch rng.IntN(8) {
-		case 0:
+		if host == "h25.example.com" { // one host, now and then: it is never reused
 			r.Policy = &table.RulePolicy{RateLimit: &table.RateLimit{Name: fmt.Sprintf("limit-%d", n), PerMinute: 100}}
+		}
+		switch rng.IntN(8) {
 		case 1:
 			r.Backends[0].RetryBudget = &table.RetryBudget{Percent: 20 + rng.IntN(2), Interval: 10 * time.Second}
 		case 2:
@@ -131,6 +133,7 @@ func TestCompileReuseOverEditsRoutesAsFresh(t *testing.T) {
 	// The engine hands on an unchanged host as a new value holding the
 	// same rules, or as the same value.
 	values := map[string]*table.VirtualHost{}
+	tcpSvc := ""
 	tableOf := func() *table.Table {
 		var vhs []*table.VirtualHost
 		for _, h := range slices.Sorted(maps.Keys(hosts)) {
@@ -141,14 +144,30 @@ func TestCompileReuseOverEditsRoutesAsFresh(t *testing.T) {
 			}
 			vhs = append(vhs, v)
 		}
-		return newTable(gateway("gw", "127.0.0.1", port(80, listener("http", "", vhs...))))
+		ports := []*table.PortTable{port(80, listener("http", "", vhs...))}
+		if tcpSvc != "" { // a backend outside virtual hosts, compiled every time
+			ports = append(ports, port(81, tcpListener("tcp", streamRoute("TCPRoute", "t", echo(tcpSvc, 1)))))
+		}
+		return newTable(gateway("gw", "127.0.0.1", ports...))
 	}
 	pool := newUpstreamPool(nil)
 	last := compile(tableOf(), pool).lookup("127.0.0.1", 80)
 	reusedAny := false
 	for step := range 60 {
 		changed := map[string]bool{}
-		for range 1 + rng.IntN(3) {
+		edits := 1 + rng.IntN(3)
+		switch rng.IntN(3) {
+		case 0:
+			edits = 0 // hosts as they were
+		case 1: // hosts added only: nothing the last router used is left
+			for range edits {
+				n++
+				h := fmt.Sprintf("new%d.example.com", n)
+				hosts[h], changed[h] = []*table.RouteRule{newRule(h)}, true
+			}
+			edits = 0
+		}
+		for range edits {
 			h := fmt.Sprintf("h%d.example.com", rng.IntN(30))
 			changed[h] = true
 			switch op := rng.IntN(4); {
@@ -160,6 +179,9 @@ func TestCompileReuseOverEditsRoutesAsFresh(t *testing.T) {
 			default:
 				hosts[h] = []*table.RouteRule{newRule(h), newRule(h)}
 			}
+		}
+		if rng.IntN(2) == 0 {
+			tcpSvc = []string{"", "tcp-0", "tcp-1"}[rng.IntN(3)]
 		}
 		next := tableOf()
 		rt := compile(next, pool)
@@ -190,7 +212,7 @@ func TestCompileReuseOverEditsRoutesAsFresh(t *testing.T) {
 				reusedAny = true
 			}
 		}
-		requirePoolHolds(t, step, pool, pr)
+		requirePoolHolds(t, step, pool, rt)
 		last = pr
 	}
 	if !reusedAny {
@@ -199,8 +221,8 @@ func TestCompileReuseOverEditsRoutesAsFresh(t *testing.T) {
 }
 
 // requirePoolHolds fails unless the pool's rules, virtual hosts, upstreams
-// and retry budgets are exactly those pr uses.
-func requirePoolHolds(t *testing.T, step int, pool *upstreamPool, pr *portRoutes) {
+// and retry budgets are exactly those rt uses.
+func requirePoolHolds(t *testing.T, step int, pool *upstreamPool, rt *router) {
 	t.Helper()
 	rules, vhosts, ups, budgets := map[*table.RouteRule]*ruleRoutes{}, map[string]*vhostRoutes{}, map[string]*upstream{}, map[string]*retryBudget{}
 	var backend func(*backendRoutes)
@@ -218,15 +240,24 @@ func requirePoolHolds(t *testing.T, step int, pool *upstreamPool, pr *portRoutes
 			backend(m)
 		}
 	}
-	for _, v := range pr.listeners[0].vhosts {
-		vhosts[v.vh.Name] = v
-		for _, rr := range v.rules {
-			rules[rr.r] = rr
-			for _, b := range rr.backends {
+	for _, pr := range rt.order {
+		if pr.stream != nil {
+			for _, b := range pr.stream.backends {
 				backend(b)
 			}
-			for _, b := range rr.mirrors {
-				backend(b)
+		}
+		for _, l := range pr.listeners {
+			for _, v := range l.vhosts {
+				vhosts[v.vh.Name] = v
+				for _, rr := range v.rules {
+					rules[rr.r] = rr
+					for _, b := range rr.backends {
+						backend(b)
+					}
+					for _, b := range rr.mirrors {
+						backend(b)
+					}
+				}
 			}
 		}
 	}

@@ -147,11 +147,18 @@ const maxBackoff = 10
 // (reuse.go).
 type compiler struct {
 	pool *upstreamPool
-	// gen is this compile's generation and used what it marked with it
-	// (reuse.go).
-	gen   uint64
-	used  poolUse
-	regex *regexCache
+	// gen is this compile's generation and used what it marked with it;
+	// reused are the last compile's virtual hosts reused, their rules not
+	// marked yet; lastVHosts is how many the last compile left; inVHost is
+	// set while a virtual host's rules compile, and others counts the
+	// backends compiled outside one (reuse.go).
+	gen        uint64
+	used       poolUse
+	reused     []*vhostRoutes
+	lastVHosts int
+	inVHost    bool
+	others     int
+	regex      *regexCache
 	// backends are the backends compiled by this compile.
 	backends map[*table.Backend]*backendRoutes
 	// rateLimiters are the rate limits' counters by name.
@@ -168,9 +175,11 @@ func compile(t *table.Table, pool *upstreamPool) *router {
 		regex:    &regexCache{old: pool.regex, cur: map[string]*regexp.Regexp{}},
 		backends: map[*table.Backend]*backendRoutes{}}
 	rt := &router{table: t, ports: map[portKey]*portRoutes{}}
+	c.lastVHosts = len(pool.vhosts)
+	c.reused = make([]*vhostRoutes, 0, c.lastVHosts)
 	defer func() {
 		pool.regex = c.regex.cur
-		pool.sweep(c.gen, c.used) // reuse.go
+		c.finish() // reuse.go
 	}()
 	if t == nil {
 		return rt
@@ -251,6 +260,8 @@ func (c *compiler) vhost(vh *table.VirtualHost) *vhostRoutes {
 	}
 	v := &vhostRoutes{gen: c.gen, vh: vh, exact: map[string][]int32{}, prefix: map[string][]int32{}, regexIdx: map[string][]int32{}}
 	c.used.vhosts++
+	c.inVHost = true
+	defer func() { c.inVHost = false }()
 	for _, r := range vh.Rules {
 		if r == nil {
 			continue
@@ -352,6 +363,9 @@ func (c *compiler) backend(b *table.Backend) *backendRoutes {
 		return br
 	}
 	br := &backendRoutes{gen: c.gen, b: b, service: serviceName(b), token: backendToken(b.Name)}
+	if !c.inVHost {
+		c.others++ // a listener's pre-routing auth, an L4 or TLS route (reuse.go)
+	}
 	br.h2c = b.HTTP2
 	br.budget = c.retryBudget(b.RetryBudget)
 	br.session = compileSession(b.SessionPersistence)

@@ -12,6 +12,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/net/http/httpguts"
@@ -137,12 +138,33 @@ func (h *laneHead) write(_ *http.Request, w io.Writer) error {
 	return err
 }
 
-// laneOut is what outboundHead makes for one request, in one allocation:
-// the head the lane writes and the outbound request rewriteFor edits.
+// laneOut is what outboundHead makes for one request: the head the lane
+// writes and the outbound request rewriteFor edits. Nothing refers to it
+// once the lane returns (the pool reads the request only during the
+// exchange, the lane takes no mirror), so it goes back to laneOuts with its
+// header map, emptied.
 type laneOut struct {
 	head laneHead
 	req  http.Request
 	url  url.URL
+}
+
+// laneOuts keeps the laneOuts of finished requests.
+var laneOuts = sync.Pool{New: func() any { return new(laneOut) }}
+
+// maxPooledLaneHeader is the most header names a pooled laneOut's map
+// keeps room for: a larger one is left to the collector.
+const maxPooledLaneHeader = 64
+
+// release returns lo to laneOuts.
+func (lo *laneOut) release() {
+	h := lo.head.header
+	if len(h) > maxPooledLaneHeader {
+		h = nil
+	}
+	clear(h)
+	*lo = laneOut{head: laneHead{header: h}}
+	laneOuts.Put(lo)
 }
 
 // outboundHead builds the upstream request head: the client's header
@@ -150,8 +172,13 @@ type laneOut struct {
 // (X-Forwarded-*, auth headers, the span, header filters, URL rewrites), as
 // ReverseProxy builds its outbound request. ok false: the head would not be
 // the ReverseProxy path's (a host it would rewrite, a byte it refuses).
-func (s *Server) outboundHead(ex *exchange, r *http.Request) (*laneHead, *http.Request, bool) {
-	h := make(http.Header, len(r.Header)+4)
+// The caller releases lo once the exchange ended.
+func (s *Server) outboundHead(ex *exchange, r *http.Request) (lo *laneOut, ok bool) {
+	lo = laneOuts.Get().(*laneOut)
+	h := lo.head.header
+	if h == nil {
+		h = make(http.Header, len(r.Header)+4)
+	}
 	for k, vv := range r.Header {
 		h[k] = vv[:len(vv):len(vv)] // shared: every edit below replaces a slice, none writes into one
 	}
@@ -162,7 +189,7 @@ func (s *Server) outboundHead(ex *exchange, r *http.Request) (*laneHead, *http.R
 	for _, k := range [...]string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"} {
 		delete(h, k)
 	}
-	lo := &laneOut{url: *r.URL}
+	lo.url = *r.URL
 	u, out := &lo.url, &lo.req
 	*out = http.Request{Method: r.Method, URL: u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: h, Host: r.Host}
 	s.rewriteFor(ex, &httputil.ProxyRequest{In: r, Out: out})
@@ -176,16 +203,18 @@ func (s *Server) outboundHead(ex *exchange, r *http.Request) (*laneHead, *http.R
 	}
 	for i := 0; i < len(head.host); i++ {
 		if c := head.host[i]; c >= 0x80 || c == '%' {
-			return nil, nil, false // punycode or a zone: net/http rewrites it
+			lo.release()
+			return nil, false // punycode or a zone: net/http rewrites it
 		}
 	}
 	if u.Opaque != "" || strings.ContainsFunc(head.target, func(c rune) bool { return c < ' ' || c == 0x7f }) {
-		return nil, nil, false
+		lo.release()
+		return nil, false
 	}
 	if ua := h["User-Agent"]; len(ua) > 0 && ua[0] != "" {
 		head.userAgent = h1.WireValue(ua[0])
 	}
-	return head, out, true
+	return lo, true
 }
 
 // removeHopByHop deletes the hop-by-hop fields of h, those its Connection
@@ -214,14 +243,17 @@ func (s *Server) forwardLane(ctx context.Context, ex *exchange, w http.ResponseW
 	if !ok {
 		return false
 	}
-	head, out, ok := s.outboundHead(ex, r)
+	lo, ok := s.outboundHead(ex, r)
 	if !ok {
 		return false
 	}
+	defer lo.release()
+	head, out := &lo.head, &lo.req
 	if bad := h1.InvalidHeader(head.header); bad != "" {
 		return false // ReverseProxy answers it (502, as the pool refuses it)
 	}
 	s.laneServed.Add(1)
+	ex.laneServed = true
 	up := ex.backend.up
 	i := ex.pinAddr
 	if i < 0 || i >= len(up.addrs) {

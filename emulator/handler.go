@@ -430,7 +430,7 @@ func (ex *exchange) beforeResponse(h http.Header) {
 func (s *Server) serve(bl *boundListener, w http.ResponseWriter, r *http.Request) {
 	ex := newExchange(r, time.Now())
 	ex.trace.Client, ex.trace.Address = r.RemoteAddr, bl.bound
-	noteRequest(r.Context()) // conntrace.go
+	ex.trace.memo = noteRequest(r.Context()) // conntrace.go
 	if r.Body != nil && r.Body != http.NoBody {
 		ex.body = &countingReader{r: r.Body}
 		r.Body = ex.body

@@ -112,11 +112,39 @@ func ishex(c byte) bool {
 type laneHead struct {
 	method, target, host, userAgent string
 	header                          http.Header
+	// keys are the header's names write writes, sorted (sortValid).
+	keys []string
+}
+
+// sortValid sorts the header's names write writes into h.keys and reports
+// whether the header can be sent as is: every name and value valid, as
+// h1.InvalidHeader requires (net/http's Transport refuses the rest) — one
+// pass over the map for both.
+func (h *laneHead) sortValid() bool {
+	keys := h.keys[:0]
+	for k, vs := range h.header {
+		if !httpguts.ValidHeaderFieldName(k) {
+			return false
+		}
+		for _, v := range vs {
+			if !httpguts.ValidHeaderFieldValue(v) {
+				return false
+			}
+		}
+		if !laneWriteExclude[k] {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	h.keys = keys
+	return true
 }
 
 // write puts the head on w as net/http's request writer does for a request
 // without a body: request line, Host, User-Agent, a zero Content-Length for
-// the methods servers expect one on, the other fields sorted.
+// the methods servers expect one on, the other fields sorted (as
+// http.Header.WriteSubset writes them: its newline replacement has nothing
+// to replace in values sortValid passed).
 func (h *laneHead) write(_ *http.Request, w io.Writer) error {
 	bw := w.(*bufio.Writer) // the pool's connection buffer
 	for _, s := range [...]string{h.method, " ", h.target, " HTTP/1.1\r\nHost: ", h.host, "\r\n"} {
@@ -131,8 +159,13 @@ func (h *laneHead) write(_ *http.Request, w io.Writer) error {
 	case http.MethodPost, http.MethodPut, http.MethodPatch:
 		_, _ = bw.WriteString("Content-Length: 0\r\n")
 	}
-	if err := h.header.WriteSubset(bw, laneWriteExclude); err != nil {
-		return err
+	for _, k := range h.keys {
+		for _, v := range h.header[k] {
+			_, _ = bw.WriteString(k)
+			_, _ = bw.WriteString(": ")
+			_, _ = bw.WriteString(textproto.TrimString(v))
+			_, _ = bw.WriteString("\r\n")
+		}
 	}
 	_, err := bw.WriteString("\r\n")
 	return err
@@ -163,7 +196,12 @@ func (lo *laneOut) release() {
 		h = nil
 	}
 	clear(h)
-	*lo = laneOut{head: laneHead{header: h}}
+	keys := lo.head.keys
+	if h == nil {
+		keys = nil
+	}
+	clear(keys)
+	*lo = laneOut{head: laneHead{header: h, keys: keys[:0]}}
 	laneOuts.Put(lo)
 }
 
@@ -197,7 +235,7 @@ func (s *Server) outboundHead(ex *exchange, r *http.Request) (lo *laneOut, ok bo
 		h.Set("User-Agent", "")
 	}
 	head := &lo.head
-	*head = laneHead{method: r.Method, target: u.RequestURI(), host: out.Host, header: h}
+	*head = laneHead{method: r.Method, target: u.RequestURI(), host: out.Host, header: h, keys: head.keys}
 	if !httpguts.ValidHostHeader(head.host) {
 		head.host = "" // what net/http's request writer sends then
 	}
@@ -249,7 +287,7 @@ func (s *Server) forwardLane(ctx context.Context, ex *exchange, w http.ResponseW
 	}
 	defer lo.release()
 	head, out := &lo.head, &lo.req
-	if bad := h1.InvalidHeader(head.header); bad != "" {
+	if !head.sortValid() {
 		return false // ReverseProxy answers it (502, as the pool refuses it)
 	}
 	s.laneServed.Add(1)

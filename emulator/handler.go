@@ -137,8 +137,8 @@ func exchangeFrom(ctx context.Context) *exchange {
 var exchanges = sync.Pool{New: func() any { return new(exchange) }}
 
 func newExchange(r *http.Request, now time.Time) *exchange {
-	ex := exchanges.Get().(*exchange)
-	*ex = exchange{start: now, req: r, view: newReqView(r), host: requestHost(r.Host), pinAddr: -1}
+	ex := exchanges.Get().(*exchange) // zero: new, or zeroed when put back
+	ex.start, ex.req, ex.view, ex.host, ex.pinAddr = now, r, newReqView(r), requestHost(r.Host), -1
 	ex.reqMods, ex.respMods = ex.modsArr[:0:2], ex.modsArr[2:2:4]
 	ex.trace = Trace{Time: now, Proto: r.Proto, Host: ex.host, Method: r.Method,
 		Path: requestURI(r.URL), GRPC: ex.view.grpc}

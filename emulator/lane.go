@@ -42,10 +42,15 @@ import (
 // TLS to the backend, the echo backend, a backend client certificate,
 // queries ReverseProxy would re-encode and hosts it would rewrite.
 
-// laneWriteExclude are the fields the lane writes before the header map,
-// or not at all, as net/http's request writer does.
-var laneWriteExclude = map[string]bool{
-	"Host": true, "User-Agent": true, "Content-Length": true, "Transfer-Encoding": true, "Trailer": true,
+// laneWritesFirst reports whether the lane writes field k before the
+// header map, or not at all, as net/http's request writer does (a switch:
+// a map lookup hashes the name).
+func laneWritesFirst(k string) bool {
+	switch k {
+	case "Host", "User-Agent", "Content-Length", "Transfer-Encoding", "Trailer":
+		return true
+	}
+	return false
 }
 
 // hopByHop are the fields ReverseProxy removes from both the request and
@@ -131,7 +136,7 @@ func (h *laneHead) sortValid() bool {
 				return false
 			}
 		}
-		if !laneWriteExclude[k] {
+		if !laneWritesFirst(k) {
 			keys = append(keys, k)
 		}
 	}

@@ -213,8 +213,8 @@ func RedactURI(s string) string {
 // redactText redacts the URLs in free text (a filter's description, a
 // reason): every space-separated word with a query or user information.
 func redactText(s string) string {
-	if !strings.ContainsAny(s, "?@") {
-		return s
+	if strings.IndexByte(s, '?') < 0 && strings.IndexByte(s, '@') < 0 {
+		return s // what ContainsAny(s, "?@") says, with the vectorised search
 	}
 	words := strings.Split(s, " ")
 	for i, w := range words {

@@ -301,8 +301,8 @@ func (fc *fastConn) readRequest() (req *http.Request, hdrDeadline time.Time, ok 
 		}
 		// The header deadline is set only when the header needs another
 		// read or the connection goes to net/http (armHeader): a header
-		// that came whole needs none, and setting it costs a timer change.
-		hdrDeadline = time.Now().Add(fc.f.ReadHeaderTimeout)
+		// that came whole needs none, and setting it costs a timer change
+		// (and reading the clock).
 		armed = false
 	}
 	fc.idle.Store(false)
@@ -312,6 +312,7 @@ func (fc *fastConn) readRequest() (req *http.Request, hdrDeadline time.Time, ok 
 	armHeader := func() {
 		if !armed {
 			armed = true
+			hdrDeadline = time.Now().Add(fc.f.ReadHeaderTimeout)
 			_ = fc.c.SetReadDeadline(hdrDeadline)
 		}
 	}

@@ -70,3 +70,24 @@ func benchmarkIncremental(b *testing.B, n int) {
 // BenchmarkIncremental10000HTTPRoutes measures an incremental reload of
 // 10,000 routes and one new one.
 func BenchmarkIncremental10000HTTPRoutes(b *testing.B) { benchmarkIncremental(b, 10000) }
+
+// BenchmarkIncrementalTable10000HTTPRoutes measures what up waits for before
+// applying a reload: TranslateTableFirst up to the table, without finish.
+func BenchmarkIncrementalTable10000HTTPRoutes(b *testing.B) {
+	snap := benchSnapshot(b, 10000)
+	extra := benchSnapshot(b, 1).HTTPRoutes[0].DeepCopy()
+	extra.Name = "saved"
+	next := *snap
+	next.HTTPRoutes = append(slices.Clip(snap.HTTPRoutes), extra)
+	opts := engine.Options{Now: goldenNow}
+	prev, finish := engine.TranslateTableFirst(nil, snap, opts)
+	finish()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res, _ := engine.TranslateTableFirst(prev, &next, opts)
+		if res.Reuse.Reused != 10000 {
+			b.Fatalf("reused %d routes, want 10000", res.Reuse.Reused)
+		}
+	}
+}

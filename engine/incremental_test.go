@@ -122,7 +122,8 @@ func lineDiff(a, b string) string {
 			y = bl[i]
 		}
 		if x != y {
-			return fmt.Sprintf("line %d:\n full: %s\n incr: %s", i+1, x, y)
+			return fmt.Sprintf("line %d:\n full: %s\n incr: %s\nfull from there:\n%s\nincr from there:\n%s", i+1, x, y,
+				strings.Join(al[max(0, i-8):min(len(al), i+12)], "\n"), strings.Join(bl[max(0, i-8):min(len(bl), i+12)], "\n"))
 		}
 	}
 	return ""

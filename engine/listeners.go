@@ -30,7 +30,11 @@ type listenerState struct {
 	conflictsWith  string
 	attachedRoutes int32
 	attachments    []*attachment
-	tlsTable       *ListenerTLS
+	// byHost are the rules served on each hostname of an HTTP or HTTPS
+	// listener, sorted by precedence, as its virtual hosts were built
+	// (virtualHosts; nil until then).
+	byHost   map[string][]rulePosition
+	tlsTable *ListenerTLS
 	// filters are the listener's pre-routing filters (nil: none);
 	// preAuth their compiled ExternalAuth entries in order, preRefused why
 	// every request on the listener is refused ("": none), see

@@ -38,7 +38,10 @@ func Translate(snap *Snapshot, opts Options) *Result {
 // It is incremental (incremental.go): the Result keeps every route's
 // compiled rules, and the next call given it as prev reuses those of the
 // routes that did not change when nothing but routes changed; the result
-// is the same as TranslateNext's.
+// is the same as TranslateNext's. When prev allows it and only a few
+// routes changed, the table is prev's with the changed routes' virtual
+// hosts rebuilt, and the rest of the Result, Objects included, is set by
+// finish (incremental_table.go).
 func TranslateTableFirst(prev *Result, snap *Snapshot, opts Options) (res *Result, finish func()) {
 	cache := &routeCache{} // keep one; reuse none
 	if prev != nil {
@@ -46,8 +49,27 @@ func TranslateTableFirst(prev *Result, snap *Snapshot, opts Options) (res *Resul
 		if prev.routeCache != nil {
 			cache = prev.routeCache
 		}
+		if snap != nil {
+			if tab, n := patchTable(prev, snap, opts); tab != nil { // incremental_table.go
+				return patchedResult(tab, n, snap, opts, cache)
+			}
+		}
 	}
 	return translateTableFirst(snap, opts, cache)
+}
+
+// patchedResult is TranslateTableFirst's Result when the table was patched
+// (tab, with n virtual hosts rebuilt): finish translates in full for
+// everything but the table, which must be and is taken as equal to tab.
+func patchedResult(tab *Table, n int, snap *Snapshot, opts Options, cache *routeCache) (*Result, func()) {
+	res := &Result{Table: tab}
+	return res, func() {
+		full, finish := translateTableFirst(snap, opts, cache)
+		full.Table = tab // finish reads the table it is given (routes served, shadowed rules)
+		finish()
+		*res = *full
+		res.Reuse.Patched, res.Reuse.VirtualHosts = true, n
+	}
 }
 
 // translateTableFirst is TranslateTableFirst; with a cache (which may be
@@ -84,6 +106,9 @@ func translateTableFirst(snap *Snapshot, opts Options, cache *routeCache) (*Resu
 		t.noteReportedFields()
 		res.Findings = t.collectFindings()
 		res.Policies = t.sortedEffects()
+		if cache != nil && t.patchableWhy() == "" {
+			res.tables = &tableState{t: t} // incremental_table.go
+		}
 	}
 }
 

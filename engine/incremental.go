@@ -129,17 +129,15 @@ func cacheOptions(opts Options) Options {
 func nonRouteObjects(s *Snapshot, prev []metav1.Object) []metav1.Object {
 	n, same := 0, true
 	for _, k := range kinds {
-		if !k.IsRoute() {
-			k.Each(s, func(_ ObjectKey, o metav1.Object) {
-				same = same && n < len(prev) && prev[n] == o
-				n++
-			})
+		if !k.IsRoute() && same {
+			c, ok := k.ops.samePrefix(s, prev[n:])
+			n, same = n+c, ok
 		}
 	}
 	if same && n == len(prev) {
 		return prev
 	}
-	out := make([]metav1.Object, 0, n)
+	out := make([]metav1.Object, 0, len(prev))
 	for _, k := range kinds {
 		if !k.IsRoute() {
 			k.Each(s, func(_ ObjectKey, o metav1.Object) { out = append(out, o) })

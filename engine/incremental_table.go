@@ -107,9 +107,12 @@ type routeDelta struct {
 // compared or more than max differ.
 func (st *tableState) diffRoutes(s *Snapshot, max int) (d routeDelta, ok bool) {
 	prev, in := st.t.routes, s.HTTPRoutes
+	if !slices.IsSortedFunc(in, byName) { // the loader's are
+		in = sortByName(slices.Clone(in))
+	}
 	for k := 1; k < len(in); k++ {
-		if byName(in[k-1], in[k]) >= 0 {
-			return d, false // not in order, or two routes of one name
+		if byName(in[k-1], in[k]) == 0 {
+			return d, false // two routes of one name: the full path says so
 		}
 	}
 	d.gone = map[*routeState]bool{}

@@ -62,7 +62,7 @@ func TranslateTableFirst(prev *Result, snap *Snapshot, opts Options) (res *Resul
 // (tab, with n virtual hosts rebuilt): finish translates in full for
 // everything but the table, which must be and is taken as equal to tab.
 func patchedResult(tab *Table, n int, snap *Snapshot, opts Options, cache *routeCache) (*Result, func()) {
-	res := &Result{Table: tab}
+	res := &Result{Table: tab, Reuse: RouteReuse{Patched: true, VirtualHosts: n}}
 	return res, func() {
 		full, finish := translateTableFirst(snap, opts, cache)
 		full.Table = tab // finish reads the table it is given (routes served, shadowed rules)

@@ -182,3 +182,13 @@ func ruleRoutes(vh *engine.VirtualHost) []string {
 	}
 	return out
 }
+
+// TestPatchedResultCopiesEveryField: a patched translation's finish copies
+// the full translation's Result field by field (all but Table, which the
+// data plane reads meanwhile); a new field must be added there
+// (engine/translate.go patchedResult) and counted here.
+func TestPatchedResultCopiesEveryField(t *testing.T) {
+	if n := reflect.TypeFor[engine.Result]().NumField(); n != 9 {
+		t.Fatalf("Result has %d fields; patchedResult copies 8 besides Table", n)
+	}
+}

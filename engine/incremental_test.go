@@ -120,7 +120,14 @@ func checkIncremental(t *testing.T, snap *engine.Snapshot, rng *rand.Rand, steps
 		full = engine.TranslateNext(full, s, opts)
 		stop := readConcurrently(incr.Table)
 		next, finish := engine.TranslateTableFirst(incr, s, opts)
+		// The data plane applies the new table while finish runs.
+		applied := make(chan struct{})
+		go func() {
+			defer close(applied)
+			_, _ = json.Marshal(next.Table)
+		}()
 		finish()
+		<-applied
 		stop()
 		if after := resultYAML(t, incr); !bytes.Equal(before, after) {
 			t.Fatalf("step %d (%s): the incremental translation changed the previous result", step, what)

@@ -67,7 +67,10 @@ func patchedResult(tab *Table, n int, snap *Snapshot, opts Options, cache *route
 		full, finish := translateTableFirst(snap, opts, cache)
 		full.Table = tab // finish reads the table it is given (routes served, shadowed rules)
 		finish()
-		*res = *full
+		// Every field but Table, which the data plane may be reading.
+		res.Objects, res.Findings, res.Routes, res.Policies = full.Objects, full.Findings, full.Routes, full.Policies
+		res.addresses, res.routeCache, res.tables = full.addresses, full.routeCache, full.tables
+		res.Reuse = full.Reuse
 		res.Reuse.Patched, res.Reuse.VirtualHosts = true, n
 	}
 }
@@ -107,6 +110,7 @@ func translateTableFirst(snap *Snapshot, opts Options, cache *routeCache) (*Resu
 		res.Findings = t.collectFindings()
 		res.Policies = t.sortedEffects()
 		if cache != nil && t.patchableWhy() == "" {
+			t.inc.prev = nil               // not the cache before last
 			res.tables = &tableState{t: t} // incremental_table.go
 		}
 	}

@@ -104,20 +104,29 @@ type routeDelta struct {
 // diffRoutes compares the previous translation's HTTPRoutes with the
 // snapshot's, both in namespace/name order: a route is changed when its
 // object or its source is not the same. ok is false when they cannot be
-// compared or more than max differ.
+// compared (not in order, two of one name) or more than max differ.
+//
+// An unchanged route is the same object at the same place in both lists,
+// so the walk reads no name but the changed routes' (and their
+// neighbours', to check the order): at 10,000 routes reading every
+// route's name showed in profiles.
 func (st *tableState) diffRoutes(s *Snapshot, max int) (d routeDelta, ok bool) {
-	prev, in := st.t.routes, s.HTTPRoutes
-	if !slices.IsSortedFunc(in, byName) { // the loader's are
-		in = sortByName(slices.Clone(in))
-	}
-	for k := 1; k < len(in); k++ {
-		if byName(in[k-1], in[k]) == 0 {
-			return d, false // two routes of one name: the full path says so
-		}
-	}
+	prev, inputs, in := st.t.routes, st.t.inc.inputs, s.HTTPRoutes
 	d.gone = map[*routeState]bool{}
 	i, j := 0, 0
+	lastSame := false // in[j-1] is the same object as one of inputs
 	for i < len(prev) || j < len(in) {
+		if i < len(prev) && j < len(in) && inputs[i] == in[j] {
+			if j > 0 && !lastSame && byName(in[j-1], in[j]) >= 0 {
+				return d, false
+			}
+			if !sameSource(prev[i].src, s.SourceOf(prev[i].key)) {
+				d.gone[prev[i]] = true
+				d.added = append(d.added, in[j])
+			}
+			i, j, lastSame = i+1, j+1, true
+			continue
+		}
 		c := 0
 		switch {
 		case i == len(prev):
@@ -130,20 +139,16 @@ func (st *tableState) diffRoutes(s *Snapshot, max int) (d routeDelta, ok bool) {
 				c = strings.Compare(prev[i].key.Name, in[j].Name)
 			}
 		}
-		switch {
-		case c < 0:
+		if c >= 0 { // in[j] is taken: new or changed
+			if j > 0 && byName(in[j-1], in[j]) >= 0 {
+				return d, false
+			}
+			d.added = append(d.added, in[j])
+			j, lastSame = j+1, false
+		}
+		if c <= 0 { // prev[i] is gone or changed
 			d.gone[prev[i]] = true
 			i++
-		case c > 0:
-			d.added = append(d.added, in[j])
-			j++
-		default:
-			if st.t.inc.inputs[i] != in[j] || !sameSource(prev[i].src, s.SourceOf(prev[i].key)) {
-				d.gone[prev[i]] = true
-				d.added = append(d.added, in[j])
-			}
-			i++
-			j++
 		}
 		if len(d.gone)+len(d.added) > max {
 			return d, false

@@ -59,6 +59,21 @@ type tableState struct {
 	t *translator
 }
 
+// keepForPatch is the state the next translation patches from: t, once
+// finished, without what patching does not read (the cache before last,
+// findings, conditions, profile verdicts).
+func (t *translator) keepForPatch() *tableState {
+	t.inc.prev = nil
+	t.notes, t.effects, t.conditionOwners = nil, nil, nil
+	t.prof.routeVerdicts = nil
+	for _, r := range t.routes {
+		for _, p := range r.parents {
+			p.cond = nil
+		}
+	}
+	return &tableState{t: t}
+}
+
 // patchableWhy says why the next translation cannot patch t's table, ""
 // when it can.
 func (t *translator) patchableWhy() string {

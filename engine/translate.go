@@ -110,8 +110,7 @@ func translateTableFirst(snap *Snapshot, opts Options, cache *routeCache) (*Resu
 		res.Findings = t.collectFindings()
 		res.Policies = t.sortedEffects()
 		if cache != nil && t.patchableWhy() == "" {
-			t.inc.prev = nil               // not the cache before last
-			res.tables = &tableState{t: t} // incremental_table.go
+			res.tables = t.keepForPatch() // incremental_table.go
 		}
 	}
 }

@@ -77,17 +77,7 @@ func (t *translator) listenerTable(l *listenerState) *ListenerTable {
 // virtualHosts groups the rules of attached HTTP and gRPC routes by the
 // hostname they serve on this listener, most specific hostname first.
 func (t *translator) virtualHosts(listener string, l *listenerState) []*VirtualHost {
-	byHost := make(map[string][]rulePosition, len(l.attachments)) // a size hint: often one host per route
-	for _, a := range l.attachments {
-		if !RoutesRequests(a.route.kind) {
-			continue
-		}
-		for _, h := range a.hosts {
-			if len(a.route.rules) > 0 { // a host no rule serves has no vhost
-				byHost[h] = a.route.appendPositions(byHost[h], h)
-			}
-		}
-	}
+	byHost := l.rulesByHost()
 	// Sorted as hostnameLess orders them, each host's rank computed once
 	// (at 10,000 hosts, sort.Slice calling hostnameLess was a quarter of
 	// this function).
@@ -104,6 +94,23 @@ func (t *translator) virtualHosts(listener string, l *listenerState) []*VirtualH
 	// routes changed (incremental_table.go); each list is sorted by now.
 	l.byHost = byHost
 	return out
+}
+
+// rulesByHost groups the rules of the HTTP and gRPC routes attached to l
+// by the hostname they serve there (unsorted).
+func (l *listenerState) rulesByHost() map[string][]rulePosition {
+	byHost := make(map[string][]rulePosition, len(l.attachments)) // a size hint: often one host per route
+	for _, a := range l.attachments {
+		if !RoutesRequests(a.route.kind) {
+			continue
+		}
+		for _, h := range a.hosts {
+			if len(a.route.rules) > 0 { // a host no rule serves has no vhost
+				byHost[h] = a.route.appendPositions(byHost[h], h)
+			}
+		}
+	}
+	return byHost
 }
 
 // appendPositions appends to rs the route's rules as served on hostname h.

@@ -18,9 +18,10 @@ import (
 // virtual host keeps its pointer, so the data plane reuses them too
 // (emulator/reuse.go). The full translation still runs, in finish, for
 // everything else (status, findings, routes served, policies) and for the
-// state the next reload patches from; its own table is dropped for the
-// patched one, which must equal it (TestIncrementalEqualsFull and
-// FuzzIncremental compare both with a full translation after every edit).
+// state the next reload patches from; it takes the patched table instead
+// of building one (indexHosts), which must equal a full build
+// (TestIncrementalEqualsFull and FuzzIncremental compare both with a full
+// translation after every edit).
 //
 // What a changed route can affect. A route's compiled rules depend on the
 // route, its source, the options and the objects that are not routes
@@ -72,6 +73,18 @@ func (t *translator) keepForPatch() *tableState {
 		}
 	}
 	return &tableState{t: t}
+}
+
+// indexHosts sets byHost of every HTTP listener, as building the table
+// would, for a translation that takes a patched table instead.
+func (t *translator) indexHosts() {
+	for _, g := range t.gateways {
+		for _, l := range g.merged {
+			if l.protocol == gwv1.HTTPProtocolType || l.protocol == gwv1.HTTPSProtocolType {
+				l.byHost = l.rulesByHost()
+			}
+		}
+	}
 }
 
 // patchableWhy says why the next translation cannot patch t's table, ""

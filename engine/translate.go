@@ -64,8 +64,7 @@ func TranslateTableFirst(prev *Result, snap *Snapshot, opts Options) (res *Resul
 func patchedResult(tab *Table, n int, snap *Snapshot, opts Options, cache *routeCache) (*Result, func()) {
 	res := &Result{Table: tab, Reuse: RouteReuse{Patched: true, VirtualHosts: n}}
 	return res, func() {
-		full, finish := translateTableFirst(snap, opts, cache)
-		full.Table = tab // finish reads the table it is given (routes served, shadowed rules)
+		full, finish := translateWithTable(snap, opts, cache, tab)
 		finish()
 		// Every field but Table, which the data plane may be reading.
 		res.Objects, res.Findings, res.Routes, res.Policies = full.Objects, full.Findings, full.Routes, full.Policies
@@ -78,6 +77,15 @@ func patchedResult(tab *Table, n int, snap *Snapshot, opts Options, cache *route
 // translateTableFirst is TranslateTableFirst; with a cache (which may be
 // empty) it reuses its compiled routes and keeps its own in the Result.
 func translateTableFirst(snap *Snapshot, opts Options, cache *routeCache) (*Result, func()) {
+	return translateWithTable(snap, opts, cache, nil)
+}
+
+// translateWithTable is translateTableFirst; given a patched table (not
+// nil), it takes that instead of building one when the translation is
+// patchable, and only indexes the listeners' rules by hostname for the
+// next patch (patchedResult: TestIncrementalEqualsFull checks the patched
+// table against a full translation's).
+func translateWithTable(snap *Snapshot, opts Options, cache *routeCache, patched *Table) (*Result, func()) {
 	if snap == nil {
 		snap = &Snapshot{}
 	}
@@ -97,7 +105,13 @@ func translateTableFirst(snap *Snapshot, opts Options, cache *routeCache) (*Resu
 	t.processXMeshes()
 	t.processIngresses() // ingress.go
 	t.writeStatus()
-	tab := t.buildTable() // assigns the mesh addresses too
+	var tab *Table
+	if patched != nil && t.patchableWhy() == "" {
+		tab = patched
+		t.indexHosts() // incremental_table.go
+	} else {
+		tab = t.buildTable() // assigns the mesh addresses too
+	}
 	res := &Result{Objects: t.out, Table: tab, addresses: t.addresses, routeCache: t.inc.next,
 		Reuse: RouteReuse{Reused: t.inc.reused, Compiled: t.inc.compiled}}
 	return res, func() {

@@ -31,8 +31,9 @@ type listenerState struct {
 	attachedRoutes int32
 	attachments    []*attachment
 	// byHost are the rules served on each hostname of an HTTP or HTTPS
-	// listener, sorted by precedence, as its virtual hosts were built
-	// (virtualHosts; nil until then).
+	// listener, for the next translation's patched table (rulesByHost;
+	// sorted by precedence only when virtualHosts built from them; nil
+	// until the table is built or indexHosts runs).
 	byHost   map[string][]rulePosition
 	tlsTable *ListenerTLS
 	// filters are the listener's pre-routing filters (nil: none);

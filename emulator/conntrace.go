@@ -33,6 +33,8 @@ type connTracker struct {
 type trackedConn struct {
 	start    time.Time
 	requests atomic.Int64
+	// memo is the redaction memo of the connection's traces.
+	memo headerMemo
 }
 
 type trackedConnKey struct{}
@@ -70,11 +72,15 @@ func (ct *connTracker) connState(c net.Conn, st http.ConnState) {
 	ct.record(c, tc)
 }
 
-// noteRequest counts a request on the connection it arrived on.
-func noteRequest(ctx context.Context) {
+// noteRequest counts a request on the connection it arrived on and
+// returns the connection's redaction memo (nil: the connection is not
+// tracked).
+func noteRequest(ctx context.Context) *headerMemo {
 	if tc, ok := ctx.Value(trackedConnKey{}).(*trackedConn); ok {
 		tc.requests.Add(1)
+		return &tc.memo
 	}
+	return nil
 }
 
 // http2Preface starts every HTTP/2 connection with prior knowledge.

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -102,6 +103,9 @@ type exchange struct {
 	// release ends the request's count against its rule's connection
 	// limit (nil: not counted; ratelimit.go).
 	release func()
+	// laneServed is set when the forwarding lane served the request
+	// (lane.go).
+	laneServed bool
 }
 
 type exchangeKey struct{}
@@ -127,8 +131,14 @@ func exchangeFrom(ctx context.Context) *exchange {
 	return ex
 }
 
+// exchanges keeps the exchanges of requests the forwarding lane served
+// (exchange.reusable) for the next requests: an exchange is the largest
+// allocation of a request (about 1.5 KB, the trace in it).
+var exchanges = sync.Pool{New: func() any { return new(exchange) }}
+
 func newExchange(r *http.Request, now time.Time) *exchange {
-	ex := &exchange{start: now, req: r, view: newReqView(r), host: requestHost(r.Host), pinAddr: -1}
+	ex := exchanges.Get().(*exchange) // zero: new, or zeroed when put back
+	ex.start, ex.req, ex.view, ex.host, ex.pinAddr = now, r, newReqView(r), requestHost(r.Host), -1
 	ex.reqMods, ex.respMods = ex.modsArr[:0:2], ex.modsArr[2:2:4]
 	ex.trace = Trace{Time: now, Proto: r.Proto, Host: ex.host, Method: r.Method,
 		Path: requestURI(r.URL), GRPC: ex.view.grpc}
@@ -420,7 +430,7 @@ func (ex *exchange) beforeResponse(h http.Header) {
 func (s *Server) serve(bl *boundListener, w http.ResponseWriter, r *http.Request) {
 	ex := newExchange(r, time.Now())
 	ex.trace.Client, ex.trace.Address = r.RemoteAddr, bl.bound
-	noteRequest(r.Context()) // conntrace.go
+	ex.trace.memo = noteRequest(r.Context()) // conntrace.go
 	if r.Body != nil && r.Body != http.NoBody {
 		ex.body = &countingReader{r: r.Body}
 		r.Body = ex.body
@@ -435,6 +445,10 @@ func (s *Server) serve(bl *boundListener, w http.ResponseWriter, r *http.Request
 		s.finish(ex, rec, p)
 		if p != nil {
 			panic(p)
+		}
+		if ex.reusable() {
+			*ex = exchange{}
+			exchanges.Put(ex)
 		}
 	}()
 	routes := bl.routes.Load()
@@ -483,6 +497,16 @@ func (s *Server) serve(bl *boundListener, w http.ResponseWriter, r *http.Request
 		}
 		ex.writeError(rec, ex.status, ex.trace.Reason)
 	}
+}
+
+// reusable reports whether nothing refers to the exchange once its trace
+// is recorded, so that the next request may take it: the forwarding lane
+// served it (nothing of it outlives the lane's return: the pool's body
+// reader ended and reads nothing of it after), without a span, a body, a
+// connection-limit count, a mirror or an upgrade, each of which may hand
+// it (or its context) to code that runs later.
+func (ex *exchange) reusable() bool {
+	return ex.laneServed && ex.span == nil && ex.body == nil && ex.release == nil && len(ex.mirrors) == 0 && !ex.upgrade
 }
 
 // finish completes and records the trace.

@@ -12,6 +12,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/net/http/httpguts"
@@ -41,10 +42,15 @@ import (
 // TLS to the backend, the echo backend, a backend client certificate,
 // queries ReverseProxy would re-encode and hosts it would rewrite.
 
-// laneWriteExclude are the fields the lane writes before the header map,
-// or not at all, as net/http's request writer does.
-var laneWriteExclude = map[string]bool{
-	"Host": true, "User-Agent": true, "Content-Length": true, "Transfer-Encoding": true, "Trailer": true,
+// laneWritesFirst reports whether the lane writes field k before the
+// header map, or not at all, as net/http's request writer does (a switch:
+// a map lookup hashes the name).
+func laneWritesFirst(k string) bool {
+	switch k {
+	case "Host", "User-Agent", "Content-Length", "Transfer-Encoding", "Trailer":
+		return true
+	}
+	return false
 }
 
 // hopByHop are the fields ReverseProxy removes from both the request and
@@ -111,11 +117,39 @@ func ishex(c byte) bool {
 type laneHead struct {
 	method, target, host, userAgent string
 	header                          http.Header
+	// keys are the header's names write writes, sorted (sortValid).
+	keys []string
+}
+
+// sortValid sorts the header's names write writes into h.keys and reports
+// whether the header can be sent as is: every name and value valid, as
+// h1.InvalidHeader requires (net/http's Transport refuses the rest) — one
+// pass over the map for both.
+func (h *laneHead) sortValid() bool {
+	keys := h.keys[:0]
+	for k, vs := range h.header {
+		if !httpguts.ValidHeaderFieldName(k) {
+			return false
+		}
+		for _, v := range vs {
+			if !httpguts.ValidHeaderFieldValue(v) {
+				return false
+			}
+		}
+		if !laneWritesFirst(k) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	h.keys = keys
+	return true
 }
 
 // write puts the head on w as net/http's request writer does for a request
 // without a body: request line, Host, User-Agent, a zero Content-Length for
-// the methods servers expect one on, the other fields sorted.
+// the methods servers expect one on, the other fields sorted (as
+// http.Header.WriteSubset writes them: its newline replacement has nothing
+// to replace in values sortValid passed).
 func (h *laneHead) write(_ *http.Request, w io.Writer) error {
 	bw := w.(*bufio.Writer) // the pool's connection buffer
 	for _, s := range [...]string{h.method, " ", h.target, " HTTP/1.1\r\nHost: ", h.host, "\r\n"} {
@@ -130,19 +164,50 @@ func (h *laneHead) write(_ *http.Request, w io.Writer) error {
 	case http.MethodPost, http.MethodPut, http.MethodPatch:
 		_, _ = bw.WriteString("Content-Length: 0\r\n")
 	}
-	if err := h.header.WriteSubset(bw, laneWriteExclude); err != nil {
-		return err
+	for _, k := range h.keys {
+		for _, v := range h.header[k] {
+			_, _ = bw.WriteString(k)
+			_, _ = bw.WriteString(": ")
+			_, _ = bw.WriteString(textproto.TrimString(v))
+			_, _ = bw.WriteString("\r\n")
+		}
 	}
 	_, err := bw.WriteString("\r\n")
 	return err
 }
 
-// laneOut is what outboundHead makes for one request, in one allocation:
-// the head the lane writes and the outbound request rewriteFor edits.
+// laneOut is what outboundHead makes for one request: the head the lane
+// writes and the outbound request rewriteFor edits. Nothing refers to it
+// once the lane returns (the pool reads the request only during the
+// exchange, the lane takes no mirror), so it goes back to laneOuts with its
+// header map, emptied.
 type laneOut struct {
 	head laneHead
 	req  http.Request
 	url  url.URL
+}
+
+// laneOuts keeps the laneOuts of finished requests.
+var laneOuts = sync.Pool{New: func() any { return new(laneOut) }}
+
+// maxPooledLaneHeader is the most header names a pooled laneOut's map
+// keeps room for: a larger one is left to the collector.
+const maxPooledLaneHeader = 64
+
+// release returns lo to laneOuts.
+func (lo *laneOut) release() {
+	h := lo.head.header
+	if len(h) > maxPooledLaneHeader {
+		h = nil
+	}
+	clear(h)
+	keys := lo.head.keys
+	if h == nil {
+		keys = nil
+	}
+	clear(keys)
+	*lo = laneOut{head: laneHead{header: h, keys: keys[:0]}}
+	laneOuts.Put(lo)
 }
 
 // outboundHead builds the upstream request head: the client's header
@@ -150,8 +215,13 @@ type laneOut struct {
 // (X-Forwarded-*, auth headers, the span, header filters, URL rewrites), as
 // ReverseProxy builds its outbound request. ok false: the head would not be
 // the ReverseProxy path's (a host it would rewrite, a byte it refuses).
-func (s *Server) outboundHead(ex *exchange, r *http.Request) (*laneHead, *http.Request, bool) {
-	h := make(http.Header, len(r.Header)+4)
+// The caller releases lo once the exchange ended.
+func (s *Server) outboundHead(ex *exchange, r *http.Request) (lo *laneOut, ok bool) {
+	lo = laneOuts.Get().(*laneOut)
+	h := lo.head.header
+	if h == nil {
+		h = make(http.Header, len(r.Header)+4)
+	}
 	for k, vv := range r.Header {
 		h[k] = vv[:len(vv):len(vv)] // shared: every edit below replaces a slice, none writes into one
 	}
@@ -162,7 +232,7 @@ func (s *Server) outboundHead(ex *exchange, r *http.Request) (*laneHead, *http.R
 	for _, k := range [...]string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"} {
 		delete(h, k)
 	}
-	lo := &laneOut{url: *r.URL}
+	lo.url = *r.URL
 	u, out := &lo.url, &lo.req
 	*out = http.Request{Method: r.Method, URL: u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: h, Host: r.Host}
 	s.rewriteFor(ex, &httputil.ProxyRequest{In: r, Out: out})
@@ -170,22 +240,24 @@ func (s *Server) outboundHead(ex *exchange, r *http.Request) (*laneHead, *http.R
 		h.Set("User-Agent", "")
 	}
 	head := &lo.head
-	*head = laneHead{method: r.Method, target: u.RequestURI(), host: out.Host, header: h}
+	*head = laneHead{method: r.Method, target: u.RequestURI(), host: out.Host, header: h, keys: head.keys}
 	if !httpguts.ValidHostHeader(head.host) {
 		head.host = "" // what net/http's request writer sends then
 	}
 	for i := 0; i < len(head.host); i++ {
 		if c := head.host[i]; c >= 0x80 || c == '%' {
-			return nil, nil, false // punycode or a zone: net/http rewrites it
+			lo.release()
+			return nil, false // punycode or a zone: net/http rewrites it
 		}
 	}
 	if u.Opaque != "" || strings.ContainsFunc(head.target, func(c rune) bool { return c < ' ' || c == 0x7f }) {
-		return nil, nil, false
+		lo.release()
+		return nil, false
 	}
 	if ua := h["User-Agent"]; len(ua) > 0 && ua[0] != "" {
 		head.userAgent = h1.WireValue(ua[0])
 	}
-	return head, out, true
+	return lo, true
 }
 
 // removeHopByHop deletes the hop-by-hop fields of h, those its Connection
@@ -214,14 +286,17 @@ func (s *Server) forwardLane(ctx context.Context, ex *exchange, w http.ResponseW
 	if !ok {
 		return false
 	}
-	head, out, ok := s.outboundHead(ex, r)
+	lo, ok := s.outboundHead(ex, r)
 	if !ok {
 		return false
 	}
-	if bad := h1.InvalidHeader(head.header); bad != "" {
+	defer lo.release()
+	head, out := &lo.head, &lo.req
+	if !head.sortValid() {
 		return false // ReverseProxy answers it (502, as the pool refuses it)
 	}
 	s.laneServed.Add(1)
+	ex.laneServed = true
 	up := ex.backend.up
 	i := ex.pinAddr
 	if i < 0 || i >= len(up.addrs) {

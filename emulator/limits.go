@@ -184,6 +184,11 @@ func (w *responseRecorder) extendWriteDeadline() {
 	if w.stall <= 0 {
 		return
 	}
+	if w.deadline.IsZero() {
+		if a, ok := w.ResponseWriter.(interface{ AdoptWriteDeadline() time.Time }); ok {
+			w.deadline = a.AdoptWriteDeadline() // the previous response's, still set on the connection
+		}
+	}
 	now := time.Now()
 	if w.deadline.Sub(now) > w.stall/2 {
 		return

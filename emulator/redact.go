@@ -213,8 +213,8 @@ func RedactURI(s string) string {
 // redactText redacts the URLs in free text (a filter's description, a
 // reason): every space-separated word with a query or user information.
 func redactText(s string) string {
-	if !strings.ContainsAny(s, "?@") {
-		return s
+	if strings.IndexByte(s, '?') < 0 && strings.IndexByte(s, '@') < 0 {
+		return s // what ContainsAny(s, "?@") says, with the vectorised search
 	}
 	words := strings.Split(s, " ")
 	for i, w := range words {
@@ -414,22 +414,7 @@ func redactTrace(t *Trace) {
 		}
 		t.ALPN = alpn
 	}
-	var req, resp headerCounts
-	// One array for both directions' values (each name's slice capped).
-	values := headerValues(t.RequestHeaders)
-	if t.responseFields != nil {
-		values += len(t.responseFields)
-	} else {
-		values += headerValues(t.ResponseHeaders)
-	}
-	vals := make([]string, 0, values)
-	t.RequestHeaders, req, vals = redactHeader(t.RequestHeaders, vals)
-	if t.responseFields != nil {
-		t.ResponseHeaders, resp = redactFields(t.responseFields, vals)
-		t.responseFields = nil
-	} else {
-		t.ResponseHeaders, resp, _ = redactHeader(t.ResponseHeaders, vals)
-	}
+	req, resp := redactTraceHeaders(t)
 	var notes []string
 	for _, c := range []struct {
 		what string
@@ -445,4 +430,95 @@ func redactTrace(t *Trace) {
 	if t.Truncated == "" {
 		t.Truncated = strings.Join(notes, "; ")
 	}
+}
+
+// redactTraceHeaders replaces the trace's header maps (and its response
+// fields) with their redacted copies, or with the copies its connection's
+// memo made of the same headers.
+func redactTraceHeaders(t *Trace) (req, resp headerCounts) {
+	m := t.memo
+	t.memo = nil
+	reqDone, respDone := false, false
+	if m != nil {
+		if e := m.req.Load(); e != nil && sameHeader(e.src, t.RequestHeaders) {
+			t.RequestHeaders, req, reqDone = e.out, e.n, true
+		}
+		if e := m.resp.Load(); e != nil && t.responseFields != nil && slices.Equal(e.src, t.responseFields) {
+			t.ResponseHeaders, resp, respDone = e.out, e.n, true
+			t.responseFields = nil
+		}
+	}
+	// One array for both directions' values (each name's slice capped).
+	values := 0
+	if !reqDone {
+		values += headerValues(t.RequestHeaders)
+	}
+	if respDone {
+	} else if t.responseFields != nil {
+		values += len(t.responseFields)
+	} else {
+		values += headerValues(t.ResponseHeaders)
+	}
+	vals := make([]string, 0, values)
+	if !reqDone {
+		src := t.RequestHeaders
+		t.RequestHeaders, req, vals = redactHeader(src, vals)
+		if m != nil && len(src) > 0 {
+			m.req.Store(&memoHeader{src: src, out: t.RequestHeaders, n: req})
+		}
+	}
+	switch {
+	case respDone:
+	case t.responseFields != nil:
+		src := t.responseFields
+		t.ResponseHeaders, resp = redactFields(src, vals)
+		t.responseFields = nil
+		if m != nil && len(src) > 0 {
+			m.resp.Store(&memoFields{src: slices.Clone(src), out: t.ResponseHeaders, n: resp})
+		}
+	default:
+		t.ResponseHeaders, resp, _ = redactHeader(t.ResponseHeaders, vals)
+	}
+	return req, resp
+}
+
+// headerMemo is the last redaction of one connection's request header and
+// of a forwarded answer's fields (redactTraceHeaders): a keep-alive client
+// sends the same header with every request and mostly gets the same
+// answer's header, and comparing costs less than redacting into new maps.
+// Redaction depends on nothing but the header, so the copy is the one
+// redacting would make. The maps it hands out are shared by the traces
+// that got them and, as every trace's maps, never written. An HTTP/2
+// connection's streams share it (atomic entries).
+type headerMemo struct {
+	req  atomic.Pointer[memoHeader]
+	resp atomic.Pointer[memoFields]
+}
+
+// memoHeader is a request header (a request's own map, not written after
+// its request) and its redaction.
+type memoHeader struct {
+	src, out http.Header
+	n        headerCounts
+}
+
+// memoFields is a forwarded answer's header fields (a copy) and their
+// redaction.
+type memoFields struct {
+	src []h1.Field
+	out http.Header
+	n   headerCounts
+}
+
+// sameHeader reports whether a and b hold the same fields and values.
+func sameHeader(a, b http.Header) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, av := range a {
+		if bv, ok := b[k]; !ok || !slices.Equal(av, bv) {
+			return false
+		}
+	}
+	return true
 }

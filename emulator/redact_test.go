@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/gwdev/gwdev/emulator/h1"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
@@ -213,5 +216,58 @@ func TestRedactionByNamePattern(t *testing.T) {
 		if strings.Contains(string(b), fmt.Sprintf("CRED%02d", i)) {
 			t.Errorf("explain shows %s's value", secret[i])
 		}
+	}
+}
+
+// TestRedactionMemoSameTrace: a trace redacted through its connection's
+// memo (the same header as the memo's, or another one) is the trace
+// redacting it afresh makes, credentials, cut values and notes included,
+// and the memo never hands out a copy of another header.
+func TestRedactionMemoSameTrace(t *testing.T) {
+	long := strings.Repeat("v", TraceValueLimit+10)
+	reqs := []http.Header{
+		{"Authorization": {"Bearer BEARER9"}, "Accept": {"*/*"}, "User-Agent": {"bench"}},
+		{"Authorization": {"Bearer OTHER"}, "Accept": {"*/*"}, "User-Agent": {"bench"}},
+		{"Accept": {"*/*"}, "User-Agent": {"bench"}, "Referer": {"https://x.example/?token=SIG3"}},
+		{"Accept": {"*/*", "text/html"}, "User-Agent": {"bench"}},
+		{"Accept": {"*/*"}, "User-Agent": {long}},
+		{},
+	}
+	resps := [][]h1.Field{
+		{{Name: "Content-Type", Value: "text/plain"}, {Name: "Set-Cookie", Value: "session=SESSION8"}},
+		{{Name: "Content-Type", Value: "text/plain"}, {Name: "Set-Cookie", Value: "session=OTHER"}},
+		{{Name: "Content-Type", Value: "text/plain"}, {Name: "Location", Value: "https://x.example/?code=CODE6"}},
+		{{Name: "X-Long", Value: long}},
+		{},
+	}
+	fresh := func(h http.Header, fs []h1.Field) Trace {
+		tr := Trace{Path: "/p", RequestHeaders: h, responseFields: fs}
+		redactTrace(&tr)
+		return tr
+	}
+	var m headerMemo
+	for round := range 3 {
+		for i, h := range reqs {
+			for j, fs := range resps {
+				want := fresh(h, fs)
+				got := Trace{Path: "/p", RequestHeaders: h, responseFields: slices.Clone(fs), memo: &m}
+				redactTrace(&got)
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("round %d, request %d, answer %d: through the memo\n%+v\nafresh\n%+v", round, i, j, got, want)
+				}
+			}
+		}
+	}
+	if e := m.req.Load(); e == nil || m.resp.Load() == nil {
+		t.Fatal("the memo kept nothing")
+	}
+	// A hit hands out the memo's maps.
+	h := http.Header{"Accept": {"*/*"}}
+	a := Trace{RequestHeaders: h, memo: &m}
+	redactTrace(&a)
+	b := Trace{RequestHeaders: h.Clone(), memo: &m}
+	redactTrace(&b)
+	if reflect.ValueOf(a.RequestHeaders).UnsafePointer() != reflect.ValueOf(b.RequestHeaders).UnsafePointer() {
+		t.Fatal("the same header was redacted twice instead of taken from the memo")
 	}
 }

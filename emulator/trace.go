@@ -147,6 +147,9 @@ type Trace struct {
 	// headers of an answer the forwarding lane passed on as fields, in
 	// place of ResponseHeaders (redactTrace makes the map).
 	responseFields []h1.Field
+	// memo, until the trace is recorded, is the redaction memo of the
+	// request's connection (nil: none; redactTraceHeaders).
+	memo *headerMemo
 	// Truncated says which header values the trace cut or left out to stay
 	// within TraceValueLimit and TraceHeaderLimit ("" : none).
 	Truncated string `json:"truncated,omitempty"`

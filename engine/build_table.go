@@ -77,42 +77,72 @@ func (t *translator) listenerTable(l *listenerState) *ListenerTable {
 // virtualHosts groups the rules of attached HTTP and gRPC routes by the
 // hostname they serve on this listener, most specific hostname first.
 func (t *translator) virtualHosts(listener string, l *listenerState) []*VirtualHost {
+	byHost := l.rulesByHost()
+	// Sorted as hostnameLess orders them, each host's rank computed once
+	// (at 10,000 hosts, sort.Slice calling hostnameLess was a quarter of
+	// this function).
+	hosts := make([]rankedHost, 0, len(byHost))
+	for h := range byHost {
+		hosts = append(hosts, rankedHost{h, hostnameRank(h)})
+	}
+	slices.SortFunc(hosts, compareRankedHosts)
+	var out []*VirtualHost
+	for _, rh := range hosts {
+		out = append(out, t.virtualHost(listener, l, rh.name, byHost[rh.name]))
+	}
+	// Kept for the next translation, which rebuilds only the hosts whose
+	// routes changed (incremental_table.go); each list is sorted by now.
+	l.byHost = byHost
+	return out
+}
+
+// rulesByHost groups the rules of the HTTP and gRPC routes attached to l
+// by the hostname they serve there (unsorted).
+func (l *listenerState) rulesByHost() map[string][]rulePosition {
 	byHost := make(map[string][]rulePosition, len(l.attachments)) // a size hint: often one host per route
 	for _, a := range l.attachments {
 		if !RoutesRequests(a.route.kind) {
 			continue
 		}
 		for _, h := range a.hosts {
-			rank := hostnameRank(routeHostnameFor(a.route, h))
-			for i, rr := range a.route.rules {
-				byHost[h] = append(byHost[h], rulePosition{rule: rr, route: a.route, order: i, pathLen: a.route.pathLens[i], hostRank: rank})
+			if len(a.route.rules) > 0 { // a host no rule serves has no vhost
+				byHost[h] = a.route.appendPositions(byHost[h], h)
 			}
 		}
 	}
-	// Sorted as hostnameLess orders them, each host's rank computed once
-	// (at 10,000 hosts, sort.Slice calling hostnameLess was a quarter of
-	// this function).
-	type rankedHost struct {
-		name string
-		rank int
+	return byHost
+}
+
+// appendPositions appends to rs the route's rules as served on hostname h.
+func (r *routeState) appendPositions(rs []rulePosition, h string) []rulePosition {
+	rank := hostnameRank(routeHostnameFor(r, h))
+	for i, rr := range r.rules {
+		rs = append(rs, rulePosition{rule: rr, route: r, order: i, pathLen: r.pathLens[i], hostRank: rank})
 	}
-	hosts := make([]rankedHost, 0, len(byHost))
-	for h := range byHost {
-		hosts = append(hosts, rankedHost{h, hostnameRank(h)})
+	return rs
+}
+
+// virtualHost builds the virtual host of hostname h on listener l from the
+// rules that serve h there, which it sorts by precedence.
+func (t *translator) virtualHost(listener string, l *listenerState, h string, rs []rulePosition) *VirtualHost {
+	sortRules(rs)
+	vh := &VirtualHost{Name: listener + "/vhost/" + displayVHost(h), Hostname: h}
+	for _, p := range rs {
+		vh.Rules = append(vh.Rules, t.profileRule(l, h, p.route, p.rule))
 	}
-	slices.SortFunc(hosts, func(a, b rankedHost) int { return cmp.Or(cmp.Compare(b.rank, a.rank), cmp.Compare(a.name, b.name)) })
-	var out []*VirtualHost
-	for _, rh := range hosts {
-		h := rh.name
-		rs := byHost[h]
-		sortRules(rs)
-		vh := &VirtualHost{Name: listener + "/vhost/" + displayVHost(h), Hostname: h}
-		for _, p := range rs {
-			vh.Rules = append(vh.Rules, t.profileRule(l, h, p.route, p.rule))
-		}
-		out = append(out, vh)
-	}
-	return out
+	return vh
+}
+
+// rankedHost is a virtual host's hostname with its hostnameRank.
+type rankedHost struct {
+	name string
+	rank int
+}
+
+// compareRankedHosts orders virtual hosts as hostnameLess orders their
+// hostnames: most specific first.
+func compareRankedHosts(a, b rankedHost) int {
+	return cmp.Or(cmp.Compare(b.rank, a.rank), cmp.Compare(a.name, b.name))
 }
 
 func displayVHost(h string) string {

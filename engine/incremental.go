@@ -27,6 +27,15 @@ import (
 // previous table, never edited: the steps that edit compiled rules
 // (BackendTLSPolicies, XBackendTrafficPolicies) copy a route's first
 // (ownRules). So the data plane can tell an unchanged rule by its pointer.
+//
+// The table does not wait for that full run when a reload changes a few
+// HTTPRoutes and nothing else, in a folder without ListenerSets, other
+// route kinds, policies, XBackends, Ingresses or mesh routes: it is the
+// previous table with only the virtual hosts of the (listener, hostname)
+// pairs the changed routes attached to before or attach to now rebuilt
+// (every other vhost, listener and Gateway keeps its pointer), and the full
+// run moves into finish. What a changed route can affect, and why nothing
+// else needs rebuilding, is written out at the top of incremental_table.go.
 
 // routeCache is what one translation keeps for the next: the compile output
 // of every cacheable route, and the inputs it depended on.
@@ -129,17 +138,15 @@ func cacheOptions(opts Options) Options {
 func nonRouteObjects(s *Snapshot, prev []metav1.Object) []metav1.Object {
 	n, same := 0, true
 	for _, k := range kinds {
-		if !k.IsRoute() {
-			k.Each(s, func(_ ObjectKey, o metav1.Object) {
-				same = same && n < len(prev) && prev[n] == o
-				n++
-			})
+		if !k.IsRoute() && same {
+			c, ok := k.ops.samePrefix(s, prev[n:])
+			n, same = n+c, ok
 		}
 	}
 	if same && n == len(prev) {
 		return prev
 	}
-	out := make([]metav1.Object, 0, n)
+	out := make([]metav1.Object, 0, len(prev))
 	for _, k := range kinds {
 		if !k.IsRoute() {
 			k.Each(s, func(_ ObjectKey, o metav1.Object) { out = append(out, o) })

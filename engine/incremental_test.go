@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -41,30 +43,75 @@ func TestIncrementalEqualsFull(t *testing.T) {
 		// two steps show as well as six (make test runs both).
 		steps = 2
 	}
-	reused := 0
+	var total reuseCount
 	for i, in := range ins {
 		name := strings.TrimSuffix(filepath.Base(in), ".in.yaml")
 		rng := rand.New(rand.NewPCG(uint64(i), 28))
 		t.Run(name, func(t *testing.T) {
-			reused += checkIncremental(t, loadGolden(t, in), rng, steps)
+			total.add(checkIncremental(t, loadGolden(t, in), rng, steps))
 		})
 	}
-	if reused == 0 {
+	if total.routes == 0 {
 		t.Error("no step reused a compiled route")
 	}
-	t.Logf("%d routes reused", reused)
+	if total.patched == 0 || total.vhostsKept == 0 {
+		t.Errorf("no step patched a table (%d) or kept a virtual host (%d)", total.patched, total.vhostsKept)
+	}
+	t.Logf("%d routes reused; %d tables patched, keeping %d virtual hosts", total.routes, total.patched, total.vhostsKept)
+}
+
+// reuseCount is what the incremental translations of a test reused: routes'
+// compiled rules, patched tables and the virtual hosts they kept.
+type reuseCount struct{ routes, patched, vhostsKept int }
+
+func (c *reuseCount) add(o reuseCount) {
+	c.routes, c.patched, c.vhostsKept = c.routes+o.routes, c.patched+o.patched, c.vhostsKept+o.vhostsKept
+}
+
+// checkPatched checks a patched table against the previous one: every
+// virtual host but the ones it says it rebuilt is the previous table's own
+// (pointer), and it returns how many those are.
+func checkPatched(t *testing.T, at string, prev, next *engine.Result) int {
+	t.Helper()
+	old := map[*engine.VirtualHost]bool{}
+	for _, vh := range virtualHosts(prev.Table) {
+		old[vh] = true
+	}
+	kept, all := 0, virtualHosts(next.Table)
+	for _, vh := range all {
+		if old[vh] {
+			kept++
+		}
+	}
+	if n := next.Reuse.VirtualHosts; len(all)-kept > n {
+		t.Fatalf("%s: %d of %d virtual hosts are new, but the patch says it rebuilt %d", at, len(all)-kept, len(all), n)
+	}
+	return kept
+}
+
+// virtualHosts lists every virtual host of a table.
+func virtualHosts(tab *engine.Table) []*engine.VirtualHost {
+	var out []*engine.VirtualHost
+	for _, gt := range tab.Gateways {
+		for _, pt := range gt.Ports {
+			for _, lt := range pt.Listeners {
+				out = append(out, lt.VirtualHosts...)
+			}
+		}
+	}
+	return out
 }
 
 // checkIncremental runs steps random edits on snap and compares the two
-// translations after each; it returns the number of routes reused.
-func checkIncremental(t *testing.T, snap *engine.Snapshot, rng *rand.Rand, steps int) int {
+// translations after each; it returns what they reused.
+func checkIncremental(t *testing.T, snap *engine.Snapshot, rng *rand.Rand, steps int) reuseCount {
 	e := newEditor(snap, rng)
 	opts := engine.Options{Now: goldenNow}
 	full := engine.TranslateNext(nil, e.snapshot(), opts)
 	incr, finish := engine.TranslateTableFirst(nil, e.snapshot(), opts)
 	finish()
 	compareResults(t, "start", full, incr)
-	reused := 0
+	var reused reuseCount
 	for step := 1; step <= steps; step++ {
 		what := e.edit(step)
 		s := e.snapshot()
@@ -73,14 +120,26 @@ func checkIncremental(t *testing.T, snap *engine.Snapshot, rng *rand.Rand, steps
 		full = engine.TranslateNext(full, s, opts)
 		stop := readConcurrently(incr.Table)
 		next, finish := engine.TranslateTableFirst(incr, s, opts)
+		// The data plane applies the new table while finish runs.
+		applied := make(chan struct{})
+		go func() {
+			defer close(applied)
+			_, _ = json.Marshal(next.Table)
+		}()
 		finish()
+		<-applied
 		stop()
 		if after := resultYAML(t, incr); !bytes.Equal(before, after) {
 			t.Fatalf("step %d (%s): the incremental translation changed the previous result", step, what)
 		}
+		at := fmt.Sprintf("step %d (%s)", step, what)
+		compareResults(t, at, full, next)
+		reused.routes += next.Reuse.Reused
+		if next.Reuse.Patched {
+			reused.patched++
+			reused.vhostsKept += checkPatched(t, at, incr, next)
+		}
 		incr = next
-		reused += incr.Reuse.Reused
-		compareResults(t, fmt.Sprintf("step %d (%s)", step, what), full, incr)
 		if t.Failed() {
 			return reused
 		}
@@ -122,7 +181,8 @@ func lineDiff(a, b string) string {
 			y = bl[i]
 		}
 		if x != y {
-			return fmt.Sprintf("line %d:\n full: %s\n incr: %s", i+1, x, y)
+			return fmt.Sprintf("line %d:\n full: %s\n incr: %s\nfull from there:\n%s\nincr from there:\n%s", i+1, x, y,
+				strings.Join(al[max(0, i-8):min(len(al), i+12)], "\n"), strings.Join(bl[max(0, i-8):min(len(bl), i+12)], "\n"))
 		}
 	}
 	return ""
@@ -164,7 +224,22 @@ func (e *editor) edit(step int) string {
 		}
 		return idx[e.rng.IntN(len(idx))]
 	}
-	switch n := e.rng.IntN(10); {
+	switch n := e.rng.IntN(11); {
+	case n == 10: // a route moved down its file (lines added above it): same object, new source
+		if len(routes) == 0 {
+			return "no route to move"
+		}
+		i := pick(routes)
+		k := engine.RouteOf(e.objs[i]).Key()
+		src := e.sources[k]
+		src.Line += 10
+		src.Fields = maps.Clone(src.Fields)
+		for p, pos := range src.Fields {
+			src.Fields[p] = engine.FieldPos{Line: pos.Line + 10, Column: pos.Column}
+		}
+		e.sources = maps.Clone(e.sources) // the previous snapshots keep theirs
+		e.sources[k] = src
+		return "moved down its file " + describe(e.objs[i])
 	case n < 3: // change a route
 		i := pick(routes)
 		e.objs[i] = e.change(e.objs[i], step)
@@ -224,7 +299,7 @@ func (e *editor) change(o metav1.Object, step int) metav1.Object {
 	c.SetLabels(labels)
 	switch x := c.(type) {
 	case *gwv1.HTTPRoute:
-		switch e.rng.IntN(4) {
+		switch e.rng.IntN(8) {
 		case 0:
 			x.Spec.Hostnames = append(x.Spec.Hostnames, gwv1.Hostname(fmt.Sprintf("edit%d.example.com", step)))
 		case 1:
@@ -247,6 +322,21 @@ func (e *editor) change(o metav1.Object, step int) metav1.Object {
 					return c
 				}
 			}
+		case 4: // take another route's hostnames and rules: its rules now meet ours
+			if o := e.other(x); o != nil {
+				x.Spec.Hostnames = slices.Clone(o.Spec.Hostnames)
+				x.Spec.Rules = o.DeepCopy().Spec.Rules
+			}
+		case 5: // move to another Gateway or listener
+			e.moveParent(x)
+		case 6: // serve any host, or exactly one
+			if len(x.Spec.Hostnames) > 0 {
+				x.Spec.Hostnames = nil
+			} else {
+				x.Spec.Hostnames = []gwv1.Hostname{gwv1.Hostname(fmt.Sprintf("edit%d.example.com", step))}
+			}
+		case 7: // older than every route: it now wins ties
+			x.CreationTimestamp = metav1.NewTime(time.Date(2000, 1, 1, 0, 0, step, 0, time.UTC))
 		}
 	case *corev1.Service:
 		if len(x.Spec.Ports) > 0 {
@@ -263,6 +353,45 @@ func (e *editor) change(o metav1.Object, step int) metav1.Object {
 		}
 	}
 	return c
+}
+
+// other returns another HTTPRoute of the editor's, or nil.
+func (e *editor) other(r *gwv1.HTTPRoute) *gwv1.HTTPRoute {
+	var rs []*gwv1.HTTPRoute
+	for _, o := range e.objs {
+		if x, ok := o.(*gwv1.HTTPRoute); ok && (x.Name != r.Name || x.Namespace != r.Namespace) {
+			rs = append(rs, x)
+		}
+	}
+	if len(rs) == 0 {
+		return nil
+	}
+	return rs[e.rng.IntN(len(rs))]
+}
+
+// moveParent points the route's first parentRef at a listener of a
+// random Gateway (by sectionName, or the whole Gateway).
+func (e *editor) moveParent(r *gwv1.HTTPRoute) {
+	var gws []*gwv1.Gateway
+	for _, o := range e.objs {
+		if g, ok := o.(*gwv1.Gateway); ok {
+			gws = append(gws, g)
+		}
+	}
+	if len(gws) == 0 || len(r.Spec.ParentRefs) == 0 {
+		return
+	}
+	g := gws[e.rng.IntN(len(gws))]
+	ref := gwv1.ParentReference{Name: gwv1.ObjectName(g.Name)}
+	if g.Namespace != r.Namespace {
+		ns := gwv1.Namespace(g.Namespace)
+		ref.Namespace = &ns
+	}
+	if n := len(g.Spec.Listeners); n > 0 && e.rng.IntN(2) == 0 {
+		sec := g.Spec.Listeners[e.rng.IntN(n)].Name
+		ref.SectionName = &sec
+	}
+	r.Spec.ParentRefs[0] = ref
 }
 
 // deepCopy copies a Kubernetes object (an object that cannot be copied is

@@ -63,6 +63,9 @@ type Kind struct {
 type kindOps interface {
 	newObject() metav1.Object
 	each(s *Snapshot, k *Kind, fn func(ObjectKey, metav1.Object))
+	// samePrefix reports whether prev starts with the kind's objects of s
+	// (pointer equality), and how many those are.
+	samePrefix(s *Snapshot, prev []metav1.Object) (n int, same bool)
 	add(s *Snapshot, o metav1.Object) bool
 	copyTo(out, in *Snapshot, k *Kind)
 	route(k *Kind, o metav1.Object) Route
@@ -407,6 +410,19 @@ func (tk typedKind[O, T]) each(s *Snapshot, k *Kind, fn func(ObjectKey, metav1.O
 	for _, o := range *tk.list(s) {
 		fn(keyOf(k, o), o)
 	}
+}
+
+func (tk typedKind[O, T]) samePrefix(s *Snapshot, prev []metav1.Object) (int, bool) {
+	l := *tk.list(s)
+	if len(l) > len(prev) {
+		return len(l), false
+	}
+	for i, o := range l {
+		if prev[i] != metav1.Object(o) {
+			return len(l), false
+		}
+	}
+	return len(l), true
 }
 
 // keyOf names o, an object of kind k.

@@ -30,7 +30,12 @@ type listenerState struct {
 	conflictsWith  string
 	attachedRoutes int32
 	attachments    []*attachment
-	tlsTable       *ListenerTLS
+	// byHost are the rules served on each hostname of an HTTP or HTTPS
+	// listener, for the next translation's patched table (rulesByHost;
+	// sorted by precedence only when virtualHosts built from them; nil
+	// until the table is built or indexHosts runs).
+	byHost   map[string][]rulePosition
+	tlsTable *ListenerTLS
 	// filters are the listener's pre-routing filters (nil: none);
 	// preAuth their compiled ExternalAuth entries in order, preRefused why
 	// every request on the listener is refused ("": none), see

@@ -195,11 +195,20 @@ type Result struct {
 	// routeCache is the routes' compiled rules for the next
 	// TranslateTableFirst (nil: Translate keeps none; incremental.go).
 	routeCache *routeCache
+	// tables is what the next TranslateTableFirst patches the table from
+	// (nil: it builds it in full; incremental_table.go).
+	tables *tableState
 }
 
 // RouteReuse counts the routes of an incremental translation.
 type RouteReuse struct {
 	Reused, Compiled int
+	// Patched is set when the table is the previous one with only the
+	// virtual hosts of the changed routes rebuilt, VirtualHosts of them
+	// (added, changed or removed); the other virtual hosts are the
+	// previous table's own (incremental_table.go).
+	Patched      bool
+	VirtualHosts int
 }
 
 // HasErrors reports whether any finding is an error.

@@ -15,14 +15,20 @@ import (
 // order: by kind (registry order), then namespace/name.
 func (t *translator) collectRoutes() {
 	t.out.EachRoute(func(rt Route) {
-		o, key := rt.Object(), rt.Key()
-		r := &routeState{kind: key.Kind, key: key, index: len(t.routes), src: t.in.SourceOf(key), name: strings.ToLower(key.Kind) + "/" + key.Namespace + "/" + key.Name,
-			obj: o, route: rt, gen: o.GetGeneration(), parentRefs: rt.ParentRefs(), useDefaultGateways: rt.commonSpec().UseDefaultGateways}
-		for _, h := range rt.Hostnames() {
-			r.hostnames = append(r.hostnames, strings.ToLower(string(h)))
-		}
-		t.routes = append(t.routes, r)
+		t.routes = append(t.routes, newRouteState(rt, len(t.routes), t.in.SourceOf(rt.Key())))
 	})
+}
+
+// newRouteState wraps a route read from src, the index-th route of its
+// translation.
+func newRouteState(rt Route, index int, src Source) *routeState {
+	o, key := rt.Object(), rt.Key()
+	r := &routeState{kind: key.Kind, key: key, index: index, src: src, name: strings.ToLower(key.Kind) + "/" + key.Namespace + "/" + key.Name,
+		obj: o, route: rt, gen: o.GetGeneration(), parentRefs: rt.ParentRefs(), useDefaultGateways: rt.commonSpec().UseDefaultGateways}
+	for _, h := range rt.Hostnames() {
+		r.hostnames = append(r.hostnames, strings.ToLower(string(h)))
+	}
+	return r
 }
 
 // ruleName builds "<kind>/<ns>/<name>/rule/<i>".

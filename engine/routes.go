@@ -290,17 +290,7 @@ func (t *translator) attachRoute(r *routeState, idx int, ref gwv1.ParentReferenc
 // listener's attachedRoutes.
 func (t *translator) finishParent(r *routeState, p *parentResult) {
 	acc := string(gwv1.RouteConditionAccepted)
-	switch {
-	case p.cond.isFalse(acc):
-	case len(p.attachments) == 0 && len(p.conflicts) > 0:
-		p.cond.fail(acc, reasonHostnameConflict, strings.Join(p.conflicts, "; "))
-	case len(p.attachments) == 0:
-		p.cond.fail(acc, string(gwv1.RouteReasonNoMatchingParent), "no listener of "+p.where+" accepts the route")
-	case r.allRulesDropped():
-		p.cond.fail(acc, string(gwv1.RouteReasonUnsupportedValue), "no rule can be implemented: "+r.droppedMessage())
-	}
-	if p.cond.isFalse(acc) {
-		p.attachments = nil
+	if !decideAccepted(r, p) {
 		return
 	}
 	for _, a := range p.attachments {
@@ -318,6 +308,28 @@ func (t *translator) finishParent(r *routeState, p *parentResult) {
 		p.cond.set(string(gwv1.RouteConditionPartiallyInvalid), metav1.ConditionTrue,
 			string(gwv1.RouteReasonUnsupportedValue), r.droppedMessage())
 	}
+}
+
+// decideAccepted refuses the parentRef (Accepted=False, no attachments)
+// when nothing is left after cross-serving conflicts or none of the
+// route's rules can be implemented, and reports whether it stays accepted.
+// It writes to p alone.
+func decideAccepted(r *routeState, p *parentResult) bool {
+	acc := string(gwv1.RouteConditionAccepted)
+	switch {
+	case p.cond.isFalse(acc):
+	case len(p.attachments) == 0 && len(p.conflicts) > 0:
+		p.cond.fail(acc, reasonHostnameConflict, strings.Join(p.conflicts, "; "))
+	case len(p.attachments) == 0:
+		p.cond.fail(acc, string(gwv1.RouteReasonNoMatchingParent), "no listener of "+p.where+" accepts the route")
+	case r.allRulesDropped():
+		p.cond.fail(acc, string(gwv1.RouteReasonUnsupportedValue), "no rule can be implemented: "+r.droppedMessage())
+	}
+	if p.cond.isFalse(acc) {
+		p.attachments = nil
+		return false
+	}
+	return true
 }
 
 // gatewayExists reports whether a Gateway manifest exists, managed or not.

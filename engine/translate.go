@@ -38,7 +38,10 @@ func Translate(snap *Snapshot, opts Options) *Result {
 // It is incremental (incremental.go): the Result keeps every route's
 // compiled rules, and the next call given it as prev reuses those of the
 // routes that did not change when nothing but routes changed; the result
-// is the same as TranslateNext's.
+// is the same as TranslateNext's. When prev allows it and only a few
+// routes changed, the table is prev's with the changed routes' virtual
+// hosts rebuilt, and the rest of the Result, Objects included, is set by
+// finish (incremental_table.go).
 func TranslateTableFirst(prev *Result, snap *Snapshot, opts Options) (res *Result, finish func()) {
 	cache := &routeCache{} // keep one; reuse none
 	if prev != nil {
@@ -46,13 +49,43 @@ func TranslateTableFirst(prev *Result, snap *Snapshot, opts Options) (res *Resul
 		if prev.routeCache != nil {
 			cache = prev.routeCache
 		}
+		if snap != nil {
+			if tab, n := patchTable(prev, snap, opts); tab != nil { // incremental_table.go
+				return patchedResult(tab, n, snap, opts, cache)
+			}
+		}
 	}
 	return translateTableFirst(snap, opts, cache)
+}
+
+// patchedResult is TranslateTableFirst's Result when the table was patched
+// (tab, with n virtual hosts rebuilt): finish translates in full for
+// everything but the table, which must be and is taken as equal to tab.
+func patchedResult(tab *Table, n int, snap *Snapshot, opts Options, cache *routeCache) (*Result, func()) {
+	res := &Result{Table: tab, Reuse: RouteReuse{Patched: true, VirtualHosts: n}}
+	return res, func() {
+		full, finish := translateWithTable(snap, opts, cache, tab)
+		finish()
+		// Every field but Table, which the data plane may be reading.
+		res.Objects, res.Findings, res.Routes, res.Policies = full.Objects, full.Findings, full.Routes, full.Policies
+		res.addresses, res.routeCache, res.tables = full.addresses, full.routeCache, full.tables
+		res.Reuse = full.Reuse
+		res.Reuse.Patched, res.Reuse.VirtualHosts = true, n
+	}
 }
 
 // translateTableFirst is TranslateTableFirst; with a cache (which may be
 // empty) it reuses its compiled routes and keeps its own in the Result.
 func translateTableFirst(snap *Snapshot, opts Options, cache *routeCache) (*Result, func()) {
+	return translateWithTable(snap, opts, cache, nil)
+}
+
+// translateWithTable is translateTableFirst; given a patched table (not
+// nil), it takes that instead of building one when the translation is
+// patchable, and only indexes the listeners' rules by hostname for the
+// next patch (patchedResult: TestIncrementalEqualsFull checks the patched
+// table against a full translation's).
+func translateWithTable(snap *Snapshot, opts Options, cache *routeCache, patched *Table) (*Result, func()) {
 	if snap == nil {
 		snap = &Snapshot{}
 	}
@@ -72,7 +105,13 @@ func translateTableFirst(snap *Snapshot, opts Options, cache *routeCache) (*Resu
 	t.processXMeshes()
 	t.processIngresses() // ingress.go
 	t.writeStatus()
-	tab := t.buildTable() // assigns the mesh addresses too
+	var tab *Table
+	if patched != nil && t.patchableWhy() == "" {
+		tab = patched
+		t.indexHosts() // incremental_table.go
+	} else {
+		tab = t.buildTable() // assigns the mesh addresses too
+	}
 	res := &Result{Objects: t.out, Table: tab, addresses: t.addresses, routeCache: t.inc.next,
 		Reuse: RouteReuse{Reused: t.inc.reused, Compiled: t.inc.compiled}}
 	return res, func() {
@@ -84,6 +123,9 @@ func translateTableFirst(snap *Snapshot, opts Options, cache *routeCache) (*Resu
 		t.noteReportedFields()
 		res.Findings = t.collectFindings()
 		res.Policies = t.sortedEffects()
+		if cache != nil && t.patchableWhy() == "" {
+			res.tables = t.keepForPatch() // incremental_table.go
+		}
 	}
 }
 

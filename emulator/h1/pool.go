@@ -375,7 +375,11 @@ func (pc *h1Conn) roundTrip(ctx context.Context, fc *fastConn, req *http.Request
 	pc.w.n = 0
 	pc.r.n, pc.r.limit = 0, MaxResponseHeaderBytes
 	err := write(req, pc.bw)
-	if err == nil {
+	if err == nil && pc.w.n == 0 {
+		// The whole request is in the buffer: send it and wait for the
+		// answer without a read that finds nothing yet.
+		err = pc.probe.flushAwait(pc.bw)
+	} else if err == nil {
 		err = pc.bw.Flush()
 	}
 	if err != nil {

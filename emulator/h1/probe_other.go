@@ -2,7 +2,10 @@
 
 package h1
 
-import "net"
+import (
+	"bufio"
+	"net"
+)
 
 // CanProbeIdle is false here: a socket cannot be peeked at without
 // blocking, so stray bytes from a backend could be read as the next
@@ -15,3 +18,5 @@ type idleProbe struct{}
 func newIdleProbe(net.Conn) *idleProbe { return &idleProbe{} }
 
 func (*idleProbe) look() (idleState, []byte) { return idleOpen, nil }
+
+func (*idleProbe) flushAwait(w *bufio.Writer) error { return w.Flush() }

@@ -3,6 +3,7 @@
 package h1
 
 import (
+	"bufio"
 	"net"
 	"syscall"
 )
@@ -20,6 +21,12 @@ type idleProbe struct {
 	n   int
 	st  idleState
 	fn  func(fd uintptr) bool
+	// flushAwait's state: the request to flush, whether it was, the
+	// flush's error, and the wait's callback (made once).
+	w       *bufio.Writer
+	flushed bool
+	werr    error
+	awaitFn func(fd uintptr) bool
 }
 
 func newIdleProbe(c net.Conn) *idleProbe {
@@ -28,7 +35,38 @@ func newIdleProbe(c net.Conn) *idleProbe {
 		p.rc, p.err = sc.SyscallConn()
 	}
 	p.fn = p.peek
+	p.awaitFn = p.await
 	return p
+}
+
+// flushAwait sends the request buffered in w and waits until the
+// connection has something to read (the answer, its end, an error),
+// without a read that finds nothing yet: the wait is armed before the
+// write (a raw read whose first call writes), so an answer that comes at
+// once is not missed. The read that follows fails as a plain read would
+// when the wait did (a deadline, a closed connection). Use it only when
+// nothing of the request was written before (an answer could have come
+// before the wait was armed).
+func (p *idleProbe) flushAwait(w *bufio.Writer) error {
+	if p.rc == nil || p.err != nil {
+		return w.Flush()
+	}
+	p.w, p.flushed, p.werr = w, false, nil
+	_ = p.rc.Read(p.awaitFn) // a failed wait: the read that follows says why
+	p.w = nil
+	if !p.flushed {
+		return w.Flush() // the wait never started (a deadline, a closed connection)
+	}
+	return p.werr
+}
+
+func (p *idleProbe) await(uintptr) bool {
+	if p.flushed {
+		return true // readable
+	}
+	p.flushed = true
+	p.werr = p.w.Flush()
+	return p.werr != nil
 }
 
 func (p *idleProbe) peek(fd uintptr) bool {

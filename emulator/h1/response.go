@@ -219,10 +219,26 @@ func (w *ResponseWriter) Frame() error {
 }
 
 // SetWriteDeadline sets the connection's write deadline (the write-stall
-// timeout, limits.go); it is cleared after the response.
+// timeout, limits.go). It stays after the response: the next request's
+// handler may adopt it (AdoptWriteDeadline); if it does not, it is cleared
+// before that response is written.
 func (w *ResponseWriter) SetWriteDeadline(t time.Time) error {
-	w.fc.wroteDeadline = true
-	return w.fc.c.SetWriteDeadline(t)
+	fc := w.fc
+	fc.inherited = false
+	if t.Equal(fc.writeDeadline) {
+		return nil
+	}
+	fc.writeDeadline = t
+	return fc.c.SetWriteDeadline(t)
+}
+
+// AdoptWriteDeadline returns the write deadline the connection still has
+// from its previous response (zero: none) and makes it this response's,
+// as if the handler had set it: a handler that keeps a deadline far enough
+// away (limits.go) then sets none for a response on a busy connection.
+func (w *ResponseWriter) AdoptWriteDeadline() time.Time {
+	w.fc.inherited = false
+	return w.fc.writeDeadline
 }
 
 // finish ends the response after the handler returned.

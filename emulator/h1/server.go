@@ -178,11 +178,18 @@ type fastConn struct {
 	tlsState *tls.ConnectionState
 	// remote is the client's address, made at the first request.
 	remote string
-	// watch, when it fires, starts watching the client (watchClient).
-	watch   *time.Timer
-	watchMu sync.Mutex
-	// cancel ends the current request's context (nil: none running).
-	cancel context.CancelFunc
+	// watch, when it fires, starts watching the client (watchClient)
+	// once the running request is ClientWatchAfter old. It is armed by
+	// the first request that finds it unarmed and re-arms itself while
+	// requests run, so that a request costs no timer change (watchArmed,
+	// under watchMu).
+	watch      *time.Timer
+	watchArmed bool
+	watchMu    sync.Mutex
+	// cancel ends the current request's context (nil: none running);
+	// reqStart is when that request started.
+	cancel   context.CancelFunc
+	reqStart time.Time
 	// watching is closed by the watch once it stopped reading.
 	watching chan struct{}
 	// parsed is the request readRequest parsed last, until serveRequest
@@ -194,8 +201,15 @@ type fastConn struct {
 	// watchable is set when the connection's context never ends (only the
 	// requests' do), so that ExchangeFor may watch the client instead.
 	watchable bool
-	// wroteDeadline is set when the handler set a write deadline.
-	wroteDeadline bool
+	// writeDeadline is the write deadline set on the connection (zero:
+	// none). A handler's deadline stays after its response (clearing and
+	// setting it again costs a timer change per request): the next
+	// request inherits it (inherited), and it is cleared before the
+	// fast path writes for a request whose handler neither set nor
+	// adopted it (ResponseWriter.AdoptWriteDeadline), and before a
+	// hand-over to net/http.
+	writeDeadline time.Time
+	inherited     bool
 }
 
 var fastReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, fastReadBufSize) }}
@@ -212,6 +226,7 @@ func (fc *fastConn) serve() {
 		_ = recover()
 		if fc.watch != nil {
 			fc.stopWatch()
+			fc.watch.Stop()
 		}
 		fc.release()
 		if !handedOver {
@@ -271,6 +286,7 @@ func (fc *fastConn) release() {
 func (fc *fastConn) readRequest() (req *http.Request, hdrDeadline time.Time, ok bool) {
 	n := fc.requests.Load()
 	fc.idle.Store(true)
+	armed := true // the connection's read deadline is hdrDeadline
 	if n == 0 {
 		hdrDeadline = fc.start.Add(fc.f.ReadHeaderTimeout)
 		_ = fc.c.SetReadDeadline(hdrDeadline)
@@ -283,23 +299,35 @@ func (fc *fastConn) readRequest() (req *http.Request, hdrDeadline time.Time, ok 
 		if _, err := fc.br.Peek(4); err != nil {
 			return nil, time.Time{}, false
 		}
-		hdrDeadline = time.Now().Add(fc.f.ReadHeaderTimeout)
-		_ = fc.c.SetReadDeadline(hdrDeadline)
+		// The header deadline is set only when the header needs another
+		// read or the connection goes to net/http (armHeader): a header
+		// that came whole needs none, and setting it costs a timer change
+		// (and reading the clock).
+		armed = false
 	}
 	fc.idle.Store(false)
 	if fc.f.shutting.Load() {
 		return nil, hdrDeadline, false
+	}
+	armHeader := func() {
+		if !armed {
+			armed = true
+			hdrDeadline = time.Now().Add(fc.f.ReadHeaderTimeout)
+			_ = fc.c.SetReadDeadline(hdrDeadline)
+		}
 	}
 	for {
 		buf, _ := fc.br.Peek(fc.br.Buffered())
 		head := string(buf) // one allocation; the request's fields are substrings
 		end := scanHeader(head)
 		if end < 0 {
+			armHeader()
 			return nil, hdrDeadline, true // net/http answers at once
 		}
 		if end > 0 {
 			r := parseFastRequest(head[:end], &fc.parsed)
 			if r == nil {
+				armHeader()
 				return nil, hdrDeadline, true
 			}
 			_, _ = fc.br.Discard(end)
@@ -309,6 +337,7 @@ func (fc *fastConn) readRequest() (req *http.Request, hdrDeadline time.Time, ok 
 			r.RemoteAddr, r.TLS = fc.remote, fc.tlsState
 			return r, hdrDeadline, true
 		}
+		armHeader()
 		if fc.br.Buffered() == fc.br.Size() {
 			return nil, hdrDeadline, true // a header this long: net/http
 		}
@@ -329,6 +358,10 @@ func (fc *fastConn) handOver(hdrDeadline time.Time) {
 	if fc.src.pending {
 		rest = append(rest, fc.src.b[0])
 	}
+	if !fc.writeDeadline.IsZero() {
+		_ = fc.c.SetWriteDeadline(time.Time{}) // net/http sets its own
+		fc.writeDeadline = time.Time{}
+	}
 	fc.f.handedOver.Add(1)
 	rc := &ReplayConn{Conn: fc.c, rest: rest, Served: fc.requests.Load(), Start: fc.start, clamp: hdrDeadline}
 	if tc, ok := fc.c.(*tls.Conn); ok {
@@ -347,38 +380,52 @@ func (fc *fastConn) serveRequest(req *http.Request) bool {
 	fc.parsed = http.Request{}
 	w := newFastResponse(fc, req)
 	fc.startWatch(cancel)
+	fc.inherited = !fc.writeDeadline.IsZero()
 	fc.f.Handler.ServeHTTP(w, req)
 	fc.stopWatch()
 	cancel()
 	fc.abortUpstream()
 	w.finish()
-	if fc.wroteDeadline {
-		_ = fc.c.SetWriteDeadline(time.Time{})
-		fc.wroteDeadline = false
-	}
 	return w.reuse() && !fc.f.shutting.Load() && !fc.src.gone
 }
 
-// startWatch arms the watch of the client for the request running.
+// startWatch arms the watch of the client for the request running, unless
+// it is armed already (it then fires for an earlier request and waits
+// again for this one).
 func (fc *fastConn) startWatch(cancel context.CancelFunc) {
+	now := time.Now()
 	fc.watchMu.Lock()
-	fc.cancel = cancel
-	fc.watchMu.Unlock()
-	if fc.watch == nil {
-		fc.watch = time.AfterFunc(ClientWatchAfter, fc.watchClient)
-		return
+	defer fc.watchMu.Unlock()
+	fc.cancel, fc.reqStart = cancel, now
+	switch {
+	case fc.watchArmed:
+	case fc.watch == nil:
+		fc.watch = time.AfterFunc(ClientWatchAfter, fc.watchClient) // it waits for watchMu
+	default:
+		fc.watch.Reset(ClientWatchAfter)
 	}
-	fc.watch.Reset(ClientWatchAfter)
+	fc.watchArmed = true
 }
 
 // watchClient reads the client connection while a handler runs, like
-// net/http's background read: the client leaving cancels the request; a
-// byte that arrives (a pipelined request) is kept for the next read.
+// net/http's background read, once the request is ClientWatchAfter old:
+// the client leaving cancels the request; a byte that arrives (a pipelined
+// request) is kept for the next read.
 func (fc *fastConn) watchClient() {
 	fc.watchMu.Lock()
-	if fc.cancel == nil || fc.watching != nil || fc.src.pending || fc.br.Buffered() > 0 {
-		// No request runs, one watch runs already, or the next request
-		// is here already.
+	if fc.cancel == nil {
+		fc.watchArmed = false // no request runs: the next one arms it
+		fc.watchMu.Unlock()
+		return
+	}
+	if wait := ClientWatchAfter - time.Since(fc.reqStart); wait > 0 {
+		fc.watch.Reset(wait) // armed for an earlier request
+		fc.watchMu.Unlock()
+		return
+	}
+	fc.watchArmed = false
+	if fc.watching != nil || fc.src.pending || fc.br.Buffered() > 0 {
+		// One watch runs already, or the next request is here already.
 		fc.watchMu.Unlock()
 		return
 	}
@@ -444,16 +491,16 @@ func (fc *fastConn) abortUpstream() {
 }
 
 // stopWatch ends the watch of the client: it waits for a read in progress
-// to stop.
+// to stop. The timer stays armed (see startWatch); one that fires with no
+// request running disarms itself.
 func (fc *fastConn) stopWatch() {
-	fc.watch.Stop()
 	fc.watchMu.Lock()
 	fc.cancel = nil
 	done := fc.watching
 	fc.watching = nil
 	fc.watchMu.Unlock()
 	if done == nil {
-		// No watch reads; one that fires late finds no request and
+		// No watch reads; one that fires with no request running
 		// returns at once.
 		return
 	}
@@ -501,6 +548,12 @@ func (r *watchedReader) Read(p []byte) (int, error) {
 type connErrorWriter struct{ fc *fastConn }
 
 func (w connErrorWriter) Write(p []byte) (int, error) {
+	if w.fc.inherited {
+		// The previous request's deadline, which this request's
+		// handler did not adopt: the write has none, as after a clear.
+		_ = w.fc.c.SetWriteDeadline(time.Time{})
+		w.fc.writeDeadline, w.fc.inherited = time.Time{}, false
+	}
 	n, err := w.fc.c.Write(p)
 	if err != nil && w.fc.werr == nil {
 		w.fc.werr = err

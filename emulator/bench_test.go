@@ -237,7 +237,17 @@ func reloadedTable(tab *table.Table, vh *table.VirtualHost) *table.Table {
 // to a 10,000-rule table whose other rules are unchanged (the same
 // pointers, as the engine's incremental translation gives them): compile
 // reuses the last router's rules and virtual hosts.
-func BenchmarkApplyReload10000Routes(b *testing.B) {
+func BenchmarkApplyReload10000Routes(b *testing.B) { benchApplyReload(b, false) }
+
+// BenchmarkApplyReload10000RoutesAdded is BenchmarkApplyReload10000Routes
+// with the virtual hosts added kept, as saves that each add a route file
+// give them (bench/reloadprobe): nothing the last router used is left, so
+// compile neither marks nor sweeps what it reused (reuse.go).
+func BenchmarkApplyReload10000RoutesAdded(b *testing.B) { benchApplyReload(b, true) }
+
+// benchApplyReload applies a table with one virtual host more than the
+// first (keep false) or than the last (keep true) per iteration.
+func benchApplyReload(b *testing.B, keep bool) {
 	p := freePort(b, "127.0.0.1")
 	s := New(Config{})
 	defer s.Close(context.Background())
@@ -246,30 +256,12 @@ func BenchmarkApplyReload10000Routes(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
+	tab := base
 	for i := 0; b.Loop(); i++ {
 		host := fmt.Sprintf("new-%d.example.com", i)
-		tab := reloadedTable(base, vhost(host, benchRules(host, 2)...))
-		if rep := s.Apply(tab); !rep.Ports[0].Reused {
-			b.Fatal("listener re-bound")
+		if !keep {
+			tab = base
 		}
-	}
-}
-
-// BenchmarkApplyReload10000RoutesAdded is BenchmarkApplyReload10000Routes
-// with the virtual hosts added kept, as saves that each add a route file
-// give them (bench/reloadprobe): nothing the last router used is left, so
-// compile neither marks nor sweeps what it reused (reuse.go).
-func BenchmarkApplyReload10000RoutesAdded(b *testing.B) {
-	p := freePort(b, "127.0.0.1")
-	s := New(Config{})
-	defer s.Close(context.Background())
-	tab := benchTable(p, 5000, 10000)
-	if err := s.Apply(tab).Err(); err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		host := fmt.Sprintf("new-%d.example.com", i)
 		tab = reloadedTable(tab, vhost(host, benchRules(host, 2)...))
 		if rep := s.Apply(tab); !rep.Ports[0].Reused {
 			b.Fatal("listener re-bound")

@@ -295,6 +295,11 @@ func (r *reloader) apply(u *watch.Update, first bool) {
 		// whose compiled rules came from the last reload.
 		counts += fmt.Sprintf(", %d of %d routes reused", ru.Reused, ru.Reused+ru.Compiled)
 	}
+	if ru := res.Reuse; !first && ru.Patched {
+		// The table is the last one with only the changed routes'
+		// virtual hosts rebuilt (engine/incremental_table.go).
+		counts += fmt.Sprintf(", table patched (%s rebuilt)", plural(ru.VirtualHosts, "virtual host"))
+	}
 	fmt.Fprintf(r.out, "gwdev: %s: %s, %s; load %s, translate %s, apply %s\n", what,
 		plural(res.Objects.Len(), "object"), counts, roundDur(u.Took), roundDur(translated), roundDur(applied))
 	if empty != "" {

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestUpReloadLineSaysTablePatched: a save that only adds an HTTPRoute is
+// served from the last table with only the new route's virtual host built
+// (engine/incremental_table.go), and up's reload line says so; a save that
+// changes a Service builds the table in full and says nothing of a patch.
+func TestUpReloadLineSaysTablePatched(t *testing.T) {
+	dir := t.TempDir()
+	port := freePort(t)
+	save := func(name, content string) {
+		t.Helper()
+		tmp := filepath.Join(dir, "."+name+".tmp")
+		if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	route := func(name string) string {
+		return fmt.Sprintf(`apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: %s}
+spec:
+  parentRefs: [{name: web}]
+  hostnames: [%s.example.com]
+  rules: [{backendRefs: [{name: svc, port: 80}]}]
+`, name, name)
+	}
+	save("gateway.yaml", fmt.Sprintf(upGateway, port))
+	save("svc.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: svc}\nspec: {ports: [{port: 80}]}\n")
+	for i := range 5 {
+		save(fmt.Sprintf("r%d.yaml", i), route(fmt.Sprintf("r%d", i)))
+	}
+	out := runUp(t, &upOptions{portOffset: 0, debounce: 10 * time.Millisecond}, dir)
+	waitForOutput(t, out, "gwdev: watching")
+	client := &http.Client{Timeout: 2 * time.Second}
+	status := func(host string) func() string {
+		return func() string {
+			st, _ := echoGet(client, port, host)
+			return fmt.Sprint(st)
+		}
+	}
+	waitFor(t, out, "200", status("r0.example.com"))
+
+	save("new.yaml", route("new"))
+	waitFor(t, out, "200", status("new.example.com"))
+	waitForOutput(t, out, "table patched (1 virtual host rebuilt)")
+	line := lastReloadLine(out.String())
+	if !strings.Contains(line, "reload #1 (") || !strings.Contains(line, "new.yaml)") || !strings.Contains(line, "5 of 6 routes reused") {
+		t.Errorf("reload line %q: want reload #1 of new.yaml with 5 of 6 routes reused", line)
+	}
+
+	save("svc.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: svc, labels: {edited: \"yes\"}}\nspec: {ports: [{port: 80}]}\n")
+	waitForOutput(t, out, "reload #2")
+	waitFor(t, out, "200", status("r3.example.com"))
+	if line := lastReloadLine(out.String()); strings.Contains(line, "patched") {
+		t.Errorf("a Service edit said the table was patched: %q", line)
+	}
+}
+
+// lastReloadLine is the last "reload #" line of up's output.
+func lastReloadLine(s string) string {
+	last := ""
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, "reload #") {
+			last = l
+		}
+	}
+	return last
+}

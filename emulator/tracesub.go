@@ -58,6 +58,7 @@ type TraceReader struct {
 	// next is the sequence number of the first trace not read yet.
 	next  uint64
 	ready chan struct{}
+	done  chan struct{} // closed by Close
 	once  sync.Once
 }
 
@@ -70,7 +71,7 @@ const readChunk = 64
 // Close it when done.
 func (s *Server) ReadTraces() *TraceReader {
 	r := s.traces
-	tr := &TraceReader{ring: r, ready: make(chan struct{}, 1)}
+	tr := &TraceReader{ring: r, ready: make(chan struct{}, 1), done: make(chan struct{})}
 	r.mu.Lock()
 	tr.next = r.seq
 	r.readers = append(r.readers, tr.ready)
@@ -78,9 +79,15 @@ func (s *Server) ReadTraces() *TraceReader {
 	return tr
 }
 
-// Ready has a value when traces were recorded since the reader last waited
-// on it (possibly ones Read has taken since). It is closed by Close.
+// Ready has a value when traces were recorded since the reader last took
+// it (possibly ones Read has taken since). A reader waits on it only when
+// it wants the next trace at once: each token taken makes the next trace
+// send another, a wake-up per request for a reader that keeps waiting on
+// it.
 func (tr *TraceReader) Ready() <-chan struct{} { return tr.ready }
+
+// Done is closed by Close.
+func (tr *TraceReader) Done() <-chan struct{} { return tr.done }
 
 // Read returns the traces recorded since the last Read, oldest first, at
 // most the newest limit of them (limit <= 0: no limit), in dst's array
@@ -121,14 +128,15 @@ func (tr *TraceReader) Read(dst []Trace, limit int) (batch []Trace, skipped int)
 	return batch, skipped
 }
 
-// Close stops the reader: recording no longer signals it, and Ready is
-// closed. Any number of calls.
+// Close stops the reader: recording no longer signals it, and Done is
+// closed. Read still returns what was recorded before. Any number of
+// calls.
 func (tr *TraceReader) Close() {
 	tr.once.Do(func() {
 		r := tr.ring
 		r.mu.Lock()
 		r.readers = slices.DeleteFunc(r.readers, func(c chan struct{}) bool { return c == tr.ready })
 		r.mu.Unlock()
-		close(tr.ready) // record sends under r.mu: no send after this
+		close(tr.done)
 	})
 }

@@ -23,9 +23,10 @@ const heavyBatch = 100
 // *emulator.TraceReader, which reads the trace history at the dashboard's
 // pace, so that a request costs the dashboard no copy and no wake-up.
 type TraceSource interface {
-	// Ready has a value when traces were recorded since the last wait, and
-	// is closed when the source ends.
+	// Ready has a value when traces were recorded since it was last taken.
 	Ready() <-chan struct{}
+	// Done is closed when the source ends.
+	Done() <-chan struct{}
 	// Read returns the traces recorded since the last Read, oldest first,
 	// at most the newest limit, in dst's array when it is big enough;
 	// skipped counts the older ones left out.
@@ -59,22 +60,24 @@ func ForwardTraces(ctx context.Context, src TraceSource, send func(tea.Msg), int
 	wait := interval   // the time due between that batch and the next
 	trimmed := 0       // skipped traces not yet reported
 	for {
-		var open bool
+		open := true
 		select {
 		case <-ctx.Done():
 			return
-		case _, open = <-src.Ready():
+		case <-src.Done():
+			open = false
+		case <-src.Ready():
 		}
+		// Wait for the frame without taking Ready's tokens: each token taken
+		// would let the next request wake this goroutine.
 		if d := wait - time.Since(last); open && d > 0 {
 			timer.Reset(d)
-			for due := false; !due && open; { // tokens meanwhile say nothing new
-				select {
-				case <-ctx.Done():
-					return
-				case <-timer.C:
-					due = true
-				case _, open = <-src.Ready():
-				}
+			select {
+			case <-ctx.Done():
+				return
+			case <-src.Done():
+				open = false
+			case <-timer.C:
 			}
 		}
 		var buf []emulator.Trace

@@ -51,7 +51,8 @@ func ForwardTraces(ctx context.Context, src TraceSource, send func(tea.Msg), int
 	if limit <= 0 {
 		limit = defaultTraceLimit
 	}
-	// Two arrays are enough: one the Model is taking, one being filled.
+	// Arrays of limit traces the Model has handed back; two are enough,
+	// one the Model is taking and one being filled.
 	free := make(chan []emulator.Trace, 2)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -83,7 +84,8 @@ func ForwardTraces(ctx context.Context, src TraceSource, send func(tea.Msg), int
 		var buf []emulator.Trace
 		select {
 		case buf = <-free:
-		default:
+		default: // the Model still has them: one more, that Read never grows
+			buf = make([]emulator.Trace, 0, limit)
 		}
 		batch, skipped := src.Read(buf, limit)
 		trimmed += skipped

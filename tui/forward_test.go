@@ -31,6 +31,9 @@ func get(t *testing.T, url string) {
 
 // batches collects what ForwardTraces sends, with when it was sent.
 type batches struct {
+	// model, when set, takes every batch as the dashboard does (and hands
+	// its array back); otherwise send hands it back itself.
+	model *Model
 	mu    sync.Mutex
 	msgs  []TracesMsg
 	paths [][]string
@@ -48,6 +51,10 @@ func (b *batches) send(m tea.Msg) {
 	b.mu.Lock()
 	b.msgs, b.paths, b.at = append(b.msgs, msg), append(b.paths, ps), append(b.at, time.Now())
 	b.mu.Unlock()
+	if b.model != nil {
+		run(b.model, msg)
+		return
+	}
 	msg.release()
 }
 
@@ -63,6 +70,7 @@ func (b *batches) get() ([]TracesMsg, [][]string, []time.Time) {
 // as trimmed; every request is counted once.
 func TestForwardTracesBatches(t *testing.T) {
 	srv, url := echoGateway(t)
+	t.Cleanup(client.CloseIdleConnections) // before the server closes
 	reader := srv.ReadTraces()
 	var b batches
 	done := make(chan struct{})
@@ -105,17 +113,18 @@ func TestForwardTracesBatches(t *testing.T) {
 // arrays instead of growing new ones.
 func TestForwardTracesFlood(t *testing.T) {
 	srv, url := echoGateway(t)
+	t.Cleanup(client.CloseIdleConnections) // before the server closes
 	reader := srv.ReadTraces()
-	var b batches
+	b := batches{model: newTestModel(120, 40, Options{TraceLimit: 40})}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	const interval, limit = 20 * time.Millisecond, 50
+	const interval, limit = 5 * time.Millisecond, 50
 	go func() {
 		ForwardTraces(ctx, reader, b.send, interval, limit)
 		close(done)
 	}()
 	var wg sync.WaitGroup
-	const clients, each = 4, 150
+	const clients, each = 4, 400
 	for c := range clients {
 		wg.Add(1)
 		go func() {
@@ -163,7 +172,16 @@ func TestForwardTracesFlood(t *testing.T) {
 	if total != clients*each {
 		t.Errorf("batches count %d requests, want %d", total, clients*each)
 	}
-	if len(arrays) > 3 {
+	if got := b.model.c.s.traces; got != clients*each {
+		t.Errorf("the dashboard counted %d requests, want %d", got, clients*each)
+	}
+	if tv := b.model.views[viewTraces].(*tracesView); len(tv.entries) != 40 || tv.entries[39].t.Path != paths[len(paths)-1][len(paths[len(paths)-1])-1] {
+		t.Errorf("the dashboard lists %d traces, want the newest 40", len(tv.entries))
+	}
+	if len(msgs) < 5 {
+		t.Fatalf("%d batches: too few to see arrays reused", len(msgs))
+	}
+	if len(arrays) > 2 {
 		t.Errorf("%d batch arrays for %d batches, want them reused", len(arrays), len(msgs))
 	}
 	t.Logf("%d batches", len(msgs))

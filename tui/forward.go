@@ -97,6 +97,8 @@ func ForwardTraces(ctx context.Context, src TraceSource, send func(tea.Msg), int
 			last = time.Now()
 			send(TracesMsg{Traces: batch, Trimmed: trimmed, free: free})
 			trimmed = 0
+		} else {
+			TracesMsg{Traces: batch, free: free}.release() // nothing new: kept for the next frame
 		}
 		if !open {
 			return

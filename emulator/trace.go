@@ -243,6 +243,11 @@ type traceRing struct {
 	bytes  int
 	budget int
 	subs   map[*subscription]struct{}
+	// seq counts the traces recorded: the newest kept is number seq-1, the
+	// oldest seq-n. readers are the TraceReaders' ready channels, each given
+	// a token (when it has none) per trace.
+	seq     uint64
+	readers []chan struct{}
 }
 
 // traceBatchWindow is how long a subscriber lets traces gather after it
@@ -288,6 +293,13 @@ func (r *traceRing) record(t Trace) {
 	r.buf[i], r.sizes[i] = t, size
 	r.n++
 	r.bytes += size
+	r.seq++
+	for _, ready := range r.readers {
+		select {
+		case ready <- struct{}{}:
+		default: // a token is pending: the reader has not read yet
+		}
+	}
 	for s := range r.subs {
 		if len(s.queue) >= s.max {
 			s.dropped.Add(1)

@@ -2,6 +2,9 @@ package tui
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -11,74 +14,187 @@ import (
 	"github.com/gwdev/gwdev/emulator"
 )
 
+// client keeps a connection per concurrent request, so that no connection
+// is closed (and traced) while the tests count request traces.
+var client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
+
+// get requests url and reads the answer.
+func get(t *testing.T, url string) {
+	t.Helper()
+	resp, err := client.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+}
+
+// batches collects what ForwardTraces sends, with when it was sent.
+type batches struct {
+	// model, when set, takes every batch as the dashboard does (and hands
+	// its array back); otherwise send hands it back itself.
+	model *Model
+	mu    sync.Mutex
+	msgs  []TracesMsg
+	paths [][]string
+	at    []time.Time
+}
+
+// send records msg (copying the paths out, as the Model does) and hands
+// the array back as the Model does.
+func (b *batches) send(m tea.Msg) {
+	msg := m.(TracesMsg)
+	var ps []string
+	for _, tr := range msg.Traces {
+		ps = append(ps, tr.Path)
+	}
+	b.mu.Lock()
+	b.msgs, b.paths, b.at = append(b.msgs, msg), append(b.paths, ps), append(b.at, time.Now())
+	b.mu.Unlock()
+	if b.model != nil {
+		run(b.model, msg)
+		return
+	}
+	msg.release()
+}
+
+func (b *batches) get() ([]TracesMsg, [][]string, []time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]TracesMsg(nil), b.msgs...), append([][]string(nil), b.paths...), append([]time.Time(nil), b.at...)
+}
+
+// Real requests through a real server: within one (long) interval the
+// dashboard gets the first trace at once and, when the reader closes, one
+// batch of the newest limit traces in order, with the older ones counted
+// as trimmed; every request is counted once.
 func TestForwardTracesBatches(t *testing.T) {
-	ch := make(chan emulator.Trace, 1000)
-	var mu sync.Mutex
-	var batches []TracesMsg
-	send := func(msg tea.Msg) {
-		mu.Lock()
-		defer mu.Unlock()
-		batches = append(batches, msg.(TracesMsg))
-	}
-	got := func() []TracesMsg {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]TracesMsg(nil), batches...)
-	}
+	srv, url := echoGateway(t)
+	t.Cleanup(client.CloseIdleConnections) // before the server closes
+	reader := srv.ReadTraces()
+	var b batches
 	done := make(chan struct{})
 	go func() {
-		ForwardTraces(context.Background(), ch, send, time.Hour, 300)
+		ForwardTraces(context.Background(), reader, b.send, time.Hour, 30)
 		close(done)
 	}()
-	// A burst within one interval is one batch of the newest traces, sent
-	// when the interval ends (here: when the channel closes).
-	all := sampleTraces(500)
-	for _, tr := range all {
-		ch <- tr
+	const n = 100
+	for i := range n {
+		get(t, fmt.Sprintf("%s/%d", url, i))
 	}
-	time.Sleep(20 * time.Millisecond)
-	if n := len(got()); n != 0 {
-		t.Fatalf("%d batches before the interval ended", n)
+	if msgs, _, _ := b.get(); len(msgs) > 1 {
+		t.Fatalf("%d batches within one interval, want at most the first trace's", len(msgs))
 	}
-	close(ch)
+	reader.Close()
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
-		t.Fatal("ForwardTraces does not return when the channel closes")
+		t.Fatal("ForwardTraces does not return when the reader closes")
 	}
-	bs := got()
-	if len(bs) != 1 || len(bs[0].Traces) != 300 || bs[0].Traces[0].Path != all[200].Path || bs[0].Trimmed != 200 {
-		t.Fatalf("batches %d, want one of the newest 300 and 200 trimmed", len(bs))
+	msgs, paths, _ := b.get()
+	total := 0
+	for _, m := range msgs {
+		total += len(m.Traces) + m.Trimmed
 	}
-}
-
-func TestForwardTracesInterval(t *testing.T) {
-	ch := make(chan emulator.Trace, 10)
-	sent := make(chan TracesMsg, 10)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go ForwardTraces(ctx, ch, func(m tea.Msg) { sent <- m.(TracesMsg) }, 10*time.Millisecond, 0)
-	for _, tr := range sampleTraces(3) {
-		ch <- tr
+	last := paths[len(paths)-1]
+	if total != n || len(last) != 30 {
+		t.Fatalf("%d batches counting %d requests (traces and trimmed), the last of %d traces; want %d counted, the newest 30 last",
+			len(msgs), total, len(last), n)
 	}
-	n := 0
-	deadline := time.After(5 * time.Second)
-	for n < 3 {
-		select {
-		case m := <-sent:
-			n += len(m.Traces)
-		case <-deadline:
-			t.Fatalf("%d of 3 traces sent", n)
+	for i, p := range last {
+		if want := fmt.Sprintf("/%d", n-30+i); p != want {
+			t.Fatalf("last batch [%d] = %s, want %s (in order)", i, p, want)
 		}
 	}
 }
 
-func TestForwardTracesStops(t *testing.T) {
+// Under a flood the batches keep to the frame rate (three intervals after
+// a heavy batch), never pass the limit, arrive in order, and reuse two
+// arrays instead of growing new ones.
+func TestForwardTracesFlood(t *testing.T) {
+	srv, url := echoGateway(t)
+	t.Cleanup(client.CloseIdleConnections) // before the server closes
+	reader := srv.ReadTraces()
+	b := batches{model: newTestModel(120, 40, Options{TraceLimit: 40})}
 	ctx, cancel := context.WithCancel(context.Background())
-	ch := make(chan emulator.Trace)
+	done := make(chan struct{})
+	const interval, limit = 5 * time.Millisecond, 50
+	go func() {
+		ForwardTraces(ctx, reader, b.send, interval, limit)
+		close(done)
+	}()
+	var wg sync.WaitGroup
+	const clients, each = 4, 400
+	for c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				get(t, fmt.Sprintf("%s/%d/%d", url, c, i))
+			}
+		}()
+	}
+	wg.Wait()
+	reader.Close()
+	<-done
+	cancel()
+	msgs, paths, at := b.get()
+	arrays := map[*emulator.Trace]bool{}
+	total := 0
+	lastSeen := map[string]int{}
+	for i, m := range msgs {
+		total += len(m.Traces) + m.Trimmed
+		if len(m.Traces) > limit {
+			t.Fatalf("batch %d has %d traces, limit %d", i, len(m.Traces), limit)
+		}
+		arrays[&m.Traces[:1][0]] = true
+		if i > 0 {
+			due := interval
+			if len(msgs[i-1].Traces) >= heavyBatch {
+				due = 3 * interval
+			}
+			if gap := at[i].Sub(at[i-1]); gap < due-2*time.Millisecond && i < len(msgs)-1 {
+				t.Errorf("batch %d came %s after the previous one, want at least %s", i, gap, due)
+			}
+		}
+		for _, p := range paths[i] {
+			var c, n int
+			if _, err := fmt.Sscanf(p, "/%d/%d", &c, &n); err != nil {
+				t.Fatalf("path %q", p)
+			}
+			key := fmt.Sprint(c)
+			if prev, ok := lastSeen[key]; ok && n <= prev {
+				t.Fatalf("client %d: request %d after %d", c, n, prev)
+			}
+			lastSeen[key] = n
+		}
+	}
+	if total != clients*each {
+		t.Errorf("batches count %d requests, want %d", total, clients*each)
+	}
+	if got := b.model.c.s.traces; got != clients*each {
+		t.Errorf("the dashboard counted %d requests, want %d", got, clients*each)
+	}
+	if tv := b.model.views[viewTraces].(*tracesView); len(tv.entries) != 40 || tv.entries[39].t.Path != paths[len(paths)-1][len(paths[len(paths)-1])-1] {
+		t.Errorf("the dashboard lists %d traces, want the newest 40", len(tv.entries))
+	}
+	if len(msgs) < 5 {
+		t.Fatalf("%d batches: too few to see arrays reused", len(msgs))
+	}
+	if len(arrays) > 2 {
+		t.Errorf("%d batch arrays for %d batches, want them reused", len(arrays), len(msgs))
+	}
+	t.Logf("%d batches", len(msgs))
+}
+
+func TestForwardTracesStops(t *testing.T) {
+	srv := emulator.New(emulator.Config{})
+	reader := srv.ReadTraces()
+	defer reader.Close()
+	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
-		ForwardTraces(ctx, ch, func(tea.Msg) {}, 0, 0)
+		ForwardTraces(ctx, reader, func(tea.Msg) {}, 0, 0)
 		close(done)
 	}()
 	cancel()

@@ -1,8 +1,11 @@
 package tui
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +18,7 @@ import (
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/engine/table"
+	"github.com/gwdev/gwdev/internal/freeport"
 	"github.com/gwdev/gwdev/internal/testkit"
 	"github.com/gwdev/gwdev/watch"
 )
@@ -195,4 +199,36 @@ func drain(m *Model, cmd tea.Cmd, depth int) {
 		_, next := m.Update(msg)
 		drain(m, next, depth+1)
 	}
+}
+
+// echoGateway serves a Gateway with one route to the echo backend on a
+// free port and returns the server and the URL to request.
+func echoGateway(t *testing.T) (*emulator.Server, string) {
+	t.Helper()
+	port := freeport.TCP(t, "127.0.0.1")
+	dir := t.TempDir()
+	manifest := fmt.Sprintf(`apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web}
+spec:
+  gatewayClassName: gwdev
+  listeners: [{name: http, protocol: HTTP, port: %d}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: app}
+spec:
+  parentRefs: [{name: web}]
+  rules: [{backendRefs: [{name: app, port: 80}]}]
+`, port)
+	if err := os.WriteFile(filepath.Join(dir, "app.yaml"), []byte(manifest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res := engine.Translate(testkit.Loader(t).LoadDir(dir).Snapshot, engine.Options{})
+	srv := emulator.New(emulator.Config{BindOverride: "127.0.0.1"})
+	t.Cleanup(func() { _ = srv.Close(context.Background()) })
+	if err := srv.Apply(res.Table).Err(); err != nil {
+		t.Fatal(err)
+	}
+	return srv, fmt.Sprintf("http://127.0.0.1:%d", port)
 }

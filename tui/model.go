@@ -190,7 +190,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.applyState(msg)
 	case TracesMsg:
 		m.c.s.countTraces(msg)
-		return m, m.send(viewTraces, msg)
+		cmd := m.send(viewTraces, msg)
+		msg.release() // the traces are copied out: ForwardTraces reuses the array
+		return m, cmd
 	case WatchErrorMsg:
 		return m, m.setStatus(statusMsg{text: "watch: " + msg.Err.Error(), isErr: true})
 	case NoticeMsg:

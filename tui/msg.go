@@ -72,6 +72,20 @@ type TracesMsg struct {
 	// Trimmed counts older traces of the batch left out to keep it within
 	// the dashboard's list size; they count in the request rate.
 	Trimmed int
+	// free takes Traces' array back for ForwardTraces to reuse once the
+	// Model has copied the traces out (nil: nobody reuses it).
+	free chan<- []emulator.Trace
+}
+
+// release hands the batch's array back to ForwardTraces, if it wants it.
+func (m TracesMsg) release() {
+	if m.free == nil {
+		return
+	}
+	select {
+	case m.free <- m.Traces:
+	default:
+	}
 }
 
 // WatchErrorMsg reports a failure of the file watcher (for example too many

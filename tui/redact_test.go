@@ -1,13 +1,8 @@
 package tui
 
 import (
-	"context"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,47 +10,15 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/gwdev/gwdev/emulator"
-	"github.com/gwdev/gwdev/engine"
-	"github.com/gwdev/gwdev/internal/testkit"
 )
 
 // The dashboard's trace detail and its copy-as-curl show a real request's
 // trace without the credentials it carried.
 func TestTraceDetailAndCurlRedactCredentials(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	dir := t.TempDir()
-	manifest := fmt.Sprintf(`apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: web}
-spec:
-  gatewayClassName: gwdev
-  listeners: [{name: http, protocol: HTTP, port: %d}]
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: HTTPRoute
-metadata: {name: app}
-spec:
-  parentRefs: [{name: web}]
-  rules: [{backendRefs: [{name: app, port: 80}]}]
-`, port)
-	if err := os.WriteFile(filepath.Join(dir, "app.yaml"), []byte(manifest), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	loader := testkit.Loader(t)
-	res := engine.Translate(loader.LoadDir(dir).Snapshot, engine.Options{})
-	srv := emulator.New(emulator.Config{BindOverride: "127.0.0.1"})
-	defer srv.Close(context.Background())
-	if err := srv.Apply(res.Table).Err(); err != nil {
-		t.Fatal(err)
-	}
+	srv, url := echoGateway(t)
 	traces, cancel := srv.Subscribe(4)
 	defer cancel()
-	req, _ := http.NewRequest("GET", fmt.Sprintf("http://127.0.0.1:%d/x?X-Amz-Signature=AMZ1&jwt=JWT2&page=2", port), nil)
+	req, _ := http.NewRequest("GET", url+"/x?X-Amz-Signature=AMZ1&jwt=JWT2&page=2", nil)
 	req.Header.Set("X-Api-Key", "APIKEY3")
 	req.Header.Set("X-Auth-Token", "AUTHTOK4")
 	req.Header.Set("Cookie", "sid=COOKIE5")

@@ -191,10 +191,14 @@ func (v *tracesView) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // add takes a batch of new traces: into the list, or aside while paused.
 func (v *tracesView) add(ts []emulator.Trace) {
-	var batch []traceEntry
-	for _, t := range ts {
+	if len(ts) > v.limit { // only the newest limit can stay in the list
+		v.seq += len(ts) - v.limit
+		ts = ts[len(ts)-v.limit:]
+	}
+	batch := make([]traceEntry, len(ts))
+	for i := range ts {
 		v.seq++
-		batch = append(batch, traceEntry{seq: v.seq, t: t})
+		batch[i] = traceEntry{seq: v.seq, t: ts[i]}
 	}
 	if v.paused {
 		v.pending = appendLimited(v.pending, batch, v.limit)

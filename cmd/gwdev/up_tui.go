@@ -18,10 +18,6 @@ import (
 	"github.com/gwdev/gwdev/watch"
 )
 
-// traceSubscription is the dashboard's trace buffer: when it is full the
-// emulator drops traces for the dashboard rather than slow requests.
-const traceSubscription = 1024
-
 // useTUI reports whether `gwdev up` shows the dashboard: stdin and stdout
 // are terminals, --no-tui is not given and the access log does not go to
 // stderr (it would write over the dashboard).
@@ -72,8 +68,8 @@ func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir string, w *wa
 			p.Send(tui.NoticeMsg{Text: note})
 		}
 	}
-	traces, unsubscribe := rl.srv.Subscribe(traceSubscription)
-	defer unsubscribe()
+	traces := rl.srv.ReadTraces() // read at the dashboard's frame rate
+	defer traces.Close()
 
 	var wg sync.WaitGroup
 	wg.Add(2)

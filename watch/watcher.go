@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"sync"
@@ -513,6 +515,7 @@ func (w *Watcher) rescan(touched map[string]bool, first bool, root RootEvent) (*
 // load's objects, plus — when the new load has problems — the previous
 // good version of every object that the new load lost.
 func mergeFile(old *watchedFile, res collected, size int64, mod time.Time) *watchedFile {
+	keepUnchanged(old, res.objs)
 	wf := &watchedFile{size: size, mod: mod, load: res, good: slices.Clip(res.objs)}
 	if old == nil || len(res.problems) == 0 {
 		return wf
@@ -536,6 +539,35 @@ func mergeFile(old *watchedFile, res collected, size int64, mod time.Time) *watc
 		wf.stale = append(wf.stale, StaleObject{Object: o.key, Source: o.src, Reason: reason})
 	}
 	return wf
+}
+
+// keepUnchanged replaces each object of a file's new load that is the same
+// as in the file's last load — same key, same place (file, line, column,
+// apiVersion, the positions of its list items), same channel note, equal
+// content — with the last load's record, object pointer included. The
+// engine tells an unchanged object by its pointer (engine/incremental.go,
+// incremental_table.go), so editing one route in a file that also holds
+// its Service keeps the Service, and the reload stays incremental.
+func keepUnchanged(old *watchedFile, objs []loaded) {
+	if old == nil || len(old.good) == 0 {
+		return
+	}
+	prev := make(map[engine.ObjectKey]*loaded, len(old.good))
+	for i := range old.good {
+		prev[old.good[i].key] = &old.good[i]
+	}
+	for i := range objs {
+		o, p := &objs[i], prev[objs[i].key]
+		if p == nil || p.note != o.note || !samePlace(p.src, o.src) || !reflect.DeepEqual(p.obj, o.obj) {
+			continue
+		}
+		*o = *p
+	}
+}
+
+// samePlace reports whether two sources point at the same places.
+func samePlace(a, b engine.Source) bool {
+	return a.File == b.File && a.Line == b.Line && a.Column == b.Column && a.APIVersion == b.APIVersion && maps.Equal(a.Fields, b.Fields)
 }
 
 // assemble merges every file's objects in effect.

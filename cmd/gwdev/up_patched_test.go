@@ -37,7 +37,12 @@ spec:
   rules: [{backendRefs: [{name: svc, port: 80}]}]
 `, name, name)
 	}
+	both := func(host string) string { // a route and its Service in one file
+		return "apiVersion: v1\nkind: Service\nmetadata: {name: svc2}\nspec: {ports: [{port: 80}]}\n---\n" +
+			strings.Replace(strings.Replace(route("both"), "both.example.com", host, 1), "name: svc,", "name: svc2,", 1)
+	}
 	save("gateway.yaml", fmt.Sprintf(upGateway, port))
+	save("both.yaml", both("both.example.com"))
 	save("svc.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: svc}\nspec: {ports: [{port: 80}]}\n")
 	for i := range 5 {
 		save(fmt.Sprintf("r%d.yaml", i), route(fmt.Sprintf("r%d", i)))
@@ -57,12 +62,22 @@ spec:
 	waitFor(t, out, "200", status("new.example.com"))
 	waitForOutput(t, out, "table patched (1 virtual host rebuilt)")
 	line := lastReloadLine(out.String())
-	if !strings.Contains(line, "reload #1 (") || !strings.Contains(line, "new.yaml)") || !strings.Contains(line, "5 of 6 routes reused") {
-		t.Errorf("reload line %q: want reload #1 of new.yaml with 5 of 6 routes reused", line)
+	if !strings.Contains(line, "reload #1 (") || !strings.Contains(line, "new.yaml)") || !strings.Contains(line, "6 of 7 routes reused") {
+		t.Errorf("reload line %q: want reload #1 of new.yaml with 6 of 7 routes reused", line)
+	}
+
+	// Editing the route of a file that also holds its Service: the
+	// Service is the same object (watch keepUnchanged), so the table is
+	// patched, the old and the new hostname's virtual hosts rebuilt.
+	save("both.yaml", both("moved.example.com"))
+	waitFor(t, out, "200", status("moved.example.com"))
+	waitForOutput(t, out, "reload #2")
+	if line := lastReloadLine(out.String()); !strings.Contains(line, "table patched (2 virtual hosts rebuilt)") {
+		t.Errorf("editing a route beside its Service: reload line %q, want the table patched with 2 virtual hosts rebuilt", line)
 	}
 
 	save("svc.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: svc, labels: {edited: \"yes\"}}\nspec: {ports: [{port: 80}]}\n")
-	waitForOutput(t, out, "reload #2")
+	waitForOutput(t, out, "reload #3")
 	waitFor(t, out, "200", status("r3.example.com"))
 	if line := lastReloadLine(out.String()); strings.Contains(line, "patched") {
 		t.Errorf("a Service edit said the table was patched: %q", line)

@@ -1,11 +1,9 @@
 package watch
 
 import (
-	"context"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -18,14 +16,7 @@ import (
 // pointer), and gives a new object for the edited one and for every one
 // whose place moved.
 func TestEditedFileKeepsUnchangedObjects(t *testing.T) {
-	dir := t.TempDir()
-	l := newTestLoader(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	w, err := l.Watch(ctx, dir, WatchOptions{Debounce: time.Hour, EmptyGrace: -1, DeleteGrace: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cancel() // the test rescans itself
+	dir, w := rescanWatcher(t)
 	file := filepath.Join(dir, "app.yaml")
 	doc := func(hostA string) string {
 		return strings.Join([]string{

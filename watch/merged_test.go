@@ -26,14 +26,7 @@ import (
 // files not edited keep their pointers (the engine reuses what it compiled
 // for them by pointer), and the last update's Snapshot is not changed.
 func TestSortedObjectsEqualsFullMerge(t *testing.T) {
-	dir := t.TempDir()
-	l := newTestLoader(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	w, err := l.Watch(ctx, dir, WatchOptions{Debounce: time.Hour, EmptyGrace: -1, DeleteGrace: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cancel() // the test rescans itself; the watch loop only ends
+	dir, w := rescanWatcher(t)
 	rng := rand.New(rand.NewPCG(1, 28))
 	route := func(name, ns string) string {
 		return fmt.Sprintf("apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: %s, namespace: %s}\nspec:\n  hostnames: [%s.example.com]\n", name, ns, name)
@@ -98,6 +91,21 @@ func TestSortedObjectsEqualsFullMerge(t *testing.T) {
 		})
 		last, lastSources, lastObjects = got, maps.Clone(got.Snapshot.Sources), objects
 	}
+}
+
+// rescanWatcher is a Watcher on a new folder whose watch loop has ended:
+// the test rescans it itself (w.rescan), with no grace for emptied or
+// deleted files.
+func rescanWatcher(t *testing.T) (string, *Watcher) {
+	t.Helper()
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := newTestLoader(t).Watch(ctx, dir, WatchOptions{Debounce: time.Hour, EmptyGrace: -1, DeleteGrace: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	return dir, w
 }
 
 // writeNow writes a file with a modification time that differs from its

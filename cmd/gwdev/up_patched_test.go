@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,16 +16,7 @@ import (
 func TestUpReloadLineSaysTablePatched(t *testing.T) {
 	dir := t.TempDir()
 	port := freePort(t)
-	save := func(name, content string) {
-		t.Helper()
-		tmp := filepath.Join(dir, "."+name+".tmp")
-		if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	save := func(name, content string) { saveByRename(t, filepath.Join(dir, name), content) }
 	route := func(name string) string {
 		return fmt.Sprintf(`apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute

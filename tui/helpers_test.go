@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -206,7 +204,6 @@ func drain(m *Model, cmd tea.Cmd, depth int) {
 func echoGateway(t *testing.T) (*emulator.Server, string) {
 	t.Helper()
 	port := freeport.TCP(t, "127.0.0.1")
-	dir := t.TempDir()
 	manifest := fmt.Sprintf(`apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: web}
@@ -221,10 +218,7 @@ spec:
   parentRefs: [{name: web}]
   rules: [{backendRefs: [{name: app, port: 80}]}]
 `, port)
-	if err := os.WriteFile(filepath.Join(dir, "app.yaml"), []byte(manifest), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	res := engine.Translate(testkit.Loader(t).LoadDir(dir).Snapshot, engine.Options{})
+	res := testkit.Translate(t, "app.yaml", []byte(manifest), engine.Options{})
 	srv := emulator.New(emulator.Config{BindOverride: "127.0.0.1"})
 	t.Cleanup(func() { _ = srv.Close(context.Background()) })
 	if err := srv.Apply(res.Table).Err(); err != nil {

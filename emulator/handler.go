@@ -571,9 +571,16 @@ type responseRecorder struct {
 }
 
 // WriteHeader applies the exchange's response headers once; 1xx
-// informational answers (other than 101) pass through.
+// informational answers (other than 101) pass through, except a backend's
+// 100 Continue to a client that asked for one: the client's 100 is the
+// server's own, sent when the body is first read (as the gateway starts
+// forwarding it), and passing the backend's on too would give the client
+// two, in either order (TestExpectContinueOneInterim).
 func (w *responseRecorder) WriteHeader(code int) {
 	if w.status != 0 {
+		return
+	}
+	if code == http.StatusContinue && w.ex.req != nil && expectsContinue(w.ex.req.Header) {
 		return
 	}
 	if code >= 100 && code < 200 && code != http.StatusSwitchingProtocols {
@@ -672,4 +679,15 @@ func candidates(r *weightedBackends) []string {
 		out = append(out, s+")")
 	}
 	return out
+}
+
+// expectsContinue reports whether a request's Expect field asks for
+// 100 Continue (the only expectation servers honour; others get 417).
+func expectsContinue(h http.Header) bool {
+	for _, v := range h["Expect"] {
+		if strings.EqualFold(strings.TrimSpace(v), "100-continue") {
+			return true
+		}
+	}
+	return false
 }

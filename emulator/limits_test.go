@@ -229,3 +229,42 @@ func TestWriteStallDeadlineIsPerResponse(t *testing.T) {
 	defer ws.Close()
 	wsEchoes(t, ws, 2*stall)
 }
+
+// A client that sent Expect: 100-continue gets exactly one 100 Continue,
+// whatever the backend does: here the backend sends its own 100 only
+// after the body arrived (so the gateway's transport stopped waiting for
+// it and the client already had the gateway's 100). The late 100 is not
+// passed on as a second one; the next thing the client reads is the final
+// answer.
+func TestExpectContinueOneInterim(t *testing.T) {
+	addr := rawBackend(t, func(c net.Conn, br *bufio.Reader) {
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		body, _ := io.ReadAll(req.Body)
+		fmt.Fprintf(c, "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	})
+	p := freePort(t, "127.0.0.1")
+	serveL4(t, Config{}, newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("",
+		rule("up", prefix("/"), mapped("up", 1, addr))))))))
+	c := dialTCP(t, p)
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(c)
+	if _, err := io.WriteString(c, "POST / HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != 100 {
+		t.Fatalf("expected 100 Continue: %v %v", resp, err)
+	}
+	_, _ = io.WriteString(c, "hello")
+	resp, err = http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || string(b) != "hello" {
+		t.Errorf("after the body: %d %q, want the final 200 \"hello\" (not a second 100)", resp.StatusCode, b)
+	}
+}

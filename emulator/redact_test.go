@@ -56,7 +56,7 @@ func TestRedactionEveryOutput(t *testing.T) {
 	if err := s.Apply(tab).Err(); err != nil {
 		t.Fatal(err)
 	}
-	sub, cancel := s.Subscribe(10)
+	sub := s.SubscribeTraces(10)
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for _, path := range []string{"/login", "/go"} {
 		req := redactionRequest(t, fmt.Sprintf("http://127.0.0.1:%d%s", p, path))
@@ -77,11 +77,9 @@ func TestRedactionEveryOutput(t *testing.T) {
 	}
 	b, _ := json.Marshal(s.Traces())
 	assertNoSecrets(t, "traces", string(b))
-	cancel()
+	sub.Cancel()
 	var subbed []Trace
-	for tr := range sub {
-		subbed = append(subbed, tr)
-	}
+	sub.Each(func(tr *Trace) { subbed = append(subbed, *tr) })
 	b, _ = json.Marshal(subbed)
 	assertNoSecrets(t, "subscription", string(b))
 	if len(subbed) != 2 {

@@ -329,16 +329,6 @@ func (s *Server) TelemetryStats() []TelemetryStats { return s.telemetry.stats() 
 // Traces returns a snapshot of the trace ring, newest last.
 func (s *Server) Traces() []Trace { return s.traces.snapshot() }
 
-// Subscribe returns a channel that receives every new trace. The channel
-// holds buf traces; when it is full new traces are dropped for this
-// subscriber, so a slow reader never slows requests. Under load traces
-// arrive in bursts, at most one per traceBatchWindow. The function cancels
-// the subscription; the channel is closed soon after.
-func (s *Server) Subscribe(buf int) (<-chan Trace, func()) {
-	sub, cancel := s.traces.subscribe(buf)
-	return sub.channel(buf), cancel
-}
-
 // EchoLog returns the log lines of the echo backend of a Service
 // ("<namespace>/<name>"), oldest first.
 func (s *Server) EchoLog(service string) []string {

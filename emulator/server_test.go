@@ -383,10 +383,19 @@ func TestTracesRedactionAndAccessLog(t *testing.T) {
 	}
 }
 
+// A subscriber that never takes its traces, and one that takes them,
+// never slow requests down; the stuck one keeps its queue's worth and
+// counts the rest as dropped, the live one gets every trace.
 func TestSubscribersNeverBlock(t *testing.T) {
 	h := serve(t, func(p int32) *table.Table { return simpleTable("127.0.0.1", p, "svc") })
-	stuck, cancelStuck := h.s.Subscribe(1) // never read
-	live, cancelLive := h.s.Subscribe(100)
+	stuck := h.s.SubscribeTraces(1) // never read until cancelled
+	live := h.s.SubscribeTraces(100)
+	var got atomic.Int64
+	liveDone := make(chan struct{})
+	go func() {
+		defer close(liveDone)
+		live.Each(func(*Trace) { got.Add(1) })
+	}()
 	start := time.Now()
 	for range 20 {
 		if res := h.get("x", "/"); res.status != 200 {
@@ -396,33 +405,55 @@ func TestSubscribersNeverBlock(t *testing.T) {
 	if time.Since(start) > 5*time.Second {
 		t.Errorf("requests slowed down by a stuck subscriber")
 	}
-	waitTrace(t, h.s, func(Trace) bool { return len(live) == 20 })
-	if len(stuck) != 1 {
-		t.Errorf("stuck subscriber holds %d", len(stuck))
+	waitTrace(t, h.s, func(Trace) bool { return got.Load() == 20 })
+	stuck.Cancel()
+	live.Cancel()
+	live.Cancel() // idempotent
+	select {
+	case <-liveDone:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Each did not return after Cancel")
 	}
-	cancelStuck()
-	cancelLive()
-	cancelLive() // idempotent
-	// After cancel the channel yields what it buffered plus what was still
-	// queued for it (at most one more: the queue holds buf traces), then
-	// closes. Whether the queued one fits depends on when the reader makes
-	// room, so 1 or 2 are both right; fewer loses a trace, more or never
-	// closing does not bound the subscriber.
-	got := 0
-	timeout := time.After(5 * time.Second)
-	for open := true; open; {
-		select {
-		case _, ok := <-stuck:
-			if ok {
-				got++
-			}
-			open = ok
-		case <-timeout:
-			t.Fatal("channel not closed after cancel")
+	n := 0
+	stuck.Each(func(*Trace) { n++ }) // returns at once: cancelled
+	if n != 1 || stuck.Dropped() != 19 {
+		t.Errorf("stuck subscriber: %d queued, %d dropped; want 1 and 19", n, stuck.Dropped())
+	}
+	if live.Dropped() != 0 || got.Load() != 20 {
+		t.Errorf("live subscriber: %d traces, %d dropped", got.Load(), live.Dropped())
+	}
+}
+
+// Next hands a batch consumer what was recorded, an empty batch after a
+// quiet spell of idle, and ok false once its context is done.
+func TestTraceSubscriptionNext(t *testing.T) {
+	h := serve(t, func(p int32) *table.Table { return simpleTable("127.0.0.1", p, "svc") })
+	sub := h.s.SubscribeTraces(100)
+	defer sub.Cancel()
+	ctx, cancel := context.WithCancel(context.Background())
+	batch, ok := sub.Next(ctx, 20*time.Millisecond, nil)
+	if !ok || len(batch) != 0 {
+		t.Fatalf("quiet: %d traces, ok %v; want an empty batch", len(batch), ok)
+	}
+	for range 3 {
+		if res := h.get("x", "/"); res.status != 200 {
+			t.Fatal(res.status)
 		}
 	}
-	if got < 1 || got > 2 {
-		t.Errorf("stuck subscriber yielded %d traces after cancel, want the buffered one (and at most one queued)", got)
+	var n int
+	for deadline := time.Now().Add(5 * time.Second); n < 3 && time.Now().Before(deadline); {
+		batch, ok = sub.Next(ctx, time.Second, batch)
+		if !ok {
+			t.Fatal("ended early")
+		}
+		n += len(batch)
+	}
+	if n != 3 {
+		t.Fatalf("%d traces, want 3", n)
+	}
+	cancel()
+	if _, ok := sub.Next(ctx, time.Second, batch); ok {
+		t.Error("Next after its context ended: ok")
 	}
 }
 

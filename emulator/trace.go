@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -268,6 +269,9 @@ type subscription struct {
 	wake    chan struct{}
 	done    chan struct{} // closed by cancel
 	dropped atomic.Int64
+	// last is when the subscriber took its previous batch (next's
+	// goroutine only).
+	last time.Time
 }
 
 // newTraceRing keeps up to size traces and about budget bytes of them.
@@ -337,25 +341,42 @@ func (r *traceRing) subscribe(limit int) (*subscription, func()) {
 }
 
 // next waits for traces and returns them, oldest first, after letting
-// them gather for traceBatchWindow since the previous batch; ok is false
-// once the subscription is cancelled (the traces still queued then are
-// returned with it). prev, the previous batch, is reused: the caller must
-// be done with it.
-func (s *subscription) next(prev []Trace, last time.Time) (batch []Trace, ok bool) {
+// them gather for traceBatchWindow since the previous batch. ok is false
+// once the subscription is cancelled or ctx is done (the traces still
+// queued then are returned with it). With idle > 0, a wait that finds no
+// trace for idle returns an empty batch (ok true), for a consumer that
+// sends keepalives. prev, the previous batch, is reused: the caller must
+// be done with it. One goroutine at a time calls next.
+func (s *subscription) next(ctx context.Context, idle time.Duration, prev []Trace) (batch []Trace, ok bool) {
+	var idleC <-chan time.Time
+	if idle > 0 {
+		t := time.NewTimer(idle)
+		defer t.Stop()
+		idleC = t.C
+	}
 	select {
 	case <-s.wake:
 	case <-s.done:
 		return s.take(prev), false
+	case <-ctx.Done():
+		return s.take(prev), false
+	case <-idleC:
+		clear(prev)
+		return prev[:0], true
 	}
-	if wait := traceBatchWindow - time.Since(last); wait > 0 {
+	if wait := traceBatchWindow - time.Since(s.last); wait > 0 {
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
 		case <-s.done:
 			t.Stop()
 			return s.take(prev), false
+		case <-ctx.Done():
+			t.Stop()
+			return s.take(prev), false
 		}
 	}
+	s.last = time.Now()
 	return s.take(prev), true
 }
 
@@ -373,11 +394,9 @@ func (s *subscription) take(prev []Trace) []Trace {
 // cancelled (traces still queued then are passed too).
 func (s *subscription) each(f func(*Trace)) {
 	var batch []Trace
-	var last time.Time
 	for {
 		var ok bool
-		batch, ok = s.next(batch, last)
-		last = time.Now()
+		batch, ok = s.next(context.Background(), 0, batch)
 		for i := range batch {
 			f(&batch[i])
 		}
@@ -385,25 +404,6 @@ func (s *subscription) each(f func(*Trace)) {
 			return
 		}
 	}
-}
-
-// channel delivers the subscription's traces on a channel of size buf from
-// a goroutine of its own; traces that find the channel full are dropped
-// (counted in dropped). The channel is closed once the subscription is
-// cancelled and what was queued is delivered or dropped.
-func (s *subscription) channel(buf int) <-chan Trace {
-	ch := make(chan Trace, max(buf, 1))
-	go func() {
-		defer close(ch)
-		s.each(func(t *Trace) {
-			select {
-			case ch <- *t:
-			default:
-				s.dropped.Add(1)
-			}
-		})
-	}()
-	return ch
 }
 
 // snapshot copies the ring, oldest first.

@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -16,7 +17,7 @@ func TestSubscriptionBatches(t *testing.T) {
 	for i := range 7 {
 		r.record(Trace{Path: fmt.Sprintf("/%d", i)})
 	}
-	batch, ok := sub.next(nil, time.Time{})
+	batch, ok := sub.next(context.Background(), 0, nil)
 	if !ok || len(batch) != 5 {
 		t.Fatalf("first batch: %d traces (ok %v), want the 5 queued", len(batch), ok)
 	}
@@ -30,9 +31,9 @@ func TestSubscriptionBatches(t *testing.T) {
 	}
 	// The next batch waits for a trace, then for the window to pass.
 	got := make(chan []Trace, 1)
-	last := time.Now()
+	last := sub.last // when the first batch was taken
 	go func() {
-		b, _ := sub.next(batch, last)
+		b, _ := sub.next(context.Background(), 0, batch)
 		got <- b
 	}()
 	r.record(Trace{Path: "/a"})
@@ -46,7 +47,7 @@ func TestSubscriptionBatches(t *testing.T) {
 	}
 	r.record(Trace{Path: "/c"})
 	cancel()
-	b, ok = sub.next(b, time.Now())
+	b, ok = sub.next(context.Background(), 0, b)
 	if ok || len(b) != 1 || b[0].Path != "/c" {
 		t.Errorf("after cancel: %v (ok %v), want /c and ok false", paths(b), ok)
 	}

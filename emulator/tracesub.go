@@ -1,15 +1,18 @@
 package emulator
 
 import (
+	"context"
 	"slices"
 	"sync"
+	"time"
 )
 
 // What consumers outside the data plane read of the trace history besides
-// Server.Traces and Server.Subscribe: a batched subscription that counts
-// what it loses, a reader of the history itself that keeps up with the
-// newest traces at its own pace, and the history's size. The admin API's metrics are built
-// on these (emulator/admin); the ring itself stays unexported.
+// Server.Traces: a batched subscription that gets every trace and counts
+// what it loses (the admin API's metrics and /traces/stream, the access
+// log's tests), a reader of the history itself that keeps up with the
+// newest traces at its own pace (the dashboard), and the history's size.
+// The ring itself stays unexported.
 
 // TraceSubscription is one subscriber's queue of the traces recorded since
 // it subscribed (Server.SubscribeTraces), for a consumer that takes them in
@@ -33,6 +36,17 @@ func (s *Server) SubscribeTraces(limit int) *TraceSubscription {
 // traces arrive in batches, at most one batch per traceBatchWindow. The
 // *Trace is valid only during the call: f must copy what it keeps.
 func (ts *TraceSubscription) Each(f func(*Trace)) { ts.sub.each(f) }
+
+// Next waits for the next batch of traces, oldest first, for a consumer
+// that handles a batch at once (/traces/stream writes it and flushes
+// once). Under load a batch comes at most once per traceBatchWindow. ok
+// is false once Cancel was called or ctx is done; the traces still queued
+// then come with it. With idle > 0, a wait that sees no trace for idle
+// returns an empty batch (ok true). prev, the previous batch, is reused
+// for this one: the caller must be done with it. One goroutine at a time.
+func (ts *TraceSubscription) Next(ctx context.Context, idle time.Duration, prev []Trace) (batch []Trace, ok bool) {
+	return ts.sub.next(ctx, idle, prev)
+}
 
 // Dropped counts the traces the subscription lost because its queue was
 // full.

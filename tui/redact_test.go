@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"strings"
@@ -16,8 +17,8 @@ import (
 // trace without the credentials it carried.
 func TestTraceDetailAndCurlRedactCredentials(t *testing.T) {
 	srv, url := echoGateway(t)
-	traces, cancel := srv.Subscribe(4)
-	defer cancel()
+	sub := srv.SubscribeTraces(4)
+	defer sub.Cancel()
 	req, _ := http.NewRequest("GET", url+"/x?X-Amz-Signature=AMZ1&jwt=JWT2&page=2", nil)
 	req.Header.Set("X-Api-Key", "APIKEY3")
 	req.Header.Set("X-Auth-Token", "AUTHTOK4")
@@ -29,12 +30,13 @@ func TestTraceDetailAndCurlRedactCredentials(t *testing.T) {
 	}
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
-	var tr emulator.Trace
-	select {
-	case tr = <-traces:
-	case <-time.After(3 * time.Second):
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	batch, _ := sub.Next(ctx, 0, nil)
+	if len(batch) == 0 {
 		t.Fatal("no trace")
 	}
+	tr := batch[0]
 	detail := strings.Join(traceDetail(newStyles(lipgloss.NewRenderer(io.Discard), true), tr, 120), "\n")
 	curl, left, err := commandLine(tr)
 	if err != nil {

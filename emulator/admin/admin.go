@@ -2,9 +2,11 @@ package admin
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -58,6 +60,10 @@ type Admin struct {
 	findings  *prometheus.GaugeVec
 	stop      func()
 	wg        sync.WaitGroup
+	// streamQueue and keepalive are /traces/stream's queue per client and
+	// quiet spell before a keepalive (the constants; tests shrink them).
+	streamQueue int
+	keepalive   time.Duration
 }
 
 // New returns the admin API of srv and starts collecting metrics.
@@ -65,7 +71,7 @@ type Admin struct {
 // the CLI renders from the translation (nil: /status is not found). Call
 // Close to stop.
 func New(srv *emulator.Server, status http.Handler) *Admin {
-	a := &Admin{srv: srv, status: status, reg: prometheus.NewRegistry()}
+	a := &Admin{srv: srv, status: status, reg: prometheus.NewRegistry(), streamQueue: streamQueue, keepalive: streamKeepalive}
 	sub := srv.SubscribeTraces(1 << 14)
 	a.stop = sub.Cancel
 	a.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gwdev_requests_total",
@@ -223,40 +229,61 @@ func (a *Admin) traces(w http.ResponseWriter, r *http.Request) {
 	_ = bw.Flush()
 }
 
-// stream sends each new trace as a server-sent event until the client goes.
+// streamQueue is how many traces /traces/stream queues for a client
+// between its batches; past that the client misses traces, and the
+// stream says how many in a "dropped" event.
+const streamQueue = 1 << 12
+
+// streamKeepalive is how long /traces/stream stays quiet before it sends
+// a comment line, so that idle proxies and clients keep the stream open.
+const streamKeepalive = 15 * time.Second
+
+// stream sends every new trace as a server-sent event until the client
+// goes. Traces come in batches (at most one per few milliseconds under
+// load), each batch written and flushed at once; a client that falls
+// behind by more than the queue gets an "event: dropped" whose data is
+// the number of traces it missed since the previous one.
 func (a *Admin) stream(w http.ResponseWriter, r *http.Request) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
 		return
 	}
-	ch, cancel := a.srv.Subscribe(1024)
-	defer cancel()
+	sub := a.srv.SubscribeTraces(a.streamQueue)
+	defer sub.Cancel()
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	fmt.Fprint(w, ": gwdev traces\n\n")
 	fl.Flush()
-	keepalive := time.NewTicker(15 * time.Second)
-	defer keepalive.Stop()
+	var (
+		batch    []emulator.Trace
+		buf      bytes.Buffer
+		reported int64
+	)
+	enc := json.NewEncoder(&buf)
 	for {
-		select {
-		case <-r.Context().Done():
+		batch, ok = sub.Next(r.Context(), a.keepalive, batch)
+		if !ok {
 			return
-		case <-keepalive.C:
+		}
+		if len(batch) == 0 {
 			fmt.Fprint(w, ": keepalive\n\n")
-			fl.Flush()
-		case t, ok := <-ch:
-			if !ok {
-				return
-			}
-			b, err := json.Marshal(t)
-			if err != nil {
+		}
+		if d := sub.Dropped(); d > reported {
+			fmt.Fprintf(w, "event: dropped\ndata: %d\n\n", d-reported)
+			reported = d
+		}
+		for i := range batch {
+			buf.Reset()
+			if err := enc.Encode(&batch[i]); err != nil {
 				continue
 			}
-			fmt.Fprintf(w, "event: trace\ndata: %s\n\n", b)
-			fl.Flush()
+			_, _ = io.WriteString(w, "event: trace\ndata: ")
+			_, _ = w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+			_, _ = io.WriteString(w, "\n\n")
 		}
+		fl.Flush()
 	}
 }
 

@@ -50,6 +50,13 @@ spec: {ports: [{port: 80}]}
 // the listener's port and the admin API's address.
 func serveGateway(t *testing.T, cfg emulator.Config) (srv *emulator.Server, port int, admin string) {
 	t.Helper()
+	return serveGatewayWith(t, cfg, nil)
+}
+
+// serveGatewayWith is serveGateway with tweak applied to the admin API
+// before it serves (nil: none).
+func serveGatewayWith(t *testing.T, cfg emulator.Config, tweak func(*Admin)) (srv *emulator.Server, port int, admin string) {
+	t.Helper()
 	port = freeport.TCP(t, "127.0.0.1")
 	res := testkit.Translate(t, "gw.yaml", fmt.Appendf(nil, gatewayYAML, port), engine.Options{})
 	if errs := testkit.ErrorFindings(res); len(errs) > 0 {
@@ -68,6 +75,9 @@ func serveGateway(t *testing.T, cfg emulator.Config) (srv *emulator.Server, port
 	}
 	adm := New(srv, nil)
 	t.Cleanup(adm.Close)
+	if tweak != nil {
+		tweak(adm)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	addr, _, err := Serve(ctx, "127.0.0.1:0", adm, Options{})

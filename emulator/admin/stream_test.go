@@ -148,6 +148,18 @@ func TestTraceStreamReportsDropped(t *testing.T) {
 	_, port, admin := serveGatewayWith(t, emulator.Config{}, func(a *Admin) { a.streamQueue = 1 })
 	events := openStream(t, admin)
 	sent, traces, dropped := 0, 0, 0
+	count := func(ev sseEvent) {
+		switch ev.kind {
+		case "trace":
+			traces++
+		case "dropped":
+			d, err := strconv.Atoi(ev.data)
+			if err != nil || d <= 0 {
+				t.Fatalf("dropped event %q", ev.data)
+			}
+			dropped += d
+		}
+	}
 	for deadline := time.Now().Add(20 * time.Second); dropped == 0; {
 		if time.Now().After(deadline) {
 			t.Fatalf("no dropped event after %d requests in bursts (%d traces)", sent, traces)
@@ -158,16 +170,7 @@ func TestTraceStreamReportsDropped(t *testing.T) {
 		for {
 			select {
 			case ev := <-events:
-				switch ev.kind {
-				case "trace":
-					traces++
-				case "dropped":
-					d, err := strconv.Atoi(ev.data)
-					if err != nil || d <= 0 {
-						t.Fatalf("dropped event %q", ev.data)
-					}
-					dropped += d
-				}
+				count(ev)
 			case <-time.After(200 * time.Millisecond):
 				break drain
 			}
@@ -179,13 +182,7 @@ func TestTraceStreamReportsDropped(t *testing.T) {
 	for deadline := time.After(5 * time.Second); traces+dropped < sent; {
 		select {
 		case ev := <-events:
-			switch ev.kind {
-			case "trace":
-				traces++
-			case "dropped":
-				d, _ := strconv.Atoi(ev.data)
-				dropped += d
-			}
+			count(ev)
 		case <-deadline:
 			t.Fatalf("%d traces + %d dropped, want the %d requests made", traces, dropped, sent)
 		}

@@ -462,12 +462,13 @@ func (d diffProbe) check(t *testing.T, input string, s *emulator.Server, tab *ta
 	}
 	probe.Address = addr
 	ex := emulator.ExplainProbe(tab, probe)
+	sent := time.Now()
 	local := d.send(t, bound, o.sni, sniSet)
 	if local == "" {
 		t.Errorf("%s: the client could not connect", label)
 		return ""
 	}
-	real, ok := traceOf(s, local)
+	real, ok := traceOf(s, local, sent)
 	if !ok {
 		t.Errorf("%s: no trace of the real connection from %s; explain said %s", label, local, summary(*ex))
 		return ""
@@ -482,13 +483,16 @@ func (d diffProbe) check(t *testing.T, input string, s *emulator.Server, tab *ta
 	return skip
 }
 
-// traceOf waits for the trace of the connection from local.
-func traceOf(s *emulator.Server, local string) (emulator.Trace, bool) {
+// traceOf waits for the trace of the connection from local that started
+// at sent or later: an earlier probe may have used the same local port
+// (the kernel reuses it once that connection is gone), and its trace is
+// in the history too.
+func traceOf(s *emulator.Server, local string, sent time.Time) (emulator.Trace, bool) {
 	deadline := time.Now().Add(settle)
 	for time.Now().Before(deadline) {
 		ts := s.Traces()
 		for i := len(ts) - 1; i >= 0; i-- {
-			if ts[i].Client == local {
+			if ts[i].Client == local && !ts[i].Time.Before(sent) {
 				return ts[i], true
 			}
 		}

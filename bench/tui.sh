@@ -4,6 +4,12 @@
 # TUI running in a tmux pane (160x48, Traces view, following) and once with
 # --no-tui. Rounds alternate; prints requests/s of each round, the medians
 # and the ratio. Needs wrk and tmux:  apt-get install -y wrk tmux
+# Both sides run in a tmux pane: a pane is a session of its own, and with
+# Linux's autogroup scheduling (/proc/sys/kernel/sched_autogroup_enabled)
+# a session is a scheduling group that shares the CPU with wrk's group
+# as a whole. A --no-tui gwdev started from this script would share wrk's
+# group instead and get another share of the CPU: 10-15% of the rate
+# that is not the dashboard's (docs/decisions.md, issue 28, tuicost).
 # Usage: bench/tui.sh [duration=10s] [connections=64] [threads=2] [rounds=3]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,10 +17,8 @@ source bench/lib.sh
 dur=${1:-10s}; conns=${2:-64}; threads=${3:-2}; rounds=${4:-3}
 need bench/tui.sh "wrk tmux curl" wrk tmux curl
 sock="gwdev-bench-$$"
-pid=""
 cleanup() {
   tmux -L "$sock" kill-server 2>/dev/null || true
-  [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
   sleep 0.3; rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -44,10 +48,12 @@ rps() { wrk -t"$threads" -c"$conns" -d"$dur" -H 'Host: app-500.example.com' "$ur
 
 declare -a tui plain
 for r in $(seq 1 "$rounds"); do
-  "$tmp/gwdev" up --no-tui "$tmp/routes" >"$tmp/plain.log" 2>&1 & pid=$!
+  tmux -L "$sock" new-session -d -s bench -x 160 -y 48 "$tmp/gwdev" up --no-tui "$tmp/routes"
   wait_ready
   plain+=("$(rps)")
-  kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""; wait_down
+  tmux -L "$sock" send-keys -t bench C-c
+  for _ in $(seq 1 100); do tmux -L "$sock" has-session -t bench 2>/dev/null || break; sleep 0.1; done
+  wait_down
 
   tmux -L "$sock" new-session -d -s bench -x 160 -y 48 "$tmp/gwdev" up "$tmp/routes"
   wait_ready

@@ -51,8 +51,13 @@ func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir string, w *wa
 	noColor := os.Getenv("NO_COLOR") != ""
 	m := tui.New(tui.Options{Dir: dir, Renderer: tui.NewRenderer(out, noColor), NoColor: noColor, Clipboard: clipboardWriter(out),
 		SystemClipboard: clipboard.WriteAll, Admin: admin.note, AdminProblem: admin.problem, CAFiles: knownCAFiles(dir)})
+	// No signal handler of Bubble Tea's: up's own (signal.NotifyContext)
+	// cancels ctx on SIGINT and SIGTERM. With both, Bubble Tea's could
+	// take the signal after ctx had stopped the event loop, block sending
+	// it a quit, and hang the shutdown (TestUpTUIStopsOnSIGTERM). In raw
+	// mode ^C is a key the dashboard handles.
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithOutput(out),
-		tea.WithFPS(int(time.Second/tui.FrameInterval)))
+		tea.WithFPS(int(time.Second/tui.FrameInterval)), tea.WithoutSignalHandler())
 	rl.out, rl.notify = io.Discard, func(s tui.StateMsg) { p.Send(s) }
 	// The Migration view: migrate --compare after each reload with
 	// Ingresses, off this loop (up_migration.go).

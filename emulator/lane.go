@@ -223,14 +223,20 @@ func (s *Server) outboundHead(ex *exchange, r *http.Request) (lo *laneOut, ok bo
 		h = make(http.Header, len(r.Header)+4)
 	}
 	for k, vv := range r.Header {
+		if laneDrops(k) {
+			continue // what removeHopByHop and the forwarding fields' delete would take out
+		}
 		h[k] = vv[:len(vv):len(vv)] // shared: every edit below replaces a slice, none writes into one
 	}
-	removeHopByHop(h)
+	for _, f := range r.Header["Connection"] { // removeHopByHop's first step, on the copy
+		for sf := range strings.SplitSeq(f, ",") {
+			if sf = textproto.TrimString(sf); sf != "" {
+				h.Del(sf)
+			}
+		}
+	}
 	if httpguts.HeaderValuesContainsToken(r.Header["Te"], "trailers") {
 		h.Set("Te", "trailers")
-	}
-	for _, k := range [...]string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"} {
-		delete(h, k)
 	}
 	lo.url = *r.URL
 	u, out := &lo.url, &lo.req
@@ -258,6 +264,20 @@ func (s *Server) outboundHead(ex *exchange, r *http.Request) (lo *laneOut, ok bo
 		head.userAgent = h1.WireValue(ua[0])
 	}
 	return lo, true
+}
+
+// laneDrops reports whether outboundHead leaves the client's field k out
+// of the upstream head whatever the Connection field lists: a hop-by-hop
+// field (removeHopByHop's list) or a forwarding field rewriteFor sets
+// afresh. One switch on the name instead of a map delete per name.
+func laneDrops(k string) bool {
+	switch k {
+	case "Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
+		"Te", "Trailer", "Transfer-Encoding", "Upgrade",
+		"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto":
+		return true
+	}
+	return false
 }
 
 // removeHopByHop deletes the hop-by-hop fields of h, those its Connection

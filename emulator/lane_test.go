@@ -505,3 +505,20 @@ func TestSetXForwardedMatchesHTTPUtil(t *testing.T) {
 		}
 	}
 }
+
+// TestLaneDropsHopByHopAndForwarding holds laneDrops's switch to the
+// hop-by-hop list removeHopByHop uses and the forwarding fields rewriteFor
+// sets afresh, and to nothing else.
+func TestLaneDropsHopByHopAndForwarding(t *testing.T) {
+	want := append(hopByHop[:], "Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto")
+	for _, k := range want {
+		if !laneDrops(k) {
+			t.Errorf("laneDrops(%q) = false", k)
+		}
+	}
+	for _, k := range []string{"Host", "User-Agent", "Accept", "X-Forwarded-Port", "connection", "Te2", "Cookie"} {
+		if laneDrops(k) {
+			t.Errorf("laneDrops(%q) = true", k)
+		}
+	}
+}

@@ -279,8 +279,8 @@ func newTraceRing(size, budget int) *traceRing {
 // record redacts t, stores it (forgetting the oldest traces past the count
 // or the byte budget) and queues it for every subscriber without blocking.
 func (r *traceRing) record(t Trace) {
-	redactTrace(&t) // redact.go: the one place credentials are redacted
-	size := traceSize(&t)
+	headerBytes := redactTrace(&t) // redact.go: the one place credentials are redacted
+	size := traceSize(&t, headerBytes)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for r.n > 0 && (r.n == len(r.buf) || r.bytes+size > r.budget) {
@@ -424,11 +424,15 @@ func (r *traceRing) usage() (n, bytes int) {
 	return r.n, r.bytes
 }
 
+// What traceSize counts besides the strings' bytes: a trace's fixed part,
+// each string (or slice element) and each header name.
+const traceFixedBytes, traceStringBytes, traceHeaderBytes = 600, 16, 64
+
 // traceSize estimates the memory a trace holds: its fixed part and every
-// string it refers to.
-func traceSize(t *Trace) int {
-	const fixed, perString, perHeader = 600, 16, 64
-	n := fixed
+// string it refers to; headerBytes is its header maps' share (headerSize
+// of each, as redactTrace returns it).
+func traceSize(t *Trace, headerBytes int) int {
+	n := traceFixedBytes + headerBytes
 	for _, s := range [...]string{t.Client, t.Gateway, t.Listener, t.Address, t.Proto, t.SNI,
 		t.NegotiatedProtocol, t.TLSVersion, t.ClientCert, t.Host, t.Method, t.Path, t.GRPCService,
 		t.GRPCMethod, t.GRPCStatus, t.VirtualHost, t.Rule, t.Route, t.Source, t.Reason, t.Backend,
@@ -437,15 +441,19 @@ func traceSize(t *Trace) int {
 	}
 	for _, l := range [...][]string{t.ALPN, t.Filters, t.AuthAsked, t.Candidates} {
 		for _, s := range l {
-			n += perString + len(s)
+			n += traceStringBytes + len(s)
 		}
 	}
-	for _, h := range [...]http.Header{t.RequestHeaders, t.ResponseHeaders} {
-		for k, vs := range h {
-			n += perHeader + len(k)
-			for _, v := range vs {
-				n += perString + len(v)
-			}
+	return n
+}
+
+// headerSize estimates the memory a trace's header map holds (traceSize).
+func headerSize(h http.Header) int {
+	n := 0
+	for k, vs := range h {
+		n += traceHeaderBytes + len(k)
+		for _, v := range vs {
+			n += traceStringBytes + len(v)
 		}
 	}
 	return n

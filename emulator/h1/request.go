@@ -78,9 +78,12 @@ func parseFastRequest(block string, into *http.Request) *http.Request {
 	}
 	method, rest, _ := strings.Cut(line, " ")
 	target, proto, _ := strings.Cut(rest, " ")
-	u, err := url.ParseRequestURI(target)
-	if err != nil {
-		return nil
+	u := plainPathURL(target)
+	if u == nil {
+		var err error
+		if u, err = url.ParseRequestURI(target); err != nil {
+			return nil
+		}
 	}
 	h := parseFastHeader(block, nl+1)
 	if h == nil {
@@ -107,6 +110,27 @@ func parseFastRequest(block string, into *http.Request) *http.Request {
 		Close: httpguts.HeaderValuesContainsToken(h["Connection"], "close"),
 	}
 	return into
+}
+
+// plainPathURL is url.ParseRequestURI's result for a target made of '/'
+// and unreserved characters only (RFC 3986: letters, digits, "-._~"),
+// the common case, without its scan for a scheme, a query and escapes:
+// such a path unescapes to itself and escapes back to itself, so the URL
+// is the path alone (TestPlainPathURLMatchesParseRequestURI). nil: any
+// other target, for ParseRequestURI.
+func plainPathURL(target string) *url.URL {
+	if len(target) == 0 || target[0] != '/' {
+		return nil
+	}
+	for i := 0; i < len(target); i++ {
+		switch c := target[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9',
+			c == '/', c == '-', c == '.', c == '_', c == '~':
+		default:
+			return nil
+		}
+	}
+	return &url.URL{Path: target}
 }
 
 // parseFastHeader parses the header fields from block[i:] up to the empty

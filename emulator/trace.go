@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -242,7 +243,7 @@ type traceRing struct {
 	n      int
 	bytes  int
 	budget int
-	subs   map[*subscription]struct{}
+	subs   []*subscription // in subscription order; a slice: record walks it per trace
 	// seq counts the traces recorded: the newest kept is number seq-1, the
 	// oldest seq-n. readers are the TraceReaders' ready channels, each given
 	// a token (when it has none) per trace.
@@ -272,8 +273,7 @@ type subscription struct {
 
 // newTraceRing keeps up to size traces and about budget bytes of them.
 func newTraceRing(size, budget int) *traceRing {
-	return &traceRing{buf: make([]Trace, size), sizes: make([]int, size), budget: budget,
-		subs: map[*subscription]struct{}{}}
+	return &traceRing{buf: make([]Trace, size), sizes: make([]int, size), budget: budget}
 }
 
 // record redacts t, stores it (forgetting the oldest traces past the count
@@ -284,7 +284,9 @@ func (r *traceRing) record(t Trace) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for r.n > 0 && (r.n == len(r.buf) || r.bytes+size > r.budget) {
-		r.buf[r.head] = Trace{} // let the collector have it
+		if r.n < len(r.buf) {
+			r.buf[r.head] = Trace{} // let the collector have it
+		} // else it is the slot t is written to below (head+n does not move)
 		r.bytes -= r.sizes[r.head]
 		r.head = (r.head + 1) % len(r.buf)
 		r.n--
@@ -300,7 +302,7 @@ func (r *traceRing) record(t Trace) {
 		default: // a token is pending: the reader has not read yet
 		}
 	}
-	for s := range r.subs {
+	for _, s := range r.subs {
 		if len(s.queue) >= s.max {
 			s.dropped.Add(1)
 			continue
@@ -323,13 +325,13 @@ func (r *traceRing) record(t Trace) {
 func (r *traceRing) subscribe(limit int) (*subscription, func()) {
 	s := &subscription{ring: r, max: max(limit, 1), wake: make(chan struct{}, 1), done: make(chan struct{})}
 	r.mu.Lock()
-	r.subs[s] = struct{}{}
+	r.subs = append(r.subs, s)
 	r.mu.Unlock()
 	var once sync.Once
 	return s, func() {
 		once.Do(func() {
 			r.mu.Lock()
-			delete(r.subs, s)
+			r.subs = slices.DeleteFunc(r.subs, func(o *subscription) bool { return o == s })
 			r.mu.Unlock()
 			close(s.done)
 		})

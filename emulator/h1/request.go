@@ -184,4 +184,15 @@ func indexLF(s string, from int) int {
 
 func trimCR(s string) string { return strings.TrimSuffix(s, "\r") }
 
-func trimOWS(s string) string { return strings.Trim(s, " \t") }
+// trimOWS is strings.Trim(s, " \t") without building its set per call
+// (it runs for every header field of every request and answer).
+func trimOWS(s string) string {
+	i, j := 0, len(s)
+	for i < j && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	for j > i && (s[j-1] == ' ' || s[j-1] == '\t') {
+		j--
+	}
+	return s[i:j]
+}

@@ -3,6 +3,7 @@ package h1
 import (
 	"net/url"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -41,4 +42,16 @@ func checkPlainPathURL(t *testing.T, target string) {
 	if got.RequestURI() != target || got.EscapedPath() != target {
 		t.Fatalf("plainPathURL(%q) sends %q", target, got.RequestURI())
 	}
+}
+
+// FuzzTrimOWS holds trimOWS to strings.Trim(s, " \t").
+func FuzzTrimOWS(f *testing.F) {
+	for _, s := range []string{"", " ", "\t", " a ", "\t a\tb \t", "a", " \ta", "a\t "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := trimOWS(s), strings.Trim(s, " \t"); got != want {
+			t.Fatalf("trimOWS(%q) = %q, want %q", s, got, want)
+		}
+	})
 }

@@ -117,8 +117,15 @@ func ishex(c byte) bool {
 type laneHead struct {
 	method, target, host, userAgent string
 	header                          http.Header
-	// keys are the header's names write writes, sorted (sortValid).
-	keys []string
+	// keys are the header's fields write writes, sorted by name (sortValid).
+	keys []laneField
+}
+
+// laneField is one name of the outbound header and its values, as the
+// map holds them.
+type laneField struct {
+	name   string
+	values []string
 }
 
 // sortValid sorts the header's names write writes into h.keys and reports
@@ -137,10 +144,10 @@ func (h *laneHead) sortValid() bool {
 			}
 		}
 		if !laneWritesFirst(k) {
-			keys = append(keys, k)
+			keys = append(keys, laneField{k, vs})
 		}
 	}
-	slices.Sort(keys)
+	slices.SortFunc(keys, func(a, b laneField) int { return strings.Compare(a.name, b.name) })
 	h.keys = keys
 	return true
 }
@@ -164,9 +171,9 @@ func (h *laneHead) write(_ *http.Request, w io.Writer) error {
 	case http.MethodPost, http.MethodPut, http.MethodPatch:
 		_, _ = bw.WriteString("Content-Length: 0\r\n")
 	}
-	for _, k := range h.keys {
-		for _, v := range h.header[k] {
-			_, _ = bw.WriteString(k)
+	for _, f := range h.keys {
+		for _, v := range f.values {
+			_, _ = bw.WriteString(f.name)
 			_, _ = bw.WriteString(": ")
 			_, _ = bw.WriteString(textproto.TrimString(v))
 			_, _ = bw.WriteString("\r\n")

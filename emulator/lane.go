@@ -249,9 +249,6 @@ func (s *Server) outboundHead(ex *exchange, r *http.Request) (lo *laneOut, ok bo
 	u, out := &lo.url, &lo.req
 	*out = http.Request{Method: r.Method, URL: u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: h, Host: r.Host}
 	s.rewriteFor(ex, &httputil.ProxyRequest{In: r, Out: out})
-	if _, ok := h["User-Agent"]; !ok {
-		h.Set("User-Agent", "")
-	}
 	head := &lo.head
 	*head = laneHead{method: r.Method, target: u.RequestURI(), host: out.Host, header: h, keys: head.keys}
 	if !httpguts.ValidHostHeader(head.host) {

@@ -272,13 +272,22 @@ func (s *Server) outboundHead(ex *exchange, r *http.Request) (lo *laneOut, ok bo
 
 // laneDrops reports whether outboundHead leaves the client's field k out
 // of the upstream head whatever the Connection field lists: a hop-by-hop
-// field (removeHopByHop's list) or a forwarding field rewriteFor sets
-// afresh. One switch on the name instead of a map delete per name.
+// field or a forwarding field rewriteFor sets afresh. A switch instead of
+// a map delete per name.
 func laneDrops(k string) bool {
 	switch k {
+	case "Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto":
+		return true
+	}
+	return isHopByHop(k)
+}
+
+// isHopByHop reports whether k is in hopByHop (a switch: it runs for every
+// field of every request and answer on the lane).
+func isHopByHop(k string) bool {
+	switch k {
 	case "Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
-		"Te", "Trailer", "Transfer-Encoding", "Upgrade",
-		"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto":
+		"Te", "Trailer", "Transfer-Encoding", "Upgrade":
 		return true
 	}
 	return false
@@ -444,7 +453,7 @@ func removeHopByHopFields(fs []h1.Field) []h1.Field {
 	}
 	out := fs[:0]
 	for j, f := range fs {
-		if !drop[j] && !slices.Contains(hopByHop[:], f.Name) {
+		if !drop[j] && !isHopByHop(f.Name) {
 			out = append(out, f)
 		}
 	}

@@ -117,8 +117,15 @@ func ishex(c byte) bool {
 type laneHead struct {
 	method, target, host, userAgent string
 	header                          http.Header
-	// keys are the header's names write writes, sorted (sortValid).
-	keys []string
+	// keys are the header's fields write writes, sorted by name (sortValid).
+	keys []laneField
+}
+
+// laneField is one name of the outbound header and its values, as the
+// map holds them.
+type laneField struct {
+	name   string
+	values []string
 }
 
 // sortValid sorts the header's names write writes into h.keys and reports
@@ -137,10 +144,10 @@ func (h *laneHead) sortValid() bool {
 			}
 		}
 		if !laneWritesFirst(k) {
-			keys = append(keys, k)
+			keys = append(keys, laneField{k, vs})
 		}
 	}
-	slices.Sort(keys)
+	slices.SortFunc(keys, func(a, b laneField) int { return strings.Compare(a.name, b.name) })
 	h.keys = keys
 	return true
 }
@@ -164,9 +171,9 @@ func (h *laneHead) write(_ *http.Request, w io.Writer) error {
 	case http.MethodPost, http.MethodPut, http.MethodPatch:
 		_, _ = bw.WriteString("Content-Length: 0\r\n")
 	}
-	for _, k := range h.keys {
-		for _, v := range h.header[k] {
-			_, _ = bw.WriteString(k)
+	for _, f := range h.keys {
+		for _, v := range f.values {
+			_, _ = bw.WriteString(f.name)
 			_, _ = bw.WriteString(": ")
 			_, _ = bw.WriteString(textproto.TrimString(v))
 			_, _ = bw.WriteString("\r\n")
@@ -223,22 +230,25 @@ func (s *Server) outboundHead(ex *exchange, r *http.Request) (lo *laneOut, ok bo
 		h = make(http.Header, len(r.Header)+4)
 	}
 	for k, vv := range r.Header {
+		if laneDrops(k) {
+			continue // what removeHopByHop and the forwarding fields' delete would take out
+		}
 		h[k] = vv[:len(vv):len(vv)] // shared: every edit below replaces a slice, none writes into one
 	}
-	removeHopByHop(h)
+	for _, f := range r.Header["Connection"] { // removeHopByHop's first step, on the copy
+		for sf := range strings.SplitSeq(f, ",") {
+			if sf = textproto.TrimString(sf); sf != "" {
+				h.Del(sf)
+			}
+		}
+	}
 	if httpguts.HeaderValuesContainsToken(r.Header["Te"], "trailers") {
 		h.Set("Te", "trailers")
-	}
-	for _, k := range [...]string{"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto"} {
-		delete(h, k)
 	}
 	lo.url = *r.URL
 	u, out := &lo.url, &lo.req
 	*out = http.Request{Method: r.Method, URL: u, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: h, Host: r.Host}
 	s.rewriteFor(ex, &httputil.ProxyRequest{In: r, Out: out})
-	if _, ok := h["User-Agent"]; !ok {
-		h.Set("User-Agent", "")
-	}
 	head := &lo.head
 	*head = laneHead{method: r.Method, target: u.RequestURI(), host: out.Host, header: h, keys: head.keys}
 	if !httpguts.ValidHostHeader(head.host) {
@@ -258,6 +268,29 @@ func (s *Server) outboundHead(ex *exchange, r *http.Request) (lo *laneOut, ok bo
 		head.userAgent = h1.WireValue(ua[0])
 	}
 	return lo, true
+}
+
+// laneDrops reports whether outboundHead leaves the client's field k out
+// of the upstream head whatever the Connection field lists: a hop-by-hop
+// field or a forwarding field rewriteFor sets afresh. A switch instead of
+// a map delete per name.
+func laneDrops(k string) bool {
+	switch k {
+	case "Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto":
+		return true
+	}
+	return isHopByHop(k)
+}
+
+// isHopByHop reports whether k is in hopByHop (a switch: it runs for every
+// field of every request and answer on the lane).
+func isHopByHop(k string) bool {
+	switch k {
+	case "Connection", "Proxy-Connection", "Keep-Alive", "Proxy-Authenticate", "Proxy-Authorization",
+		"Te", "Trailer", "Transfer-Encoding", "Upgrade":
+		return true
+	}
+	return false
 }
 
 // removeHopByHop deletes the hop-by-hop fields of h, those its Connection
@@ -420,7 +453,7 @@ func removeHopByHopFields(fs []h1.Field) []h1.Field {
 	}
 	out := fs[:0]
 	for j, f := range fs {
-		if !drop[j] && !slices.Contains(hopByHop[:], f.Name) {
+		if !drop[j] && !isHopByHop(f.Name) {
 			out = append(out, f)
 		}
 	}

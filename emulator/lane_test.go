@@ -505,3 +505,30 @@ func TestSetXForwardedMatchesHTTPUtil(t *testing.T) {
 		}
 	}
 }
+
+// TestLaneDropsHopByHopAndForwarding holds laneDrops's and isHopByHop's
+// switches to the hop-by-hop list removeHopByHop uses and the forwarding
+// fields rewriteFor sets afresh, and to nothing else.
+func TestLaneDropsHopByHopAndForwarding(t *testing.T) {
+	for _, k := range hopByHop {
+		if !isHopByHop(k) {
+			t.Errorf("isHopByHop(%q) = false", k)
+		}
+	}
+	for _, k := range []string{"Forwarded", "X-Forwarded-For", "Host", "connection", "Te2", "Trailers"} {
+		if isHopByHop(k) {
+			t.Errorf("isHopByHop(%q) = true", k)
+		}
+	}
+	want := append(hopByHop[:], "Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto")
+	for _, k := range want {
+		if !laneDrops(k) {
+			t.Errorf("laneDrops(%q) = false", k)
+		}
+	}
+	for _, k := range []string{"Host", "User-Agent", "Accept", "X-Forwarded-Port", "connection", "Te2", "Cookie"} {
+		if laneDrops(k) {
+			t.Errorf("laneDrops(%q) = true", k)
+		}
+	}
+}

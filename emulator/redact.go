@@ -289,8 +289,9 @@ func redactAll(l []string) []string {
 	return out
 }
 
-// headerCounts says what redactHeader left out or cut.
-type headerCounts struct{ dropped, cut int }
+// headerCounts says what redactHeader left out or cut; redactTraceHeaders
+// adds the copy's size (headerSize), kept with it in the memo.
+type headerCounts struct{ dropped, cut, size int }
 
 // redactHeader copies h with credential values replaced by Redacted, URLs
 // in the other values redacted (Location, Referer), and long values
@@ -399,7 +400,12 @@ func (r *headerRedaction) name(name string, first int) {
 // client-controlled values bounded, before the trace is kept, sent to a
 // subscriber or returned by Explain. It replaces the header maps (it never
 // changes the maps it was given).
-func redactTrace(t *Trace) {
+//
+// It returns the estimated bytes of the redacted header maps (headerSize
+// of both), which the trace ring counts against its budget: a memo's copy
+// comes with its size, so a keep-alive connection's requests do not walk
+// the same maps again.
+func redactTrace(t *Trace) (headerBytes int) {
 	// Clip first: redacting a megabyte would cost more than the rest.
 	t.Path = RedactURI(clip(t.Path))
 	t.Location = RedactURI(clip(t.Location))
@@ -415,6 +421,7 @@ func redactTrace(t *Trace) {
 		t.ALPN = alpn
 	}
 	req, resp := redactTraceHeaders(t)
+	headerBytes = req.size + resp.size
 	var notes []string
 	for _, c := range []struct {
 		what string
@@ -430,6 +437,7 @@ func redactTrace(t *Trace) {
 	if t.Truncated == "" {
 		t.Truncated = strings.Join(notes, "; ")
 	}
+	return headerBytes
 }
 
 // redactTraceHeaders replaces the trace's header maps (and its response
@@ -463,6 +471,7 @@ func redactTraceHeaders(t *Trace) (req, resp headerCounts) {
 	if !reqDone {
 		src := t.RequestHeaders
 		t.RequestHeaders, req, vals = redactHeader(src, vals)
+		req.size = headerSize(t.RequestHeaders)
 		if m != nil && len(src) > 0 {
 			m.req.Store(&memoHeader{src: src, out: t.RequestHeaders, n: req})
 		}
@@ -472,12 +481,14 @@ func redactTraceHeaders(t *Trace) (req, resp headerCounts) {
 	case t.responseFields != nil:
 		src := t.responseFields
 		t.ResponseHeaders, resp = redactFields(src, vals)
+		resp.size = headerSize(t.ResponseHeaders)
 		t.responseFields = nil
 		if m != nil && len(src) > 0 {
 			m.resp.Store(&memoFields{src: slices.Clone(src), out: t.ResponseHeaders, n: resp})
 		}
 	default:
 		t.ResponseHeaders, resp, _ = redactHeader(t.ResponseHeaders, vals)
+		resp.size = headerSize(t.ResponseHeaders)
 	}
 	return req, resp
 }

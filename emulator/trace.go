@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -243,7 +244,7 @@ type traceRing struct {
 	n      int
 	bytes  int
 	budget int
-	subs   map[*subscription]struct{}
+	subs   []*subscription // in subscription order; a slice: record walks it per trace
 	// seq counts the traces recorded: the newest kept is number seq-1, the
 	// oldest seq-n. readers are the TraceReaders' ready channels, each given
 	// a token (when it has none) per trace.
@@ -276,19 +277,20 @@ type subscription struct {
 
 // newTraceRing keeps up to size traces and about budget bytes of them.
 func newTraceRing(size, budget int) *traceRing {
-	return &traceRing{buf: make([]Trace, size), sizes: make([]int, size), budget: budget,
-		subs: map[*subscription]struct{}{}}
+	return &traceRing{buf: make([]Trace, size), sizes: make([]int, size), budget: budget}
 }
 
 // record redacts t, stores it (forgetting the oldest traces past the count
 // or the byte budget) and queues it for every subscriber without blocking.
 func (r *traceRing) record(t Trace) {
-	redactTrace(&t) // redact.go: the one place credentials are redacted
-	size := traceSize(&t)
+	headerBytes := redactTrace(&t) // redact.go: the one place credentials are redacted
+	size := traceSize(&t, headerBytes)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for r.n > 0 && (r.n == len(r.buf) || r.bytes+size > r.budget) {
-		r.buf[r.head] = Trace{} // let the collector have it
+		if r.n < len(r.buf) {
+			r.buf[r.head] = Trace{} // let the collector have it
+		} // else it is the slot t is written to below (head+n does not move)
 		r.bytes -= r.sizes[r.head]
 		r.head = (r.head + 1) % len(r.buf)
 		r.n--
@@ -304,7 +306,7 @@ func (r *traceRing) record(t Trace) {
 		default: // a token is pending: the reader has not read yet
 		}
 	}
-	for s := range r.subs {
+	for _, s := range r.subs {
 		if len(s.queue) >= s.max {
 			s.dropped.Add(1)
 			continue
@@ -327,13 +329,13 @@ func (r *traceRing) record(t Trace) {
 func (r *traceRing) subscribe(limit int) (*subscription, func()) {
 	s := &subscription{ring: r, max: max(limit, 1), wake: make(chan struct{}, 1), done: make(chan struct{})}
 	r.mu.Lock()
-	r.subs[s] = struct{}{}
+	r.subs = append(r.subs, s)
 	r.mu.Unlock()
 	var once sync.Once
 	return s, func() {
 		once.Do(func() {
 			r.mu.Lock()
-			delete(r.subs, s)
+			r.subs = slices.DeleteFunc(r.subs, func(o *subscription) bool { return o == s })
 			r.mu.Unlock()
 			close(s.done)
 		})
@@ -424,11 +426,15 @@ func (r *traceRing) usage() (n, bytes int) {
 	return r.n, r.bytes
 }
 
+// What traceSize counts besides the strings' bytes: a trace's fixed part,
+// each string (or slice element) and each header name.
+const traceFixedBytes, traceStringBytes, traceHeaderBytes = 600, 16, 64
+
 // traceSize estimates the memory a trace holds: its fixed part and every
-// string it refers to.
-func traceSize(t *Trace) int {
-	const fixed, perString, perHeader = 600, 16, 64
-	n := fixed
+// string it refers to; headerBytes is its header maps' share (headerSize
+// of each, as redactTrace returns it).
+func traceSize(t *Trace, headerBytes int) int {
+	n := traceFixedBytes + headerBytes
 	for _, s := range [...]string{t.Client, t.Gateway, t.Listener, t.Address, t.Proto, t.SNI,
 		t.NegotiatedProtocol, t.TLSVersion, t.ClientCert, t.Host, t.Method, t.Path, t.GRPCService,
 		t.GRPCMethod, t.GRPCStatus, t.VirtualHost, t.Rule, t.Route, t.Source, t.Reason, t.Backend,
@@ -437,15 +443,19 @@ func traceSize(t *Trace) int {
 	}
 	for _, l := range [...][]string{t.ALPN, t.Filters, t.AuthAsked, t.Candidates} {
 		for _, s := range l {
-			n += perString + len(s)
+			n += traceStringBytes + len(s)
 		}
 	}
-	for _, h := range [...]http.Header{t.RequestHeaders, t.ResponseHeaders} {
-		for k, vs := range h {
-			n += perHeader + len(k)
-			for _, v := range vs {
-				n += perString + len(v)
-			}
+	return n
+}
+
+// headerSize estimates the memory a trace's header map holds (traceSize).
+func headerSize(h http.Header) int {
+	n := 0
+	for k, vs := range h {
+		n += traceHeaderBytes + len(k)
+		for _, v := range vs {
+			n += traceStringBytes + len(v)
 		}
 	}
 	return n

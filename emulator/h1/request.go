@@ -78,40 +78,65 @@ func parseFastRequest(block string, into *http.Request) *http.Request {
 	}
 	method, rest, _ := strings.Cut(line, " ")
 	target, proto, _ := strings.Cut(rest, " ")
-	u, err := url.ParseRequestURI(target)
-	if err != nil {
-		return nil
-	}
-	h := parseFastHeader(block, nl+1)
-	if h == nil {
-		return nil
-	}
-	hosts := h["Host"]
-	if len(hosts) != 1 || !httpguts.ValidHostHeader(hosts[0]) {
-		return nil
-	}
-	for _, k := range [...]string{"Content-Length", "Transfer-Encoding", "Expect", "Upgrade"} {
-		if _, ok := h[k]; ok {
+	u := plainPathURL(target)
+	if u == nil {
+		var err error
+		if u, err = url.ParseRequestURI(target); err != nil {
 			return nil
 		}
 	}
-	delete(h, "Host")
-	if p := h["Pragma"]; len(p) > 0 && p[0] == "no-cache" {
-		if _, ok := h["Cache-Control"]; !ok {
-			h["Cache-Control"] = []string{"no-cache"} // as net/http does
-		}
+	h, f := parseFastHeader(block, nl+1)
+	if h == nil || f.hosts != 1 || !httpguts.ValidHostHeader(f.host) {
+		return nil
 	}
+	if f.pragmaNoCache && !f.cacheControl {
+		h["Cache-Control"] = []string{"no-cache"} // as net/http does
+	}
+	closing := f.connection && httpguts.HeaderValuesContainsToken(h["Connection"], "close")
 	*into = http.Request{
 		Method: method, URL: u, Proto: proto, ProtoMajor: 1, ProtoMinor: 1,
-		Header: h, Body: http.NoBody, Host: hosts[0], RequestURI: target,
-		Close: httpguts.HeaderValuesContainsToken(h["Connection"], "close"),
+		Header: h, Body: http.NoBody, Host: f.host, RequestURI: target, Close: closing,
 	}
 	return into
 }
 
+// plainPathURL is url.ParseRequestURI's result for a target made of '/'
+// and unreserved characters only (RFC 3986: letters, digits, "-._~"),
+// the common case, without its scan for a scheme, a query and escapes:
+// such a path unescapes to itself and escapes back to itself, so the URL
+// is the path alone (TestPlainPathURLMatchesParseRequestURI). nil: any
+// other target, for ParseRequestURI.
+func plainPathURL(target string) *url.URL {
+	if len(target) == 0 || target[0] != '/' {
+		return nil
+	}
+	for i := 0; i < len(target); i++ {
+		switch c := target[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9',
+			c == '/', c == '-', c == '.', c == '_', c == '~':
+		default:
+			return nil
+		}
+	}
+	return &url.URL{Path: target}
+}
+
+// fastHeaderFacts is what parseFastHeader notes of the fields it reads, so
+// that parseFastRequest looks none of them up: the Host field (kept out of
+// the map, as net/http keeps it in Request.Host) and whether the first
+// Pragma value is "no-cache", a Cache-Control or a Connection field came.
+type fastHeaderFacts struct {
+	host                     string
+	hosts                    int
+	pragmaNoCache, pragma    bool
+	cacheControl, connection bool
+}
+
 // parseFastHeader parses the header fields from block[i:] up to the empty
-// line (nil: a field the fast path leaves to net/http).
-func parseFastHeader(block string, i int) http.Header {
+// line, Host left out (nil: a field the fast path leaves to net/http: a
+// body's framing, Expect, Upgrade, a folded or odd line).
+func parseFastHeader(block string, i int) (http.Header, fastHeaderFacts) {
+	var f fastHeaderFacts
 	n := strings.Count(block[i:], "\n")
 	h := make(http.Header, n)
 	strs := make([]string, n)
@@ -120,14 +145,29 @@ func parseFastHeader(block string, i int) http.Header {
 		line := trimCR(block[i:nl])
 		i = nl + 1
 		if line == "" {
-			return h
+			return h, f
 		}
 		if !fastFieldLine(line) {
-			return nil // obs-fold, or a field net/http may read otherwise
+			return nil, f // obs-fold, or a field net/http may read otherwise
 		}
 		k, v, _ := strings.Cut(line, ":")
 		k = textproto.CanonicalMIMEHeaderKey(k)
 		v = trimOWS(v)
+		switch k {
+		case "Content-Length", "Transfer-Encoding", "Expect", "Upgrade":
+			return nil, f
+		case "Host":
+			f.host, f.hosts = v, f.hosts+1
+			continue
+		case "Pragma":
+			if !f.pragma {
+				f.pragma, f.pragmaNoCache = true, v == "no-cache"
+			}
+		case "Cache-Control":
+			f.cacheControl = true
+		case "Connection":
+			f.connection = true
+		}
 		if vv := h[k]; vv != nil {
 			h[k] = append(vv, v)
 			continue
@@ -160,4 +200,15 @@ func indexLF(s string, from int) int {
 
 func trimCR(s string) string { return strings.TrimSuffix(s, "\r") }
 
-func trimOWS(s string) string { return strings.Trim(s, " \t") }
+// trimOWS is strings.Trim(s, " \t") without building its set per call
+// (it runs for every header field of every request and answer).
+func trimOWS(s string) string {
+	i, j := 0, len(s)
+	for i < j && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	for j > i && (s[j-1] == ' ' || s[j-1] == '\t') {
+		j--
+	}
+	return s[i:j]
+}

@@ -473,7 +473,13 @@ func TestCloseLetsInFlightRequestsFinish(t *testing.T) {
 		resp.Body.Close()
 		done <- resp.StatusCode
 	}()
-	time.Sleep(50 * time.Millisecond)
+	// Close once the echo backend has the request (it logs it before
+	// the delay): a fixed pause let a slow client connect after Close.
+	for deadline := time.Now().Add(5 * time.Second); len(s.EchoLog("default/svc")) == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the request never reached the echo backend")
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := s.Close(ctx); err != nil {

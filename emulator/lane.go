@@ -235,13 +235,7 @@ func (s *Server) outboundHead(ex *exchange, r *http.Request) (lo *laneOut, ok bo
 		}
 		h[k] = vv[:len(vv):len(vv)] // shared: every edit below replaces a slice, none writes into one
 	}
-	for _, f := range r.Header["Connection"] { // removeHopByHop's first step, on the copy
-		for sf := range strings.SplitSeq(f, ",") {
-			if sf = textproto.TrimString(sf); sf != "" {
-				h.Del(sf)
-			}
-		}
-	}
+	removeConnectionListed(h, r.Header["Connection"]) // removeHopByHop's first step, on the copy
 	if httpguts.HeaderValuesContainsToken(r.Header["Te"], "trailers") {
 		h.Set("Te", "trailers")
 	}
@@ -296,15 +290,21 @@ func isHopByHop(k string) bool {
 // removeHopByHop deletes the hop-by-hop fields of h, those its Connection
 // field lists first.
 func removeHopByHop(h http.Header) {
-	for _, f := range h["Connection"] {
+	removeConnectionListed(h, h["Connection"])
+	for _, f := range hopByHop {
+		delete(h, f)
+	}
+}
+
+// removeConnectionListed deletes from h the fields a Connection field's
+// values (conn) name.
+func removeConnectionListed(h http.Header, conn []string) {
+	for _, f := range conn {
 		for sf := range strings.SplitSeq(f, ",") {
 			if sf = textproto.TrimString(sf); sf != "" {
 				h.Del(sf)
 			}
 		}
-	}
-	for _, f := range hopByHop {
-		delete(h, f)
 	}
 }
 

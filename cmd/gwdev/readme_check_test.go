@@ -52,11 +52,13 @@ func readmeExamples(t *testing.T, file string) []readmeExample {
 
 var checkTimings = regexp.MustCompile(`in [0-9.]+[µnm]?s; translated in [0-9.]+[µnm]?s`)
 
-// TestReadmeCheckExamples: every `gwdev check` output shown in README.md
-// and the samples' READMEs is what gwdev check prints today.
+// TestReadmeCheckExamples: every `gwdev check` output shown in README.md,
+// docs/**/*.md and the samples' READMEs is what gwdev check prints today.
 func TestReadmeCheckExamples(t *testing.T) {
 	files, _ := filepath.Glob("../../samples/*/README.md")
-	files = append([]string{"../../README.md"}, files...)
+	for _, f := range docFiles(t) {
+		files = append(files, filepath.Join(repoRoot, f))
+	}
 	n := 0
 	for _, f := range files {
 		for _, ex := range readmeExamples(t, f) {
@@ -92,6 +94,6 @@ func TestReadmeCheckExamples(t *testing.T) {
 		}
 	}
 	if n < 3 {
-		t.Errorf("found %d README examples of gwdev check, want at least 3 (README.md has the listenerset, shadowed and policies ones)", n)
+		t.Errorf("found %d README examples of gwdev check, want at least 3 (docs/commands/check.md has the listenerset, shadowed and policies ones)", n)
 	}
 }

@@ -214,7 +214,11 @@ func gwdevInvocations(text string) [][]string {
 // checkInvocation checks a gwdev command without running it: the command
 // exists, its flags parse, it takes that many arguments and every
 // samples/ path it names exists.
-func checkInvocation(words []string) string {
+func checkInvocation(words []string) string { return checkWords(words, false) }
+
+// checkWords is checkInvocation; for a command named in prose (`gwdev
+// explain`, `gwdev check --now`) arguments and flag values may be left out.
+func checkWords(words []string, prose bool) string {
 	root := newRootCmd(strings.NewReader(""), io.Discard, io.Discard)
 	root.InitDefaultCompletionCmd()
 	cmd, rest, err := root.Find(words[1:])
@@ -226,10 +230,10 @@ func checkInvocation(words []string) string {
 	}
 	if err := cmd.ParseFlags(rest); errors.Is(err, pflag.ErrHelp) {
 		return ""
-	} else if err != nil {
+	} else if err != nil && !(prose && strings.HasPrefix(err.Error(), "flag needs an argument")) {
 		return err.Error()
 	}
-	if err := cmd.ValidateArgs(cmd.Flags().Args()); err != nil {
+	if err := cmd.ValidateArgs(cmd.Flags().Args()); err != nil && !prose {
 		return err.Error()
 	}
 	for _, w := range words[1:] {
@@ -510,4 +514,58 @@ func mdAnchors(t *testing.T, file string) []string {
 		seen[slug]++
 	}
 	return out
+}
+
+// docsPlaceholder is a word of a synopsis: DIR, URL, [BASE], a cut (…).
+var docsPlaceholder = regexp.MustCompile(`(^|\s)(\[|[A-Z][A-Z0-9_]*(\s|$|\])|…)`)
+
+// TestDocsInlineCommands checks the gwdev commands that README.md and the
+// docs name in their prose (`gwdev up --no-tui`) without running them: the
+// command exists, its flags parse and a
+// samples/ folder it names exists (a command named without its arguments
+// is fine). Synopses with placeholders (DIR, URL, [flags]) are checked for
+// the command only.
+func TestDocsInlineCommands(t *testing.T) {
+	span := regexp.MustCompile("`(gwdev [^`]+)`")
+	n := 0
+	for _, f := range docFiles(t) {
+		data, err := os.ReadFile(filepath.Join(repoRoot, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		inBlock := false
+		for i, l := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(l), "```") {
+				inBlock = !inBlock
+				continue
+			}
+			if inBlock {
+				continue
+			}
+			for _, m := range span.FindAllStringSubmatch(l, -1) {
+				words := shellWords(m[1])
+				if docsPlaceholder.MatchString(m[1]) {
+					words = words[:min(2, len(words))] // the command only
+					if len(words) == 2 && (strings.HasPrefix(words[1], "-") || docsPlaceholder.MatchString(words[1])) {
+						words = words[:1]
+					}
+					if len(words) == 1 {
+						continue
+					}
+					root := newRootCmd(strings.NewReader(""), io.Discard, io.Discard)
+					if c, _, err := root.Find(words[1:]); err != nil || c == root {
+						t.Errorf("%s:%d: `%s`: no command gwdev %s", f, i+1, m[1], words[1])
+					}
+					continue
+				}
+				n++
+				if bad := checkWords(words, true); bad != "" {
+					t.Errorf("%s:%d: `%s`: %s", f, i+1, m[1], bad)
+				}
+			}
+		}
+	}
+	if n < 20 {
+		t.Errorf("checked %d gwdev commands in the docs' prose; want at least 20", n)
+	}
 }

@@ -569,3 +569,39 @@ func TestDocsInlineCommands(t *testing.T) {
 		t.Errorf("checked %d gwdev commands in the docs' prose; want at least 20", n)
 	}
 }
+
+// TestDecisionsIndex: docs/decisions.md lists every section of the pages
+// under docs/decisions/ under its own heading, linking to it, so that the
+// links to decisions.md#section written before the split keep leading to
+// it (and a new section is found from the index).
+func TestDecisionsIndex(t *testing.T) {
+	index, err := os.ReadFile(filepath.Join(repoRoot, "docs", "decisions.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages, _ := filepath.Glob(filepath.Join(repoRoot, "docs", "decisions", "*.md"))
+	if len(pages) < 5 {
+		t.Fatalf("found %d pages under docs/decisions", len(pages))
+	}
+	n := 0
+	for _, p := range pages {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel := "decisions/" + filepath.Base(p)
+		for _, m := range regexp.MustCompile(`(?m)^## (.+)$`).FindAllStringSubmatch(string(data), -1) {
+			n++
+			i := strings.Index(string(index), "\n## "+m[1]+"\n")
+			if i < 0 {
+				t.Errorf("docs/decisions.md has no heading %q (the section of %s)", m[1], rel)
+				continue
+			}
+			entry, _, _ := strings.Cut(string(index[i+len(m[1])+5:]), "\n## ")
+			if !strings.Contains(entry, "]("+rel+"#") {
+				t.Errorf("docs/decisions.md's entry %q does not link to %s", m[1], rel)
+			}
+		}
+	}
+	t.Logf("%d sections", n)
+}

@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -604,4 +605,32 @@ func TestDecisionsIndex(t *testing.T) {
 		}
 	}
 	t.Logf("%d sections", n)
+}
+
+// TestDocsCommandPagesNameEveryFlag: a command's page names every flag it
+// has (`--name`), its subcommands' too.
+func TestDocsCommandPagesNameEveryFlag(t *testing.T) {
+	root := newRootCmd(strings.NewReader(""), io.Discard, io.Discard)
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Hidden || c.Name() == "help" || c.Name() == "completion" {
+			continue // completion's flags are cobra's, per shell
+		}
+		page, err := os.ReadFile(filepath.Join(repoRoot, "docs", "commands", c.Name()+".md"))
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		cmds := append([]*cobra.Command{c}, c.Commands()...)
+		for _, cmd := range cmds {
+			cmd.LocalFlags().VisitAll(func(f *pflag.Flag) {
+				if f.Hidden || f.Name == "help" {
+					return
+				}
+				if !strings.Contains(string(page), "--"+f.Name) {
+					t.Errorf("docs/commands/%s.md does not name --%s (%s)", c.Name(), f.Name, cmd.CommandPath())
+				}
+			})
+		}
+	}
 }

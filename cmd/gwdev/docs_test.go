@@ -180,6 +180,15 @@ var docsNotRun = []struct {
 	{regexp.MustCompile(`^gwdev check --crds cluster-crds\.yaml`), "reads the CRDs that kubectl got from your cluster on the line before"},
 }
 
+// docsNeeds are the programs some commands need besides gwdev: without
+// them the command is checked but not run, and the test says so.
+var docsNeeds = []struct {
+	re      *regexp.Regexp
+	program string
+}{
+	{regexp.MustCompile(`--format svg`), "dot"},
+}
+
 // docsRunnable are the commands besides gwdev that the docs may show and
 // this test runs as printed: they prepare a folder for the gwdev line after
 // them.
@@ -353,6 +362,17 @@ func TestDocsCommands(t *testing.T) {
 		}
 		if !strings.HasPrefix(c.text, "gwdev ") && !strings.Contains(c.text, "| gwdev ") && !docsRunnable.MatchString(c.text) {
 			t.Errorf("%s: %q is neither run by this test nor listed in docsNotRun with the reason it cannot run", where, c.text)
+			continue
+		}
+		missing := ""
+		for _, n := range docsNeeds {
+			if _, err := exec.LookPath(n.program); n.re.MatchString(c.text) && err != nil {
+				missing = n.program
+			}
+		}
+		if missing != "" {
+			t.Logf("%s: %s: not run: %s is not installed", where, c.text, missing)
+			checked++
 			continue
 		}
 		ran++

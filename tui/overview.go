@@ -14,6 +14,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/report"
 )
 
 // overviewView shows every Gateway with its addresses, port mappings and
@@ -264,28 +265,28 @@ func meta(conds []metav1.Condition, typ string) *metav1.Condition {
 	return nil
 }
 
-// badges renders conditions as coloured badges: ✓ for good, ✗ for a
-// failed positive condition, ! for a true negative one. Healthy negative
-// conditions (Conflicted=False) are left out. Narrow screens get short
+// badges renders conditions as coloured badges (report.ConditionBadge): ✓
+// for good, ✗ for a failed positive condition, ! for a true negative one.
+// Healthy negative conditions (Conflicted=False) are left out. Narrow screens get short
 // names; wide ones the reason of every bad condition.
 func (c *common) badges(conds []metav1.Condition, width int) string {
 	var out []string
 	for _, cond := range conds {
-		neg := engine.NegativePolarity(cond.Type)
-		if neg && cond.Status != metav1.ConditionTrue {
+		b := report.ConditionBadge(cond)
+		if b == report.BadgeHidden {
 			continue
 		}
 		name := cond.Type
 		if width < 100 {
 			name = shortCondition(name)
 		}
-		switch {
-		case !isProblem(cond):
-			out = append(out, c.st.OK.Render("✓"+name))
-		case neg:
-			out = append(out, c.st.Warning.Render("!"+name+c.reasonSuffix(cond, width)))
+		switch b {
+		case report.BadgeOK:
+			out = append(out, c.st.OK.Render(b.Mark()+name))
+		case report.BadgeRaised:
+			out = append(out, c.st.Warning.Render(b.Mark()+name+c.reasonSuffix(cond, width)))
 		default:
-			out = append(out, c.st.Error.Render("✗"+name+c.reasonSuffix(cond, width)))
+			out = append(out, c.st.Error.Render(b.Mark()+name+c.reasonSuffix(cond, width)))
 		}
 	}
 	return strings.Join(out, " ")
@@ -470,7 +471,7 @@ func conflictRule(reason string) string {
 	case "ProtocolConflict":
 		return "listeners on one port need compatible protocols"
 	}
-	return explainReason("", reason)
+	return engine.ReasonHint("", reason)
 }
 
 // alignRows lays cells out in columns two spaces apart.

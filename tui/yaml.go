@@ -4,18 +4,17 @@ import (
 	"strconv"
 	"strings"
 
-	"sigs.k8s.io/yaml"
-
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/report"
 )
 
-// objectYAML renders an object with its status, Secrets redacted.
+// objectYAML renders an object with its status, Secrets redacted, with the
+// one YAML renderer (internal/report).
 func objectYAML(o objectEntry) string {
-	b, err := yaml.Marshal(engine.RedactSecret(o.obj))
+	y, err := report.ObjectYAML(o.obj, o.apiVersion, o.key.Kind)
 	if err != nil {
 		return "# cannot render: " + err.Error()
 	}
-	return withTypeMeta(strings.TrimSuffix(string(b), "\n"), o.apiVersion, o.key.Kind)
+	return y
 }
 
 // statusLines returns the status block of an object's YAML without

@@ -64,6 +64,23 @@ func ReasonHint(conditionType, reason string) string {
 	return reasonHints[reason]
 }
 
+// conflictRules are the distinctness rules a listener's Conflicted reason
+// breaks, in a few words.
+var conflictRules = map[string]string{
+	"HostnameConflict": "listeners on one port need distinct hostnames",
+	"ProtocolConflict": "listeners on one port need compatible protocols",
+}
+
+// ConflictRule is the distinctness rule a listener's Conflicted reason
+// breaks, in a few words (the dashboard's list of conflicted listeners),
+// else the reason's hint.
+func ConflictRule(reason string) string {
+	if r, ok := conflictRules[reason]; ok {
+		return r
+	}
+	return ReasonHint("", reason)
+}
+
 // noteHints explain gwdev's own notes (findings without a condition), by
 // the kind the engine gives them.
 var noteHints = map[NoteKind]string{

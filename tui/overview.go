@@ -158,7 +158,7 @@ func (v *overviewView) summary(res *engine.Result) string {
 	eachRoute(snap, func(r routeObject) {
 		routes++
 		for _, p := range r.parents {
-			if c := meta(p.Conditions, "Accepted"); c == nil || c.Status != metav1.ConditionTrue {
+			if c := meta(p.Conditions, "Accepted"); c == nil || isProblem(*c) {
 				rejected++
 				break
 			}
@@ -391,7 +391,7 @@ func (v *overviewView) ports(g *gwv1.Gateway, gk engine.ObjectKey) []string {
 func (v *overviewView) listenerTable(indent string, ls []listenerInfo) []string {
 	var rows [][]string
 	for _, l := range ls {
-		if c := meta(l.conds, "Conflicted"); c != nil && c.Status == metav1.ConditionTrue {
+		if c := meta(l.conds, "Conflicted"); c != nil && report.ConditionBadge(*c) == report.BadgeRaised {
 			continue
 		}
 		rows = append(rows, v.listenerCells(l))
@@ -438,7 +438,7 @@ func (v *overviewView) conflicts(indent string, owner engine.ObjectKey, ls []lis
 		return g
 	}
 	for _, l := range ls {
-		if c := meta(l.conds, "Conflicted"); c != nil && c.Status == metav1.ConditionTrue {
+		if c := meta(l.conds, "Conflicted"); c != nil && report.ConditionBadge(*c) == report.BadgeRaised {
 			g := find(l.port, c.Reason)
 			g.members = append(g.members, l)
 		}
@@ -449,7 +449,7 @@ func (v *overviewView) conflicts(indent string, owner engine.ObjectKey, ls []lis
 	st := v.st
 	out := []string{indent + st.Error.Render("✗ Conflicted listeners (not served)")}
 	for _, g := range groups {
-		out = append(out, indent+"  "+st.Bold.Render(fmt.Sprintf("port %d · %s", g.port, g.reason))+st.Dim.Render(": "+conflictRule(g.reason)))
+		out = append(out, indent+"  "+st.Bold.Render(fmt.Sprintf("port %d · %s", g.port, g.reason))+st.Dim.Render(": "+engine.ConflictRule(g.reason)))
 		var rows [][]string
 		for _, l := range g.members {
 			with := ""
@@ -461,17 +461,6 @@ func (v *overviewView) conflicts(indent string, owner engine.ObjectKey, ls []lis
 		out = append(out, alignRows(indent+"    ", rows)...)
 	}
 	return out
-}
-
-// conflictRule is the distinctness rule a conflict reason breaks.
-func conflictRule(reason string) string {
-	switch reason {
-	case "HostnameConflict":
-		return "listeners on one port need distinct hostnames"
-	case "ProtocolConflict":
-		return "listeners on one port need compatible protocols"
-	}
-	return engine.ReasonHint("", reason)
 }
 
 // alignRows lays cells out in columns two spaces apart.

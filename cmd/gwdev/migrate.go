@@ -13,9 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/report"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -175,7 +175,7 @@ func manifestYAML(obj any) ([]byte, error) {
 	if md, ok := u["metadata"].(map[string]any); ok {
 		delete(md, "creationTimestamp")
 	}
-	return yaml.Marshal(u)
+	return report.YAML(u)
 }
 
 // printDropped lists what the conversion did not carry over, once each.

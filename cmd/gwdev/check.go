@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"runtime"
@@ -170,12 +169,12 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 		if err := report.WriteFindingsYAML(out, report.Findings(lr, res)); err != nil {
 			return err
 		}
-		printLoadProblems(cmd.ErrOrStderr(), lr)
+		report.WriteLoadProblems(cmd.ErrOrStderr(), lr)
 	case "json":
 		if err := report.WriteObjectsJSON(out, res, report.Findings(lr, res)); err != nil {
 			return err
 		}
-		printLoadProblems(cmd.ErrOrStderr(), lr)
+		report.WriteLoadProblems(cmd.ErrOrStderr(), lr)
 	case "github":
 		fs := report.Findings(lr, res)
 		report.WriteGitHub(out, fs)
@@ -259,16 +258,6 @@ func addLoadWarnings(res *engine.Result, lr *watch.LoadResult) {
 	}
 	fs = append(fs, skipped...)
 	res.Findings = append(fs, res.Findings[i:]...)
-}
-
-// printLoadProblems writes load problems and warnings to w, one per line.
-func printLoadProblems(w io.Writer, lr *watch.LoadResult) {
-	for _, p := range lr.Problems {
-		fmt.Fprintln(w, "error:", p.String())
-	}
-	for _, wr := range lr.Warnings {
-		fmt.Fprintln(w, "warning:", wr.String())
-	}
 }
 
 // sourceNames names check's sources as its messages do ("-" is <stdin>).

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"io"
 	"strings"
 
@@ -123,4 +124,16 @@ func WriteFindingsYAML(w io.Writer, fs []Finding) error {
 	}
 	_, err = w.Write(b)
 	return err
+}
+
+// WriteLoadProblems writes the loader's problems and warnings to w, one
+// per line ("error: …", "warning: …"): what check -o yaml|json, graph and
+// migrate say on stderr beside their output.
+func WriteLoadProblems(w io.Writer, lr *watch.LoadResult) {
+	for _, p := range lr.Problems {
+		fmt.Fprintln(w, "error:", p.String())
+	}
+	for _, wr := range lr.Warnings {
+		fmt.Fprintln(w, "warning:", wr.String())
+	}
 }

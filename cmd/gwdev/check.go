@@ -186,7 +186,7 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 	default:
 		report.WriteSummary(out, lr, res, loaded, total)
 		if o.policies {
-			printPolicies(out, res)
+			report.WritePolicies(out, res)
 		}
 	}
 	if len(lr.Problems) > 0 || res.HasErrors() || (o.strict && hasWarnings(res)) {

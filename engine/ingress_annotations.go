@@ -491,17 +491,18 @@ func (t *translator) ingressRef(st *ingressState, name, ref string) (ns, obj str
 		return ns, obj, true
 	}
 	an := ingressAnnotationNamed(name)
-	said := "cross namespace usage of secrets is not allowed"
+	rule := "its ConfigMap option " + ingressAllowCrossNamespace + " is \"true\" (false by default since controller v1.12.0)"
+	said := "ingress-nginx refuses it (\"cross namespace usage of secrets is not allowed\") unless " + rule
 	switch name {
 	case "auth-tls-secret", "proxy-ssl-secret":
-		said = "cross namespace secrets are not supported"
+		said = "ingress-nginx refuses it (\"cross namespace secrets are not supported\") unless " + rule
 	case "custom-headers":
-		said = "only ConfigMaps on the same namespace are allowed"
+		said = "ingress-nginx documents the annotation as taking ConfigMaps of the Ingress's namespace only, and gwdev refuses it as ingress-nginx refuses " +
+			"the Secret annotations unless " + rule
 	}
 	t.noteAt("", SeverityWarning, st.key, AnnotationField(IngressNginxAnnotationPrefix+name), "", "annotation "+IngressNginxAnnotationPrefix+name+": "+
-		an.Ref+" "+ref+" is in another namespace than the Ingress ("+st.obj.Namespace+"): ingress-nginx refuses it (\""+said+"\"; "+
-		"its ConfigMap option "+ingressAllowCrossNamespace+" is false by default since controller v1.12.0) and denies the location with 503, and so does gwdev, "+
-		"without reading the "+an.Ref+"; put the "+an.Ref+" in namespace "+st.obj.Namespace)
+		an.Ref+" "+ref+" is in another namespace than the Ingress ("+st.obj.Namespace+"): "+said+". The location answers 503, as ingress-nginx denies "+
+		"a location whose annotation it refuses, and gwdev does not read the "+an.Ref+"; put the "+an.Ref+" in namespace "+st.obj.Namespace)
 	return ns, obj, false
 }
 

@@ -467,10 +467,15 @@ func (t *translator) checkRE2(servers []*nginxServer) {
 }
 
 // notRE2Message says what ingress-nginx and gwdev do with a regex-mode
-// location whose expression RE2 refused with err.
+// location whose expression RE2 refused with err (the error of the path
+// itself when it has one: the table's expression wraps it).
 func notRE2Message(host, path string, err error) string {
+	if _, perr := regexp.Compile(path); perr != nil {
+		err = perr
+	}
 	msg := "host " + quote(host) + " is in regex mode (use-regex or rewrite-target on one of its Ingresses), so ingress-nginx writes the location ~* " +
 		quote("^"+path) + "; gwdev matches with Go's RE2, which cannot compile it (" + err.Error() + ")"
+	fix := "Write the path without PCRE-only syntax to have gwdev serve it"
 	var se *syntax.Error
 	if errors.As(err, &se) {
 		switch se.Code {
@@ -478,10 +483,10 @@ func notRE2Message(host, path string, err error) string {
 			msg += ", where nginx's PCRE does (lookarounds, backreferences, repeat counts over 1000) and serves the location"
 		default:
 			msg += ", and nginx's PCRE refuses it too: nginx -t fails, so ingress-nginx's admission webhook refuses the Ingress (without it, the controller keeps its previous configuration)"
+			fix = "Correct the expression"
 		}
 	}
-	return msg + ". gwdev leaves the location out: its requests go to the next location that matches (else the default backend's 404). " +
-		"Write the path without PCRE-only syntax to have gwdev serve it"
+	return msg + ". gwdev leaves the location out: its requests go to the next location that matches (else the default backend's 404). " + fix
 }
 
 // sortByPathLength orders locations by descending path length, keeping the

@@ -41,7 +41,7 @@ func IngressAnnotationsEmulated() []IngressAnnotation { return ingressEmulated }
 func IngressAnnotationsReported() []IngressAnnotation { return ingressReported }
 
 var ingressEmulated = []IngressAnnotation{
-	{Name: "use-regex", Test: "TestIngressNginxBehaviour/use-regex", Nginx: "matches every path of the host as a case-insensitive regular expression prefix"},
+	{Name: "use-regex", Test: "TestIngressNginxBehaviour/use-regex", Nginx: "matches every path of the host as a case-insensitive regular expression prefix (PCRE; gwdev matches with RE2 and leaves out, with a warning, a path RE2 cannot compile)"},
 	{Name: "rewrite-target", Test: "TestIngressNginxBehaviour/rewrite-target", Nginx: "rewrites the path with the path's capture groups, and turns on regex matching for the host"},
 	{Name: "ssl-redirect", Test: "TestIngressNginxBehaviour/ssl-redirect", Nginx: "redirects HTTP to HTTPS with 308 when the host has TLS (default true)"},
 	{Name: "force-ssl-redirect", Test: "TestIngressNginxBehaviour/force-ssl-redirect", Nginx: "redirects HTTP to HTTPS with 308 even without TLS"},

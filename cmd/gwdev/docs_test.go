@@ -654,3 +654,36 @@ func TestDocsCommandPagesNameEveryFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsNameFilesThatExist: a repository path the docs name in code
+// style (`engine/ingress_annotations.go`, `bench/check.sh`) exists, so a
+// file that moves takes its mentions along. The decision records under
+// docs/decisions/ tell history and may name files as they were.
+func TestDocsNameFilesThatExist(t *testing.T) {
+	path := regexp.MustCompile("`((?:cmd|engine|emulator|watch|tui|internal|bench|conformance|samples|docs)/[A-Za-z0-9_./-]+)`")
+	n := 0
+	for _, f := range docFiles(t) {
+		if strings.HasPrefix(f, "docs/decisions/") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(repoRoot, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range strings.Split(string(data), "\n") {
+			for _, m := range path.FindAllStringSubmatch(l, -1) {
+				p := strings.TrimRight(m[1], ".")
+				if strings.Contains(p, "*") {
+					continue
+				}
+				n++
+				if _, err := os.Stat(filepath.Join(repoRoot, p)); err != nil {
+					t.Errorf("%s:%d: names %s, which does not exist", f, i+1, p)
+				}
+			}
+		}
+	}
+	if n < 20 {
+		t.Errorf("found %d repository paths in the docs; want at least 20", n)
+	}
+}

@@ -142,7 +142,6 @@ func ReadCluster(ctx context.Context, o ClusterOptions) (*ClusterObjects, error)
 	budget := &readBudget{}
 	budget.left.Store(o.MaxBytes)
 	rc.Wrap(budget.wrap)
-	rc.Timeout = o.RequestTimeout
 	if rc.QPS == 0 {
 		// Requests go one at a time; kubectl's rate, so that client-go
 		// never waits (nor logs that it did).
@@ -271,12 +270,12 @@ func (r *clusterReader) served(ctx context.Context, k *engine.Kind) (schema.Grou
 }
 
 // call runs one request (client-go's retries included) within
-// RequestTimeout.
+// RequestTimeout: every request to the cluster goes through it.
 func (r *clusterReader) call(ctx context.Context, fn func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, r.o.RequestTimeout)
 	defer cancel()
 	err := fn(ctx)
-	if err != nil && ctx.Err() == context.DeadlineExceeded {
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return &timeoutError{after: r.o.RequestTimeout, err: err}
 	}
 	return err

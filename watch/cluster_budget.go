@@ -28,6 +28,10 @@ type budgetTransport struct {
 	b  *readBudget
 }
 
+// WrappedRoundTripper lets client-go reach the transport beneath (to
+// cancel a request).
+func (t budgetTransport) WrappedRoundTripper() http.RoundTripper { return t.rt }
+
 func (t budgetTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.rt.RoundTrip(req)
 	if err == nil && resp.Body != nil {

@@ -455,7 +455,7 @@ func TestClusterErrorsWithoutMessageSayWhatFailed(t *testing.T) {
 // them loaded; an object the loader refuses (one over the limit alone, one
 // nested deeper than it reads) is an error, and nothing is written.
 func TestPullWritesOnlyWhatTheLoaderTakes(t *testing.T) {
-	const routes = 12_000 // about 1 KB each
+	const routes = 1_200 // about 9 KB each: 11 MB in all
 	many := startHostileAPI(t, func(w http.ResponseWriter, r *http.Request, resource string) {
 		from, _ := strconv.Atoi(r.URL.Query().Get("continue"))
 		if resource != "httproutes" {
@@ -464,7 +464,7 @@ func TestPullWritesOnlyWhatTheLoaderTakes(t *testing.T) {
 		}
 		var items []string
 		for i := from; i < min(from+watch.PageSize, routes); i++ {
-			items = append(items, paddedRouteJSON(fmt.Sprintf("r%05d", i), 900))
+			items = append(items, paddedRouteJSON(fmt.Sprintf("r%05d", i), 9000))
 		}
 		next := ""
 		if from+watch.PageSize < routes {

@@ -129,7 +129,7 @@ func ReadCluster(ctx context.Context, o ClusterOptions) (*ClusterObjects, error)
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: o.Context})
 	raw, err := cc.RawConfig()
 	if err != nil {
-		return nil, fmt.Errorf("reading kubeconfig: %w", err)
+		return nil, &redactedError{msg: "reading kubeconfig: " + (clusterCredentials{}).redact(err.Error()), err: err}
 	}
 	rc, err := cc.ClientConfig()
 	if err != nil {
@@ -251,8 +251,12 @@ func (r *clusterReader) served(ctx context.Context, k *engine.Kind) (schema.Grou
 	for _, v := range k.Versions() {
 		gv := schema.GroupVersion{Group: k.Group, Version: v}
 		var list metav1.APIResourceList
+		prefix := "/apis"
+		if gv.Group == "" {
+			prefix = "/api"
+		}
 		err := r.call(ctx, func(ctx context.Context) error {
-			return r.disc.Get().AbsPath("/apis", gv.Group, gv.Version).Do(ctx).Into(&list)
+			return r.disc.Get().AbsPath(prefix, gv.Group, gv.Version).Do(ctx).Into(&list)
 		})
 		if apierrors.IsNotFound(err) {
 			continue

@@ -78,7 +78,15 @@ Secrets are read only with --secrets. Without it, the TLS listeners get certific
 CA as gwdev certs makes them (DIR/gwdev-certs.yaml).
 
 EndpointSlices hold the cluster's Pod addresses: map a Service to a local address in
-gwdev.yaml (backends:) to reach something on your machine.`,
+gwdev.yaml (backends:) to reach something on your machine.
+
+The cluster is not trusted. Files are named after the kinds pull asks for, never after what the
+server returns, and written only inside DIR; an object of another kind or version, or with a
+namespace or name that is not a valid name, is an error naming it. Lists are read 500 objects at a
+time, bounded by --max-objects and --max-read-mib, each request by --request-timeout. A file over
+the loader's 10 MiB is split; a file gwdev's loader would still refuse is an error, and nothing is
+written. No credential of the kubeconfig (a password in the server's URL, a token, a key) is
+printed or written.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd.Context(), cmd.OutOrStdout(), args[0])

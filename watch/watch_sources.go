@@ -73,7 +73,7 @@ func (w *Watcher) rescanSources(kusts []kustomizationDir, touched map[string]boo
 			builtDirs[k.dir] = old
 			continue
 		}
-		b := buildKustomization(k.dir, k.file)
+		b := buildKustomization(k.dir, k.file, w.remote)
 		rebuilt[b] = true
 		builds = append(builds, b)
 		builtDirs[k.dir] = &sourceState{build: b, stamps: stampsOf(b.read)}

@@ -146,8 +146,8 @@ func remoteProblems(b *kustomizeBuild, consent Consent) []Problem {
 			file = filepath.Join(b.dir, rel)
 		}
 		out = append(out, Problem{File: file, Line: r.line, Field: r.field, Kind: ProblemNotAllowed,
-			Message: consent.refusal(fmt.Sprintf("%s: %q is a remote resource: not fetched, and %s was not built (its objects are not loaded or checked)",
-				r.field, r.ref, b.name))})
+			Message: consent.refusal(fmt.Sprintf("%s: %q is remote: not fetched, so %s was not built and its objects are not loaded or checked",
+				r.field, r.ref, b.name), "gwdev fetches a folder's remote resources only with your consent for that folder")})
 	}
 	return out
 }

@@ -57,9 +57,10 @@ type Consent struct {
 	Hint string
 }
 
-// refusal words what was not done for want of consent: "not run: …; hint".
-func (c Consent) refusal(what string) string {
-	msg := what + ": gwdev runs a folder's commands and fetches from the network only with your consent for that folder"
+// refusal words what was not done, why ("gwdev runs a folder's commands
+// only with your consent for that folder") and how to allow it.
+func (c Consent) refusal(what, why string) string {
+	msg := what + " (" + why + ")"
 	if c.Hint != "" {
 		msg += "; to allow it, " + c.Hint
 	}
@@ -233,7 +234,8 @@ func (l *Loader) loadRender(rr *renderRun) (collected, []Warning) {
 	name := rr.render.Name()
 	if rr.refused {
 		return collected{problems: []Problem{{File: name, Kind: ProblemNotAllowed,
-			Message: rr.render.Consent.refusal(fmt.Sprintf("not run: gwdev.yaml's render[%d] command %q", rr.render.Index, rr.render.Command))}}}, nil
+			Message: rr.render.Consent.refusal(fmt.Sprintf("not run: the command %q", rr.render.Command),
+				"gwdev runs a folder's commands only with your consent for that folder")}}}, nil
 	}
 	if rr.err != nil {
 		msg := "command failed: " + rr.err.Error()

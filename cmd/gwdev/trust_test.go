@@ -1,0 +1,149 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// consentGateway is a valid Gateway: a folder that loads without problems
+// apart from what consent withholds.
+const consentGateway = `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web}
+spec:
+  gatewayClassName: gwdev
+  listeners: [{name: http, protocol: HTTP, port: 80}]
+`
+
+// trustRecordIn points the trust record at a fresh folder for the test.
+func trustRecordIn(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("GWDEV_CONFIG_DIR", dir)
+	return dir
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// TestCheckRunsARenderOnlyWithConsent: `gwdev check DIR` on a folder whose
+// gwdev.yaml has a render command does not run it (no marker), exits 1 and
+// names the command and how to allow it, while the folder's Gateway still
+// loads; --trust runs it; so does a trust record (gwdev trust DIR); editing
+// gwdev.yaml voids the record; --revoke withdraws it.
+func TestCheckRunsARenderOnlyWithConsent(t *testing.T) {
+	record := trustRecordIn(t)
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "MARKER")
+	writeFiles(t, dir, map[string]string{
+		"gwdev.yaml":   "render: [{command: \"touch MARKER; echo ---\"}]\n",
+		"gateway.yaml": consentGateway,
+	})
+	out, errOut, code := runGwdev(t, "", "check", dir)
+	if exists(marker) {
+		t.Fatal("check ran the folder's render command without consent")
+	}
+	if code != exitProblems || !strings.Contains(out, `"touch MARKER; echo ---"`) || !strings.Contains(out, "gwdev trust "+dir) ||
+		!strings.Contains(out, "--trust") || !strings.Contains(out, "Gateway") {
+		t.Fatalf("without consent: exit %d, want 1 with the command, gwdev trust %s and --trust named:\n%s%s", code, dir, out, errOut)
+	}
+
+	out, errOut, code = runGwdev(t, "", "check", "--trust", dir)
+	if !exists(marker) || code != exitOK {
+		t.Fatalf("with --trust: marker %v, exit %d; want the command run and exit 0:\n%s%s", exists(marker), code, out, errOut)
+	}
+	os.Remove(marker)
+
+	out, errOut, code = runGwdev(t, "", "trust", dir)
+	if code != exitOK || !strings.Contains(out, "runs: touch MARKER; echo ---") || !exists(filepath.Join(record, "trusted.json")) {
+		t.Fatalf("gwdev trust: exit %d, record %v:\n%s%s", code, exists(filepath.Join(record, "trusted.json")), out, errOut)
+	}
+	if exists(filepath.Join(dir, "trusted.json")) {
+		t.Fatal("the trust record is inside the folder")
+	}
+	out, errOut, code = runGwdev(t, "", "check", dir)
+	if !exists(marker) || code != exitOK {
+		t.Fatalf("trusted: marker %v, exit %d; want the command run and exit 0:\n%s%s", exists(marker), code, out, errOut)
+	}
+	os.Remove(marker)
+
+	// A pull request changes the command: the record no longer applies.
+	writeFiles(t, dir, map[string]string{"gwdev.yaml": "render: [{command: \"touch MARKER; touch EVIL; echo ---\"}]\n"})
+	out, errOut, code = runGwdev(t, "", "check", dir)
+	if exists(marker) || exists(filepath.Join(dir, "EVIL")) || code != exitProblems || !strings.Contains(out, `"touch MARKER; touch EVIL; echo ---"`) {
+		t.Fatalf("after editing gwdev.yaml: marker %v, exit %d; want nothing run and exit 1:\n%s%s", exists(marker), code, out, errOut)
+	}
+	out, _, _ = runGwdev(t, "", "trust", "--list")
+	if real, _ := filepath.EvalSymlinks(dir); !strings.Contains(out, real) || !strings.Contains(out, "gwdev.yaml changed since") {
+		t.Errorf("trust --list:\n%s", out)
+	}
+
+	runGwdev(t, "", "trust", dir)
+	out, _, code = runGwdev(t, "", "trust", "--revoke", dir)
+	if code != exitOK || !strings.Contains(out, "no longer trusted") {
+		t.Fatalf("trust --revoke: exit %d\n%s", code, out)
+	}
+	if _, _, code = runGwdev(t, "", "check", dir); exists(marker) || code != exitProblems {
+		t.Fatalf("after --revoke: marker %v, exit %d; want nothing run", exists(marker), code)
+	}
+}
+
+// TestEveryProjectCommandNeedsConsent: explain, graph, migrate and certs
+// load the project too, and run no render command without consent.
+func TestEveryProjectCommandNeedsConsent(t *testing.T) {
+	trustRecordIn(t)
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "MARKER")
+	writeFiles(t, dir, map[string]string{
+		"gwdev.yaml":   "render: [{command: \"touch MARKER; echo ---\"}]\n",
+		"gateway.yaml": consentGateway,
+	})
+	for _, args := range [][]string{
+		{"explain", dir, "http://example.com/"},
+		{"graph", dir},
+		{"migrate", dir},
+		{"certs", dir},
+		{"check", "-o", "yaml", dir},
+	} {
+		out, errOut, _ := runGwdev(t, "", args...)
+		if exists(marker) {
+			t.Fatalf("%v ran the render command without consent:\n%s%s", args, out, errOut)
+		}
+	}
+	if _, _, _ = runGwdev(t, "", "graph", "--trust", dir); !exists(marker) {
+		t.Fatal("graph --trust did not run the render command")
+	}
+}
+
+// TestDiffDoesNotRunTheRevisionsRender: the compared revision's render
+// command does not run, even when the working folder is trusted (the
+// record never applies to a revision), and runs with --trust-revision.
+func TestDiffDoesNotRunTheRevisionsRender(t *testing.T) {
+	trustRecordIn(t)
+	_, dir, git := gitRepoForTest(t)
+	ran := filepath.Join(t.TempDir(), "ran.log")
+	cfg := "render: [{command: \"pwd >> '" + ran + "'; echo ---\"}]\n"
+	writeFiles(t, dir, map[string]string{"gwdev.yaml": cfg})
+	git("add", ".")
+	git("commit", "-q", "-m", "a render")
+	writeFiles(t, dir, map[string]string{"routes.yaml": diffRoutes("", diffAPIService)})
+	if _, errOut, code := runGwdev(t, "", "trust", dir); code != exitOK {
+		t.Fatalf("gwdev trust: exit %d: %s", code, errOut)
+	}
+	out, errOut, code := runGwdev(t, "", "diff", "HEAD", dir)
+	logged, _ := os.ReadFile(ran)
+	real, _ := filepath.EvalSymlinks(dir)
+	if lines := strings.Fields(string(logged)); len(lines) != 1 || (lines[0] != dir && lines[0] != real) {
+		t.Fatalf("diff ran the render in %q; want only in the trusted working folder %s (exit %d)\n%s%s", lines, dir, code, out, errOut)
+	}
+	os.Remove(ran)
+	out, errOut, code = runGwdev(t, "", "diff", "--trust-revision", "HEAD", dir)
+	logged, _ = os.ReadFile(ran)
+	if lines := strings.Fields(string(logged)); len(lines) != 2 || !strings.Contains(string(logged), "gwdev-diff-") {
+		t.Fatalf("with --trust-revision the revision's render did not run: %q (exit %d)\n%s%s", lines, code, out, errOut)
+	}
+}

@@ -34,6 +34,7 @@ import (
 type certsOptions struct {
 	// trust is --trust (trust.go).
 	trust bool
+
 	out   string
 	caDir string
 	days  int

@@ -21,6 +21,7 @@ import (
 type checkOptions struct {
 	// trust is --trust (trust.go).
 	trust bool
+
 	output  string
 	format  string
 	files   []string

@@ -21,6 +21,7 @@ type diffOptions struct {
 	// compared revision's render: commands run and its kustomizations fetch
 	// remote resources (the trust record never applies to it).
 	trust, trustRevision bool
+
 	format   string
 	profiles []string
 	// crds is --crds (crds.go).

@@ -24,6 +24,7 @@ import (
 type explainOptions struct {
 	// trust is --trust (trust.go).
 	trust bool
+
 	dir      string
 	method   string
 	headers  []string

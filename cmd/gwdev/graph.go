@@ -19,6 +19,7 @@ import (
 type graphOptions struct {
 	// trust is --trust (trust.go).
 	trust bool
+
 	format   string
 	profiles []string
 	// crds is --crds (crds.go).

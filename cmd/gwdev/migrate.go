@@ -23,6 +23,7 @@ import (
 type migrateOptions struct {
 	// trust is --trust (trust.go).
 	trust bool
+
 	output    string
 	compare   bool
 	format    string

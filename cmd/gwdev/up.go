@@ -24,6 +24,7 @@ import (
 type upOptions struct {
 	// trust is --trust (trust.go).
 	trust bool
+
 	portOffset int
 	address    string
 	accessLog  string

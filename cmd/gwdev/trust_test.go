@@ -3,8 +3,10 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // consentGateway is a valid Gateway: a folder that loads without problems
@@ -145,5 +147,28 @@ func TestDiffDoesNotRunTheRevisionsRender(t *testing.T) {
 	logged, _ = os.ReadFile(ran)
 	if lines := strings.Fields(string(logged)); len(lines) != 2 || !strings.Contains(string(logged), "gwdev-diff-") {
 		t.Fatalf("with --trust-revision the revision's render did not run: %q (exit %d)\n%s%s", lines, code, out, errOut)
+	}
+}
+
+// TestUpRunsARenderOnlyWhileTrusted: up on a trusted folder runs its render;
+// when gwdev.yaml changes to a new command, the record no longer applies:
+// the new command does not run and up shows the problem naming it.
+func TestUpRunsARenderOnlyWhileTrusted(t *testing.T) {
+	trustRecordIn(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"gwdev.yaml":   "render: [{command: \"touch MARKER; echo ---\"}]\n",
+		"gateway.yaml": strings.Replace(consentGateway, "port: 80", "port: "+strconv.Itoa(freePort(t)), 1),
+	})
+	if _, errOut, code := runGwdev(t, "", "trust", dir); code != exitOK {
+		t.Fatalf("gwdev trust: exit %d: %s", code, errOut)
+	}
+	out := runUp(t, &upOptions{debounce: 10 * time.Millisecond, kustomize: true, noTUI: true}, dir)
+	waitForUp(t, out, "the trusted render run", func() bool { return exists(filepath.Join(dir, "MARKER")) })
+	waitForOutput(t, out, "gwdev: watching ")
+	writeFiles(t, dir, map[string]string{"gwdev.yaml": "render: [{command: \"touch EVIL; echo ---\"}]\n"})
+	waitForOutput(t, out, `not run: the command "touch EVIL; echo ---"`)
+	if exists(filepath.Join(dir, "EVIL")) {
+		t.Fatalf("up ran gwdev.yaml's new command, which nobody trusted:\n%s", out)
 	}
 }

@@ -3,10 +3,13 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"sigs.k8s.io/yaml"
 )
 
 // consentGateway is a valid Gateway: a folder that loads without problems
@@ -170,5 +173,74 @@ func TestUpRunsARenderOnlyWhileTrusted(t *testing.T) {
 	waitForOutput(t, out, `not run: the command "touch EVIL; echo ---"`)
 	if exists(filepath.Join(dir, "EVIL")) {
 		t.Fatalf("up ran gwdev.yaml's new command, which nobody trusted:\n%s", out)
+	}
+}
+
+// TestCIDocTrust runs the trusted job of docs/ci.md as printed on a folder
+// whose gwdev.yaml has a render (in place of deploy/gateway): the render
+// runs; and checks that no job of docs/ci.md triggered by pull_request
+// passes --trust.
+func TestCIDocTrust(t *testing.T) {
+	trustRecordIn(t)
+	b, err := os.ReadFile("../../docs/ci.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type job struct {
+		// On is the workflow's on: (YAML 1.1 reads the key as true).
+		On   map[string]any `json:"true"`
+		Jobs map[string]struct {
+			Steps []struct {
+				Run string `json:"run"`
+			} `json:"steps"`
+		} `json:"jobs"`
+	}
+	var trusted []string
+	blocks := strings.Split(string(b), "```yaml\n")
+	for _, blk := range blocks[1:] {
+		blk, _, _ = strings.Cut(blk, "```")
+		var wf job
+		if err := yaml.Unmarshal([]byte(blk), &wf); err != nil {
+			t.Fatal(err)
+		}
+		if wf.On == nil {
+			t.Fatalf("a workflow of docs/ci.md with no on: read\n%s", blk)
+		}
+		for _, j := range wf.Jobs {
+			for _, s := range j.Steps {
+				if !strings.Contains(s.Run, "--trust") {
+					continue
+				}
+				if _, pr := wf.On["pull_request"]; pr {
+					t.Errorf("a job run on pull requests passes --trust: %s", s.Run)
+				}
+				trusted = append(trusted, s.Run)
+			}
+		}
+	}
+	if len(trusted) == 0 {
+		t.Fatal("docs/ci.md has no job with --trust")
+	}
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "MARKER")
+	writeFiles(t, dir, map[string]string{
+		"gwdev.yaml":   "render: [{command: \"touch MARKER; echo ---\"}]\n",
+		"gateway.yaml": consentGateway,
+	})
+	for _, run := range trusted {
+		args := strings.Fields(strings.ReplaceAll(run, "deploy/gateway", dir))
+		if args[0] != "gwdev" {
+			t.Fatalf("not a gwdev command: %s", run)
+		}
+		out, errOut, code := runGwdev(t, "", args[1:]...)
+		if code != exitOK || !exists(marker) {
+			t.Fatalf("%s: exit %d, render run %v\n%s%s", run, code, exists(marker), out, errOut)
+		}
+		os.Remove(marker)
+		// The same step as a pull request runs it: nothing is run.
+		out, errOut, code = runGwdev(t, "", slices.DeleteFunc(args[1:], func(a string) bool { return a == "--trust" })...)
+		if code != exitProblems || exists(marker) {
+			t.Fatalf("%s without --trust: exit %d, render run %v\n%s%s", run, code, exists(marker), out, errOut)
+		}
 	}
 }

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -242,5 +245,43 @@ func TestCIDocTrust(t *testing.T) {
 		if code != exitProblems || exists(marker) {
 			t.Fatalf("%s without --trust: exit %d, render run %v\n%s%s", run, code, exists(marker), out, errOut)
 		}
+	}
+}
+
+// TestCheckFetchesNoRemoteKustomizeResourceWithoutConsent: `gwdev check`
+// on a folder whose kustomization names an http resource and a git URL
+// sends no request and runs no git (a fake git first on PATH records
+// runs); it exits 1 with a finding at each entry's line; --trust fetches.
+func TestCheckFetchesNoRemoteKustomizeResourceWithoutConsent(t *testing.T) {
+	trustRecordIn(t)
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.Write([]byte(consentGateway))
+	}))
+	defer srv.Close()
+	bin, ran := t.TempDir(), filepath.Join(t.TempDir(), "git-ran")
+	writeFiles(t, bin, map[string]string{"git": "#!/bin/sh\necho \"$@\" >> '" + ran + "'\nexit 1\n"})
+	if err := os.Chmod(filepath.Join(bin, "git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"app/kustomization.yaml": "resources:\n- " + srv.URL + "/gateway.yaml\n- https://github.com/example/repo//base?ref=main\n",
+	})
+	out, errOut, code := runGwdev(t, "", "check", dir)
+	if requests.Load() != 0 || exists(ran) {
+		t.Fatalf("without consent: %d requests, git run %v", requests.Load(), exists(ran))
+	}
+	for _, want := range []string{"app/kustomization.yaml:2: resources: \"" + srv.URL + "/gateway.yaml\" is remote: not fetched",
+		"app/kustomization.yaml:3: resources: \"https://github.com/example/repo//base?ref=main\" is remote: not fetched", "gwdev trust " + dir} {
+		if code != exitProblems || !strings.Contains(out, want) {
+			t.Fatalf("exit %d, want 1 and %q:\n%s%s", code, want, out, errOut)
+		}
+	}
+	runGwdev(t, "", "check", "--trust", dir)
+	if requests.Load() == 0 || !exists(ran) {
+		t.Fatalf("with --trust: %d requests, git run %v; want kustomize to fetch as before", requests.Load(), exists(ran))
 	}
 }

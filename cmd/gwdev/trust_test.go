@@ -174,6 +174,9 @@ func TestUpRunsARenderOnlyWhileTrusted(t *testing.T) {
 	waitForOutput(t, out, "gwdev: watching ")
 	writeFiles(t, dir, map[string]string{"gwdev.yaml": "render: [{command: \"touch EVIL; echo ---\"}]\n"})
 	waitForOutput(t, out, `not run: the command "touch EVIL; echo ---"`)
+	if !strings.Contains(out.String(), "gwdev: render[0]: touch MARKER; echo --- (run once: its watch: list is empty)") {
+		t.Errorf("up does not say the trusted command runs:\n%s", out)
+	}
 	if exists(filepath.Join(dir, "EVIL")) {
 		t.Fatalf("up ran gwdev.yaml's new command, which nobody trusted:\n%s", out)
 	}

@@ -181,6 +181,9 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 		if len(r.Watch) > 0 {
 			when = "run again when " + strings.Join(r.Watch, " or ") + " changes"
 		}
+		if !r.Consent.Given {
+			when = "not run: the folder is not trusted, see its problem"
+		}
 		fmt.Fprintf(out, "gwdev: %s (%s)\n", r.Name(), when)
 	}
 	rl.apply(w.Current(), true)

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"runtime"
@@ -14,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/report"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -169,30 +169,30 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 	}
 	switch o.output {
 	case "yaml":
-		if err := writeObjectsYAML(out, res); err != nil {
+		if err := report.WriteObjectsYAML(out, res); err != nil {
 			return err
 		}
-		if err := writeFindingsYAML(out, machineFindings(lr, res)); err != nil {
+		if err := report.WriteFindingsYAML(out, report.Findings(lr, res)); err != nil {
 			return err
 		}
-		printLoadProblems(cmd.ErrOrStderr(), lr)
+		report.WriteLoadProblems(cmd.ErrOrStderr(), lr)
 	case "json":
-		if err := writeObjectsJSON(out, res, machineFindings(lr, res)); err != nil {
+		if err := report.WriteObjectsJSON(out, res, report.Findings(lr, res)); err != nil {
 			return err
 		}
-		printLoadProblems(cmd.ErrOrStderr(), lr)
+		report.WriteLoadProblems(cmd.ErrOrStderr(), lr)
 	case "github":
-		fs := machineFindings(lr, res)
-		writeGitHub(out, fs)
-		fmt.Fprintln(out, githubSummary(fs))
+		fs := report.Findings(lr, res)
+		report.WriteGitHub(out, fs)
+		fmt.Fprintln(out, report.GitHubSummary(fs))
 	case "sarif":
-		if err := writeSARIF(out, machineFindings(lr, res)); err != nil {
+		if err := report.WriteSARIF(out, report.Findings(lr, res), buildVersion().Version); err != nil {
 			return err
 		}
 	default:
-		printSummary(out, lr, res, loaded, total)
+		report.WriteSummary(out, lr, res, loaded, total)
 		if o.policies {
-			printPolicies(out, res)
+			report.WritePolicies(out, res)
 		}
 	}
 	if len(lr.Problems) > 0 || res.HasErrors() || (o.strict && hasWarnings(res)) {
@@ -264,16 +264,6 @@ func addLoadWarnings(res *engine.Result, lr *watch.LoadResult) {
 	}
 	fs = append(fs, skipped...)
 	res.Findings = append(fs, res.Findings[i:]...)
-}
-
-// printLoadProblems writes load problems and warnings to w, one per line.
-func printLoadProblems(w io.Writer, lr *watch.LoadResult) {
-	for _, p := range lr.Problems {
-		fmt.Fprintln(w, "error:", p.String())
-	}
-	for _, wr := range lr.Warnings {
-		fmt.Fprintln(w, "warning:", wr.String())
-	}
 }
 
 // sourceNames names check's sources as its messages do ("-" is <stdin>).

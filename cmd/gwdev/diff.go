@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gwdev/gwdev/internal/report"
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -182,7 +183,7 @@ func (o *diffOptions) run(out, errOut io.Writer, args []string) error {
 	case "github":
 		printDiffGitHub(out, rep)
 	case "sarif":
-		err = writeSARIF(out, diffFindings(rep))
+		err = report.WriteSARIF(out, diffFindings(rep), buildVersion().Version)
 	default:
 		printDiffText(out, rep)
 	}

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/report"
 )
 
 // graphOptions are the flags of `gwdev graph`.
@@ -78,7 +79,7 @@ func (o *graphOptions) run(out, errOut io.Writer, dir string) error {
 	if err != nil {
 		return err
 	}
-	printLoadProblems(errOut, lr)
+	report.WriteLoadProblems(errOut, lr)
 	g := res.Graph()
 	switch o.format {
 	case "dot":

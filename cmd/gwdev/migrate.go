@@ -13,9 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/report"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -87,7 +87,7 @@ func (o *migrateOptions) run(cmd *cobra.Command, dir string) error {
 		return err
 	}
 	if len(lr.Snapshot.Ingresses) == 0 {
-		printLoadProblems(cmd.ErrOrStderr(), lr)
+		report.WriteLoadProblems(cmd.ErrOrStderr(), lr)
 		fmt.Fprintf(cmd.ErrOrStderr(), "No Ingress found in %s: nothing to migrate.\n", dir)
 		return exitError{exitProblems}
 	}
@@ -107,7 +107,7 @@ func (o *migrateOptions) run(cmd *cobra.Command, dir string) error {
 	} else if err := os.WriteFile(o.output, buf.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", o.output, err)
 	}
-	printLoadProblems(cmd.ErrOrStderr(), lr)
+	report.WriteLoadProblems(cmd.ErrOrStderr(), lr)
 	printDropped(cmd.ErrOrStderr(), m.Dropped)
 	// The output is judged as the folder was: against --crds (or
 	// gwdev.yaml's crds:), so that a cluster's API server would take it.
@@ -179,7 +179,7 @@ func manifestYAML(obj any) ([]byte, error) {
 	if md, ok := u["metadata"].(map[string]any); ok {
 		delete(md, "creationTimestamp")
 	}
-	return yaml.Marshal(u)
+	return report.YAML(u)
 }
 
 // printDropped lists what the conversion did not carry over, once each.

@@ -101,6 +101,7 @@ var noteHints = map[NoteKind]string{
 	NoteCertificateExpired:         "a certificate is expired or about to expire. Fix: renew the Secret's certificate",
 	NoteUnused:                     "the policy has no effect yet: no served route uses its target. Nothing to fix unless you expected traffic",
 	NoteParametersIgnored:          "gwdev does not read parametersRef objects; their settings have no effect here",
+	NoteRegexNotRE2:                "the path is a regular expression Go's RE2 cannot run (lookarounds, backreferences, repeat counts over 1000): ingress-nginx's PCRE may serve it, gwdev leaves the location out. Fix: rewrite it without those constructs",
 }
 
 // NoteHint is the explanation of a note of that kind ("" when gwdev has

@@ -19,6 +19,9 @@ import (
 
 // checkOptions are the flags of `gwdev check`.
 type checkOptions struct {
+	// trust is --trust (trust.go).
+	trust bool
+
 	output  string
 	format  string
 	files   []string
@@ -54,7 +57,9 @@ message, hint): the List's "findings" in JSON, a last CheckFindings document in 
 --format github prints GitHub Actions annotations (::error file=…,line=…::…), --format
 sarif a SARIF 2.1.0 log for code scanning (docs/ci.md).
 A folder holding a kustomization.yaml is built as kubectl kustomize builds it; gwdev.yaml's
-render: commands run once and their output is checked with the files.
+render: commands run once and their output is checked with the files, when you allowed the
+folder to run them (--trust, or a trust record from gwdev trust DIR); otherwise each command
+not run is a problem that says so.
 
 With --cluster it reads the objects and the status their controller wrote from the cluster of
 your kubeconfig (--context, -n or -A, as kubectl) and prints every condition where that status
@@ -79,6 +84,7 @@ disagrees.`,
 	f.BoolVar(&o.policies, "policies", false, "list, for every object a policy targets, the policies that apply and those refused, and why")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	addCRDsFlag(f, &o.crds)
+	addTrustFlag(f, &o.trust)
 	f.BoolVar(&o.clusterMode, "cluster", false, "read the objects and the status their controller wrote from the cluster of your kubeconfig, and print every condition where that status and the spec's disagree")
 	o.cluster.add(f)
 	f.StringVar(&o.now, "now", "", "use this RFC 3339 time as the current time (for reproducible output)")
@@ -131,7 +137,7 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 		}
 	}
 	start := time.Now()
-	proj, err := openProject(sources, projectFlags{profiles: o.profiles, crds: o.crds, classes: o.classes, noKustomize: !o.kustomize})
+	proj, err := openProject(sources, projectFlags{profiles: o.profiles, crds: o.crds, classes: o.classes, noKustomize: !o.kustomize, trust: o.trust})
 	if err != nil {
 		return err
 	}

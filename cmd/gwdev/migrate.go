@@ -21,6 +21,9 @@ import (
 
 // migrateOptions are the flags of gwdev migrate.
 type migrateOptions struct {
+	// trust is --trust (trust.go).
+	trust bool
+
 	output    string
 	compare   bool
 	format    string
@@ -62,6 +65,7 @@ nothing differs and nothing was dropped, 1 otherwise, 2 on usage errors.`,
 	f.StringArrayVar(&o.backends, "backend", nil, "as for up: namespace/service:port=host:port (--compare sends its requests there)")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	addCRDsFlag(f, &o.crds)
+	addTrustFlag(f, &o.trust)
 	return cmd
 }
 
@@ -74,7 +78,7 @@ func (o *migrateOptions) run(cmd *cobra.Command, dir string) error {
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%s: no such file or directory", dir)
 	}
-	proj, err := openProject([]string{dir}, projectFlags{backends: o.backends, profiles: o.profiles, crds: o.crds})
+	proj, err := openProject([]string{dir}, projectFlags{backends: o.backends, profiles: o.profiles, crds: o.crds, trust: o.trust})
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,23 @@ import (
 // peak is the higher one).
 const compactBatchDocs = 4096
 
+// maxCollections is the most batches, and so calls of Collect, in one
+// load. A collection marks the whole live heap, and the heap holds every
+// document of the load (its chunk and result, 120 bytes even when the
+// document is empty) whatever the batch: one every compactBatchDocs made a
+// load quadratic in documents (1,000,000 empty documents: 244 collections
+// over a heap of 120 MB and more, 14 s of which 95% was marking; issue 35).
+// With at most this many a load's collections cost a constant times its
+// heap, linear in its documents.
+const maxCollections = 8
+
+// collectBatch is the number of documents in a batch of a load of docs
+// documents (more than compactBatchDocs): compactBatchDocs, or more when
+// that would take over maxCollections batches.
+func collectBatch(docs int) int {
+	return max(compactBatchDocs, (docs+maxCollections-1)/maxCollections)
+}
+
 // copier is what every typed Kubernetes object implements.
 type copier interface {
 	DeepCopyObject() runtime.Object

@@ -179,14 +179,19 @@ func (l *Loader) loadFiles(inputs []fileInput, problems []Problem) collected {
 			problems = append(problems, *p)
 			continue
 		}
-		for _, c := range splitDocuments(data) {
+		chunks, docs := splitDocumentsAtMost(data, MaxFileDocuments)
+		if chunks == nil {
+			problems = append(problems, *tooManyDocuments(in.path, docs))
+			continue
+		}
+		for _, c := range chunks {
 			jobs = append(jobs, job{file: in.path, chunk: c})
 		}
 	}
 	results := make([]docResult, len(jobs))
 	batch := len(jobs)
 	if l.Collect != nil && len(jobs) > compactBatchDocs {
-		batch = compactBatchDocs
+		batch = collectBatch(len(jobs))
 	}
 	for lo := 0; lo < len(jobs); lo += batch {
 		hi := min(lo+batch, len(jobs))

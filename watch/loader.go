@@ -185,7 +185,9 @@ func (l *Loader) loadFiles(inputs []fileInput, problems []Problem) collected {
 			continue
 		}
 		for _, c := range chunks {
-			jobs = append(jobs, job{file: in.path, chunk: c})
+			if !blankDocument(c.data) {
+				jobs = append(jobs, job{file: in.path, chunk: c})
+			}
 		}
 	}
 	results := make([]docResult, len(jobs))

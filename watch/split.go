@@ -62,6 +62,26 @@ func splitDocumentsAtMost(data []byte, limit int) (chunks []chunk, docs int) {
 	return append(chunks, chunk{data: data[start:], line: first}), docs
 }
 
+// blankDocument reports whether a chunk holds nothing but blank lines and
+// comments, a document with nothing to load: the loader skips it without
+// giving it a job, a result or a parse (a file of "---" lines is nothing
+// else).
+func blankDocument(data []byte) bool {
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		line = bytes.TrimLeft(line, " \t\r")
+		if len(line) > 0 && line[0] != '#' {
+			return false
+		}
+	}
+	return true
+}
+
 // isSeparator reports whether a line (with its newline) is "---" optionally
 // followed by blanks or a comment.
 func isSeparator(line []byte) bool {

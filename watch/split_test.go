@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -19,6 +20,12 @@ import (
 // emptyDocuments is n "---" lines: n+1 empty documents.
 func emptyDocuments(n int) []byte {
 	return bytes.Repeat([]byte("---\n"), n)
+}
+
+// nullDocuments is n documents holding only a null ("~"): nothing to load,
+// but each is parsed (blank ones are not).
+func nullDocuments(n int) []byte {
+	return append(bytes.Repeat([]byte("~\n---\n"), n-1), "~\n"...)
 }
 
 // TestSplitDocumentsAtMost: a file within the limit splits as without one;
@@ -69,7 +76,8 @@ func TestLoadRefusesFileOverDocumentLimit(t *testing.T) {
 	}
 }
 
-// TestLoadCollectionsLinearInDocuments: the Collect hook is the CLI's
+// TestLoadCollectionsLinearInDocuments (null documents, which are parsed,
+// unlike blank ones): the Collect hook is the CLI's
 // runtime.GC, which marks the whole heap, and a load's heap holds every
 // one of its documents (its chunk and result), so its cost is calls ×
 // documents. That must grow like the documents (8 times the documents,
@@ -77,14 +85,14 @@ func TestLoadRefusesFileOverDocumentLimit(t *testing.T) {
 // compactBatchDocs documents it grew 63 times, and 1,000,000 empty
 // documents took 14 s. Counted, not timed.
 func TestLoadCollectionsLinearInDocuments(t *testing.T) {
-	const perFile = 40_000
+	const perFile = 32_768 // 8 batches of compactBatchDocs
 	l := newTestLoader(t)
 	work := func(files int) int {
 		calls := 0
 		l.Collect = func() { calls++ }
 		in := make([]fileInput, files)
 		for i := range in {
-			in[i] = fileInput{path: fmt.Sprintf("f%d.yaml", i), data: emptyDocuments(perFile)}
+			in[i] = fileInput{path: fmt.Sprintf("f%d.yaml", i), data: nullDocuments(perFile)}
 		}
 		if r := l.load(in, nil); len(r.Problems) != 0 {
 			t.Fatalf("problems: %v", r.Problems)
@@ -103,9 +111,9 @@ func TestLoadCollectionsLinearInDocuments(t *testing.T) {
 // scratch). Counted, not timed.
 func TestLoadAllocationsLinearInDocuments(t *testing.T) {
 	l := newTestLoader(t)
-	l.LoadBytes("warm.yaml", emptyDocuments(100)) // scratch, pools
+	l.LoadBytes("warm.yaml", nullDocuments(100)) // scratch, pools
 	alloc := func(n int) uint64 {
-		data := emptyDocuments(n)
+		data := nullDocuments(n)
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		r := l.LoadBytes("e.yaml", data)
@@ -115,21 +123,22 @@ func TestLoadAllocationsLinearInDocuments(t *testing.T) {
 		}
 		return after.TotalAlloc - before.TotalAlloc
 	}
-	small, large := alloc(10_000), alloc(80_000)
+	small, large := alloc(4_000), alloc(32_000)
 	if large > 10*small {
-		t.Errorf("allocated %d bytes for 10,000 documents, %d for 80,000 (%.1f times, want at most 10)",
+		t.Errorf("allocated %d bytes for 4,000 documents, %d for 32,000 (%.1f times, want at most 10)",
 			small, large, float64(large)/float64(small))
 	}
 }
 
-// BenchmarkLoad1e6EmptyDocuments loads 1,000,000 empty documents (ten
-// files at MaxFileDocuments) with Collect set as the CLI sets it.
-func BenchmarkLoad1e6EmptyDocuments(b *testing.B) {
+// BenchmarkLoad1e6Documents loads 1,000,000 documents (ten files at
+// MaxFileDocuments), each a null, so that every one is parsed, with Collect
+// set as the CLI sets it.
+func BenchmarkLoad1e6Documents(b *testing.B) {
 	l := newTestLoader(b)
 	l.Collect = runtime.GC
 	files := make([][]byte, 10)
 	for i := range files {
-		files[i] = emptyDocuments(MaxFileDocuments - 1)
+		files[i] = nullDocuments(MaxFileDocuments)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -190,6 +199,7 @@ func FuzzSplitDocuments(f *testing.F) {
 		chunks := checkSplit(t, data)
 		checkSplitLimits(t, data, chunks)
 		checkSplitLikeKubectl(t, data, chunks)
+		checkBlankLoadsNothing(t, chunks)
 	})
 }
 
@@ -238,6 +248,27 @@ func checkSplit(t *testing.T, data []byte) []chunk {
 		t.Fatalf("last chunk ends at %d of %d", prev, len(data))
 	}
 	return chunks
+}
+
+// splitLoader is the loader FuzzSplitDocuments loads blank chunks with.
+var splitLoader = sync.OnceValues(NewLoader)
+
+// checkBlankLoadsNothing checks that the chunks the loader skips as blank
+// (blankDocument) would have loaded nothing.
+func checkBlankLoadsNothing(t *testing.T, chunks []chunk) {
+	t.Helper()
+	l, err := splitLoader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range chunks {
+		if !blankDocument(c.data) {
+			continue
+		}
+		if r := l.loadDocument("f.yaml", c); len(r.objs)+len(r.problems)+len(r.skipped) > 0 {
+			t.Fatalf("chunk %d %q is skipped as blank but loads %d objects, problems %v, skipped %v", i, c.data, len(r.objs), r.problems, r.skipped)
+		}
+	}
 }
 
 // checkSplitLimits checks splitDocumentsAtMost at limits around the count.

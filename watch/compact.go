@@ -29,16 +29,16 @@ import (
 const compactBatchDocs = 4096
 
 // maxCollections is the most batches, and so calls of Collect, in one
-// load. A collection marks the whole live heap, and the heap holds every
-// document of the load (its chunk and result, 120 bytes even when the
-// document loads nothing) whatever the batch: one every compactBatchDocs
-// made a load quadratic in documents (1,000,000 empty documents: 244
-// collections over a heap of 120 MB and more, 14 s of which 95% was
-// marking; issue 35). With at most this many, a load's collections cost a
-// constant times its heap, linear in its documents. Loads of up to 16
-// batches of compactBatchDocs (65,536 documents: 20,000 HTTPRoutes and
-// their Services) are batched as before; at 8 the 34,500 documents of a
-// 10 MB file peaked 9 MB higher (223 MB against 214 MB for check).
+// load. A collection marks the whole live heap, which holds every document
+// of the load (its job, 48 bytes, even when it loads nothing) whatever the
+// batch: one every compactBatchDocs made a load quadratic in documents
+// (1,000,000 empty documents: 244 collections over a heap of 120 MB and
+// more, 14 s of which 95% was marking; issue 35). With at most this many,
+// a load's collections cost a constant times its heap, linear in its
+// documents. Loads of up to 16 batches of compactBatchDocs (65,536
+// documents: 20,000 HTTPRoutes and their Services) are batched as before;
+// at 8, check of a 10 MB file of 34,500 documents peaked about 10 MB
+// higher.
 const maxCollections = 16
 
 // collectBatch is the number of documents in a batch of a load of docs

@@ -440,7 +440,7 @@ func (ex *exchange) beforeResponse(h http.Header) {
 func (s *Server) serve(bl *boundListener, w http.ResponseWriter, r *http.Request) {
 	ex := newExchange(r, time.Now())
 	ex.trace.Client, ex.trace.Address = r.RemoteAddr, bl.bound
-	ex.trace.memo = noteRequest(r.Context()) // conntrace.go
+	ex.trace.memo = noteRequest(r.Context())           // conntrace.go
 	ex.via, ex.passes = &s.via, s.via.passes(r.Header) // loop.go
 	if r.Body != nil && r.Body != http.NoBody {
 		ex.body = &countingReader{r: r.Body}

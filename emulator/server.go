@@ -197,7 +197,7 @@ func (s *Server) Apply(t *table.Table) *ApplyReport {
 		return rep
 	}
 	rt := compile(t, s.pool)
-	rt.via = &s.via // Server.Explain counts the Server's own Via entries (loop.go)
+	rt.via = &s.via      // Server.Explain counts the Server's own Via entries (loop.go)
 	s.telemetry.apply(t) // before any listener serves the new table
 	keep := map[bindKey]*boundListener{}
 	var started []*boundListener

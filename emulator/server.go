@@ -66,7 +66,7 @@ type Config struct {
 }
 
 // DefaultPortOffset is the port offset the gwdev command uses.
-const DefaultPortOffset = 8000
+const DefaultPortOffset = table.DefaultPortOffset
 
 const defaultTraceBuffer = 1000
 

@@ -1,13 +1,14 @@
 package main
 
 import (
-	"encoding/json"
+	"bytes"
 	"net/http"
 	"sync/atomic"
 	"time"
 
 	"github.com/gwdev/gwdev/emulator/admin"
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/report"
 )
 
 // adminObjects serves the admin API's /status: every object of the last
@@ -27,18 +28,16 @@ func (a *adminObjects) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.URL.Query().Get("format") == "json" {
-		items, err := res.ObjectsJSONItems()
-		if err != nil {
+		var b bytes.Buffer
+		if err := report.WriteObjectsJSON(&b, res, nil); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+		_, _ = w.Write(b.Bytes())
 		return
 	}
-	b, err := res.ObjectsYAML()
+	b, err := report.ObjectsYAML(res)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return

@@ -32,6 +32,9 @@ import (
 
 // certsOptions are the flags of `gwdev certs`.
 type certsOptions struct {
+	// trust is --trust (trust.go).
+	trust bool
+
 	out   string
 	caDir string
 	days  int
@@ -69,6 +72,7 @@ curl trust the CA. It never prints a private key.`,
 	f.StringVar(&o.caDir, "ca-dir", "", "keep the local CA in this directory (default ~/.config/gwdev/ca)")
 	f.IntVar(&o.days, "days", 397, "validity of the certificates, in days")
 	addCRDsFlag(f, &o.crds)
+	addTrustFlag(f, &o.trust)
 	return cmd
 }
 
@@ -79,7 +83,7 @@ func (o *certsOptions) run(out io.Writer, dir string) error {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return fmt.Errorf("%s is not a directory", dir)
 	}
-	proj, err := openProject([]string{dir}, projectFlags{crds: o.crds})
+	proj, err := openProject([]string{dir}, projectFlags{crds: o.crds, trust: o.trust})
 	if err != nil {
 		return err
 	}

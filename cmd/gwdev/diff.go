@@ -11,12 +11,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gwdev/gwdev/internal/report"
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // diffOptions are the flags of `gwdev diff`.
 type diffOptions struct {
+	// trust is --trust (trust.go); trustRevision is --trust-revision: the
+	// compared revision's render: commands run and its kustomizations fetch
+	// remote resources (the trust record never applies to it).
+	trust, trustRevision bool
+
 	format   string
 	profiles []string
 	// crds is --crds (crds.go).
@@ -38,6 +44,10 @@ are at the git revision BASE and as they are in the working tree, and lists what
 objects added and removed, conditions whose status or reason changed, gwdev's own
 warnings (such as shadowed rules) that appeared or went away, files that stopped loading,
 and routes that gained or lost traffic on a listener.
+
+The revision's render: commands never run and its kustomizations fetch nothing remote unless
+--trust-revision is given (a trust record never applies to it); the working tree's need --trust
+or a trust record (gwdev trust DIR), as for every command.
 
 BASE defaults to the merge base of HEAD with the main branch: the first of main, master,
 origin/main and origin/master that exists. With one argument, it is BASE when git knows
@@ -67,6 +77,8 @@ usage or git errors. --format github prints GitHub Actions annotations; sarif a 
 	f.StringVar(&o.format, "format", "text", "output format: text, github, sarif or json")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	addCRDsFlag(f, &o.crds)
+	addTrustFlag(f, &o.trust)
+	f.BoolVar(&o.trustRevision, "trust-revision", false, "the compared revision's gwdev.yaml may run its render: commands and its kustomizations may fetch remote resources (a trust record never applies to a revision)")
 	return cmd
 }
 
@@ -122,7 +134,7 @@ func (o *diffOptions) run(out, errOut io.Writer, args []string) error {
 	now := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
 	// Both sides are judged against the same CRDs: --crds, else the
 	// working tree's gwdev.yaml crds:.
-	head, err := openProject([]string{absDir}, projectFlags{profiles: o.profiles, crds: o.crds})
+	head, err := openProject([]string{absDir}, projectFlags{profiles: o.profiles, crds: o.crds, trust: o.trust})
 	if err != nil {
 		return err
 	}
@@ -146,7 +158,7 @@ func (o *diffOptions) run(out, errOut io.Writer, args []string) error {
 	}
 	baseView := &statusView{}
 	if baseDir != "" {
-		baseProj, err := head.sibling(baseDir)
+		baseProj, err := head.sibling(baseDir, o.trustRevision)
 		if err != nil {
 			return fmt.Errorf("at %s: %w", base, err)
 		}
@@ -171,7 +183,7 @@ func (o *diffOptions) run(out, errOut io.Writer, args []string) error {
 	case "github":
 		printDiffGitHub(out, rep)
 	case "sarif":
-		err = writeSARIF(out, diffFindings(rep))
+		err = report.WriteSARIF(out, diffFindings(rep), buildVersion().Version)
 	default:
 		printDiffText(out, rep)
 	}

@@ -22,6 +22,9 @@ import (
 
 // explainOptions are the flags of `gwdev explain`.
 type explainOptions struct {
+	// trust is --trust (trust.go).
+	trust bool
+
 	dir      string
 	method   string
 	headers  []string
@@ -104,6 +107,7 @@ Examples:
 	f.StringVar(&o.keyFile, "key", "", "private key (PEM) of --cert")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	addCRDsFlag(f, &o.crds)
+	addTrustFlag(f, &o.trust)
 	return cmd
 }
 
@@ -118,7 +122,7 @@ func (o *explainOptions) run(out io.Writer, rawURL string, sniSet bool) error {
 	if err != nil {
 		return err
 	}
-	proj, err := openProject([]string{o.dir}, projectFlags{backends: o.backends, profiles: o.profiles, crds: o.crds})
+	proj, err := openProject([]string{o.dir}, projectFlags{backends: o.backends, profiles: o.profiles, crds: o.crds, trust: o.trust})
 	if err != nil {
 		return err
 	}

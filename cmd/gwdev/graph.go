@@ -13,10 +13,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/report"
 )
 
 // graphOptions are the flags of `gwdev graph`.
 type graphOptions struct {
+	// trust is --trust (trust.go).
+	trust bool
+
 	format   string
 	profiles []string
 	// crds is --crds (crds.go).
@@ -51,6 +55,7 @@ it named), a rule that is shadowed or answers 500, an invalid backend reference.
 	f.StringVar(&o.format, "format", "mermaid", "output format: mermaid, dot or svg (svg runs Graphviz's dot)")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	addCRDsFlag(f, &o.crds)
+	addTrustFlag(f, &o.trust)
 	return cmd
 }
 
@@ -66,7 +71,7 @@ func (o *graphOptions) run(out, errOut io.Writer, dir string) error {
 	default:
 		return fmt.Errorf("unknown format %q (want mermaid, dot or svg)", o.format)
 	}
-	proj, err := openProject([]string{dir}, projectFlags{profiles: o.profiles, crds: o.crds})
+	proj, err := openProject([]string{dir}, projectFlags{profiles: o.profiles, crds: o.crds, trust: o.trust})
 	if err != nil {
 		return err
 	}
@@ -74,7 +79,7 @@ func (o *graphOptions) run(out, errOut io.Writer, dir string) error {
 	if err != nil {
 		return err
 	}
-	printLoadProblems(errOut, lr)
+	report.WriteLoadProblems(errOut, lr)
 	g := res.Graph()
 	switch o.format {
 	case "dot":

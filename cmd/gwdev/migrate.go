@@ -13,14 +13,17 @@ import (
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/report"
 	"github.com/gwdev/gwdev/watch"
 )
 
 // migrateOptions are the flags of gwdev migrate.
 type migrateOptions struct {
+	// trust is --trust (trust.go).
+	trust bool
+
 	output    string
 	compare   bool
 	format    string
@@ -62,6 +65,7 @@ nothing differs and nothing was dropped, 1 otherwise, 2 on usage errors.`,
 	f.StringArrayVar(&o.backends, "backend", nil, "as for up: namespace/service:port=host:port (--compare sends its requests there)")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	addCRDsFlag(f, &o.crds)
+	addTrustFlag(f, &o.trust)
 	return cmd
 }
 
@@ -74,7 +78,7 @@ func (o *migrateOptions) run(cmd *cobra.Command, dir string) error {
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%s: no such file or directory", dir)
 	}
-	proj, err := openProject([]string{dir}, projectFlags{backends: o.backends, profiles: o.profiles, crds: o.crds})
+	proj, err := openProject([]string{dir}, projectFlags{backends: o.backends, profiles: o.profiles, crds: o.crds, trust: o.trust})
 	if err != nil {
 		return err
 	}
@@ -83,7 +87,7 @@ func (o *migrateOptions) run(cmd *cobra.Command, dir string) error {
 		return err
 	}
 	if len(lr.Snapshot.Ingresses) == 0 {
-		printLoadProblems(cmd.ErrOrStderr(), lr)
+		report.WriteLoadProblems(cmd.ErrOrStderr(), lr)
 		fmt.Fprintf(cmd.ErrOrStderr(), "No Ingress found in %s: nothing to migrate.\n", dir)
 		return exitError{exitProblems}
 	}
@@ -103,7 +107,7 @@ func (o *migrateOptions) run(cmd *cobra.Command, dir string) error {
 	} else if err := os.WriteFile(o.output, buf.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", o.output, err)
 	}
-	printLoadProblems(cmd.ErrOrStderr(), lr)
+	report.WriteLoadProblems(cmd.ErrOrStderr(), lr)
 	printDropped(cmd.ErrOrStderr(), m.Dropped)
 	// The output is judged as the folder was: against --crds (or
 	// gwdev.yaml's crds:), so that a cluster's API server would take it.
@@ -175,7 +179,7 @@ func manifestYAML(obj any) ([]byte, error) {
 	if md, ok := u["metadata"].(map[string]any); ok {
 		delete(md, "creationTimestamp")
 	}
-	return yaml.Marshal(u)
+	return report.YAML(u)
 }
 
 // printDropped lists what the conversion did not carry over, once each.

@@ -34,6 +34,10 @@ type projectFlags struct {
 	classes []string
 	// noKustomize is --kustomize=false.
 	noKustomize bool
+	// trust is --trust: the folder's gwdev.yaml may run its render:
+	// commands and its kustomizations may fetch remote resources, without
+	// a trust record (trust.go).
+	trust bool
 }
 
 // project is a command's project: where the manifests come from, what
@@ -55,6 +59,9 @@ type project struct {
 	// loader loads and validates, against the CRDs --crds or gwdev.yaml
 	// names.
 	loader *watch.Loader
+	// consent is where the user's consent to run the folder's commands and
+	// fetch its remote resources comes from (trust.go).
+	consent consentSource
 }
 
 // openProject reads the project of sources: gwdev.yaml is read when
@@ -62,7 +69,8 @@ type project struct {
 // `gwdev up`), merged with the flags, and the loader is made for the CRDs
 // they name.
 func openProject(sources []string, f projectFlags) (*project, error) {
-	p := &project{sources: sources, classes: f.classes, backendFlags: f.backends, profileFlags: f.profiles}
+	p := &project{sources: sources, classes: f.classes, backendFlags: f.backends, profileFlags: f.profiles,
+		consent: consentSource{flag: f.trust, record: true}}
 	if len(sources) == 1 && sources[0] != "-" {
 		if st, err := os.Stat(sources[0]); err != nil || st.IsDir() {
 			p.dir = sources[0]
@@ -87,15 +95,27 @@ func openProject(sources []string, f projectFlags) (*project, error) {
 // reread reads the project's gwdev.yaml again with the flags (it does not
 // change p: see `gwdev up`'s reloader, which decides what to keep).
 func (p *project) reread() (projectOptions, error) {
-	return readProject(p.dir, p.backendFlags, p.profileFlags)
+	o, err := readProject(p.dir, p.backendFlags, p.profileFlags)
+	if err != nil {
+		return o, err
+	}
+	o.remote = p.consent.of(p.dir, o.configData)
+	for i := range o.renders {
+		o.renders[i].Consent = o.remote
+	}
+	return o, nil
 }
 
 // sibling is the project of the folder dir, read with p's flags (its own
 // gwdev.yaml) and judged by p's loader, so against the same CRDs: the
-// revision `gwdev diff` compares with.
-func (p *project) sibling(dir string) (*project, error) {
+// revision `gwdev diff` compares with. The trust record never applies to
+// it (it is a temporary folder holding someone's revision): its commands
+// run and its remote resources are fetched only when trustRevision
+// (--trust-revision) says so.
+func (p *project) sibling(dir string, trustRevision bool) (*project, error) {
 	q := *p
 	q.sources, q.dir = []string{dir}, dir
+	q.consent = consentSource{flag: trustRevision, flagName: "--trust-revision"}
 	cfg, err := q.reread()
 	if err != nil {
 		return nil, err
@@ -116,7 +136,7 @@ func (p *project) load(in io.Reader) (*watch.LoadResult, error) {
 			results = append(results, p.loader.LoadBytes("<stdin>", data))
 			continue
 		}
-		results = append(results, p.loader.Load(src, watch.Sources{Renders: p.cfg.renders}))
+		results = append(results, p.loader.Load(src, watch.Sources{Renders: p.cfg.renders, Remote: p.cfg.remote}))
 	}
 	switch len(results) {
 	case 0:
@@ -136,7 +156,7 @@ func (p *project) loadBytes(name string, data []byte) *watch.LoadResult {
 // watchDir watches the project's one folder (its first source), running
 // gwdev.yaml's render: commands.
 func (p *project) watchDir(ctx context.Context, opts watch.WatchOptions) (*watch.Watcher, error) {
-	opts.Renders = p.cfg.renders
+	opts.Renders, opts.Remote = p.cfg.renders, p.cfg.remote
 	return p.loader.Watch(ctx, p.sources[0], opts)
 }
 

@@ -22,6 +22,9 @@ import (
 
 // upOptions are the flags of `gwdev up`.
 type upOptions struct {
+	// trust is --trust (trust.go).
+	trust bool
+
 	portOffset int
 	address    string
 	accessLog  string
@@ -91,6 +94,7 @@ gwdev's built-in echo backend.`,
 	f.DurationVar(&o.emptyGrace, "empty-file-grace", watch.DefaultEmptyGrace, "keep serving a file's last objects this long after it becomes empty, as editors that truncate before writing leave it (0: drop them at once)")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	addCRDsFlag(f, &o.crds)
+	addTrustFlag(f, &o.trust)
 	f.DurationVar(&o.tcpIdle, "tcp-idle-timeout", emulator.DefaultTCPIdleTimeout, "close a TCPRoute connection after this long without traffic either way")
 	f.DurationVar(&o.udpSession, "udp-session-timeout", emulator.DefaultUDPSessionTimeout, "end a UDPRoute session (one client address) after this long without datagrams")
 	f.StringVar(&o.admin, "admin", admin.DefaultAddr, "admin API address (/status /routes /traces /traces/stream /metrics /healthz); off to disable")
@@ -101,7 +105,7 @@ gwdev's built-in echo backend.`,
 }
 
 func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) error {
-	proj, err := openProject([]string{dir}, projectFlags{backends: o.backends, profiles: o.profiles, crds: o.crds,
+	proj, err := openProject([]string{dir}, projectFlags{backends: o.backends, profiles: o.profiles, crds: o.crds, trust: o.trust,
 		classes: o.classes, noKustomize: !o.kustomize})
 	if err != nil {
 		return err
@@ -176,6 +180,9 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 		when := "run once: its watch: list is empty"
 		if len(r.Watch) > 0 {
 			when = "run again when " + strings.Join(r.Watch, " or ") + " changes"
+		}
+		if !r.Consent.Given {
+			when = "not run: the folder is not trusted, see its problem"
 		}
 		fmt.Fprintf(out, "gwdev: %s (%s)\n", r.Name(), when)
 	}

@@ -20,9 +20,9 @@ import (
 //   - a request that has passed through this Server at least once is never
 //     mirrored (a mirror of a mirror is what turns one request into
 //     thousands).
-// Both decisions are in the trace (Reason, Filters) and in Explain of a
-// running Server (Server.Explain counts its own Via entries; the offline
-// Explain has no Server to recognise and counts none).
+// Both decisions are in the trace (Reason, Filters) and in Explain:
+// Server.Explain counts the Server's own Via entries; the offline Explain
+// has no Server to recognise and counts every gwdev's (explainVia).
 
 // maxPasses is how many times a request may pass through one Server before
 // it is answered 508 Loop Detected: enough for Gateways chained into each
@@ -39,7 +39,15 @@ type viaEntries struct {
 	// name is the Server's received-by pseudonym ("gwdev-<12 hex>").
 	name          string
 	h10, h11, h20 []string
+	// anyGwdev counts every received-by starting with viaPrefix as this
+	// one (explainVia).
+	anyGwdev bool
 }
+
+// explainVia is the offline Explain's: it stands for the gwdev that would
+// serve the table, whichever process that is, so every gwdev's Via entry
+// counts as a pass; it adds none (no request is sent).
+var explainVia = viaEntries{name: viaPrefix + "*", anyGwdev: true}
 
 // newViaEntries makes a Server's Via values with a random pseudonym, so
 // that two gwdev processes chained into each other count apart.
@@ -65,7 +73,7 @@ func (v *viaEntries) entry(r *http.Request) []string {
 // addVia appends the Server's Via entry to an outbound header h (the
 // request was received as in).
 func (v *viaEntries) addVia(h http.Header, in *http.Request) {
-	if v.name == "" {
+	if v.name == "" || v.anyGwdev {
 		return
 	}
 	e := v.entry(in)
@@ -86,9 +94,12 @@ func (v *viaEntries) passes(h http.Header) int {
 	if v.name == "" {
 		return 0
 	}
-	n := 0
+	n, mark := 0, v.name
+	if v.anyGwdev {
+		mark = viaPrefix
+	}
 	for _, f := range h["Via"] {
-		if !strings.Contains(f, v.name) {
+		if !strings.Contains(f, mark) {
 			continue // the common case: another proxy's, or none of ours
 		}
 		for e := range strings.SplitSeq(f, ",") {
@@ -98,7 +109,7 @@ func (v *viaEntries) passes(h http.Header) int {
 				continue
 			}
 			by, _, _ = strings.Cut(strings.TrimSpace(by), " ")
-			if by == v.name {
+			if by == v.name || v.anyGwdev && strings.HasPrefix(by, viaPrefix) {
 				n++
 			}
 		}

@@ -175,4 +175,13 @@ func TestExplainShowsLoopDecisions(t *testing.T) {
 	if !filtersContain(*tr, "RequestMirror: default/self-mirror:80") || filtersContain(*tr, "skipped") {
 		t.Errorf("another gwdev's Via counted as this one's: %q", tr.Filters)
 	}
+	// The offline Explain stands for whichever gwdev serves the table.
+	other := "1.1 gwdev-000000000000"
+	tr = h.explain(h.request("GET", "example.com", "/e", "Via: 1.0 fred, "+strings.Repeat(other+", ", maxPasses-1)+other))
+	if tr.Status != http.StatusLoopDetected || !strings.Contains(tr.Reason, "passed through this gwdev 8 times") {
+		t.Errorf("offline explain of a request that passed %d times: %d %q", maxPasses, tr.Status, tr.Reason)
+	}
+	if tr = h.explain(h.request("GET", "example.com", "/e")); tr.Status != 0 || filtersContain(*tr, "skipped") {
+		t.Errorf("offline explain of a fresh request: %d %q", tr.Status, tr.Filters)
+	}
 }

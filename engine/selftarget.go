@@ -10,7 +10,7 @@ import (
 )
 
 // Backends that loop into gwdev: a backend, mirror, ExternalAuth or error
-// backend whose target address (a --backend mapping, an EndpointSlice, an
+// backend, or an XTelemetryPolicy's OTLP receiver, whose target address (a --backend mapping, an EndpointSlice, an
 // ExternalName) is the address and port of one of the table's own
 // listeners sends its requests back into gwdev. Chaining one Gateway into
 // another can be meant, so it is a warning, not a refusal; the data plane
@@ -23,6 +23,9 @@ import (
 // resolves to one of gwdev's own listeners (a gwdev finding, not a status
 // condition reason).
 const ReasonLoopsIntoGwdev = "LoopsIntoGwdev"
+
+// otlpReceiver names an XTelemetryPolicy's receiver in the findings.
+const otlpReceiver = "OTLP receiver"
 
 // ownListener is a listener port of the table, by the address clients
 // reach it at.
@@ -96,6 +99,16 @@ func (t *translator) noteSelfTargets(tab *Table) {
 			check(r.Route, r.Source, r.Index, "error backend", r.ErrorPages.Backend)
 		}
 	}
+	for _, g := range tab.Gateways {
+		if g == nil || g.Tracing == nil || g.Tracing.Exporter.Target == nil {
+			continue
+		}
+		// Each export is a request gwdev serves, spans and exports again.
+		e := g.Tracing.Exporter
+		ns, name, _ := strings.Cut(g.Tracing.Policy, "/")
+		policy := ObjectKey{Kind: "XTelemetryPolicy", Namespace: ns, Name: name}
+		check(policy, t.source(policy), nil, otlpReceiver, &Backend{Service: e.Service, Port: e.Port, Target: e.Target})
+	}
 	EachListener(tab, func(l *ListenerTable) {
 		for _, vh := range l.VirtualHosts {
 			for _, r := range vh.Rules {
@@ -167,8 +180,13 @@ func selfTargetMessage(what string, b *Backend, addr string, ol ownListener) str
 	if ol.offset {
 		where += ", served on " + addr + " when gwdev cannot bind port " + strconv.Itoa(int(ol.port.Port))
 	}
-	return fmt.Sprintf("%s %s/%s:%d resolves to %s (%s), which is gwdev's own %s: its requests come back into gwdev, "+
-		"and a route that sends them there again loops (gwdev never mirrors a request twice and answers 508 Loop Detected after a few passes); "+
-		"map the Service to the real backend (gwdev.yaml backends: or --backend ns/name:port=host:port) unless chaining into that listener is meant",
-		what, b.Service.Namespace, b.Service.Name, b.Port, addr, b.Target.Why, where)
+	then := "its requests come back into gwdev, and a route that sends them there again loops (gwdev never mirrors a request twice " +
+		"and answers 508 Loop Detected after a few passes); map the Service to the real backend (gwdev.yaml backends: or --backend " +
+		"ns/name:port=host:port) unless chaining into that listener is meant"
+	if what == otlpReceiver {
+		then = "every export is a request through gwdev that makes a span of its own, so exports never stop; " +
+			"map the Service to a real OTLP receiver (gwdev.yaml backends: or --backend ns/name:port=host:port)"
+	}
+	return fmt.Sprintf("%s %s/%s:%d resolves to %s (%s), which is gwdev's own %s: %s",
+		what, b.Service.Namespace, b.Service.Name, b.Port, addr, b.Target.Why, where, then)
 }

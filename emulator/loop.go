@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -86,6 +87,21 @@ func (v *viaEntries) addVia(h http.Header, in *http.Request) {
 	copy(out, prior)
 	out[len(prior)] = e[0]
 	h["Via"] = out
+}
+
+// markVia gives h, a request gwdev makes on the client's behalf (to an
+// error backend or an ExternalAuth backend), the Via entries the client's
+// request carried and this Server's own, so that a backend which is gwdev
+// itself counts the pass and the loop ends (checkLoop) instead of
+// recursing.
+func (ex *exchange) markVia(h http.Header) {
+	if ex.via == nil {
+		return
+	}
+	if prior := ex.req.Header["Via"]; len(prior) > 0 {
+		h["Via"] = slices.Clone(prior)
+	}
+	ex.via.addVia(h, ex.req)
 }
 
 // passes counts the entries of h's Via fields that name this Server: how

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
@@ -183,5 +184,37 @@ func TestExplainShowsLoopDecisions(t *testing.T) {
 	}
 	if tr = h.explain(h.request("GET", "example.com", "/e")); tr.Status != 0 || filtersContain(*tr, "skipped") {
 		t.Errorf("offline explain of a fresh request: %d %q", tr.Status, tr.Filters)
+	}
+}
+
+// TestExternalAuthToOwnListenerEndsIn508: an ExternalAuth filter whose auth
+// Service is mapped to gwdev's own listener, with a path prefix that leads
+// back into the protected rule, asks itself again on every pass. The auth
+// requests carry gwdev's Via entry, so the ninth pass is answered 508 and
+// the client gets a denial after maxPasses+1 requests, instead of a chain
+// of auth requests each waiting on the next until the auth timeout.
+func TestExternalAuthToOwnListenerEndsIn508(t *testing.T) {
+	manifests := strings.Replace(extAuthManifests, "path: /check", "path: /admin", 1)
+	h := serve(t, func(p int32) *table.Table {
+		self := net.JoinHostPort("127.0.0.1", strconv.Itoa(int(p)))
+		return gwinTable(t, manifests, p, engine.Options{BackendMappings: map[string]string{"default/auth:9000": self}})
+	})
+	h.client.Timeout = 15 * time.Second
+	resp, err := h.client.Do(h.request("GET", "app.example.com", "/admin/users"))
+	if err != nil {
+		t.Fatalf("client: %v", err)
+	}
+	resp.Body.Close()
+	waitUntil(func() bool { return len(h.s.Traces()) >= maxPasses+1 })
+	ts := h.s.Traces()
+	loops := 0
+	for _, tr := range ts {
+		if strings.HasPrefix(tr.Reason, "loop detected") {
+			loops++
+		}
+	}
+	if resp.StatusCode == http.StatusOK || len(ts) != maxPasses+1 || loops != 1 {
+		t.Fatalf("one client request: status %d after %d requests through gwdev (%d answered 508), want a denial after %d and 1",
+			resp.StatusCode, len(ts), loops, maxPasses+1)
 	}
 }

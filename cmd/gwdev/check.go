@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/app"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -131,11 +132,11 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 		}
 	}
 	start := time.Now()
-	proj, err := openProject(sources, projectFlags{profiles: o.profiles, crds: o.crds, classes: o.classes, noKustomize: !o.kustomize})
+	proj, err := app.OpenProject(sources, app.ProjectFlags{Profiles: o.profiles, CRDs: o.crds, Classes: o.classes, NoKustomize: !o.kustomize})
 	if err != nil {
 		return err
 	}
-	lr, err := proj.load(cmd.InOrStdin())
+	lr, err := proj.Load(cmd.InOrStdin())
 	if err != nil {
 		return err
 	}
@@ -143,15 +144,15 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 	// check loads once: the compiled validators can go before the
 	// translation, when the process holds the most.
 	watch.ReleaseValidators()
-	res := proj.translate(lr.Snapshot, translation{now: now, noServing: true, tight: true})
-	proj.addLoadFindings(res, lr)
+	res := proj.Translate(lr.Snapshot, app.Translation{Now: now, NoServing: true, Tight: true})
+	proj.AddLoadFindings(res, lr)
 	total := time.Since(start)
 
 	nObjects := lr.Snapshot.Len()
 	dropUnprinted(lr, res, o.policies)
 
 	out := cmd.OutOrStdout()
-	if msg := noManifests(nObjects, len(lr.Problems), len(res.Findings), strings.Join(sourceNames(sources), ", "), "check"); msg != "" {
+	if msg := app.NoManifests(nObjects, len(lr.Problems), len(res.Findings), strings.Join(sourceNames(sources), ", "), "check"); msg != "" {
 		// Nothing loaded and nothing refused: a folder with no manifests
 		// is not a pass (a CI job pointed at the wrong folder must fail).
 		w := out
@@ -228,38 +229,6 @@ func hasWarnings(res *engine.Result) bool {
 	return false
 }
 
-// addLoadWarnings adds the loader's warnings (symlinks followed out of
-// the folder, objects of Gateway API kinds gwdev does not load) to the
-// result's findings, first among the warnings, so that check, --strict, the
-// dashboard and the admin API show them as they show the engine's.
-func addLoadWarnings(res *engine.Result, lr *watch.LoadResult) {
-	addChannelNotes(res, lr)
-	ws := lr.Warnings
-	var skipped []engine.Finding
-	for _, s := range lr.Skipped {
-		if s.GatewayAPI() {
-			skipped = append(skipped, engine.Finding{Severity: engine.SeverityWarning,
-				Object: engine.ObjectKey{Kind: s.Kind, Namespace: s.Namespace, Name: s.Name},
-				Source: engine.Source{File: s.File, Line: s.Line}, Reason: engine.ReasonNotImplemented,
-				Message: engine.SkippedKindWarning(s.Kind)})
-		}
-	}
-	if len(ws) == 0 && len(skipped) == 0 {
-		return
-	}
-	i := 0
-	for i < len(res.Findings) && res.Findings[i].Severity == engine.SeverityError {
-		i++
-	}
-	fs := make([]engine.Finding, 0, len(res.Findings)+len(ws))
-	fs = append(fs, res.Findings[:i]...)
-	for _, w := range ws {
-		fs = append(fs, engine.Finding{Severity: engine.SeverityWarning, Source: engine.Source{File: w.File}, Message: w.Message})
-	}
-	fs = append(fs, skipped...)
-	res.Findings = append(fs, res.Findings[i:]...)
-}
-
 // printLoadProblems writes load problems and warnings to w, one per line.
 func printLoadProblems(w io.Writer, lr *watch.LoadResult) {
 	for _, p := range lr.Problems {
@@ -280,15 +249,4 @@ func sourceNames(sources []string) []string {
 		}
 	}
 	return names
-}
-
-// noManifests is what check and up say about sources where nothing loaded
-// and nothing failed to load or raised a finding ("" : not the case): a
-// folder with no manifests. what is what there is nothing to do ("check",
-// "serve").
-func noManifests(objects, problems, findings int, where, what string) string {
-	if objects > 0 || problems > 0 || findings > 0 {
-		return ""
-	}
-	return fmt.Sprintf("No manifests found in %s: nothing to %s (gwdev reads *.yaml, *.yml and *.json files).", where, what)
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/app"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -150,7 +151,7 @@ func compareCluster(objs []*unstructured.Unstructured, res *engine.Result) (*clu
 		for _, p := range mine.Parents {
 			want := classController[gatewayClass[refNamespace(p.ParentRef, key.Namespace)+"/"+fmt.Sprint(p.ParentRef["name"])]]
 			tp := matchParent(p.ParentRef, key.Namespace, want, theirs.Parents)
-			scope := "parent " + refString(p.ParentRef, key.Namespace)
+			scope := "parent " + app.RefString(p.ParentRef, key.Namespace)
 			if tp == nil {
 				c.conditions(key, scope, p.Conditions, nil, gen)
 				continue
@@ -162,7 +163,7 @@ func compareCluster(objs []*unstructured.Unstructured, res *engine.Result) (*clu
 			for _, ta := range theirs.Ancestors {
 				theirsP = append(theirsP, parentView{ParentRef: ta.AncestorRef, ControllerName: ta.ControllerName, Conditions: ta.Conditions})
 			}
-			scope := "ancestor " + refString(a.AncestorRef, key.Namespace)
+			scope := "ancestor " + app.RefString(a.AncestorRef, key.Namespace)
 			if tp := matchParent(a.AncestorRef, key.Namespace, "", theirsP); tp != nil {
 				c.conditions(key, scope, a.Conditions, tp.Conditions, gen)
 			} else {
@@ -228,7 +229,7 @@ func refNamespace(r map[string]any, ns string) string {
 func matchParent(ref map[string]any, ns, controller string, theirs []parentView) *parentView {
 	var found *parentView
 	for i := range theirs {
-		if refString(theirs[i].ParentRef, ns) != refString(ref, ns) {
+		if app.RefString(theirs[i].ParentRef, ns) != app.RefString(ref, ns) {
 			continue
 		}
 		if controller == "" || theirs[i].ControllerName == controller {
@@ -261,12 +262,12 @@ func (o *checkOptions) runCluster(ctx context.Context, out io.Writer, now metav1
 	}
 	// --crds (a bundle name, or the cluster's own `kubectl get crd -o yaml`)
 	// judges the objects as that cluster's API server does, as for a folder.
-	proj, err := openProject(nil, projectFlags{profiles: o.profiles, crds: o.crds, classes: o.classes})
+	proj, err := app.OpenProject(nil, app.ProjectFlags{Profiles: o.profiles, CRDs: o.crds, Classes: o.classes})
 	if err != nil {
 		return err
 	}
-	lr := proj.loadBytes("cluster "+objs.Context, data)
-	res := proj.translate(lr.Snapshot, translation{now: now, noServing: true})
+	lr := proj.LoadBytes("cluster "+objs.Context, data)
+	res := proj.Translate(lr.Snapshot, app.Translation{Now: now, NoServing: true})
 	c, err := compareCluster(objs.Objects, res)
 	if err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/engine/table"
+	"github.com/gwdev/gwdev/internal/app"
 )
 
 // explainOptions are the flags of `gwdev explain`.
@@ -118,15 +119,15 @@ func (o *explainOptions) run(out io.Writer, rawURL string, sniSet bool) error {
 	if err != nil {
 		return err
 	}
-	proj, err := openProject([]string{o.dir}, projectFlags{backends: o.backends, profiles: o.profiles, crds: o.crds})
+	proj, err := app.OpenProject([]string{o.dir}, app.ProjectFlags{Backends: o.backends, Profiles: o.profiles, CRDs: o.crds})
 	if err != nil {
 		return err
 	}
-	lr, err := proj.load(nil)
+	lr, err := proj.Load(nil)
 	if err != nil {
 		return err
 	}
-	res := proj.translate(lr.Snapshot, translation{now: metav1.NewTime(time.Now().UTC())})
+	res := proj.Translate(lr.Snapshot, app.Translation{Now: metav1.NewTime(time.Now().UTC())})
 	addr := ""
 	if o.gateway != "" {
 		for _, g := range res.Table.Gateways {
@@ -144,7 +145,7 @@ func (o *explainOptions) run(out io.Writer, rawURL string, sniSet bool) error {
 		}
 	}
 	probe.Address = addr
-	probe.CAFiles = knownCAFiles(o.dir) // hints trust the CA that verifies (--cacert), as copy-as-curl does
+	probe.CAFiles = app.KnownCAFiles(o.dir) // hints trust the CA that verifies (--cacert), as copy-as-curl does
 	tr := emulator.ExplainProbe(res.Table, probe)
 	notDone := explainNotDone(res.Table, tr) // explain_notdone.go
 	if o.output == "json" {
@@ -178,7 +179,7 @@ func (o *explainOptions) run(out io.Writer, rawURL string, sniSet bool) error {
 	}
 	if pruned > 0 {
 		fmt.Fprintf(out, "\nnote: %s not in the cluster's CRDs (dropped, as that cluster stores the objects); run gwdev check --crds %s %s\n",
-			plural(pruned, "field"), loaderCRDsName(proj.loader), o.dir)
+			plural(pruned, "field"), proj.CRDsName(), o.dir)
 	}
 	return explainExit(tr)
 }

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/app"
 )
 
 // graphOptions are the flags of `gwdev graph`.
@@ -66,11 +67,11 @@ func (o *graphOptions) run(out, errOut io.Writer, dir string) error {
 	default:
 		return fmt.Errorf("unknown format %q (want mermaid, dot or svg)", o.format)
 	}
-	proj, err := openProject([]string{dir}, projectFlags{profiles: o.profiles, crds: o.crds})
+	proj, err := app.OpenProject([]string{dir}, app.ProjectFlags{Profiles: o.profiles, CRDs: o.crds})
 	if err != nil {
 		return err
 	}
-	lr, res, err := proj.loadAndTranslate(metav1.NewTime(time.Now().UTC()))
+	lr, res, err := proj.LoadAndTranslate(metav1.NewTime(time.Now().UTC()))
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -7,25 +7,35 @@ import (
 	"time"
 
 	"github.com/gwdev/gwdev/engine"
-	"github.com/gwdev/gwdev/tui"
 	"github.com/gwdev/gwdev/watch"
 )
+
+// MigrationState is one message of a MigrationRunner: a comparison of
+// reload number Reload started (Running), ended (Comparison) or failed
+// (Err).
+type MigrationState struct {
+	Reload  int
+	Running bool
+	// Comparison is the finished comparison (nil: running or failed).
+	Comparison *MigrationComparison
+	Err        error
+}
 
 // migrationRunTimeout bounds one comparison for the dashboard; what it did
 // not send by then is counted as left out (the view says how many).
 const migrationRunTimeout = 30 * time.Second
 
-// migrationRunner compares the folder's Ingresses with their Gateway API
-// conversion (migrate --compare's compareMigration) for the dashboard's
+// MigrationRunner compares the folder's Ingresses with their Gateway API
+// conversion (migrate --compare's CompareMigration) for the dashboard's
 // Migration view after every reload that has Ingresses, off the watch loop
 // and the UI: one comparison at a time on its own loopback listeners; a
 // newer reload cancels the running one and is compared next (only the
 // latest waits).
-type migrationRunner struct {
+type MigrationRunner struct {
 	// send delivers the results (Program.Send).
-	send func(tui.MigrationMsg)
-	// compare is compareMigration (tests may replace it).
-	compare func(ctx context.Context, proj *project, lr *watch.LoadResult, mo engine.MigrationOptions) (*migrationComparison, error)
+	send func(MigrationState)
+	// compare is CompareMigration (tests may replace it).
+	compare func(ctx context.Context, proj *Project, lr *watch.LoadResult, mo engine.MigrationOptions) (*MigrationComparison, error)
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc // of the running comparison (nil: none)
@@ -39,18 +49,20 @@ type migrationRunner struct {
 
 // migrationJob is one reload to compare.
 type migrationJob struct {
-	proj   project // a copy: gwdev.yaml may change while it runs
+	proj   Project // a copy: gwdev.yaml may change while it runs
 	lr     *watch.LoadResult
 	reload int
 }
 
-func newMigrationRunner(send func(tui.MigrationMsg)) *migrationRunner {
-	return &migrationRunner{send: send, compare: compareMigration}
+// NewMigrationRunner returns a runner that delivers what it compares to
+// send.
+func NewMigrationRunner(send func(MigrationState)) *MigrationRunner {
+	return &MigrationRunner{send: send, compare: CompareMigration}
 }
 
-// submit asks for a comparison of lr (the load of reload number reload),
+// Submit asks for a comparison of lr (the load of reload number reload),
 // read with proj. It returns at once.
-func (r *migrationRunner) submit(ctx context.Context, proj *project, lr *watch.LoadResult, reload int) {
+func (r *MigrationRunner) Submit(ctx context.Context, proj *Project, lr *watch.LoadResult, reload int) {
 	if lr == nil || lr.Snapshot == nil {
 		return
 	}
@@ -74,7 +86,7 @@ func (r *migrationRunner) submit(ctx context.Context, proj *project, lr *watch.L
 }
 
 // loop runs the waiting jobs until none is left.
-func (r *migrationRunner) loop(ctx context.Context) {
+func (r *MigrationRunner) loop(ctx context.Context) {
 	defer r.wg.Done()
 	for {
 		r.mu.Lock()
@@ -88,7 +100,7 @@ func (r *migrationRunner) loop(ctx context.Context) {
 		run, cancel := context.WithTimeout(ctx, migrationRunTimeout)
 		r.cancel = cancel
 		r.mu.Unlock()
-		r.send(tui.MigrationMsg{Reload: job.reload, Running: true})
+		r.send(MigrationState{Reload: job.reload, Running: true})
 		msg := r.run(run, job)
 		cancel()
 		r.mu.Lock()
@@ -102,41 +114,16 @@ func (r *migrationRunner) loop(ctx context.Context) {
 }
 
 // run compares one job.
-func (r *migrationRunner) run(ctx context.Context, job *migrationJob) tui.MigrationMsg {
+func (r *MigrationRunner) run(ctx context.Context, job *migrationJob) MigrationState {
 	if len(job.lr.Snapshot.Ingresses) == 0 {
-		return tui.MigrationMsg{Reload: job.reload, Err: fmt.Errorf("no Ingress left in the folder")}
+		return MigrationState{Reload: job.reload, Err: fmt.Errorf("no Ingress left in the folder")}
 	}
 	c, err := r.compare(ctx, &job.proj, job.lr, engine.MigrationOptions{})
 	if err != nil {
-		return tui.MigrationMsg{Reload: job.reload, Err: err}
+		return MigrationState{Reload: job.reload, Err: err}
 	}
-	return migrationMsg(c, job.reload)
+	return MigrationState{Reload: job.reload, Comparison: c}
 }
 
-// wait waits for the running comparison to end (after ctx ends).
-func (r *migrationRunner) wait() { r.wg.Wait() }
-
-// migrationMsg is the dashboard's form of a comparison.
-func migrationMsg(c *migrationComparison, reload int) tui.MigrationMsg {
-	msg := tui.MigrationMsg{Reload: reload, Requests: c.Requests, LeftOut: c.LeftOut, Kept: len(c.Kept)}
-	for _, d := range c.Differences {
-		md := tui.MigrationDifference{Request: d.requestLine(), Ingress: d.Request.ingress, From: d.Request.from,
-			IngressRule: d.Ingress.Rule, IngressSource: d.Ingress.Source, GatewayRule: d.Gateway.Rule, GatewaySource: d.Gateway.Source}
-		for _, f := range d.Fields {
-			md.Fields = append(md.Fields, tui.MigrationField{Name: f, Ingress: d.Ingress.field(f), Gateway: d.Gateway.field(f)})
-		}
-		msg.Differences = append(msg.Differences, md)
-	}
-	for _, p := range c.Converted.Problems {
-		msg.Problems = append(msg.Problems, p.String())
-	}
-	seen := map[string]bool{}
-	for _, d := range c.Dropped {
-		k := d.Source.String() + d.Ingress.String() + d.What + d.Why
-		if !seen[k] {
-			seen[k] = true
-			msg.Dropped = append(msg.Dropped, tui.MigrationDropped{Ingress: d.Ingress, Source: d.Source, What: d.What, Why: d.Why})
-		}
-	}
-	return msg
-}
+// Wait waits for the running comparison to end (after ctx ends).
+func (r *MigrationRunner) Wait() { r.wg.Wait() }

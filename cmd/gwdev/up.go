@@ -135,13 +135,13 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 	if err != nil {
 		return err
 	}
-	var adminUp adminState
+	var adminUp app.AdminState
 	if o.admin != "" && o.admin != "off" {
 		status := &app.AdminStatus{}
 		adm := admin.New(srv, status)
 		defer adm.Close()
-		adminUp = o.serveAdmin(ctx, adm, instanceID(dir))
-		if adminUp.addr != "" {
+		adminUp = app.ServeAdmin(ctx, o.admin, adm, o.limits.adminOptions(), app.InstanceID(dir))
+		if adminUp.Addr != "" {
 			status.Admin = adm
 			sess.Subscribe(status.Publish)
 		}
@@ -152,10 +152,10 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 	if why := o.dashboardOff(terminals(out)); why != "" {
 		fmt.Fprintf(out, "gwdev: %s\n", why)
 	}
-	if adminUp.problem {
-		fmt.Fprintf(errOut, "gwdev: %s\n", adminUp.note)
-	} else if adminUp.note != "" {
-		fmt.Fprintf(out, "gwdev: %s\n", adminUp.note)
+	if adminUp.Problem {
+		fmt.Fprintf(errOut, "gwdev: %s\n", adminUp.Note)
+	} else if adminUp.Note != "" {
+		fmt.Fprintf(out, "gwdev: %s\n", adminUp.Note)
 	}
 	if path := proj.ConfigPath(); path != "" {
 		fmt.Fprintf(out, "gwdev: settings from %s (reloaded when it changes)\n", path)

@@ -22,7 +22,7 @@ func TestKnownCAFiles(t *testing.T) {
 	if got := app.KnownCAFiles(dir); !slices.Equal(got, []string{own, def, "/etc/my-roots.pem"}) {
 		t.Errorf("without gwdev-certs.yaml: %q", got)
 	}
-	if err := appendManifests(filepath.Join(dir, "gwdev-certs.yaml"), "/ca dir/ca.crt", []byte("---\n")); err != nil {
+	if err := app.AppendManifests(filepath.Join(dir, "gwdev-certs.yaml"), "/ca dir/ca.crt", []byte("---\n")); err != nil {
 		t.Fatal(err)
 	}
 	if got := app.KnownCAFiles(dir); !slices.Equal(got, []string{"/ca dir/ca.crt", own, def, "/etc/my-roots.pem"}) {

@@ -43,12 +43,12 @@ func (o *upOptions) dashboardOff(terminal bool) string {
 // loop and the trace subscription feed it with Program.Send. Nothing else
 // writes to the terminal meanwhile. Listeners are closed by the caller
 // once it returns.
-func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir string, sess *app.Session, admin adminState) error {
+func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir string, sess *app.Session, admin app.AdminState) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	noColor := os.Getenv("NO_COLOR") != ""
 	m := tui.New(tui.Options{Dir: dir, Renderer: tui.NewRenderer(out, noColor), NoColor: noColor, Clipboard: clipboardWriter(out),
-		SystemClipboard: clipboard.WriteAll, Admin: admin.note, AdminProblem: admin.problem, CAFiles: app.KnownCAFiles(dir)})
+		SystemClipboard: clipboard.WriteAll, Admin: admin.Note, AdminProblem: admin.Problem, CAFiles: app.KnownCAFiles(dir)})
 	// No signal handler of Bubble Tea's: up's own (signal.NotifyContext)
 	// cancels ctx on SIGINT and SIGTERM. With both, Bubble Tea's could
 	// take the signal after ctx had stopped the event loop, block sending
@@ -84,8 +84,8 @@ func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir string, sess 
 		if path := sess.Project().ConfigPath(); path != "" {
 			p.Send(tui.NoticeMsg{Text: "settings from " + path + " (reloaded when it changes)"})
 		}
-		if admin.problem { // said last, so that it is what the status line shows
-			p.Send(tui.NoticeMsg{Text: admin.note, Problem: true})
+		if admin.Problem { // said last, so that it is what the status line shows
+			p.Send(tui.NoticeMsg{Text: admin.Note, Problem: true})
 		}
 		sess.Start()
 		sess.Run(ctx, func(err error) { p.Send(tui.WatchErrorMsg{Err: err}) })

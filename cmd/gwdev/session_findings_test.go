@@ -110,6 +110,7 @@ func sessionState(t *testing.T, dir string) *app.State {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(sess.Close)
 	sess.Start()
 	return sess.State()
 }

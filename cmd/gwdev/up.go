@@ -135,6 +135,7 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 	if err != nil {
 		return err
 	}
+	defer sess.Close()
 	var adminUp app.AdminState
 	if o.admin != "" && o.admin != "off" {
 		status := &app.AdminStatus{}

@@ -98,6 +98,7 @@ func dashboardWith(t *testing.T, dir string, flags app.ProjectFlags) *tui.Model 
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(sess.Close)
 	sess.Subscribe(func(st *app.State) { got = append(got, stateMsg(st)) })
 	sess.Start()
 	model := tui.New(tui.Options{Dir: dir, NoColor: true})

@@ -39,6 +39,9 @@ type Session struct {
 	// prev is the last translation: each Gateway keeps its address from it.
 	prev *engine.Result
 
+	// stopGC ends serveGC's loop and waits for it (Close).
+	stopGC func()
+
 	mu    sync.Mutex
 	subs  []func(*State)
 	state *State
@@ -89,7 +92,8 @@ type SessionOptions struct {
 }
 
 // NewSession starts watching proj's folder and its gwdev.yaml until ctx
-// ends. Nothing is translated before Start or Run.
+// ends, and keeps the heap's headroom for serving (serveGC) until Close.
+// Nothing is translated before Start.
 func NewSession(ctx context.Context, proj *Project, o SessionOptions) (*Session, error) {
 	w, err := proj.WatchDir(ctx, o.Watch)
 	if err != nil {
@@ -97,8 +101,22 @@ func NewSession(ctx context.Context, proj *Project, o SessionOptions) (*Session,
 	}
 	s := &Session{dir: o.Dir, srv: o.Server, project: proj, watcher: w, crdsFlag: o.CRDsFlag, cfgSeen: configSignature(o.Dir)}
 	s.cfgChanged = watchProjectConfig(ctx, o.Dir, o.Watch.Debounce)
+	gcCtx, stopGC := context.WithCancel(ctx)
+	gcDone := make(chan struct{})
+	go func() {
+		defer close(gcDone)
+		serveGC(gcCtx) // gc.go: heap headroom while serving
+	}()
+	s.stopGC = func() {
+		stopGC()
+		<-gcDone
+	}
 	return s, nil
 }
+
+// Close stops what the Session runs beside its loop (the serving GC
+// target); the watchers stop with NewSession's ctx.
+func (s *Session) Close() { s.stopGC() }
 
 // Subscribe adds a function told of every State, in the order subscribed,
 // on the Session's goroutine (a slow subscriber delays the next reload).
@@ -124,19 +142,8 @@ func (s *Session) Project() *Project { return s.project }
 func (s *Session) Start() { s.apply(s.watcher.Current(), true) }
 
 // Run publishes a new State for every change of the folder or gwdev.yaml
-// until ctx ends; watch errors go to onError. It serves with the heap
-// headroom of serveGC meanwhile. Call Start first.
+// until ctx ends; watch errors go to onError. Call Start first.
 func (s *Session) Run(ctx context.Context, onError func(error)) {
-	gcCtx, stopGC := context.WithCancel(ctx)
-	gcDone := make(chan struct{})
-	go func() {
-		defer close(gcDone)
-		serveGC(gcCtx) // gc.go: heap headroom while serving
-	}()
-	defer func() {
-		stopGC()
-		<-gcDone
-	}()
 	for {
 		select {
 		case <-ctx.Done():

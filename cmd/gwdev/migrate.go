@@ -23,7 +23,7 @@ type migrateOptions struct {
 	namespace string
 	class     string
 	// backends, profiles and crds are --backend, --profile and --crds, as
-	// for up (project.go).
+	// for up (internal/app).
 	backends, profiles []string
 	crds               string
 }

@@ -19,8 +19,8 @@ import (
 // plus gwdev.yaml and the flags → a loader judging against one CRD bundle
 // → engine.Translate with options built in one place (engineOptions) →
 // the result. No package but this one makes a loader or engine.Options
-// for a project (internal/guard's TestOnePipeline), so two commands cannot
-// read the same folder two ways.
+// for a project (internal/guard's rule "project pipeline outside
+// internal/app"), so two commands cannot read the same folder two ways.
 
 // ProjectFlags are the flags that say how a project is read, as each
 // command has them (a command without a flag leaves it zero).
@@ -86,7 +86,8 @@ func OpenProject(sources []string, f ProjectFlags) (*Project, error) {
 }
 
 // reread reads the project's gwdev.yaml again with the flags (it does not
-// change p: see `gwdev up`'s reloader, which decides what to keep).
+// change p: see the Session (session_config.go), which decides what to
+// keep).
 func (p *Project) reread() (projectOptions, error) {
 	return readProject(p.dir, p.backendFlags, p.profileFlags)
 }

@@ -59,11 +59,42 @@ build_helm() {
   mv "$bin/helm" "$out"
 }
 
+# built runs build function $1 for tool file $2 under a lock, so that
+# concurrent callers (make test's background build and a test that needs
+# the tool now) build it once: the later caller waits for the first. A
+# build says what it builds, how long it takes, and that it is still
+# going every minute (on stderr).
+built() {
+  local fn=$1 out=$2 what=$3 estimate=$4
+  [ -x "$out" ] && return 0
+  exec 9>"$out.lock"
+  if command -v flock >/dev/null && ! flock -n 9; then
+    echo "tools: waiting for another build of $what to finish ($out.lock)" >&2
+    flock 9
+  fi
+  if [ ! -x "$out" ]; then
+    echo "tools: building $what for the integration tests ($estimate on an idle 2-core machine, once; cached in $dir)" >&2
+    local start=$SECONDS ticker
+    ( exec 9>&-; while sleep 60; do echo "tools: still building $what ($(( (SECONDS - start) / 60 )) min so far)" >&2; done ) &
+    ticker=$!
+    local rc=0
+    "$fn" >&2 || rc=$?
+    kill "$ticker" 2>/dev/null; wait "$ticker" 2>/dev/null || true
+    [ "$rc" = 0 ] || { exec 9>&-; return "$rc"; }
+    echo "tools: built $what in $(( SECONDS - start )) s" >&2
+  fi
+  exec 9>&-
+}
+
 [ $# -eq 0 ] && set -- kube-apiserver helm
 for t in "$@"; do
   case "$t" in
-    kube-apiserver) build_kube_apiserver >&2; echo "$dir/kube-apiserver-$KUBE_VERSION" ;;
-    helm) build_helm >&2; echo "$dir/helm-$HELM_VERSION" ;;
+    kube-apiserver)
+      built build_kube_apiserver "$dir/kube-apiserver-$KUBE_VERSION" "kube-apiserver $KUBE_VERSION" "about 5 minutes"
+      echo "$dir/kube-apiserver-$KUBE_VERSION" ;;
+    helm)
+      built build_helm "$dir/helm-$HELM_VERSION" "helm $HELM_VERSION" "about 1 minute"
+      echo "$dir/helm-$HELM_VERSION" ;;
     dir) echo "$dir" ;;
     *) echo "tools.sh: unknown tool $t" >&2; exit 2 ;;
   esac

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -22,8 +23,9 @@ import (
 // TestSessionFindingsAgree: for every sample, the findings `gwdev check -o
 // json` prints are those the Session publishes, and the dashboard (from
 // the StateMsg it is sent) and the admin API (/routes' findings, fed by
-// app.AdminStatus) show exactly the Session's: one pipeline, read by every
-// front end.
+// app.AdminStatus) show exactly the Session's; the admin API's /status
+// serves the objects with the status check -o json prints. One pipeline,
+// read by every front end.
 func TestSessionFindingsAgree(t *testing.T) {
 	dirs, _ := filepath.Glob("../../samples/*")
 	n := 0
@@ -34,7 +36,10 @@ func TestSessionFindingsAgree(t *testing.T) {
 		n++
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			out, _, _ := runGwdev(t, "", "check", "-o", "json", dir)
-			var rep struct{ Findings []machineFinding }
+			var rep struct {
+				Items    []any
+				Findings []machineFinding
+			}
 			if err := json.Unmarshal([]byte(out), &rep); err != nil {
 				t.Fatalf("check -o json: %v\n%s", err, out)
 			}
@@ -72,23 +77,22 @@ func TestSessionFindingsAgree(t *testing.T) {
 			// The admin API.
 			srv := emulator.New(emulator.Config{})
 			t.Cleanup(func() { _ = srv.Close(context.Background()) })
-			status := &app.AdminStatus{Admin: admin.New(srv, nil)}
+			status := &app.AdminStatus{}
+			status.Admin = admin.New(srv, status)
 			status.Publish(st)
 			addr, _, err := admin.Serve(t.Context(), "127.0.0.1:0", status.Admin, admin.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp, err := http.Get("http://" + addr.String() + "/routes")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer resp.Body.Close()
 			var routes struct{ Findings []engine.Finding }
-			if err := json.NewDecoder(resp.Body).Decode(&routes); err != nil {
-				t.Fatal(err)
-			}
+			getJSON(t, "http://"+addr.String()+"/routes", &routes)
 			if got := findingKeys(routes.Findings); !slices.Equal(got, fromSession) {
 				t.Errorf("the admin API's findings differ from the Session's:\nadmin:   %q\nsession: %q", got, fromSession)
+			}
+			var served struct{ Items []any }
+			getJSON(t, "http://"+addr.String()+"/status?format=json", &served)
+			if len(served.Items) == 0 || !reflect.DeepEqual(withoutTimes(served.Items), withoutTimes(rep.Items)) {
+				t.Errorf("the admin API's /status (%d objects) differs from check -o json's (%d)", len(served.Items), len(rep.Items))
 			}
 		})
 	}
@@ -134,4 +138,39 @@ func findingKey(severity string, o *engine.ObjectKey, message string) string {
 		obj = o.String()
 	}
 	return fmt.Sprintf("%s %s: %s", severity, obj, message)
+}
+
+// getJSON decodes the JSON answer to GET url into v.
+func getJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("%s: %v", url, err)
+	}
+}
+
+// withoutTimes is v (decoded JSON) without lastTransitionTime fields: check
+// and the Session translate at their own second.
+func withoutTimes(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			if k != "lastTransitionTime" {
+				out[k] = withoutTimes(e)
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = withoutTimes(e)
+		}
+		return out
+	}
+	return v
 }

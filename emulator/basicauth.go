@@ -24,7 +24,12 @@ import (
 // not, it sets the 401 answer.
 func (ex *exchange) checkBasicAuth(ba *table.BasicAuth) (action, bool) {
 	user, pass, ok := ex.req.BasicAuth()
-	if ok {
+	switch {
+	case ok && user == "":
+		// nginx refuses credentials without a user name before it reads
+		// the user file.
+		ex.trace.Reason = "basic auth " + ba.Name + ": the credentials have an empty user name"
+	case ok:
 		for _, u := range ba.Users {
 			if u.Name == user && htpasswdMatches(u.Hash, pass) {
 				ex.trace.Filters = append(ex.trace.Filters, "BasicAuth: "+ba.Name+" user "+strconv.Quote(user)+" allowed")
@@ -32,7 +37,7 @@ func (ex *exchange) checkBasicAuth(ba *table.BasicAuth) (action, bool) {
 			}
 		}
 		ex.trace.Reason = "basic auth " + ba.Name + ": user " + strconv.Quote(user) + " or its password is wrong (users of " + ba.Secret + ")"
-	} else {
+	default:
 		ex.trace.Reason = "basic auth " + ba.Name + ": no credentials"
 	}
 	ex.status = http.StatusUnauthorized
@@ -41,8 +46,13 @@ func (ex *exchange) checkBasicAuth(ba *table.BasicAuth) (action, bool) {
 }
 
 // htpasswdMatches checks a password against one htpasswd hash; a format it
-// does not know never matches (table.BasicAuthHashSupported).
+// does not know, and a bcrypt hash costlier than
+// table.BasicAuthMaxBcryptCost, never match (table.BasicAuthHashSupported):
+// the check is never run.
 func htpasswdMatches(hash, pass string) bool {
+	if !table.BasicAuthHashSupported(hash) {
+		return false
+	}
 	switch {
 	case strings.HasPrefix(hash, "$2y$"), strings.HasPrefix(hash, "$2a$"), strings.HasPrefix(hash, "$2b$"):
 		return bcrypt.CompareHashAndPassword([]byte(hash), []byte(pass)) == nil

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/report"
 	"github.com/gwdev/gwdev/internal/testkit"
 )
 
@@ -80,7 +81,7 @@ func TestGolden(t *testing.T) {
 			if err := res.Table.Validate(); err != nil {
 				t.Errorf("table does not validate: %v", err)
 			}
-			got, err := res.MarshalYAML()
+			got, err := report.ResultYAML(res)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -99,7 +100,7 @@ func TestGolden(t *testing.T) {
 				t.Errorf("%s differs (-want +got):\n%s", out, d)
 			}
 			// Translating twice gives the same bytes: the engine is deterministic.
-			again, _ := translateFile(t, in).MarshalYAML()
+			again, _ := report.ResultYAML(translateFile(t, in))
 			if !bytes.Equal(got, again) {
 				t.Error("second translation differs from the first")
 			}

@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/report"
 )
 
 // TestIncrementalEqualsFull: over every golden input, random edit
@@ -149,7 +150,7 @@ func checkIncremental(t *testing.T, snap *engine.Snapshot, rng *rand.Rand, steps
 
 func resultYAML(t *testing.T, r *engine.Result) []byte {
 	t.Helper()
-	b, err := r.MarshalYAML()
+	b, err := report.ResultYAML(r)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,11 @@ type IngressAnnotation struct {
 	// Nginx says what ingress-nginx does with it, for the warning a
 	// reported annotation gets.
 	Nginx string
+	// Ref is the kind of object the annotation's value names ("Secret" or
+	// "ConfigMap", as "namespace/name" or a name in the Ingress's
+	// namespace; "": none). ingress-nginx refuses one in another namespace
+	// (ingressRef).
+	Ref string
 }
 
 // IngressAnnotationsEmulated are the annotations gwdev reproduces on the
@@ -36,7 +41,7 @@ func IngressAnnotationsEmulated() []IngressAnnotation { return ingressEmulated }
 func IngressAnnotationsReported() []IngressAnnotation { return ingressReported }
 
 var ingressEmulated = []IngressAnnotation{
-	{Name: "use-regex", Test: "TestIngressNginxBehaviour/use-regex", Nginx: "matches every path of the host as a case-insensitive regular expression prefix"},
+	{Name: "use-regex", Test: "TestIngressNginxBehaviour/use-regex", Nginx: "matches every path of the host as a case-insensitive regular expression prefix (PCRE; gwdev matches with RE2 and leaves out, with a warning, a path RE2 cannot compile)"},
 	{Name: "rewrite-target", Test: "TestIngressNginxBehaviour/rewrite-target", Nginx: "rewrites the path with the path's capture groups, and turns on regex matching for the host"},
 	{Name: "ssl-redirect", Test: "TestIngressNginxBehaviour/ssl-redirect", Nginx: "redirects HTTP to HTTPS with 308 when the host has TLS (default true)"},
 	{Name: "force-ssl-redirect", Test: "TestIngressNginxBehaviour/force-ssl-redirect", Nginx: "redirects HTTP to HTTPS with 308 even without TLS"},
@@ -64,14 +69,14 @@ var ingressEmulated = []IngressAnnotation{
 	{Name: "affinity", Test: "TestIngressNginxFeatures/affinity", Nginx: "pins clients to an endpoint with a cookie (gwdev's session persistence)"},
 	{Name: "affinity-mode", Test: "TestIngressNginxFeatures/affinity", Nginx: "balanced or persistent cookie affinity: the same on gwdev's fixed endpoints, where balanced never moves a session"},
 	{Name: "auth-realm", Test: "TestIngressNginxFeatures/basic-auth", Nginx: "the realm of the 401's WWW-Authenticate: Basic challenge"},
-	{Name: "auth-secret", Test: "TestIngressNginxFeatures/basic-auth", Nginx: "checks basic auth credentials against the Secret's htpasswd file (bcrypt, $apr1$, {SHA} and {PLAIN} hashes; crypt(3) DES, $1$, $5$, $6$ and {SSHA} users are refused); a missing Secret denies with 503"},
+	{Name: "auth-secret", Test: "TestIngressNginxFeatures/basic-auth", Nginx: "checks basic auth credentials against the Secret's htpasswd file (bcrypt up to cost 12, $apr1$, {SHA} and {PLAIN} hashes; crypt(3) DES, $1$, $5$, $6$, {SSHA} and costlier bcrypt users are refused); a missing Secret, or one in another namespace, denies with 503", Ref: "Secret"},
 	{Name: "auth-secret-type", Test: "TestIngressNginxFeatures/basic-auth", Nginx: "reads the auth Secret as an htpasswd file (auth-file, key auth) or a user per key (auth-map)"},
 	{Name: "auth-type", Test: "TestIngressNginxFeatures/basic-auth", Nginx: "requires basic or digest authentication (gwdev emulates basic; digest denies with 403)"},
 	{Name: "default-backend", Test: "TestIngressNginxFeatures/default-backend", Nginx: "serves requests whose Service has no endpoints (or is missing) from this Service's first port; with custom-http-errors also the listed error answers"},
 	{Name: "custom-http-errors", Test: "TestIngressNginxFeatures/custom-http-errors", Nginx: "replaces the backend's answers of these statuses with the default-backend Service's answer (else its own default backend's 404), sending it X-Code, X-Format, X-Original-URI and the location's names"},
 	{Name: "service-upstream", Test: "TestIngressNginxFeatures/service-upstream", Nginx: "proxies to the Service's cluster IP instead of its endpoints, so kube-proxy spreads connections over the Pods; on loopback gwdev sends each request to one of the Service's endpoints in turn, which is observably the same except that an affinity cookie would pin only the cluster IP (gwdev warns and keeps pinning the endpoint)"},
 	{Name: "mirror-target", Test: "TestIngressNginxFeatures/mirror-target", Nginx: "sends a copy of each request (its body too) to this URL and ignores the answer; gwdev emulates http(s)://<Service>[:port]$request_uri and sends the copy as the backend gets it: the path after rewrite-target and the request's Host, where nginx sends $request_uri with mirror-host or the target's host name"},
-	{Name: "custom-headers", Test: "TestIngressNginxFeatures/custom-headers", Nginx: "sets the ConfigMap's (namespace/name) entries as response headers (more_set_headers; ingress-nginx also wants them in the controller's global-allowed-response-headers, which gwdev assumes)"},
+	{Name: "custom-headers", Test: "TestIngressNginxFeatures/custom-headers", Nginx: "sets the ConfigMap's (namespace/name) entries as response headers (more_set_headers; ingress-nginx also wants them in the controller's global-allowed-response-headers, which gwdev assumes); a missing ConfigMap, or one in another namespace, denies with 503", Ref: "ConfigMap"},
 	{Name: "enable-cors", Test: "TestIngressNginxFeatures/cors", Nginx: "answers OPTIONS from allowed origins with 204 and adds CORS headers to every answer (Access-Control-Allow-Origin is the request's origin, or * for any)"},
 	{Name: "cors-allow-origin", Test: "TestIngressNginxFeatures/cors", Nginx: "the origins CORS allows (default *; protocol://host[:port], *. for one level of subdomains). gwdev gives an origin without a port the scheme's, where nginx's regex wants it written the same"},
 	{Name: "cors-allow-methods", Test: "TestIngressNginxFeatures/cors", Nginx: "the methods CORS allows (default GET, PUT, POST, DELETE, PATCH, OPTIONS)"},
@@ -97,7 +102,7 @@ var ingressEmulated = []IngressAnnotation{
 
 var ingressReported = []IngressAnnotation{
 	{Name: "affinity-canary-behavior", Nginx: "keeps canary clients on the canary (sticky) or not (legacy)"},
-	{Name: "auth-tls-secret", Nginx: "requires client certificates signed by the Secret's CA"},
+	{Name: "auth-tls-secret", Nginx: "requires client certificates signed by the Secret's CA", Ref: "Secret"},
 	{Name: "auth-tls-verify-depth", Nginx: "limits the client certificate chain depth"},
 	{Name: "auth-tls-verify-client", Nginx: "turns client certificate verification on, off or optional"},
 	{Name: "auth-tls-error-page", Nginx: "redirects clients whose certificate fails to this page"},
@@ -106,7 +111,7 @@ var ingressReported = []IngressAnnotation{
 	{Name: "auth-method", Nginx: "the method of the external auth request"},
 	{Name: "auth-signin", Nginx: "redirects requests the external auth refuses to this sign-in page"},
 	{Name: "auth-signin-redirect-param", Nginx: "names the sign-in page's parameter holding the original URL"},
-	{Name: "auth-proxy-set-headers", Nginx: "sends the ConfigMap's headers to the auth service"},
+	{Name: "auth-proxy-set-headers", Nginx: "sends the ConfigMap's headers to the auth service", Ref: "ConfigMap"},
 	{Name: "auth-request-redirect", Nginx: "sets X-Auth-Request-Redirect on the auth request"},
 	{Name: "auth-cache-key", Nginx: "caches auth responses by this key"},
 	{Name: "auth-cache-duration", Nginx: "how long auth responses are cached"},
@@ -135,7 +140,7 @@ var ingressReported = []IngressAnnotation{
 	{Name: "proxy-redirect-from", Nginx: "rewrites backend Location headers from this text"},
 	{Name: "proxy-redirect-to", Nginx: "rewrites backend Location headers to this text"},
 	{Name: "proxy-http-version", Nginx: "the HTTP version spoken to the backend"},
-	{Name: "proxy-ssl-secret", Nginx: "presents this client certificate to HTTPS backends"},
+	{Name: "proxy-ssl-secret", Nginx: "presents this client certificate to HTTPS backends", Ref: "Secret"},
 	{Name: "proxy-ssl-ciphers", Nginx: "the ciphers offered to HTTPS backends"},
 	{Name: "proxy-ssl-name", Nginx: "the name verified and sent as SNI to HTTPS backends"},
 	{Name: "proxy-ssl-protocols", Nginx: "the TLS versions offered to HTTPS backends"},
@@ -219,6 +224,10 @@ type ingressAnnotations struct {
 	// unemulatedSecurity names a security annotation gwdev does not
 	// emulate: the Ingress's locations answer 403 ("": none).
 	unemulatedSecurity string
+	// denied is why ingress-nginx denies the Ingress's locations: they
+	// answer 503, its "location denied" ("": none). Basic auth keeps its
+	// own (ingressFeatures.basicAuthDenied).
+	denied string
 	// ingressFeatures are the rule settings of ingress_features.go.
 	ingressFeatures
 }
@@ -323,6 +332,16 @@ func (t *translator) parseIngressAnnotations(st *ingressState) ingressAnnotation
 		}
 	}
 	a.ingressFeatures = t.parseIngressFeatures(st, str, boolean, warn)
+	for _, an := range ingressReported {
+		if v := str(an.Name); an.Ref != "" && v != "" {
+			if _, _, ok := t.ingressRef(st, an.Name, v); !ok && a.denied == "" {
+				a.denied = IngressNginxAnnotationPrefix + an.Name + " names a " + an.Ref + " in another namespace"
+			}
+		}
+	}
+	if a.denied == "" {
+		a.denied = a.headersDenied
+	}
 	if v := str("auth-type"); v != "" && a.basicAuth == nil && a.basicAuthDenied == "" {
 		warn("auth-type", "gwdev emulates basic authentication, not "+strconv.Quote(v)+"; it is a security filter, so gwdev denies the Ingress's requests with 403")
 	}
@@ -450,6 +469,41 @@ func parseIngressCanary(str func(string) string, warn func(name, msg string)) *i
 		}
 	}
 	return c
+}
+
+// ingressAllowCrossNamespace is ingress-nginx's ConfigMap option that lets
+// annotations name a Secret or ConfigMap of another namespace; false by
+// default since controller v1.12.0, and gwdev keeps that default.
+const ingressAllowCrossNamespace = "allow-cross-namespace-resources"
+
+// ingressRef resolves the value of annotation name (without the prefix),
+// which names a Secret or ConfigMap as "namespace/name" or as a name in
+// the Ingress's namespace. A reference to another namespace is refused as
+// ingress-nginx refuses it by default, with a warning, and ok is false:
+// the object is not read, and the location is denied (503), never served
+// without what the annotation asks for.
+func (t *translator) ingressRef(st *ingressState, name, ref string) (ns, obj string, ok bool) {
+	ns, obj, found := strings.Cut(ref, "/")
+	if !found {
+		return st.obj.Namespace, ref, true
+	}
+	if ns == st.obj.Namespace {
+		return ns, obj, true
+	}
+	an := ingressAnnotationNamed(name)
+	rule := "its ConfigMap option " + ingressAllowCrossNamespace + " is \"true\" (false by default since controller v1.12.0)"
+	said := "ingress-nginx refuses it (\"cross namespace usage of secrets is not allowed\") unless " + rule
+	switch name {
+	case "auth-tls-secret", "proxy-ssl-secret":
+		said = "ingress-nginx refuses it (\"cross namespace secrets are not supported\") unless " + rule
+	case "custom-headers":
+		said = "ingress-nginx documents the annotation as taking ConfigMaps of the Ingress's namespace only, and gwdev refuses it as ingress-nginx refuses " +
+			"the Secret annotations unless " + rule
+	}
+	t.noteAt("", SeverityWarning, st.key, AnnotationField(IngressNginxAnnotationPrefix+name), "", "annotation "+IngressNginxAnnotationPrefix+name+": "+
+		an.Ref+" "+ref+" is in another namespace than the Ingress ("+st.obj.Namespace+"): "+said+". The location answers 503, as ingress-nginx denies "+
+		"a location whose annotation it refuses, and gwdev does not read the "+an.Ref+"; put the "+an.Ref+" in namespace "+st.obj.Namespace)
+	return ns, obj, false
 }
 
 // ingressAnnotationNamed returns the documented annotation (without the

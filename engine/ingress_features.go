@@ -42,8 +42,11 @@ type ingressFeatures struct {
 	// timeout (nil: none set).
 	timeouts *table.Timeouts
 	// customHeaders are the custom-headers ConfigMap's entries, set on
-	// responses (nil: none).
+	// responses (nil: none); headersDenied, when set, is why the
+	// ConfigMap is unusable: ingress-nginx then denies the locations with
+	// 503.
 	customHeaders []table.Header
+	headersDenied string
 	// mirror is mirror-target without its "$request_uri" (nil: none).
 	mirror *url.URL
 	// defaultBackend is the default-backend annotation's Service, in the
@@ -134,7 +137,7 @@ func (t *translator) parseIngressFeatures(st *ingressState, str func(string) str
 		warn("service-upstream", "with affinity cookie, ingress-nginx's cookie pins the Service's cluster IP, and kube-proxy still spreads connections over the Pods; gwdev pins the endpoint")
 	}
 	if v := str("custom-headers"); v != "" {
-		f.customHeaders = t.ingressCustomHeaders(st, v, warn)
+		f.customHeaders, f.headersDenied = t.ingressCustomHeaders(st, v, warn)
 	}
 	return f
 }
@@ -211,9 +214,10 @@ func nginxSize(v string) (int64, bool) {
 // locations with 503; the Secret's contents are never written anywhere.
 func (t *translator) parseIngressBasicAuth(st *ingressState, f *ingressFeatures, str func(string) string) {
 	ref := str("auth-secret")
-	ns, name, ok := strings.Cut(ref, "/")
+	ns, name, ok := t.ingressRef(st, "auth-secret", ref)
 	if !ok {
-		ns, name = st.obj.Namespace, ref
+		f.basicAuthDenied = IngressNginxAnnotationPrefix + "auth-secret: Secret " + ref + " is in another namespace: ingress-nginx denies the location (503)"
+		return
 	}
 	deny := func(msg string) {
 		f.basicAuthDenied = IngressNginxAnnotationPrefix + "auth-secret: " + msg + ": ingress-nginx denies the location (503)"
@@ -236,14 +240,31 @@ func (t *translator) parseIngressBasicAuth(st *ingressState, f *ingressFeatures,
 			deny("Secret " + ns + "/" + name + " has no key \"auth\"")
 			return
 		}
-		for _, line := range strings.Split(string(file), "\n") {
+		var noColon, noUser []string
+		for i, line := range strings.Split(string(file), "\n") {
 			line = strings.TrimSpace(line)
-			if line == "" || strings.HasPrefix(line, "#") {
-				continue
-			}
-			if user, hash, ok := strings.Cut(line, ":"); ok {
+			user, hash, ok := strings.Cut(line, ":")
+			switch {
+			case line == "" || strings.HasPrefix(line, "#"):
+			case !ok:
+				noColon = append(noColon, itoa(i+1))
+			case user == "":
+				noUser = append(noUser, itoa(i+1))
+			default:
 				ba.Users = append(ba.Users, table.BasicAuthUser{Name: user, Hash: hash})
 			}
+		}
+		// The lines are named by number only: their content may be a
+		// password hash.
+		if noColon != nil {
+			t.noteAt("", SeverityWarning, st.key, AnnotationField(IngressNginxAnnotationPrefix+"auth-secret"), "", "annotation "+IngressNginxAnnotationPrefix+"auth-secret: Secret "+ns+"/"+name+
+				", key auth, "+oneOrMany(len(noColon), "line", "lines")+" "+strings.Join(noColon, ", ")+": not user:hash (no colon); nginx finds no user there, and gwdev skips "+
+				oneOrMany(len(noColon), "it", "them")+": write each user as name:hash (htpasswd -B)")
+		}
+		if noUser != nil {
+			t.noteAt("", SeverityWarning, st.key, AnnotationField(IngressNginxAnnotationPrefix+"auth-secret"), "", "annotation "+IngressNginxAnnotationPrefix+"auth-secret: Secret "+ns+"/"+name+
+				", key auth, "+oneOrMany(len(noUser), "line", "lines")+" "+strings.Join(noUser, ", ")+": the user name is empty; nginx refuses credentials without a user name, "+
+				"so no one can use "+oneOrMany(len(noUser), "it", "them")+", and gwdev skips "+oneOrMany(len(noUser), "it", "them"))
 		}
 	case "auth-map":
 		for _, user := range slices.Sorted(maps.Keys(sec.Data)) {
@@ -253,16 +274,24 @@ func (t *translator) parseIngressBasicAuth(st *ingressState, f *ingressFeatures,
 		deny("auth-secret-type " + strconv.Quote(typ) + " is neither auth-file nor auth-map")
 		return
 	}
-	var refused []string
+	var refused, costly []string
 	for _, u := range ba.Users {
-		if !table.BasicAuthHashSupported(u.Hash) {
-			refused = append(refused, u.Name)
+		switch cost, bcrypt := table.BcryptCost(u.Hash); {
+		case bcrypt && cost > table.BasicAuthMaxBcryptCost:
+			costly = append(costly, strconv.Quote(u.Name)+" (cost "+itoa(cost)+")")
+		case !table.BasicAuthHashSupported(u.Hash):
+			refused = append(refused, strconv.Quote(u.Name))
 		}
 	}
 	if len(refused) > 0 {
 		t.noteAt("", SeverityWarning, st.key, AnnotationField(IngressNginxAnnotationPrefix+"auth-secret"), "", "annotation "+IngressNginxAnnotationPrefix+"auth-secret: Secret "+ns+"/"+name+": the password hashes of "+
 			strings.Join(refused, ", ")+" are in a format gwdev does not check (it knows bcrypt $2y$/$2a$/$2b$, Apache MD5 $apr1$, {SHA} and {PLAIN}; "+
 			"crypt(3) DES, $1$, $5$, $6$ and {SSHA} are not): these users are refused")
+	}
+	if len(costly) > 0 {
+		t.noteAt("", SeverityWarning, st.key, AnnotationField(IngressNginxAnnotationPrefix+"auth-secret"), "", "annotation "+IngressNginxAnnotationPrefix+"auth-secret: Secret "+ns+"/"+name+": the bcrypt hashes of "+
+			strings.Join(costly, ", ")+" cost more than "+itoa(table.BasicAuthMaxBcryptCost)+", gwdev's cap (each step doubles the work of every request's check; "+
+			"nginx checks any cost, cost 31 for days per request): gwdev refuses these users rather than let them in unchecked; rehash with htpasswd -B -C "+itoa(table.BasicAuthMaxBcryptCost))
 	}
 	ba.UserCount = len(ba.Users)
 	f.basicAuth = ba
@@ -330,22 +359,24 @@ func parseIngressTimeouts(str func(string) string, number func(string, int) int)
 
 // ingressCustomHeaders reads the ConfigMap custom-headers names
 // ("namespace/name", or a name in the Ingress's namespace): its entries are
-// set on every response (more_set_headers).
-func (t *translator) ingressCustomHeaders(st *ingressState, ref string, warn func(name, msg string)) []table.Header {
-	ns, name, ok := strings.Cut(ref, "/")
+// set on every response (more_set_headers). A ConfigMap that is missing or
+// in another namespace makes ingress-nginx deny the location (503): denied
+// says why.
+func (t *translator) ingressCustomHeaders(st *ingressState, ref string, warn func(name, msg string)) (hs []table.Header, denied string) {
+	ns, name, ok := t.ingressRef(st, "custom-headers", ref)
 	if !ok {
-		ns, name = st.obj.Namespace, ref
+		return nil, IngressNginxAnnotationPrefix + "custom-headers: ConfigMap " + ref + " is in another namespace"
 	}
 	cm := t.configMaps[nsName{ns, name}]
 	if cm == nil {
-		warn("custom-headers", "ConfigMap "+ns+"/"+name+" not found; ingress-nginx refuses the annotation and adds no headers")
-		return nil
+		warn("custom-headers", "ConfigMap "+ns+"/"+name+" not found: ingress-nginx denies the location with 503, and so does gwdev")
+		return nil, IngressNginxAnnotationPrefix + "custom-headers: ConfigMap " + ns + "/" + name + " not found"
 	}
-	hs := []table.Header{}
+	hs = []table.Header{}
 	for _, k := range slices.Sorted(maps.Keys(cm.Data)) {
 		hs = append(hs, table.Header{Name: textprotoCanonical(k), Value: cm.Data[k]})
 	}
-	return hs
+	return hs, ""
 }
 
 // ingressRuleSettings gives a location's rule the settings of this file:
@@ -456,4 +487,12 @@ func (t *translator) ingressDefaultBackend(r *RouteRule, l *nginxLocation, a *in
 	fb.Target.Why = "the location's Service has no active endpoint: default-backend " + svc.Namespace + "/" + svc.Name + " serves (" + fb.Target.Why + ")"
 	r.DirectStatus, r.DirectReason = 0, ""
 	r.Backends = []*Backend{fb}
+}
+
+// oneOrMany is one when n is 1, else many.
+func oneOrMany(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

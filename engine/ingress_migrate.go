@@ -123,6 +123,13 @@ func (m *migrator) reportAnnotations() {
 			m.out.Dropped = append(m.out.Dropped, DroppedIngressFeature{Ingress: key, Source: src, What: name, Why: why})
 		}
 	}
+	// A regex-mode path RE2 cannot compile is in no rule to convert.
+	for _, f := range m.res.Findings {
+		if f.Kind == NoteRegexNotRE2 {
+			m.out.Dropped = append(m.out.Dropped, DroppedIngressFeature{Ingress: f.Object, Source: f.Source, What: "regular expression path",
+				Why: f.Message + "; the converted route has no rule for it either, where a Gateway API implementation with PCRE-like regular expressions could serve it"})
+		}
+	}
 }
 
 // ingressUnconvertible are emulated annotations the rules cannot show as

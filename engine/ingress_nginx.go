@@ -2,9 +2,11 @@ package engine
 
 import (
 	"cmp"
+	"errors"
 	"net/textproto"
 	"net/url"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strconv"
 	"strings"
@@ -75,6 +77,10 @@ type nginxLocation struct {
 	// canary is the canary Ingress's path for the same host and path (nil:
 	// none).
 	canary *nginxLocation
+	// notRE2, in regex mode, is why Go's RE2 cannot compile the location's
+	// expression: nginx (PCRE) may serve it, the table leaves it out
+	// (nil: it compiles).
+	notRE2 error
 }
 
 // ingressTables builds one table entry per ingress-nginx class, on its own
@@ -275,6 +281,7 @@ func (t *translator) nginxServers(c *ingressClass) []*nginxServer {
 			s.locations = append(s.locations, root)
 		}
 	}
+	t.checkRE2(servers)
 	slices.SortStableFunc(servers, func(a, b *nginxServer) int {
 		switch {
 		case a.host == b.host:
@@ -395,7 +402,9 @@ func (t *translator) nginxVirtualHost(listener string, s *nginxServer, https boo
 	if s.regex {
 		sortByPathLength(locs)
 		for _, l := range locs {
-			vh.Rules = append(vh.Rules, t.nginxRules(s, l, https, regexLocationMatch(l.path))...)
+			if l.notRE2 == nil { // checkRE2 said why
+				vh.Rules = append(vh.Rules, t.nginxRules(s, l, https, regexLocationMatch(l.path))...)
+			}
 		}
 		return vh
 	}
@@ -427,6 +436,57 @@ func (t *translator) nginxVirtualHost(listener string, s *nginxServer, https boo
 		vh.Rules = append(vh.Rules, t.nginxRules(s, l, https, pm)...)
 	}
 	return vh
+}
+
+// checkRE2 finds the locations of regex-mode servers whose expression Go's
+// RE2 cannot compile (a lookaround, a backreference, a repeat count over
+// 1000), which nginx's PCRE may well serve: each Ingress path is noted once,
+// at its path (the item of http.paths), and the table leaves its locations
+// out.
+func (t *translator) checkRE2(servers []*nginxServer) {
+	noted := map[string]bool{}
+	for _, s := range servers {
+		if !s.regex {
+			continue
+		}
+		for _, l := range s.locations {
+			if l.ing == nil {
+				continue
+			}
+			_, err := regexp.Compile(regexLocationMatch(l.path).Value)
+			if err == nil {
+				continue
+			}
+			l.notRE2 = err
+			if k := l.key.String() + "\x00" + l.field; !noted[k] {
+				noted[k] = true
+				t.noteAt(NoteRegexNotRE2, SeverityWarning, l.key, l.field, l.field, "path "+quote(cmp.Or(l.ingPath, l.path))+": "+notRE2Message(s.host, l.path, err))
+			}
+		}
+	}
+}
+
+// notRE2Message says what ingress-nginx and gwdev do with a regex-mode
+// location whose expression RE2 refused with err (the error of the path
+// itself when it has one: the table's expression wraps it).
+func notRE2Message(host, path string, err error) string {
+	if _, perr := regexp.Compile(path); perr != nil {
+		err = perr
+	}
+	msg := "host " + quote(host) + " is in regex mode (use-regex or rewrite-target on one of its Ingresses), so ingress-nginx writes the location ~* " +
+		quote("^"+path) + "; gwdev matches with Go's RE2, which cannot compile it (" + err.Error() + ")"
+	fix := "Write the path without PCRE-only syntax to have gwdev serve it"
+	var se *syntax.Error
+	if errors.As(err, &se) {
+		switch se.Code {
+		case syntax.ErrInvalidPerlOp, syntax.ErrInvalidRepeatSize, syntax.ErrInvalidEscape, syntax.ErrInvalidNamedCapture:
+			msg += ", where nginx's PCRE does (lookarounds, backreferences, repeat counts over 1000) and serves the location"
+		default:
+			msg += ", and nginx's PCRE refuses it too: nginx -t fails, so ingress-nginx's admission webhook refuses the Ingress (without it, the controller keeps its previous configuration)"
+			fix = "Correct the expression"
+		}
+	}
+	return msg + ". gwdev leaves the location out: its requests go to the next location that matches (else the default backend's 404). " + fix
 }
 
 // sortByPathLength orders locations by descending path length, keeping the
@@ -517,6 +577,11 @@ func (t *translator) nginxRules(s *nginxServer, l *nginxLocation, https bool, pm
 			p = ingressRulePolicy(r.Name, a)
 		}
 		r.Policy = ingressPolicy(p, a, redirects)
+	}
+	if a != nil && a.denied != "" && !redirects {
+		r.Backends, r.Filters = nil, nil
+		r.DirectStatus, r.DirectReason = 503, "annotation "+a.denied+": ingress-nginx denies the location (503)"
+		return append(out, r)
 	}
 	if a != nil && a.unemulatedSecurity != "" && !redirects {
 		r.Backends, r.Filters = nil, nil

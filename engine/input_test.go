@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/report"
 	"github.com/gwdev/gwdev/internal/testkit"
 )
 
@@ -44,7 +45,7 @@ func TestTranslateLeavesInputAlone(t *testing.T) {
 				}
 				before := snapshotJSON(t, snap)
 				res := engine.Translate(snap, engine.Options{Now: goldenNow})
-				first, err := res.MarshalYAML()
+				first, err := report.ResultYAML(res)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -54,7 +55,7 @@ func TestTranslateLeavesInputAlone(t *testing.T) {
 				// A second translation with other options writes other
 				// status; the first result must not see it.
 				engine.Translate(snap, engine.Options{ControllerName: "example.com/other"})
-				if again, _ := res.MarshalYAML(); string(again) != string(first) {
+				if again, _ := report.ResultYAML(res); string(again) != string(first) {
 					t.Errorf("a later translation changed an earlier result (clearTypeMeta %v)", clearTypeMeta)
 				}
 			}

@@ -138,6 +138,9 @@ const (
 	NoteUnused                     NoteKind = "Unused"
 	NoteParametersIgnored          NoteKind = "ParametersIgnored"
 	NoteCrossKindHostname          NoteKind = "CrossKindHostname"
+	// NoteRegexNotRE2 is an Ingress path in regex mode that Go's RE2
+	// cannot compile: the table leaves its locations out (migrate lists it).
+	NoteRegexNotRE2 NoteKind = "RegexNotRE2"
 )
 
 // Condition is "Type=Status" ("Accepted=False"), "" for a note: how

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/report"
 	"github.com/gwdev/gwdev/internal/testkit"
 )
 
@@ -28,7 +29,7 @@ func TestTranslateTableFirst(t *testing.T) {
 		}
 		lr := testkit.Loader(t).LoadBytes(filepath.Base(in), data)
 		opts := engine.Options{Now: goldenNow}
-		want, err := engine.Translate(lr.Snapshot, opts).MarshalYAML()
+		want, err := report.ResultYAML(engine.Translate(lr.Snapshot, opts))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,7 +43,7 @@ func TestTranslateTableFirst(t *testing.T) {
 			t.Fatal(err)
 		}
 		<-done
-		got, err := res.MarshalYAML()
+		got, err := report.ResultYAML(res)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,8 +1,6 @@
 package tui
 
 import (
-	"strings"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -17,20 +15,4 @@ func eachObject(s *engine.Snapshot, fn func(k engine.ObjectKey, apiVersion strin
 		apiVersion, _ := o.(runtime.Object).GetObjectKind().GroupVersionKind().ToAPIVersionAndKind()
 		fn(k, apiVersion, o)
 	})
-}
-
-// withTypeMeta puts apiVersion and kind at the top of an object's YAML,
-// replacing what the object carried (possibly an older apiVersion it was
-// converted from, or nothing).
-func withTypeMeta(y, apiVersion, kind string) string {
-	lines := strings.Split(y, "\n")
-	out := make([]string, 0, len(lines)+2)
-	out = append(out, "apiVersion: "+apiVersion, "kind: "+kind)
-	for _, l := range lines {
-		if strings.HasPrefix(l, "apiVersion: ") || strings.HasPrefix(l, "kind: ") {
-			continue
-		}
-		out = append(out, l)
-	}
-	return strings.Join(out, "\n")
 }

@@ -14,6 +14,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/report"
 )
 
 // overviewView shows every Gateway with its addresses, port mappings and
@@ -157,7 +158,7 @@ func (v *overviewView) summary(res *engine.Result) string {
 	eachRoute(snap, func(r routeObject) {
 		routes++
 		for _, p := range r.parents {
-			if c := meta(p.Conditions, "Accepted"); c == nil || c.Status != metav1.ConditionTrue {
+			if c := meta(p.Conditions, "Accepted"); c == nil || isProblem(*c) {
 				rejected++
 				break
 			}
@@ -264,28 +265,28 @@ func meta(conds []metav1.Condition, typ string) *metav1.Condition {
 	return nil
 }
 
-// badges renders conditions as coloured badges: ✓ for good, ✗ for a
-// failed positive condition, ! for a true negative one. Healthy negative
-// conditions (Conflicted=False) are left out. Narrow screens get short
+// badges renders conditions as coloured badges (report.ConditionBadge): ✓
+// for good, ✗ for a failed positive condition, ! for a true negative one.
+// Healthy negative conditions (Conflicted=False) are left out. Narrow screens get short
 // names; wide ones the reason of every bad condition.
 func (c *common) badges(conds []metav1.Condition, width int) string {
 	var out []string
 	for _, cond := range conds {
-		neg := engine.NegativePolarity(cond.Type)
-		if neg && cond.Status != metav1.ConditionTrue {
+		b := report.ConditionBadge(cond)
+		if b == report.BadgeHidden {
 			continue
 		}
 		name := cond.Type
 		if width < 100 {
 			name = shortCondition(name)
 		}
-		switch {
-		case !isProblem(cond):
-			out = append(out, c.st.OK.Render("✓"+name))
-		case neg:
-			out = append(out, c.st.Warning.Render("!"+name+c.reasonSuffix(cond, width)))
+		switch b {
+		case report.BadgeOK:
+			out = append(out, c.st.OK.Render(b.Mark()+name))
+		case report.BadgeRaised:
+			out = append(out, c.st.Warning.Render(b.Mark()+name+c.reasonSuffix(cond, width)))
 		default:
-			out = append(out, c.st.Error.Render("✗"+name+c.reasonSuffix(cond, width)))
+			out = append(out, c.st.Error.Render(b.Mark()+name+c.reasonSuffix(cond, width)))
 		}
 	}
 	return strings.Join(out, " ")
@@ -390,7 +391,7 @@ func (v *overviewView) ports(g *gwv1.Gateway, gk engine.ObjectKey) []string {
 func (v *overviewView) listenerTable(indent string, ls []listenerInfo) []string {
 	var rows [][]string
 	for _, l := range ls {
-		if c := meta(l.conds, "Conflicted"); c != nil && c.Status == metav1.ConditionTrue {
+		if c := meta(l.conds, "Conflicted"); c != nil && report.ConditionBadge(*c) == report.BadgeRaised {
 			continue
 		}
 		rows = append(rows, v.listenerCells(l))
@@ -437,7 +438,7 @@ func (v *overviewView) conflicts(indent string, owner engine.ObjectKey, ls []lis
 		return g
 	}
 	for _, l := range ls {
-		if c := meta(l.conds, "Conflicted"); c != nil && c.Status == metav1.ConditionTrue {
+		if c := meta(l.conds, "Conflicted"); c != nil && report.ConditionBadge(*c) == report.BadgeRaised {
 			g := find(l.port, c.Reason)
 			g.members = append(g.members, l)
 		}
@@ -448,7 +449,7 @@ func (v *overviewView) conflicts(indent string, owner engine.ObjectKey, ls []lis
 	st := v.st
 	out := []string{indent + st.Error.Render("✗ Conflicted listeners (not served)")}
 	for _, g := range groups {
-		out = append(out, indent+"  "+st.Bold.Render(fmt.Sprintf("port %d · %s", g.port, g.reason))+st.Dim.Render(": "+conflictRule(g.reason)))
+		out = append(out, indent+"  "+st.Bold.Render(fmt.Sprintf("port %d · %s", g.port, g.reason))+st.Dim.Render(": "+engine.ConflictRule(g.reason)))
 		var rows [][]string
 		for _, l := range g.members {
 			with := ""
@@ -460,17 +461,6 @@ func (v *overviewView) conflicts(indent string, owner engine.ObjectKey, ls []lis
 		out = append(out, alignRows(indent+"    ", rows)...)
 	}
 	return out
-}
-
-// conflictRule is the distinctness rule a conflict reason breaks.
-func conflictRule(reason string) string {
-	switch reason {
-	case "HostnameConflict":
-		return "listeners on one port need distinct hostnames"
-	case "ProtocolConflict":
-		return "listeners on one port need compatible protocols"
-	}
-	return explainReason("", reason)
 }
 
 // alignRows lays cells out in columns two spaces apart.

@@ -70,7 +70,7 @@ func (s *session) buildProblems(prev map[string]bool) {
 			}
 			p := problem{source: fromFinding, severity: f.Severity, where: f.Source.String(), object: f.Object,
 				scope: f.Scope, condition: f.Condition(), reason: f.Reason, message: f.Message}
-			p.explain = FindingHint(f)
+			p.explain = f.Hint()
 			ps = append(ps, p)
 		}
 	}

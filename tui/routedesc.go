@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gwdev/gwdev/engine"
@@ -64,19 +63,6 @@ func parentName(routeNS string, p gwv1.ParentReference) string {
 func parentCell(routeNS string, p gwv1.ParentReference) string {
 	s := parentName(routeNS, p)
 	return strings.TrimPrefix(s, "Gateway ")
-}
-
-// conditionCell renders a condition for a table cell: "✓" when it is
-// True, else "✗ Reason" ("-" when missing).
-func conditionCell(conds []metav1.Condition, typ string) string {
-	c := meta(conds, typ)
-	switch {
-	case c == nil:
-		return "-"
-	case c.Status == metav1.ConditionTrue:
-		return "✓"
-	}
-	return "✗ " + c.Reason
 }
 
 // describeMatch renders an HTTP or gRPC match on one line.

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/report"
 )
 
 // routesView lists every route, one row per parent, with Accepted and
@@ -202,7 +203,7 @@ func (v *routesView) routeRows(r routeObject) []routeRow {
 	name := r.key.Namespace + "/" + r.key.Name
 	var rows []routeRow
 	add := func(parent string, conds []metav1.Condition, first bool) {
-		cells := []string{mark, v.kindCell(r.key.Kind), name, hosts, parent, conditionCell(conds, "Accepted"), conditionCell(conds, "ResolvedRefs")}
+		cells := []string{mark, v.kindCell(r.key.Kind), name, hosts, parent, report.ConditionCell(conds, "Accepted"), report.ConditionCell(conds, "ResolvedRefs")}
 		text := strings.ToLower(strings.Join(cells, " "))
 		if !first {
 			cells[0], cells[1], cells[2], cells[3] = "", "", "", "" // continuation of the route above

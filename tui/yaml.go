@@ -4,18 +4,19 @@ import (
 	"strconv"
 	"strings"
 
-	"sigs.k8s.io/yaml"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/report"
 )
 
-// objectYAML renders an object with its status, Secrets redacted.
+// objectYAML renders an object with its status, Secrets redacted, with the
+// one YAML renderer (internal/report).
 func objectYAML(o objectEntry) string {
-	b, err := yaml.Marshal(engine.RedactSecret(o.obj))
+	y, err := report.ObjectYAML(o.obj, o.apiVersion, o.key.Kind)
 	if err != nil {
 		return "# cannot render: " + err.Error()
 	}
-	return withTypeMeta(strings.TrimSuffix(string(b), "\n"), o.apiVersion, o.key.Kind)
+	return y
 }
 
 // statusLines returns the status block of an object's YAML without
@@ -46,16 +47,57 @@ func statusLines(y string) []string {
 }
 
 // highlightYAML styles YAML line by line: keys, strings, numbers,
-// booleans, and condition statuses True/False.
+// booleans, and the status of each condition by the engine's polarity rule
+// (report.ConditionBadge: Conflicted "True" is a problem, Accepted "True"
+// is not).
 func (st *styles) highlightYAML(y string) []string {
 	lines := strings.Split(y, "\n")
+	types := conditionTypes(lines)
 	for i, l := range lines {
-		lines[i] = st.yamlLine(l)
+		lines[i] = st.yamlLine(l, types[i])
 	}
 	return lines
 }
 
-func (st *styles) yamlLine(l string) string {
+// yamlKeyLine splits a line of block YAML into the column of its key, the
+// key and the value; item is true when the line starts a list item ("- ").
+func yamlKeyLine(l string) (col int, item bool, k, v string, ok bool) {
+	rest := strings.TrimLeft(l, " ")
+	col = len(l) - len(rest)
+	for strings.HasPrefix(rest, "- ") {
+		rest, col, item = rest[2:], col+2, true
+	}
+	k, v, ok = cutYAMLKey(rest)
+	return col, item, k, v, ok
+}
+
+// conditionTypes maps the index of each condition's status line (`status:
+// "True"`, "False" or "Unknown") to the condition's type: the `type:` key
+// of the same mapping, which follows it (keys are sorted).
+func conditionTypes(lines []string) map[int]string {
+	types := map[int]string{}
+	for i, l := range lines {
+		col, _, k, v, ok := yamlKeyLine(l)
+		if !ok || k != "status" || (v != `"True"` && v != `"False"` && v != `"Unknown"`) {
+			continue
+		}
+		for _, n := range lines[i+1:] {
+			c, item, nk, nv, ok := yamlKeyLine(n)
+			if c < col || (c == col && item) {
+				break // the mapping ended
+			}
+			if ok && c == col && nk == "type" {
+				types[i] = nv
+				break
+			}
+		}
+	}
+	return types
+}
+
+// yamlLine styles one line; condType is the type of the condition whose
+// status the line holds ("" : not a condition's status).
+func (st *styles) yamlLine(l, condType string) string {
 	rest := strings.TrimLeft(l, " ")
 	indent := l[:len(l)-len(rest)]
 	var b strings.Builder
@@ -77,12 +119,33 @@ func (st *styles) yamlLine(l string) string {
 		b.WriteByte(':')
 		if v != "" {
 			b.WriteByte(' ')
-			b.WriteString(st.yamlValue(v))
+			if condType != "" {
+				b.WriteString(st.conditionStatus(condType, v))
+			} else {
+				b.WriteString(st.yamlValue(v))
+			}
 		}
 		return b.String()
 	}
 	b.WriteString(st.yamlValue(rest))
 	return b.String()
+}
+
+// conditionStatus styles a condition's quoted status by what it says
+// (report.ConditionBadge): all is well, a failed condition, a raised
+// negative one; Unknown is a warning either way.
+func (st *styles) conditionStatus(condType, quoted string) string {
+	status := metav1.ConditionStatus(strings.Trim(quoted, `"`))
+	if status == metav1.ConditionUnknown {
+		return st.Warning.Render(quoted)
+	}
+	switch report.ConditionBadge(metav1.Condition{Type: condType, Status: status}) {
+	case report.BadgeFailed:
+		return st.False.Render(quoted)
+	case report.BadgeRaised:
+		return st.Warning.Render(quoted)
+	}
+	return st.True.Render(quoted)
 }
 
 // cutYAMLKey splits "key: value" (or "key:") when the line starts with a

@@ -105,7 +105,7 @@ func (l *Loader) loadNode(r *docResult, pos docPos, n *yaml.Node, strs *strTable
 	}
 	v, nerr := toUnstructured(root, strs)
 	if nerr != nil {
-		r.problems = append(r.problems, pos.problem(nerr.node, keyFromNode(root), issue{field: nerr.path, msg: nerr.msg}))
+		r.problems = append(r.problems, pos.problem(nerr.node, keyFromNode(root), issue{field: nerr.path, msg: nerr.msg, kind: ProblemYAML}))
 		return
 	}
 	u, ok := v.(map[string]any)

@@ -55,6 +55,11 @@ type kustomizeBuild struct {
 	read map[string][]byte
 	// err is why the build failed (nil: it did not).
 	err error
+	// remote are the remote entries not fetched for want of consent
+	// (kustomize_remote.go); the build failed when there is any.
+	remote []remoteRef
+	// consent is the user's consent the build was made with.
+	consent Consent
 }
 
 // builtDoc is one object of a build's output.
@@ -74,20 +79,23 @@ var kustomizeMu sync.Mutex
 // (kustomize/api's krusty with kubectl's defaults: loads restricted to the
 // kustomization's folder tree, no plugins, no Helm), asking kustomize for
 // origin annotations to place problems in the files objects came from.
-func buildKustomization(dir, file string) *kustomizeBuild {
-	b := &kustomizeBuild{dir: dir, file: file, name: "kustomize build " + dir, read: map[string][]byte{}}
+// Without consent (consent.Given false) nothing remote is fetched
+// (kustomize_remote.go).
+func buildKustomization(dir, file string, consent Consent) *kustomizeBuild {
+	b := &kustomizeBuild{dir: dir, file: file, name: "kustomize build " + dir, read: map[string][]byte{}, consent: consent}
 	absDir, err := filepath.Abs(dir)
 	if err != nil {
 		b.err = err
 		return b
 	}
 	rfs := &recordingFS{FileSystem: filesys.MakeFsOnDisk(), read: b.read,
-		root: filepath.Join(absDir, filepath.Base(file))}
+		root: filepath.Join(absDir, filepath.Base(file)), local: !consent.Given}
 	opts := krusty.MakeDefaultOptions()
 	opts.Reorder = krusty.ReorderOptionUnspecified // kubectl kustomize's default: legacy order unless the kustomization sets one
 	kustomizeMu.Lock()
 	m, err := krusty.MakeKustomizer(opts).Run(rfs, absDir)
 	kustomizeMu.Unlock()
+	b.remote = rfs.remote
 	if err != nil {
 		b.err = err
 		return b
@@ -144,6 +152,11 @@ type recordingFS struct {
 	// annotations itself (then they stay in the objects, as in kubectl's
 	// output).
 	userOrigin bool
+	// local refuses every kustomization and plugin configuration that
+	// names a remote resource, recording its entries in remote
+	// (kustomize_remote.go).
+	local  bool
+	remote []remoteRef
 }
 
 // ReadFile reads path from disk and records it.
@@ -159,6 +172,12 @@ func (f *recordingFS) ReadFile(path string) ([]byte, error) {
 		return data, err
 	}
 	f.read[abs] = data
+	if f.local {
+		if refs := refuseRemote(abs, data); len(refs) > 0 {
+			f.remote = append(f.remote, refs...)
+			return nil, fmt.Errorf("%s names %d remote resource(s), not fetched without consent", path, len(refs))
+		}
+	}
 	if abs == f.root {
 		data = f.withOrigins(data)
 	}
@@ -220,6 +239,9 @@ func (l *Loader) loadKustomization(b *kustomizeBuild) collected {
 		if data != nil {
 			read++
 		}
+	}
+	if len(b.remote) > 0 {
+		return collected{files: read, problems: remoteProblems(b, b.consent)}
 	}
 	if b.err != nil {
 		return collected{files: read, problems: []Problem{{File: b.file, Message: "kustomize build failed: " + relErr(b.err, b.dir)}}}

@@ -166,7 +166,7 @@ func TestKustomizeBuildRecordsEveryFileItReads(t *testing.T) {
 		"component/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\ncommonLabels: {team: shop}\n",
 	})
 	overlay := filepath.Join(dir, "overlays", "dev")
-	b := buildKustomization(overlay, filepath.Join(overlay, "kustomization.yaml"))
+	b := buildKustomization(overlay, filepath.Join(overlay, "kustomization.yaml"), Consent{})
 	if b.err != nil {
 		t.Fatal(b.err)
 	}

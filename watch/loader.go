@@ -72,6 +72,9 @@ func (l *Loader) LoadDir(root string) *LoadResult {
 type Sources struct {
 	// Renders are commands whose output is loaded like a file (render.go).
 	Renders []Render
+	// Remote is the user's consent for kustomizations to fetch remote
+	// resources (zero: none, kustomize_remote.go).
+	Remote Consent
 }
 
 // Load is LoadDir plus the renders of src, run once each. It runs inside
@@ -79,7 +82,7 @@ type Sources struct {
 func (l *Loader) Load(root string, src Sources) *LoadResult {
 	defer l.bulkLoad()()
 	found := findManifests(root, !l.NoKustomize)
-	builds := l.buildAll(found.kusts)
+	builds := l.buildAll(found.kusts, src.Remote)
 	inputs := readByBuilds(builds)
 	for f := range renderInputs(src.Renders) {
 		inputs[f] = true
@@ -110,10 +113,10 @@ func (l *Loader) Load(root string, src Sources) *LoadResult {
 
 // buildAll builds every kustomization found, dropping those another one
 // read (usedBy).
-func (l *Loader) buildAll(kusts []kustomizationDir) []*kustomizeBuild {
+func (l *Loader) buildAll(kusts []kustomizationDir, remote Consent) []*kustomizeBuild {
 	builds := make([]*kustomizeBuild, len(kusts))
 	for i, k := range kusts {
-		builds[i] = buildKustomization(k.dir, k.file)
+		builds[i] = buildKustomization(k.dir, k.file, remote)
 	}
 	return usedBy(builds)
 }

@@ -29,6 +29,7 @@ var problemHints = map[ProblemKind]string{
 	ProblemTooLarge:       "the file is over the size limit. Split it",
 	ProblemSymlink:        "the symlink cannot be followed. Fix or remove it",
 	ProblemHeader:         "the document's apiVersion/kind is missing or unknown. Fix the header",
+	ProblemNotAllowed:     "the folder asks gwdev to run a command or fetch from the network, which it does only with your consent for that folder: what it would have produced was not loaded or checked. Read the folder's gwdev.yaml and kustomizations, then run gwdev trust DIR (or pass --trust)",
 }
 
 // Hint says what the problem means and how to fix it: by Root, Pruned,

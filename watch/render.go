@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -36,6 +37,34 @@ type Render struct {
 	Watch []string
 	// Timeout bounds a run (0: DefaultRenderTimeout).
 	Timeout time.Duration
+	// Consent is whether the user allowed this command to run (the zero
+	// value: not allowed, the command is never started and a problem says
+	// how to allow it).
+	Consent Consent
+}
+
+// Consent is whether the user allowed a folder's configuration to make
+// gwdev run commands (render:) and reach the network (kustomize remote
+// resources), as direnv asks before it runs a folder's .envrc. A folder
+// someone else wrote, a pull request or a revision of one, cannot give
+// itself consent: only the user can (gwdev trust, --trust).
+type Consent struct {
+	// Given is true when the user allowed it (false: nothing is run or
+	// fetched, and a problem names what was not, with Hint).
+	Given bool
+	// Hint says how to allow it, such as "run `gwdev trust DIR`, or pass
+	// --trust" ("": the problem says only that consent is needed).
+	Hint string
+}
+
+// refusal words what was not done, why ("gwdev runs a folder's commands
+// only with your consent for that folder") and how to allow it.
+func (c Consent) refusal(what, why string) string {
+	msg := what + " (" + why + ")"
+	if c.Hint != "" {
+		msg += "; to allow it, " + c.Hint
+	}
+	return msg
 }
 
 // Name is how sources and problems name the command's output:
@@ -76,17 +105,28 @@ type renderRun struct {
 	stdout []byte
 	// stderr is what the command wrote there (bounded to its end).
 	stderr string
+	// stderrBuf holds the end of what the command wrote to stderr while
+	// it ran (nil: not run).
+	stderrBuf *tailBuffer
 	// err is why the run failed: it could not start, it exited non-zero
 	// or it timed out (nil: it succeeded).
 	err error
+	// refused is true when the command was not started for want of
+	// consent (Render.Consent).
+	refused bool
 	// stamps are the watched files as they were when the command started.
 	stamps map[string]statStamp
 	took   time.Duration
 }
 
-// run runs the command once.
+// run runs the command once, if the user consented (Render.Consent);
+// otherwise it starts nothing and the run is refused.
 func (r Render) run(ctx context.Context) *renderRun {
 	rr := &renderRun{render: r, stamps: r.stamps()}
+	if !r.Consent.Given {
+		rr.refused = true
+		return rr
+	}
 	timeout := r.Timeout
 	if timeout <= 0 {
 		timeout = DefaultRenderTimeout
@@ -95,15 +135,19 @@ func (r Render) run(ctx context.Context) *renderRun {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "sh", "-c", r.Command)
 	cmd.Dir = r.Dir
-	var stderr bytes.Buffer
+	stderr := newTailBuffer(maxRenderStderr)
+	rr.stderrBuf = stderr
 	stdout := &cappedBuffer{max: MaxFileSize + 1}
-	cmd.Stdout, cmd.Stderr = stdout, &stderr
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = time.Second
 	start := time.Now()
 	err := cmd.Run()
 	rr.took = time.Since(start)
 	rr.stdout = stdout.buf.Bytes()
-	rr.stderr = tail(strings.TrimSpace(stderr.String()), maxRenderStderr)
+	rr.stderr = strings.TrimSpace(string(stderr.Bytes()))
+	if stderr.n > int64(maxRenderStderr) {
+		rr.stderr = "…" + rr.stderr // its end only
+	}
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		rr.err = fmt.Errorf("stopped after %s (the time a render may take)", timeout)
@@ -132,18 +176,67 @@ func (c *cappedBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// tail keeps the last n bytes of s, saying that it cut.
-func tail(s string, n int) string {
-	if len(s) <= n {
-		return s
+// tailBuffer keeps the last max bytes written to it in a ring and counts
+// them all: a render's stderr is quoted by its end (where tools print the
+// error), and a command writing gigabytes there holds max bytes, not them.
+type tailBuffer struct {
+	ring []byte
+	// next is where the next byte goes in ring once it is full.
+	next int
+	max  int
+	// n is how many bytes were written.
+	n int64
+}
+
+func newTailBuffer(max int) *tailBuffer {
+	return &tailBuffer{max: max}
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.n += int64(len(p))
+	written := len(p)
+	if len(p) >= t.max {
+		// Only the end of p stays: start the ring afresh with it.
+		if t.ring == nil {
+			t.ring = make([]byte, t.max)
+		}
+		copy(t.ring, p[len(p)-t.max:])
+		t.ring, t.next = t.ring[:t.max], 0
+		return written, nil
 	}
-	return "…" + s[len(s)-n:]
+	if len(t.ring) < t.max { // not full yet: append up to max
+		room := min(t.max-len(t.ring), len(p))
+		if t.ring == nil {
+			t.ring = make([]byte, 0, t.max)
+		}
+		t.ring = append(t.ring, p[:room]...)
+		p = p[room:]
+	}
+	for len(p) > 0 { // full: overwrite the oldest bytes
+		c := copy(t.ring[t.next:], p)
+		p = p[c:]
+		t.next = (t.next + c) % t.max
+	}
+	return written, nil
+}
+
+// Bytes returns the bytes kept, oldest first.
+func (t *tailBuffer) Bytes() []byte {
+	if len(t.ring) < t.max || t.next == 0 {
+		return slices.Clone(t.ring)
+	}
+	return append(slices.Clone(t.ring[t.next:]), t.ring[:t.next]...)
 }
 
 // loadRender loads a run's output; a failed run is one problem with its
 // standard error, and standard error of a run that succeeded is a warning.
 func (l *Loader) loadRender(rr *renderRun) (collected, []Warning) {
 	name := rr.render.Name()
+	if rr.refused {
+		return collected{problems: []Problem{{File: name, Kind: ProblemNotAllowed,
+			Message: rr.render.Consent.refusal(fmt.Sprintf("not run: the command %q", rr.render.Command),
+				"gwdev runs a folder's commands only with your consent for that folder")}}}, nil
+	}
 	if rr.err != nil {
 		msg := "command failed: " + rr.err.Error()
 		if rr.stderr != "" {

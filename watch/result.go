@@ -144,6 +144,9 @@ const (
 	// ProblemHeader: a document that is not an object with apiVersion and
 	// kind, or whose apiVersion gwdev does not know for the kind.
 	ProblemHeader ProblemKind = "Header"
+	// ProblemNotAllowed: a render command not run or a kustomize remote
+	// resource not fetched, for want of the user's consent (Consent).
+	ProblemNotAllowed ProblemKind = "NotAllowed"
 )
 
 // String renders the problem as "file:line:col: Kind/ns/name: message",

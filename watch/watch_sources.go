@@ -73,7 +73,7 @@ func (w *Watcher) rescanSources(kusts []kustomizationDir, touched map[string]boo
 			builtDirs[k.dir] = old
 			continue
 		}
-		b := buildKustomization(k.dir, k.file)
+		b := buildKustomization(k.dir, k.file, w.remote)
 		rebuilt[b] = true
 		builds = append(builds, b)
 		builtDirs[k.dir] = &sourceState{build: b, stamps: stampsOf(b.read)}
@@ -112,7 +112,7 @@ func (w *Watcher) rescanSources(kusts []kustomizationDir, touched map[string]boo
 // watch list changed, an event named a file under what it watches, or a
 // watched file changed, appeared or went.
 func (s *sourceState) renderStale(r Render, touched map[string]bool) bool {
-	if s.render == nil || s.render.Command != r.Command || s.render.Dir != r.Dir || !slices.Equal(s.render.Watch, r.Watch) {
+	if s.render == nil || s.render.Command != r.Command || s.render.Dir != r.Dir || !slices.Equal(s.render.Watch, r.Watch) || s.render.Consent != r.Consent {
 		return true
 	}
 	for p := range touched {

@@ -66,6 +66,9 @@ type WatchOptions struct {
 	// Renders are commands whose output is loaded like a file, run again
 	// when a file they watch changes (render.go).
 	Renders []Render
+	// Remote is the user's consent for kustomizations to fetch remote
+	// resources (zero: none, kustomize_remote.go).
+	Remote Consent
 }
 
 // Watcher keeps a LoadResult up to date with a directory tree, watching
@@ -100,6 +103,8 @@ type Watcher struct {
 	// delivers new ones (SetRenders).
 	renders   []Render
 	renderSet chan []Render
+	// remote is WatchOptions.Remote.
+	remote Consent
 	// builds are the kustomize builds by folder, those another build
 	// reads (bases) included, which are not in files.
 	builds map[string]*sourceState
@@ -158,7 +163,7 @@ func (l *Loader) Watch(ctx context.Context, root string, opts WatchOptions) (*Wa
 	}
 	w := &Watcher{loader: l, root: root, abs: abs, debounce: opts.Debounce, emptyGrace: opts.EmptyGrace, deleteGrace: opts.DeleteGrace,
 		files: map[string]*watchedFile{}, updates: make(chan *Update, 1), errs: make(chan error, 1),
-		ctx: ctx, renders: opts.Renders, renderSet: make(chan []Render, 1), builds: map[string]*sourceState{}}
+		ctx: ctx, renders: opts.Renders, remote: opts.Remote, renderSet: make(chan []Render, 1), builds: map[string]*sourceState{}}
 	if w.debounce <= 0 {
 		w.debounce = 50 * time.Millisecond
 	}

@@ -17,6 +17,9 @@ import (
 
 // certsOptions are the flags of `gwdev certs`.
 type certsOptions struct {
+	// trust is --trust (trust.go).
+	trust bool
+
 	out   string
 	caDir string
 	days  int
@@ -50,6 +53,7 @@ curl trust the CA. It never prints a private key.`,
 	f.StringVar(&o.caDir, "ca-dir", "", "keep the local CA in this directory (default ~/.config/gwdev/ca)")
 	f.IntVar(&o.days, "days", 397, "validity of the certificates, in days")
 	addCRDsFlag(f, &o.crds)
+	addTrustFlag(f, &o.trust)
 	return cmd
 }
 
@@ -60,7 +64,7 @@ func (o *certsOptions) run(out io.Writer, dir string) error {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return fmt.Errorf("%s is not a directory", dir)
 	}
-	proj, err := app.OpenProject([]string{dir}, app.ProjectFlags{CRDs: o.crds})
+	proj, err := app.OpenProject([]string{dir}, app.ProjectFlags{CRDs: o.crds, Trust: o.trust})
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -14,11 +13,14 @@ import (
 
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/internal/app"
-	"github.com/gwdev/gwdev/watch"
+	"github.com/gwdev/gwdev/internal/report"
 )
 
 // checkOptions are the flags of `gwdev check`.
 type checkOptions struct {
+	// trust is --trust (trust.go).
+	trust bool
+
 	output  string
 	format  string
 	files   []string
@@ -54,7 +56,9 @@ message, hint): the List's "findings" in JSON, a last CheckFindings document in 
 --format github prints GitHub Actions annotations (::error file=…,line=…::…), --format
 sarif a SARIF 2.1.0 log for code scanning (docs/ci.md).
 A folder holding a kustomization.yaml is built as kubectl kustomize builds it; gwdev.yaml's
-render: commands run once and their output is checked with the files.
+render: commands run once and their output is checked with the files, when you allowed the
+folder to run them (--trust, or a trust record from gwdev trust DIR); otherwise each command
+not run is a problem that says so.
 
 With --cluster it reads the objects and the status their controller wrote from the cluster of
 your kubeconfig (--context, -n or -A, as kubectl) and prints every condition where that status
@@ -79,6 +83,7 @@ disagrees.`,
 	f.BoolVar(&o.policies, "policies", false, "list, for every object a policy targets, the policies that apply and those refused, and why")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	addCRDsFlag(f, &o.crds)
+	addTrustFlag(f, &o.trust)
 	f.BoolVar(&o.clusterMode, "cluster", false, "read the objects and the status their controller wrote from the cluster of your kubeconfig, and print every condition where that status and the spec's disagree")
 	o.cluster.add(f)
 	f.StringVar(&o.now, "now", "", "use this RFC 3339 time as the current time (for reproducible output)")
@@ -130,7 +135,7 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 			return fmt.Errorf("%s: no such file or directory", src)
 		}
 	}
-	c, err := app.Check(sources, app.ProjectFlags{Profiles: o.profiles, CRDs: o.crds, Classes: o.classes, NoKustomize: !o.kustomize},
+	c, err := app.Check(sources, app.ProjectFlags{Profiles: o.profiles, CRDs: o.crds, Classes: o.classes, NoKustomize: !o.kustomize, Trust: o.trust},
 		cmd.InOrStdin(), now, o.policies)
 	if err != nil {
 		return err
@@ -150,30 +155,30 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 	}
 	switch o.output {
 	case "yaml":
-		if err := writeObjectsYAML(out, res); err != nil {
+		if err := report.WriteObjectsYAML(out, res); err != nil {
 			return err
 		}
-		if err := writeFindingsYAML(out, machineFindings(lr, res)); err != nil {
+		if err := report.WriteFindingsYAML(out, report.Findings(lr, res)); err != nil {
 			return err
 		}
-		printLoadProblems(cmd.ErrOrStderr(), lr)
+		report.WriteLoadProblems(cmd.ErrOrStderr(), lr)
 	case "json":
-		if err := writeObjectsJSON(out, res, machineFindings(lr, res)); err != nil {
+		if err := report.WriteObjectsJSON(out, res, report.Findings(lr, res)); err != nil {
 			return err
 		}
-		printLoadProblems(cmd.ErrOrStderr(), lr)
+		report.WriteLoadProblems(cmd.ErrOrStderr(), lr)
 	case "github":
-		fs := machineFindings(lr, res)
-		writeGitHub(out, fs)
-		fmt.Fprintln(out, githubSummary(fs))
+		fs := report.Findings(lr, res)
+		report.WriteGitHub(out, fs)
+		fmt.Fprintln(out, report.GitHubSummary(fs))
 	case "sarif":
-		if err := writeSARIF(out, machineFindings(lr, res)); err != nil {
+		if err := report.WriteSARIF(out, report.Findings(lr, res), buildVersion().Version); err != nil {
 			return err
 		}
 	default:
-		printSummary(out, lr, res, loaded, total)
+		report.WriteSummary(out, lr, res, loaded, total)
 		if o.policies {
-			printPolicies(out, res)
+			report.WritePolicies(out, res)
 		}
 	}
 	if len(lr.Problems) > 0 || res.HasErrors() || (o.strict && hasWarnings(res)) {
@@ -189,16 +194,6 @@ func hasWarnings(res *engine.Result) bool {
 		}
 	}
 	return false
-}
-
-// printLoadProblems writes load problems and warnings to w, one per line.
-func printLoadProblems(w io.Writer, lr *watch.LoadResult) {
-	for _, p := range lr.Problems {
-		fmt.Fprintln(w, "error:", p.String())
-	}
-	for _, wr := range lr.Warnings {
-		fmt.Fprintln(w, "warning:", wr.String())
-	}
 }
 
 // sourceNames names check's sources as its messages do ("-" is <stdin>).

@@ -29,7 +29,9 @@ func (o *checkOptions) runCluster(ctx context.Context, out io.Writer, now metav1
 	if err != nil {
 		return err
 	}
-	data, err := watch.ManifestYAML(objs.Objects)
+	// In streams the loader takes (watch.MaxFileSize each), as pull writes
+	// them.
+	parts, err := watch.ManifestFiles(objs.Objects, watch.MaxFileSize)
 	if err != nil {
 		return err
 	}
@@ -39,7 +41,20 @@ func (o *checkOptions) runCluster(ctx context.Context, out io.Writer, now metav1
 	if err != nil {
 		return err
 	}
-	lr := proj.LoadBytes("cluster "+objs.Context, data)
+	var lr *watch.LoadResult
+	if len(parts) <= 1 {
+		var data []byte
+		if len(parts) == 1 {
+			data = parts[0].Data
+		}
+		lr = proj.LoadBytes("cluster "+objs.Context, data)
+	} else {
+		results := make([]*watch.LoadResult, len(parts))
+		for i, part := range parts {
+			results[i] = proj.LoadBytes(fmt.Sprintf("cluster %s (part %d)", objs.Context, i+1), part.Data)
+		}
+		lr = watch.Merge(results...)
+	}
 	res := proj.Translate(lr.Snapshot, app.Translation{Now: now, NoServing: true})
 	c, err := app.CompareCluster(objs.Objects, res)
 	if err != nil {

@@ -5,11 +5,17 @@ import (
 	"io"
 
 	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/report"
 	"github.com/spf13/cobra"
 )
 
 // diffOptions are the flags of `gwdev diff`.
 type diffOptions struct {
+	// trust is --trust (trust.go); trustRevision is --trust-revision: the
+	// compared revision's render: commands run and its kustomizations fetch
+	// remote resources (the trust record never applies to it).
+	trust, trustRevision bool
+
 	format   string
 	profiles []string
 	// crds is --crds (crds.go).
@@ -28,6 +34,10 @@ are at the git revision BASE and as they are in the working tree, and lists what
 objects added and removed, conditions whose status or reason changed, gwdev's own
 warnings (such as shadowed rules) that appeared or went away, files that stopped loading,
 and routes that gained or lost traffic on a listener.
+
+The revision's render: commands never run and its kustomizations fetch nothing remote unless
+--trust-revision is given (a trust record never applies to it); the working tree's need --trust
+or a trust record (gwdev trust DIR), as for every command.
 
 BASE defaults to the merge base of HEAD with the main branch: the first of main, master,
 origin/main and origin/master that exists. With one argument, it is BASE when git knows
@@ -57,6 +67,8 @@ usage or git errors. --format github prints GitHub Actions annotations; sarif a 
 	f.StringVar(&o.format, "format", "text", "output format: text, github, sarif or json")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	addCRDsFlag(f, &o.crds)
+	addTrustFlag(f, &o.trust)
+	f.BoolVar(&o.trustRevision, "trust-revision", false, "the compared revision's gwdev.yaml may run its render: commands and its kustomizations may fetch remote resources (a trust record never applies to a revision)")
 	return cmd
 }
 
@@ -67,8 +79,9 @@ func (o *diffOptions) run(out, errOut io.Writer, args []string) error {
 		return fmt.Errorf("unknown format %q (want text, github, sarif or json)", o.format)
 	}
 	base, dir := app.SplitDiffArgs(args)
-	rep, err := app.Diff(app.DiffArgs{Base: base, Dir: dir, Flags: app.ProjectFlags{Profiles: o.profiles, CRDs: o.crds},
-		Note: func(l string) { fmt.Fprintf(errOut, "gwdev diff: %s\n", l) }})
+	rep, err := app.Diff(app.DiffArgs{Base: base, Dir: dir, Flags: app.ProjectFlags{Profiles: o.profiles, CRDs: o.crds, Trust: o.trust},
+		TrustRevision: o.trustRevision,
+		Note:          func(l string) { fmt.Fprintf(errOut, "gwdev diff: %s\n", l) }})
 	if err != nil {
 		return err
 	}
@@ -78,7 +91,7 @@ func (o *diffOptions) run(out, errOut io.Writer, args []string) error {
 	case "github":
 		printDiffGitHub(out, *rep)
 	case "sarif":
-		err = writeSARIF(out, diffFindings(*rep))
+		err = report.WriteSARIF(out, diffFindings(*rep), buildVersion().Version)
 	default:
 		printDiffText(out, *rep)
 	}

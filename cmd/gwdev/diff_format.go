@@ -9,6 +9,7 @@ import (
 
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/report"
 )
 
 // printDiffText writes the diff for people: regressions, fixes, other
@@ -78,20 +79,9 @@ func printDiffJSON(out io.Writer, rep app.DiffReport) error {
 // (`::error file=F,line=L,title=T::message`; regressions are errors or
 // warnings, the rest notices), then a plain summary line.
 func printDiffGitHub(out io.Writer, rep app.DiffReport) {
-	writeGitHub(out, diffFindings(rep))
+	report.WriteGitHub(out, diffFindings(rep))
 	fmt.Fprintf(out, "gwdev diff: %d worse, %d better, %d other (base %s)\n", rep.Worse, rep.Better,
 		len(rep.Changes)-rep.Worse-rep.Better, rep.Base)
-}
-
-// escapeData escapes a workflow command's message: %, CR and LF.
-func escapeData(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
-}
-
-// escapeProperty escapes a workflow command property value: as data, plus
-// the ":" and "," that delimit properties.
-func escapeProperty(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
 }
 
 // diffCodes explain the codes of diff's SARIF rules: the kind of change,
@@ -115,8 +105,8 @@ var diffCodes = map[string]string{
 
 // diffFindings turns diff's changes into the findings the github and sarif
 // writers take: the code is the kind of change and its direction.
-func diffFindings(rep app.DiffReport) []machineFinding {
-	fs := make([]machineFinding, 0, len(rep.Changes))
+func diffFindings(rep app.DiffReport) []report.Finding {
+	fs := make([]report.Finding, 0, len(rep.Changes))
 	for _, d := range rep.Changes {
 		code := d.Change
 		switch {
@@ -130,7 +120,7 @@ func diffFindings(rep app.DiffReport) []machineFinding {
 		case "error", "warning":
 			sev = d.Level
 		}
-		m := machineFinding{Severity: sev, Code: code, Scope: d.Scope, File: d.File, Line: d.Line, Message: d.Message, Hint: diffCodes[code]}
+		m := report.Finding{Severity: sev, Code: code, Scope: d.Scope, File: d.File, Line: d.Line, Message: d.Message, Hint: diffCodes[code]}
 		if d.Object != (engine.ObjectKey{}) {
 			k := d.Object
 			m.Object = &k

@@ -205,15 +205,6 @@ func TestDiffGitHubFormat(t *testing.T) {
 	}
 }
 
-func TestDiffGitHubEscaping(t *testing.T) {
-	if got, want := escapeData("50% done\r\nnext: a,b"), "50%25 done%0D%0Anext: a,b"; got != want {
-		t.Errorf("escapeData = %q, want %q", got, want)
-	}
-	if got, want := escapeProperty("a:b,c%d\ne"), "a%3Ab%2Cc%25d%0Ae"; got != want {
-		t.Errorf("escapeProperty = %q, want %q", got, want)
-	}
-}
-
 func TestDiffJSON(t *testing.T) {
 	_, dir, _ := gitRepoForTest(t)
 	out, _, code := runGwdev(t, "", "diff", "--format", "json", "HEAD~1", dir)

@@ -18,6 +18,9 @@ import (
 
 // explainOptions are the flags of `gwdev explain`.
 type explainOptions struct {
+	// trust is --trust (trust.go).
+	trust bool
+
 	dir      string
 	method   string
 	headers  []string
@@ -100,6 +103,7 @@ Examples:
 	f.StringVar(&o.keyFile, "key", "", "private key (PEM) of --cert")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	addCRDsFlag(f, &o.crds)
+	addTrustFlag(f, &o.trust)
 	return cmd
 }
 
@@ -114,7 +118,7 @@ func (o *explainOptions) run(out io.Writer, rawURL string, sniSet bool) error {
 	if err != nil {
 		return err
 	}
-	proj, err := app.OpenProject([]string{o.dir}, app.ProjectFlags{Backends: o.backends, Profiles: o.profiles, CRDs: o.crds})
+	proj, err := app.OpenProject([]string{o.dir}, app.ProjectFlags{Backends: o.backends, Profiles: o.profiles, CRDs: o.crds, Trust: o.trust})
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gwdev/gwdev/internal/report"
 )
 
 // columnsFolder holds a Gateway and, in one file, a route whose backendRef
@@ -73,7 +75,7 @@ func TestCheckFindingColumns(t *testing.T) {
 	want := map[string]at{
 		"BackendNotFound":  {13, 11, "BackendNotFound", "shop"},      // `- name: missing`, at `name`
 		"NoMatchingParent": {22, 7, "NoMatchingParent", "orphan"},    // `-   name: nogw`, at `name`
-		codeNote:           {24, 1, "attaches to nothing", "lonely"}, // the lonely route's `apiVersion:`
+		report.CodeNote:    {24, 1, "attaches to nothing", "lonely"}, // the lonely route's `apiVersion:`
 	}
 
 	j, errOut, code := runGwdev(t, "", "check", "-o", "json", dir)
@@ -81,7 +83,7 @@ func TestCheckFindingColumns(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	var list struct {
-		Findings []machineFinding `json:"findings"`
+		Findings []report.Finding `json:"findings"`
 	}
 	if err := json.Unmarshal([]byte(j), &list); err != nil {
 		t.Fatal(err)

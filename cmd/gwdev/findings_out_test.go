@@ -12,6 +12,8 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"sigs.k8s.io/yaml"
+
+	"github.com/gwdev/gwdev/internal/report"
 )
 
 // sarifSchema compiles the SARIF 2.1.0 JSON schema vendored from the OASIS
@@ -43,7 +45,7 @@ func sarifSchema(t *testing.T) *jsonschema.Schema {
 // checkSARIF validates out against the schema and checks what GitHub code
 // scanning needs beyond it: every result's rule exists at its index and
 // has help text, and results with a file have a line.
-func checkSARIF(t *testing.T, schema *jsonschema.Schema, label, out string) sarifLog {
+func checkSARIF(t *testing.T, schema *jsonschema.Schema, label, out string) report.SARIFLog {
 	t.Helper()
 	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(out))
 	if err != nil {
@@ -52,7 +54,7 @@ func checkSARIF(t *testing.T, schema *jsonschema.Schema, label, out string) sari
 	if err := schema.Validate(inst); err != nil {
 		t.Errorf("%s: not valid SARIF 2.1.0: %v", label, err)
 	}
-	var log sarifLog
+	var log report.SARIFLog
 	if err := json.Unmarshal([]byte(out), &log); err != nil {
 		t.Fatal(err)
 	}
@@ -138,10 +140,10 @@ func TestCheckSARIFIsValid(t *testing.T) {
 			t.Fatalf("%s: exit %d: %s", dir, code, errOut)
 		}
 		log := checkSARIF(t, schema, dir, out)
-		var fs []machineFinding
+		var fs []report.Finding
 		j, _, _ := runGwdev(t, "", "check", "-o", "json", dir)
 		var list struct {
-			Findings []machineFinding `json:"findings"`
+			Findings []report.Finding `json:"findings"`
 		}
 		if err := json.Unmarshal([]byte(j), &list); err != nil {
 			t.Fatal(err)
@@ -169,11 +171,11 @@ func TestCheckSARIFIsValid(t *testing.T) {
 	if schema.Validate(bad) == nil {
 		t.Error("the schema accepts level fatal")
 	}
-	byRule := map[string]sarifResult{}
+	byRule := map[string]report.SARIFResult{}
 	for _, r := range log.Runs[0].Results {
 		byRule[r.RuleID] = r
 	}
-	load, ok := byRule[codeLoadError]
+	load, ok := byRule[report.CodeLoadError]
 	if !ok || load.Level != "error" || load.Locations[0].PhysicalLocation.Region.StartLine != 15 || load.Locations[0].PhysicalLocation.Region.StartColumn != 3 {
 		t.Errorf("the refused manifest is not an error at route.yaml:15:3: %+v", load)
 	}
@@ -224,7 +226,7 @@ func TestCheckGitHubFormatParsesBack(t *testing.T) {
 	}
 	j, _, _ := runGwdev(t, "", "check", "-o", "json", broken)
 	var list struct {
-		Findings []machineFinding `json:"findings"`
+		Findings []report.Finding `json:"findings"`
 	}
 	if err := json.Unmarshal([]byte(j), &list); err != nil {
 		t.Fatal(err)
@@ -247,7 +249,7 @@ func TestCheckGitHubFormatParsesBack(t *testing.T) {
 			props[k] = unescapeWorkflow(v)
 		}
 		f := list.Findings[i]
-		if m[1] != githubLevel(f.Severity) || props["file"] != filepath.ToSlash(f.File) ||
+		if m[1] != report.GitHubLevel(f.Severity) || props["file"] != filepath.ToSlash(f.File) ||
 			(f.Line > 0 && props["line"] != strconv.Itoa(f.Line)) || (f.Column > 0 && props["col"] != strconv.Itoa(f.Column)) {
 			t.Errorf("annotation %q does not carry finding %+v", l, f)
 		}
@@ -275,7 +277,7 @@ func TestCheckMachineOutputsCarryFindings(t *testing.T) {
 	var list struct {
 		Kind     string            `json:"kind"`
 		Items    []json.RawMessage `json:"items"`
-		Findings []machineFinding  `json:"findings"`
+		Findings []report.Finding  `json:"findings"`
 	}
 	if err := json.Unmarshal([]byte(j), &list); err != nil {
 		t.Fatal(err)
@@ -301,7 +303,11 @@ func TestCheckMachineOutputsCarryFindings(t *testing.T) {
 
 	y, _, _ := runGwdev(t, "", "check", "-o", "yaml", dir)
 	docs := strings.Split(y, "\n---\n")
-	var last findingsDoc
+	var last struct {
+		APIVersion string           `json:"apiVersion"`
+		Kind       string           `json:"kind"`
+		Findings   []report.Finding `json:"findings"`
+	}
 	if err := yaml.UnmarshalStrict([]byte(docs[len(docs)-1]), &last); err != nil {
 		t.Fatal(err)
 	}

@@ -10,10 +10,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/report"
 )
 
 // graphOptions are the flags of `gwdev graph`.
 type graphOptions struct {
+	// trust is --trust (trust.go).
+	trust bool
+
 	format   string
 	profiles []string
 	// crds is --crds (crds.go).
@@ -48,6 +52,7 @@ it named), a rule that is shadowed or answers 500, an invalid backend reference.
 	f.StringVar(&o.format, "format", "mermaid", "output format: mermaid, dot or svg (svg runs Graphviz's dot)")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	addCRDsFlag(f, &o.crds)
+	addTrustFlag(f, &o.trust)
 	return cmd
 }
 
@@ -63,7 +68,7 @@ func (o *graphOptions) run(out, errOut io.Writer, dir string) error {
 	default:
 		return fmt.Errorf("unknown format %q (want mermaid, dot or svg)", o.format)
 	}
-	proj, err := app.OpenProject([]string{dir}, app.ProjectFlags{Profiles: o.profiles, CRDs: o.crds})
+	proj, err := app.OpenProject([]string{dir}, app.ProjectFlags{Profiles: o.profiles, CRDs: o.crds, Trust: o.trust})
 	if err != nil {
 		return err
 	}
@@ -71,6 +76,6 @@ func (o *graphOptions) run(out, errOut io.Writer, dir string) error {
 	if err != nil {
 		return err
 	}
-	printLoadProblems(errOut, lr)
+	report.WriteLoadProblems(errOut, lr)
 	return app.WriteGraph(out, errOut, res.Graph(), o.format, dotBin)
 }

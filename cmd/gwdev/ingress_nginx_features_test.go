@@ -169,8 +169,12 @@ func TestIngressNginxFeatures(t *testing.T) {
 			t.Fatal(err)
 		}
 		sha := sha1.Sum([]byte("spass")) //nolint:gosec // the format under test
+		// Also: a line without a colon and one with an empty user name
+		// (warned by line number, never let in: nginx refuses credentials
+		// without a user name), and a bcrypt hash of cost 31, above gwdev's
+		// cap of 12 (refused at once: checking it would take days).
 		file := "# users\nbob:" + string(bc) + "\napr:$apr1$abcdefgh$UkZoB0qp2g9KE9.krwnMP0\nsha:{SHA}" + base64.StdEncoding.EncodeToString(sha[:]) +
-			"\ndes:rl0uE0e2WKB0.\n"
+			"\ndes:rl0uE0e2WKB0.\nmallory{PLAIN}nocolon\n:{PLAIN}empty\nburn:$2b$31$" + string(bc[7:]) + "\n"
 		secret := "---\napiVersion: v1\nkind: Secret\nmetadata: {name: basic-auth}\ndata:\n  auth: " + base64.StdEncoding.EncodeToString([]byte(file)) + "\n" +
 			"---\napiVersion: v1\nkind: Secret\nmetadata: {name: map-auth}\ndata:\n  alice: " + base64.StdEncoding.EncodeToString(bc) + "\n"
 		s := serveIngresses(t, ingressClassNginx+
@@ -192,6 +196,9 @@ func TestIngressNginxFeatures(t *testing.T) {
 			{"file.example", basic("sha", "spass"), 200},
 			{"file.example", basic("des", "password"), 401}, // crypt(3) DES of "password": refused
 			{"file.example", basic("nobody", "bpass"), 401},
+			{"file.example", basic("", "empty"), 401},                 // the empty user name of line 7
+			{"file.example", basic("mallory{PLAIN}nocolon", ""), 401}, // line 6, no colon
+			{"file.example", basic("burn", "bpass"), 401},             // cost 31: refused, never computed
 			{"map.example", basic("alice", "bpass"), 200},
 			{"map.example", basic("bob", "bpass"), 401},
 			{"missing.example", basic("bob", "bpass"), 503},
@@ -212,10 +219,33 @@ func TestIngressNginxFeatures(t *testing.T) {
 				t.Errorf("%s: the answer shows a credential: %s", c.host, a.body)
 			}
 		}
+		var lines, cost bool
 		for _, f := range s.res.Findings {
-			if strings.Contains(f.Message, string(bc)) || strings.Contains(f.Message, "UkZoB0") {
-				t.Errorf("a finding shows a hash: %s", f.Message)
+			if strings.Contains(f.Message, string(bc)) || strings.Contains(f.Message, "UkZoB0") || strings.Contains(f.Message, "nocolon") || strings.Contains(f.Message, "mallory") {
+				t.Errorf("a finding shows a hash or a line of the file: %s", f.Message)
 			}
+			lines = lines || strings.Contains(f.Message, "Secret default/basic-auth, key auth, line 6: not user:hash")
+			cost = cost || strings.Contains(f.Message, `"burn" (cost 31) cost more than 12`)
+		}
+		if !lines || !cost {
+			t.Errorf("no warning naming the malformed line (%v) or the bcrypt cost over the cap (%v): %v", lines, cost, s.res.Findings)
+		}
+		var emptyUser bool
+		for _, f := range s.res.Findings {
+			emptyUser = emptyUser || strings.Contains(f.Message, "key auth, line 7: the user name is empty")
+		}
+		if !emptyUser {
+			t.Errorf("no warning naming the line with an empty user name")
+		}
+		said := false
+		for _, tr := range s.srv.Traces() {
+			if strings.Contains(tr.Reason, `user ""`) {
+				t.Errorf("a trace names an empty user: %s", tr.Reason)
+			}
+			said = said || strings.HasSuffix(tr.Reason, ": the credentials have an empty user name")
+		}
+		if !said {
+			t.Errorf("no trace says the credentials had an empty user name")
 		}
 	})
 	t.Run("affinity", func(t *testing.T) {
@@ -584,7 +614,9 @@ func TestIngressNginxFeatures(t *testing.T) {
 	})
 	t.Run("custom-headers", func(t *testing.T) {
 		// "Custom Headers": the ConfigMap's entries are set on responses
-		// (more_set_headers).
+		// (more_set_headers). A missing ConfigMap denies the location: 503
+		// (ingress-nginx's e2e test "should return status code 503 when
+		// custom-headers is configured with an invalid secret").
 		s := serveIngresses(t, ingressClassNginx+
 			ingress("custom", "custom.example", nginxAnn("custom-headers", "default/custom-headers"), "Prefix / web")+
 			ingress("missing", "missing.example", nginxAnn("custom-headers", "default/nope"), "Prefix / web")+
@@ -596,7 +628,7 @@ func TestIngressNginxFeatures(t *testing.T) {
 		if a.headersSeenByBackend("X-Using-Nginx-Controller") {
 			t.Errorf("the custom headers went to the backend too")
 		}
-		if a := s.do("GET", "missing.example", "/", nil, false); a.status != 200 || a.header.Get("X-Using-Nginx-Controller") != "" {
+		if a := s.do("GET", "missing.example", "/", nil, false); a.status != 503 || a.header.Get("X-Using-Nginx-Controller") != "" {
 			t.Errorf("missing ConfigMap: %d %v", a.status, a.header)
 		}
 		found := false
@@ -605,6 +637,66 @@ func TestIngressNginxFeatures(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("no finding for the missing ConfigMap")
+		}
+	})
+	t.Run("cross-namespace", func(t *testing.T) {
+		// ingress-nginx refuses annotations naming a Secret or ConfigMap of
+		// another namespace unless its ConfigMap option
+		// allow-cross-namespace-resources is "true" (false by default since
+		// controller v1.12.0; "cross namespace usage of secrets is not
+		// allowed") and denies the location with 503. A tenant's Ingress
+		// naming the victim's users must neither accept the victim's
+		// passwords nor let anyone in; one naming its own namespace works.
+		inTenant := func(doc string) string {
+			return strings.Replace(doc, "\n  name: ", "\n  namespace: tenant\n  name: ", 1)
+		}
+		users := func(ns, name, user, pass string) string {
+			return "---\napiVersion: v1\nkind: Secret\nmetadata: {name: " + name + ", namespace: " + ns + "}\ndata:\n  auth: " +
+				base64.StdEncoding.EncodeToString([]byte(user+":{PLAIN}"+pass+"\n")) + "\n"
+		}
+		s := serveIngresses(t, ingressClassNginx+
+			inTenant(ingress("stolen-auth", "auth.example", nginxAnn("auth-type", "basic", "auth-secret", "victim/victim-users"), "Prefix / web"))+
+			inTenant(ingress("own-auth", "own.example", nginxAnn("auth-type", "basic", "auth-secret", "tenant/tenant-users"), "Prefix / web"))+
+			inTenant(ingress("stolen-headers", "headers.example", nginxAnn("custom-headers", "other/cm"), "Prefix / web"))+
+			inTenant(ingress("stolen-ca", "tls.example", nginxAnn("proxy-ssl-secret", "other/client"), "Prefix / web"))+
+			"---\napiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: tenant}\nspec: {ports: [{port: 80, name: http}]}\n"+
+			users("victim", "victim-users", "victimadmin", "vpass")+users("tenant", "tenant-users", "tenantuser", "tpass")+
+			"---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm, namespace: other}\ndata: {X-Frame-Options: DENY}\n")
+		basic := func(u, p string) string { return "Basic " + base64.StdEncoding.EncodeToString([]byte(u+":"+p)) }
+		for _, c := range []struct {
+			host, auth string
+			status     int
+		}{
+			{"auth.example", "", 503},
+			{"auth.example", basic("victimadmin", "vpass"), 503},
+			{"auth.example", basic("anyone", "x"), 503},
+			{"own.example", "", 401},
+			{"own.example", basic("tenantuser", "tpass"), 200},
+			{"headers.example", "", 503},
+			{"tls.example", "", 503},
+		} {
+			var hdr []string
+			if c.auth != "" {
+				hdr = []string{"Authorization", c.auth}
+			}
+			if a := s.do("GET", c.host, "/", nil, false, hdr...); a.status != c.status || a.header.Get("X-Frame-Options") != "" {
+				t.Errorf("%s %q: %d %v; want %d", c.host, c.auth, a.status, a.header, c.status)
+			}
+		}
+		for _, want := range []string{"auth-secret: Secret victim/victim-users", "custom-headers: ConfigMap other/cm", "proxy-ssl-secret: Secret other/client"} {
+			found := false
+			for _, f := range s.res.Findings {
+				found = found || strings.Contains(f.Message, want+" is in another namespace than the Ingress (tenant)") &&
+					strings.Contains(f.Message, "allow-cross-namespace-resources") && f.Source.Line > 0
+			}
+			if !found {
+				t.Errorf("no finding %q naming the ConfigMap option allow-cross-namespace-resources at its line: %v", want, s.res.Findings)
+			}
+		}
+		for _, f := range s.res.Findings {
+			if strings.Contains(f.Message, "victimadmin") {
+				t.Errorf("a finding reads the other namespace's Secret: %s", f.Message)
+			}
 		}
 	})
 }

@@ -248,3 +248,106 @@ func askNginxSide(t *testing.T, addr string, port int, host, path string, srv *e
 	}
 	return a
 }
+
+// TestIngressNginxDifferentialNotRE2 runs real nginx with the locations
+// ingress-nginx writes for a use-regex path with a lookahead, which nginx's
+// PCRE serves and Go's RE2 cannot compile: nginx answers from that
+// location, gwdev (which leaves it out) with the default backend's 404,
+// and gwdev's warning at the path says exactly that.
+func TestIngressNginxDifferentialNotRE2(t *testing.T) {
+	bin := nginxBinary(t)
+	if bin == "" {
+		t.Skip("nginx is not installed and cannot be (needs root and apt-get): the differential test against real nginx does not run")
+	}
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(map[string]string{"location": r.Header.Get("X-Gwdev-Location"), "path": r.URL.Path})
+	}))
+	defer backend.Close()
+	lr := loadIngressManifests(t, ingressClassNginx+ingress("re", "re.example", nginxAnn("use-regex", "true"), "ImplementationSpecific /a(?=b) api",
+		"ImplementationSpecific /v[0-9]+ api")+ingressServices("api"))
+	nginxPort := realNginx(t, bin, func(listen string) string {
+		return engine.IngressNginxConf(lr.Snapshot, engine.Options{}, listen, strings.TrimPrefix(backend.URL, "http://"))
+	})
+	emu := serveIngressSnapshot(t, lr)
+	want := map[string][2]nginxAnswer{ // nginx, gwdev
+		"/ab":  {{status: 200, rule: "ingress/default/re/rule/0/path/0", path: "/ab"}, {status: 404}},
+		"/AB":  {{status: 200, rule: "ingress/default/re/rule/0/path/0", path: "/AB"}, {status: 404}},
+		"/ac":  {{status: 404}, {status: 404}},
+		"/v12": {{status: 200, rule: "ingress/default/re/rule/0/path/1", path: "/v12"}, {status: 200, rule: "ingress/default/re/rule/0/path/1", path: "/v12"}},
+	}
+	for path, w := range want {
+		n := askNginxSide(t, "127.0.0.1", nginxPort, "re.example", path, nil)
+		e := askNginxSide(t, emu.addr, emu.httpPort, "re.example", path, emu.srv)
+		if e.status != 200 {
+			e.rule = "" // the rule of a 404 is the default backend's
+		}
+		if n != w[0] || e != w[1] {
+			t.Errorf("GET http://re.example%s\n  nginx: %+v, want %+v\n  gwdev: %+v, want %+v", path, n, w[0], e, w[1])
+		}
+	}
+	said := false
+	for _, f := range emu.res.Findings {
+		said = said || f.Kind == engine.NoteRegexNotRE2 && strings.HasPrefix(f.Message, `path "/a(?=b)": `) && strings.Contains(f.Message, "nginx's PCRE does") &&
+			strings.Contains(f.Message, "the default backend's 404")
+	}
+	if !said {
+		t.Errorf("gwdev does not say that nginx serves /a(?=b) and gwdev answers 404: %v", emu.res.Findings)
+	}
+}
+
+// TestIngressNginxDifferentialBasicAuthFile runs real nginx with
+// auth_basic_user_file holding the auth Secret's htpasswd file, as
+// ingress-nginx writes it, and gwdev with the same Secret, and sends both
+// the same credentials: nginx lets no one in through a line without a
+// colon or a line with an empty user name, and refuses credentials whose
+// user name is empty; gwdev must agree.
+func TestIngressNginxDifferentialBasicAuthFile(t *testing.T) {
+	bin := nginxBinary(t)
+	if bin == "" {
+		t.Skip("nginx is not installed and cannot be (needs root and apt-get): the differential test against real nginx does not run")
+	}
+	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "ok") }))
+	defer backend.Close()
+	file := "# staff\nbob:{PLAIN}bpass\nmallory{PLAIN}nocolon\n:{PLAIN}empty\n  \napr:$apr1$abcdefgh$UkZoB0qp2g9KE9.krwnMP0\n"
+	dir := t.TempDir()
+	htpasswd := filepath.Join(dir, "htpasswd")
+	if err := os.WriteFile(htpasswd, []byte(file), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	nginxPort := realNginx(t, bin, func(listen string) string {
+		return fmt.Sprintf("server {\n  listen %s;\n  location / {\n    auth_basic %q;\n    auth_basic_user_file %s;\n    proxy_pass %s;\n  }\n}\n",
+			listen, "Staff", htpasswd, backend.URL)
+	})
+	emu := serveIngresses(t, ingressClassNginx+ingress("app", "app.example", nginxAnn("auth-type", "basic", "auth-secret", "users", "auth-realm", "Staff"), "Prefix / web")+
+		ingressServices("web")+"---\napiVersion: v1\nkind: Secret\nmetadata: {name: users}\nstringData:\n  auth: "+strconv.Quote(file)+"\n")
+	ask := func(port int, addr, user, pass string, withAuth bool) string {
+		req, err := http.NewRequest("GET", "http://"+net.JoinHostPort(addr, strconv.Itoa(port))+"/", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = "app.example"
+		if withAuth {
+			req.SetBasicAuth(user, pass)
+		}
+		resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return strconv.Itoa(resp.StatusCode) + " " + resp.Header.Get("WWW-Authenticate")
+	}
+	for _, c := range []struct {
+		user, pass string
+		withAuth   bool
+	}{
+		{"", "", false}, {"bob", "bpass", true}, {"bob", "wrong", true}, {"", "empty", true}, {"", "", true},
+		{"mallory{PLAIN}nocolon", "", true}, {"mallory", "nocolon", true}, {"apr", "p@ss w0rd", true}, {"apr", "p@ss w0rD", true},
+	} {
+		n := ask(nginxPort, "127.0.0.1", c.user, c.pass, c.withAuth)
+		e := ask(emu.httpPort, emu.addr, c.user, c.pass, c.withAuth)
+		if n != e {
+			t.Errorf("credentials %q:%q (sent %v)\n  nginx: %s\n  gwdev: %s", c.user, c.pass, c.withAuth, n, e)
+		}
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -217,6 +219,30 @@ func TestIngressNginxBehaviour(t *testing.T) {
 			{host: "regex-match.example.com", path: "/exact/path/more", status: 200, service: "other"},
 			{host: "regex-match.example.com", path: "/EXACT/PATH", status: 200, service: "other"},
 		})
+	})
+	t.Run("use-regex-not-re2", func(t *testing.T) {
+		// nginx's PCRE serves a lookahead and a repeat count over 1000
+		// (TestIngressNginxDifferentialNotRE2 shows the first with real
+		// nginx); Go's RE2 cannot compile them. gwdev leaves them out and
+		// says so at the path's line, naming what ingress-nginx would do;
+		// the host's other paths are served.
+		s := serveIngresses(t, ingressClassNginx+
+			ingress("re", "re.example", nginxAnn("use-regex", "true"), "ImplementationSpecific /a(?=b) api", "ImplementationSpecific /b(a{1000}){1000} api",
+				"ImplementationSpecific /v[0-9]+ api")+ingressServices("api"))
+		s.check([]ingressCase{
+			{host: "re.example", path: "/ab", status: 404},
+			{host: "re.example", path: "/v12", status: 200, service: "api"},
+		})
+		for _, path := range []string{"/a(?=b)", "/b(a{1000}){1000}"} {
+			found := false
+			for _, f := range s.res.Findings {
+				found = found || f.Kind == engine.NoteRegexNotRE2 && f.Source.Line > 0 && strings.HasPrefix(f.Message, "path "+strconv.Quote(path)+": ") &&
+					strings.Contains(f.Message, "nginx's PCRE does") && strings.Contains(f.Message, "gwdev leaves the location out")
+			}
+			if !found {
+				t.Errorf("no warning at the line of path %q saying what ingress-nginx and gwdev do: %v", path, s.res.Findings)
+			}
+		}
 	})
 	t.Run("rewrite-target", func(t *testing.T) {
 		// The rewrite example: "/something(/|$)(.*)" with "/$2".
@@ -448,4 +474,32 @@ func TestIngressNginxBehaviour(t *testing.T) {
 			t.Errorf("got %d, X-Forwarded-Prefix %q; want 200 /api", a.status, a.headers.Get("X-Forwarded-Prefix"))
 		}
 	})
+}
+
+// TestIngressNginxRegexNotRE2Commands: a use-regex path RE2 cannot compile
+// is a warning of check at the path's file:line, and migrate --compare
+// lists it as not carried over (exit 1), where both said nothing before.
+func TestIngressNginxRegexNotRE2Commands(t *testing.T) {
+	dir := t.TempDir()
+	manifests := ingressClassNginx + ingress("re", "re.example", nginxAnn("use-regex", "true"), "ImplementationSpecific /a(?=b) api", "ImplementationSpecific /v[0-9]+ api") +
+		ingressServices("api")
+	if err := os.WriteFile(filepath.Join(dir, "ingress.yaml"), []byte(manifests), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	line := 0
+	for i, l := range strings.Split(manifests, "\n") {
+		if strings.Contains(l, `"/a(?=b)"`) && line == 0 {
+			line = i // the item starts on the line before: "- pathType: …"
+		}
+	}
+	where := "ingress.yaml:" + strconv.Itoa(line)
+	stdout, stderr, _ := runGwdev(t, "", "check", dir)
+	if !strings.Contains(stdout, where) || !strings.Contains(stdout, `path "/a(?=b)": `) || strings.Contains(stdout, "No problems") {
+		t.Errorf("check does not warn at %s:\n%s%s", where, stdout, stderr)
+	}
+	stdout, stderr, code := runGwdev(t, "", "migrate", "--compare", dir)
+	if code != 1 || !strings.Contains(stdout, "Not carried over:") || !strings.Contains(stdout, where) ||
+		!strings.Contains(stdout, `not carried over: regular expression path: path "/a(?=b)"`) {
+		t.Errorf("migrate --compare: exit %d\n%s%s", code, stdout, stderr)
+	}
 }

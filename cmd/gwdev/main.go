@@ -57,6 +57,6 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(dirFirst(newCheckCmd()), dirFirst(newUpCmd()), newExplainCmd(), dirFirst(newCertsCmd()), newVersionCmd(), dirFirst(newMigrateCmd()),
-		newDiffCmd(), dirFirst(newGraphCmd()), newCRDsCmd(), newPullCmd())
+		newDiffCmd(), dirFirst(newGraphCmd()), newCRDsCmd(), newPullCmd(), newTrustCmd())
 	return root
 }

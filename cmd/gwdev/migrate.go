@@ -12,11 +12,15 @@ import (
 
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/report"
 	"github.com/gwdev/gwdev/watch"
 )
 
 // migrateOptions are the flags of gwdev migrate.
 type migrateOptions struct {
+	// trust is --trust (trust.go).
+	trust bool
+
 	output    string
 	compare   bool
 	format    string
@@ -58,6 +62,7 @@ nothing differs and nothing was dropped, 1 otherwise, 2 on usage errors.`,
 	f.StringArrayVar(&o.backends, "backend", nil, "as for up: namespace/service:port=host:port (--compare sends its requests there)")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	addCRDsFlag(f, &o.crds)
+	addTrustFlag(f, &o.trust)
 	return cmd
 }
 
@@ -70,7 +75,7 @@ func (o *migrateOptions) run(cmd *cobra.Command, dir string) error {
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%s: no such file or directory", dir)
 	}
-	proj, err := app.OpenProject([]string{dir}, app.ProjectFlags{Backends: o.backends, Profiles: o.profiles, CRDs: o.crds})
+	proj, err := app.OpenProject([]string{dir}, app.ProjectFlags{Backends: o.backends, Profiles: o.profiles, CRDs: o.crds, Trust: o.trust})
 	if err != nil {
 		return err
 	}
@@ -79,7 +84,7 @@ func (o *migrateOptions) run(cmd *cobra.Command, dir string) error {
 		return err
 	}
 	if len(lr.Snapshot.Ingresses) == 0 {
-		printLoadProblems(cmd.ErrOrStderr(), lr)
+		report.WriteLoadProblems(cmd.ErrOrStderr(), lr)
 		fmt.Fprintf(cmd.ErrOrStderr(), "No Ingress found in %s: nothing to migrate.\n", dir)
 		return exitError{exitProblems}
 	}
@@ -103,7 +108,7 @@ func (o *migrateOptions) run(cmd *cobra.Command, dir string) error {
 	} else if err := os.WriteFile(o.output, m.Manifests, 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", o.output, err)
 	}
-	printLoadProblems(cmd.ErrOrStderr(), lr)
+	report.WriteLoadProblems(cmd.ErrOrStderr(), lr)
 	printDropped(cmd.ErrOrStderr(), m.Dropped)
 	if !printConvertedProblems(cmd.ErrOrStderr(), proj, m.Converted) {
 		return exitError{exitProblems}

@@ -6,34 +6,8 @@ import (
 
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/report"
 )
-
-// printPolicies writes every object a policy targets, with each policy
-// that applies (✓) or was refused (✗) and why (check --policies).
-func printPolicies(out io.Writer, res *engine.Result) {
-	fmt.Fprintln(out, "\nPolicies:")
-	if len(res.Policies) == 0 {
-		fmt.Fprintln(out, "  no policy targets anything")
-		return
-	}
-	var last engine.ObjectKey
-	for _, e := range res.Policies {
-		if e.Target != last {
-			last = e.Target
-			fmt.Fprintf(out, "  %s %s/%s\n", e.Target.Kind, e.Target.Namespace, e.Target.Name)
-		}
-		fmt.Fprintf(out, "    %s\n", policyLine(e))
-	}
-}
-
-// policyLine renders one effect: mark, policy, section, reason, message.
-func policyLine(e engine.PolicyEffect) string {
-	mark := "✓"
-	if !e.Applied {
-		mark = "✗"
-	}
-	return mark + " " + e.PolicyName() + "  " + e.Reason + ": " + e.Message
-}
 
 // printExplainPolicies lists the policies that target the Gateway, the
 // route and the backend Service a request went through.
@@ -61,7 +35,7 @@ func printExplainPolicies(out io.Writer, res *engine.Result, t *emulator.Trace) 
 			if first {
 				label, first = "policies:", false
 			}
-			fmt.Fprintf(out, "  %-14s %s %s/%s: %s\n", label, k.Kind, k.Namespace, k.Name, policyLine(e))
+			fmt.Fprintf(out, "  %-14s %s %s/%s: %s\n", label, k.Kind, k.Namespace, k.Name, report.PolicyLine(e))
 		}
 	}
 }

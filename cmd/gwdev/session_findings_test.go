@@ -17,6 +17,7 @@ import (
 	"github.com/gwdev/gwdev/emulator/admin"
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/report"
 	"github.com/gwdev/gwdev/tui"
 )
 
@@ -38,14 +39,14 @@ func TestSessionFindingsAgree(t *testing.T) {
 			out, _, _ := runGwdev(t, "", "check", "-o", "json", dir)
 			var rep struct {
 				Items    []any
-				Findings []machineFinding
+				Findings []report.Finding
 			}
 			if err := json.Unmarshal([]byte(out), &rep); err != nil {
 				t.Fatalf("check -o json: %v\n%s", err, out)
 			}
 			var fromCheck []string
 			for _, f := range rep.Findings {
-				if f.Code != codeLoadError { // load problems: compared below, from the loader
+				if f.Code != report.CodeLoadError { // load problems: compared below, from the loader
 					fromCheck = append(fromCheck, findingKey(f.Severity, f.Object, f.Message))
 				}
 			}
@@ -57,7 +58,7 @@ func TestSessionFindingsAgree(t *testing.T) {
 			}
 			loadErrs := 0
 			for _, f := range rep.Findings {
-				if f.Code == codeLoadError {
+				if f.Code == report.CodeLoadError {
 					loadErrs++
 				}
 			}

@@ -50,7 +50,7 @@ func devValues(port int, service string) string {
 func TestUpServesAHelmChartThroughRender(t *testing.T) {
 	port := freePort(t)
 	dir := helmProject(t, port)
-	out := runUp(t, &upOptions{debounce: 10 * time.Millisecond, kustomize: true, noTUI: true}, dir)
+	out := runUp(t, &upOptions{debounce: 10 * time.Millisecond, kustomize: true, noTUI: true, trust: true}, dir)
 	client := &http.Client{Timeout: 5 * time.Second}
 	waitForUp(t, out, "the chart's route served", func() bool {
 		c, s := echoGet(client, port, "shop.dev.example.com")
@@ -100,7 +100,7 @@ func TestUpServesAHelmChartThroughRender(t *testing.T) {
 func TestCheckRenderProblemNamesTheCommandAndLine(t *testing.T) {
 	dir := helmProject(t, 8080)
 	writeFiles(t, dir, map[string]string{"values-dev.yaml": "port: 8080\nhostname: Shop_Dev\nservice: shop\n"})
-	stdout, stderr, code := runGwdev(t, "", "check", dir)
+	stdout, stderr, code := runGwdev(t, "", "check", "--trust", dir)
 	want := "render[0]: helm template shop ./chart -f values-dev.yaml:"
 	if code != 1 || !strings.Contains(stdout, want) || !strings.Contains(stdout, "Shop_Dev") ||
 		!strings.Contains(stdout, "(from template shop/templates/route.yaml)") {
@@ -112,7 +112,7 @@ func TestCheckRenderProblemNamesTheCommandAndLine(t *testing.T) {
 // rendered routes, naming the command and line.
 func TestExplainRunsTheRenderCommands(t *testing.T) {
 	dir := helmProject(t, 8080)
-	stdout, stderr, code := runGwdev(t, "", "explain", dir, "http://shop.dev.example.com:8080/")
+	stdout, stderr, code := runGwdev(t, "", "explain", "--trust", dir, "http://shop.dev.example.com:8080/")
 	if code != 0 || !strings.Contains(stdout, "route:         HTTPRoute/default/shop") ||
 		!strings.Contains(stdout, "source:        render[0]: helm template shop ./chart -f values-dev.yaml:") {
 		t.Fatalf("explain: exit %d\n%s%s", code, stdout, stderr)

@@ -20,6 +20,9 @@ import (
 
 // upOptions are the flags of `gwdev up`.
 type upOptions struct {
+	// trust is --trust (trust.go).
+	trust bool
+
 	portOffset int
 	address    string
 	accessLog  string
@@ -89,6 +92,7 @@ gwdev's built-in echo backend.`,
 	f.DurationVar(&o.emptyGrace, "empty-file-grace", watch.DefaultEmptyGrace, "keep serving a file's last objects this long after it becomes empty, as editors that truncate before writing leave it (0: drop them at once)")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	addCRDsFlag(f, &o.crds)
+	addTrustFlag(f, &o.trust)
 	f.DurationVar(&o.tcpIdle, "tcp-idle-timeout", emulator.DefaultTCPIdleTimeout, "close a TCPRoute connection after this long without traffic either way")
 	f.DurationVar(&o.udpSession, "udp-session-timeout", emulator.DefaultUDPSessionTimeout, "end a UDPRoute session (one client address) after this long without datagrams")
 	f.StringVar(&o.admin, "admin", admin.DefaultAddr, "admin API address (/status /routes /traces /traces/stream /metrics /healthz); off to disable")
@@ -99,7 +103,7 @@ gwdev's built-in echo backend.`,
 }
 
 func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) error {
-	proj, err := app.OpenProject([]string{dir}, app.ProjectFlags{Backends: o.backends, Profiles: o.profiles, CRDs: o.crds,
+	proj, err := app.OpenProject([]string{dir}, app.ProjectFlags{Backends: o.backends, Profiles: o.profiles, CRDs: o.crds, Trust: o.trust,
 		Classes: o.classes, NoKustomize: !o.kustomize})
 	if err != nil {
 		return err
@@ -165,6 +169,9 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 		when := "run once: its watch: list is empty"
 		if len(r.Watch) > 0 {
 			when = "run again when " + strings.Join(r.Watch, " or ") + " changes"
+		}
+		if !r.Consent.Given {
+			when = "not run: the folder is not trusted, see its problem"
 		}
 		fmt.Fprintf(out, "gwdev: %s (%s)\n", r.Name(), when)
 	}

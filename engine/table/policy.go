@@ -237,14 +237,38 @@ func (p *ListenerPolicy) validate() error {
 	return p.RBAC.validate()
 }
 
+// BasicAuthMaxBcryptCost is the highest bcrypt cost the data plane checks:
+// each step doubles the work of every request's check (cost 12 takes about
+// a quarter of a second of one core, cost 31 days), and common defaults are
+// 10 to 12 (htpasswd -B writes 5). A costlier hash is not checked, so its
+// user is refused.
+const BasicAuthMaxBcryptCost = 12
+
 // BasicAuthHashSupported reports whether the data plane checks passwords
 // against a hash of this htpasswd format: bcrypt ("$2y$", "$2a$",
-// "$2b$"), Apache MD5 ("$apr1$"), "{SHA}" and "{PLAIN}".
+// "$2b$") of at most BasicAuthMaxBcryptCost, Apache MD5 ("$apr1$"),
+// "{SHA}" and "{PLAIN}".
 func BasicAuthHashSupported(hash string) bool {
-	for _, p := range []string{"$2y$", "$2a$", "$2b$", "$apr1$", "{SHA}", "{PLAIN}"} {
+	if cost, ok := BcryptCost(hash); ok {
+		return cost <= BasicAuthMaxBcryptCost
+	}
+	for _, p := range []string{"$apr1$", "{SHA}", "{PLAIN}"} {
 		if len(hash) > len(p) && hash[:len(p)] == p {
 			return true
 		}
 	}
 	return false
+}
+
+// BcryptCost is the cost of a bcrypt hash ("$2y$NN$..."); ok is false when
+// hash is not one.
+func BcryptCost(hash string) (cost int, ok bool) {
+	if len(hash) < 8 || hash[0] != '$' || hash[1] != '2' || hash[6] != '$' || hash[4] < '0' || hash[4] > '9' || hash[5] < '0' || hash[5] > '9' {
+		return 0, false
+	}
+	switch hash[2:4] {
+	case "y$", "a$", "b$":
+		return int(hash[4]-'0')*10 + int(hash[5]-'0'), true
+	}
+	return 0, false
 }

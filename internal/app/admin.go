@@ -1,13 +1,14 @@
 package app
 
 import (
-	"encoding/json"
+	"bytes"
 	"net/http"
 	"sync/atomic"
 	"time"
 
 	"github.com/gwdev/gwdev/emulator/admin"
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/report"
 )
 
 // AdminStatus is the admin API's view of a Session's State. It serves
@@ -42,18 +43,16 @@ func (a *AdminStatus) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.URL.Query().Get("format") == "json" {
-		items, err := res.ObjectsJSONItems()
-		if err != nil {
+		var b bytes.Buffer
+		if err := report.WriteObjectsJSON(&b, res, nil); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+		_, _ = w.Write(b.Bytes())
 		return
 	}
-	b, err := res.ObjectsYAML()
+	b, err := report.ObjectsYAML(res)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return

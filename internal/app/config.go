@@ -37,6 +37,9 @@ type projectConfig struct {
 	// where maps "backends.KEY" (and the other sections' keys) to the
 	// entry's position (nil: no file).
 	where map[string]configPos
+	// data is the file's content (nil: no file), which the user's consent
+	// to run its commands is tied to (internal/trust).
+	data []byte
 }
 
 // configPos is where an entry of gwdev.yaml is.
@@ -94,19 +97,29 @@ var configNames = []string{"gwdev.yaml", "gwdev.yml"}
 // is an empty config. Its errors are *configError (file:line:column, field)
 // or the file's read error.
 func loadProjectConfig(dir string) (*projectConfig, string, error) {
+	p, data, err := readConfigFile(dir)
+	if p == "" || err != nil {
+		return &projectConfig{}, p, err
+	}
+	c, err := parseProjectConfig(p, data)
+	if c != nil {
+		c.data = data
+	}
+	return c, p, err
+}
+
+// readConfigFile reads dir's gwdev.yaml (or gwdev.yml): its path and
+// content, "" and nil when there is none.
+func readConfigFile(dir string) (string, []byte, error) {
 	for _, name := range configNames {
 		p := filepath.Join(dir, name)
 		data, err := os.ReadFile(p)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
-		if err != nil {
-			return nil, p, err
-		}
-		c, err := parseProjectConfig(p, data)
-		return c, p, err
+		return p, data, err
 	}
-	return &projectConfig{}, "", nil
+	return "", nil, nil
 }
 
 // parseProjectConfig decodes gwdev.yaml from data, refusing unknown keys

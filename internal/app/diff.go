@@ -33,6 +33,10 @@ type DiffReport struct {
 type DiffArgs struct {
 	Base, Dir string
 	Flags     ProjectFlags
+	// TrustRevision is --trust-revision: BASE's render: commands run and
+	// its kustomizations fetch remote resources (the trust record never
+	// applies to a revision).
+	TrustRevision bool
 	// Note is told, as they are found, of the files of BASE's tree left out
 	// of the comparison (nil: not told).
 	Note func(string)
@@ -110,7 +114,7 @@ func Diff(a DiffArgs) (*DiffReport, error) {
 	}
 	baseView := &statusView{}
 	if baseDir != "" {
-		baseProj, err := head.sibling(baseDir)
+		baseProj, err := head.sibling(baseDir, a.TrustRevision)
 		if err != nil {
 			return nil, fmt.Errorf("at %s: %w", base, err)
 		}

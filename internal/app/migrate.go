@@ -8,9 +8,9 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/report"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -73,5 +73,5 @@ func manifestYAML(obj any) ([]byte, error) {
 	if md, ok := u["metadata"].(map[string]any); ok {
 		delete(md, "creationTimestamp")
 	}
-	return yaml.Marshal(u)
+	return report.YAML(u)
 }

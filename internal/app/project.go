@@ -35,6 +35,10 @@ type ProjectFlags struct {
 	Classes []string
 	// NoKustomize is --kustomize=false.
 	NoKustomize bool
+	// Trust is --trust: the folder's gwdev.yaml may run its render:
+	// commands and its kustomizations may fetch remote resources, without
+	// a trust record (consent.go).
+	Trust bool
 }
 
 // Project is a command's project: where the manifests come from, what
@@ -56,6 +60,9 @@ type Project struct {
 	// loader loads and validates, against the CRDs --crds or gwdev.yaml
 	// names.
 	loader *watch.Loader
+	// consent is where the user's consent to run the folder's commands and
+	// fetch its remote resources comes from (consent.go).
+	consent consentSource
 }
 
 // OpenProject reads the project of sources: gwdev.yaml is read when
@@ -63,7 +70,8 @@ type Project struct {
 // `gwdev up`), merged with the flags, and the loader is made for the CRDs
 // they name.
 func OpenProject(sources []string, f ProjectFlags) (*Project, error) {
-	p := &Project{sources: sources, classes: f.Classes, backendFlags: f.Backends, profileFlags: f.Profiles}
+	p := &Project{sources: sources, classes: f.Classes, backendFlags: f.Backends, profileFlags: f.Profiles,
+		consent: consentSource{flag: f.Trust, record: true}}
 	if len(sources) == 1 && sources[0] != "-" {
 		if st, err := os.Stat(sources[0]); err != nil || st.IsDir() {
 			p.dir = sources[0]
@@ -89,15 +97,27 @@ func OpenProject(sources []string, f ProjectFlags) (*Project, error) {
 // change p: see the Session (session_config.go), which decides what to
 // keep).
 func (p *Project) reread() (projectOptions, error) {
-	return readProject(p.dir, p.backendFlags, p.profileFlags)
+	o, err := readProject(p.dir, p.backendFlags, p.profileFlags)
+	if err != nil {
+		return o, err
+	}
+	o.remote = p.consent.of(p.dir, o.configData)
+	for i := range o.renders {
+		o.renders[i].Consent = o.remote
+	}
+	return o, nil
 }
 
 // sibling is the project of the folder dir, read with p's flags (its own
 // gwdev.yaml) and judged by p's loader, so against the same CRDs: the
-// revision `gwdev diff` compares with.
-func (p *Project) sibling(dir string) (*Project, error) {
+// revision `gwdev diff` compares with. The trust record never applies to
+// it (it is a temporary folder holding someone's revision): its commands
+// run and its remote resources are fetched only when trustRevision
+// (--trust-revision) says so.
+func (p *Project) sibling(dir string, trustRevision bool) (*Project, error) {
 	q := *p
 	q.sources, q.dir = []string{dir}, dir
+	q.consent = consentSource{flag: trustRevision, flagName: "--trust-revision"}
 	cfg, err := q.reread()
 	if err != nil {
 		return nil, err
@@ -118,7 +138,7 @@ func (p *Project) Load(in io.Reader) (*watch.LoadResult, error) {
 			results = append(results, p.loader.LoadBytes("<stdin>", data))
 			continue
 		}
-		results = append(results, p.loader.Load(src, watch.Sources{Renders: p.cfg.renders}))
+		results = append(results, p.loader.Load(src, watch.Sources{Renders: p.cfg.renders, Remote: p.cfg.remote}))
 	}
 	switch len(results) {
 	case 0:
@@ -148,7 +168,7 @@ func (p *Project) LoadBytes(name string, data []byte) *watch.LoadResult {
 // WatchDir watches the project's one folder (its first source), running
 // gwdev.yaml's render: commands.
 func (p *Project) WatchDir(ctx context.Context, opts watch.WatchOptions) (*watch.Watcher, error) {
-	opts.Renders = p.cfg.renders
+	opts.Renders, opts.Remote = p.cfg.renders, p.cfg.remote
 	return p.loader.Watch(ctx, p.sources[0], opts)
 }
 

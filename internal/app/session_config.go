@@ -22,8 +22,13 @@ type projectOptions struct {
 	// crds is gwdev.yaml's crds: ("": none), a bundle name or a file path
 	// relative to the working directory; crdsWhere is where it was given.
 	crds, crdsWhere string
-	// renders are gwdev.yaml's render: commands.
+	// renders are gwdev.yaml's render: commands, each with the user's
+	// consent to run it (project.reread).
 	renders []watch.Render
+	// configData is gwdev.yaml's content (nil: none); remote is the user's
+	// consent for kustomizations to fetch remote resources (consent.go).
+	configData []byte
+	remote     watch.Consent
 }
 
 // readProject reads dir's gwdev.yaml ("": no folder, the flags alone) and
@@ -51,7 +56,7 @@ func readProject(dir string, backendFlags, profileFlags []string) (projectOption
 			p.crds = filepath.Join(dir, p.crds)
 		}
 	}
-	p.renders = cfg.Renders
+	p.renders, p.configData = cfg.Renders, cfg.data
 	return p, nil
 }
 
@@ -136,9 +141,10 @@ func (r *Session) withConfigProblem(u *watch.Update) *watch.Update {
 	return &c
 }
 
-// sameRenders reports whether two render: lists are the same commands.
+// sameRenders reports whether two render: lists are the same commands with
+// the same consent.
 func sameRenders(a, b []watch.Render) bool {
 	return slices.EqualFunc(a, b, func(x, y watch.Render) bool {
-		return x.Command == y.Command && x.Dir == y.Dir && slices.Equal(x.Watch, y.Watch)
+		return x.Command == y.Command && x.Dir == y.Dir && slices.Equal(x.Watch, y.Watch) && x.Consent == y.Consent
 	})
 }

@@ -85,6 +85,33 @@ var rules = []rule{
 		},
 	},
 	{
+		name: "YAML renderer",
+		re:   regexp.MustCompile(`\b\w*yaml\w*\.(Marshal|JSONToYAML|NewEncoder)\(|\btype\s+\w*[Ee]mitter\s+struct\b`),
+		owners: map[string]string{
+			"internal/report/yaml.go":     "the one renderer (report.YAML): sigs.k8s.io/yaml for what the fast emitter leaves out",
+			"internal/report/yamlemit.go": "the fast emitter behind report.YAML, byte for byte sigs.k8s.io/yaml",
+			"watch/cluster.go":            "pull writes the manifests it fetched as files the user edits (input, not output); watch is below internal/report",
+			"watch/kustomize.go":          "writes the kustomization.yaml kustomize build reads (input, not output); watch is below internal/report",
+		},
+	},
+	{
+		name:   "condition badge rendered",
+		within: regexp.MustCompile(`"[^"\n]*[✓✗]`),
+		re:     regexp.MustCompile(`\.Status\s*[!=]=\s*(metav1\.)?Condition(True|False|Unknown)\b|\bStatus\s*[!=]=\s*"(True|False|Unknown)"|\bNegativePolarity\(`),
+		owners: map[string]string{
+			"internal/report/badges.go": "report.ConditionBadge: the badge of a condition from the engine's polarity rule (engine/polarity.go)",
+		},
+	},
+	{
+		name: "hint text table",
+		re: regexp.MustCompile(`"(\w+/)?(NotAllowedByListeners|NoMatchingListenerHostname|NoMatchingParent|RefNotPermitted|BackendNotFound|InvalidKind|` +
+			`InvalidCertificateRef|ListenersNotValid|HostnameConflict|ProtocolConflict|TargetNotFound|ShadowedRule|UnsupportedValue)"\s*:\s*(return\s+)?"|` +
+			`\bNote[A-Z]\w*\s*:\s*"`),
+		owners: map[string]string{
+			"engine/hints.go": "the hints of every condition reason and note kind (ReasonHint, NoteHint, Finding.Hint, ConflictRule)",
+		},
+	},
+	{
 		name: "trace rule name split",
 		re:   regexp.MustCompile(`strings\.(Split|SplitN|Cut|Index|LastIndex|HasPrefix|HasSuffix|Fields)\([a-z]+\.Rule\b`),
 	},
@@ -174,6 +201,9 @@ func TestRulesMatch(t *testing.T) {
 		"trace text matched":                    `slices.ContainsFunc(t.Filters, func(f string) bool { return strings.HasPrefix(f, "x") })`,
 		"policy targets listed":                 `Targets: []metav1.GroupKind{{Group: "", Kind: "Service"}},`,
 		"policy target compared by name":        `if tr.Group != "" || tr.Kind != "Service" {`,
+		"YAML renderer":                         `b, err := yaml.Marshal(engine.RedactSecret(o.obj))`,
+		"condition badge rendered":              `if c.Status != metav1.ConditionTrue { mark = "✗" }`,
+		"hint text table":                       `"NotAllowedByListeners": "the listener's allowedRoutes excludes this route",`,
 		"project pipeline outside internal/app": `res := engine.Translate(lr.Snapshot, engine.Options{Now: now})`,
 	}
 	for _, ru := range rules {
@@ -187,6 +217,30 @@ func TestRulesMatch(t *testing.T) {
 			if ru.re.MatchString(ok) {
 				t.Errorf("rule %q matches allowed code %q", ru.name, ok)
 			}
+		}
+	}
+}
+
+// TestReportImportsNoFrontEnd keeps internal/report below the front ends:
+// CI output (check's SARIF, GitHub annotations, summary) must not depend
+// on the dashboard, and nothing imports cmd.
+func TestReportImportsNoFrontEnd(t *testing.T) {
+	dir := filepath.Join(root(t), "internal", "report")
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no internal/report sources in %s: %v", dir, err)
+	}
+	forbidden := regexp.MustCompile(`"github\.com/gwdev/gwdev/(tui|cmd|emulator|internal/app)(/[^"]*)?"`)
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range forbidden.FindAllString(string(b), -1) {
+			t.Errorf("%s imports %s: internal/report may import engine and watch only", filepath.Base(f), m)
 		}
 	}
 }

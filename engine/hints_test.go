@@ -1,4 +1,4 @@
-package tui
+package engine_test
 
 import (
 	"os"
@@ -6,18 +6,16 @@ import (
 	"sort"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/internal/testkit"
 )
 
 // TestEveryReasonExplained translates every engine golden case and the
 // samples, and checks that each condition reason the engine emits gets an
-// explanation in the Problems view. gwdev's own notes (findings without a
+// explanation (engine.ReasonHint, which the dashboard, check and SARIF show). gwdev's own notes (findings without a
 // condition) are free text; those without an explanation are only logged.
 func TestEveryReasonExplained(t *testing.T) {
-	files, err := filepath.Glob("../engine/testdata/*.in.yaml")
+	files, err := filepath.Glob("testdata/*.in.yaml")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no engine golden cases: %v", err)
 	}
@@ -32,16 +30,16 @@ func TestEveryReasonExplained(t *testing.T) {
 			t.Fatal(err)
 		}
 		lr := l.LoadBytes(f, data)
-		res := engine.Translate(lr.Snapshot, engine.Options{Now: metav1.NewTime(fixedNow)})
+		res := engine.Translate(lr.Snapshot, engine.Options{Now: goldenNow})
 		for _, fd := range res.Findings {
 			if fd.Reason == "" {
-				if explainNote(fd.Kind) == "" {
+				if engine.NoteHint(fd.Kind) == "" {
 					notes[fd.Message] = f
 				}
 				continue
 			}
 			seen[fd.Reason] = true
-			if explainReason(fd.Type, fd.Reason) == "" {
+			if engine.ReasonHint(fd.Type, fd.Reason) == "" {
 				missing[fd.Condition()+" "+fd.Reason] = f
 			}
 		}
@@ -75,7 +73,7 @@ func TestReasonTable(t *testing.T) {
 	}
 	for _, r := range reasons {
 		for _, cond := range []string{"Accepted", "ResolvedRefs", "Programmed", "Conflicted"} {
-			if explainReason(cond, r) == "" {
+			if engine.ReasonHint(cond, r) == "" {
 				t.Errorf("no explanation for %s %s", cond, r)
 			}
 		}

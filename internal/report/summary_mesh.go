@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"fmt"
@@ -48,7 +48,7 @@ func printMesh(w io.Writer, res *engine.Result) {
 	for _, m := range res.Objects.XMeshes {
 		state := "not gwdev's (controller " + string(m.Spec.ControllerName) + ")"
 		if string(m.Spec.ControllerName) == engine.MeshControllerName {
-			state = conditionBadges(m.Status.Conditions, "Accepted")
+			state = Badges(m.Status.Conditions, "Accepted")
 		}
 		fmt.Fprintf(w, "  XMesh %s  %s\n", m.Name, state)
 	}
@@ -83,7 +83,7 @@ func printMesh(w io.Writer, res *engine.Result) {
 				role = "consumer route: requests from " + r.ns
 			}
 			target := fmt.Sprintf("Service %s/%s%s", ns, p.ParentRef.Name, parentPortText(p.ParentRef))
-			fmt.Fprintf(w, "    → %s  (%s)  %s\n", target, role, conditionBadges(p.Conditions, "Accepted", "ResolvedRefs"))
+			fmt.Fprintf(w, "    → %s  (%s)  %s\n", target, role, Badges(p.Conditions, "Accepted", "ResolvedRefs"))
 		}
 	}
 }

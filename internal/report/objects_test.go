@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"bytes"
@@ -7,15 +7,16 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/internal/testkit"
 )
 
 // TestObjectsOutputMatchesWholeResult checks that the streamed -o yaml
-// and -o json are byte for byte what rendering the whole result at once
-// gives (engine's ObjectsYAML; json.MarshalIndent of the List), on every
-// sample and on the engine's golden inputs.
+// and -o json are byte for byte what the reference encoders give
+// (sigs.k8s.io/yaml.Marshal of each object; json.MarshalIndent of the
+// whole List), on every sample and on the engine's golden inputs.
 func TestObjectsOutputMatchesWholeResult(t *testing.T) {
 	samples, _ := filepath.Glob("../../samples/*")
 	inputs, _ := filepath.Glob("../../engine/testdata/*.in.yaml")
@@ -24,18 +25,25 @@ func TestObjectsOutputMatchesWholeResult(t *testing.T) {
 	for _, src := range append(append(samples, inputs...), t.TempDir()) { // and an empty folder
 		lr := loader.LoadDir(src)
 		res := engine.Translate(lr.Snapshot, engine.Options{Now: metav1.Now()})
-		want, err := res.ObjectsYAML()
+		var want bytes.Buffer
+		var items []any
+		err := res.EachOutput(func(o any) error {
+			b, err := yaml.Marshal(o)
+			want.WriteString("---\n")
+			want.Write(b)
+			items = append(items, o)
+			return err
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var got bytes.Buffer
-		if err := writeObjectsYAML(&got, res); err != nil {
+		if err := WriteObjectsYAML(&got, res); err != nil {
 			t.Fatal(err)
 		}
-		if got.String() != string(want) {
-			t.Errorf("%s: -o yaml differs:\ngot:\n%s\nwant:\n%s", src, got.String(), want)
+		if got.String() != want.String() {
+			t.Errorf("%s: -o yaml differs:\ngot:\n%s\nwant:\n%s", src, got.String(), want.String())
 		}
-		items, _ := res.ObjectsJSONItems()
 		list := struct {
 			APIVersion string `json:"apiVersion"`
 			Kind       string `json:"kind"`
@@ -43,7 +51,7 @@ func TestObjectsOutputMatchesWholeResult(t *testing.T) {
 		}{"v1", "List", append([]any{}, items...)}
 		wantJSON, _ := json.MarshalIndent(list, "", "  ")
 		got.Reset()
-		if err := writeObjectsJSON(&got, res, nil); err != nil {
+		if err := WriteObjectsJSON(&got, res, nil); err != nil {
 			t.Fatal(err)
 		}
 		if got.String() != string(wantJSON)+"\n" {

@@ -1,13 +1,13 @@
-package tui
+package engine
 
-import "github.com/gwdev/gwdev/engine"
-
-// explanations maps a condition reason to a one-line explanation of what it
+// reasonHints maps a condition reason to a one-line explanation of what it
 // means and how to fix it. A "Type/Reason" key (condition type, then reason)
 // takes precedence over the plain reason, for reasons whose meaning depends
 // on the condition. Every reason the engine writes has an entry; the test
-// translates every engine golden case to check.
-var explanations = map[string]string{
+// translates every engine golden case to check. It is the only table of
+// hints: the dashboard, check's summary and machine formats and SARIF's
+// rule help all ask ReasonHint or Finding.Hint.
+var reasonHints = map[string]string{
 	// Routes: Accepted=False.
 	"NotAllowedByListeners":      "the listener's allowedRoutes (namespaces or kinds) excludes this route. Fix: allow the route's namespace (from: All/Same/Selector with matching Namespace labels) or kind on the listener, or move the route",
 	"NoMatchingListenerHostname": "none of the route's hostnames intersects the hostname of the listener it targets. Fix: add a hostname the listener serves to spec.hostnames, or widen the listener's hostname",
@@ -54,53 +54,68 @@ var explanations = map[string]string{
 	"ShadowedRule": "a match tried earlier (the spec's precedence: path type and length, method, header and query counts, then the oldest route, then namespace/name, then rule order) takes every request this one would, so it never receives traffic. Fix: remove the duplicate, make this match more specific, or give the routes distinct hostnames",
 }
 
-// explainReason returns the one-line explanation for a reason of a
-// condition of that type ("" when gwdev has none).
-func explainReason(conditionType, reason string) string {
-	if e, ok := explanations[conditionType+"/"+reason]; ok {
+// ReasonHint returns the one-line explanation, with what to do about it, of
+// a reason of a condition of that type ("" when gwdev has none; a type of ""
+// asks for the reason alone, as a SARIF rule's help does).
+func ReasonHint(conditionType, reason string) string {
+	if e, ok := reasonHints[conditionType+"/"+reason]; ok {
 		return e
 	}
-	return explanations[reason]
+	return reasonHints[reason]
 }
 
-// noteExplanations explain gwdev's own notes (findings without a
-// condition), by the kind the engine gives them.
-var noteExplanations = map[engine.NoteKind]string{
-	engine.NoteUnknownTLSOption:           "the key is not one of gwdev's TLS options (gwdev.dev/min-tls-version, gwdev.dev/max-tls-version, gwdev.dev/cipher-suites), so it has no effect here. Fix: remove it, or use gwdev's keys",
-	engine.NoteTLSOptionsPassthrough:      "a Passthrough listener does not terminate TLS, so gwdev's TLS version and cipher suite options cannot apply; the backend decides. Fix: remove them, or use mode Terminate",
-	engine.NoteEchoAuthAllowsAll:          "the ExternalAuth filter's auth Service is answered by gwdev's echo backend, which allows everything. Fix: annotate the Service gwdev.dev/echo-auth-header: <header>, or map it to your auth server (--backend)",
-	engine.NoteNoListenerSetCanAttach:     "the Gateway's allowedListeners selector is missing or not a valid label selector, so it admits no ListenerSet. Fix the selector",
-	engine.NoteNoParentRefs:               "a route without parentRefs is never served. Fix: add a parentRef to a Gateway or ListenerSet",
-	engine.NoteNoGatewayClass:             "without a GatewayClass manifest gwdev acts as the controller of every class the Gateways name; nothing to fix",
-	engine.NoteClassNotManaged:            "the Gateway's class belongs to another controller (--class or controllerName), so gwdev leaves it alone",
-	engine.NoteCertificateRefsPassthrough: "a Passthrough listener hands the TLS connection to the backend, so its certificateRefs are never used. Fix: remove them, or use mode Terminate",
-	engine.NoteEchoTLSGenerated:           "the echo backend was asked to speak TLS but the Secret is missing or invalid, so it uses a self-signed certificate. Fix the Secret if the backend's certificate matters",
-	engine.NoteProfileInvalid:             "an implementation-specific annotation or policy has a value the cloud gateway would reject. Fix it as the message says",
-	engine.NoteNotEmulated:                "the setting only matters on the cloud gateway: gwdev checks it but does not emulate it. Nothing to fix for local use",
-	engine.NoteRefNotFound:                "the reference names an object that is not in the manifests. Fix: add it or fix the reference",
-	engine.NoteCrossKindHostname:          "an HTTPRoute and a GRPCRoute claim the same hostname on a listener; the older keeps it. Fix: use distinct hostnames",
-	engine.NoteNotForClientAuth:           "the Gateway's client certificate lacks the clientAuth extended key usage; backends that verify client certificates will refuse it. Fix: issue the Secret's certificate for client authentication",
-	engine.NoteCertificateExpired:         "a certificate is expired or about to expire. Fix: renew the Secret's certificate",
-	engine.NoteUnused:                     "the policy has no effect yet: no served route uses its target. Nothing to fix unless you expected traffic",
-	engine.NoteParametersIgnored:          "gwdev does not read parametersRef objects; their settings have no effect here",
+// conflictRules are the distinctness rules a listener's Conflicted reason
+// breaks, in a few words.
+var conflictRules = map[string]string{
+	"HostnameConflict": "listeners on one port need distinct hostnames",
+	"ProtocolConflict": "listeners on one port need compatible protocols",
 }
 
-// explainNote is the explanation of a note of that kind ("" when gwdev
-// has none).
-func explainNote(kind engine.NoteKind) string { return noteExplanations[kind] }
+// ConflictRule is the distinctness rule a listener's Conflicted reason
+// breaks, in a few words (the dashboard's list of conflicted listeners),
+// else the reason's hint.
+func ConflictRule(reason string) string {
+	if r, ok := conflictRules[reason]; ok {
+		return r
+	}
+	return ReasonHint("", reason)
+}
 
-// FindingHint is the one-line explanation of a finding, with what to do
-// about it, as the Problems view shows it: by condition and reason, or for
-// gwdev's own notes by their message ("" when gwdev has none). `gwdev
+// noteHints explain gwdev's own notes (findings without a condition), by
+// the kind the engine gives them.
+var noteHints = map[NoteKind]string{
+	NoteUnknownTLSOption:           "the key is not one of gwdev's TLS options (gwdev.dev/min-tls-version, gwdev.dev/max-tls-version, gwdev.dev/cipher-suites), so it has no effect here. Fix: remove it, or use gwdev's keys",
+	NoteTLSOptionsPassthrough:      "a Passthrough listener does not terminate TLS, so gwdev's TLS version and cipher suite options cannot apply; the backend decides. Fix: remove them, or use mode Terminate",
+	NoteEchoAuthAllowsAll:          "the ExternalAuth filter's auth Service is answered by gwdev's echo backend, which allows everything. Fix: annotate the Service gwdev.dev/echo-auth-header: <header>, or map it to your auth server (--backend)",
+	NoteNoListenerSetCanAttach:     "the Gateway's allowedListeners selector is missing or not a valid label selector, so it admits no ListenerSet. Fix the selector",
+	NoteNoParentRefs:               "a route without parentRefs is never served. Fix: add a parentRef to a Gateway or ListenerSet",
+	NoteNoGatewayClass:             "without a GatewayClass manifest gwdev acts as the controller of every class the Gateways name; nothing to fix",
+	NoteClassNotManaged:            "the Gateway's class belongs to another controller (--class or controllerName), so gwdev leaves it alone",
+	NoteCertificateRefsPassthrough: "a Passthrough listener hands the TLS connection to the backend, so its certificateRefs are never used. Fix: remove them, or use mode Terminate",
+	NoteEchoTLSGenerated:           "the echo backend was asked to speak TLS but the Secret is missing or invalid, so it uses a self-signed certificate. Fix the Secret if the backend's certificate matters",
+	NoteProfileInvalid:             "an implementation-specific annotation or policy has a value the cloud gateway would reject. Fix it as the message says",
+	NoteNotEmulated:                "the setting only matters on the cloud gateway: gwdev checks it but does not emulate it. Nothing to fix for local use",
+	NoteRefNotFound:                "the reference names an object that is not in the manifests. Fix: add it or fix the reference",
+	NoteCrossKindHostname:          "an HTTPRoute and a GRPCRoute claim the same hostname on a listener; the older keeps it. Fix: use distinct hostnames",
+	NoteNotForClientAuth:           "the Gateway's client certificate lacks the clientAuth extended key usage; backends that verify client certificates will refuse it. Fix: issue the Secret's certificate for client authentication",
+	NoteCertificateExpired:         "a certificate is expired or about to expire. Fix: renew the Secret's certificate",
+	NoteUnused:                     "the policy has no effect yet: no served route uses its target. Nothing to fix unless you expected traffic",
+	NoteParametersIgnored:          "gwdev does not read parametersRef objects; their settings have no effect here",
+	NoteRegexNotRE2:                "the path is a regular expression Go's RE2 cannot run (lookarounds, backreferences, repeat counts over 1000): ingress-nginx's PCRE may serve it, gwdev leaves the location out. Fix: rewrite it without those constructs",
+}
+
+// NoteHint is the explanation of a note of that kind ("" when gwdev has
+// none).
+func NoteHint(kind NoteKind) string { return noteHints[kind] }
+
+// Hint is the one-line explanation of the finding, with what to do about
+// it: by condition and reason, or for gwdev's own notes by their kind (""
+// when gwdev has none). The dashboard's Problems view shows it; `gwdev
 // check`'s machine formats (-o json|yaml, github, sarif) carry it as the
 // finding's hint.
-func FindingHint(f engine.Finding) string {
+func (f Finding) Hint() string {
 	if f.Reason != "" {
-		return explainReason(f.Type, f.Reason)
+		return ReasonHint(f.Type, f.Reason)
 	}
-	return explainNote(f.Kind)
+	return NoteHint(f.Kind)
 }
-
-// ReasonHint is the explanation of a condition reason alone (the help text
-// of a SARIF rule), "" when gwdev has none.
-func ReasonHint(reason string) string { return explainReason("", reason) }

@@ -175,7 +175,7 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 		}
 		fmt.Fprintf(out, "gwdev: %s (%s)\n", r.Name(), when)
 	}
-	sess.Subscribe((&plainPrinter{out: out}).print)
+	sess.Subscribe(app.NewPlainPrinter(out).Print)
 	sess.Start()
 	fmt.Fprintf(out, "gwdev: watching %s (ctrl-c to stop)\n", dir)
 	sess.Run(ctx, func(err error) { fmt.Fprintln(errOut, "gwdev: watch:", err) })

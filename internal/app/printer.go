@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"fmt"
@@ -7,18 +7,22 @@ import (
 
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
-	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/report"
 )
 
-// plainPrinter is `gwdev up` without the dashboard: it prints each of the
-// Session's States as lines.
-type plainPrinter struct {
+// PlainPrinter is `gwdev up` without the dashboard: a subscriber that
+// prints each of the Session's States as lines (NewPlainPrinter).
+type PlainPrinter struct {
 	out  io.Writer
 	last map[string]string // port lines printed last time
 }
 
-// print writes what st loaded, what failed and what is served.
-func (r *plainPrinter) print(st *app.State) {
+// NewPlainPrinter returns a printer writing to out.
+func NewPlainPrinter(out io.Writer) *PlainPrinter { return &PlainPrinter{out: out} }
+
+// Print writes what st loaded, what failed and what is served: subscribe
+// it with Session.Subscribe.
+func (r *PlainPrinter) Print(st *State) {
 	u, res, first, empty := st.Update, st.Result, st.Reload == 0, st.Empty
 	if note := st.Root; note != "" {
 		fmt.Fprintf(r.out, "gwdev: %s\n", note)
@@ -33,7 +37,7 @@ func (r *plainPrinter) print(st *app.State) {
 	if !first {
 		what = fmt.Sprintf("reload #%d (%s)", st.Reload, changedSummary(u.Changed))
 	}
-	counts := plural(nerr, "problem")
+	counts := report.Plural(nerr, "problem")
 	if empty != "" {
 		counts += ", warning: nothing to serve"
 	}
@@ -45,10 +49,10 @@ func (r *plainPrinter) print(st *app.State) {
 	if ru := res.Reuse; !first && ru.Patched {
 		// The table is the last one with only the changed routes'
 		// virtual hosts rebuilt (engine/incremental_table.go).
-		counts += fmt.Sprintf(", table patched (%s rebuilt)", plural(ru.VirtualHosts, "virtual host"))
+		counts += fmt.Sprintf(", table patched (%s rebuilt)", report.Plural(ru.VirtualHosts, "virtual host"))
 	}
 	fmt.Fprintf(r.out, "gwdev: %s: %s, %s; load %s, translate %s, apply %s\n", what,
-		plural(res.Objects.Len(), "object"), counts, roundDur(u.Took), roundDur(st.Translate), roundDur(st.Apply))
+		report.Plural(res.Objects.Len(), "object"), counts, report.RoundDuration(u.Took), report.RoundDuration(st.Translate), report.RoundDuration(st.Apply))
 	if empty != "" {
 		fmt.Fprintf(r.out, "  ! %s Every listener is closed.\n", empty)
 	}
@@ -81,7 +85,7 @@ func (r *plainPrinter) print(st *app.State) {
 }
 
 // printPorts prints the serving addresses when they change.
-func (r *plainPrinter) printPorts(rep *emulator.ApplyReport) {
+func (r *PlainPrinter) printPorts(rep *emulator.ApplyReport) {
 	lines := map[string]string{}
 	var order []string
 	for _, p := range rep.Ports {

@@ -103,8 +103,12 @@ gwdev's built-in echo backend.`,
 }
 
 func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) error {
+	offset := int32(o.portOffset)
+	if offset == 0 { // up's 0 is "no fallback", the engine's is "the default"
+		offset = -1
+	}
 	proj, err := app.OpenProject([]string{dir}, app.ProjectFlags{Backends: o.backends, Profiles: o.profiles, CRDs: o.crds, Trust: o.trust,
-		Classes: o.classes, NoKustomize: !o.kustomize})
+		Classes: o.classes, NoKustomize: !o.kustomize, PortOffset: offset})
 	if err != nil {
 		return err
 	}

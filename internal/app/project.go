@@ -39,6 +39,10 @@ type ProjectFlags struct {
 	// commands and its kustomizations may fetch remote resources, without
 	// a trust record (consent.go).
 	Trust bool
+	// PortOffset is where the data plane serves a port it cannot bind
+	// (engine.Options.PortOffset: 0, the default offset; negative, no
+	// fallback), so that check warns about a backend at port+offset too.
+	PortOffset int32
 }
 
 // Project is a command's project: where the manifests come from, what
@@ -54,6 +58,8 @@ type Project struct {
 	cfg projectOptions
 	// classes are the GatewayClass names gwdev manages (nil: every one).
 	classes []string
+	// portOffset is ProjectFlags.PortOffset.
+	portOffset int32
 	// backendFlags and profileFlags are kept to read gwdev.yaml again
 	// (reread).
 	backendFlags, profileFlags []string
@@ -70,7 +76,7 @@ type Project struct {
 // `gwdev up`), merged with the flags, and the loader is made for the CRDs
 // they name.
 func OpenProject(sources []string, f ProjectFlags) (*Project, error) {
-	p := &Project{sources: sources, classes: f.Classes, backendFlags: f.Backends, profileFlags: f.Profiles,
+	p := &Project{sources: sources, classes: f.Classes, portOffset: f.PortOffset, backendFlags: f.Backends, profileFlags: f.Profiles,
 		consent: consentSource{flag: f.Trust, record: true}}
 	if len(sources) == 1 && sources[0] != "-" {
 		if st, err := os.Stat(sources[0]); err != nil || st.IsDir() {
@@ -192,15 +198,15 @@ type Translation struct {
 
 // engineOptions is the one constructor of engine.Options: what the
 // project (gwdev.yaml and the flags) says, plus what t asks to compute.
-func engineOptions(cfg projectOptions, classes []string, t Translation) engine.Options {
-	return engine.Options{Classes: classes, Now: t.Now, NoServing: t.NoServing,
+func engineOptions(cfg projectOptions, classes []string, portOffset int32, t Translation) engine.Options {
+	return engine.Options{Classes: classes, Now: t.Now, NoServing: t.NoServing, PortOffset: portOffset,
 		BackendMappings: cfg.mappings, Profiles: cfg.profiles, ProfileOptions: cfg.profileOpts,
 		IngressHTTPPort: t.IngressHTTPPort, IngressHTTPSPort: t.IngressHTTPSPort}
 }
 
 // Translate translates snap with the project's options.
 func (p *Project) Translate(snap *engine.Snapshot, t Translation) *engine.Result {
-	opts := engineOptions(p.cfg, p.classes, t)
+	opts := engineOptions(p.cfg, p.classes, p.portOffset, t)
 	switch {
 	case t.Prev != nil:
 		return engine.TranslateNext(t.Prev, snap, opts)
@@ -224,7 +230,7 @@ func (p *Project) LoadAndTranslate(now metav1.Time) (*watch.LoadResult, *engine.
 // finish computes the rest of the result; until finish returns only the
 // table may be read.
 func (p *Project) TranslateTableFirst(snap *engine.Snapshot, t Translation) (res *engine.Result, finish func()) {
-	return engine.TranslateTableFirst(t.Prev, snap, engineOptions(p.cfg, p.classes, t))
+	return engine.TranslateTableFirst(t.Prev, snap, engineOptions(p.cfg, p.classes, p.portOffset, t))
 }
 
 // AddLoadFindings adds to res what `check` and `up` report beside the

@@ -43,6 +43,7 @@ func (t *translator) processBackendTLSPolicies() {
 		func(ps *policyState) object { return ps.obj }, func(ps *policyState) ObjectKey { return ps.key })
 	targets := backendTLSPolicyTargets()
 	for _, ps := range pols {
+		won := 0
 		for _, tr := range ps.obj.Spec.TargetRefs {
 			if !targets.Allows(string(tr.Group), string(tr.Kind)) {
 				msg := fmt.Sprintf("targetRef %s %s: only core Services can be targeted", groupKind(string(tr.Group), string(tr.Kind)), tr.Name)
@@ -70,9 +71,13 @@ func (t *translator) processBackendTLSPolicies() {
 				t.effect(conflictedEffect(ps.key, backendTLSTarget(pt), pt.section, msg))
 				continue
 			}
+			won++
 			if t.services[nsName{pt.ns, pt.service}] == nil {
 				t.noteKind(NoteRefNotFound, SeverityWarning, ps.key, "targetRefs", "target Service "+pt.ns+"/"+pt.service+" not found")
 			}
+		}
+		if won > 0 && len(ps.lost) > 0 {
+			t.notePartlyConflicted(ps.key, ps.lost)
 		}
 	}
 	for _, ps := range pols {

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
@@ -100,4 +101,11 @@ func conflictedStatus(lost string) (reason, msg string) {
 func failConflicted(cond *conditionSet, lost []string) {
 	reason, msg := conflictedStatus(lost[0])
 	cond.fail(string(gwv1.PolicyConditionAccepted), reason, msg)
+}
+
+// notePartlyConflicted warns about a policy that applies on some of its
+// targets but lost the others (lost: their lostMessages). Its Accepted
+// stays True, as GEP-713 has it; the warning says where it does nothing.
+func (t *translator) notePartlyConflicted(policy ObjectKey, lost []string) {
+	t.note(SeverityWarning, policy, "spec.targetRefs", "not applied to "+strings.Join(lost, "; "))
 }

@@ -126,6 +126,9 @@ func (t *translator) attachTrafficPolicy(ps *trafficPolicyState, claims *policyC
 	case len(missing) > 0:
 		ps.cond.fail(acc, string(gwv1.PolicyReasonTargetNotFound), strings.Join(missing, "; "))
 	}
+	if len(ps.won) > 0 && len(lost) > 0 && len(invalid) == 0 {
+		t.notePartlyConflicted(ps.key, lost)
+	}
 	if len(invalid) > 0 {
 		// An invalid policy applies nowhere (as BackendTLSPolicy).
 		claims.release(ps)

@@ -335,7 +335,7 @@ func (t *translator) attachTelemetryPolicy(ps *telemetryPolicyState, claims *pol
 		claims.release(ps)
 	}
 	if won > 0 && len(lost) > 0 && len(invalid) == 0 {
-		t.note(SeverityWarning, ps.key, "spec.targetRefs", "not applied to "+strings.Join(lost, "; "))
+		t.notePartlyConflicted(ps.key, lost)
 	}
 }
 

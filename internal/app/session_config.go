@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"errors"
@@ -26,7 +26,7 @@ type projectOptions struct {
 	// consent to run it (project.reread).
 	renders []watch.Render
 	// configData is gwdev.yaml's content (nil: none); remote is the user's
-	// consent for kustomizations to fetch remote resources (trust.go).
+	// consent for kustomizations to fetch remote resources (consent.go).
 	configData []byte
 	remote     watch.Consent
 }
@@ -64,7 +64,7 @@ func readProject(dir string, backendFlags, profileFlags []string) (projectOption
 // with it: new mappings take effect at once. A gwdev.yaml that no longer
 // reads is reported as a problem while the last good settings keep
 // serving.
-func (r *reloader) configChanged() {
+func (r *Session) configChanged() {
 	// The watch also signals when the folder appears or comes back: a
 	// gwdev.yaml that is still absent (or unchanged) is no reload of it.
 	sig := configSignature(r.dir)
@@ -74,8 +74,8 @@ func (r *reloader) configChanged() {
 	r.cfgSeen = sig
 	before := r.project.cfg.renders
 	p := r.readConfig()
-	if r.cfgErr == nil && r.setRenders != nil && !sameRenders(before, p.renders) {
-		r.setRenders(p.renders) // the watcher runs them and sends an update
+	if r.cfgErr == nil && !sameRenders(before, p.renders) {
+		r.watcher.SetRenders(p.renders) // the watcher runs them and sends an update
 	}
 	if r.lastUpdate == nil {
 		return
@@ -98,7 +98,7 @@ func configSignature(dir string) string {
 
 // readConfig reads gwdev.yaml again into r.project (or r.cfgErr) and returns
 // what it read.
-func (r *reloader) readConfig() projectOptions {
+func (r *Session) readConfig() projectOptions {
 	p, err := r.project.reread()
 	r.cfgErr = err
 	if err == nil {
@@ -125,7 +125,7 @@ func configName(path, dir string) string {
 
 // withConfigProblem returns u with the last gwdev.yaml mistake among its
 // load problems (u itself when there is none); u is not modified.
-func (r *reloader) withConfigProblem(u *watch.Update) *watch.Update {
+func (r *Session) withConfigProblem(u *watch.Update) *watch.Update {
 	if r.cfgErr == nil {
 		return u
 	}

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"bytes"
@@ -17,7 +17,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/cobra"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
@@ -25,19 +24,18 @@ import (
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/engine/table"
-	"github.com/gwdev/gwdev/internal/dash"
 	"github.com/gwdev/gwdev/watch"
 )
 
-// migratedFile is the name the converted manifests are loaded under by
+// MigratedFile is the name the converted manifests are loaded under by
 // --compare, as if written with -o migrated.yaml.
-const migratedFile = "migrated.yaml"
+const MigratedFile = "migrated.yaml"
 
 // Limits of one comparison: the dashboard runs one after every save.
 const (
-	// maxCompareRequests is how many generated requests are sent at most;
-	// the rest are counted (migrationComparison.LeftOut) and said.
-	maxCompareRequests = 2000
+	// MaxCompareRequests is how many generated requests are sent at most;
+	// the rest are counted (MigrationComparison.LeftOut) and said.
+	MaxCompareRequests = 2000
 	// compareRequestTimeout bounds each request.
 	compareRequestTimeout = 5 * time.Second
 )
@@ -57,8 +55,8 @@ type compareSide struct {
 	res *engine.Result
 }
 
-// compareRequest is one request --compare sends to both sides.
-type compareRequest struct {
+// CompareRequest is one request --compare sends to both sides.
+type CompareRequest struct {
 	// Class is the IngressClass serving the Ingress the request was made
 	// from: it goes to that class and to the Gateway converted from it.
 	Class   string            `json:"class"`
@@ -66,14 +64,14 @@ type compareRequest struct {
 	Host    string            `json:"host"`
 	Path    string            `json:"path"`
 	Headers map[string]string `json:"headers,omitempty"`
-	// from is the Ingress path the request was made from; ingress the
-	// Ingress.
-	from    engine.Source
-	ingress engine.ObjectKey
+	// From is the Ingress path the request was made from; Ingress the
+	// Ingress (not in JSON: the differences list is as it was).
+	From    engine.Source    `json:"-"`
+	Ingress engine.ObjectKey `json:"-"`
 }
 
-// compareAnswer is what one side did with a request.
-type compareAnswer struct {
+// CompareAnswer is what one side did with a request.
+type CompareAnswer struct {
 	Status   int    `json:"status"`
 	Location string `json:"location,omitempty"`
 	// Services are the backends the matched rule splits requests between
@@ -91,21 +89,21 @@ type compareAnswer struct {
 	Error string `json:"error,omitempty"`
 }
 
-// compareDifference is a request the two sides answered differently.
-type compareDifference struct {
-	Request compareRequest `json:"request"`
-	Ingress compareAnswer  `json:"ingress"`
-	Gateway compareAnswer  `json:"gateway"`
+// CompareDifference is a request the two sides answered differently.
+type CompareDifference struct {
+	Request CompareRequest `json:"request"`
+	Ingress CompareAnswer  `json:"ingress"`
+	Gateway CompareAnswer  `json:"gateway"`
 	// Fields names what differs.
 	Fields []string `json:"fields"`
 }
 
-// migrationComparison is what --compare prints and the dashboard's
+// MigrationComparison is what --compare prints and the dashboard's
 // Migration view lists.
-type migrationComparison struct {
+type MigrationComparison struct {
 	// Requests is how many requests were sent to both sides.
 	Requests    int
-	Differences []compareDifference
+	Differences []CompareDifference
 	// Dropped is what the conversion did not carry over.
 	Dropped []engine.DroppedIngressFeature
 	// Kept are the converted objects the folder holds itself: its own
@@ -114,89 +112,27 @@ type migrationComparison struct {
 	// Converted is the load of the generated manifests, judged against
 	// the project's CRDs (problems: objects refused or fields pruned).
 	Converted *watch.LoadResult
-	// LeftOut counts generated requests not sent (maxCompareRequests).
+	// LeftOut counts generated requests not sent (MaxCompareRequests).
 	LeftOut int
 }
 
 // failed reports whether the comparison fails --compare: a difference, a
 // dropped feature or a converted manifest the CRDs refuse.
-func (c *migrationComparison) failed() bool {
+func (c *MigrationComparison) Failed() bool {
 	return len(c.Differences) > 0 || len(c.Dropped) > 0 || len(c.Converted.Problems) > 0
 }
 
-func (o *migrateOptions) runCompare(cmd *cobra.Command, proj *project, lr *watch.LoadResult) error {
-	c, err := compareMigration(cmd.Context(), proj, lr, o.migrationOptions())
-	if err != nil {
-		return err
-	}
-	out := cmd.OutOrStdout()
-	switch o.format {
-	case "json":
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(map[string]any{"requests": c.Requests, "differences": nonNil(c.Differences), "dropped": nonNil(c.Dropped),
-			"kept": nonNil(c.Kept), "convertedProblems": nonNil(c.Converted.Problems), "leftOut": c.LeftOut}); err != nil {
-			return err
-		}
-	case "github":
-		for _, d := range c.Differences {
-			fmt.Fprintf(out, "::error file=%s,line=%d::%s\n", d.Request.from.File, d.Request.from.Line, githubEscape(d.text()))
-		}
-		for _, p := range c.Converted.Problems {
-			fmt.Fprintf(out, "::error file=%s,line=%d::%s\n", p.File, p.Line, githubEscape("the converted manifests: "+p.Message))
-		}
-		seen := map[string]bool{}
-		for _, d := range c.Dropped {
-			msg := d.Ingress.String() + ": not carried over: " + d.What + ": " + d.Why
-			if !seen[d.Source.String()+msg] {
-				seen[d.Source.String()+msg] = true
-				fmt.Fprintf(out, "::warning file=%s,line=%d::%s\n", d.Source.File, d.Source.Line, githubEscape(msg))
-			}
-		}
-	default:
-		fmt.Fprintln(out, c.summary())
-		for _, d := range c.Differences {
-			fmt.Fprintln(out, d.text())
-		}
-		if len(c.Converted.Problems) > 0 {
-			fmt.Fprintln(out)
-			printConvertedProblems(out, proj, c.Converted)
-		}
-		if len(c.Dropped) > 0 {
-			fmt.Fprintln(out, "\nNot carried over:")
-			printDropped(out, c.Dropped)
-		}
-	}
-	if c.failed() {
-		return exitError{exitProblems}
-	}
-	return nil
-}
-
-// summary is the comparison's first line.
-func (c *migrationComparison) summary() string {
-	s := fmt.Sprintf("Sent %d requests generated from the Ingress rules to ingress-nginx (emulated) and to the converted Gateway API routes: %d differ.",
-		c.Requests, len(c.Differences))
-	if len(c.Kept) > 0 {
-		s += fmt.Sprintf(" The folder's own version of %s was used.", plural(len(c.Kept), "converted object"))
-	}
-	if c.LeftOut > 0 {
-		s += fmt.Sprintf(" %d more were not sent (at most %d).", c.LeftOut, maxCompareRequests)
-	}
-	return s
-}
-
-// compareMigration serves the Ingresses of lr under the ingress-nginx
+// CompareMigration serves the Ingresses of lr under the ingress-nginx
 // emulation and their conversion under the Gateway API, both translated by
 // proj (its gwdev.yaml, backends and CRDs), sends both the requests
 // generated from the Ingress rules, each to its class, and lists the
 // differences. A converted object the folder holds already (the output of
 // migrate kept beside the Ingresses) is served in the folder's version.
 // It stops early, with what it compared, when ctx ends.
-func compareMigration(ctx context.Context, proj *project, lr *watch.LoadResult, mo engine.MigrationOptions) (*migrationComparison, error) {
+func CompareMigration(ctx context.Context, proj *Project, lr *watch.LoadResult, mo engine.MigrationOptions) (*MigrationComparison, error) {
 	now := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
 	ing, err := startCompareSide("ingress-nginx", "127.0.20.1", func(httpPort, httpsPort int) (*engine.Result, map[string]string, error) {
-		res := proj.translate(lr.Snapshot, translation{now: now, ingressHTTPPort: int32(httpPort), ingressHTTPSPort: int32(httpsPort)})
+		res := proj.Translate(lr.Snapshot, Translation{Now: now, IngressHTTPPort: int32(httpPort), IngressHTTPSPort: int32(httpsPort)})
 		classes := map[string]string{}
 		for _, g := range res.Table.Gateways {
 			if g.Gateway.Kind == "IngressClass" {
@@ -209,15 +145,15 @@ func compareMigration(ctx context.Context, proj *project, lr *watch.LoadResult, 
 		return nil, err
 	}
 	defer ing.close()
-	c := &migrationComparison{}
+	c := &MigrationComparison{}
 	gw, err := startCompareSide("gateway-api", "127.0.0.1", func(httpPort, httpsPort int) (*engine.Result, map[string]string, error) {
-		res := proj.translate(lr.Snapshot, translation{now: now})
+		res := proj.Translate(lr.Snapshot, Translation{Now: now})
 		mig := engine.MigrateIngresses(res, mo)
 		var buf bytes.Buffer
 		if err := writeMigration(&buf, "(compare)", mig); err != nil {
 			return nil, nil, err
 		}
-		conv := proj.loadBytes(migratedFile, buf.Bytes())
+		conv := proj.LoadBytes(MigratedFile, buf.Bytes())
 		c.Dropped, c.Converted = mig.Dropped, conv
 		classOf := map[engine.ObjectKey]string{} // converted Gateway → class
 		for _, o := range mig.Objects {
@@ -227,7 +163,7 @@ func compareMigration(ctx context.Context, proj *project, lr *watch.LoadResult, 
 		}
 		var snap *engine.Snapshot
 		snap, c.Kept = convertedSnapshot(lr.Snapshot, conv.Snapshot, classOf, int32(httpPort), int32(httpsPort))
-		res = proj.translate(snap, translation{now: now})
+		res = proj.Translate(snap, Translation{Now: now})
 		classes := map[string]string{}
 		for _, g := range res.Table.Gateways {
 			if class, ok := classOf[engine.ObjectKey{Kind: "Gateway", Namespace: g.Gateway.Namespace, Name: g.Gateway.Name}]; ok && g.Mesh == nil {
@@ -241,8 +177,8 @@ func compareMigration(ctx context.Context, proj *project, lr *watch.LoadResult, 
 	}
 	defer gw.close()
 	reqs := compareRequests(ing.res.Objects, ing)
-	if len(reqs) > maxCompareRequests {
-		c.LeftOut, reqs = len(reqs)-maxCompareRequests, reqs[:maxCompareRequests]
+	if len(reqs) > MaxCompareRequests {
+		c.LeftOut, reqs = len(reqs)-MaxCompareRequests, reqs[:MaxCompareRequests]
 	}
 	for _, r := range reqs {
 		if ctx.Err() != nil {
@@ -252,7 +188,7 @@ func compareMigration(ctx context.Context, proj *project, lr *watch.LoadResult, 
 		c.Requests++
 		a, b := ing.send(ctx, r), gw.send(ctx, r)
 		if fields := a.differs(b); len(fields) > 0 {
-			c.Differences = append(c.Differences, compareDifference{Request: r, Ingress: a, Gateway: b, Fields: fields})
+			c.Differences = append(c.Differences, CompareDifference{Request: r, Ingress: a, Gateway: b, Fields: fields})
 		}
 	}
 	return c, nil
@@ -303,31 +239,8 @@ func convertedSnapshot(folder, conv *engine.Snapshot, classOf map[engine.ObjectK
 	return out, kept
 }
 
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
-}
-
-// githubEscape escapes a workflow command's message.
-func githubEscape(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
-}
-
-// text renders a difference for people.
-func (d compareDifference) text() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s (from %s)\n", d.requestLine(), d.Request.from)
-	for _, f := range d.Fields {
-		fmt.Fprintf(&b, "  %-9s ingress-nginx %-30s gateway-api %s\n", f+":", dash.Quoted(d.Ingress.field(f)), dash.Quoted(d.Gateway.field(f)))
-	}
-	fmt.Fprintf(&b, "  rule:     ingress-nginx %s (%s)\n            gateway-api   %s (%s)", dash.Or(d.Ingress.Rule), dash.Or(d.Ingress.Source), dash.Or(d.Gateway.Rule), dash.Or(d.Gateway.Source))
-	return b.String()
-}
-
 // requestLine is the request in words: "GET https://host/path [H: v]".
-func (d compareDifference) requestLine() string {
+func (d CompareDifference) RequestLine() string {
 	r := d.Request
 	scheme := "http"
 	if r.HTTPS {
@@ -355,7 +268,7 @@ func mapsKeys(m map[string]string) func(func(string) bool) {
 }
 
 // field is one compared field of an answer.
-func (a compareAnswer) field(name string) string {
+func (a CompareAnswer) Field(name string) string {
 	switch name {
 	case "status":
 		return strconv.Itoa(a.Status)
@@ -379,10 +292,10 @@ func (a compareAnswer) field(name string) string {
 var compareFields = []string{"status", "location", "backend", "path", "host", "headers", "error"}
 
 // differs lists the fields whose values differ.
-func (a compareAnswer) differs(b compareAnswer) []string {
+func (a CompareAnswer) differs(b CompareAnswer) []string {
 	var out []string
 	for _, f := range compareFields {
-		if a.field(f) != b.field(f) {
+		if a.Field(f) != b.Field(f) {
 			out = append(out, f)
 		}
 	}
@@ -473,23 +386,23 @@ func (s *compareSide) close() {
 // send sends r to the side's address for r's class and describes the
 // answer with the side's own ports replaced by the well-known ones, so
 // both sides' Locations compare.
-func (s *compareSide) send(ctx context.Context, r compareRequest) compareAnswer {
+func (s *compareSide) send(ctx context.Context, r CompareRequest) CompareAnswer {
 	addr, ok := s.addrs[r.Class]
 	if !ok {
-		return compareAnswer{Status: -1, Error: s.name + " serves no Gateway for IngressClass " + r.Class}
+		return CompareAnswer{Status: -1, Error: s.name + " serves no Gateway for IngressClass " + r.Class}
 	}
 	scheme, port := "http", s.httpPort
 	if r.HTTPS {
 		scheme, port = "https", s.httpsPort
 	}
 	if r.HTTPS && !s.tls[r.Class] {
-		return compareAnswer{Status: -1, Error: s.name + " serves no HTTPS for IngressClass " + r.Class}
+		return CompareAnswer{Status: -1, Error: s.name + " serves no HTTPS for IngressClass " + r.Class}
 	}
 	ctx, cancel := context.WithTimeout(ctx, compareRequestTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, "GET", scheme+"://"+net.JoinHostPort(addr, strconv.Itoa(port))+r.Path, nil)
 	if err != nil {
-		return compareAnswer{Status: -1, Error: err.Error()}
+		return CompareAnswer{Status: -1, Error: err.Error()}
 	}
 	req.Host = r.Host
 	for k, v := range r.Headers {
@@ -507,11 +420,11 @@ func (s *compareSide) send(ctx context.Context, r compareRequest) compareAnswer 
 	defer c.CloseIdleConnections()
 	resp, err := c.Do(req)
 	if err != nil {
-		return compareAnswer{Status: -1, Error: err.Error()}
+		return CompareAnswer{Status: -1, Error: err.Error()}
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	a := compareAnswer{Status: resp.StatusCode, Location: s.wellKnownPorts(resp.Header.Get("Location")), Rule: tr.Rule, Source: tr.Source}
+	a := CompareAnswer{Status: resp.StatusCode, Location: s.wellKnownPorts(resp.Header.Get("Location")), Rule: tr.Rule, Source: tr.Source}
 	var echo struct {
 		Namespace, Service, Path, Host string
 		Headers                        map[string][]string
@@ -605,14 +518,14 @@ func (s *compareSide) wellKnownPorts(loc string) string {
 // without a trailing slash, upper case, longer, with dot segments and a
 // double slash; canary headers and cookies; over HTTP and, when the class
 // serves TLS, HTTPS.
-func compareRequests(snap *engine.Snapshot, ing *compareSide) []compareRequest {
+func compareRequests(snap *engine.Snapshot, ing *compareSide) []CompareRequest {
 	classAt := map[string]string{}
 	for class, addr := range ing.addrs {
 		classAt[addr] = class
 	}
-	var out []compareRequest
+	var out []CompareRequest
 	seen := map[string]bool{}
-	add := func(r compareRequest) {
+	add := func(r CompareRequest) {
 		k := fmt.Sprint(r.Class, r.HTTPS, r.Host, r.Path, r.Headers)
 		if !seen[k] {
 			seen[k] = true
@@ -638,14 +551,14 @@ func compareRequests(snap *engine.Snapshot, ing *compareSide) []compareRequest {
 			}
 			for j, p := range rule.HTTP.Paths {
 				src := snap.SourceOf(key).At("spec.rules[" + strconv.Itoa(i) + "].http.paths[" + strconv.Itoa(j) + "]")
-				for _, path := range pathVariants(p.Path) {
+				for _, path := range PathVariants(p.Path) {
 					for _, https := range []bool{false, true} {
 						if https && !ing.tls[class] {
 							continue
 						}
-						add(compareRequest{Class: class, HTTPS: https, Host: host, Path: path, from: src, ingress: key})
+						add(CompareRequest{Class: class, HTTPS: https, Host: host, Path: path, From: src, Ingress: key})
 						for _, h := range headers {
-							add(compareRequest{Class: class, HTTPS: https, Host: host, Path: path, Headers: h, from: src, ingress: key})
+							add(CompareRequest{Class: class, HTTPS: https, Host: host, Path: path, Headers: h, From: src, Ingress: key})
 						}
 					}
 				}
@@ -655,8 +568,8 @@ func compareRequests(snap *engine.Snapshot, ing *compareSide) []compareRequest {
 	return out
 }
 
-// pathVariants are the request paths made from an Ingress path.
-func pathVariants(path string) []string {
+// PathVariants are the request paths made from an Ingress path.
+func PathVariants(path string) []string {
 	base := path
 	if re, err := syntax.Parse(path, syntax.Perl); err == nil && strings.ContainsAny(path, `()[]{}*+?|\^$`) {
 		prefix, _ := literalPrefix(re)

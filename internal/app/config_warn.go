@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/watch"
 )
 
 // mappingFindings warns about every backend mapping (gwdev.yaml or
@@ -76,4 +77,47 @@ func addFindings(res *engine.Result, extra []engine.Finding) {
 		}
 		res.Findings = slices.Insert(res.Findings, i, f)
 	}
+}
+
+// addLoadWarnings adds the loader's warnings (symlinks followed out of
+// the folder, objects of Gateway API kinds gwdev does not load) to the
+// result's findings, first among the warnings, so that check, --strict, the
+// dashboard and the admin API show them as they show the engine's.
+func addLoadWarnings(res *engine.Result, lr *watch.LoadResult) {
+	addChannelNotes(res, lr)
+	ws := lr.Warnings
+	var skipped []engine.Finding
+	for _, s := range lr.Skipped {
+		if s.GatewayAPI() {
+			skipped = append(skipped, engine.Finding{Severity: engine.SeverityWarning,
+				Object: engine.ObjectKey{Kind: s.Kind, Namespace: s.Namespace, Name: s.Name},
+				Source: engine.Source{File: s.File, Line: s.Line}, Reason: engine.ReasonNotImplemented,
+				Message: engine.SkippedKindWarning(s.Kind)})
+		}
+	}
+	if len(ws) == 0 && len(skipped) == 0 {
+		return
+	}
+	i := 0
+	for i < len(res.Findings) && res.Findings[i].Severity == engine.SeverityError {
+		i++
+	}
+	fs := make([]engine.Finding, 0, len(res.Findings)+len(ws))
+	fs = append(fs, res.Findings[:i]...)
+	for _, w := range ws {
+		fs = append(fs, engine.Finding{Severity: engine.SeverityWarning, Source: engine.Source{File: w.File}, Message: w.Message})
+	}
+	fs = append(fs, skipped...)
+	res.Findings = append(fs, res.Findings[i:]...)
+}
+
+// NoManifests is what check and up say about sources where nothing loaded
+// and nothing failed to load or raised a finding ("" : not the case): a
+// folder with no manifests. what is what there is nothing to do ("check",
+// "serve").
+func NoManifests(objects, problems, findings int, where, what string) string {
+	if objects > 0 || problems > 0 || findings > 0 {
+		return ""
+	}
+	return fmt.Sprintf("No manifests found in %s: nothing to %s (gwdev reads *.yaml, *.yml and *.json files).", where, what)
 }

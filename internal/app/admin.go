@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"bytes"
@@ -11,17 +11,32 @@ import (
 	"github.com/gwdev/gwdev/internal/report"
 )
 
-// adminObjects serves the admin API's /status: every object of the last
-// translation with its computed status, as `gwdev check -o yaml` (default)
-// or `-o json` (?format=json) prints it. The emulator serves the rest of the
-// admin API; the objects are the engine's, so they are wired here.
-type adminObjects struct {
+// AdminStatus is the admin API's view of a Session's State. It serves
+// /status: every object of the last translation with its computed status,
+// as `gwdev check -o yaml` (default) or `-o json` (?format=json) prints it;
+// and it gives the admin API each State's findings and counts (/routes,
+// /metrics). The emulator serves the rest of the admin API; the objects
+// are the engine's, so they are wired here.
+type AdminStatus struct {
 	res atomic.Pointer[engine.Result]
+	// Admin is told about every State published (nil: only /status is
+	// served).
+	Admin *admin.Admin
 }
 
-var _ http.Handler = (*adminObjects)(nil)
+var _ http.Handler = (*AdminStatus)(nil)
 
-func (a *adminObjects) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// Publish takes a Session's new State: subscribe it with
+// Session.Subscribe.
+func (a *AdminStatus) Publish(st *State) {
+	a.res.Store(st.Result)
+	if a.Admin != nil {
+		a.Admin.SetReload(adminReload(st.Result, st.LoadProblems(), st.Time, st.Translate, st.Apply))
+	}
+}
+
+// ServeHTTP serves /status.
+func (a *AdminStatus) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	res := a.res.Load()
 	if res == nil {
 		http.Error(w, "no translation yet", http.StatusServiceUnavailable)

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -30,7 +30,7 @@ var (
 )
 
 // relaxGC raises the GC target for the duration of a load and returns the
-// function that undoes it; it is the loaders' BulkLoad (see newLoader, project.go): the
+// function that undoes it; it is the loaders' BulkLoad (see NewLoader, project.go): the
 // process-wide setting is cmd's to change, not the loader's. Nested and
 // concurrent loads share one raise. A setting above loadGCPercent, or GC
 // turned off (GOGC=off), is left alone, unless serveGC set it: a load can

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gwdev/gwdev/engine"
-	"github.com/gwdev/gwdev/tui"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -21,17 +20,17 @@ import (
 func TestMigrationRunnerLatestWins(t *testing.T) {
 	var (
 		mu   sync.Mutex
-		sent []tui.MigrationMsg
+		sent []MigrationState
 		ran  []int
 	)
 	release := make(chan struct{})
 	started := make(chan int, 10)
-	r := newMigrationRunner(func(m tui.MigrationMsg) {
+	r := NewMigrationRunner(func(m MigrationState) {
 		mu.Lock()
 		defer mu.Unlock()
 		sent = append(sent, m)
 	})
-	r.compare = func(ctx context.Context, _ *project, lr *watch.LoadResult, _ engine.MigrationOptions) (*migrationComparison, error) {
+	r.compare = func(ctx context.Context, _ *Project, lr *watch.LoadResult, _ engine.MigrationOptions) (*MigrationComparison, error) {
 		n := lr.Files
 		mu.Lock()
 		ran = append(ran, n)
@@ -43,22 +42,22 @@ func TestMigrationRunnerLatestWins(t *testing.T) {
 			case <-release:
 			}
 		}
-		return &migrationComparison{Requests: n, Converted: &watch.LoadResult{}}, nil
+		return &MigrationComparison{Requests: n, Converted: &watch.LoadResult{}}, nil
 	}
 	withIngress := func(files int) *watch.LoadResult {
 		return &watch.LoadResult{Files: files, Snapshot: &engine.Snapshot{Ingresses: []*networkingv1.Ingress{{}}}}
 	}
 	ctx := t.Context()
-	proj := &project{}
-	r.submit(ctx, proj, &watch.LoadResult{Snapshot: &engine.Snapshot{}}, 0) // no Ingress: nothing runs
-	r.submit(ctx, proj, withIngress(1), 1)
+	proj := &Project{}
+	r.Submit(ctx, proj, &watch.LoadResult{Snapshot: &engine.Snapshot{}}, 0) // no Ingress: nothing runs
+	r.Submit(ctx, proj, withIngress(1), 1)
 	if n := <-started; n != 1 {
 		t.Fatalf("first comparison of reload %d", n)
 	}
 	done := make(chan struct{})
 	go func() {
-		r.submit(ctx, proj, withIngress(2), 2)
-		r.submit(ctx, proj, withIngress(3), 3)
+		r.Submit(ctx, proj, withIngress(2), 2)
+		r.Submit(ctx, proj, withIngress(3), 3)
 		close(done)
 	}()
 	select {
@@ -70,11 +69,11 @@ func TestMigrationRunnerLatestWins(t *testing.T) {
 		t.Errorf("compared reload %d after the running one, want the newest (3)", n)
 	}
 	close(release)
-	r.submit(ctx, proj, &watch.LoadResult{Snapshot: &engine.Snapshot{}}, 4) // the Ingresses are gone
+	r.Submit(ctx, proj, &watch.LoadResult{Snapshot: &engine.Snapshot{}}, 4) // the Ingresses are gone
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		mu.Lock()
-		last := tui.MigrationMsg{}
+		last := MigrationState{}
 		if len(sent) > 0 {
 			last = sent[len(sent)-1]
 		}
@@ -100,43 +99,44 @@ func TestMigrationRunnerLatestWins(t *testing.T) {
 			t.Errorf("a superseded comparison's result was sent: %+v", m)
 		}
 	}
-	r.wait()
+	r.Wait()
 }
 
 // TestMigrationRunnerBesideReloads: the dashboard's comparison reads the
 // load up's reloader translates at the same time (run with -race): the
-// real compareMigration on samples/ingress-nginx while the same snapshot
+// real CompareMigration on samples/ingress-nginx while the same snapshot
 // is translated again, as reloads do.
 func TestMigrationRunnerBesideReloads(t *testing.T) {
-	proj, err := openProject([]string{"../../samples/ingress-nginx"}, projectFlags{})
+	proj, err := OpenProject([]string{"../../samples/ingress-nginx"}, ProjectFlags{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	lr, err := proj.load(nil)
+	lr, err := proj.Load(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan tui.MigrationMsg, 4)
-	r := newMigrationRunner(func(m tui.MigrationMsg) {
+	got := make(chan MigrationState, 4)
+	r := NewMigrationRunner(func(m MigrationState) {
 		if !m.Running {
 			got <- m
 		}
 	})
-	r.submit(t.Context(), proj, lr, 0)
+	r.Submit(t.Context(), proj, lr, 0)
 	var prev *engine.Result
 	for range 3 {
-		prev = proj.translate(lr.Snapshot, translation{now: metav1.Now(), prev: prev})
+		prev = proj.Translate(lr.Snapshot, Translation{Now: metav1.Now(), Prev: prev})
 	}
 	select {
 	case m := <-got:
-		if m.Err != nil || m.Requests == 0 || len(m.Differences) == 0 || len(m.Dropped) == 0 {
-			t.Errorf("comparison: err %v, %d requests, %d differences, %d dropped", m.Err, m.Requests, len(m.Differences), len(m.Dropped))
+		c := m.Comparison
+		if m.Err != nil || c == nil || c.Requests == 0 || len(c.Differences) == 0 || len(c.Dropped) == 0 {
+			t.Fatalf("comparison: err %v, %+v", m.Err, c)
 		}
-		if d := m.Differences[0]; d.Ingress.Kind != "Ingress" || d.From.Line == 0 || d.IngressSource == "" {
+		if d := c.Differences[0]; d.Request.Ingress.Kind != "Ingress" || d.Request.From.Line == 0 || d.Ingress.Source == "" {
 			t.Errorf("a difference without its Ingress or file:line: %+v", d)
 		}
 	case <-time.After(migrationRunTimeout + 10*time.Second):
 		t.Fatal("no comparison")
 	}
-	r.wait()
+	r.Wait()
 }

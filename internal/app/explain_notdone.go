@@ -1,8 +1,7 @@
-package main
+package app
 
 import (
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
@@ -10,13 +9,13 @@ import (
 	"github.com/gwdev/gwdev/engine/table"
 )
 
-// explainNotDone lists what explain did not do that the data plane would,
+// ExplainNotDone lists what explain did not do that the data plane would,
 // for the decision in t, and what the data plane's answer then depends on:
 // the ExternalAuth servers explain did not ask, the backend it did not
 // dial (nor its TLS handshake), the mirrors it did not send. gwdev's echo
 // backend answers in process and needs no line. The lines are printed
 // under "not done:" and are the JSON answer's notDone.
-func explainNotDone(tab *table.Table, t *emulator.Trace) []string {
+func ExplainNotDone(tab *table.Table, t *emulator.Trace) []string {
 	if tab == nil || t == nil {
 		return nil
 	}
@@ -186,16 +185,5 @@ func eachListener(tab *table.Table, f func(*table.ListenerTable)) {
 				}
 			}
 		}
-	}
-}
-
-// printNotDone writes explain's "not done:" lines.
-func printNotDone(out io.Writer, lines []string) {
-	for i, l := range lines {
-		label := ""
-		if i == 0 {
-			label = "not done:"
-		}
-		fmt.Fprintf(out, "  %-14s %s\n", label, l)
 	}
 }

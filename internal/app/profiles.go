@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"fmt"
@@ -83,6 +83,3 @@ func profileOptions(cfg *projectConfig, cfgDir string, flags []string) (map[stri
 	}
 	return profiles, opts, nil
 }
-
-// profileFlagUsage documents --profile.
-const profileFlagUsage = "use an implementation profile for a GatewayClass: CLASS=PROFILE (repeatable; profiles: generic, gwin; gwin-default is gwin by default)"

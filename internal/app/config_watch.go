@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -9,14 +9,14 @@ import (
 	"github.com/fsnotify/fsnotify"
 )
 
-// configRetry is how often the gwdev.yaml watch tries to watch a folder
+// ConfigRetry is how often the gwdev.yaml watch tries to watch a folder
 // that is missing (removed, renamed away, not created yet).
-const configRetry = time.Second
+const ConfigRetry = time.Second
 
 // watchProjectConfig signals on the returned channel, debounced, every time
 // gwdev.yaml or gwdev.yml in dir is created, written, renamed or removed.
 // It watches the folder, not the file (editors save by rename); while the
-// folder is missing it tries again every configRetry and signals once it
+// folder is missing it tries again every ConfigRetry and signals once it
 // is watched again. It stops when ctx is done.
 func watchProjectConfig(ctx context.Context, dir string, debounce time.Duration) <-chan struct{} {
 	changed := make(chan struct{}, 1)
@@ -35,7 +35,7 @@ func watchProjectConfig(ctx context.Context, dir string, debounce time.Duration)
 			}
 		}
 		var fire <-chan time.Time
-		retry := time.NewTicker(configRetry)
+		retry := time.NewTicker(ConfigRetry)
 		defer retry.Stop()
 		for {
 			select {

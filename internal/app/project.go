@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -18,31 +18,32 @@ import (
 // (folders, files, stdin, gwdev.yaml's render: commands, kustomizations)
 // plus gwdev.yaml and the flags → a loader judging against one CRD bundle
 // → engine.Translate with options built in one place (engineOptions) →
-// the result. No other file of cmd/gwdev makes a loader or engine.Options
-// (TestOnePipeline), so two commands cannot read the same folder two ways.
+// the result. No package but this one makes a loader or engine.Options
+// for a project (internal/guard's rule "project pipeline outside
+// internal/app"), so two commands cannot read the same folder two ways.
 
-// projectFlags are the flags that say how a project is read, as each
+// ProjectFlags are the flags that say how a project is read, as each
 // command has them (a command without a flag leaves it zero).
-type projectFlags struct {
-	// backends are --backend ns/name:port=host:port flags.
-	backends []string
-	// profiles are --profile CLASS=PROFILE flags.
-	profiles []string
-	// crds is --crds ("" : gwdev.yaml's crds:, else the newest CRDs).
-	crds string
-	// classes are --class names (nil: every class).
-	classes []string
-	// noKustomize is --kustomize=false.
-	noKustomize bool
-	// trust is --trust: the folder's gwdev.yaml may run its render:
+type ProjectFlags struct {
+	// Backends are --backend ns/name:port=host:port flags.
+	Backends []string
+	// Profiles are --profile CLASS=PROFILE flags.
+	Profiles []string
+	// CRDs is --crds ("" : gwdev.yaml's crds:, else the newest CRDs).
+	CRDs string
+	// Classes are --class names (nil: every class).
+	Classes []string
+	// NoKustomize is --kustomize=false.
+	NoKustomize bool
+	// Trust is --trust: the folder's gwdev.yaml may run its render:
 	// commands and its kustomizations may fetch remote resources, without
-	// a trust record (trust.go).
-	trust bool
+	// a trust record (consent.go).
+	Trust bool
 }
 
-// project is a command's project: where the manifests come from, what
+// Project is a command's project: where the manifests come from, what
 // gwdev.yaml and the flags add, and the loader that judges them.
-type project struct {
+type Project struct {
 	// sources are the folders and files to read; "-" is stdin (nil: none,
 	// the manifests come as bytes, see loadBytes).
 	sources []string
@@ -60,17 +61,17 @@ type project struct {
 	// names.
 	loader *watch.Loader
 	// consent is where the user's consent to run the folder's commands and
-	// fetch its remote resources comes from (trust.go).
+	// fetch its remote resources comes from (consent.go).
 	consent consentSource
 }
 
-// openProject reads the project of sources: gwdev.yaml is read when
+// OpenProject reads the project of sources: gwdev.yaml is read when
 // sources is one folder (or one path that does not exist yet, as for
 // `gwdev up`), merged with the flags, and the loader is made for the CRDs
 // they name.
-func openProject(sources []string, f projectFlags) (*project, error) {
-	p := &project{sources: sources, classes: f.classes, backendFlags: f.backends, profileFlags: f.profiles,
-		consent: consentSource{flag: f.trust, record: true}}
+func OpenProject(sources []string, f ProjectFlags) (*Project, error) {
+	p := &Project{sources: sources, classes: f.Classes, backendFlags: f.Backends, profileFlags: f.Profiles,
+		consent: consentSource{flag: f.Trust, record: true}}
 	if len(sources) == 1 && sources[0] != "-" {
 		if st, err := os.Stat(sources[0]); err != nil || st.IsDir() {
 			p.dir = sources[0]
@@ -81,20 +82,21 @@ func openProject(sources []string, f projectFlags) (*project, error) {
 		return nil, err
 	}
 	p.cfg = cfg
-	crds, err := crdBundle(f.crds, cfg)
+	crds, err := crdBundle(f.CRDs, cfg)
 	if err != nil {
 		return nil, err
 	}
-	if p.loader, err = newLoader(crds); err != nil {
+	if p.loader, err = NewLoader(crds); err != nil {
 		return nil, err
 	}
-	p.loader.NoKustomize = f.noKustomize
+	p.loader.NoKustomize = f.NoKustomize
 	return p, nil
 }
 
 // reread reads the project's gwdev.yaml again with the flags (it does not
-// change p: see `gwdev up`'s reloader, which decides what to keep).
-func (p *project) reread() (projectOptions, error) {
+// change p: see the Session (session_config.go), which decides what to
+// keep).
+func (p *Project) reread() (projectOptions, error) {
 	o, err := readProject(p.dir, p.backendFlags, p.profileFlags)
 	if err != nil {
 		return o, err
@@ -112,7 +114,7 @@ func (p *project) reread() (projectOptions, error) {
 // it (it is a temporary folder holding someone's revision): its commands
 // run and its remote resources are fetched only when trustRevision
 // (--trust-revision) says so.
-func (p *project) sibling(dir string, trustRevision bool) (*project, error) {
+func (p *Project) sibling(dir string, trustRevision bool) (*Project, error) {
 	q := *p
 	q.sources, q.dir = []string{dir}, dir
 	q.consent = consentSource{flag: trustRevision, flagName: "--trust-revision"}
@@ -124,8 +126,8 @@ func (p *project) sibling(dir string, trustRevision bool) (*project, error) {
 	return &q, nil
 }
 
-// load reads every source (stdin from in) and merges them.
-func (p *project) load(in io.Reader) (*watch.LoadResult, error) {
+// Load reads every source (stdin from in) and merges them.
+func (p *Project) Load(in io.Reader) (*watch.LoadResult, error) {
 	var results []*watch.LoadResult
 	for _, src := range p.sources {
 		if src == "-" {
@@ -147,87 +149,97 @@ func (p *project) load(in io.Reader) (*watch.LoadResult, error) {
 	return watch.Merge(results...), nil
 }
 
-// loadBytes loads manifests that come as bytes (a cluster's objects, the
+// ConfigPath is the gwdev.yaml read ("": none).
+func (p *Project) ConfigPath() string { return p.cfg.path }
+
+// Renders are gwdev.yaml's render: commands.
+func (p *Project) Renders() []watch.Render { return p.cfg.renders }
+
+// CRDsName names the bundle the project's manifests are judged against,
+// as --crds takes it.
+func (p *Project) CRDsName() string { return loaderCRDsName(p.loader) }
+
+// LoadBytes loads manifests that come as bytes (a cluster's objects, the
 // converted manifests of migrate), named name in messages.
-func (p *project) loadBytes(name string, data []byte) *watch.LoadResult {
+func (p *Project) LoadBytes(name string, data []byte) *watch.LoadResult {
 	return p.loader.LoadBytes(name, data)
 }
 
-// watchDir watches the project's one folder (its first source), running
+// WatchDir watches the project's one folder (its first source), running
 // gwdev.yaml's render: commands.
-func (p *project) watchDir(ctx context.Context, opts watch.WatchOptions) (*watch.Watcher, error) {
+func (p *Project) WatchDir(ctx context.Context, opts watch.WatchOptions) (*watch.Watcher, error) {
 	opts.Renders, opts.Remote = p.cfg.renders, p.cfg.remote
 	return p.loader.Watch(ctx, p.sources[0], opts)
 }
 
-// translation says what a translation computes beyond the project's own
+// Translation says what a translation computes beyond the project's own
 // options; it never says what the project says (classes, backends,
 // profiles).
-type translation struct {
-	// now is the time in status (zero: the epoch, no expiry checks).
-	now metav1.Time
-	// prev is the last translation, whose addresses Gateways keep (nil:
-	// none; gwdev up sets it).
-	prev *engine.Result
-	// noServing leaves Result.Routes out (check).
-	noServing bool
-	// tight translates with a low GC target (check, a one-shot process).
-	tight bool
-	// ingressHTTPPort and ingressHTTPSPort are the ingress-nginx classes'
+type Translation struct {
+	// Now is the time in status (zero: the epoch, no expiry checks).
+	Now metav1.Time
+	// Prev is the last translation, whose addresses Gateways keep (nil:
+	// none; the Session sets it).
+	Prev *engine.Result
+	// NoServing leaves Result.Routes out (check).
+	NoServing bool
+	// Tight translates with a low GC target (check, a one-shot process).
+	Tight bool
+	// IngressHTTPPort and IngressHTTPSPort are the ingress-nginx classes'
 	// ports (0: 80 and 443).
-	ingressHTTPPort, ingressHTTPSPort int32
+	IngressHTTPPort, IngressHTTPSPort int32
 }
 
 // engineOptions is the one constructor of engine.Options: what the
 // project (gwdev.yaml and the flags) says, plus what t asks to compute.
-func engineOptions(cfg projectOptions, classes []string, t translation) engine.Options {
-	return engine.Options{Classes: classes, Now: t.now, NoServing: t.noServing,
+func engineOptions(cfg projectOptions, classes []string, t Translation) engine.Options {
+	return engine.Options{Classes: classes, Now: t.Now, NoServing: t.NoServing,
 		BackendMappings: cfg.mappings, Profiles: cfg.profiles, ProfileOptions: cfg.profileOpts,
-		IngressHTTPPort: t.ingressHTTPPort, IngressHTTPSPort: t.ingressHTTPSPort}
+		IngressHTTPPort: t.IngressHTTPPort, IngressHTTPSPort: t.IngressHTTPSPort}
 }
 
-// translate translates snap with the project's options.
-func (p *project) translate(snap *engine.Snapshot, t translation) *engine.Result {
+// Translate translates snap with the project's options.
+func (p *Project) Translate(snap *engine.Snapshot, t Translation) *engine.Result {
 	opts := engineOptions(p.cfg, p.classes, t)
 	switch {
-	case t.prev != nil:
-		return engine.TranslateNext(t.prev, snap, opts)
-	case t.tight:
+	case t.Prev != nil:
+		return engine.TranslateNext(t.Prev, snap, opts)
+	case t.Tight:
 		return translateTight(snap, opts)
 	}
 	return engine.Translate(snap, opts)
 }
 
-// loadAndTranslate loads the sources and translates them at now.
-func (p *project) loadAndTranslate(now metav1.Time) (*watch.LoadResult, *engine.Result, error) {
-	lr, err := p.load(nil)
+// LoadAndTranslate loads the sources and translates them at now.
+func (p *Project) LoadAndTranslate(now metav1.Time) (*watch.LoadResult, *engine.Result, error) {
+	lr, err := p.Load(nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	return lr, p.translate(lr.Snapshot, translation{now: now}), nil
+	return lr, p.Translate(lr.Snapshot, Translation{Now: now}), nil
 }
 
-// translateTableFirst is translate in two steps
+// TranslateTableFirst is Translate in two steps
 // (engine.TranslateTableFirst): `gwdev up` applies the routing table while
 // finish computes the rest of the result; until finish returns only the
 // table may be read.
-func (p *project) translateTableFirst(snap *engine.Snapshot, t translation) (res *engine.Result, finish func()) {
-	return engine.TranslateTableFirst(t.prev, snap, engineOptions(p.cfg, p.classes, t))
+func (p *Project) TranslateTableFirst(snap *engine.Snapshot, t Translation) (res *engine.Result, finish func()) {
+	return engine.TranslateTableFirst(t.Prev, snap, engineOptions(p.cfg, p.classes, t))
 }
 
-// addLoadFindings adds to res what `check` and `up` report beside the
+// AddLoadFindings adds to res what `check` and `up` report beside the
 // engine's findings: the loader's warnings and notes, and the backend
 // mappings nothing uses.
-func (p *project) addLoadFindings(res *engine.Result, lr *watch.LoadResult) {
+func (p *Project) AddLoadFindings(res *engine.Result, lr *watch.LoadResult) {
 	addLoadWarnings(res, lr)
 	addFindings(res, mappingFindings(res.Objects, p.cfg.mappings, p.cfg.where))
 }
 
-// newLoader returns a loader that raises the GC target while it loads many
+// NewLoader returns a loader that raises the GC target while it loads many
 // files and collects garbage between the batches of a large load, so that
 // it can pack each batch's objects together (watch/compact.go). crds is
 // the bundle to judge against (nil: the newest experimental CRDs).
-func newLoader(crds *watch.CRDBundle) (*watch.Loader, error) {
+func NewLoader(crds *watch.CRDBundle) (*watch.Loader, error) {
 	l, err := watch.NewLoaderFor(crds)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"encoding/json"
@@ -169,17 +169,17 @@ func objectConditions(o metav1.Object, ns string) map[string]condView {
 		add(fmt.Sprintf("listener %q", l.Name), l.Conditions)
 	}
 	for _, p := range doc.Status.Parents {
-		add("parent "+refString(p.ParentRef, ns), p.Conditions)
+		add("parent "+RefString(p.ParentRef, ns), p.Conditions)
 	}
 	for _, a := range doc.Status.Ancestors {
-		add("ancestor "+refString(a.AncestorRef, ns), a.Conditions)
+		add("ancestor "+RefString(a.AncestorRef, ns), a.Conditions)
 	}
 	return out
 }
 
-// refString renders a parentRef or ancestorRef: "Gateway ns/name/section:port"
+// RefString renders a parentRef or ancestorRef: "Gateway ns/name/section:port"
 // (ns when the reference has no namespace).
-func refString(ref map[string]any, ns string) string {
+func RefString(ref map[string]any, ns string) string {
 	str := func(k string) string {
 		if s, ok := ref[k].(string); ok {
 			return s
@@ -213,8 +213,8 @@ const (
 	diffNotice  = "notice"
 )
 
-// diffItem is one difference between the base and the working tree.
-type diffItem struct {
+// DiffItem is one difference between the base and the working tree.
+type DiffItem struct {
 	// Change is added, removed, condition, finding, traffic or load.
 	Change string `json:"change"`
 	// Worse is set when the change is a regression (exit status 1); Better
@@ -236,17 +236,17 @@ type diffItem struct {
 
 // compareViews lists the differences from base to head: regressions first,
 // then fixes, then neutral changes, each by file and line.
-func compareViews(base, head *statusView) []diffItem {
-	var items []diffItem
+func compareViews(base, head *statusView) []DiffItem {
+	var items []DiffItem
 	for k := range unionKeys(base.objects, head.objects) {
 		b, h := base.objects[k], head.objects[k]
 		switch {
 		case h == nil:
-			items = append(items, diffItem{Change: "removed", Level: diffNotice, Object: k, File: b.source.File, Line: b.source.Line,
+			items = append(items, DiffItem{Change: "removed", Level: diffNotice, Object: k, File: b.source.File, Line: b.source.Line,
 				Message: k.String() + " removed"})
 			continue
 		case b == nil:
-			items = append(items, diffItem{Change: "added", Level: diffNotice, Object: k, File: h.source.File, Line: h.source.Line,
+			items = append(items, DiffItem{Change: "added", Level: diffNotice, Object: k, File: h.source.File, Line: h.source.Line,
 				Message: k.String() + " added"})
 			b = &objectView{}
 		}
@@ -274,7 +274,7 @@ func compareViews(base, head *statusView) []diffItem {
 	return items
 }
 
-func itemRank(d diffItem) int {
+func itemRank(d DiffItem) int {
 	switch {
 	case d.Worse:
 		return 0
@@ -286,8 +286,8 @@ func itemRank(d diffItem) int {
 
 // compareConditions reports conditions whose status or reason changed, and
 // problem conditions that appeared or went away with their scope.
-func compareConditions(k engine.ObjectKey, b, h *objectView) []diffItem {
-	var items []diffItem
+func compareConditions(k engine.ObjectKey, b, h *objectView) []DiffItem {
+	var items []DiffItem
 	for s := range unionKeys(b.conds, h.conds) {
 		bc, hc := b.conds[s], h.conds[s]
 		if bc.status == hc.status && bc.reason == hc.reason {
@@ -305,7 +305,7 @@ func compareConditions(k engine.ObjectKey, b, h *objectView) []diffItem {
 		if c.typ == "" {
 			c = bc
 		}
-		d := diffItem{Change: "condition", Level: diffNotice, Object: k, File: h.source.File, Line: h.source.Line,
+		d := DiffItem{Change: "condition", Level: diffNotice, Object: k, File: h.source.File, Line: h.source.Line,
 			Scope: c.scope, Before: bc.String(), After: hc.String()}
 		if h.source.File == "" {
 			d.File, d.Line = b.source.File, b.source.Line
@@ -334,17 +334,17 @@ func compareConditions(k engine.ObjectKey, b, h *objectView) []diffItem {
 
 // compareFindings reports gwdev's own warnings and errors (shadowed rules,
 // routes without parents, …) that appeared or went away.
-func compareFindings(base, head *statusView) []diffItem {
-	var items []diffItem
+func compareFindings(base, head *statusView) []DiffItem {
+	var items []DiffItem
 	for key, f := range head.findings {
 		if _, ok := base.findings[key]; !ok {
-			items = append(items, diffItem{Change: "finding", Worse: true, Level: string(f.Severity), Object: f.Object,
+			items = append(items, DiffItem{Change: "finding", Worse: true, Level: string(f.Severity), Object: f.Object,
 				File: f.Source.File, Line: f.Source.Line, Scope: f.Scope, After: string(f.Severity), Message: "new " + string(f.Severity) + ": " + f.Message})
 		}
 	}
 	for key, f := range base.findings {
 		if _, ok := head.findings[key]; !ok {
-			d := diffItem{Change: "finding", Better: true, Level: diffNotice, Object: f.Object, Scope: f.Scope,
+			d := DiffItem{Change: "finding", Better: true, Level: diffNotice, Object: f.Object, Scope: f.Scope,
 				Before: string(f.Severity), Message: "resolved " + string(f.Severity) + ": " + f.Message}
 			if o := head.objects[f.Object]; o != nil {
 				d.File, d.Line = o.source.File, o.source.Line
@@ -358,15 +358,15 @@ func compareFindings(base, head *statusView) []diffItem {
 // compareProblems reports manifests that stopped or started loading, and
 // fields the cluster's CRDs (--crds) lack, which it drops from an object
 // that loads all the same (Problem.Pruned).
-func compareProblems(base, head *statusView) []diffItem {
-	var items []diffItem
+func compareProblems(base, head *statusView) []DiffItem {
+	var items []DiffItem
 	for key, p := range head.problems {
 		if _, ok := base.problems[key]; !ok {
 			what := "does not load: "
 			if p.Pruned {
 				what = "loaded without the field: "
 			}
-			items = append(items, diffItem{Change: "load", Worse: true, Level: diffError, Object: p.Object, File: p.File, Line: p.Line,
+			items = append(items, DiffItem{Change: "load", Worse: true, Level: diffError, Object: p.Object, File: p.File, Line: p.Line,
 				Message: what + p.Message})
 		}
 	}
@@ -376,13 +376,13 @@ func compareProblems(base, head *statusView) []diffItem {
 			if p.Pruned {
 				what = "no longer dropped: "
 			}
-			items = append(items, diffItem{Change: "load", Better: true, Level: diffNotice, Object: p.Object, File: p.File,
+			items = append(items, DiffItem{Change: "load", Better: true, Level: diffNotice, Object: p.Object, File: p.File,
 				Message: what + p.Message})
 		}
 	}
 	for key, w := range head.warnings {
 		if _, ok := base.warnings[key]; !ok {
-			items = append(items, diffItem{Change: "load", Worse: true, Level: diffWarning, File: w.File, Message: "new warning: " + w.Message})
+			items = append(items, DiffItem{Change: "load", Worse: true, Level: diffWarning, File: w.File, Message: "new warning: " + w.Message})
 		}
 	}
 	return items
@@ -390,8 +390,8 @@ func compareProblems(base, head *statusView) []diffItem {
 
 // compareTraffic reports routes, present on both sides, that stopped or
 // started receiving traffic on a listener and host.
-func compareTraffic(base, head *statusView) []diffItem {
-	var items []diffItem
+func compareTraffic(base, head *statusView) []DiffItem {
+	var items []DiffItem
 	for k := range unionKeys(base.traffic, head.traffic) {
 		b, h := base.objects[k], head.objects[k]
 		if b == nil || h == nil {
@@ -411,11 +411,11 @@ func compareTraffic(base, head *statusView) []diffItem {
 		sort.Strings(lost)
 		sort.Strings(gained)
 		if len(lost) > 0 {
-			items = append(items, diffItem{Change: "traffic", Worse: true, Level: diffError, Object: k, File: h.source.File, Line: h.source.Line,
+			items = append(items, DiffItem{Change: "traffic", Worse: true, Level: diffError, Object: k, File: h.source.File, Line: h.source.Line,
 				Message: k.String() + " no longer receives traffic on " + strings.Join(lost, "; ")})
 		}
 		if len(gained) > 0 {
-			items = append(items, diffItem{Change: "traffic", Better: true, Level: diffNotice, Object: k, File: h.source.File, Line: h.source.Line,
+			items = append(items, DiffItem{Change: "traffic", Better: true, Level: diffNotice, Object: k, File: h.source.File, Line: h.source.Line,
 				Message: k.String() + " now receives traffic on " + strings.Join(gained, "; ")})
 		}
 	}

@@ -112,6 +112,13 @@ var rules = []rule{
 		},
 	},
 	{
+		name: "winning policy chosen",
+		re:   regexp.MustCompile(`\bPolicyReasonConflicted\b|older or sorts first|(olderFirst|compareOlder)\(\w*[pP]ol\w*\[`),
+		owners: map[string]string{
+			"engine/policyconflict.go": "policyClaims: GEP-713 conflict resolution (oldest, then namespace/name) and its Conflicted wording, for every policy kind",
+		},
+	},
+	{
 		name: "trace rule name split",
 		re:   regexp.MustCompile(`strings\.(Split|SplitN|Cut|Index|LastIndex|HasPrefix|HasSuffix|Fields)\([a-z]+\.Rule\b`),
 	},
@@ -205,6 +212,7 @@ func TestRulesMatch(t *testing.T) {
 		"condition badge rendered":              `if c.Status != metav1.ConditionTrue { mark = "✗" }`,
 		"hint text table":                       `"NotAllowedByListeners": "the listener's allowedRoutes excludes this route",`,
 		"project pipeline outside internal/app": `res := engine.Translate(lr.Snapshot, engine.Options{Now: now})`,
+		"winning policy chosen":                 `sort.SliceStable(pols, func(i, j int) bool { return olderFirst(pols[i].obj, pols[j].obj) })`,
 	}
 	for _, ru := range rules {
 		if !ru.re.MatchString(bad[ru.name]) {

@@ -45,10 +45,12 @@ test: vet
 	# busy (Go's coordinator races its own cancellation). About 10 s each here.
 	$(GO) test -run '^$$' -fuzz FuzzTranslate -fuzztime 20000x ./engine
 	$(GO) test -run '^$$' -fuzz FuzzFastParse -fuzztime 12000x ./watch
+	$(GO) test -run '^$$' -fuzz FuzzSplitDocuments -fuzztime 15000x ./watch
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzTranslate -fuzztime 60s ./engine
 	$(GO) test -run '^$$' -fuzz FuzzFastParse -fuzztime 60s ./watch
+	$(GO) test -run '^$$' -fuzz FuzzSplitDocuments -fuzztime 60s ./watch
 
 lint: vet
 	@if command -v staticcheck >/dev/null; then staticcheck ./...; else echo "staticcheck not installed: go install honnef.co/go/tools/cmd/staticcheck@latest"; fi

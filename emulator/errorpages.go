@@ -89,6 +89,7 @@ func (ex *exchange) errorPage(ctx context.Context, code int) (*http.Response, er
 		h.Set("X-Service-Port", strconv.Itoa(int(ex.backend.b.Port)))
 	}
 	h.Set("X-Request-ID", requestID(ex.req))
+	ex.markVia(h) // an error backend that is gwdev itself loops too (loop.go)
 	resp, err := up.transport(p.backend.h2c).RoundTrip(req)
 	if err != nil {
 		return nil, errors.New("custom-http-errors: error backend " + p.backend.service + ": " + err.Error())

@@ -257,6 +257,11 @@ func explainRequest(rt *router, pr *portRoutes, trust caTrust, port int32, req *
 	}
 	ex := newExchange(req, now)
 	ex.trace.Port = port
+	via := rt.via
+	if via == nil {
+		via = &explainVia // the offline Explain (loop.go)
+	}
+	ex.via, ex.passes = via, via.passes(req.Header)
 	act := ex.decide(pr)
 	preRouting := act == actPreRouting
 	if preRouting { // explain asks no auth server: route as if it allowed, adding nothing

@@ -180,6 +180,7 @@ func (ex *exchange) checkHTTP(a *extAuthRoutes, w http.ResponseWriter, r *http.R
 	}
 	req.Host = r.Host
 	req.Header = authRequestHeaders(r.Header, a.a.AllowedHeaders)
+	ex.markVia(req.Header) // an auth backend that is gwdev itself loops too (loop.go)
 	resp := ex.roundTripAuth(a, w, rt, addr, req)
 	if resp == nil {
 		return false

@@ -58,6 +58,7 @@ func (ex *exchange) checkGRPC(a *extAuthRoutes, w http.ResponseWriter, r *http.R
 		return false
 	}
 	req.Header = http.Header{"Content-Type": {"application/grpc"}, "Te": {"trailers"}, "User-Agent": {"gwdev-extauth"}}
+	ex.markVia(req.Header)
 	req.Proto, req.ProtoMajor, req.ProtoMinor = "HTTP/2.0", 2, 0 // gRPC is HTTP/2 (the echo backend checks)
 	resp := ex.roundTripAuth(a, w, rt, addr, req)
 	if resp == nil {

@@ -105,11 +105,16 @@ func fastDiffServer(t *testing.T, tab *table.Table, noFast bool) (*Server, strin
 	return diffServer(t, tab, Config{NoFastHTTP1: noFast})
 }
 
+// diffVia is the Via pseudonym of every diffServer, whose outbound
+// requests are compared byte for byte.
+var diffVia = newViaEntries()
+
 // diffServer serves the table with cfg and returns the server and the
 // address bound.
 func diffServer(t *testing.T, tab *table.Table, cfg Config) (*Server, string) {
 	t.Helper()
 	s := New(cfg)
+	s.via = diffVia // the servers compared send one Via entry (loop.go)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

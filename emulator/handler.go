@@ -106,6 +106,11 @@ type exchange struct {
 	// laneServed is set when the forwarding lane served the request
 	// (lane.go).
 	laneServed bool
+	// via is the Server's Via entries (loop.go; nil: the offline Explain,
+	// which recognises no Server's); passes is how many times the request
+	// already went through this Server, by its Via fields.
+	via    *viaEntries
+	passes int
 }
 
 type exchangeKey struct{}
@@ -195,6 +200,9 @@ func (ex *exchange) decide(pr *portRoutes) action {
 	}
 	ex.rule = r
 	t.Rule, t.Matched, t.Route, t.Source = r.r.Name, r.at, r.route, r.source
+	if a, done := ex.checkLoop(); done { // loop.go
+		return a
+	}
 	if a, done := ex.checkRulePolicy(r); done {
 		return a
 	}
@@ -351,6 +359,8 @@ func (ex *exchange) addMirror(f *filterStep, mirrors []*backendRoutes) {
 	}
 	m := mirrors[f.mirror]
 	switch {
+	case ex.passes > 0:
+		t.Filters = append(t.Filters, ex.mirrorLoops(m.service)) // loop.go
 	case m.b.Invalid != "" || m.up == nil:
 		t.Filters = append(t.Filters, "RequestMirror: skipped ("+m.service+" is invalid: "+m.b.Invalid+")")
 	case f.mirrorFraction <= 0 || (f.mirrorFraction < 1 && rand.Float64() >= f.mirrorFraction):
@@ -430,7 +440,8 @@ func (ex *exchange) beforeResponse(h http.Header) {
 func (s *Server) serve(bl *boundListener, w http.ResponseWriter, r *http.Request) {
 	ex := newExchange(r, time.Now())
 	ex.trace.Client, ex.trace.Address = r.RemoteAddr, bl.bound
-	ex.trace.memo = noteRequest(r.Context()) // conntrace.go
+	ex.trace.memo = noteRequest(r.Context())           // conntrace.go
+	ex.via, ex.passes = &s.via, s.via.passes(r.Header) // loop.go
 	if r.Body != nil && r.Body != http.NoBody {
 		ex.body = &countingReader{r: r.Body}
 		r.Body = ex.body

@@ -133,6 +133,9 @@ func (s *Server) rewriteFor(ex *exchange, pr *httputil.ProxyRequest) {
 	if ex.rewritePath != "" {
 		out.URL.Path, out.URL.RawPath = ex.rewritePath, ""
 	}
+	if ex.via != nil {
+		ex.via.addVia(out.Header, pr.In) // after the filters, which cannot remove it (loop.go)
+	}
 	up := ex.backend.up
 	out.URL.Scheme, out.URL.Host = up.scheme, "echo"
 	if len(up.addrs) > 0 {

@@ -16,8 +16,13 @@ import (
 // ingress-nginx's limit-rps, limit-rpm and limit-connections): nginx's
 // limit_req with burst and nodelay, a leaky bucket per client address that
 // admits burst requests above the rate at once, and limit_conn, which counts
-// the requests in progress. Memory is bounded: beyond MaxClients addresses
-// the least recently seen one is forgotten (and starts afresh).
+// the requests in progress. Memory is bounded in every state: beyond
+// MaxClients addresses the least recently seen one without a request in
+// progress is forgotten (and starts afresh); an address with a request in
+// progress is never forgotten (its count would be lost), so when every
+// address the table holds has one, a new address is refused with the
+// limit's status and the reason in its trace rather than tracked beyond
+// the bound.
 
 // defaultRateLimitClients is MaxClients when the table leaves it 0.
 const defaultRateLimitClients = 10000
@@ -29,9 +34,11 @@ type rateLimiter struct {
 	exempt []netip.Prefix
 	mu     sync.Mutex
 	max    int
-	// clients maps an address to its element of lru (most recent first).
-	clients map[netip.Addr]*list.Element
-	lru     *list.List
+	// clients holds every address tracked, at most max.
+	clients map[netip.Addr]*rateClient
+	// lru lists the addresses without a request in progress, most recent
+	// first: the ones that may be forgotten.
+	lru *list.List
 }
 
 // rateClient is one address's state.
@@ -44,10 +51,13 @@ type rateClient struct {
 	seen                 bool
 	// inFlight counts the address's requests in progress.
 	inFlight int
+	// elem is the address's element of lru (nil while it has requests in
+	// progress).
+	elem *list.Element
 }
 
 func newRateLimiter(rl *table.RateLimit) *rateLimiter {
-	l := &rateLimiter{rl: rl, max: rl.MaxClients, clients: map[netip.Addr]*list.Element{}, lru: list.New()}
+	l := &rateLimiter{rl: rl, max: rl.MaxClients, clients: map[netip.Addr]*rateClient{}, lru: list.New()}
 	if l.max <= 0 {
 		l.max = defaultRateLimitClients
 	}
@@ -71,6 +81,10 @@ func (l *rateLimiter) admit(addr netip.Addr, now time.Time) (release func(), ref
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c := l.client(addr)
+	if c == nil {
+		return nil, "is a new client address while the limit's table of " + strconv.Itoa(l.max) +
+			" addresses is full of addresses with requests in progress: refused until one of them ends (the table never grows past its bound)"
+	}
 	elapsed := now.Sub(c.last).Seconds()
 	if !c.seen {
 		elapsed = 0
@@ -84,52 +98,61 @@ func (l *rateLimiter) admit(addr netip.Addr, now time.Time) (release func(), ref
 	if c.seen {
 		if r := l.rl.PerSecond; r > 0 {
 			if sec = leak(c.excessSec, r, 1); sec > float64(l.rl.BurstPerSecond) {
-				return nil, "more than " + strconv.Itoa(r) + " requests per second (burst " + strconv.Itoa(l.rl.BurstPerSecond) + ")"
+				return nil, "sent more than " + strconv.Itoa(r) + " requests per second (burst " + strconv.Itoa(l.rl.BurstPerSecond) + ")"
 			}
 		}
 		if r := l.rl.PerMinute; r > 0 {
 			if mn = leak(c.excessMin, r, 60); mn > float64(l.rl.BurstPerMinute) {
-				return nil, "more than " + strconv.Itoa(r) + " requests per minute (burst " + strconv.Itoa(l.rl.BurstPerMinute) + ")"
+				return nil, "sent more than " + strconv.Itoa(r) + " requests per minute (burst " + strconv.Itoa(l.rl.BurstPerMinute) + ")"
 			}
 		}
 	}
 	if n := l.rl.Connections; n > 0 && c.inFlight >= n {
-		return nil, "more than " + strconv.Itoa(n) + " requests in progress"
+		return nil, "sent more than " + strconv.Itoa(n) + " requests in progress"
 	}
 	c.excessSec, c.excessMin, c.last, c.seen = sec, mn, now, true
 	if l.rl.Connections == 0 {
 		return nil, ""
 	}
-	c.inFlight++
+	if c.inFlight++; c.elem != nil {
+		l.lru.Remove(c.elem) // not to be forgotten while counted
+		c.elem = nil
+	}
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			l.mu.Lock()
-			c.inFlight--
+			if c.inFlight--; c.inFlight == 0 {
+				c.elem = l.lru.PushFront(c)
+			}
 			l.mu.Unlock()
 		})
 	}, ""
 }
 
-// client returns addr's state, making it the most recent and forgetting
-// the least recent address beyond the bound (never one with requests in
-// progress: those stay until they end).
+// client returns addr's state, making it the most recent; a new address
+// first makes room by forgetting the least recent addresses without
+// requests in progress beyond the bound. nil: the table is full of
+// addresses with requests in progress (the caller refuses the request).
 func (l *rateLimiter) client(addr netip.Addr) *rateClient {
-	if e, ok := l.clients[addr]; ok {
-		l.lru.MoveToFront(e)
-		return e.Value.(*rateClient)
-	}
-	for l.lru.Len() >= l.max {
-		e := l.lru.Back()
-		old := e.Value.(*rateClient)
-		if old.inFlight > 0 {
-			break
+	if c, ok := l.clients[addr]; ok {
+		if c.elem != nil {
+			l.lru.MoveToFront(c.elem)
 		}
+		return c
+	}
+	for len(l.clients) >= l.max {
+		e := l.lru.Back()
+		if e == nil {
+			return nil
+		}
+		old := e.Value.(*rateClient)
 		l.lru.Remove(e)
 		delete(l.clients, old.addr)
 	}
 	c := &rateClient{addr: addr}
-	l.clients[addr] = l.lru.PushFront(c)
+	c.elem = l.lru.PushFront(c)
+	l.clients[addr] = c
 	return c
 }
 
@@ -151,7 +174,7 @@ func (s *Server) checkRateLimit(ex *exchange, w http.ResponseWriter) bool {
 	}
 	release, refused := r.limiter.admit(addr.Unmap(), ex.start)
 	if refused != "" {
-		ex.trace.Reason = "rate limit " + r.limiter.rl.Name + ": " + addr.String() + " sent " + refused
+		ex.trace.Reason = "rate limit " + r.limiter.rl.Name + ": " + addr.String() + " " + refused
 		ex.trace.Backend, ex.trace.Service, ex.trace.Target, ex.trace.Why = "", "", "", ""
 		ex.status = r.limiter.rl.Status
 		if ex.status == 0 {

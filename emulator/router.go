@@ -19,6 +19,9 @@ type router struct {
 	ports map[portKey]*portRoutes
 	// order lists ports in table order (gateways by namespace/name, then port).
 	order []*portRoutes
+	// via is the Via entries of the Server serving the router (loop.go;
+	// nil: the offline Explain's).
+	via *viaEntries
 }
 
 // portKey identifies a Gateway port: the Gateway's address, the port and the

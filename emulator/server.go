@@ -66,7 +66,7 @@ type Config struct {
 }
 
 // DefaultPortOffset is the port offset the gwdev command uses.
-const DefaultPortOffset = 8000
+const DefaultPortOffset = table.DefaultPortOffset
 
 const defaultTraceBuffer = 1000
 
@@ -110,6 +110,9 @@ type Server struct {
 
 	mirrorSem chan struct{}
 	mirrors   sync.WaitGroup
+	// via is the Via entry every request the Server forwards or mirrors
+	// carries, and by which it recognises its own (loop.go).
+	via viaEntries
 
 	// telemetry holds the Gateways' XTelemetryPolicy tracers (telemetry.go).
 	telemetry telemetryHub
@@ -130,6 +133,7 @@ func New(cfg Config) *Server {
 		traces:    newTraceRing(cfg.TraceBuffer, cfg.TraceBytes),
 		echoLogs:  map[string]*echosrv.Log{},
 		mirrorSem: make(chan struct{}, maxMirrorsInFlight),
+		via:       newViaEntries(),
 	}
 	_, _, s.stall = cfg.limits()
 	s.pool = newUpstreamPool(s.echoLog)
@@ -193,6 +197,7 @@ func (s *Server) Apply(t *table.Table) *ApplyReport {
 		return rep
 	}
 	rt := compile(t, s.pool)
+	rt.via = &s.via      // Server.Explain counts the Server's own Via entries (loop.go)
 	s.telemetry.apply(t) // before any listener serves the new table
 	keep := map[bindKey]*boundListener{}
 	var started []*boundListener

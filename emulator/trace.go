@@ -264,12 +264,15 @@ type subscription struct {
 	ring *traceRing
 	// queue holds up to max traces, under ring.mu; wake has a token when
 	// the queue went from empty to not empty.
-	queue   []Trace
-	spare   []Trace // the array the subscriber gave back, reused by the queue
-	max     int
-	wake    chan struct{}
-	done    chan struct{} // closed by cancel
-	dropped atomic.Int64
+	queue []Trace
+	spare []Trace // the array the subscriber gave back, reused by the queue
+	max   int
+	// bytes is the queue's estimated memory (traceSize), at most maxBytes
+	// past its first trace (maxBytes 0: no byte bound); under ring.mu.
+	bytes, maxBytes int
+	wake            chan struct{}
+	done            chan struct{} // closed by cancel
+	dropped         atomic.Int64
 	// last is when the subscriber took its previous batch (next's
 	// goroutine only).
 	last time.Time
@@ -307,10 +310,11 @@ func (r *traceRing) record(t Trace) {
 		}
 	}
 	for _, s := range r.subs {
-		if len(s.queue) >= s.max {
+		if len(s.queue) >= s.max || (s.maxBytes > 0 && len(s.queue) > 0 && s.bytes+size > s.maxBytes) {
 			s.dropped.Add(1)
 			continue
 		}
+		s.bytes += size
 		if s.queue == nil {
 			s.queue, s.spare = s.spare[:0], nil
 		}
@@ -324,10 +328,11 @@ func (r *traceRing) record(t Trace) {
 	}
 }
 
-// subscribe adds a subscriber whose queue holds up to limit traces; the
-// returned function removes it (any number of calls).
-func (r *traceRing) subscribe(limit int) (*subscription, func()) {
-	s := &subscription{ring: r, max: max(limit, 1), wake: make(chan struct{}, 1), done: make(chan struct{})}
+// subscribe adds a subscriber whose queue holds up to limit traces and,
+// with maxBytes > 0, about maxBytes of them (traceSize; a first trace is
+// always queued); the returned function removes it (any number of calls).
+func (r *traceRing) subscribe(limit, maxBytes int) (*subscription, func()) {
+	s := &subscription{ring: r, max: max(limit, 1), maxBytes: max(maxBytes, 0), wake: make(chan struct{}, 1), done: make(chan struct{})}
 	r.mu.Lock()
 	r.subs = append(r.subs, s)
 	r.mu.Unlock()
@@ -388,8 +393,15 @@ func (s *subscription) take(prev []Trace) []Trace {
 	s.ring.mu.Lock()
 	defer s.ring.mu.Unlock()
 	out := s.queue
-	s.queue, s.spare = nil, prev[:0]
+	s.queue, s.spare, s.bytes = nil, prev[:0], 0
 	return out
+}
+
+// queued is the number of traces queued and their estimated bytes.
+func (s *subscription) queued() (n, bytes int) {
+	s.ring.mu.Lock()
+	defer s.ring.mu.Unlock()
+	return len(s.queue), s.bytes
 }
 
 // each calls f for every trace, in order, until the subscription is
@@ -469,7 +481,7 @@ type accessLog struct {
 
 // startAccessLog writes the traces keep accepts (nil: all) to w.
 func startAccessLog(ring *traceRing, w io.Writer, keep func(*Trace) bool) *accessLog {
-	sub, cancel := ring.subscribe(4096)
+	sub, cancel := ring.subscribe(4096, 0)
 	a := &accessLog{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(a.done)

@@ -13,7 +13,7 @@ import (
 // metrics' place), without I/O: the trace's CPU per request.
 func BenchmarkTraceRecord(b *testing.B) {
 	r := newTraceRing(1000, 64<<20)
-	sub, cancel := r.subscribe(1 << 14)
+	sub, cancel := r.subscribe(1<<14, 0)
 	defer cancel()
 	hdr := http.Header{"User-Agent": {"bench"}, "Accept": {"*/*"}}
 	fields := []h1.Field{{Name: "Content-Length", Value: "256"}, {Name: "Content-Type", Value: "application/octet-stream"},

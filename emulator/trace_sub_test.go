@@ -3,6 +3,7 @@ package emulator
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 )
@@ -12,7 +13,7 @@ import (
 // hands over what is still queued.
 func TestSubscriptionBatches(t *testing.T) {
 	r := newTraceRing(100, 1<<20)
-	sub, cancel := r.subscribe(5)
+	sub, cancel := r.subscribe(5, 0)
 	defer cancel()
 	for i := range 7 {
 		r.record(Trace{Path: fmt.Sprintf("/%d", i)})
@@ -63,4 +64,37 @@ func paths(ts []Trace) []string {
 		out = append(out, t.Path)
 	}
 	return out
+}
+
+// A subscriber that stops taking traces holds at most about its byte
+// bound, however large the traces (issue 35: a stalled /traces/stream
+// client held 5.5 MB); the traces left out are counted, and a first trace
+// larger than the bound still gets through.
+func TestSubscriptionByteBound(t *testing.T) {
+	r := newTraceRing(100, 64<<20)
+	const bound = 64 << 10
+	sub, cancel := r.subscribe(1<<12, bound)
+	defer cancel()
+	big := strings.Repeat("x", 8<<10)
+	for i := range 1000 {
+		r.record(Trace{Path: fmt.Sprintf("/%d", i), Reason: big})
+	}
+	n, b := sub.queued()
+	if b > bound || n == 0 || n >= 1000 {
+		t.Fatalf("%d traces (%d bytes) queued, want some within %d bytes", n, b, bound)
+	}
+	if d := sub.dropped.Load(); d != int64(1000-n) {
+		t.Errorf("dropped %d, want %d", d, 1000-n)
+	}
+	batch, _ := sub.next(context.Background(), 0, nil)
+	if len(batch) != n {
+		t.Errorf("batch of %d, want the %d queued", len(batch), n)
+	}
+	if _, b := sub.queued(); b != 0 {
+		t.Errorf("%d bytes counted after the batch was taken", b)
+	}
+	r.record(Trace{Path: "/huge", Reason: strings.Repeat("y", 2*bound)})
+	if n, _ := sub.queued(); n != 1 {
+		t.Errorf("a first trace over the bound: %d queued, want 1", n)
+	}
 }

@@ -27,9 +27,23 @@ type TraceSubscription struct {
 // (counted by Dropped), so a slow reader never slows requests. Each
 // delivers the traces; Cancel ends the subscription.
 func (s *Server) SubscribeTraces(limit int) *TraceSubscription {
-	sub, cancel := s.traces.subscribe(limit)
+	return s.SubscribeTracesWithin(limit, 0)
+}
+
+// SubscribeTracesWithin is SubscribeTraces with a bound on the queue's
+// memory too: a trace that would take the queue's estimated bytes (the
+// history's own estimate, Config.TraceBytes) past maxBytes is lost for
+// this subscriber and counted by Dropped, unless the queue is empty
+// (maxBytes <= 0: no byte bound). A subscriber that stops taking traces
+// then holds at most about maxBytes, whatever the traces' size.
+func (s *Server) SubscribeTracesWithin(limit, maxBytes int) *TraceSubscription {
+	sub, cancel := s.traces.subscribe(limit, maxBytes)
 	return &TraceSubscription{sub: sub, cancel: cancel}
 }
+
+// Queued is the number of traces waiting in the subscription's queue and
+// their estimated bytes.
+func (ts *TraceSubscription) Queued() (traces, bytes int) { return ts.sub.queued() }
 
 // Each calls f with every trace, oldest first, on the calling goroutine
 // until Cancel (the traces still queued then are passed too). Under load

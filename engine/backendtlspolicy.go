@@ -39,10 +39,11 @@ func (t *translator) processBackendTLSPolicies() {
 		t.resolvePolicy(ps)
 		pols = append(pols, ps)
 	}
-	sort.SliceStable(pols, func(i, j int) bool { return olderFirst(pols[i].obj, pols[j].obj) })
-	winners := map[policyTarget]*policyState{}
+	claims := newPolicyClaims[policyTarget]("BackendTLSPolicy", pols,
+		func(ps *policyState) object { return ps.obj }, func(ps *policyState) ObjectKey { return ps.key })
 	targets := backendTLSPolicyTargets()
 	for _, ps := range pols {
+		won := 0
 		for _, tr := range ps.obj.Spec.TargetRefs {
 			if !targets.Allows(string(tr.Group), string(tr.Kind)) {
 				msg := fmt.Sprintf("targetRef %s %s: only core Services can be targeted", groupKind(string(tr.Group), string(tr.Kind)), tr.Name)
@@ -64,25 +65,28 @@ func (t *translator) processBackendTLSPolicies() {
 					Reason: string(gwv1.PolicyReasonTargetNotFound), Message: msg})
 				continue
 			}
-			if w := winners[pt]; w != nil {
-				ps.lost = append(ps.lost, fmt.Sprintf("Service %s/%s (BackendTLSPolicy %s/%s is older or sorts first)", pt.ns, pt.service, w.key.Namespace, w.key.Name))
-				t.effect(PolicyEffect{Policy: ps.key, Target: backendTLSTarget(pt), Section: pt.section, Reason: string(gwv1.PolicyReasonConflicted),
-					Message: fmt.Sprintf("not applied: BackendTLSPolicy %s/%s targets the same Service and is older or sorts first", w.key.Namespace, w.key.Name)})
+			if holder, won := claims.claim(pt, ps); !won {
+				entry, msg := lostServiceMessages(pt.ns+"/"+pt.service, holder)
+				ps.lost = append(ps.lost, entry)
+				t.effect(conflictedEffect(ps.key, backendTLSTarget(pt), pt.section, msg))
 				continue
 			}
-			winners[pt] = ps
+			won++
 			if t.services[nsName{pt.ns, pt.service}] == nil {
 				t.noteKind(NoteRefNotFound, SeverityWarning, ps.key, "targetRefs", "target Service "+pt.ns+"/"+pt.service+" not found")
 			}
 		}
+		if won > 0 && len(ps.lost) > 0 {
+			t.notePartlyConflicted(ps.key, ps.lost)
+		}
 	}
 	for _, ps := range pols {
 		if len(ps.lost) > 0 && len(ps.lost) == len(ps.obj.Spec.TargetRefs) {
-			ps.cond.fail(string(gwv1.PolicyConditionAccepted), string(gwv1.PolicyReasonConflicted),
-				"conflicts with another policy for "+ps.lost[0])
+			failConflicted(ps.cond, ps.lost)
 		}
 	}
 	t.policies = pols
+	winners := claims.winners
 	t.recordBackendTLSWinners(winners)
 	if len(winners) == 0 {
 		return // no backend to change

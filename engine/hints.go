@@ -51,7 +51,8 @@ var reasonHints = map[string]string{
 	"Conflicted":     "another policy targets the same object and takes precedence (older, or first by namespace/name). Fix: merge the policies or target different objects",
 	"TargetNotFound": "the policy's targetRefs name an object that is not in the manifests. Fix: add the target or fix targetRefs",
 	// gwdev's own findings (not status reasons).
-	"ShadowedRule": "a match tried earlier (the spec's precedence: path type and length, method, header and query counts, then the oldest route, then namespace/name, then rule order) takes every request this one would, so it never receives traffic. Fix: remove the duplicate, make this match more specific, or give the routes distinct hostnames",
+	"LoopsIntoGwdev": "a backend, mirror, auth or error backend, or OTLP receiver resolves (by a gwdev.yaml/--backend mapping, an EndpointSlice or an ExternalName) to one of gwdev's own listeners, so its requests come back into gwdev: a loop unless chaining Gateways is meant (gwdev answers 508 Loop Detected after a few passes and never mirrors a request twice). Fix: map the Service to the real backend",
+	"ShadowedRule":   "a match tried earlier (the spec's precedence: path type and length, method, header and query counts, then the oldest route, then namespace/name, then rule order) takes every request this one would, so it never receives traffic. Fix: remove the duplicate, make this match more specific, or give the routes distinct hostnames",
 }
 
 // ReasonHint returns the one-line explanation, with what to do about it, of

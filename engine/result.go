@@ -51,6 +51,11 @@ type Options struct {
 	// classes listen on (0: 80 and 443, which the emulator maps like any
 	// privileged port); the HTTPS redirect names IngressHTTPSPort.
 	IngressHTTPPort, IngressHTTPSPort int32
+	// PortOffset is the data plane's fallback for a port it cannot bind
+	// (the emulator's Config.PortOffset): a backend target at a Gateway's
+	// address and port+PortOffset is one of gwdev's own listeners too
+	// (selftarget.go). 0: table.DefaultPortOffset; negative: no fallback.
+	PortOffset int32
 }
 
 func (o Options) controllerName() string {

@@ -120,6 +120,7 @@ func translateWithTable(snap *Snapshot, opts Options, cache *routeCache, patched
 		}
 		t.noteShadowedRules(res.Table)
 		t.noteShadowedL4(res.Table)
+		t.noteSelfTargets(res.Table) // selftarget.go
 		t.noteReportedFields()
 		res.Findings = t.collectFindings()
 		res.Policies = t.sortedEffects()

@@ -65,12 +65,12 @@ func (t *translator) processXBackendTrafficPolicies() {
 		t.noteSessionDeprecated(ps.key, p.Spec.SessionPersistence, "spec.sessionPersistence")
 		pols = append(pols, ps)
 	}
-	sort.SliceStable(pols, func(i, j int) bool { return olderFirst(pols[i].obj, pols[j].obj) })
-	winners := map[ObjectKey]*trafficPolicyState{}
+	claims := newPolicyClaims[ObjectKey]("XBackendTrafficPolicy", pols,
+		func(ps *trafficPolicyState) object { return ps.obj }, func(ps *trafficPolicyState) ObjectKey { return ps.key })
 	for _, ps := range pols {
-		t.attachTrafficPolicy(ps, winners)
+		t.attachTrafficPolicy(ps, claims)
 	}
-	t.applyTrafficPolicies(winners)
+	t.applyTrafficPolicies(claims.winners)
 	for _, ps := range pols {
 		ps.cond.setDefault(string(gwv1.PolicyConditionAccepted), metav1.ConditionTrue, string(gwv1.PolicyReasonAccepted), "policy is accepted")
 		ancestors := t.gatewaysUsing(ps.found)
@@ -88,7 +88,7 @@ func (t *translator) processXBackendTrafficPolicies() {
 // attachTrafficPolicy checks each targetRef of ps and records the targets
 // it wins. Accepted becomes False when no targetRef attaches: Invalid for a
 // kind that cannot be targeted, TargetNotFound, or Conflicted.
-func (t *translator) attachTrafficPolicy(ps *trafficPolicyState, winners map[ObjectKey]*trafficPolicyState) {
+func (t *translator) attachTrafficPolicy(ps *trafficPolicyState, claims *policyClaims[ObjectKey, *trafficPolicyState]) {
 	acc := string(gwv1.PolicyConditionAccepted)
 	var invalid, missing, lost []string
 	for i, tr := range ps.obj.Spec.TargetRefs {
@@ -105,16 +105,16 @@ func (t *translator) attachTrafficPolicy(ps *trafficPolicyState, winners map[Obj
 			msg := fmt.Sprintf("targetRefs[%d] %s %s/%s not found", i, tr.Kind, target.Namespace, target.Name)
 			missing = append(missing, msg)
 			refuse(gwv1.PolicyReasonTargetNotFound, msg)
-		case winners[target] != nil:
-			ps.found = append(ps.found, target)
-			w := winners[target]
-			msg := fmt.Sprintf("%s %s/%s: XBackendTrafficPolicy %s/%s targets it too and is older or sorts first", tr.Kind, target.Namespace, target.Name, w.key.Namespace, w.key.Name)
-			lost = append(lost, msg)
-			refuse(gwv1.PolicyReasonConflicted, "not applied: "+msg)
 		default:
-			winners[target] = ps
-			ps.won = append(ps.won, target)
 			ps.found = append(ps.found, target)
+			holder, won := claims.claim(target, ps)
+			if won {
+				ps.won = append(ps.won, target)
+				continue
+			}
+			msg := claims.lostMessage(fmt.Sprintf("%s %s/%s", tr.Kind, target.Namespace, target.Name), holder)
+			lost = append(lost, msg)
+			t.effect(conflictedEffect(ps.key, target, "", msg))
 		}
 	}
 	switch {
@@ -122,14 +122,17 @@ func (t *translator) attachTrafficPolicy(ps *trafficPolicyState, winners map[Obj
 		ps.cond.fail(acc, string(gwv1.PolicyReasonInvalid), strings.Join(invalid, "; "))
 	case len(ps.won) > 0:
 	case len(lost) > 0:
-		ps.cond.fail(acc, string(gwv1.PolicyReasonConflicted), "conflicts with another policy for "+lost[0])
+		failConflicted(ps.cond, lost)
 	case len(missing) > 0:
 		ps.cond.fail(acc, string(gwv1.PolicyReasonTargetNotFound), strings.Join(missing, "; "))
 	}
+	if len(ps.won) > 0 && len(lost) > 0 && len(invalid) == 0 {
+		t.notePartlyConflicted(ps.key, lost)
+	}
 	if len(invalid) > 0 {
 		// An invalid policy applies nowhere (as BackendTLSPolicy).
+		claims.release(ps)
 		for _, k := range ps.won {
-			delete(winners, k)
 			t.effect(PolicyEffect{Policy: ps.key, Target: k, Reason: string(gwv1.PolicyReasonInvalid),
 				Message: "not applied: the policy has an invalid targetRef (" + invalid[0] + ")"})
 		}

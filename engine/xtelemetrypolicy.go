@@ -74,11 +74,12 @@ func (t *translator) processXTelemetryPolicies() {
 		t.compileTelemetryPolicy(ps)
 		pols = append(pols, ps)
 	}
-	sort.SliceStable(pols, func(i, j int) bool { return olderFirst(pols[i].obj, pols[j].obj) })
-	winners := map[ObjectKey]*telemetryPolicyState{}
+	claims := newPolicyClaims[ObjectKey]("XTelemetryPolicy", pols,
+		func(ps *telemetryPolicyState) object { return ps.obj }, func(ps *telemetryPolicyState) ObjectKey { return ps.key })
 	for _, ps := range pols {
-		t.attachTelemetryPolicy(ps, winners)
+		t.attachTelemetryPolicy(ps, claims)
 	}
+	winners := claims.winners
 	for _, ps := range pols {
 		ps.cond.setDefault(string(gwv1.PolicyConditionAccepted), metav1.ConditionTrue, string(gwv1.PolicyReasonAccepted), "policy is accepted")
 		ps.obj.Status.Ancestors = t.telemetryAncestorStatus(ps)
@@ -269,7 +270,7 @@ func (t *translator) backendTLSPolicyFor(svc ObjectKey) string {
 // otherwise), present (TargetNotFound), managed by gwdev (no status
 // otherwise), not taken by an older policy (Conflicted). Accepted is False
 // when no targetRef attaches.
-func (t *translator) attachTelemetryPolicy(ps *telemetryPolicyState, winners map[ObjectKey]*telemetryPolicyState) {
+func (t *translator) attachTelemetryPolicy(ps *telemetryPolicyState, claims *policyClaims[ObjectKey, *telemetryPolicyState]) {
 	acc := string(gwv1.PolicyConditionAccepted)
 	var invalid, missing, lost []string
 	won := 0
@@ -309,14 +310,14 @@ func (t *translator) attachTelemetryPolicy(ps *telemetryPolicyState, winners map
 			refuse(gwv1.PolicyReasonInvalid, "not applied: "+ps.invalid)
 			continue
 		}
-		if w := winners[g.key]; w != nil {
-			msg := fmt.Sprintf("Gateway %s/%s: XTelemetryPolicy %s/%s targets it too and is older or sorts first", target.Namespace, target.Name, w.key.Namespace, w.key.Name)
+		if holder, ok := claims.claim(g.key, ps); !ok {
+			msg := claims.lostMessage(fmt.Sprintf("Gateway %s/%s", target.Namespace, target.Name), holder)
 			lost = append(lost, msg)
-			refuse(gwv1.PolicyReasonConflicted, "not applied: "+msg)
-			ps.ancestors = append(ps.ancestors, telemetryAncestor{ref: ref, lostReason: string(gwv1.PolicyReasonConflicted), lostMsg: "conflicts with another policy for " + msg})
+			t.effect(conflictedEffect(ps.key, target, "", msg))
+			reason, why := conflictedStatus(msg)
+			ps.ancestors = append(ps.ancestors, telemetryAncestor{ref: ref, lostReason: reason, lostMsg: why})
 			continue
 		}
-		winners[g.key] = ps
 		won++
 		ps.ancestors = append(ps.ancestors, telemetryAncestor{ref: ref})
 	}
@@ -325,20 +326,16 @@ func (t *translator) attachTelemetryPolicy(ps *telemetryPolicyState, winners map
 		ps.cond.fail(acc, string(gwv1.PolicyReasonInvalid), strings.Join(invalid, "; "))
 	case ps.invalid != "" || won > 0:
 	case len(lost) > 0:
-		ps.cond.fail(acc, string(gwv1.PolicyReasonConflicted), "conflicts with another policy for "+lost[0])
+		failConflicted(ps.cond, lost)
 	case len(missing) > 0:
 		ps.cond.fail(acc, string(gwv1.PolicyReasonTargetNotFound), strings.Join(missing, "; "))
 	}
 	if len(invalid) > 0 {
 		// An invalid policy applies nowhere (as XBackendTrafficPolicy).
-		for k, w := range winners {
-			if w == ps {
-				delete(winners, k)
-			}
-		}
+		claims.release(ps)
 	}
 	if won > 0 && len(lost) > 0 && len(invalid) == 0 {
-		t.note(SeverityWarning, ps.key, "spec.targetRefs", "not applied to "+strings.Join(lost, "; "))
+		t.notePartlyConflicted(ps.key, lost)
 	}
 }
 

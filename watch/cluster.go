@@ -671,9 +671,10 @@ type ManifestFile struct {
 }
 
 // ManifestFiles writes objects as YAML streams, each cleaned, starting a
-// new stream where the next object would take one past max bytes: each
-// stream fits a manifest file of at most max bytes (a single object over
-// max is a stream of its own, which the loader then refuses).
+// new stream where the next object would take one past max bytes or past
+// MaxFileDocuments objects: each stream fits a manifest file the loader
+// takes (a single object over max is a stream of its own, which the loader
+// then refuses).
 func ManifestFiles(objs []*unstructured.Unstructured, max int) ([]ManifestFile, error) {
 	var files []ManifestFile
 	var cur ManifestFile
@@ -682,7 +683,7 @@ func ManifestFiles(objs []*unstructured.Unstructured, max int) ([]ManifestFile, 
 		if err != nil {
 			return nil, fmt.Errorf("writing %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
 		}
-		if cur.Objects > 0 && len(cur.Data)+len("---\n")+len(y) > max {
+		if cur.Objects > 0 && (len(cur.Data)+len("---\n")+len(y) > max || cur.Objects >= MaxFileDocuments) {
 			files, cur = append(files, cur), ManifestFile{}
 		}
 		if cur.Objects > 0 {

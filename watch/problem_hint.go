@@ -1,5 +1,7 @@
 package watch
 
+import "fmt"
+
 // What a load problem means and how to fix it, by its kind: the loader
 // knows what it found, so it says so here, and the TUI's Problems view and
 // check's machine output show Problem.Hint without reading the message.
@@ -26,7 +28,7 @@ var problemHints = map[ProblemKind]string{
 	ProblemAlreadyDefined: "two documents define the same object; the later one is ignored. Rename or delete one",
 	ProblemUnreadable:     "the file or directory could not be read. Check permissions",
 	ProblemBinary:         "gwdev reads only YAML and JSON text. Move the file out of the folder",
-	ProblemTooLarge:       "the file is over the size limit. Split it",
+	ProblemTooLarge:       fmt.Sprintf("the file is over the limit of %d MiB or %d documents, so none of it was loaded. Split it into smaller files", MaxFileSize>>20, MaxFileDocuments),
 	ProblemSymlink:        "the symlink cannot be followed. Fix or remove it",
 	ProblemHeader:         "the document's apiVersion/kind is missing or unknown. Fix the header",
 	ProblemNotAllowed:     "the folder asks gwdev to run a command or fetch from the network, which it does only with your consent for that folder: what it would have produced was not loaded or checked. Read the folder's gwdev.yaml and kustomizations, then run gwdev trust DIR (or pass --trust)",

@@ -38,3 +38,9 @@ func checkContent(file string, data []byte) ([]byte, *Problem) {
 func tooLarge(file string, size int64) *Problem {
 	return &Problem{File: file, Message: fmt.Sprintf("file too large: %d bytes is over the 10 MiB (%d bytes) limit", size, MaxFileSize), Kind: ProblemTooLarge}
 }
+
+// tooManyDocuments is the problem of a file of more than MaxFileDocuments
+// documents (docs of them).
+func tooManyDocuments(file string, docs int) *Problem {
+	return &Problem{File: file, Message: fmt.Sprintf("too many documents: %d documents (separated by --- lines) is over the %d-document limit", docs, MaxFileDocuments), Kind: ProblemTooLarge}
+}

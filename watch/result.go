@@ -137,7 +137,7 @@ const (
 	ProblemUnreadable ProblemKind = "Unreadable"
 	// ProblemBinary: a file that is not UTF-8 text.
 	ProblemBinary ProblemKind = "Binary"
-	// ProblemTooLarge: a file over MaxFileSize.
+	// ProblemTooLarge: a file over MaxFileSize or MaxFileDocuments.
 	ProblemTooLarge ProblemKind = "TooLarge"
 	// ProblemSymlink: a symlink that is broken or loops.
 	ProblemSymlink ProblemKind = "Symlink"

@@ -2,6 +2,14 @@ package watch
 
 import "bytes"
 
+// MaxFileDocuments is the most YAML documents gwdev reads from one file
+// (100,000): a file with more is refused whole, as one over MaxFileSize is.
+// Each document costs the loader about 120 bytes of bookkeeping and a
+// problem or an object, whatever its size, so that 10 MiB of "---" lines
+// (2.6 million empty documents) would otherwise hold hundreds of megabytes;
+// a 10 MiB file of real manifests holds about 35,000.
+const MaxFileDocuments = 100_000
+
 // chunk is the text of one YAML document of a file (as separated by "---"
 // lines), parsed on its own so that a syntax error in one document does not
 // lose the others.
@@ -15,12 +23,21 @@ type chunk struct {
 // with "---" followed by nothing but blanks or a comment, as kubectl's
 // YAMLReader does. The separator lines themselves are dropped.
 func splitDocuments(data []byte) []chunk {
+	chunks, _ := splitDocumentsAtMost(data, -1)
+	return chunks
+}
+
+// splitDocumentsAtMost is splitDocuments when data holds at most limit
+// documents (limit < 0: any number). Otherwise it returns no chunks and the
+// number of documents data holds, counted without keeping them. The work is
+// linear in the bytes of data.
+func splitDocumentsAtMost(data []byte, limit int) (chunks []chunk, docs int) {
 	var (
-		chunks []chunk
-		start  = 0 // offset of the current chunk
-		first  = 1 // line of the current chunk
-		line   = 1
+		start = 0 // offset of the current chunk
+		first = 1 // line of the current chunk
+		line  = 1
 	)
+	docs = 1
 	for off := 0; off < len(data); {
 		end := bytes.IndexByte(data[off:], '\n')
 		next := len(data)
@@ -28,14 +45,41 @@ func splitDocuments(data []byte) []chunk {
 			next = off + end + 1
 		}
 		if isSeparator(data[off:next]) {
-			chunks = append(chunks, chunk{data: data[start:off], line: first})
+			if limit < 0 || docs < limit {
+				chunks = append(chunks, chunk{data: data[start:off], line: first})
+			} else {
+				chunks = nil
+			}
+			docs++
 			start, first = next, line+1
 		}
 		off = next
 		line++
 	}
-	chunks = append(chunks, chunk{data: data[start:], line: first})
-	return chunks
+	if limit >= 0 && docs > limit {
+		return nil, docs
+	}
+	return append(chunks, chunk{data: data[start:], line: first}), docs
+}
+
+// blankDocument reports whether a chunk holds nothing but blank lines and
+// comments, a document with nothing to load: the loader skips it without
+// giving it a job, a result or a parse (a file of "---" lines is nothing
+// else).
+func blankDocument(data []byte) bool {
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		line = bytes.TrimLeft(line, " \t\r")
+		if len(line) > 0 && line[0] != '#' {
+			return false
+		}
+	}
+	return true
 }
 
 // isSeparator reports whether a line (with its newline) is "---" optionally

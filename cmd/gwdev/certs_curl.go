@@ -8,6 +8,7 @@ import (
 
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/app"
 )
 
 // gatewayAddresses maps "namespace/name" to the loopback address gwdev up
@@ -24,9 +25,9 @@ func gatewayAddresses(t *engine.Table) map[string]string {
 // certsCurl is the curl line that reaches a listener of w with the CA
 // trusted: the name resolved to the Gateway's address, on the port gwdev
 // serves.
-func certsCurl(caPath string, w *wantedSecret, addr string) string {
-	host := w.hostnames[0] // the shortest name: app.example.com before admin.app.example.com
-	for _, h := range w.hostnames[1:] {
+func certsCurl(caPath string, w *app.WantedSecret, addr string) string {
+	host := w.Hostnames[0] // the shortest name: app.example.com before admin.app.example.com
+	for _, h := range w.Hostnames[1:] {
 		if strings.Count(h, ".") < strings.Count(host, ".") {
 			host = h
 		}
@@ -37,7 +38,7 @@ func certsCurl(caPath string, w *wantedSecret, addr string) string {
 	if addr == "" {
 		addr = "127.0.0.1"
 	}
-	port := strconv.Itoa(int(servedPort(w.port)))
+	port := strconv.Itoa(int(servedPort(w.Port)))
 	url := "https://" + host + "/"
 	if port != "443" {
 		url = "https://" + host + ":" + port + "/"
@@ -69,11 +70,11 @@ func unprivilegedPortStart() int32 {
 }
 
 // portNote says when a printed port differs from the listener's.
-func portNote(wanted []*wantedSecret) string {
+func portNote(wanted []*app.WantedSecret) string {
 	for _, w := range wanted {
-		if p := servedPort(w.port); p != w.port {
+		if p := servedPort(w.Port); p != w.Port {
 			return fmt.Sprintf("(port %d is served on %d: as a user other than root gwdev up cannot bind ports below %d; --port-offset)",
-				w.port, p, unprivilegedPortStart())
+				w.Port, p, unprivilegedPortStart())
 		}
 	}
 	return ""

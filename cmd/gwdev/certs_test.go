@@ -17,6 +17,7 @@ import (
 
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/app"
 	"github.com/gwdev/gwdev/internal/testkit"
 )
 
@@ -191,7 +192,7 @@ func TestCertsNeverTouchesUserFiles(t *testing.T) {
 		t.Errorf("second run: %d %s %s", code, out, errOut)
 	}
 	b, _ := os.ReadFile(other)
-	if n := strings.Count(string(b), "kind: Secret"); n != 3 || !strings.HasPrefix(string(b), certsHeader) {
+	if n := strings.Count(string(b), "kind: Secret"); n != 3 || !strings.HasPrefix(string(b), app.CertsHeader) {
 		t.Errorf("appended file has %d Secrets:\n%s", n, b)
 	}
 }

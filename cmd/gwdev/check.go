@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"runtime"
 	"strings"
 	"time"
 
@@ -13,8 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/app"
 	"github.com/gwdev/gwdev/internal/report"
-	"github.com/gwdev/gwdev/watch"
 )
 
 // checkOptions are the flags of `gwdev check`.
@@ -136,28 +135,15 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 			return fmt.Errorf("%s: no such file or directory", src)
 		}
 	}
-	start := time.Now()
-	proj, err := openProject(sources, projectFlags{profiles: o.profiles, crds: o.crds, classes: o.classes, noKustomize: !o.kustomize, trust: o.trust})
+	c, err := app.Check(sources, app.ProjectFlags{Profiles: o.profiles, CRDs: o.crds, Classes: o.classes, NoKustomize: !o.kustomize, Trust: o.trust},
+		cmd.InOrStdin(), now, o.policies)
 	if err != nil {
 		return err
 	}
-	lr, err := proj.load(cmd.InOrStdin())
-	if err != nil {
-		return err
-	}
-	loaded := time.Since(start)
-	// check loads once: the compiled validators can go before the
-	// translation, when the process holds the most.
-	watch.ReleaseValidators()
-	res := proj.translate(lr.Snapshot, translation{now: now, noServing: true, tight: true})
-	proj.addLoadFindings(res, lr)
-	total := time.Since(start)
-
-	nObjects := lr.Snapshot.Len()
-	dropUnprinted(lr, res, o.policies)
+	lr, res, loaded, total, nObjects := c.Load, c.Result, c.Loaded, c.Total, c.Objects
 
 	out := cmd.OutOrStdout()
-	if msg := noManifests(nObjects, len(lr.Problems), len(res.Findings), strings.Join(sourceNames(sources), ", "), "check"); msg != "" {
+	if msg := app.NoManifests(nObjects, len(lr.Problems), len(res.Findings), strings.Join(sourceNames(sources), ", "), "check"); msg != "" {
 		// Nothing loaded and nothing refused: a folder with no manifests
 		// is not a pass (a CI job pointed at the wrong folder must fail).
 		w := out
@@ -201,30 +187,6 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 	return nil
 }
 
-// dropUnprinted lets go of what check does not print once the result is
-// computed: the loaded snapshot (the result holds every object, sharing
-// what it did not copy) and the routing table but its mesh frontends (the
-// summary's Mesh section prints those; --policies reads the whole table).
-// For 10,000 HTTPRoutes that is 30 MB less held while the objects are
-// written.
-func dropUnprinted(lr *watch.LoadResult, res *engine.Result, policies bool) {
-	lr.Snapshot = nil
-	if !policies && res.Table != nil {
-		mesh := &engine.Table{}
-		for _, g := range res.Table.Gateways {
-			if g.Mesh != nil {
-				mesh.Gateways = append(mesh.Gateways, g)
-			}
-		}
-		res.Table = mesh
-	}
-	// The collector's next goal is twice what was live at its last cycle,
-	// the table included: collect now so that writing the objects starts
-	// from what is live without it (peak RSS of check -o yaml, 10,000
-	// routes: 207 MB against 234 MB; one cycle, tens of milliseconds).
-	runtime.GC()
-}
-
 func hasWarnings(res *engine.Result) bool {
 	for _, f := range res.Findings {
 		if f.Severity == engine.SeverityWarning {
@@ -232,38 +194,6 @@ func hasWarnings(res *engine.Result) bool {
 		}
 	}
 	return false
-}
-
-// addLoadWarnings adds the loader's warnings (symlinks followed out of
-// the folder, objects of Gateway API kinds gwdev does not load) to the
-// result's findings, first among the warnings, so that check, --strict, the
-// dashboard and the admin API show them as they show the engine's.
-func addLoadWarnings(res *engine.Result, lr *watch.LoadResult) {
-	addChannelNotes(res, lr)
-	ws := lr.Warnings
-	var skipped []engine.Finding
-	for _, s := range lr.Skipped {
-		if s.GatewayAPI() {
-			skipped = append(skipped, engine.Finding{Severity: engine.SeverityWarning,
-				Object: engine.ObjectKey{Kind: s.Kind, Namespace: s.Namespace, Name: s.Name},
-				Source: engine.Source{File: s.File, Line: s.Line}, Reason: engine.ReasonNotImplemented,
-				Message: engine.SkippedKindWarning(s.Kind)})
-		}
-	}
-	if len(ws) == 0 && len(skipped) == 0 {
-		return
-	}
-	i := 0
-	for i < len(res.Findings) && res.Findings[i].Severity == engine.SeverityError {
-		i++
-	}
-	fs := make([]engine.Finding, 0, len(res.Findings)+len(ws))
-	fs = append(fs, res.Findings[:i]...)
-	for _, w := range ws {
-		fs = append(fs, engine.Finding{Severity: engine.SeverityWarning, Source: engine.Source{File: w.File}, Message: w.Message})
-	}
-	fs = append(fs, skipped...)
-	res.Findings = append(fs, res.Findings[i:]...)
 }
 
 // sourceNames names check's sources as its messages do ("-" is <stdin>).
@@ -276,15 +206,4 @@ func sourceNames(sources []string) []string {
 		}
 	}
 	return names
-}
-
-// noManifests is what check and up say about sources where nothing loaded
-// and nothing failed to load or raised a finding ("" : not the case): a
-// folder with no manifests. what is what there is nothing to do ("check",
-// "serve").
-func noManifests(objects, problems, findings int, where, what string) string {
-	if objects > 0 || problems > 0 || findings > 0 {
-		return ""
-	}
-	return fmt.Sprintf("No manifests found in %s: nothing to %s (gwdev reads *.yaml, *.yml and *.json files).", where, what)
 }

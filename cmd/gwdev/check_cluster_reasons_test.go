@@ -8,9 +8,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gwdev/gwdev/internal/app"
 )
 
-// TestSpecReasonsMatchTheAPI keeps specReasons equal to the
+// TestSpecReasonsMatchTheAPI keeps app.SpecReasons equal to the
 // *ConditionReason constants of the gateway-api module gwdev builds with.
 func TestSpecReasonsMatchTheAPI(t *testing.T) {
 	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api").Output()
@@ -32,11 +34,11 @@ func TestSpecReasonsMatchTheAPI(t *testing.T) {
 	slices.Sort(want)
 	want = slices.Compact(want)
 	var got []string
-	for r := range specReasons {
+	for r := range app.SpecReasons {
 		got = append(got, r)
 	}
 	slices.Sort(got)
 	if len(want) == 0 || !slices.Equal(got, want) {
-		t.Errorf("specReasons = %v\nthe API's reasons = %v", got, want)
+		t.Errorf("app.SpecReasons = %v\nthe API's reasons = %v", got, want)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gwdev/gwdev/internal/app"
 )
 
 // TestProjectConfigErrorsNameLineAndField: every mistake in gwdev.yaml is
@@ -42,7 +44,7 @@ func TestProjectConfigErrorsNameLineAndField(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "gwdev.yaml"), []byte(c.yaml), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := openProject([]string{dir}, projectFlags{})
+			_, err := app.OpenProject([]string{dir}, app.ProjectFlags{})
 			if err == nil {
 				t.Fatalf("no error for %q", c.yaml)
 			}

@@ -1,19 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-	"time"
 
+	"github.com/gwdev/gwdev/internal/app"
 	"github.com/gwdev/gwdev/internal/report"
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // diffOptions are the flags of `gwdev diff`.
@@ -30,9 +23,6 @@ type diffOptions struct {
 	// dir is --dir ("" : DIR or the current directory).
 	dir string
 }
-
-// mainBranches are tried in order to find the default BASE.
-var mainBranches = []string{"main", "master", "origin/main", "origin/master"}
 
 func newDiffCmd() *cobra.Command {
 	o := &diffOptions{}
@@ -82,110 +72,28 @@ usage or git errors. --format github prints GitHub Actions annotations; sarif a 
 	return cmd
 }
 
-// diffReport is the JSON form of a diff.
-type diffReport struct {
-	// Base is the commit compared against; BaseRef how it was chosen.
-	Base    string     `json:"base"`
-	BaseRef string     `json:"baseRef"`
-	Dir     string     `json:"dir"`
-	Worse   int        `json:"worse"`
-	Better  int        `json:"better"`
-	Changes []diffItem `json:"changes"`
-}
-
 func (o *diffOptions) run(out, errOut io.Writer, args []string) error {
 	switch o.format {
 	case "text", "github", "sarif", "json":
 	default:
 		return fmt.Errorf("unknown format %q (want text, github, sarif or json)", o.format)
 	}
-	base, dir := "", "."
-	switch len(args) {
-	case 2:
-		base, dir = args[0], args[1]
-	case 1:
-		if st, err := os.Stat(args[0]); err == nil && st.IsDir() && !isRevision(".", args[0]) {
-			dir = args[0]
-		} else {
-			base = args[0]
-		}
-	}
-	repo, err := openRepo(dir)
+	base, dir := app.SplitDiffArgs(args)
+	rep, err := app.Diff(app.DiffArgs{Base: base, Dir: dir, Flags: app.ProjectFlags{Profiles: o.profiles, CRDs: o.crds, Trust: o.trust},
+		TrustRevision: o.trustRevision,
+		Note:          func(l string) { fmt.Fprintf(errOut, "gwdev diff: %s\n", l) }})
 	if err != nil {
 		return err
-	}
-	// Loaded by absolute path, the two trees name their files the same way
-	// once the tree's own folder is cut off (see newStatusView).
-	absDir, err := filepath.Abs(dir)
-	if err != nil {
-		return err
-	}
-	baseRef := base
-	if base == "" {
-		base, baseRef, err = repo.mainMergeBase()
-		if err != nil {
-			return err
-		}
-	}
-	commit, err := repo.git("rev-parse", "--verify", "--quiet", base+"^{commit}")
-	if err != nil {
-		return fmt.Errorf("BASE %q is not a git revision", base)
-	}
-	now := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
-	// Both sides are judged against the same CRDs: --crds, else the
-	// working tree's gwdev.yaml crds:.
-	head, err := openProject([]string{absDir}, projectFlags{profiles: o.profiles, crds: o.crds, trust: o.trust})
-	if err != nil {
-		return err
-	}
-	headLR, headRes, err := head.loadAndTranslate(now)
-	if err != nil {
-		return err
-	}
-	headView := newStatusView(headLR, headRes, repo.pathMapper(absDir))
-
-	tmp, err := os.MkdirTemp("", "gwdev-diff-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	baseDir, left, err := repo.extract(commit, tmp)
-	if err != nil {
-		return err
-	}
-	for _, l := range left {
-		fmt.Fprintf(errOut, "gwdev diff: at %s, %s\n", base, l)
-	}
-	baseView := &statusView{}
-	if baseDir != "" {
-		baseProj, err := head.sibling(baseDir, o.trustRevision)
-		if err != nil {
-			return fmt.Errorf("at %s: %w", base, err)
-		}
-		baseLR, baseRes, err := baseProj.loadAndTranslate(now)
-		if err != nil {
-			return fmt.Errorf("at %s: %w", base, err)
-		}
-		baseView = newStatusView(baseLR, baseRes, repo.pathMapper(baseDir))
-	}
-	rep := diffReport{Base: commit, BaseRef: baseRef, Dir: dir, Changes: compareViews(baseView, headView)}
-	for _, d := range rep.Changes {
-		if d.Worse {
-			rep.Worse++
-		}
-		if d.Better {
-			rep.Better++
-		}
 	}
 	switch o.format {
 	case "json":
-		err = printDiffJSON(out, rep)
+		err = printDiffJSON(out, *rep)
 	case "github":
-		printDiffGitHub(out, rep)
+		printDiffGitHub(out, *rep)
 	case "sarif":
-		err = report.WriteSARIF(out, diffFindings(rep), buildVersion().Version)
+		err = report.WriteSARIF(out, diffFindings(*rep), buildVersion().Version)
 	default:
-		printDiffText(out, rep)
+		printDiffText(out, *rep)
 	}
 	if err != nil {
 		return err
@@ -194,91 +102,4 @@ func (o *diffOptions) run(out, errOut io.Writer, args []string) error {
 		return exitError{exitProblems}
 	}
 	return nil
-}
-
-// gitRepo is the repository DIR belongs to.
-type gitRepo struct {
-	// root is the work tree's top directory; prefix is DIR relative to it
-	// ("" for the top, else slash-separated with a trailing slash).
-	root, prefix string
-}
-
-func openRepo(dir string) (*gitRepo, error) {
-	if _, err := exec.LookPath("git"); err != nil {
-		return nil, errors.New("gwdev diff needs git on PATH")
-	}
-	r := &gitRepo{root: dir}
-	top, err := r.git("rev-parse", "--show-toplevel")
-	if err != nil {
-		return nil, fmt.Errorf("%s is not in a git work tree: %w", dir, err)
-	}
-	prefix, err := r.git("rev-parse", "--show-prefix")
-	if err != nil {
-		return nil, err
-	}
-	return &gitRepo{root: top, prefix: prefix}, nil
-}
-
-// git runs git in the repository and returns its trimmed output.
-func (r *gitRepo) git(args ...string) (string, error) {
-	var stdout, stderr bytes.Buffer
-	cmd := exec.Command("git", append([]string{"-C", r.root}, args...)...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if msg == "" {
-			msg = err.Error()
-		}
-		return "", fmt.Errorf("git %s: %s", strings.Join(args, " "), msg)
-	}
-	return strings.TrimSpace(stdout.String()), nil
-}
-
-func isRevision(dir, rev string) bool {
-	r := &gitRepo{root: dir}
-	_, err := r.git("rev-parse", "--verify", "--quiet", rev+"^{commit}")
-	return err == nil
-}
-
-// mainMergeBase returns the merge base of HEAD with the first main branch
-// that exists, and a description of it.
-func (r *gitRepo) mainMergeBase() (string, string, error) {
-	for _, b := range mainBranches {
-		if _, err := r.git("rev-parse", "--verify", "--quiet", b+"^{commit}"); err != nil {
-			continue
-		}
-		mb, err := r.git("merge-base", "HEAD", b)
-		if err != nil {
-			return "", "", err
-		}
-		return mb, "merge base with " + b, nil
-	}
-	return "", "", fmt.Errorf("no branch %s: give BASE (a branch, tag or commit)", strings.Join(mainBranches, ", "))
-}
-
-// pathMapper returns how to show the paths of a tree loaded from dir: as
-// repository paths (repoPath), in file names and inside messages.
-func (r *gitRepo) pathMapper(dir string) pathMapper {
-	return pathMapper{file: func(p string) string { return r.repoPath(dir, p) },
-		text: strings.NewReplacer(dir+string(filepath.Separator), r.prefix).Replace}
-}
-
-// pathMapper maps a loaded tree's paths to repository paths.
-type pathMapper struct {
-	file func(string) string
-	text func(string) string
-}
-
-// repoPath turns a path the loader reported for a tree loaded from dir
-// into the path relative to the repository root, slash-separated, as
-// GitHub annotations want it.
-func (r *gitRepo) repoPath(dir, p string) string {
-	if p == "" {
-		return ""
-	}
-	rel, err := filepath.Rel(dir, p)
-	if err != nil || strings.HasPrefix(rel, "..") {
-		return filepath.ToSlash(p)
-	}
-	return r.prefix + filepath.ToSlash(rel)
 }

@@ -8,12 +8,13 @@ import (
 	"strings"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/app"
 	"github.com/gwdev/gwdev/internal/report"
 )
 
 // printDiffText writes the diff for people: regressions, fixes, other
 // changes, then a count.
-func printDiffText(out io.Writer, rep diffReport) {
+func printDiffText(out io.Writer, rep app.DiffReport) {
 	short := rep.Base
 	if len(short) > 12 {
 		short = short[:12]
@@ -27,7 +28,7 @@ func printDiffText(out io.Writer, rep diffReport) {
 		fmt.Fprintln(out, "\nNo status changes.")
 		return
 	}
-	section := func(title, mark string, keep func(diffItem) bool) {
+	section := func(title, mark string, keep func(app.DiffItem) bool) {
 		first := true
 		for _, d := range rep.Changes {
 			if !keep(d) {
@@ -55,16 +56,16 @@ func printDiffText(out io.Writer, rep diffReport) {
 			fmt.Fprintf(out, "      %s\n", d.Message)
 		}
 	}
-	section("Worse", "✗", func(d diffItem) bool { return d.Worse })
-	section("Better", "✓", func(d diffItem) bool { return d.Better })
-	section("Other changes", "~", func(d diffItem) bool { return !d.Worse && !d.Better })
+	section("Worse", "✗", func(d app.DiffItem) bool { return d.Worse })
+	section("Better", "✓", func(d app.DiffItem) bool { return d.Better })
+	section("Other changes", "~", func(d app.DiffItem) bool { return !d.Worse && !d.Better })
 	fmt.Fprintf(out, "\n%d worse, %d better, %d other.\n", rep.Worse, rep.Better, len(rep.Changes)-rep.Worse-rep.Better)
 }
 
 // printDiffJSON writes the report as indented JSON.
-func printDiffJSON(out io.Writer, rep diffReport) error {
+func printDiffJSON(out io.Writer, rep app.DiffReport) error {
 	if rep.Changes == nil {
-		rep.Changes = []diffItem{}
+		rep.Changes = []app.DiffItem{}
 	}
 	b, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
@@ -77,7 +78,7 @@ func printDiffJSON(out io.Writer, rep diffReport) error {
 // printDiffGitHub writes one GitHub Actions workflow command per change
 // (`::error file=F,line=L,title=T::message`; regressions are errors or
 // warnings, the rest notices), then a plain summary line.
-func printDiffGitHub(out io.Writer, rep diffReport) {
+func printDiffGitHub(out io.Writer, rep app.DiffReport) {
 	report.WriteGitHub(out, diffFindings(rep))
 	fmt.Fprintf(out, "gwdev diff: %d worse, %d better, %d other (base %s)\n", rep.Worse, rep.Better,
 		len(rep.Changes)-rep.Worse-rep.Better, rep.Base)
@@ -104,7 +105,7 @@ var diffCodes = map[string]string{
 
 // diffFindings turns diff's changes into the findings the github and sarif
 // writers take: the code is the kind of change and its direction.
-func diffFindings(rep diffReport) []report.Finding {
+func diffFindings(rep app.DiffReport) []report.Finding {
 	fs := make([]report.Finding, 0, len(rep.Changes))
 	for _, d := range rep.Changes {
 		code := d.Change

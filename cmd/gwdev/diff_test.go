@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/gwdev/gwdev/internal/app"
 )
 
 const diffGateway = `apiVersion: gateway.networking.k8s.io/v1
@@ -209,7 +211,7 @@ func TestDiffJSON(t *testing.T) {
 	if code != exitProblems {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
-	var rep diffReport
+	var rep app.DiffReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -339,11 +341,7 @@ func TestDiffExtractChainedSymlinks(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(base, "x"), 0o755); err != nil { // what l would reach
 		t.Fatal(err)
 	}
-	r, err := openRepo(filepath.Join(repo, "manifests"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, left, err := r.extract(commit, tmp)
+	_, left, err := app.ExtractTree(filepath.Join(repo, "manifests"), commit, tmp)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,19 +5,15 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gwdev/gwdev/emulator"
-	"github.com/gwdev/gwdev/engine"
-	"github.com/gwdev/gwdev/engine/table"
+	"github.com/gwdev/gwdev/internal/app"
 )
 
 // explainOptions are the flags of `gwdev explain`.
@@ -122,35 +118,20 @@ func (o *explainOptions) run(out io.Writer, rawURL string, sniSet bool) error {
 	if err != nil {
 		return err
 	}
-	proj, err := openProject([]string{o.dir}, projectFlags{backends: o.backends, profiles: o.profiles, crds: o.crds, trust: o.trust})
+	proj, err := app.OpenProject([]string{o.dir}, app.ProjectFlags{Backends: o.backends, Profiles: o.profiles, CRDs: o.crds, Trust: o.trust})
 	if err != nil {
 		return err
 	}
-	lr, err := proj.load(nil)
+	lr, err := proj.Load(nil)
 	if err != nil {
 		return err
 	}
-	res := proj.translate(lr.Snapshot, translation{now: metav1.NewTime(time.Now().UTC())})
-	addr := ""
-	if o.gateway != "" {
-		for _, g := range res.Table.Gateways {
-			if g.Gateway.Namespace+"/"+g.Gateway.Name == o.gateway {
-				addr = g.Address
-			}
-		}
-		if addr == "" {
-			return fmt.Errorf("--gateway %s: no such Gateway is served (see gwdev check %s)", o.gateway, o.dir)
-		}
+	res := proj.Translate(lr.Snapshot, app.Translation{Now: metav1.NewTime(time.Now().UTC())})
+	ex, err := app.Explain(res, probe, rawURL, o.gateway, o.dir)
+	if err != nil {
+		return err
 	}
-	if addr == "" {
-		if u, err := url.Parse(rawURL); err == nil {
-			addr = servedAddress(res.Table, u.Hostname()) // explain_mesh.go
-		}
-	}
-	probe.Address = addr
-	probe.CAFiles = knownCAFiles(o.dir) // hints trust the CA that verifies (--cacert), as copy-as-curl does
-	tr := emulator.ExplainProbe(res.Table, probe)
-	notDone := explainNotDone(res.Table, tr) // explain_notdone.go
+	tr, notDone := ex.Trace, ex.NotDone
 	if o.output == "json" {
 		b, err := json.MarshalIndent(struct {
 			*emulator.Trace
@@ -167,7 +148,7 @@ func (o *explainOptions) run(out io.Writer, rawURL string, sniSet bool) error {
 	printOutranked(out, res, tr)
 	printExplainPolicies(out, res, tr)
 	if tr.Rule == "" && tr.Method != "" && tr.Status != http.StatusMisdirectedRequest && tr.Status != http.StatusBadRequest {
-		for _, h := range noMatchHints(res, probe.Request.Host, probe.Port, tr.GRPC) {
+		for _, h := range ex.Hints {
 			fmt.Fprintf(out, "  hint: %s\n", h)
 		}
 	}
@@ -182,7 +163,7 @@ func (o *explainOptions) run(out io.Writer, rawURL string, sniSet bool) error {
 	}
 	if pruned > 0 {
 		fmt.Fprintf(out, "\nnote: %s not in the cluster's CRDs (dropped, as that cluster stores the objects); run gwdev check --crds %s %s\n",
-			plural(pruned, "field"), loaderCRDsName(proj.loader), o.dir)
+			plural(pruned, "field"), proj.CRDsName(), o.dir)
 	}
 	return explainExit(tr)
 }
@@ -314,65 +295,13 @@ func tlsNote(p emulator.Probe) string {
 	return s
 }
 
-// noMatchHints explains, when nothing took the request, which routes would
-// have matched the host and where they are attached instead (or why they
-// are not attached at all).
-func noMatchHints(res *engine.Result, host string, port int32, grpc bool) []string {
-	var hints []string
-	consider := func(key engine.ObjectKey, hostnames []string, parents []gwv1.RouteParentStatus) {
-		if rs := res.Routes[key]; rs != nil && len(rs.Places) > 0 {
-			for _, pl := range rs.Places {
-				if pl.Port == port && !grpc && engine.RoutesGRPC(key.Kind) && table.HostnameMatches(pl.Hostname, host) {
-					hints = append(hints, fmt.Sprintf("%s serves host %s on this listener, but only to gRPC requests (HTTP/2, content-type application/grpc): try grpc://", key, host))
-					continue
-				}
-				if table.HostnameMatches(pl.Hostname, host) {
-					hints = append(hints, fmt.Sprintf("%s serves host %s on %s at %s",
-						key, host, pl.Listener, listenerAddress(res.Table, pl.Listener, pl.Port)))
-				}
-			}
-			return
+// printNotDone writes explain's "not done:" lines.
+func printNotDone(out io.Writer, lines []string) {
+	for i, l := range lines {
+		label := ""
+		if i == 0 {
+			label = "not done:"
 		}
-		if !hostMatchesAny(host, hostnames) {
-			return
-		}
-		for _, p := range parents {
-			for _, c := range p.Conditions {
-				if c.Type == "Accepted" && c.Status != "True" {
-					hints = append(hints, fmt.Sprintf("%s would serve host %s but is not attached: %s: %s", key, host, c.Reason, c.Message))
-				}
-			}
-		}
-		if len(parents) == 0 {
-			hints = append(hints, fmt.Sprintf("%s would serve host %s but has no parent gwdev manages", key, host))
-		}
+		fmt.Fprintf(out, "  %-14s %s\n", label, l)
 	}
-	res.Objects.EachRoute(func(r engine.Route) {
-		if slices.Contains(engine.KindNamed(r.Key().Kind).RouteProtocols, gwv1.HTTPProtocolType) {
-			consider(r.Key(), hostStrings(r.Hostnames()), r.RouteStatus().Parents)
-		}
-	})
-	return hints
-}
-
-func hostStrings(hs []gwv1.Hostname) []string {
-	out := make([]string, len(hs))
-	for i, h := range hs {
-		out[i] = strings.ToLower(string(h))
-	}
-	return out
-}
-
-// hostMatchesAny reports whether host matches one of the route hostnames
-// (none: any host).
-func hostMatchesAny(host string, hostnames []string) bool {
-	if len(hostnames) == 0 {
-		return true
-	}
-	for _, h := range hostnames {
-		if table.HostnameMatches(h, host) {
-			return true
-		}
-	}
-	return false
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine/table"
+	"github.com/gwdev/gwdev/internal/app"
 )
 
 // diffSkip is why the differential test compared a probe only up to the
@@ -32,7 +33,7 @@ const (
 // probe compared only up to the backend ("" : it says so, or nothing was
 // skipped); otherwise it returns what is missing.
 func skipSaid(skip diffSkip, tab *table.Table, ex *emulator.Trace) string {
-	notDone := strings.Join(explainNotDone(tab, ex), "\n")
+	notDone := strings.Join(app.ExplainNotDone(tab, ex), "\n")
 	switch skip {
 	case "":
 		return ""

@@ -25,6 +25,7 @@ import (
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/engine/table"
+	"github.com/gwdev/gwdev/internal/app"
 	"github.com/gwdev/gwdev/internal/freeport"
 )
 
@@ -51,7 +52,7 @@ var diffStalls atomic.Int32
 const goldenStride = 3
 
 func TestExplainDifferential(t *testing.T) {
-	loader, err := newLoader(nil)
+	loader, err := app.NewLoader(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -265,15 +265,6 @@ func TestGraphDOTParsesWithGraphviz(t *testing.T) {
 	}
 }
 
-func TestGraphEscaping(t *testing.T) {
-	if got, want := dotString("a \"b\" \\c\nd"), `"a \"b\" \\c\nd"`; got != want {
-		t.Errorf("dotString = %s, want %s", got, want)
-	}
-	if got, want := mermaidText(`x="1" <y>`+"\n"+"z"), "x=#quot;1#quot; #lt;y#gt;<br/>z"; got != want {
-		t.Errorf("mermaidText = %s, want %s", got, want)
-	}
-}
-
 // TestGraphMermaidParsesWithMermaid feeds every sample's Mermaid output to
 // Mermaid's own parser (testdata/mermaid-parse.mjs) when
 // GWDEV_MERMAID_NODE_MODULES names a node_modules folder with the mermaid

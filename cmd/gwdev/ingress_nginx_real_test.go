@@ -19,6 +19,7 @@ import (
 
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/app"
 	"github.com/gwdev/gwdev/internal/freeport"
 	"github.com/gwdev/gwdev/internal/testkit"
 	"github.com/gwdev/gwdev/watch"
@@ -165,7 +166,7 @@ func TestIngressNginxDifferential(t *testing.T) {
 				for _, r := range ing.Spec.Rules {
 					host := strings.Replace(r.Host, "*", "x", 1)
 					for _, p := range r.HTTP.Paths {
-						for _, v := range pathVariants(p.Path) {
+						for _, v := range app.PathVariants(p.Path) {
 							reqs = append(reqs, host+" "+v)
 						}
 					}

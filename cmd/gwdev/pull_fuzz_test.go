@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/app"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -48,13 +49,13 @@ func FuzzPullFileName(f *testing.F) {
 		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": apiVersion, "kind": kind,
 			"metadata": map[string]any{"namespace": namespace, "name": name}}}
 		objs := &watch.ClusterObjects{Objects: []*unstructured.Unstructured{u}, Listed: []*engine.Kind{k}}
-		files, err := pulledFiles(objs, "# pulled\n")
+		files, err := app.PulledFiles(objs, "# pulled\n")
 		if err != nil {
 			return
 		}
 		top := t.TempDir()
 		dir := filepath.Join(top, "a", "b", "DIR")
-		if err := writePulled(io.Discard, dir, files, 0o644); err != nil {
+		if err := app.WritePulled(io.Discard, dir, files, 0o644); err != nil {
 			return
 		}
 		folder := "cluster"

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gwdev/gwdev/internal/app"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -482,11 +483,11 @@ func TestPullWritesOnlyWhatTheLoaderTakes(t *testing.T) {
 			t.Errorf("%s: %d bytes, over the loader's %d", name, len(data), watch.MaxFileSize)
 		}
 	}
-	proj, err := openProject([]string{dir}, projectFlags{})
+	proj, err := app.OpenProject([]string{dir}, app.ProjectFlags{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	lr, err := proj.load(nil)
+	lr, err := proj.Load(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

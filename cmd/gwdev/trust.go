@@ -5,23 +5,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/gwdev/gwdev/internal/app"
 	"github.com/gwdev/gwdev/internal/trust"
 	"github.com/gwdev/gwdev/watch"
 )
-
-// A folder can ask gwdev to run commands (gwdev.yaml's render:) and to
-// fetch from the network (a kustomization's remote resources). gwdev does
-// either only with the user's consent for that folder, as direnv loads a
-// folder's .envrc only once allowed: --trust on the command line (CI on a
-// trusted branch), or a trust record written by `gwdev trust DIR`, kept
-// outside the folder (internal/trust) and tied to its gwdev.yaml's content.
-// A revision `gwdev diff` extracts is never trusted by the record, only by
-// --trust-revision.
 
 // trustFlagUsage is --trust's help, the same on every command.
 const trustFlagUsage = "this folder's gwdev.yaml may run its render: commands and its kustomizations may fetch remote resources (without it, only a trust record from gwdev trust DIR allows that)"
@@ -29,54 +20,6 @@ const trustFlagUsage = "this folder's gwdev.yaml may run its render: commands an
 // addTrustFlag adds --trust to a command that loads a project.
 func addTrustFlag(f *pflag.FlagSet, v *bool) {
 	f.BoolVar(v, "trust", false, trustFlagUsage)
-}
-
-// consentSource is where a project's consent comes from.
-type consentSource struct {
-	// flag is --trust (or, for a diff revision, --trust-revision).
-	flag bool
-	// flagName names the flag in hints ("": --trust).
-	flagName string
-	// record says the trust record applies (false: a folder gwdev made,
-	// such as a diff revision, which only the flag trusts).
-	record bool
-}
-
-// of is the consent for the folder dir ("": no folder, the flag alone)
-// whose gwdev.yaml holds config: given by the flag, or by a trust record
-// of this folder with this gwdev.yaml. Otherwise its hint says how to give
-// it; a record that cannot be read trusts nothing, and the hint says why.
-func (s consentSource) of(dir string, config []byte) watch.Consent {
-	flag := s.flagName
-	if flag == "" {
-		flag = "--trust"
-	}
-	if s.flag {
-		return watch.Consent{Given: true}
-	}
-	if !s.record || dir == "" {
-		return watch.Consent{Hint: "pass " + flag}
-	}
-	hint := fmt.Sprintf("read the folder's gwdev.yaml and kustomizations, then run `gwdev trust %s` (or pass %s)", shellWord(dir), flag)
-	store, err := trust.Open()
-	if err != nil {
-		return watch.Consent{Hint: hint + "; " + err.Error()}
-	}
-	ok, err := store.Trusted(dir, config)
-	if err != nil {
-		return watch.Consent{Hint: hint + "; " + err.Error()}
-	}
-	return watch.Consent{Given: ok, Hint: hint}
-}
-
-// shellWord quotes s for a shell when it needs it.
-func shellWord(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r == '/' || r == '.' || r == '-' || r == '_' || r == '~' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // trustOptions are the flags of `gwdev trust`.
@@ -146,17 +89,15 @@ func (o *trustOptions) run(out io.Writer, dir string, dirGiven bool) error {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return fmt.Errorf("%s: not a folder", dir)
 	}
-	path, data, err := readConfigFile(dir)
+	path, data, err := app.ReadConfigFile(dir)
 	if err != nil {
 		return err
 	}
 	var renders []watch.Render
 	if path != "" {
-		cfg, err := parseProjectConfig(path, data)
-		if err != nil {
+		if renders, err = app.ConfigRenders(path, data); err != nil {
 			return fmt.Errorf("not trusted: %w", err)
 		}
-		renders = cfg.Renders
 	}
 	folder, err := store.Grant(dir, data)
 	if err != nil {
@@ -193,7 +134,7 @@ func listTrusted(out io.Writer, store *trust.Store) error {
 		state := "gwdev.yaml as trusted"
 		if _, err := os.Stat(f.Dir); err != nil {
 			state = "the folder is gone"
-		} else if _, data, err := readConfigFile(f.Dir); err != nil {
+		} else if _, data, err := app.ReadConfigFile(f.Dir); err != nil {
 			state = err.Error()
 		} else if trust.ConfigSum(data) != f.ConfigSum {
 			state = "gwdev.yaml changed since: not trusted until gwdev trust again"

@@ -11,12 +11,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/emulator/admin"
-	"github.com/gwdev/gwdev/engine"
-	"github.com/gwdev/gwdev/tui"
+	"github.com/gwdev/gwdev/internal/app"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -105,8 +103,12 @@ gwdev's built-in echo backend.`,
 }
 
 func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) error {
-	proj, err := openProject([]string{dir}, projectFlags{backends: o.backends, profiles: o.profiles, crds: o.crds, trust: o.trust,
-		classes: o.classes, noKustomize: !o.kustomize})
+	offset := int32(o.portOffset)
+	if offset == 0 { // up's 0 is "no fallback", the engine's is "the default"
+		offset = -1
+	}
+	proj, err := app.OpenProject([]string{dir}, app.ProjectFlags{Backends: o.backends, Profiles: o.profiles, CRDs: o.crds, Trust: o.trust,
+		Classes: o.classes, NoKustomize: !o.kustomize, PortOffset: offset})
 	if err != nil {
 		return err
 	}
@@ -127,56 +129,47 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 	if grace <= 0 {
 		grace = -1 // WatchOptions: negative is none, 0 the default
 	}
-	w, err := proj.watchDir(ctx, watch.WatchOptions{Debounce: o.debounce, EmptyGrace: grace})
-	if err != nil {
-		return err
-	}
 	ecfg := emulator.Config{PortOffset: o.portOffset, BindOverride: o.address, AccessLog: accessLog,
-		TCPIdleTimeout: o.tcpIdle, UDPSessionTimeout: o.udpSession, CAFiles: knownCAFiles(dir)}
+		TCPIdleTimeout: o.tcpIdle, UDPSessionTimeout: o.udpSession, CAFiles: app.KnownCAFiles(dir)}
 	o.limits.apply(&ecfg, out) // a gwdev: line like the others, on stdout
 	srv := emulator.New(ecfg)
-	gcCtx, stopGC := context.WithCancel(ctx)
-	gcDone := make(chan struct{})
-	go func() {
-		defer close(gcDone)
-		serveGC(gcCtx) // gc.go: heap headroom while serving
-	}()
-	defer func() {
-		stopGC()
-		<-gcDone
-	}()
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Close(sctx)
 	}()
-	rl := &reloader{out: out, dir: dir, srv: srv, project: proj, crdsFlag: o.crds != "", cfgSeen: configSignature(dir), setRenders: w.SetRenders}
-	cfgChanged := watchProjectConfig(ctx, dir, o.debounce)
-	var adminUp adminState
+	sess, err := app.NewSession(ctx, proj, app.SessionOptions{Dir: dir, Server: srv, CRDsFlag: o.crds != "",
+		Watch: watch.WatchOptions{Debounce: o.debounce, EmptyGrace: grace}})
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	var adminUp app.AdminState
 	if o.admin != "" && o.admin != "off" {
-		objects := &adminObjects{}
-		adm := admin.New(srv, objects)
+		status := &app.AdminStatus{}
+		adm := admin.New(srv, status)
 		defer adm.Close()
-		adminUp = o.serveAdmin(ctx, adm, instanceID(dir))
-		if adminUp.addr != "" {
-			rl.admin, rl.adminObjects = adm, objects
+		adminUp = app.ServeAdmin(ctx, o.admin, adm, o.limits.adminOptions(), app.InstanceID(dir))
+		if adminUp.Addr != "" {
+			status.Admin = adm
+			sess.Subscribe(status.Publish)
 		}
 	}
 	if o.useTUI(out) {
-		return o.runTUI(ctx, out, dir, w, cfgChanged, rl, adminUp)
+		return o.runTUI(ctx, out, dir, sess, adminUp)
 	}
 	if why := o.dashboardOff(terminals(out)); why != "" {
 		fmt.Fprintf(out, "gwdev: %s\n", why)
 	}
-	if adminUp.problem {
-		fmt.Fprintf(errOut, "gwdev: %s\n", adminUp.note)
-	} else if adminUp.note != "" {
-		fmt.Fprintf(out, "gwdev: %s\n", adminUp.note)
+	if adminUp.Problem {
+		fmt.Fprintf(errOut, "gwdev: %s\n", adminUp.Note)
+	} else if adminUp.Note != "" {
+		fmt.Fprintf(out, "gwdev: %s\n", adminUp.Note)
 	}
-	if proj.cfg.path != "" {
-		fmt.Fprintf(out, "gwdev: settings from %s (reloaded when it changes)\n", proj.cfg.path)
+	if path := proj.ConfigPath(); path != "" {
+		fmt.Fprintf(out, "gwdev: settings from %s (reloaded when it changes)\n", path)
 	}
-	for _, r := range proj.cfg.renders {
+	for _, r := range proj.Renders() {
 		when := "run once: its watch: list is empty"
 		if len(r.Watch) > 0 {
 			when = "run again when " + strings.Join(r.Watch, " or ") + " changes"
@@ -186,216 +179,10 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 		}
 		fmt.Fprintf(out, "gwdev: %s (%s)\n", r.Name(), when)
 	}
-	rl.apply(w.Current(), true)
+	sess.Subscribe(app.NewPlainPrinter(out).Print)
+	sess.Start()
 	fmt.Fprintf(out, "gwdev: watching %s (ctrl-c to stop)\n", dir)
-	for {
-		select {
-		case <-ctx.Done():
-			fmt.Fprintln(out, "gwdev: stopping")
-			return nil
-		case err := <-w.Errors():
-			fmt.Fprintln(errOut, "gwdev: watch:", err)
-		case u := <-w.Updates():
-			rl.apply(u, false)
-		case <-cfgChanged:
-			rl.configChanged()
-		}
-	}
-}
-
-// reloader translates each watch update and applies it to the data plane.
-type reloader struct {
-	out io.Writer
-	dir string // the watched folder, as given
-	srv *emulator.Server
-	// project loads and translates (project.go); its cfg, what gwdev.yaml
-	// and the flags give, is read again when gwdev.yaml changes
-	// (configChanged).
-	project *project
-	// cfgErr is the last mistake found in gwdev.yaml (nil: none); the
-	// mappings before it keep serving.
-	cfgErr error
-	// crdsFlag is true when --crds was given: gwdev.yaml's crds: is then
-	// not used, at start or later.
-	crdsFlag bool
-	// cfgSeen is gwdev.yaml's configSignature when last read.
-	cfgSeen string
-	// lastUpdate is the watch state last applied, applied again when only
-	// gwdev.yaml changes.
-	lastUpdate *watch.Update
-	n          int
-	last       map[string]string // port lines printed last time
-	// prev is the last translation: each Gateway keeps its address from it.
-	prev *engine.Result
-	// admin, when set, is told about every translation applied.
-	admin *admin.Admin
-	// adminObjects serves the admin API's /status from every translation.
-	adminObjects *adminObjects
-	// setRenders, when set, gives the watcher gwdev.yaml's new render:
-	// commands.
-	setRenders func([]watch.Render)
-	// notify, when set, receives each state instead of out (the dashboard).
-	notify func(tui.StateMsg)
-}
-
-func (r *reloader) apply(u *watch.Update, first bool) {
-	if u.Root == watch.RootBack {
-		r.readConfig() // the folder came back, maybe with another gwdev.yaml
-	}
-	r.lastUpdate = u
-	u = r.withConfigProblem(u)
-	r.n++
-	start := time.Now()
-	// No collection until the new table serves and the result is finished
-	// (gc.go): collecting the last reload's garbage meanwhile slowed
-	// edit-to-served.
-	gcDone := holdGC()
-	// The data plane takes the table as soon as it is built, while the rest
-	// of the result (routes served, findings) is finished on another core;
-	// translated and applied overlap. Gateways keep their addresses (prev).
-	res, finish := r.project.translateTableFirst(u.Result.Snapshot, translation{now: metav1.NewTime(start.UTC().Truncate(time.Second)), prev: r.prev})
-	tableAt := time.Now()
-	finished := make(chan time.Duration, 1)
-	go func() {
-		finish()
-		finished <- time.Since(start)
-	}()
-	rep := r.srv.Apply(res.Table)
-	applied := time.Since(tableAt)
-	translated := <-finished
-	gcDone()
-	r.prev = res
-	r.project.addLoadFindings(res, u.Result)
-	empty := noManifests(res.Objects.Len(), len(u.Result.Problems)+len(u.Stale), len(res.Findings), r.dir, "serve")
-	if empty != "" {
-		// As check fails on it: a folder emptied of its manifests serves
-		// nothing, which is no "no problems".
-		addFindings(res, []engine.Finding{{Severity: engine.SeverityWarning, Message: empty + " Every listener is closed."}})
-	}
-	if r.admin != nil {
-		r.adminObjects.res.Store(res)
-		r.admin.SetReload(adminReload(res, len(u.Result.Problems), start, translated, applied))
-	}
-	if r.notify != nil {
-		r.notify(stateMsg(u, res, rep, r.n-1, start, translated, applied))
-		return
-	}
-	if note, _ := rootNotice(r.dir, u, first); note != "" {
-		fmt.Fprintf(r.out, "gwdev: %s\n", note)
-	}
-	nerr := len(u.Result.Problems)
-	for _, f := range res.Findings {
-		if f.Severity == engine.SeverityError {
-			nerr++
-		}
-	}
-	what := "loaded"
-	if !first {
-		what = fmt.Sprintf("reload #%d (%s)", r.n-1, changedSummary(u.Changed))
-	}
-	counts := plural(nerr, "problem")
-	if empty != "" {
-		counts += ", warning: nothing to serve"
-	}
-	if ru := res.Reuse; !first && ru.Reused > 0 {
-		// Incremental translation (engine/incremental.go): the routes
-		// whose compiled rules came from the last reload.
-		counts += fmt.Sprintf(", %d of %d routes reused", ru.Reused, ru.Reused+ru.Compiled)
-	}
-	if ru := res.Reuse; !first && ru.Patched {
-		// The table is the last one with only the changed routes'
-		// virtual hosts rebuilt (engine/incremental_table.go).
-		counts += fmt.Sprintf(", table patched (%s rebuilt)", plural(ru.VirtualHosts, "virtual host"))
-	}
-	fmt.Fprintf(r.out, "gwdev: %s: %s, %s; load %s, translate %s, apply %s\n", what,
-		plural(res.Objects.Len(), "object"), counts, roundDur(u.Took), roundDur(translated), roundDur(applied))
-	if empty != "" {
-		fmt.Fprintf(r.out, "  ! %s Every listener is closed.\n", empty)
-	}
-	for _, p := range u.Result.Problems {
-		fmt.Fprintf(r.out, "  ✗ %s\n", p.String())
-	}
-	for _, s := range u.Stale {
-		fmt.Fprintf(r.out, "  ! %s: still serving the last good version from %s\n", s.Object, s.Source)
-	}
-	for _, w := range u.Result.Warnings {
-		fmt.Fprintf(r.out, "  ! %s\n", w)
-	}
-	for _, f := range res.Findings {
-		mark := "✗"
-		switch {
-		case f.Severity == engine.SeverityWarning && f.Type == "" && f.Object.Kind == "Service":
-			mark = "!" // a backend mapping nothing uses (mappingFindings)
-		case f.Severity == engine.SeverityWarning && f.Reason == engine.ReasonNotImplemented:
-			mark = "!" // a field or kind gwdev does not implement: never silent
-		case f.Severity != engine.SeverityError:
-			continue
-		}
-		scope := ""
-		if f.Scope != "" {
-			scope = " " + f.Scope
-		}
-		fmt.Fprintf(r.out, "  %s %s %s%s: %s\n", mark, f.Source, f.Object, scope, strings.TrimPrefix(f.Condition()+" "+f.Reason+": "+f.Message, " : "))
-	}
-	r.printPorts(rep)
-}
-
-// printPorts prints the serving addresses when they change.
-func (r *reloader) printPorts(rep *emulator.ApplyReport) {
-	lines := map[string]string{}
-	var order []string
-	for _, p := range rep.Ports {
-		key := fmt.Sprintf("%s %s/%d", p.Gateway, p.Transport, p.Port)
-		var line string
-		switch {
-		case p.Error != "":
-			line = fmt.Sprintf("  ✗ %s port %d (%s): not served: %s", p.Gateway, p.Port, p.Protocol, p.Error)
-		case p.NotServed != "":
-			line = fmt.Sprintf("  - %s port %d (%s): %s", p.Gateway, p.Port, p.Protocol, p.NotServed)
-		case p.Fallback:
-			line = fmt.Sprintf("  → %s port %d (%s) on %s (port %d could not be bound; --port-offset)", p.Gateway, p.Port, p.Protocol, p.Bound, p.Port)
-		default:
-			line = fmt.Sprintf("  → %s port %d (%s) on %s", p.Gateway, p.Port, p.Protocol, p.Bound)
-		}
-		lines[key] = line
-		order = append(order, key)
-	}
-	changed := len(lines) != len(r.last)
-	for k, v := range lines {
-		if r.last[k] != v {
-			changed = true
-		}
-	}
-	if !changed {
-		return
-	}
-	for _, k := range order {
-		fmt.Fprintln(r.out, lines[k])
-	}
-	r.last = lines
-}
-
-// rootNotice words what happened to the watched folder itself in u (""
-// when nothing did); bad is true when it is missing.
-func rootNotice(dir string, u *watch.Update, first bool) (note string, bad bool) {
-	switch u.Root {
-	case watch.RootMissing:
-		if first {
-			return dir + " does not exist yet: watching for it to appear", true
-		}
-		return dir + " is gone (removed or renamed away): still serving its last objects, watching for it to come back", true
-	case watch.RootBack:
-		return dir + " is there: watching it, every file (re)loaded", false
-	}
-	return "", false
-}
-
-func changedSummary(files []string) string {
-	switch len(files) {
-	case 0:
-		return "no file changed"
-	case 1:
-		return files[0]
-	}
-	return fmt.Sprintf("%d files", len(files))
+	sess.Run(ctx, func(err error) { fmt.Fprintln(errOut, "gwdev: watch:", err) })
+	fmt.Fprintln(out, "gwdev: stopping")
+	return nil
 }

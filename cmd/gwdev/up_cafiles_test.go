@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/gwdev/gwdev/internal/app"
 )
 
 // TestKnownCAFiles: the dashboard's CA files are, in order, the CA that
@@ -17,17 +19,17 @@ func TestKnownCAFiles(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	t.Setenv("SSL_CERT_FILE", "/etc/my-roots.pem")
 	def, own := filepath.Join(cfg, "gwdev", "ca", "ca.crt"), filepath.Join(dir, "ca.crt")
-	if got := knownCAFiles(dir); !slices.Equal(got, []string{own, def, "/etc/my-roots.pem"}) {
+	if got := app.KnownCAFiles(dir); !slices.Equal(got, []string{own, def, "/etc/my-roots.pem"}) {
 		t.Errorf("without gwdev-certs.yaml: %q", got)
 	}
-	if err := appendManifests(filepath.Join(dir, "gwdev-certs.yaml"), "/ca dir/ca.crt", []byte("---\n")); err != nil {
+	if err := app.AppendManifests(filepath.Join(dir, "gwdev-certs.yaml"), "/ca dir/ca.crt", []byte("---\n")); err != nil {
 		t.Fatal(err)
 	}
-	if got := knownCAFiles(dir); !slices.Equal(got, []string{"/ca dir/ca.crt", own, def, "/etc/my-roots.pem"}) {
+	if got := app.KnownCAFiles(dir); !slices.Equal(got, []string{"/ca dir/ca.crt", own, def, "/etc/my-roots.pem"}) {
 		t.Errorf("with gwdev-certs.yaml: %q", got)
 	}
-	writeFile(t, filepath.Join(dir, "gwdev-certs.yaml"), "# mine\n"+caHeaderPrefix+"/elsewhere.crt (trust it)\n")
-	if got := certsFileCA(filepath.Join(dir, "gwdev-certs.yaml")); got != "" {
-		t.Errorf("a file gwdev certs did not write names CA %q", got)
+	writeFile(t, filepath.Join(dir, "gwdev-certs.yaml"), "# mine\n"+app.CAHeaderPrefix+"/elsewhere.crt (trust it)\n")
+	if got := app.KnownCAFiles(dir); !slices.Equal(got, []string{own, def, "/etc/my-roots.pem"}) {
+		t.Errorf("a file gwdev certs did not write names a CA: %q", got)
 	}
 }

@@ -12,8 +12,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/gwdev/gwdev/emulator"
+	"github.com/gwdev/gwdev/internal/app"
 	"github.com/gwdev/gwdev/tui"
-	"github.com/gwdev/gwdev/watch"
 )
 
 // TestUpEmptiedFolderNothingToServe: a watched folder emptied of its
@@ -81,25 +81,26 @@ func TestUpMissingFolderHint(t *testing.T) {
 // that got the resulting state.
 func dashboardOf(t *testing.T, dir string) *tui.Model {
 	t.Helper()
-	return dashboardWith(t, dir, projectFlags{})
+	return dashboardWith(t, dir, app.ProjectFlags{})
 }
 
 // dashboardWith is dashboardOf with the project's flags (--crds…).
-func dashboardWith(t *testing.T, dir string, flags projectFlags) *tui.Model {
+func dashboardWith(t *testing.T, dir string, flags app.ProjectFlags) *tui.Model {
 	t.Helper()
 	var got []tui.StateMsg
-	proj, err := openProject([]string{dir}, flags)
+	proj, err := app.OpenProject([]string{dir}, flags)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rl := &reloader{out: &syncBuffer{}, dir: dir, srv: emulator.New(emulator.Config{}), project: proj,
-		notify: func(m tui.StateMsg) { got = append(got, m) }}
-	t.Cleanup(func() { _ = rl.srv.Close(context.Background()) })
-	w, err := proj.watchDir(t.Context(), watch.WatchOptions{})
+	srv := emulator.New(emulator.Config{})
+	t.Cleanup(func() { _ = srv.Close(context.Background()) })
+	sess, err := app.NewSession(t.Context(), proj, app.SessionOptions{Dir: dir, Server: srv})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rl.apply(w.Current(), true)
+	t.Cleanup(sess.Close)
+	sess.Subscribe(func(st *app.State) { got = append(got, stateMsg(st)) })
+	sess.Start()
 	model := tui.New(tui.Options{Dir: dir, NoColor: true})
 	model.Update(tea.WindowSizeMsg{Width: 200, Height: 40})
 	model.Update(got[0])

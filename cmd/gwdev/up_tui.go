@@ -12,10 +12,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"golang.org/x/term"
 
-	"github.com/gwdev/gwdev/emulator"
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/app"
 	"github.com/gwdev/gwdev/tui"
-	"github.com/gwdev/gwdev/watch"
 )
 
 // useTUI reports whether `gwdev up` shows the dashboard: stdin and stdout
@@ -45,12 +43,12 @@ func (o *upOptions) dashboardOff(terminal bool) string {
 // loop and the trace subscription feed it with Program.Send. Nothing else
 // writes to the terminal meanwhile. Listeners are closed by the caller
 // once it returns.
-func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir string, w *watch.Watcher, cfgChanged <-chan struct{}, rl *reloader, admin adminState) error {
+func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir string, sess *app.Session, admin app.AdminState) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	noColor := os.Getenv("NO_COLOR") != ""
 	m := tui.New(tui.Options{Dir: dir, Renderer: tui.NewRenderer(out, noColor), NoColor: noColor, Clipboard: clipboardWriter(out),
-		SystemClipboard: clipboard.WriteAll, Admin: admin.note, AdminProblem: admin.problem, CAFiles: knownCAFiles(dir)})
+		SystemClipboard: clipboard.WriteAll, Admin: admin.Note, AdminProblem: admin.Problem, CAFiles: app.KnownCAFiles(dir)})
 	// No signal handler of Bubble Tea's: up's own (signal.NotifyContext)
 	// cancels ctx on SIGINT and SIGTERM. With both, Bubble Tea's could
 	// take the signal after ctx had stopped the event loop, block sending
@@ -58,22 +56,21 @@ func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir string, w *wa
 	// mode ^C is a key the dashboard handles.
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx), tea.WithOutput(out),
 		tea.WithFPS(int(time.Second/tui.FrameInterval)), tea.WithoutSignalHandler())
-	rl.out, rl.notify = io.Discard, func(s tui.StateMsg) { p.Send(s) }
 	// The Migration view: migrate --compare after each reload with
-	// Ingresses, off this loop (up_migration.go).
-	mig := newMigrationRunner(func(m tui.MigrationMsg) { p.Send(m) })
-	defer mig.wait()
-	apply := func(u *watch.Update, first bool) {
-		rl.apply(u, first)
-		mig.submit(ctx, rl.project, u.Result, rl.n-1)
-		switch note, bad := rootNotice(dir, u, first); {
-		case bad:
-			p.Send(tui.WatchErrorMsg{Err: errors.New(note)})
-		case note != "":
-			p.Send(tui.NoticeMsg{Text: note})
+	// Ingresses, off the Session's loop (app.MigrationRunner).
+	mig := app.NewMigrationRunner(func(m app.MigrationState) { p.Send(migrationMsg(m)) })
+	defer mig.Wait()
+	sess.Subscribe(func(st *app.State) {
+		p.Send(stateMsg(st))
+		mig.Submit(ctx, sess.Project(), st.Update.Result, st.Reload)
+		switch {
+		case st.RootProblem:
+			p.Send(tui.WatchErrorMsg{Err: errors.New(st.Root)})
+		case st.Root != "":
+			p.Send(tui.NoticeMsg{Text: st.Root})
 		}
-	}
-	traces := rl.srv.ReadTraces() // read at the dashboard's frame rate
+	})
+	traces := sess.Server().ReadTraces() // read at the dashboard's frame rate
 	defer traces.Close()
 
 	var wg sync.WaitGroup
@@ -84,29 +81,14 @@ func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir string, w *wa
 	}()
 	go func() {
 		defer wg.Done()
-		if rl.project.cfg.path != "" {
-			p.Send(tui.NoticeMsg{Text: "settings from " + rl.project.cfg.path + " (reloaded when it changes)"})
+		if path := sess.Project().ConfigPath(); path != "" {
+			p.Send(tui.NoticeMsg{Text: "settings from " + path + " (reloaded when it changes)"})
 		}
-		if admin.problem { // said last, so that it is what the status line shows
-			p.Send(tui.NoticeMsg{Text: admin.note, Problem: true})
+		if admin.Problem { // said last, so that it is what the status line shows
+			p.Send(tui.NoticeMsg{Text: admin.Note, Problem: true})
 		}
-		apply(w.Current(), true)
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case err := <-w.Errors():
-				p.Send(tui.WatchErrorMsg{Err: err})
-			case u := <-w.Updates():
-				apply(u, false)
-			case <-cfgChanged:
-				n := rl.n
-				rl.configChanged()
-				if rl.n != n { // gwdev.yaml changed: compared with the new settings
-					mig.submit(ctx, rl.project, rl.lastUpdate.Result, rl.n-1)
-				}
-			}
-		}
+		sess.Start()
+		sess.Run(ctx, func(err error) { p.Send(tui.WatchErrorMsg{Err: err}) })
 	}()
 	_, err := p.Run()
 	cancel()
@@ -126,17 +108,46 @@ func clipboardWriter(out io.Writer) io.Writer {
 	return out
 }
 
-// stateMsg converts a watch update and what was made of it into the
-// dashboard's StateMsg.
-func stateMsg(u *watch.Update, res *engine.Result, rep *emulator.ApplyReport, reload int, at time.Time, translated, applied time.Duration) tui.StateMsg {
-	msg := tui.StateMsg{Result: res, Ports: rep.Ports, Changed: u.Changed, Reload: reload, Files: u.Result.Files,
-		Time: at, Load: u.Took, Translate: translated, Apply: applied}
+// stateMsg is the dashboard's form of a Session's State.
+func stateMsg(st *app.State) tui.StateMsg {
+	u := st.Update
+	msg := tui.StateMsg{Result: st.Result, Ports: st.Ports.Ports, Changed: u.Changed, Reload: st.Reload, Files: u.Result.Files,
+		Time: st.Time, Load: u.Took, Translate: st.Translate, Apply: st.Apply}
 	for _, p := range u.Result.Problems {
 		msg.Problems = append(msg.Problems, tui.LoadProblem{File: p.File, Line: p.Line, Column: p.Column,
 			Object: p.Object, Field: p.Field, Message: p.Message, Hint: p.Hint()})
 	}
 	for _, s := range u.Stale {
 		msg.Stale = append(msg.Stale, tui.StaleObject{Object: s.Object, Source: s.Source, Reason: s.Reason})
+	}
+	return msg
+}
+
+// migrationMsg is the dashboard's form of a migration runner's message.
+func migrationMsg(m app.MigrationState) tui.MigrationMsg {
+	c := m.Comparison
+	if c == nil {
+		return tui.MigrationMsg{Reload: m.Reload, Running: m.Running, Err: m.Err}
+	}
+	msg := tui.MigrationMsg{Reload: m.Reload, Requests: c.Requests, LeftOut: c.LeftOut, Kept: len(c.Kept)}
+	for _, d := range c.Differences {
+		md := tui.MigrationDifference{Request: d.RequestLine(), Ingress: d.Request.Ingress, From: d.Request.From,
+			IngressRule: d.Ingress.Rule, IngressSource: d.Ingress.Source, GatewayRule: d.Gateway.Rule, GatewaySource: d.Gateway.Source}
+		for _, f := range d.Fields {
+			md.Fields = append(md.Fields, tui.MigrationField{Name: f, Ingress: d.Ingress.Field(f), Gateway: d.Gateway.Field(f)})
+		}
+		msg.Differences = append(msg.Differences, md)
+	}
+	for _, p := range c.Converted.Problems {
+		msg.Problems = append(msg.Problems, p.String())
+	}
+	seen := map[string]bool{}
+	for _, d := range c.Dropped {
+		k := d.Source.String() + d.Ingress.String() + d.What + d.Why
+		if !seen[k] {
+			seen[k] = true
+			msg.Dropped = append(msg.Dropped, tui.MigrationDropped{Ingress: d.Ingress, Source: d.Source, What: d.What, Why: d.Why})
+		}
 	}
 	return msg
 }

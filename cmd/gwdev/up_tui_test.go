@@ -8,6 +8,7 @@ import (
 
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/app"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -54,7 +55,7 @@ func TestStateMsg(t *testing.T) {
 	res := &engine.Result{Objects: &engine.Snapshot{}}
 	rep := &emulator.ApplyReport{Ports: []emulator.PortReport{{Gateway: "gateway/default/web", Port: 80, Bound: "127.0.0.1:8080", Fallback: true}}}
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	msg := stateMsg(u, res, rep, 2, at, time.Millisecond, 2*time.Millisecond)
+	msg := stateMsg(&app.State{Update: u, Result: res, Ports: rep, Reload: 2, Time: at, Translate: time.Millisecond, Apply: 2 * time.Millisecond})
 	if msg.Result != res || msg.Reload != 2 || msg.Files != 3 || !msg.Time.Equal(at) || msg.Load != 3*time.Millisecond ||
 		msg.Translate != time.Millisecond || msg.Apply != 2*time.Millisecond || len(msg.Changed) != 1 || len(msg.Ports) != 1 {
 		t.Fatalf("stateMsg = %+v", msg)

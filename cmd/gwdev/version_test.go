@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"github.com/gwdev/gwdev/engine"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gwdev/gwdev/engine"
 )
 
 func TestVersionFromBuildInfo(t *testing.T) {

@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -60,10 +62,23 @@ type Admin struct {
 	findings  *prometheus.GaugeVec
 	stop      func()
 	wg        sync.WaitGroup
-	// streamQueue and keepalive are /traces/stream's queue per client and
-	// quiet spell before a keepalive (the constants; tests shrink them).
-	streamQueue int
-	keepalive   time.Duration
+	// streamQueue, streamBytes, keepalive, writeTimeout and maxStreams
+	// are /traces/stream's queue per client in traces and bytes, quiet
+	// spell before a keepalive, deadline of each write and number of
+	// clients at once (the constants; tests shrink them).
+	streamQueue  int
+	streamBytes  int
+	keepalive    time.Duration
+	writeTimeout time.Duration
+	maxStreams   int
+	// streams are the open /traces/stream subscriptions (the queued-bytes
+	// gauge sums them); stalled and refused count the streams closed for a
+	// client that took nothing within writeTimeout and those refused past
+	// maxStreams.
+	streamsMu sync.Mutex
+	streams   map[*emulator.TraceSubscription]struct{}
+	stalled   prometheus.Counter
+	refused   prometheus.Counter
 }
 
 // New returns the admin API of srv and starts collecting metrics.
@@ -71,7 +86,9 @@ type Admin struct {
 // the CLI renders from the translation (nil: /status is not found). Call
 // Close to stop.
 func New(srv *emulator.Server, status http.Handler) *Admin {
-	a := &Admin{srv: srv, status: status, reg: prometheus.NewRegistry(), streamQueue: streamQueue, keepalive: streamKeepalive}
+	a := &Admin{srv: srv, status: status, reg: prometheus.NewRegistry(), streamQueue: streamQueue, streamBytes: streamQueueBytes,
+		keepalive: streamKeepalive, writeTimeout: streamWriteTimeout, maxStreams: maxStreams,
+		streams: map[*emulator.TraceSubscription]struct{}{}}
 	sub := srv.SubscribeTraces(1 << 14)
 	a.stop = sub.Cancel
 	a.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gwdev_requests_total",
@@ -90,7 +107,17 @@ func New(srv *emulator.Server, status http.Handler) *Admin {
 	traceBytes := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "gwdev_trace_history_bytes",
 		Help: "Estimated memory of the trace history (bounded by --trace-memory)."},
 		func() float64 { _, b := srv.TraceUsage(); return float64(b) })
+	a.stalled = prometheus.NewCounter(prometheus.CounterOpts{Name: "gwdev_trace_streams_stalled_total",
+		Help: "/traces/stream clients disconnected because they accepted no bytes within the write deadline."})
+	a.refused = prometheus.NewCounter(prometheus.CounterOpts{Name: "gwdev_trace_streams_refused_total",
+		Help: "/traces/stream clients refused with 503 because the most streams gwdev serves at once were open."})
+	open := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "gwdev_trace_streams",
+		Help: "/traces/stream clients connected."}, func() float64 { n, _ := a.streamUsage(); return float64(n) })
+	queued := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "gwdev_trace_stream_queued_bytes",
+		Help: "Estimated memory of the traces queued for /traces/stream clients (each bounded)."},
+		func() float64 { _, b := a.streamUsage(); return float64(b) })
 	a.reg.MustRegister(a.requests, a.duration, a.bytesOut, a.reloads, a.translate, a.objects, a.findings, dropped,
+		a.stalled, a.refused, open, queued,
 		refusedCollector(srv.RefusedCounts), traceBytes, spanCollector(srv.TelemetryStats), // telemetry_metrics.go
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	a.wg.Add(1)
@@ -230,32 +257,130 @@ func (a *Admin) traces(w http.ResponseWriter, r *http.Request) {
 }
 
 // streamQueue is how many traces /traces/stream queues for a client
-// between its batches; past that the client misses traces, and the
-// stream says how many in a "dropped" event.
-const streamQueue = 1 << 12
+// between its batches, and streamQueueBytes about how many bytes of them;
+// past either the client misses traces, and the stream says how many in a
+// "dropped" event.
+const (
+	streamQueue      = 1 << 12
+	streamQueueBytes = 1 << 20
+)
 
 // streamKeepalive is how long /traces/stream stays quiet before it sends
 // a comment line, so that idle proxies and clients keep the stream open.
 const streamKeepalive = 15 * time.Second
 
+// streamWriteTimeout is how long a /traces/stream client may take to
+// accept a batch (or a keepalive): one that accepts nothing for that long
+// is disconnected, and what was queued for it is let go.
+const streamWriteTimeout = 10 * time.Second
+
+// maxStreams is how many /traces/stream clients are served at once; more
+// are refused with 503. Each holds at most about twice streamQueueBytes
+// (its queue and the batch being written).
+const maxStreams = 16
+
+// openStream subscribes a /traces/stream client, or reports that
+// maxStreams are open.
+func (a *Admin) openStream() (*emulator.TraceSubscription, bool) {
+	a.streamsMu.Lock()
+	defer a.streamsMu.Unlock()
+	if len(a.streams) >= a.maxStreams {
+		return nil, false
+	}
+	sub := a.srv.SubscribeTracesWithin(a.streamQueue, a.streamBytes)
+	a.streams[sub] = struct{}{}
+	return sub, true
+}
+
+// closeStream ends a client's subscription.
+func (a *Admin) closeStream(sub *emulator.TraceSubscription) {
+	sub.Cancel()
+	a.streamsMu.Lock()
+	delete(a.streams, sub)
+	a.streamsMu.Unlock()
+}
+
+// streamUsage is the number of open streams and the estimated bytes of
+// the traces queued for them.
+func (a *Admin) streamUsage() (streams, bytes int) {
+	a.streamsMu.Lock()
+	defer a.streamsMu.Unlock()
+	for sub := range a.streams {
+		_, b := sub.Queued()
+		bytes += b
+	}
+	return len(a.streams), bytes
+}
+
+// streamWriter writes one batch of /traces/stream under a write deadline:
+// after the first failed write it writes nothing more, and flush reports
+// whether everything reached the client's connection.
+type streamWriter struct {
+	w   io.Writer
+	rc  *http.ResponseController
+	err error
+}
+
+// start sets the deadline of the batch's writes.
+func (sw *streamWriter) start(timeout time.Duration) {
+	if sw.err == nil {
+		sw.err = sw.rc.SetWriteDeadline(time.Now().Add(timeout))
+	}
+}
+
+func (sw *streamWriter) write(b []byte) {
+	if sw.err == nil {
+		_, sw.err = sw.w.Write(b)
+	}
+}
+
+func (sw *streamWriter) str(s string) {
+	if sw.err == nil {
+		_, sw.err = io.WriteString(sw.w, s)
+	}
+}
+
+// flush sends what the batch wrote; false: a write or the flush failed
+// (the client went, or accepted nothing before the deadline).
+func (sw *streamWriter) flush() bool {
+	if sw.err == nil {
+		sw.err = sw.rc.Flush()
+	}
+	return sw.err == nil
+}
+
 // stream sends every new trace as a server-sent event until the client
 // goes. Traces come in batches (at most one per few milliseconds under
-// load), each batch written and flushed at once; a client that falls
-// behind by more than the queue gets an "event: dropped" whose data is
-// the number of traces it missed since the previous one.
+// load), each batch written and flushed at once under a write deadline
+// (writeTimeout: a client that accepts nothing for that long is
+// disconnected); a client that falls behind by more than the queue (in
+// traces or bytes) gets an "event: dropped" whose data is the number of
+// traces it missed since the previous one. Past maxStreams clients, a new
+// one is refused with 503.
 func (a *Admin) stream(w http.ResponseWriter, r *http.Request) {
-	fl, ok := w.(http.Flusher)
-	if !ok {
+	if _, ok := w.(http.Flusher); !ok {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
 		return
 	}
-	sub := a.srv.SubscribeTraces(a.streamQueue)
-	defer sub.Cancel()
+	sub, ok := a.openStream()
+	if !ok {
+		a.refused.Inc()
+		w.Header().Set("Retry-After", "10")
+		http.Error(w, fmt.Sprintf("too many /traces/stream clients: %d are connected, the most gwdev serves at once; close one, or read /traces", a.maxStreams),
+			http.StatusServiceUnavailable)
+		return
+	}
+	defer a.closeStream(sub)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
+	sw := &streamWriter{w: w, rc: http.NewResponseController(w)}
+	sw.start(a.writeTimeout)
 	w.WriteHeader(http.StatusOK)
-	fmt.Fprint(w, ": gwdev traces\n\n")
-	fl.Flush()
+	sw.str(": gwdev traces\n\n")
+	if !sw.flush() {
+		a.noteStalled(sw.err)
+		return
+	}
 	var (
 		batch    []emulator.Trace
 		buf      bytes.Buffer
@@ -267,11 +392,12 @@ func (a *Admin) stream(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			return
 		}
+		sw.start(a.writeTimeout)
 		if len(batch) == 0 {
-			fmt.Fprint(w, ": keepalive\n\n")
+			sw.str(": keepalive\n\n")
 		}
 		if d := sub.Dropped(); d > reported {
-			fmt.Fprintf(w, "event: dropped\ndata: %d\n\n", d-reported)
+			sw.str(fmt.Sprintf("event: dropped\ndata: %d\n\n", d-reported))
 			reported = d
 		}
 		for i := range batch {
@@ -279,11 +405,22 @@ func (a *Admin) stream(w http.ResponseWriter, r *http.Request) {
 			if err := enc.Encode(&batch[i]); err != nil {
 				continue
 			}
-			_, _ = io.WriteString(w, "event: trace\ndata: ")
-			_, _ = w.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
-			_, _ = io.WriteString(w, "\n\n")
+			sw.str("event: trace\ndata: ")
+			sw.write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+			sw.str("\n\n")
 		}
-		fl.Flush()
+		if !sw.flush() {
+			a.noteStalled(sw.err)
+			return
+		}
+	}
+}
+
+// noteStalled counts a stream ended by its write deadline (not one whose
+// client went).
+func (a *Admin) noteStalled(err error) {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		a.stalled.Inc()
 	}
 }
 

@@ -159,7 +159,9 @@ type RateLimit struct {
 	// Status answers a refused request (503 when 0).
 	Status int `json:"status,omitempty"`
 	// MaxClients bounds the addresses remembered: beyond it the least
-	// recently seen is forgotten (0: 10000).
+	// recently seen without a request in progress is forgotten, and a new
+	// address is refused while every one remembered has a request in
+	// progress (0: 10000).
 	MaxClients int `json:"maxClients,omitempty"`
 }
 

@@ -36,6 +36,11 @@ type GatewayTable struct {
 	Paths PathPolicy `json:"paths,omitzero"`
 }
 
+// DefaultPortOffset is where the data plane serves a port it cannot bind
+// (privileged without rights, or in use): port+DefaultPortOffset, 80 on
+// 8080 and 443 on 8443, unless configured otherwise.
+const DefaultPortOffset = 8000
+
 // PortTable is one bound port: every programmed listener sharing it, in
 // hostname precedence order (exact, longer wildcard, shorter wildcard, any).
 type PortTable struct {

@@ -1,0 +1,22 @@
+// Package app is gwdev's application: what every command and front end
+// runs, so that none of them keeps its own copy in package main.
+//
+//   - The project pipeline (project.go, config*.go, crds.go, profiles.go):
+//     sources (a folder, files, stdin, gwdev.yaml's render: commands,
+//     kustomizations) plus gwdev.yaml and the flags → a loader judging
+//     against one CRD bundle → engine.Translate with options built in one
+//     place. OpenProject is the entry point; internal/guard fails on a
+//     loader or engine.Options made anywhere else.
+//   - The Session (session*.go): `gwdev up`'s load → translate → apply →
+//     reload loop, publishing one typed State to subscribers (the
+//     dashboard, the plain printer, the admin API through AdminStatus). The
+//     MigrationRunner compares the Ingresses of each State beside it.
+//   - The comparisons: migrate --compare (migrate_compare.go), diff's git
+//     extraction and status comparison (diff*.go), check --cluster's
+//     controller-versus-spec comparison (cluster_compare.go).
+//   - What one command computes for its output: check (Check), explain
+//     (Explain), graph (WriteGraph), certs (MissingCertificates, LocalCA).
+//
+// It imports watch, engine and emulator; cmd/gwdev parses flags, calls it
+// and chooses the exit status.
+package app

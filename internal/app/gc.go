@@ -1,0 +1,225 @@
+package app
+
+import (
+	"context"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+	"time"
+)
+
+// loadGCPercent is the garbage collector target used while a directory is
+// loaded. Loading allocates many short-lived objects (unstructured maps, CEL
+// values) and keeps few. 200% was chosen when a load of 10,000 routes
+// allocated 1.1 GB: the default cost a fifth more time. Since the loader
+// allocates 440 MB for the same folder (issue 16), 200% only costs memory:
+// the heap grows to three times what is live, and peak RSS of
+// check -o yaml was 255 MB against 230 MB at 100%, for about the same CPU
+// time (interleaved runs on a loaded machine). 100% is Go's default: the
+// raise now only applies when GOGC is set lower.
+const loadGCPercent = 100
+
+var (
+	gcMu      sync.Mutex
+	gcLoads   int // loads in progress
+	gcRestore int // the setting to restore when the last one ends
+	// gcServing is the target serveGC set last (0: none is in effect).
+	gcServing int
+)
+
+// relaxGC raises the GC target for the duration of a load and returns the
+// function that undoes it; it is the loaders' BulkLoad (see NewLoader, project.go): the
+// process-wide setting is cmd's to change, not the loader's. Nested and
+// concurrent loads share one raise. A setting above loadGCPercent, or GC
+// turned off (GOGC=off), is left alone, unless serveGC set it: a load can
+// multiply the live heap, and a target sized for the heap before it would
+// let the heap grow that many times over; after the load serveGC sizes it
+// again from Go's default.
+func relaxGC() (restore func()) {
+	gcMu.Lock()
+	defer gcMu.Unlock()
+	if gcLoads == 0 {
+		prev := debug.SetGCPercent(loadGCPercent)
+		if prev == gcServing && prev != 0 {
+			prev, gcServing = 100, 0
+		}
+		if prev < 0 || prev >= loadGCPercent {
+			debug.SetGCPercent(prev)
+		}
+		gcRestore = prev
+	}
+	gcLoads++
+	return func() {
+		gcMu.Lock()
+		defer gcMu.Unlock()
+		gcLoads--
+		if gcLoads == 0 {
+			debug.SetGCPercent(gcRestore)
+		}
+	}
+}
+
+// translateGCPercent is the garbage collector target while check
+// translates. The translation only adds to what the load left live (for
+// 10,000 HTTPRoutes, from 45 to about 95 MB: the table, the status copies,
+// the per-route state), so the default target lets the heap reach twice
+// the live data of its last cycle, and check's peak memory is reached
+// there. At 50% the heap stays within one and a half times; the extra
+// cycles run on the idle core while the translation, which is
+// single-threaded, goes on.
+const translateGCPercent = 50
+
+// serveHeadroom is how much the heap may grow between collections while
+// `gwdev up` serves, at least: the collector's target is the larger of
+// Go's default (twice the live heap) and the live heap plus serveHeadroom.
+// A proxied request allocates a few kilobytes that die with it, and the
+// data plane keeps little (the table, the last traces), so at the default
+// a few megabytes of live heap meant a collection every few hundred
+// requests: measured under wrk, GOGC 800 instead of 100 cut gwdev's user
+// CPU per request by 10–15%. The price is memory: up to serveHeadroom more
+// under load, none once the live heap is over serveHeadroom itself (a
+// large table, a full trace history).
+const serveHeadroom = 64 << 20
+
+// serveGCInterval is how often serveGC looks at the live heap.
+const serveGCInterval = time.Second
+
+// servingGCPercent is the GC target that lets the heap grow by
+// serveHeadroom over live bytes, and never below Go's default of 100.
+func servingGCPercent(live uint64) int {
+	if live == 0 {
+		live = 1
+	}
+	return int(max(100, serveHeadroom*100/live))
+}
+
+// serveGC keeps the collector's target at servingGCPercent of the live
+// heap until ctx ends, then restores the setting it found. It does nothing
+// when GOGC is set in the environment (the user's choice stands); loads
+// (relaxGC) and check's translation (translateTight) are not affected: it
+// leaves the target alone while a load runs.
+func serveGC(ctx context.Context) {
+	if os.Getenv("GOGC") != "" {
+		return
+	}
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	tick := time.NewTicker(serveGCInterval)
+	defer tick.Stop()
+	for {
+		metrics.Read(sample)
+		if sample[0].Value.Kind() == metrics.KindUint64 {
+			setServingGC(servingGCPercent(sample[0].Value.Uint64()))
+		}
+		select {
+		case <-ctx.Done():
+			setServingGC(100)
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// setServingGC sets the GC target to want unless a load runs or the target
+// is within a tenth of want already (setting it costs a little).
+func setServingGC(want int) {
+	gcMu.Lock()
+	defer gcMu.Unlock()
+	if gcLoads > 0 {
+		return
+	}
+	cur := max(gcServing, 100)
+	if d := want - cur; d*10 <= cur && -d*10 <= cur {
+		return
+	}
+	debug.SetGCPercent(want)
+	gcServing = want
+	if want == 100 {
+		gcServing = 0
+	}
+}
+
+// reloadHeadroom is how much memory a reload of `gwdev up` may add, at
+// least, while holdGC keeps the collector off: a reload of 10,000
+// HTTPRoutes allocates about 48 MB (translation, the data plane's table).
+const reloadHeadroom = 128 << 20
+
+var (
+	// gcHeld is true while holdGC's setting is in effect (the first of
+	// the nested loads was a reload's).
+	gcHeld bool
+	// gcLimitRestore is the memory limit holdGC found.
+	gcLimitRestore int64
+)
+
+// holdGC turns the collector off while a reload of `gwdev up` translates
+// and applies, and returns the function that turns it back on: the
+// garbage the reload makes is then collected after the new table serves,
+// not while it is built. The heap may grow by the live heap, and at least
+// reloadHeadroom, over what the process holds when the reload starts (a
+// memory limit: past it the collector runs anyway). When it ends, a
+// collection starts in the background. Like relaxGC it counts as a load
+// (serveGC leaves the target alone meanwhile), nests with loads, and
+// leaves GOGC=off alone; a lower GOMEMLIMIT stands. A reload that starts
+// while that collection still marks waits for it (turning the collector
+// off does): saves closer together than a collection (~60 ms of marking at
+// 10,000 routes) pay for the previous reload's garbage there.
+//
+// Measured with BenchmarkReload10000HTTPRoutes and 300 ms between saves
+// (as bench/reloadprobe): the table and Apply took 118–142 ms instead of
+// 163–280 ms (three interleaved pairs, load average 5). Without the
+// collection started at the end the cost only moved: the collector began
+// at the next reload's load. End to end (bench/reload.sh main, 10,000
+// routes, 3 interleaved rounds of 7 saves, load average 2–5): edit-to-served
+// median 157 ms and max 193 ms over the 21 saves, against 169 and 292 ms;
+// at load average ~1, round medians 91/116/113 ms against 148/144/136.
+func holdGC() (restore func()) {
+	gcMu.Lock()
+	defer gcMu.Unlock()
+	if gcLoads == 0 {
+		prev := debug.SetGCPercent(-1)
+		if prev == gcServing && prev != 0 {
+			prev, gcServing = 100, 0
+		}
+		gcRestore = prev
+		if prev < 0 {
+			debug.SetGCPercent(prev) // GOGC=off: nothing to hold
+			gcLoads++
+			return releaseGC
+		}
+		s := []metrics.Sample{
+			{Name: "/memory/classes/total:bytes"},
+			{Name: "/memory/classes/heap/released:bytes"},
+			{Name: "/gc/heap/live:bytes"},
+		}
+		metrics.Read(s)
+		held := int64(s[0].Value.Uint64() - s[1].Value.Uint64())
+		limit := held + max(reloadHeadroom, int64(s[2].Value.Uint64()))
+		gcLimitRestore = debug.SetMemoryLimit(-1)
+		debug.SetMemoryLimit(min(limit, gcLimitRestore))
+		gcHeld = true
+	}
+	gcLoads++
+	return releaseGC
+}
+
+// releaseGC ends one of holdGC's holds; the last one puts back the target
+// and limit holdGC found.
+func releaseGC() {
+	gcMu.Lock()
+	defer gcMu.Unlock()
+	gcLoads--
+	if gcLoads > 0 {
+		return
+	}
+	debug.SetGCPercent(gcRestore)
+	if gcHeld {
+		debug.SetMemoryLimit(gcLimitRestore)
+		gcHeld = false
+		// The collector starts when a goroutine allocates past the
+		// target, which would be the next reload's load: start it now,
+		// while the data plane serves.
+		go runtime.GC()
+	}
+}

@@ -1,0 +1,134 @@
+package app
+
+import (
+	"context"
+	"math"
+	"runtime/debug"
+	"testing"
+)
+
+func TestServingGCPercent(t *testing.T) {
+	for _, c := range []struct {
+		live uint64
+		want int
+	}{
+		{0, serveHeadroom * 100},
+		{8 << 20, 800},               // 8 MiB live: grow by 64 MiB
+		{32 << 20, 200},              // 32 MiB: by 64 MiB
+		{64 << 20, 100},              // from here on Go's default
+		{500 << 20, 100},             // a large table: never below it
+		{serveHeadroom / 3, 300},     // rounds down
+		{serveHeadroom * 2 / 3, 150}, // 96 MiB goal over 42.7 MiB
+		{serveHeadroom + 1, 100},     // just over
+	} {
+		if got := servingGCPercent(c.live); got != c.want {
+			t.Errorf("servingGCPercent(%d) = %d, want %d", c.live, got, c.want)
+		}
+	}
+}
+
+// A load while serveGC has raised the target runs at Go's default, and
+// serveGC sizes the target again afterwards; it never raises it during a
+// load.
+func TestServingGCYieldsToLoads(t *testing.T) {
+	t.Setenv("GOGC", "") // serveGC's own decisions, whatever the environment
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	setServingGC(800)
+	if got := gcPercent(); got != 800 {
+		t.Fatalf("after setServingGC(800): GOGC %d", got)
+	}
+	restore := relaxGC()
+	if got := gcPercent(); got != 100 {
+		t.Errorf("during a load: GOGC %d, want 100 (the serving raise dropped)", got)
+	}
+	setServingGC(900)
+	if got := gcPercent(); got != 100 {
+		t.Errorf("serveGC raised the target during a load: %d", got)
+	}
+	restore()
+	if got := gcPercent(); got != 100 {
+		t.Errorf("after the load: GOGC %d, want 100 until serveGC looks again", got)
+	}
+	setServingGC(105) // within a tenth: left alone
+	if got := gcPercent(); got != 100 {
+		t.Errorf("a change of 5%%: GOGC %d, want 100", got)
+	}
+	setServingGC(100)
+}
+
+// serveGC leaves a GOGC from the environment alone, and puts back Go's
+// default when it stops.
+func TestServeGCRespectsGOGC(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	t.Setenv("GOGC", "150")
+	debug.SetGCPercent(150)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	serveGC(ctx)
+	if got := gcPercent(); got != 150 {
+		t.Errorf("GOGC=150 in the environment: serveGC left %d", got)
+	}
+	t.Setenv("GOGC", "")
+	debug.SetGCPercent(100)
+	serveGC(ctx) // one look at the live heap (a test binary's: raised), then stop
+	if got := gcPercent(); got != 100 {
+		t.Errorf("after serveGC stopped: GOGC %d, want 100", got)
+	}
+}
+
+func gcPercent() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
+}
+
+// A reload holds the collector off under a memory limit, nests with loads
+// and puts back the target and limit it found; GOGC=off stays off.
+func TestHoldGC(t *testing.T) {
+	t.Setenv("GOGC", "")
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+	setServingGC(800)
+	restore := holdGC()
+	if got := gcPercent(); got != -1 {
+		t.Errorf("during a reload: GOGC %d, want off", got)
+	}
+	limit := debug.SetMemoryLimit(-1)
+	if limit == math.MaxInt64 || limit < reloadHeadroom {
+		t.Errorf("during a reload: memory limit %d, want the heap plus at least %d", limit, reloadHeadroom)
+	}
+	setServingGC(900)
+	inner := relaxGC() // a load of many files while the reload runs
+	if got := gcPercent(); got != -1 {
+		t.Errorf("a load within the reload: GOGC %d, want off", got)
+	}
+	inner()
+	if got := gcPercent(); got != -1 {
+		t.Errorf("after the inner load: GOGC %d, want off until the reload ends", got)
+	}
+	restore()
+	if got := gcPercent(); got != 100 {
+		t.Errorf("after the reload: GOGC %d, want 100 (the serving raise dropped)", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("after the reload: memory limit %d, want none", got)
+	}
+
+	debug.SetMemoryLimit(1 << 20) // GOMEMLIMIT lower than the reload's: it stands
+	restore = holdGC()
+	if got := debug.SetMemoryLimit(-1); got != 1<<20 {
+		t.Errorf("GOMEMLIMIT=1MiB: the reload set the limit to %d", got)
+	}
+	restore()
+	if got := debug.SetMemoryLimit(-1); got != 1<<20 {
+		t.Errorf("after the reload: memory limit %d, want 1MiB back", got)
+	}
+	debug.SetMemoryLimit(math.MaxInt64)
+
+	debug.SetGCPercent(-1)
+	restore = holdGC()
+	restore()
+	if got := gcPercent(); got != -1 {
+		t.Errorf("GOGC=off: after a reload %d", got)
+	}
+}

@@ -1,0 +1,200 @@
+package app
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os/exec"
+	"strconv"
+	"strings"
+
+	"github.com/gwdev/gwdev/engine"
+)
+
+// WriteGraph draws g (engine.Result.Graph) in format: a Mermaid flowchart
+// ("mermaid"), a Graphviz DOT digraph ("dot"), or SVG ("svg": the DOT laid
+// out by Graphviz's dot at dotBin, whose messages go to errOut).
+func WriteGraph(out, errOut io.Writer, g *engine.Graph, format, dotBin string) error {
+	switch format {
+	case "dot":
+		writeDOT(out, g)
+	case "svg":
+		return renderSVG(dotBin, out, errOut, g)
+	default:
+		writeMermaid(out, g)
+	}
+	return nil
+}
+
+// renderSVG lays the graph out with Graphviz's dot (dotBin) and writes the
+// SVG; dot's failure is an error naming it, never an empty drawing.
+func renderSVG(dotBin string, out, errOut io.Writer, g *engine.Graph) error {
+	var src, svg, stderr bytes.Buffer
+	writeDOT(&src, g)
+	cmd := exec.Command(dotBin, "-Tsvg")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = &src, &svg, &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s -Tsvg: %w: %s", dotBin, err, strings.TrimSpace(stderr.String()))
+	}
+	if svg.Len() == 0 {
+		return fmt.Errorf("%s -Tsvg wrote nothing: %s", dotBin, strings.TrimSpace(stderr.String()))
+	}
+	errOut.Write(stderr.Bytes()) // dot's warnings, if any
+	_, err := out.Write(svg.Bytes())
+	return err
+}
+
+// Colours of the drawings: healthy nodes by kind, problems red.
+var graphFill = map[string]string{
+	"Gateway": "#dbeafe", "ListenerSet": "#dbeafe", "IngressClass": "#dbeafe", "Listener": "#e0f2fe", "Rule": "#f1f5f9", "Service": "#dcfce7",
+}
+
+const (
+	graphRouteFill  = "#fef9c3"
+	graphBadFill    = "#fecaca"
+	graphBadStroke  = "#b91c1c"
+	graphEdgeColour = "#475569"
+)
+
+func nodeFill(n *engine.GraphNode) string {
+	if n.Problem != "" {
+		return graphBadFill
+	}
+	if c, ok := graphFill[n.Kind]; ok {
+		return c
+	}
+	return graphRouteFill // every route kind
+}
+
+// nodeLines is what a node shows: label, detail, problem.
+func nodeLines(n *engine.GraphNode) []string {
+	lines := []string{n.Label}
+	if n.Detail != "" {
+		lines = append(lines, n.Detail)
+	}
+	if n.Problem != "" {
+		lines = append(lines, "✗ "+n.Problem)
+	}
+	return lines
+}
+
+// writeDOT prints a Graphviz digraph, left to right.
+func writeDOT(w io.Writer, g *engine.Graph) {
+	fmt.Fprintln(w, "digraph gwdev {")
+	fmt.Fprintln(w, "  rankdir=LR;")
+	fmt.Fprintln(w, `  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10];`)
+	fmt.Fprintf(w, "  edge [color=%s, fontname=\"Helvetica\", fontsize=9];\n", dotString(graphEdgeColour))
+	for _, n := range g.Nodes {
+		attrs := fmt.Sprintf("label=%s, fillcolor=%s", dotString(strings.Join(nodeLines(n), "\n")), dotString(nodeFill(n)))
+		if n.Problem != "" {
+			attrs += fmt.Sprintf(", color=%s, penwidth=2", dotString(graphBadStroke))
+		}
+		fmt.Fprintf(w, "  %s [%s];\n", dotString(n.ID), attrs)
+	}
+	for _, e := range g.Edges {
+		var attrs []string
+		label := e.Label
+		switch {
+		case e.Refused: // the parent refused the route: dashed red
+			label = strings.TrimSpace(label + " ✗ " + e.Problem)
+			attrs = append(attrs, "color="+dotString(graphBadStroke), "fontcolor="+dotString(graphBadStroke), "style=dashed")
+		case e.Problem != "": // accepted, and serving, with a problem: a solid edge, the problem in red
+			label = strings.TrimSpace(label + " ✗ " + e.Problem)
+			attrs = append(attrs, "fontcolor="+dotString(graphBadStroke))
+		}
+		if label != "" {
+			attrs = append([]string{"label=" + dotString(label)}, attrs...)
+		}
+		a := ""
+		if len(attrs) > 0 {
+			a = " [" + strings.Join(attrs, ", ") + "]"
+		}
+		fmt.Fprintf(w, "  %s -> %s%s;\n", dotString(e.From), dotString(e.To), a)
+	}
+	fmt.Fprintln(w, "}")
+}
+
+// dotString quotes s as a DOT string: backslashes and quotes escaped,
+// newlines as \n (centred lines).
+func dotString(s string) string {
+	s = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\r", "", "\n", `\n`).Replace(s)
+	return `"` + s + `"`
+}
+
+// writeMermaid prints a Mermaid flowchart, left to right. Node IDs are n0,
+// n1, … in node order (Mermaid IDs must be plain words); labels are quoted.
+func writeMermaid(w io.Writer, g *engine.Graph) {
+	fmt.Fprintln(w, "flowchart LR")
+	ids := map[string]string{}
+	for i, n := range g.Nodes {
+		ids[n.ID] = "n" + strconv.Itoa(i)
+		fmt.Fprintf(w, "  %s[\"%s\"]\n", ids[n.ID], mermaidText(strings.Join(nodeLines(n), "\n")))
+	}
+	bad, warn := []string{}, []string{}
+	i := -1 // linkStyle counts the links printed
+	for _, e := range g.Edges {
+		from, to := ids[e.From], ids[e.To]
+		if from == "" || to == "" {
+			continue
+		}
+		i++
+		label := e.Label
+		arrow := "-->"
+		switch {
+		case e.Refused: // the parent refused the route: dashed red
+			label = strings.TrimSpace(label + " ✗ " + e.Problem)
+			arrow = "-.->"
+			bad = append(bad, strconv.Itoa(i))
+		case e.Problem != "": // accepted with a problem: solid, the label red
+			label = strings.TrimSpace(label + " ✗ " + e.Problem)
+			warn = append(warn, strconv.Itoa(i))
+		}
+		if label != "" {
+			fmt.Fprintf(w, "  %s %s|\"%s\"| %s\n", from, arrow, mermaidText(label), to)
+		} else {
+			fmt.Fprintf(w, "  %s %s %s\n", from, arrow, to)
+		}
+	}
+	classes := map[string][]string{}
+	order := []string{}
+	for _, n := range g.Nodes {
+		c := strings.ToLower(n.Kind)
+		if n.Problem != "" {
+			c = "bad"
+		} else if _, ok := graphFill[n.Kind]; !ok {
+			c = "route"
+		}
+		if classes[c] == nil {
+			order = append(order, c)
+		}
+		classes[c] = append(classes[c], ids[n.ID])
+	}
+	for _, c := range order {
+		fill, stroke := graphRouteFill, graphEdgeColour
+		switch c {
+		case "bad":
+			fill, stroke = graphBadFill, graphBadStroke
+		case "route":
+		default:
+			for k, v := range graphFill {
+				if strings.ToLower(k) == c {
+					fill = v
+				}
+			}
+		}
+		fmt.Fprintf(w, "  classDef %s fill:%s,stroke:%s\n", c, fill, stroke)
+		fmt.Fprintf(w, "  class %s %s\n", strings.Join(classes[c], ","), c)
+	}
+	if len(bad) > 0 {
+		fmt.Fprintf(w, "  linkStyle %s stroke:%s,color:%s\n", strings.Join(bad, ","), graphBadStroke, graphBadStroke)
+	}
+	if len(warn) > 0 {
+		fmt.Fprintf(w, "  linkStyle %s color:%s\n", strings.Join(warn, ","), graphBadStroke)
+	}
+}
+
+// mermaidText makes s safe inside a quoted Mermaid label: quotes become
+// #quot;, angle brackets their entities, and newlines <br/>.
+func mermaidText(s string) string {
+	return strings.NewReplacer(`"`, "#quot;", "<", "#lt;", ">", "#gt;", "\r", "", "\n", "<br/>").Replace(s)
+}

@@ -1,4 +1,4 @@
-package engine
+package ingressnginx
 
 import (
 	"maps"
@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gwdev/gwdev/engine"
 )
 
 // IngressNginxAnnotationPrefix is the prefix of ingress-nginx's annotations
@@ -228,7 +230,7 @@ type ingressAnnotations struct {
 	// answer 503, its "location denied" ("": none). Basic auth keeps its
 	// own (ingressFeatures.basicAuthDenied).
 	denied string
-	// ingressFeatures are the rule settings of ingress_features.go.
+	// ingressFeatures are the rule settings of features.go.
 	ingressFeatures
 }
 
@@ -271,7 +273,7 @@ func (t *translator) parseIngressAnnotations(st *ingressState) ingressAnnotation
 	a := ingressAnnotations{sslRedirect: true}
 	ann := st.obj.Annotations
 	warn := func(name, msg string) {
-		t.noteAt("", SeverityWarning, st.key, AnnotationField(IngressNginxAnnotationPrefix+name), "", "annotation "+IngressNginxAnnotationPrefix+name+": "+msg)
+		t.noteAt("", engine.SeverityWarning, st.key, engine.AnnotationField(IngressNginxAnnotationPrefix+name), "", "annotation "+IngressNginxAnnotationPrefix+name+": "+msg)
 	}
 	boolean := func(name string, def bool) bool {
 		v, ok := ann[IngressNginxAnnotationPrefix+name]
@@ -319,7 +321,7 @@ func (t *translator) parseIngressAnnotations(st *ingressState) ingressAnnotation
 		u, err := url.Parse(v)
 		if err == nil && u.Scheme == "http" && u.Hostname() != "" {
 			a.authURL = u
-			t.noteAt("", SeverityInfo, st.key, AnnotationField(IngressNginxAnnotationPrefix+"auth-url"), "", "annotation "+IngressNginxAnnotationPrefix+"auth-url: emulated as an HTTP ExternalAuth filter, whose "+
+			t.noteAt("", engine.SeverityInfo, st.key, engine.AnnotationField(IngressNginxAnnotationPrefix+"auth-url"), "", "annotation "+IngressNginxAnnotationPrefix+"auth-url: emulated as an HTTP ExternalAuth filter, whose "+
 				"request carries the URL's path followed by the request's, and Host, method, Content-Length and Authorization only "+
 				"(ingress-nginx sends the URL's path and every request header)")
 		} else {
@@ -500,7 +502,7 @@ func (t *translator) ingressRef(st *ingressState, name, ref string) (ns, obj str
 		said = "ingress-nginx documents the annotation as taking ConfigMaps of the Ingress's namespace only, and gwdev refuses it as ingress-nginx refuses " +
 			"the Secret annotations unless " + rule
 	}
-	t.noteAt("", SeverityWarning, st.key, AnnotationField(IngressNginxAnnotationPrefix+name), "", "annotation "+IngressNginxAnnotationPrefix+name+": "+
+	t.noteAt("", engine.SeverityWarning, st.key, engine.AnnotationField(IngressNginxAnnotationPrefix+name), "", "annotation "+IngressNginxAnnotationPrefix+name+": "+
 		an.Ref+" "+ref+" is in another namespace than the Ingress ("+st.obj.Namespace+"): "+said+". The location answers 503, as ingress-nginx denies "+
 		"a location whose annotation it refuses, and gwdev does not read the "+an.Ref+"; put the "+an.Ref+" in namespace "+st.obj.Namespace)
 	return ns, obj, false

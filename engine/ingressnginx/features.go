@@ -1,4 +1,4 @@
-package engine
+package ingressnginx
 
 import (
 	"cmp"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
@@ -221,13 +222,13 @@ func (t *translator) parseIngressBasicAuth(st *ingressState, f *ingressFeatures,
 	}
 	deny := func(msg string) {
 		f.basicAuthDenied = IngressNginxAnnotationPrefix + "auth-secret: " + msg + ": ingress-nginx denies the location (503)"
-		t.noteAt("", SeverityWarning, st.key, AnnotationField(IngressNginxAnnotationPrefix+"auth-secret"), "", "annotation "+f.basicAuthDenied)
+		t.noteAt("", engine.SeverityWarning, st.key, engine.AnnotationField(IngressNginxAnnotationPrefix+"auth-secret"), "", "annotation "+f.basicAuthDenied)
 	}
 	if name == "" {
 		deny("missing")
 		return
 	}
-	sec := t.secrets[nsName{ns, name}]
+	sec := t.tr.Secret(ns, name)
 	if sec == nil {
 		deny("Secret " + ns + "/" + name + " not found")
 		return
@@ -257,12 +258,12 @@ func (t *translator) parseIngressBasicAuth(st *ingressState, f *ingressFeatures,
 		// The lines are named by number only: their content may be a
 		// password hash.
 		if noColon != nil {
-			t.noteAt("", SeverityWarning, st.key, AnnotationField(IngressNginxAnnotationPrefix+"auth-secret"), "", "annotation "+IngressNginxAnnotationPrefix+"auth-secret: Secret "+ns+"/"+name+
+			t.noteAt("", engine.SeverityWarning, st.key, engine.AnnotationField(IngressNginxAnnotationPrefix+"auth-secret"), "", "annotation "+IngressNginxAnnotationPrefix+"auth-secret: Secret "+ns+"/"+name+
 				", key auth, "+oneOrMany(len(noColon), "line", "lines")+" "+strings.Join(noColon, ", ")+": not user:hash (no colon); nginx finds no user there, and gwdev skips "+
 				oneOrMany(len(noColon), "it", "them")+": write each user as name:hash (htpasswd -B)")
 		}
 		if noUser != nil {
-			t.noteAt("", SeverityWarning, st.key, AnnotationField(IngressNginxAnnotationPrefix+"auth-secret"), "", "annotation "+IngressNginxAnnotationPrefix+"auth-secret: Secret "+ns+"/"+name+
+			t.noteAt("", engine.SeverityWarning, st.key, engine.AnnotationField(IngressNginxAnnotationPrefix+"auth-secret"), "", "annotation "+IngressNginxAnnotationPrefix+"auth-secret: Secret "+ns+"/"+name+
 				", key auth, "+oneOrMany(len(noUser), "line", "lines")+" "+strings.Join(noUser, ", ")+": the user name is empty; nginx refuses credentials without a user name, "+
 				"so no one can use "+oneOrMany(len(noUser), "it", "them")+", and gwdev skips "+oneOrMany(len(noUser), "it", "them"))
 		}
@@ -284,12 +285,12 @@ func (t *translator) parseIngressBasicAuth(st *ingressState, f *ingressFeatures,
 		}
 	}
 	if len(refused) > 0 {
-		t.noteAt("", SeverityWarning, st.key, AnnotationField(IngressNginxAnnotationPrefix+"auth-secret"), "", "annotation "+IngressNginxAnnotationPrefix+"auth-secret: Secret "+ns+"/"+name+": the password hashes of "+
+		t.noteAt("", engine.SeverityWarning, st.key, engine.AnnotationField(IngressNginxAnnotationPrefix+"auth-secret"), "", "annotation "+IngressNginxAnnotationPrefix+"auth-secret: Secret "+ns+"/"+name+": the password hashes of "+
 			strings.Join(refused, ", ")+" are in a format gwdev does not check (it knows bcrypt $2y$/$2a$/$2b$, Apache MD5 $apr1$, {SHA} and {PLAIN}; "+
 			"crypt(3) DES, $1$, $5$, $6$ and {SSHA} are not): these users are refused")
 	}
 	if len(costly) > 0 {
-		t.noteAt("", SeverityWarning, st.key, AnnotationField(IngressNginxAnnotationPrefix+"auth-secret"), "", "annotation "+IngressNginxAnnotationPrefix+"auth-secret: Secret "+ns+"/"+name+": the bcrypt hashes of "+
+		t.noteAt("", engine.SeverityWarning, st.key, engine.AnnotationField(IngressNginxAnnotationPrefix+"auth-secret"), "", "annotation "+IngressNginxAnnotationPrefix+"auth-secret: Secret "+ns+"/"+name+": the bcrypt hashes of "+
 			strings.Join(costly, ", ")+" cost more than "+itoa(table.BasicAuthMaxBcryptCost)+", gwdev's cap (each step doubles the work of every request's check; "+
 			"nginx checks any cost, cost 31 for days per request): gwdev refuses these users rather than let them in unchecked; rehash with htpasswd -B -C "+itoa(table.BasicAuthMaxBcryptCost))
 	}
@@ -367,7 +368,7 @@ func (t *translator) ingressCustomHeaders(st *ingressState, ref string, warn fun
 	if !ok {
 		return nil, IngressNginxAnnotationPrefix + "custom-headers: ConfigMap " + ref + " is in another namespace"
 	}
-	cm := t.configMaps[nsName{ns, name}]
+	cm := t.tr.ConfigMap(ns, name)
 	if cm == nil {
 		warn("custom-headers", "ConfigMap "+ns+"/"+name+" not found: ingress-nginx denies the location with 503, and so does gwdev")
 		return nil, IngressNginxAnnotationPrefix + "custom-headers: ConfigMap " + ns + "/" + name + " not found"
@@ -382,7 +383,7 @@ func (t *translator) ingressCustomHeaders(st *ingressState, ref string, warn fun
 // ingressRuleSettings gives a location's rule the settings of this file:
 // CORS and custom headers as filters (before the backend is chosen, so
 // gwdev's own answers carry them too), affinity, timeouts.
-func (t *translator) ingressRuleSettings(r *RouteRule, l *nginxLocation, a *ingressAnnotations) {
+func (t *translator) ingressRuleSettings(r *engine.RouteRule, l *nginxLocation, a *ingressAnnotations) {
 	if a.cors != nil {
 		r.Filters = append(r.Filters, table.Filter{Type: table.FilterCORS, CORS: a.cors})
 	}
@@ -445,13 +446,13 @@ func parseIngressErrorCodes(v string, warn func(name, msg string)) []int {
 // and error_page): the location's answers of the listed statuses are
 // replaced by the default-backend annotation's Service's answer, or, with
 // none, by the answer of ingress-nginx's own default backend (404).
-func (t *translator) ingressErrorPages(r *RouteRule, l *nginxLocation, a *ingressAnnotations) {
+func (t *translator) ingressErrorPages(r *engine.RouteRule, l *nginxLocation, a *ingressAnnotations) {
 	if len(a.errorCodes) == 0 || l.ing == nil {
 		return
 	}
 	ep := &table.ErrorPages{Codes: a.errorCodes, From: "annotation " + IngressNginxAnnotationPrefix + "custom-http-errors"}
-	if svc := t.services[nsName{l.ns, a.defaultBackend}]; a.defaultBackend != "" && svc != nil && len(svc.Spec.Ports) > 0 {
-		ep.Backend = t.serviceItself(r.Name+"/error-pages", svc, svc.Spec.Ports[0])
+	if svc := t.tr.Service(l.ns, a.defaultBackend); a.defaultBackend != "" && svc != nil && len(svc.Spec.Ports) > 0 {
+		ep.Backend = t.tr.ServiceBackend(r.Name+"/error-pages", svc, svc.Spec.Ports[0])
 		ep.Backend.Target.Why = "custom-http-errors: default-backend " + svc.Namespace + "/" + svc.Name + " answers (" + ep.Backend.Target.Why + ")"
 	}
 	r.ErrorPages = ep
@@ -464,29 +465,29 @@ func (t *translator) ingressErrorPages(r *RouteRule, l *nginxLocation, a *ingres
 // a Service whose slices have no ready endpoint is served by gwdev's echo
 // backend (its rule for every front end). With custom-http-errors it also
 // answers the listed statuses (ingressErrorPages).
-func (t *translator) ingressDefaultBackend(r *RouteRule, l *nginxLocation, a *ingressAnnotations) {
+func (t *translator) ingressDefaultBackend(r *engine.RouteRule, l *nginxLocation, a *ingressAnnotations) {
 	if a.defaultBackend == "" || l.ing == nil {
 		return
 	}
-	svc := t.services[nsName{l.ns, a.defaultBackend}]
+	svc := t.tr.Service(l.ns, a.defaultBackend)
 	if svc == nil || len(svc.Spec.Ports) == 0 {
-		t.noteAt("", SeverityWarning, l.ing.key, AnnotationField(IngressNginxAnnotationPrefix+"default-backend"), "", "annotation "+IngressNginxAnnotationPrefix+"default-backend: Service "+l.ns+"/"+a.defaultBackend+
+		t.noteAt("", engine.SeverityWarning, l.ing.key, engine.AnnotationField(IngressNginxAnnotationPrefix+"default-backend"), "", "annotation "+IngressNginxAnnotationPrefix+"default-backend: Service "+l.ns+"/"+a.defaultBackend+
 			" not found or without ports; ingress-nginx ignores it")
 		return
 	}
 	down := r.DirectStatus == 503 && r.Backends == nil
 	if !down && len(r.Backends) == 1 {
 		b := r.Backends[0]
-		slices := t.endpointSlices[nsName{b.Service.Namespace, b.Service.Name}]
-		down = b.Target != nil && b.Target.Kind == TargetEcho && len(slices) > 0
+		slices := t.tr.EndpointSlices(b.Service.Namespace, b.Service.Name)
+		down = b.Target != nil && b.Target.Kind == engine.TargetEcho && len(slices) > 0
 	}
 	if !down {
 		return
 	}
-	fb := t.serviceItself(r.Name, svc, svc.Spec.Ports[0])
+	fb := t.tr.ServiceBackend(r.Name, svc, svc.Spec.Ports[0])
 	fb.Target.Why = "the location's Service has no active endpoint: default-backend " + svc.Namespace + "/" + svc.Name + " serves (" + fb.Target.Why + ")"
 	r.DirectStatus, r.DirectReason = 0, ""
-	r.Backends = []*Backend{fb}
+	r.Backends = []*engine.Backend{fb}
 }
 
 // oneOrMany is one when n is 1, else many.

@@ -1,4 +1,4 @@
-package engine
+package ingressnginx
 
 import (
 	"strconv"
@@ -6,16 +6,17 @@ import (
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
-// This file converts the rule settings of ingress_features.go: CORS to the
+// This file converts the rule settings of features.go: CORS to the
 // HTTPRoute CORS filter, affinity to sessionPersistence, the proxy timeouts
 // to timeouts.backendRequest; basic auth, rate limits and a body limit have
 // no Gateway API field and are listed.
 
 // dropPolicy lists the rule policy settings the Gateway API cannot say.
-func (m *migrator) dropPolicy(r *RouteRule, p *table.RulePolicy) {
+func (m *migrator) dropPolicy(r *engine.RouteRule, p *table.RulePolicy) {
 	if p.BasicAuth != nil {
 		m.drop(r, IngressNginxAnnotationPrefix+"auth-type", "ingress-nginx asks for a user and password (basic auth, users of Secret "+p.BasicAuth.Secret+
 			"); the Gateway API has no basic auth: use your implementation's policy (Envoy Gateway's SecurityPolicy basicAuth reads the same htpasswd Secret) "+
@@ -51,7 +52,7 @@ func (m *migrator) dropPolicy(r *RouteRule, p *table.RulePolicy) {
 
 // ruleSettings carries affinity and the proxy timeouts over, and lists
 // custom-http-errors, which the Gateway API cannot say.
-func (m *migrator) ruleSettings(r *RouteRule, rule *gwv1.HTTPRouteRule) {
+func (m *migrator) ruleSettings(r *engine.RouteRule, rule *gwv1.HTTPRouteRule) {
 	if ep := r.ErrorPages; ep != nil {
 		codes := make([]string, len(ep.Codes))
 		for i, c := range ep.Codes {
@@ -135,7 +136,7 @@ func (m *migrator) migrateCORS(c *table.CORS) *gwv1.HTTPCORSFilter {
 
 // migrateMirror is mirror-target as a RequestMirror filter of the Service
 // the URL names; a URL naming no Service of the manifests is listed.
-func (m *migrator) migrateMirror(r *RouteRule, b *Backend) []gwv1.HTTPRouteFilter {
+func (m *migrator) migrateMirror(r *engine.RouteRule, b *engine.Backend) []gwv1.HTTPRouteFilter {
 	if b.Invalid != "" {
 		m.drop(r, IngressNginxAnnotationPrefix+"mirror-target", b.Invalid+": mirror to a Service (a RequestMirror filter's backendRef), or use your implementation's mirroring")
 		return nil

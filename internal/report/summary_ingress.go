@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/ingressnginx"
 )
 
 // printIngresses writes the Ingress section of `gwdev check`: each Ingress
@@ -17,7 +18,7 @@ func printIngresses(w io.Writer, res *engine.Result) {
 	}
 	fmt.Fprintln(w, "\nIngresses (served as ingress-nginx would; gwdev migrate converts them):")
 	for _, ing := range res.Objects.Ingresses {
-		class := ing.Annotations[engine.IngressClassAnnotation]
+		class := ing.Annotations[ingressnginx.IngressClassAnnotation]
 		if ing.Spec.IngressClassName != nil {
 			class = *ing.Spec.IngressClassName
 		}

@@ -2,9 +2,7 @@ package ingressnginx
 
 import (
 	"maps"
-	"net/netip"
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -244,28 +242,6 @@ func ingressSecurityAnnotation(name string) bool {
 	return false
 }
 
-// ingressCanary is how a canary Ingress takes requests from the main
-// Ingress of the same host and path, in ingress-nginx's order: header,
-// cookie, weight.
-type ingressCanary struct {
-	// header names the request header ("": none); headerValue, else
-	// headerPattern, replaces "always" as the value that picks the canary.
-	header, headerValue, headerPattern string
-	// cookie names the cookie whose value always or never decides ("": none).
-	cookie string
-	// weight of total requests go to the canary when nothing above decided.
-	weight, total int32
-}
-
-// ingressRedirect is a permanent-redirect or temporal-redirect.
-type ingressRedirect struct {
-	url  *url.URL
-	code int
-}
-
-// nginxCaptureRef is $n in an nginx replacement.
-var nginxCaptureRef = regexp.MustCompile(`\$([0-9]+)`)
-
 // parseIngressAnnotations reads the ingress-nginx annotations of an
 // Ingress: emulated ones are parsed (a bad value is noted, and ingress-nginx
 // ignores it, so gwdev does too); reported ones and unknown ones are noted.
@@ -380,97 +356,6 @@ func (t *translator) parseIngressAnnotations(st *ingressState) ingressAnnotation
 		}
 	}
 	return a
-}
-
-// parseIngressRedirect reads permanent-redirect (301 unless
-// permanent-redirect-code says otherwise), else temporal-redirect (302 unless
-// temporal-redirect-code), which ingress-nginx checks in that order.
-func (t *translator) parseIngressRedirect(ann map[string]string, warn func(name, msg string)) *ingressRedirect {
-	for _, r := range []struct {
-		name string
-		code int
-	}{{"permanent-redirect", 301}, {"temporal-redirect", 302}} {
-		v := ann[IngressNginxAnnotationPrefix+r.name]
-		if v == "" {
-			continue
-		}
-		u, err := url.Parse(v)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			warn(r.name, "must be an absolute http or https URL; ingress-nginx ignores it")
-			continue
-		}
-		code := r.code
-		if c := ann[IngressNginxAnnotationPrefix+r.name+"-code"]; c != "" {
-			n, err := strconv.Atoi(c)
-			if err != nil || n < 300 || n > 308 {
-				warn(r.name+"-code", "invalid status "+strconv.Quote(c)+" (want 300-308); ingress-nginx uses "+strconv.Itoa(code))
-			} else {
-				code = n
-			}
-		}
-		return &ingressRedirect{url: u, code: code}
-	}
-	return nil
-}
-
-// cidrList parses a comma-separated list of CIDRs or addresses (an address
-// is its own /32 or /128); a bad entry is noted and, since the list guards
-// access, kept as a range that matches nothing rather than dropped.
-func cidrList(v, name string, warn func(name, msg string)) []string {
-	if v == "" {
-		return nil
-	}
-	var out []string
-	for _, e := range strings.Split(v, ",") {
-		e = strings.TrimSpace(e)
-		if e == "" {
-			continue
-		}
-		if !strings.Contains(e, "/") {
-			if ip, err := netip.ParseAddr(e); err == nil {
-				e = netip.PrefixFrom(ip, ip.BitLen()).String()
-			}
-		}
-		if _, err := netip.ParsePrefix(e); err != nil {
-			warn(name, "invalid range "+strconv.Quote(e)+"; ingress-nginx refuses the annotation")
-			continue
-		}
-		out = append(out, e)
-	}
-	if out == nil {
-		out = []string{} // every entry was bad: allow nobody / deny nobody, as written
-	}
-	return out
-}
-
-// parseIngressCanary reads the canary-* annotations.
-func parseIngressCanary(str func(string) string, warn func(name, msg string)) *ingressCanary {
-	c := &ingressCanary{header: str("canary-by-header"), headerValue: str("canary-by-header-value"),
-		headerPattern: str("canary-by-header-pattern"), cookie: str("canary-by-cookie"), total: 100}
-	number := func(name string, into *int32) {
-		v := str(name)
-		if v == "" {
-			return
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			warn(name, "invalid number "+strconv.Quote(v)+"; ingress-nginx ignores it")
-			return
-		}
-		*into = int32(n)
-	}
-	number("canary-weight", &c.weight)
-	number("canary-weight-total", &c.total)
-	if c.total == 0 {
-		c.total = 100
-	}
-	if c.headerPattern != "" {
-		if _, err := regexp.Compile(c.headerPattern); err != nil {
-			warn("canary-by-header-pattern", "not an RE2 expression ("+err.Error()+"); gwdev ignores it")
-			c.headerPattern = ""
-		}
-	}
-	return c
 }
 
 // ingressAllowCrossNamespace is ingress-nginx's ConfigMap option that lets

@@ -8,11 +8,16 @@
 // Files: classes.go (which Ingresses are served, their class addresses and
 // status), nginx.go (servers, locations and their order: the routing
 // table), annotations.go (the nginx.ingress.kubernetes.io/* annotations
-// gwdev emulates or reports, and their parsing), features.go (rule
-// settings: auth, CORS, rate limits, affinity, timeouts, headers, error
-// pages, default backend), migrate.go and migrate_features.go (Ingresses to
-// Gateway API objects), nginxconf.go (the nginx.conf a differential test
-// runs real nginx with).
+// gwdev emulates or reports, and their parsing), features.go (the rule
+// settings, gathered), one file per annotation family — auth.go (basic and
+// external auth, source ranges), rewrite.go (redirects, rewrite-target,
+// regex locations), canary.go, headers.go (custom-headers),
+// cors_ratelimit.go, backend.go (the Service port, affinity, timeouts, body
+// size), errors.go (custom-http-errors, default-backend) — migrate.go and
+// migrate_features.go (Ingresses to Gateway API objects), nginxconf.go
+// (the nginx.conf a differential test runs real nginx with).
+// annotations_test.go guards the annotation lists against ingress-nginx's
+// documentation.
 package ingressnginx
 
 import (

@@ -177,7 +177,7 @@ func ingress(name, host string, annotations []string, paths ...string) string {
 
 func nginxAnn(kv ...string) []string {
 	for i := 0; i < len(kv); i += 2 {
-		kv[i] = ingressnginx.IngressNginxAnnotationPrefix + kv[i]
+		kv[i] = ingressnginx.AnnotationPrefix + kv[i]
 	}
 	return kv
 }

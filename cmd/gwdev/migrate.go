@@ -139,7 +139,7 @@ func printConvertedProblems(w io.Writer, proj *app.Project, conv *watch.LoadResu
 }
 
 // printDropped lists what the conversion did not carry over, once each.
-func printDropped(w io.Writer, dropped []ingressnginx.DroppedIngressFeature) {
+func printDropped(w io.Writer, dropped []ingressnginx.DroppedFeature) {
 	seen := map[string]bool{}
 	for _, d := range dropped {
 		line := d.Source.String() + ": " + d.Ingress.String() + ": not carried over: " + d.What + ": " + d.Why

@@ -10,14 +10,14 @@ import (
 	"github.com/gwdev/gwdev/engine"
 )
 
-// IngressNginxAnnotationPrefix is the prefix of ingress-nginx's annotations
+// AnnotationPrefix is the prefix of ingress-nginx's annotations
 // (its --annotations-prefix default).
-const IngressNginxAnnotationPrefix = "nginx.ingress.kubernetes.io/"
+const AnnotationPrefix = "nginx.ingress.kubernetes.io/"
 
-// IngressAnnotation is one annotation ingress-nginx documents and what gwdev
+// Annotation is one annotation ingress-nginx documents and what gwdev
 // does with it.
-type IngressAnnotation struct {
-	// Name is the annotation without IngressNginxAnnotationPrefix.
+type Annotation struct {
+	// Name is the annotation without AnnotationPrefix.
 	Name string
 	// Test names the test that proves the emulation (emulated ones only).
 	Test string
@@ -31,16 +31,16 @@ type IngressAnnotation struct {
 	Ref string
 }
 
-// IngressAnnotationsEmulated are the annotations gwdev reproduces on the
+// AnnotationsEmulated are the annotations gwdev reproduces on the
 // data plane, each with the test that proves it.
-func IngressAnnotationsEmulated() []IngressAnnotation { return ingressEmulated }
+func AnnotationsEmulated() []Annotation { return ingressEmulated }
 
-// IngressAnnotationsReported are the annotations gwdev does not reproduce:
+// AnnotationsReported are the annotations gwdev does not reproduce:
 // an Ingress carrying one gets a warning naming it and what ingress-nginx
 // would have done.
-func IngressAnnotationsReported() []IngressAnnotation { return ingressReported }
+func AnnotationsReported() []Annotation { return ingressReported }
 
-var ingressEmulated = []IngressAnnotation{
+var ingressEmulated = []Annotation{
 	{Name: "use-regex", Test: "TestIngressNginxBehaviour/use-regex", Nginx: "matches every path of the host as a case-insensitive regular expression prefix (PCRE; gwdev matches with RE2 and leaves out, with a warning, a path RE2 cannot compile)"},
 	{Name: "rewrite-target", Test: "TestIngressNginxBehaviour/rewrite-target", Nginx: "rewrites the path with the path's capture groups, and turns on regex matching for the host"},
 	{Name: "ssl-redirect", Test: "TestIngressNginxBehaviour/ssl-redirect", Nginx: "redirects HTTP to HTTPS with 308 when the host has TLS (default true)"},
@@ -100,7 +100,7 @@ var ingressEmulated = []IngressAnnotation{
 	{Name: "session-cookie-max-age", Test: "TestIngressNginxFeatures/affinity", Nginx: "the affinity cookie's Max-Age in seconds (the session ends then)"},
 }
 
-var ingressReported = []IngressAnnotation{
+var ingressReported = []Annotation{
 	{Name: "affinity-canary-behavior", Nginx: "keeps canary clients on the canary (sticky) or not (legacy)"},
 	{Name: "auth-tls-secret", Nginx: "requires client certificates signed by the Secret's CA", Ref: "Secret"},
 	{Name: "auth-tls-verify-depth", Nginx: "limits the client certificate chain depth"},
@@ -249,10 +249,10 @@ func (t *translator) parseIngressAnnotations(st *ingressState) ingressAnnotation
 	a := ingressAnnotations{sslRedirect: true}
 	ann := st.obj.Annotations
 	warn := func(name, msg string) {
-		t.noteAt("", engine.SeverityWarning, st.key, engine.AnnotationField(IngressNginxAnnotationPrefix+name), "", "annotation "+IngressNginxAnnotationPrefix+name+": "+msg)
+		t.noteAt("", engine.SeverityWarning, st.key, engine.AnnotationField(AnnotationPrefix+name), "", "annotation "+AnnotationPrefix+name+": "+msg)
 	}
 	boolean := func(name string, def bool) bool {
-		v, ok := ann[IngressNginxAnnotationPrefix+name]
+		v, ok := ann[AnnotationPrefix+name]
 		if !ok {
 			return def
 		}
@@ -263,7 +263,7 @@ func (t *translator) parseIngressAnnotations(st *ingressState) ingressAnnotation
 		}
 		return b
 	}
-	str := func(name string) string { return ann[IngressNginxAnnotationPrefix+name] }
+	str := func(name string) string { return ann[AnnotationPrefix+name] }
 	a.useRegex = boolean("use-regex", false)
 	a.sslRedirect = boolean("ssl-redirect", true)
 	a.forceSSLRedirect = boolean("force-ssl-redirect", false)
@@ -297,7 +297,7 @@ func (t *translator) parseIngressAnnotations(st *ingressState) ingressAnnotation
 		u, err := url.Parse(v)
 		if err == nil && u.Scheme == "http" && u.Hostname() != "" {
 			a.authURL = u
-			t.noteAt("", engine.SeverityInfo, st.key, engine.AnnotationField(IngressNginxAnnotationPrefix+"auth-url"), "", "annotation "+IngressNginxAnnotationPrefix+"auth-url: emulated as an HTTP ExternalAuth filter, whose "+
+			t.noteAt("", engine.SeverityInfo, st.key, engine.AnnotationField(AnnotationPrefix+"auth-url"), "", "annotation "+AnnotationPrefix+"auth-url: emulated as an HTTP ExternalAuth filter, whose "+
 				"request carries the URL's path followed by the request's, and Host, method, Content-Length and Authorization only "+
 				"(ingress-nginx sends the URL's path and every request header)")
 		} else {
@@ -313,7 +313,7 @@ func (t *translator) parseIngressAnnotations(st *ingressState) ingressAnnotation
 	for _, an := range ingressReported {
 		if v := str(an.Name); an.Ref != "" && v != "" {
 			if _, _, ok := t.ingressRef(st, an.Name, v); !ok && a.denied == "" {
-				a.denied = IngressNginxAnnotationPrefix + an.Name + " names a " + an.Ref + " in another namespace"
+				a.denied = AnnotationPrefix + an.Name + " names a " + an.Ref + " in another namespace"
 			}
 		}
 	}
@@ -324,13 +324,13 @@ func (t *translator) parseIngressAnnotations(st *ingressState) ingressAnnotation
 		warn("auth-type", "gwdev emulates basic authentication, not "+strconv.Quote(v)+"; it is a security filter, so gwdev denies the Ingress's requests with 403")
 	}
 	for _, name := range slices.Sorted(maps.Keys(ann)) {
-		if name == IngressNginxAnnotationPrefix+"auth-url" && a.authURL != nil {
+		if name == AnnotationPrefix+"auth-url" && a.authURL != nil {
 			continue
 		}
-		if (name == IngressNginxAnnotationPrefix+"auth-type" || name == IngressNginxAnnotationPrefix+"auth-secret") && (a.basicAuth != nil || a.basicAuthDenied != "") {
+		if (name == AnnotationPrefix+"auth-type" || name == AnnotationPrefix+"auth-secret") && (a.basicAuth != nil || a.basicAuthDenied != "") {
 			continue
 		}
-		if short, ok := strings.CutPrefix(name, IngressNginxAnnotationPrefix); ok && ingressSecurityAnnotation(short) && a.unemulatedSecurity == "" {
+		if short, ok := strings.CutPrefix(name, AnnotationPrefix); ok && ingressSecurityAnnotation(short) && a.unemulatedSecurity == "" {
 			a.unemulatedSecurity = name
 		}
 	}
@@ -338,7 +338,7 @@ func (t *translator) parseIngressAnnotations(st *ingressState) ingressAnnotation
 		a.canary = parseIngressCanary(str, warn)
 	}
 	for _, name := range slices.Sorted(maps.Keys(ann)) {
-		short, ok := strings.CutPrefix(name, IngressNginxAnnotationPrefix)
+		short, ok := strings.CutPrefix(name, AnnotationPrefix)
 		if !ok {
 			continue
 		}
@@ -387,7 +387,7 @@ func (t *translator) ingressRef(st *ingressState, name, ref string) (ns, obj str
 		said = "ingress-nginx documents the annotation as taking ConfigMaps of the Ingress's namespace only, and gwdev refuses it as ingress-nginx refuses " +
 			"the Secret annotations unless " + rule
 	}
-	t.noteAt("", engine.SeverityWarning, st.key, engine.AnnotationField(IngressNginxAnnotationPrefix+name), "", "annotation "+IngressNginxAnnotationPrefix+name+": "+
+	t.noteAt("", engine.SeverityWarning, st.key, engine.AnnotationField(AnnotationPrefix+name), "", "annotation "+AnnotationPrefix+name+": "+
 		an.Ref+" "+ref+" is in another namespace than the Ingress ("+st.obj.Namespace+"): "+said+". The location answers 503, as ingress-nginx denies "+
 		"a location whose annotation it refuses, and gwdev does not read the "+an.Ref+"; put the "+an.Ref+" in namespace "+st.obj.Namespace)
 	return ns, obj, false
@@ -395,8 +395,8 @@ func (t *translator) ingressRef(st *ingressState, name, ref string) (ns, obj str
 
 // ingressAnnotationNamed returns the documented annotation (without the
 // prefix), or nil.
-func ingressAnnotationNamed(name string) *IngressAnnotation {
-	for _, l := range [][]IngressAnnotation{ingressEmulated, ingressReported} {
+func ingressAnnotationNamed(name string) *Annotation {
+	for _, l := range [][]Annotation{ingressEmulated, ingressReported} {
 		for i := range l {
 			if l[i].Name == name {
 				return &l[i]

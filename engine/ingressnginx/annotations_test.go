@@ -56,8 +56,8 @@ func TestIngressAnnotationLists(t *testing.T) {
 	where := map[string]string{}
 	for _, l := range []struct {
 		name string
-		list []ingressnginx.IngressAnnotation
-	}{{"emulated", ingressnginx.IngressAnnotationsEmulated()}, {"reported", ingressnginx.IngressAnnotationsReported()}} {
+		list []ingressnginx.Annotation
+	}{{"emulated", ingressnginx.AnnotationsEmulated()}, {"reported", ingressnginx.AnnotationsReported()}} {
 		for _, a := range l.list {
 			if prev, dup := where[a.Name]; dup {
 				t.Errorf("%s is %s and %s", a.Name, prev, l.name)
@@ -97,7 +97,7 @@ func TestIngressAnnotationLists(t *testing.T) {
 		all.Write(b)
 	}
 	src := all.String()
-	for _, a := range ingressnginx.IngressAnnotationsEmulated() {
+	for _, a := range ingressnginx.AnnotationsEmulated() {
 		fn, sub, _ := strings.Cut(a.Test, "/")
 		if !regexp.MustCompile(`func ` + regexp.QuoteMeta(fn) + `\(t \*testing\.T\)`).MatchString(src) {
 			t.Errorf("%s: test function %s not found", a.Name, fn)

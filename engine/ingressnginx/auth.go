@@ -26,12 +26,12 @@ func (t *translator) parseIngressBasicAuth(st *ingressState, f *ingressFeatures,
 	ref := str("auth-secret")
 	ns, name, ok := t.ingressRef(st, "auth-secret", ref)
 	if !ok {
-		f.basicAuthDenied = IngressNginxAnnotationPrefix + "auth-secret: Secret " + ref + " is in another namespace: ingress-nginx denies the location (503)"
+		f.basicAuthDenied = AnnotationPrefix + "auth-secret: Secret " + ref + " is in another namespace: ingress-nginx denies the location (503)"
 		return
 	}
 	deny := func(msg string) {
-		f.basicAuthDenied = IngressNginxAnnotationPrefix + "auth-secret: " + msg + ": ingress-nginx denies the location (503)"
-		t.noteAt("", engine.SeverityWarning, st.key, engine.AnnotationField(IngressNginxAnnotationPrefix+"auth-secret"), "", "annotation "+f.basicAuthDenied)
+		f.basicAuthDenied = AnnotationPrefix + "auth-secret: " + msg + ": ingress-nginx denies the location (503)"
+		t.noteAt("", engine.SeverityWarning, st.key, engine.AnnotationField(AnnotationPrefix+"auth-secret"), "", "annotation "+f.basicAuthDenied)
 	}
 	if name == "" {
 		deny("missing")
@@ -67,12 +67,12 @@ func (t *translator) parseIngressBasicAuth(st *ingressState, f *ingressFeatures,
 		// The lines are named by number only: their content may be a
 		// password hash.
 		if noColon != nil {
-			t.noteAt("", engine.SeverityWarning, st.key, engine.AnnotationField(IngressNginxAnnotationPrefix+"auth-secret"), "", "annotation "+IngressNginxAnnotationPrefix+"auth-secret: Secret "+ns+"/"+name+
+			t.noteAt("", engine.SeverityWarning, st.key, engine.AnnotationField(AnnotationPrefix+"auth-secret"), "", "annotation "+AnnotationPrefix+"auth-secret: Secret "+ns+"/"+name+
 				", key auth, "+oneOrMany(len(noColon), "line", "lines")+" "+strings.Join(noColon, ", ")+": not user:hash (no colon); nginx finds no user there, and gwdev skips "+
 				oneOrMany(len(noColon), "it", "them")+": write each user as name:hash (htpasswd -B)")
 		}
 		if noUser != nil {
-			t.noteAt("", engine.SeverityWarning, st.key, engine.AnnotationField(IngressNginxAnnotationPrefix+"auth-secret"), "", "annotation "+IngressNginxAnnotationPrefix+"auth-secret: Secret "+ns+"/"+name+
+			t.noteAt("", engine.SeverityWarning, st.key, engine.AnnotationField(AnnotationPrefix+"auth-secret"), "", "annotation "+AnnotationPrefix+"auth-secret: Secret "+ns+"/"+name+
 				", key auth, "+oneOrMany(len(noUser), "line", "lines")+" "+strings.Join(noUser, ", ")+": the user name is empty; nginx refuses credentials without a user name, "+
 				"so no one can use "+oneOrMany(len(noUser), "it", "them")+", and gwdev skips "+oneOrMany(len(noUser), "it", "them"))
 		}
@@ -94,18 +94,18 @@ func (t *translator) parseIngressBasicAuth(st *ingressState, f *ingressFeatures,
 		}
 	}
 	if len(refused) > 0 {
-		t.noteAt("", engine.SeverityWarning, st.key, engine.AnnotationField(IngressNginxAnnotationPrefix+"auth-secret"), "", "annotation "+IngressNginxAnnotationPrefix+"auth-secret: Secret "+ns+"/"+name+": the password hashes of "+
+		t.noteAt("", engine.SeverityWarning, st.key, engine.AnnotationField(AnnotationPrefix+"auth-secret"), "", "annotation "+AnnotationPrefix+"auth-secret: Secret "+ns+"/"+name+": the password hashes of "+
 			strings.Join(refused, ", ")+" are in a format gwdev does not check (it knows bcrypt $2y$/$2a$/$2b$, Apache MD5 $apr1$, {SHA} and {PLAIN}; "+
 			"crypt(3) DES, $1$, $5$, $6$ and {SSHA} are not): these users are refused")
 	}
 	if len(costly) > 0 {
-		t.noteAt("", engine.SeverityWarning, st.key, engine.AnnotationField(IngressNginxAnnotationPrefix+"auth-secret"), "", "annotation "+IngressNginxAnnotationPrefix+"auth-secret: Secret "+ns+"/"+name+": the bcrypt hashes of "+
+		t.noteAt("", engine.SeverityWarning, st.key, engine.AnnotationField(AnnotationPrefix+"auth-secret"), "", "annotation "+AnnotationPrefix+"auth-secret: Secret "+ns+"/"+name+": the bcrypt hashes of "+
 			strings.Join(costly, ", ")+" cost more than "+itoa(table.BasicAuthMaxBcryptCost)+", gwdev's cap (each step doubles the work of every request's check; "+
 			"nginx checks any cost, cost 31 for days per request): gwdev refuses these users rather than let them in unchecked; rehash with htpasswd -B -C "+itoa(table.BasicAuthMaxBcryptCost))
 	}
 	ba.UserCount = len(ba.Users)
 	f.basicAuth = ba
-	f.from = append(f.from, IngressNginxAnnotationPrefix+"auth-type")
+	f.from = append(f.from, AnnotationPrefix+"auth-type")
 }
 
 // cidrList parses a comma-separated list of CIDRs or addresses (an address
@@ -189,7 +189,7 @@ func (t *translator) ingressURLBackend(name, annotation string, u *url.URL, ns s
 // ingress-nginx's allow/deny directives are; nil when neither is set.
 func ingressRulePolicy(name string, a *ingressAnnotations) *table.RulePolicy {
 	rbac := func(suffix, action string, cidrs []string) *table.RBAC {
-		r := &table.RBAC{Name: name + "/" + suffix, Action: action, From: []string{IngressNginxAnnotationPrefix + suffix}}
+		r := &table.RBAC{Name: name + "/" + suffix, Action: action, From: []string{AnnotationPrefix + suffix}}
 		for i, c := range cidrs {
 			g := table.RBACGroup{Name: "range-" + itoa(i), Principals: []table.RBACPrincipal{{Name: c, RemoteIP: c}}}
 			r.Groups = append(r.Groups, g)

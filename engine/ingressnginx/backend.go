@@ -57,7 +57,7 @@ func (t *translator) nginxBackend(r *engine.RouteRule, l *nginxLocation) {
 	b := t.tr.ServiceBackend(r.Name, svc, *sp)
 	b.HTTP2 = b.HTTP2 || l.ing.ann.grpc || engine.SpeaksH2C(b.AppProtocol)
 	if l.ing.ann.backendTLS {
-		b.TLS = &table.BackendTLS{Policy: "annotation " + IngressNginxAnnotationPrefix + "backend-protocol", NoVerify: true}
+		b.TLS = &table.BackendTLS{Policy: "annotation " + AnnotationPrefix + "backend-protocol", NoVerify: true}
 	}
 	r.Backends = []*engine.Backend{b}
 }

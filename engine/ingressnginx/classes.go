@@ -13,14 +13,14 @@ import (
 // nginx.go turns them into the routing table as ingress-nginx would
 // configure nginx, and annotations.go lists its annotations.
 
-// IngressNginxController is ingress-nginx's controller name: the
+// Controller is ingress-nginx's controller name: the
 // IngressClass spec.controller gwdev emulates.
-const IngressNginxController = "k8s.io/ingress-nginx"
+const Controller = "k8s.io/ingress-nginx"
 
 // Annotations naming an Ingress's class and the default IngressClass.
 const (
-	IngressClassAnnotation   = "kubernetes.io/ingress.class"
-	DefaultIngressClassLabel = "ingressclass.kubernetes.io/is-default-class"
+	ClassAnnotation   = "kubernetes.io/ingress.class"
+	DefaultClassLabel = "ingressclass.kubernetes.io/is-default-class"
 )
 
 // ingressClass is one class gwdev serves as ingress-nginx: an IngressClass of
@@ -57,21 +57,21 @@ func (t *translator) processIngresses() {
 	var defaults []*networkingv1.IngressClass
 	for _, c := range t.tr.Output().IngressClasses {
 		byName[c.Name] = c
-		if c.Annotations[DefaultIngressClassLabel] == "true" {
+		if c.Annotations[DefaultClassLabel] == "true" {
 			defaults = append(defaults, c)
 		}
 	}
 	classes := map[string]*ingressClass{}
 	for _, ing := range t.tr.Output().Ingresses {
 		key := engine.ObjectKey{Kind: "Ingress", Namespace: ing.Namespace, Name: ing.Name}
-		name := ing.Annotations[IngressClassAnnotation]
+		name := ing.Annotations[ClassAnnotation]
 		if ing.Spec.IngressClassName != nil {
 			name = *ing.Spec.IngressClassName
 		}
 		if name == "" {
 			switch len(defaults) {
 			case 0:
-				t.note(engine.SeverityWarning, key, "", "the Ingress names no class and no IngressClass is marked default ("+DefaultIngressClassLabel+
+				t.note(engine.SeverityWarning, key, "", "the Ingress names no class and no IngressClass is marked default ("+DefaultClassLabel+
 					": \"true\"); ingress-nginx ignores it (unless started with --watch-ingress-without-class), and so does gwdev")
 				continue
 			case 1:
@@ -82,8 +82,8 @@ func (t *translator) processIngresses() {
 			}
 		}
 		obj := byName[name]
-		if obj != nil && obj.Spec.Controller != IngressNginxController {
-			t.note(engine.SeverityInfo, key, "", "IngressClass "+name+" is for controller "+obj.Spec.Controller+", not "+IngressNginxController+": not served")
+		if obj != nil && obj.Spec.Controller != Controller {
+			t.note(engine.SeverityInfo, key, "", "IngressClass "+name+" is for controller "+obj.Spec.Controller+", not "+Controller+": not served")
 			continue
 		}
 		c := classes[name]
@@ -91,7 +91,7 @@ func (t *translator) processIngresses() {
 			c = &ingressClass{name: name, obj: obj}
 			classes[name] = c
 			if obj == nil {
-				t.note(engine.SeverityInfo, key, "", "IngressClass "+name+" is not in the manifests: gwdev serves it as "+IngressNginxController)
+				t.note(engine.SeverityInfo, key, "", "IngressClass "+name+" is not in the manifests: gwdev serves it as "+Controller)
 			}
 		}
 		st := &ingressState{key: key, obj: ing, class: c}

@@ -86,7 +86,7 @@ func parseIngressRateLimit(st *ingressState, f *ingressFeatures, str func(string
 	}
 	for _, name := range []string{"limit-rps", "limit-rpm", "limit-connections"} {
 		if str(name) != "" {
-			f.from = append(f.from, IngressNginxAnnotationPrefix+name)
+			f.from = append(f.from, AnnotationPrefix+name)
 		}
 	}
 	return rl

@@ -38,7 +38,7 @@ func (t *translator) ingressErrorPages(r *engine.RouteRule, l *nginxLocation, a 
 	if len(a.errorCodes) == 0 || l.ing == nil {
 		return
 	}
-	ep := &table.ErrorPages{Codes: a.errorCodes, From: "annotation " + IngressNginxAnnotationPrefix + "custom-http-errors"}
+	ep := &table.ErrorPages{Codes: a.errorCodes, From: "annotation " + AnnotationPrefix + "custom-http-errors"}
 	if svc := t.tr.Service(l.ns, a.defaultBackend); a.defaultBackend != "" && svc != nil && len(svc.Spec.Ports) > 0 {
 		ep.Backend = t.tr.ServiceBackend(r.Name+"/error-pages", svc, svc.Spec.Ports[0])
 		ep.Backend.Target.Why = "custom-http-errors: default-backend " + svc.Namespace + "/" + svc.Name + " answers (" + ep.Backend.Target.Why + ")"
@@ -59,7 +59,7 @@ func (t *translator) ingressDefaultBackend(r *engine.RouteRule, l *nginxLocation
 	}
 	svc := t.tr.Service(l.ns, a.defaultBackend)
 	if svc == nil || len(svc.Spec.Ports) == 0 {
-		t.noteAt("", engine.SeverityWarning, l.ing.key, engine.AnnotationField(IngressNginxAnnotationPrefix+"default-backend"), "", "annotation "+IngressNginxAnnotationPrefix+"default-backend: Service "+l.ns+"/"+a.defaultBackend+
+		t.noteAt("", engine.SeverityWarning, l.ing.key, engine.AnnotationField(AnnotationPrefix+"default-backend"), "", "annotation "+AnnotationPrefix+"default-backend: Service "+l.ns+"/"+a.defaultBackend+
 			" not found or without ports; ingress-nginx ignores it")
 		return
 	}

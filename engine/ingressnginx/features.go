@@ -94,7 +94,7 @@ func (t *translator) parseIngressFeatures(st *ingressState, str func(string) str
 	if v := str("proxy-body-size"); v != "" {
 		if n, ok := nginxSize(v); ok {
 			f.bodyLimit, f.bodyLimitSet = n, true
-			f.from = append(f.from, IngressNginxAnnotationPrefix+"proxy-body-size")
+			f.from = append(f.from, AnnotationPrefix+"proxy-body-size")
 		} else {
 			warn("proxy-body-size", "invalid size "+strconv.Quote(v)+" (want a number with k, m or g); ingress-nginx's default 1m applies")
 		}
@@ -154,7 +154,7 @@ func (t *translator) ingressRuleSettings(r *engine.RouteRule, l *nginxLocation, 
 	if a.mirror != nil {
 		b := t.ingressURLBackend(r.Name+"/mirror/0", "mirror-target", a.mirror, l.ns)
 		if a.mirror.Scheme == "https" && b.Invalid == "" {
-			b.TLS = &table.BackendTLS{Policy: "annotation " + IngressNginxAnnotationPrefix + "mirror-target", NoVerify: true}
+			b.TLS = &table.BackendTLS{Policy: "annotation " + AnnotationPrefix + "mirror-target", NoVerify: true}
 		}
 		r.Filters = append(r.Filters, table.Filter{Type: table.FilterRequestMirror, RequestMirror: &table.Mirror{Index: len(r.Mirrors), Fraction: 1}})
 		r.Mirrors = append(r.Mirrors, b)

@@ -20,12 +20,12 @@ import (
 func (t *translator) ingressCustomHeaders(st *ingressState, ref string, warn func(name, msg string)) (hs []table.Header, denied string) {
 	ns, name, ok := t.ingressRef(st, "custom-headers", ref)
 	if !ok {
-		return nil, IngressNginxAnnotationPrefix + "custom-headers: ConfigMap " + ref + " is in another namespace"
+		return nil, AnnotationPrefix + "custom-headers: ConfigMap " + ref + " is in another namespace"
 	}
 	cm := t.tr.ConfigMap(ns, name)
 	if cm == nil {
 		warn("custom-headers", "ConfigMap "+ns+"/"+name+" not found: ingress-nginx denies the location with 503, and so does gwdev")
-		return nil, IngressNginxAnnotationPrefix + "custom-headers: ConfigMap " + ns + "/" + name + " not found"
+		return nil, AnnotationPrefix + "custom-headers: ConfigMap " + ns + "/" + name + " not found"
 	}
 	hs = []table.Header{}
 	for _, k := range slices.Sorted(maps.Keys(cm.Data)) {

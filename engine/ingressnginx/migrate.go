@@ -24,13 +24,13 @@ import (
 // converted routes do what the emulation does wherever the Gateway API can
 // say it, and each place it cannot is listed.
 
-// IngressMigration is the Gateway API version of a Result's Ingresses.
-type IngressMigration struct {
+// Migration is the Gateway API version of a Result's Ingresses.
+type Migration struct {
 	// Objects are the Gateways, HTTPRoutes and ReferenceGrants, in output
 	// order.
 	Objects []MigratedObject
 	// Dropped lists what was not carried over, by Ingress and source.
-	Dropped []DroppedIngressFeature
+	Dropped []DroppedFeature
 }
 
 // MigratedObject is one object of a migration with the comment lines that
@@ -44,9 +44,9 @@ type MigratedObject struct {
 	IngressClass string
 }
 
-// DroppedIngressFeature is an annotation or behaviour of an Ingress that the
+// DroppedFeature is an annotation or behaviour of an Ingress that the
 // converted routes do not reproduce.
-type DroppedIngressFeature struct {
+type DroppedFeature struct {
 	Ingress engine.ObjectKey
 	Source  engine.Source
 	// What names it: an annotation, or the behaviour ("rewrite-target").
@@ -63,11 +63,11 @@ type MigrationOptions struct {
 	GatewayClass string
 }
 
-// MigrateIngresses converts the ingress-nginx classes of res (one Gateway
+// Migrate converts the ingress-nginx classes of res (one Gateway
 // each) and their servers (an HTTPRoute per host, split in two when the
 // HTTP side redirects to HTTPS) into Gateway API objects.
-func MigrateIngresses(res *engine.Result, opts MigrationOptions) *IngressMigration {
-	m := &migrator{res: res, opts: opts, out: &IngressMigration{}, grants: map[string]*gwv1.ReferenceGrant{}}
+func Migrate(res *engine.Result, opts MigrationOptions) *Migration {
+	m := &migrator{res: res, opts: opts, out: &Migration{}, grants: map[string]*gwv1.ReferenceGrant{}}
 	m.opts.GatewayNamespace = cmp.Or(m.opts.GatewayNamespace, "default")
 	m.reportAnnotations()
 	for _, gt := range res.Table.Gateways {
@@ -79,7 +79,7 @@ func MigrateIngresses(res *engine.Result, opts MigrationOptions) *IngressMigrati
 		m.out.Objects = append(m.out.Objects, MigratedObject{Object: m.grants[k],
 			Comments: []string{"lets the routes and Gateway above refer across namespaces, as the Ingresses did"}})
 	}
-	slices.SortStableFunc(m.out.Dropped, func(a, b DroppedIngressFeature) int {
+	slices.SortStableFunc(m.out.Dropped, func(a, b DroppedFeature) int {
 		return cmp.Or(cmp.Compare(a.Ingress.String(), b.Ingress.String()), cmp.Compare(a.Source.Line, b.Source.Line), cmp.Compare(a.What, b.What))
 	})
 	return m.out
@@ -88,11 +88,11 @@ func MigrateIngresses(res *engine.Result, opts MigrationOptions) *IngressMigrati
 type migrator struct {
 	res    *engine.Result
 	opts   MigrationOptions
-	out    *IngressMigration
+	out    *Migration
 	grants map[string]*gwv1.ReferenceGrant
 	// dropped holds the features noted per route being built; notes are
 	// what was carried over with a difference, said next to the route.
-	dropped []DroppedIngressFeature
+	dropped []DroppedFeature
 	notes   []string
 }
 
@@ -105,7 +105,7 @@ func (m *migrator) reportAnnotations() {
 		}
 		key := engine.ObjectKey{Kind: "Ingress", Namespace: ing.Namespace, Name: ing.Name}
 		for _, name := range slices.Sorted(maps.Keys(ing.Annotations)) {
-			short, ok := strings.CutPrefix(name, IngressNginxAnnotationPrefix)
+			short, ok := strings.CutPrefix(name, AnnotationPrefix)
 			if !ok {
 				continue
 			}
@@ -121,13 +121,13 @@ func (m *migrator) reportAnnotations() {
 				why = "ingress-nginx: " + an.Nginx + "; gwdev emulates neither it nor its conversion: configure it with your Gateway implementation's policy or filter"
 			}
 			src := m.res.Objects.SourceOf(key).At("metadata.annotations[" + name + "]")
-			m.out.Dropped = append(m.out.Dropped, DroppedIngressFeature{Ingress: key, Source: src, What: name, Why: why})
+			m.out.Dropped = append(m.out.Dropped, DroppedFeature{Ingress: key, Source: src, What: name, Why: why})
 		}
 	}
 	// A regex-mode path RE2 cannot compile is in no rule to convert.
 	for _, f := range m.res.Findings {
 		if f.Kind == engine.NoteRegexNotRE2 {
-			m.out.Dropped = append(m.out.Dropped, DroppedIngressFeature{Ingress: f.Object, Source: f.Source, What: "regular expression path",
+			m.out.Dropped = append(m.out.Dropped, DroppedFeature{Ingress: f.Object, Source: f.Source, What: "regular expression path",
 				Why: f.Message + "; the converted route has no rule for it either, where a Gateway API implementation with PCRE-like regular expressions could serve it"})
 		}
 	}
@@ -337,7 +337,7 @@ func (m *migrator) rules(vh *engine.VirtualHost) ([]gwv1.HTTPRouteRule, []engine
 				rule.Matches[0].Path = &gwv1.HTTPPathMatch{Type: &pt, Value: &v}
 				rule.Filters = append(rule.Filters, gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterURLRewrite, URLRewrite: &gwv1.HTTPURLRewriteFilter{
 					Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: &repl}}})
-				m.drop(r, IngressNginxAnnotationPrefix+"rewrite-target", "converted to PathPrefix "+prefix+" with ReplacePrefixMatch /, which matches "+
+				m.drop(r, AnnotationPrefix+"rewrite-target", "converted to PathPrefix "+prefix+" with ReplacePrefixMatch /, which matches "+
 					"case-sensitively where ingress-nginx's regex did not")
 				continue
 			}
@@ -352,11 +352,11 @@ func (m *migrator) rules(vh *engine.VirtualHost) ([]gwv1.HTTPRouteRule, []engine
 				break // a redirect answers: the spec forbids backendRefs next to it
 			}
 			if b.HTTP2 && b.TLS == nil && !engine.SpeaksH2C(b.AppProtocol) {
-				m.drop(r, IngressNginxAnnotationPrefix+"backend-protocol", "ingress-nginx speaks HTTP/2 without TLS (gRPC) to "+b.Service.String()+
+				m.drop(r, AnnotationPrefix+"backend-protocol", "ingress-nginx speaks HTTP/2 without TLS (gRPC) to "+b.Service.String()+
 					"; a route cannot say so: set appProtocol kubernetes.io/h2c on the Service's port")
 			}
 			if b.TLS != nil && b.TLS.NoVerify {
-				m.drop(r, IngressNginxAnnotationPrefix+"backend-protocol", "ingress-nginx speaks TLS to "+b.Service.String()+
+				m.drop(r, AnnotationPrefix+"backend-protocol", "ingress-nginx speaks TLS to "+b.Service.String()+
 					" without verifying its certificate; the Gateway API always verifies: write a BackendTLSPolicy for the Service with its CA and hostname")
 			}
 			port := gwv1.PortNumber(b.Port)
@@ -439,7 +439,7 @@ func (m *migrator) filters(r *engine.RouteRule, f table.Filter) []gwv1.HTTPRoute
 		return []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: out}}
 	case f.URLRewrite != nil:
 		if p := f.URLRewrite.Path; p != nil && p.Type == table.ReplaceRegexMatch {
-			m.drop(r, IngressNginxAnnotationPrefix+"rewrite-target", "ingress-nginx rewrites the path to "+engine.Quote(p.Value)+" with the regex's groups; the Gateway API has no regex rewrite: use a PathPrefix match with a ReplacePrefixMatch URLRewrite where the rewrite drops a prefix")
+			m.drop(r, AnnotationPrefix+"rewrite-target", "ingress-nginx rewrites the path to "+engine.Quote(p.Value)+" with the regex's groups; the Gateway API has no regex rewrite: use a PathPrefix match with a ReplacePrefixMatch URLRewrite where the rewrite drops a prefix")
 		}
 		return nil
 	case f.RequestHeaderModifier != nil:
@@ -490,7 +490,7 @@ func (m *migrator) filters(r *engine.RouteRule, f table.Filter) []gwv1.HTTPRoute
 // its own line, rather than once per path.
 func (m *migrator) drop(r *engine.RouteRule, what, why string) {
 	path := ""
-	if first, _, _ := strings.Cut(what, ", "); strings.HasPrefix(first, IngressNginxAnnotationPrefix) {
+	if first, _, _ := strings.Cut(what, ", "); strings.HasPrefix(first, AnnotationPrefix) {
 		path = "metadata.annotations[" + first + "]"
 	}
 	m.dropAt(r, path, what, why)
@@ -507,7 +507,7 @@ func (m *migrator) dropAt(r *engine.RouteRule, path, what, why string) {
 			src = at
 		}
 	}
-	m.dropped = append(m.dropped, DroppedIngressFeature{Ingress: r.Route, Source: src, What: what, Why: why})
+	m.dropped = append(m.dropped, DroppedFeature{Ingress: r.Route, Source: src, What: what, Why: why})
 }
 
 // ingressServed reports whether an Ingress got status (its class is served).

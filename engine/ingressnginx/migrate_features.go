@@ -18,7 +18,7 @@ import (
 // dropPolicy lists the rule policy settings the Gateway API cannot say.
 func (m *migrator) dropPolicy(r *engine.RouteRule, p *table.RulePolicy) {
 	if p.BasicAuth != nil {
-		m.drop(r, IngressNginxAnnotationPrefix+"auth-type", "ingress-nginx asks for a user and password (basic auth, users of Secret "+p.BasicAuth.Secret+
+		m.drop(r, AnnotationPrefix+"auth-type", "ingress-nginx asks for a user and password (basic auth, users of Secret "+p.BasicAuth.Secret+
 			"); the Gateway API has no basic auth: use your implementation's policy (Envoy Gateway's SecurityPolicy basicAuth reads the same htpasswd Secret) "+
 			"or an ExternalAuth filter; the route lets every client in")
 	}
@@ -35,7 +35,7 @@ func (m *migrator) dropPolicy(r *engine.RouteRule, p *table.RulePolicy) {
 		}
 		var names []string
 		for _, f := range p.From {
-			if strings.HasPrefix(f, IngressNginxAnnotationPrefix+"limit-") {
+			if strings.HasPrefix(f, AnnotationPrefix+"limit-") {
 				names = append(names, f)
 			}
 		}
@@ -43,7 +43,7 @@ func (m *migrator) dropPolicy(r *engine.RouteRule, p *table.RulePolicy) {
 			" (503 beyond); the Gateway API has no rate limit: use your implementation's policy (Envoy Gateway's BackendTrafficPolicy rateLimit, for one)")
 	}
 	for _, f := range p.From {
-		if f == IngressNginxAnnotationPrefix+"proxy-body-size" {
+		if f == AnnotationPrefix+"proxy-body-size" {
 			m.drop(r, f, "ingress-nginx refuses request bodies over "+strconv.FormatInt(p.MaxRequestBody, 10)+" bytes with 413 (0: no limit); "+
 				"the Gateway API has no body limit: use your implementation's policy (Envoy Gateway's ClientTrafficPolicy, for one)")
 		}
@@ -62,7 +62,7 @@ func (m *migrator) ruleSettings(r *engine.RouteRule, rule *gwv1.HTTPRouteRule) {
 		if ep.Backend != nil {
 			by = "the default backend " + ep.Backend.Service.String()
 		}
-		m.drop(r, IngressNginxAnnotationPrefix+"custom-http-errors", "ingress-nginx replaces the backend's answers "+strings.Join(codes, ", ")+" with the answer of "+by+
+		m.drop(r, AnnotationPrefix+"custom-http-errors", "ingress-nginx replaces the backend's answers "+strings.Join(codes, ", ")+" with the answer of "+by+
 			" (sent X-Code, X-Format, X-Original-URI and the location's names); the Gateway API has no error-page filter: use your implementation's error-page policy "+
 			"if it has one, or let the application render its own error pages (the route passes the backend's answers)")
 	}
@@ -138,7 +138,7 @@ func (m *migrator) migrateCORS(c *table.CORS) *gwv1.HTTPCORSFilter {
 // the URL names; a URL naming no Service of the manifests is listed.
 func (m *migrator) migrateMirror(r *engine.RouteRule, b *engine.Backend) []gwv1.HTTPRouteFilter {
 	if b.Invalid != "" {
-		m.drop(r, IngressNginxAnnotationPrefix+"mirror-target", b.Invalid+": mirror to a Service (a RequestMirror filter's backendRef), or use your implementation's mirroring")
+		m.drop(r, AnnotationPrefix+"mirror-target", b.Invalid+": mirror to a Service (a RequestMirror filter's backendRef), or use your implementation's mirroring")
 		return nil
 	}
 	ns := gwv1.Namespace(b.Service.Namespace)
@@ -146,7 +146,7 @@ func (m *migrator) migrateMirror(r *engine.RouteRule, b *engine.Backend) []gwv1.
 	m.notes = append(m.notes, "mirror-target became a RequestMirror of "+b.Service.String()+": the copy carries the request's Host and the path the backend gets, "+
 		"where nginx sends $request_uri with mirror-host or the target's host name")
 	if b.TLS != nil {
-		m.drop(r, IngressNginxAnnotationPrefix+"mirror-target", "ingress-nginx mirrors over TLS without verifying "+b.Service.String()+
+		m.drop(r, AnnotationPrefix+"mirror-target", "ingress-nginx mirrors over TLS without verifying "+b.Service.String()+
 			"; write a BackendTLSPolicy for the Service with its CA and hostname")
 	}
 	return []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestMirror, RequestMirror: &gwv1.HTTPRequestMirrorFilter{

@@ -412,7 +412,7 @@ func (t *translator) nginxRules(s *nginxServer, l *nginxLocation, https bool, pm
 		a = &l.ing.ann
 	}
 	if a != nil && a.appRoot != "" && locationTakesRoot(pm) {
-		out = append(out, &engine.RouteRule{Name: l.name + "/app-root", Route: key, Source: t.sourceAt(key, "metadata.annotations["+IngressNginxAnnotationPrefix+"app-root]"),
+		out = append(out, &engine.RouteRule{Name: l.name + "/app-root", Route: key, Source: t.sourceAt(key, "metadata.annotations["+AnnotationPrefix+"app-root]"),
 			HTTP: &table.HTTPMatch{Path: table.PathMatch{Type: table.MatchExact, Value: "/"}},
 			Filters: []table.Filter{{Type: table.FilterRequestRedirect, RequestRedirect: &table.Redirect{
 				Path: &table.PathRewrite{Type: table.ReplaceFullPath, Value: a.appRoot}, StatusCode: 302, NoQuery: true}}}})

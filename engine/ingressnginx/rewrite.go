@@ -34,7 +34,7 @@ func (t *translator) parseIngressRedirect(ann map[string]string, warn func(name,
 		name string
 		code int
 	}{{"permanent-redirect", 301}, {"temporal-redirect", 302}} {
-		v := ann[IngressNginxAnnotationPrefix+r.name]
+		v := ann[AnnotationPrefix+r.name]
 		if v == "" {
 			continue
 		}
@@ -44,7 +44,7 @@ func (t *translator) parseIngressRedirect(ann map[string]string, warn func(name,
 			continue
 		}
 		code := r.code
-		if c := ann[IngressNginxAnnotationPrefix+r.name+"-code"]; c != "" {
+		if c := ann[AnnotationPrefix+r.name+"-code"]; c != "" {
 			n, err := strconv.Atoi(c)
 			if err != nil || n < 300 || n > 308 {
 				warn(r.name+"-code", "invalid status "+strconv.Quote(c)+" (want 300-308); ingress-nginx uses "+strconv.Itoa(code))

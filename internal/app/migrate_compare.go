@@ -106,7 +106,7 @@ type MigrationComparison struct {
 	Requests    int
 	Differences []CompareDifference
 	// Dropped is what the conversion did not carry over.
-	Dropped []ingressnginx.DroppedIngressFeature
+	Dropped []ingressnginx.DroppedFeature
 	// Kept are the converted objects the folder holds itself: its own
 	// versions (edited or not) are what the Gateway side serves.
 	Kept []engine.ObjectKey
@@ -149,7 +149,7 @@ func CompareMigration(ctx context.Context, proj *Project, lr *watch.LoadResult, 
 	c := &MigrationComparison{}
 	gw, err := startCompareSide("gateway-api", "127.0.0.1", func(httpPort, httpsPort int) (*engine.Result, map[string]string, error) {
 		res := proj.Translate(lr.Snapshot, Translation{Now: now})
-		mig := ingressnginx.MigrateIngresses(res, mo)
+		mig := ingressnginx.Migrate(res, mo)
 		var buf bytes.Buffer
 		if err := writeMigration(&buf, "(compare)", mig); err != nil {
 			return nil, nil, err
@@ -618,7 +618,7 @@ func literalPrefix(re *syntax.Regexp) (string, bool) {
 // canaryHeaders are the headers and cookies that steer a canary Ingress's
 // requests (none for other Ingresses).
 func canaryHeaders(ann map[string]string) []map[string]string {
-	p := ingressnginx.IngressNginxAnnotationPrefix
+	p := ingressnginx.AnnotationPrefix
 	if ann[p+"canary"] != "true" {
 		return nil
 	}

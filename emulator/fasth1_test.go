@@ -107,7 +107,7 @@ func fastDiffServer(t *testing.T, tab *table.Table, noFast bool) (*Server, strin
 
 // diffVia is the Via pseudonym of every diffServer, whose outbound
 // requests are compared byte for byte.
-var diffVia = newViaEntries()
+var diffVia = newViaEntries("")
 
 // diffServer serves the table with cfg and returns the server and the
 // address bound.

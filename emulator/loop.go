@@ -50,12 +50,16 @@ type viaEntries struct {
 // counts as a pass; it adds none (no request is sent).
 var explainVia = viaEntries{name: viaPrefix + "*", anyGwdev: true}
 
-// newViaEntries makes a Server's Via values with a random pseudonym, so
-// that two gwdev processes chained into each other count apart.
-func newViaEntries() viaEntries {
-	var b [6]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	name := viaPrefix + hex.EncodeToString(b[:])
+// newViaEntries makes a Server's Via values named viaPrefix+id (id "": a
+// random pseudonym, so that two gwdev processes chained into each other
+// count apart).
+func newViaEntries(id string) viaEntries {
+	if id == "" {
+		var b [6]byte
+		_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+		id = hex.EncodeToString(b[:])
+	}
+	name := viaPrefix + id
 	one := func(proto string) []string { s := []string{proto + " " + name}; return s[:1:1] }
 	return viaEntries{name: name, h10: one("1.0"), h11: one("1.1"), h20: one("2")}
 }

@@ -25,6 +25,13 @@ type Config struct {
 	// --address flag). "" : each Gateway binds its loopback address from
 	// the table; non-loopback addresses are then refused.
 	BindOverride string
+	// Via names the Server in the Via entry it adds to every request it
+	// forwards or mirrors: "gwdev-" and Via ("": "gwdev-" and 12 random hex
+	// digits, so that two gwdev processes chained into each other count
+	// apart, loop.go). Servers that stand for one gwdev (migrate
+	// --compare's two sides) share one, so their backends see the same
+	// request.
+	Via string
 	// AccessLog receives one JSON line per request (a Trace, credentials
 	// redacted). nil: no access log. A slow writer loses lines; it never
 	// slows requests.
@@ -133,7 +140,7 @@ func New(cfg Config) *Server {
 		traces:    newTraceRing(cfg.TraceBuffer, cfg.TraceBytes),
 		echoLogs:  map[string]*echosrv.Log{},
 		mirrorSem: make(chan struct{}, maxMirrorsInFlight),
-		via:       newViaEntries(),
+		via:       newViaEntries(cfg.Via),
 	}
 	_, _, s.stall = cfg.limits()
 	s.pool = newUpstreamPool(s.echoLog)

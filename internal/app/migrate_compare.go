@@ -360,7 +360,9 @@ func startCompareSideOnce(name, portAddr string, translate sideTranslation) (*co
 	if len(served.Gateways) == 0 {
 		return nil, fmt.Errorf("%s: nothing to serve", name)
 	}
-	s.srv = emulator.New(emulator.Config{})
+	// Both sides stand for one gwdev: one Via name, so that what their
+	// backends receive differs only where the two configurations do.
+	s.srv = emulator.New(emulator.Config{Via: "compare"})
 	if err := s.srv.Apply(served).Err(); err != nil {
 		s.close()
 		return nil, fmt.Errorf("%s: %w", name, err)

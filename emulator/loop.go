@@ -164,31 +164,3 @@ func (ex *exchange) mirrorLoops(service string) string {
 	return "RequestMirror: " + service + " skipped (the request already passed through this gwdev " +
 		strconv.Itoa(ex.passes) + " time(s), Via " + ex.via.name + ": gwdev never mirrors a request twice)"
 }
-
-// ViaWithoutPseudonym is a Via field value with the received-by of every
-// gwdev entry ("gwdev-<random>") written as plain "gwdev": what any two
-// gwdev Servers add alike, for comparing what two of them forwarded
-// (migrate --compare runs two).
-func ViaWithoutPseudonym(v string) string {
-	if !strings.Contains(v, viaPrefix) {
-		return v
-	}
-	entries := strings.Split(v, ",")
-	for i, e := range entries {
-		// received-protocol SP received-by [ SP comment ]
-		proto, rest, ok := strings.Cut(strings.TrimSpace(e), " ")
-		if !ok {
-			continue
-		}
-		by, comment, _ := strings.Cut(rest, " ")
-		if !strings.HasPrefix(by, viaPrefix) {
-			continue
-		}
-		lead := e[:len(e)-len(strings.TrimLeft(e, " \t"))]
-		entries[i] = lead + proto + " " + strings.TrimSuffix(viaPrefix, "-")
-		if comment != "" {
-			entries[i] += " " + comment
-		}
-	}
-	return strings.Join(entries, ",")
-}

@@ -224,20 +224,3 @@ func TestExternalAuthToOwnListenerEndsIn508(t *testing.T) {
 			resp.StatusCode, len(ts), loops, maxPasses+1)
 	}
 }
-
-// TestViaWithoutPseudonym: every gwdev received-by loses its random part,
-// other proxies' entries and comments stay as they are.
-func TestViaWithoutPseudonym(t *testing.T) {
-	own := newViaEntries()
-	for in, want := range map[string]string{
-		own.h11[0]:                                "1.1 gwdev",
-		"1.0 edge, " + own.h20[0] + " (mirror)":   "1.0 edge, 2 gwdev (mirror)",
-		"1.1 gwdev-0123456789ab,1.1 gwdev-ba9876": "1.1 gwdev,1.1 gwdev",
-		"1.1 proxy.example":                       "1.1 proxy.example",
-		"":                                        "",
-	} {
-		if got := ViaWithoutPseudonym(in); got != want {
-			t.Errorf("ViaWithoutPseudonym(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

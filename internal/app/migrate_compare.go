@@ -461,9 +461,6 @@ func addedHeaders(seen map[string][]string, sent map[string]string) string {
 			continue
 		}
 		for _, v := range vs {
-			if name == "Via" {
-				v = emulator.ViaWithoutPseudonym(v) // each side's Server has its own
-			}
 			if sv, ok := sent[name]; ok && sv == v {
 				continue
 			}

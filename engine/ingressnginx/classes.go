@@ -44,6 +44,16 @@ type ingressState struct {
 	ann   ingressAnnotations
 }
 
+// ClassName is the class an Ingress names: spec.ingressClassName, else
+// the kubernetes.io/ingress.class annotation; "" when it names none (the
+// default IngressClass then applies, if exactly one is marked default).
+func ClassName(ing *networkingv1.Ingress) string {
+	if ing.Spec.IngressClassName != nil {
+		return *ing.Spec.IngressClassName
+	}
+	return ing.Annotations[ClassAnnotation]
+}
+
 // ingressAddressKey is the key of a class in Result.addresses: it cannot
 // clash with a Gateway's "<ns>/<name>" or a mesh frontend's "mesh:…".
 func ingressAddressKey(class string) string { return "ingress:" + class }
@@ -64,10 +74,7 @@ func (t *translator) processIngresses() {
 	classes := map[string]*ingressClass{}
 	for _, ing := range t.tr.Output().Ingresses {
 		key := engine.ObjectKey{Kind: "Ingress", Namespace: ing.Namespace, Name: ing.Name}
-		name := ing.Annotations[ClassAnnotation]
-		if ing.Spec.IngressClassName != nil {
-			name = *ing.Spec.IngressClassName
-		}
+		name := ClassName(ing)
 		if name == "" {
 			switch len(defaults) {
 			case 0:

@@ -18,10 +18,7 @@ func printIngresses(w io.Writer, res *engine.Result) {
 	}
 	fmt.Fprintln(w, "\nIngresses (served as ingress-nginx would; gwdev migrate converts them):")
 	for _, ing := range res.Objects.Ingresses {
-		class := ing.Annotations[ingressnginx.ClassAnnotation]
-		if ing.Spec.IngressClassName != nil {
-			class = *ing.Spec.IngressClassName
-		}
+		class := ingressnginx.ClassName(ing)
 		if class == "" {
 			class = "(default class)"
 		}

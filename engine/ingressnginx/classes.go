@@ -54,8 +54,9 @@ func ClassName(ing *networkingv1.Ingress) string {
 	return ing.Annotations[ClassAnnotation]
 }
 
-// ingressAddressKey is the key of a class in Result.addresses: it cannot
-// clash with a Gateway's "<ns>/<name>" or a mesh frontend's "mesh:…".
+// ingressAddressKey is the key of a class's address
+// (Translation.LoopbackAddresses): it cannot clash with a Gateway's
+// "<ns>/<name>" or a mesh frontend's "mesh:…".
 func ingressAddressKey(class string) string { return "ingress:" + class }
 
 // processIngresses picks the class of every Ingress (spec.ingressClassName,

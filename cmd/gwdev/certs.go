@@ -1,16 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gwdev/gwdev/internal/app"
 )
@@ -64,73 +60,6 @@ func (o *certsOptions) run(out io.Writer, dir string) error {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return fmt.Errorf("%s is not a directory", dir)
 	}
-	proj, err := app.OpenProject([]string{dir}, app.ProjectFlags{CRDs: o.crds, Trust: o.trust})
-	if err != nil {
-		return err
-	}
-	// One translation gives the addresses gwdev up serves the Gateways on
-	// (for the curl lines), as up computes them.
-	lr, res, err := proj.LoadAndTranslate(metav1.NewTime(time.Now().UTC().Truncate(time.Second)))
-	if err != nil {
-		return err
-	}
-	for _, p := range lr.Problems {
-		fmt.Fprintf(out, "  ✗ %s\n", p.String())
-	}
-	wanted := app.MissingCertificates(lr.Snapshot)
-	if len(wanted) == 0 {
-		fmt.Fprintln(out, "gwdev certs: every HTTPS and TLS Terminate listener's certificateRefs name an existing Secret: nothing to do")
-		return nil
-	}
-	caDir := o.caDir
-	if caDir == "" {
-		cfg, err := os.UserConfigDir()
-		if err != nil {
-			return fmt.Errorf("finding the config directory (use --ca-dir): %w", err)
-		}
-		caDir = filepath.Join(cfg, "gwdev", "ca")
-	}
-	if abs, err := filepath.Abs(caDir); err == nil {
-		caDir = abs // gwdev-certs.yaml names it for gwdev up, which may run elsewhere
-	}
-	ca, created, err := app.LoadOrCreateCA(caDir)
-	if err != nil {
-		return err
-	}
-	if created {
-		fmt.Fprintf(out, "gwdev certs: created a local CA in %s (key readable only by you)\n", caDir)
-	} else {
-		fmt.Fprintf(out, "gwdev certs: using the local CA in %s\n", caDir)
-	}
-	path := o.out
-	if path == "" {
-		path = filepath.Join(dir, "gwdev-certs.yaml")
-	}
-	var doc bytes.Buffer
-	for _, w := range wanted {
-		crt, key, notAfter, err := ca.Issue(w.Hostnames, time.Duration(o.days)*24*time.Hour)
-		if err != nil {
-			return fmt.Errorf("signing a certificate for %s: %w", w.Secret, err)
-		}
-		app.WriteSecretManifest(&doc, w, crt, key)
-		fmt.Fprintf(out, "  + Secret %s for %s (valid until %s; used by %s)\n", w.Secret, strings.Join(w.Hostnames, ", "),
-			notAfter.Format("2006-01-02"), strings.Join(w.Users, ", "))
-		if w.CrossNamespace {
-			fmt.Fprintf(out, "    note: the Secret is in another namespace than its listener; a ReferenceGrant must allow it\n")
-		}
-	}
-	if err := app.AppendManifests(path, ca.CertPath, doc.Bytes()); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "gwdev certs: wrote %s to %s\n", plural(len(wanted), "Secret"), path)
-	addrs := gatewayAddresses(res.Table)
-	fmt.Fprintln(out, "try them while gwdev up serves the folder (--resolve sends the name to the Gateway's address):")
-	for _, w := range wanted {
-		fmt.Fprintf(out, "  %s\n", certsCurl(ca.CertPath, w, addrs[w.Gateway]))
-	}
-	if note := portNote(wanted); note != "" {
-		fmt.Fprintln(out, note)
-	}
-	fmt.Fprintf(out, "or for the shell (curl, openssl, Go tools; replaces the system roots): export SSL_CERT_FILE=%s\n", ca.CertPath)
-	return nil
+	return app.Certs(out, app.CertsArgs{Dir: dir, Flags: app.ProjectFlags{CRDs: o.crds, Trust: o.trust},
+		CADir: o.caDir, Out: o.out, Validity: time.Duration(o.days) * 24 * time.Hour})
 }

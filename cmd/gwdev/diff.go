@@ -85,17 +85,7 @@ func (o *diffOptions) run(out, errOut io.Writer, args []string) error {
 	if err != nil {
 		return err
 	}
-	switch o.format {
-	case "json":
-		err = printDiffJSON(out, *rep)
-	case "github":
-		printDiffGitHub(out, *rep)
-	case "sarif":
-		err = report.WriteSARIF(out, diffFindings(*rep), buildVersion().Version)
-	default:
-		printDiffText(out, *rep)
-	}
-	if err != nil {
+	if err := report.WriteDiff(out, o.format, *rep, buildVersion().Version); err != nil {
 		return err
 	}
 	if rep.Worse > 0 {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/report"
 )
 
 const diffGateway = `apiVersion: gateway.networking.k8s.io/v1
@@ -211,7 +212,7 @@ func TestDiffJSON(t *testing.T) {
 	if code != exitProblems {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
-	var rep app.DiffReport
+	var rep report.DiffReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}

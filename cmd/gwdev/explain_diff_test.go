@@ -234,33 +234,33 @@ type diffProbe struct {
 }
 
 // explainURL is the `gwdev explain` URL of the probe on port.
-func (d diffProbe) explainURL(port int32) (string, *explainOptions, bool) {
-	o := &explainOptions{method: "GET"}
+func (d diffProbe) explainURL(port int32) (string, *app.ProbeFlags) {
+	o := &app.ProbeFlags{Method: "GET"}
 	hp := net.JoinHostPort(d.host, strconv.Itoa(int(port)))
 	switch d.kind {
 	case "http":
-		return "http://" + hp + d.path, o, false
+		return "http://" + hp + d.path, o
 	case "plain-on-tls":
-		return "http://" + hp + d.path, o, false
+		return "http://" + hp + d.path, o
 	case "h2c":
-		o.http2 = true
-		return "http://" + hp + d.path, o, false
+		o.HTTP2 = true
+		return "http://" + hp + d.path, o
 	case "https", "tls-on-http":
-		o.sni = d.sni
-		return "https://" + hp + d.path, o, true
+		o.SNI, o.SNISet = d.sni, true
+		return "https://" + hp + d.path, o
 	case "https1":
-		o.sni, o.http1 = d.sni, true
-		return "https://" + hp + d.path, o, true
+		o.SNI, o.HTTP1, o.SNISet = d.sni, true, true
+		return "https://" + hp + d.path, o
 	case "grpc":
-		return "grpc://" + hp + d.path, o, false
+		return "grpc://" + hp + d.path, o
 	case "grpcs":
-		o.sni = d.sni
-		return "grpcs://" + hp + d.path, o, true
+		o.SNI, o.SNISet = d.sni, true
+		return "grpcs://" + hp + d.path, o
 	case "tls":
-		o.sni = d.sni
-		return "tls://" + hp, o, true
+		o.SNI, o.SNISet = d.sni, true
+		return "tls://" + hp, o
 	}
-	return d.kind + "://" + hp, o, false
+	return d.kind + "://" + hp, o
 }
 
 // portProbes is the corpus for one port: every host its listeners and
@@ -447,24 +447,25 @@ func (d diffProbe) check(t *testing.T, input string, s *emulator.Server, tab *ta
 	t.Helper()
 	_, portStr, _ := net.SplitHostPort(bound)
 	port, _ := strconv.Atoi(portStr)
-	rawURL, o, sniSet := d.explainURL(int32(port))
+	rawURL, o := d.explainURL(int32(port))
 	if d.noSNI {
-		o.sni, sniSet = "", true
+		o.SNI, o.SNISet = "", true
 	}
+	sniSet := o.SNISet
 	label := fmt.Sprintf("%s: %s %s", input, d.kind, rawURL)
 	if d.noSNI {
 		label += " (no SNI)"
 	} else if sniSet {
-		label += " (SNI " + o.sni + ")"
+		label += " (SNI " + o.SNI + ")"
 	}
-	probe, err := o.probe(rawURL, sniSet)
+	probe, err := o.Probe(rawURL)
 	if err != nil {
 		t.Fatalf("%s: %v", label, err)
 	}
 	probe.Address = addr
 	ex := emulator.ExplainProbe(tab, probe)
 	sent := time.Now()
-	local := d.send(t, bound, o.sni, sniSet)
+	local := d.send(t, bound, o.SNI, sniSet)
 	if local == "" {
 		t.Errorf("%s: the client could not connect", label)
 		return ""

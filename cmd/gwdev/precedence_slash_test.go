@@ -73,16 +73,16 @@ func TestTrailingSlashPrefixTiesServedAsExplained(t *testing.T) {
 			}
 			resp.Body.Close()
 		}
-		o := &explainOptions{method: "GET"}
+		o := &app.ProbeFlags{Method: "GET"}
 		if c.header != "" {
-			o.headers = []string{"X-Canary: " + c.header}
+			o.Headers = []string{"X-Canary: " + c.header}
 		}
 		host := "example.com"
 		if c.host != "" {
 			host = c.host
 		}
 		_, port, _ := strings.Cut(bound, ":")
-		probe, err := o.probe("http://"+host+":"+port+c.path, false)
+		probe, err := o.Probe("http://" + host + ":" + port + c.path)
 		if err != nil {
 			t.Fatal(err)
 		}

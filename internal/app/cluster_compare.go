@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/report"
 )
 
 // SpecReasons are the condition reasons the Gateway API defines (the
@@ -76,34 +77,10 @@ func statusOf(obj any) (conditionsView, error) {
 	return wrap.Status, err
 }
 
-// Disagreement is one condition where the controller and the spec differ.
-type Disagreement struct {
-	Object engine.ObjectKey
-	// Scope is "" (the object), "listener NAME" or "parent Gateway ns/name".
-	Scope      string
-	Condition  string
-	Controller string // "True (Accepted)" or "not written"
-	Spec       string
-	Message    string // gwdev's
-}
-
-// ClusterComparison is the result of comparing every object's status.
-type ClusterComparison struct {
-	Disagreements []Disagreement
-	Agreed        int
-	// NotCompared counts the controller's conditions with reasons of its
-	// own, by reason.
-	NotCompared map[string]int
-	// Stale lists conditions the controller wrote for an older generation.
-	Stale []string
-	// NoStatus lists the objects the controller wrote no status for.
-	NoStatus []engine.ObjectKey
-}
-
 // CompareCluster compares the status the cluster's controllers wrote with
 // the status gwdev computed from the same objects.
-func CompareCluster(objs []*unstructured.Unstructured, res *engine.Result) (*ClusterComparison, error) {
-	c := &ClusterComparison{NotCompared: map[string]int{}}
+func CompareCluster(objs []*unstructured.Unstructured, res *engine.Result) (*report.ClusterComparison, error) {
+	c := &report.ClusterComparison{NotCompared: map[string]int{}}
 	cluster := map[engine.ObjectKey]*unstructured.Unstructured{}
 	classController := map[string]string{} // GatewayClass → controllerName
 	gatewayClass := map[string]string{}    // "ns/name" → class
@@ -135,11 +112,11 @@ func CompareCluster(objs []*unstructured.Unstructured, res *engine.Result) (*Clu
 			c.NoStatus = append(c.NoStatus, key)
 		}
 		gen := u.GetGeneration()
-		c.conditions(key, "", mine.Conditions, theirs.Conditions, gen)
+		addConditions(c, key, "", mine.Conditions, theirs.Conditions, gen)
 		for _, l := range mine.Listeners {
 			for _, tl := range theirs.Listeners {
 				if tl.Name == l.Name {
-					c.conditions(key, "listener "+l.Name, l.Conditions, tl.Conditions, gen)
+					addConditions(c, key, "listener "+l.Name, l.Conditions, tl.Conditions, gen)
 				}
 			}
 		}
@@ -148,10 +125,10 @@ func CompareCluster(objs []*unstructured.Unstructured, res *engine.Result) (*Clu
 			tp := matchParent(p.ParentRef, key.Namespace, want, theirs.Parents)
 			scope := "parent " + RefString(p.ParentRef, key.Namespace)
 			if tp == nil {
-				c.conditions(key, scope, p.Conditions, nil, gen)
+				addConditions(c, key, scope, p.Conditions, nil, gen)
 				continue
 			}
-			c.conditions(key, scope, p.Conditions, tp.Conditions, gen)
+			addConditions(c, key, scope, p.Conditions, tp.Conditions, gen)
 		}
 		for _, a := range mine.Ancestors {
 			var theirsP []parentView
@@ -160,17 +137,17 @@ func CompareCluster(objs []*unstructured.Unstructured, res *engine.Result) (*Clu
 			}
 			scope := "ancestor " + RefString(a.AncestorRef, key.Namespace)
 			if tp := matchParent(a.AncestorRef, key.Namespace, "", theirsP); tp != nil {
-				c.conditions(key, scope, a.Conditions, tp.Conditions, gen)
+				addConditions(c, key, scope, a.Conditions, tp.Conditions, gen)
 			} else {
-				c.conditions(key, scope, a.Conditions, nil, gen)
+				addConditions(c, key, scope, a.Conditions, nil, gen)
 			}
 		}
 	})
 	return c, err
 }
 
-// conditions compares one list of conditions.
-func (c *ClusterComparison) conditions(key engine.ObjectKey, scope string, mine, theirs []metav1.Condition, gen int64) {
+// addConditions compares one list of conditions into c.
+func addConditions(c *report.ClusterComparison, key engine.ObjectKey, scope string, mine, theirs []metav1.Condition, gen int64) {
 	for _, m := range mine {
 		i := slices.IndexFunc(theirs, func(t metav1.Condition) bool { return t.Type == m.Type })
 		if i < 0 {
@@ -178,7 +155,7 @@ func (c *ClusterComparison) conditions(key engine.ObjectKey, scope string, mine,
 			// counts only where the spec's says something is wrong, or
 			// for Accepted, which every controller writes.
 			if m.Type == "Accepted" || engine.ConditionIsProblem(m.Type, string(m.Status)) {
-				c.Disagreements = append(c.Disagreements, Disagreement{Object: key, Scope: scope, Condition: m.Type,
+				c.Disagreements = append(c.Disagreements, report.Disagreement{Object: key, Scope: scope, Condition: m.Type,
 					Controller: "not written", Spec: condWord(m), Message: m.Message})
 			}
 			continue
@@ -190,27 +167,18 @@ func (c *ClusterComparison) conditions(key engine.ObjectKey, scope string, mine,
 		}
 		if t.ObservedGeneration != 0 && gen != 0 && t.ObservedGeneration < gen {
 			c.Stale = append(c.Stale, fmt.Sprintf("%s%s %s: the controller's condition is for generation %d, the object is at %d",
-				key, ScopeSuffix(scope), t.Type, t.ObservedGeneration, gen))
+				key, report.ScopeSuffix(scope), t.Type, t.ObservedGeneration, gen))
 		}
 		if t.Status == m.Status && t.Reason == m.Reason {
 			c.Agreed++
 			continue
 		}
-		c.Disagreements = append(c.Disagreements, Disagreement{Object: key, Scope: scope, Condition: m.Type,
+		c.Disagreements = append(c.Disagreements, report.Disagreement{Object: key, Scope: scope, Condition: m.Type,
 			Controller: condWord(t), Spec: condWord(m), Message: m.Message})
 	}
 }
 
 func condWord(c metav1.Condition) string { return string(c.Status) + " (" + c.Reason + ")" }
-
-// ScopeSuffix is a disagreement's scope as printed after its object
-// ("" for the object itself).
-func ScopeSuffix(scope string) string {
-	if scope == "" {
-		return ""
-	}
-	return " " + scope
-}
 
 // refNamespace is a parentRef's namespace, defaulted to the route's.
 func refNamespace(r map[string]any, ns string) string {

@@ -11,21 +11,12 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gwdev/gwdev/internal/report"
 )
 
 // mainBranches are tried in order to find the default BASE.
 var mainBranches = []string{"main", "master", "origin/main", "origin/master"}
-
-// DiffReport is what `gwdev diff` found, and its JSON form.
-type DiffReport struct {
-	// Base is the commit compared against; BaseRef how it was chosen.
-	Base    string     `json:"base"`
-	BaseRef string     `json:"baseRef"`
-	Dir     string     `json:"dir"`
-	Worse   int        `json:"worse"`
-	Better  int        `json:"better"`
-	Changes []DiffItem `json:"changes"`
-}
 
 // DiffArgs says what `gwdev diff` compares: BASE ("": the merge base with
 // the main branch) and DIR, read with Flags (both sides judged against the
@@ -62,7 +53,7 @@ func SplitDiffArgs(args []string) (base, dir string) {
 
 // Diff translates DIR as it is at BASE (extracted from git into a
 // temporary folder) and in the working tree and compares the two.
-func Diff(a DiffArgs) (*DiffReport, error) {
+func Diff(a DiffArgs) (*report.DiffReport, error) {
 	base, dir := a.Base, a.Dir
 	repo, err := openRepo(dir)
 	if err != nil {
@@ -124,7 +115,7 @@ func Diff(a DiffArgs) (*DiffReport, error) {
 		}
 		baseView = newStatusView(baseLR, baseRes, repo.pathMapper(baseDir))
 	}
-	rep := &DiffReport{Base: commit, BaseRef: baseRef, Dir: dir, Changes: compareViews(baseView, headView)}
+	rep := &report.DiffReport{Base: commit, BaseRef: baseRef, Dir: dir, Changes: compareViews(baseView, headView)}
 	for _, d := range rep.Changes {
 		if d.Worse {
 			rep.Worse++

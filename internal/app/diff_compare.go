@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/report"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -213,40 +214,19 @@ const (
 	diffNotice  = "notice"
 )
 
-// DiffItem is one difference between the base and the working tree.
-type DiffItem struct {
-	// Change is added, removed, condition, finding, traffic or load.
-	Change string `json:"change"`
-	// Worse is set when the change is a regression (exit status 1); Better
-	// when it fixes something; neither for neutral changes.
-	Worse  bool `json:"worse,omitempty"`
-	Better bool `json:"better,omitempty"`
-	// Level is error, warning or notice.
-	Level  string           `json:"level"`
-	Object engine.ObjectKey `json:"object,omitzero"`
-	// File and Line locate the change in the working tree (for removed
-	// objects, in the base).
-	File    string `json:"file,omitempty"`
-	Line    int    `json:"line,omitempty"`
-	Scope   string `json:"scope,omitempty"`
-	Before  string `json:"before,omitempty"`
-	After   string `json:"after,omitempty"`
-	Message string `json:"message"`
-}
-
 // compareViews lists the differences from base to head: regressions first,
 // then fixes, then neutral changes, each by file and line.
-func compareViews(base, head *statusView) []DiffItem {
-	var items []DiffItem
+func compareViews(base, head *statusView) []report.DiffItem {
+	var items []report.DiffItem
 	for k := range unionKeys(base.objects, head.objects) {
 		b, h := base.objects[k], head.objects[k]
 		switch {
 		case h == nil:
-			items = append(items, DiffItem{Change: "removed", Level: diffNotice, Object: k, File: b.source.File, Line: b.source.Line,
+			items = append(items, report.DiffItem{Change: "removed", Level: diffNotice, Object: k, File: b.source.File, Line: b.source.Line,
 				Message: k.String() + " removed"})
 			continue
 		case b == nil:
-			items = append(items, DiffItem{Change: "added", Level: diffNotice, Object: k, File: h.source.File, Line: h.source.Line,
+			items = append(items, report.DiffItem{Change: "added", Level: diffNotice, Object: k, File: h.source.File, Line: h.source.Line,
 				Message: k.String() + " added"})
 			b = &objectView{}
 		}
@@ -274,7 +254,7 @@ func compareViews(base, head *statusView) []DiffItem {
 	return items
 }
 
-func itemRank(d DiffItem) int {
+func itemRank(d report.DiffItem) int {
 	switch {
 	case d.Worse:
 		return 0
@@ -286,8 +266,8 @@ func itemRank(d DiffItem) int {
 
 // compareConditions reports conditions whose status or reason changed, and
 // problem conditions that appeared or went away with their scope.
-func compareConditions(k engine.ObjectKey, b, h *objectView) []DiffItem {
-	var items []DiffItem
+func compareConditions(k engine.ObjectKey, b, h *objectView) []report.DiffItem {
+	var items []report.DiffItem
 	for s := range unionKeys(b.conds, h.conds) {
 		bc, hc := b.conds[s], h.conds[s]
 		if bc.status == hc.status && bc.reason == hc.reason {
@@ -305,7 +285,7 @@ func compareConditions(k engine.ObjectKey, b, h *objectView) []DiffItem {
 		if c.typ == "" {
 			c = bc
 		}
-		d := DiffItem{Change: "condition", Level: diffNotice, Object: k, File: h.source.File, Line: h.source.Line,
+		d := report.DiffItem{Change: "condition", Level: diffNotice, Object: k, File: h.source.File, Line: h.source.Line,
 			Scope: c.scope, Before: bc.String(), After: hc.String()}
 		if h.source.File == "" {
 			d.File, d.Line = b.source.File, b.source.Line
@@ -334,17 +314,17 @@ func compareConditions(k engine.ObjectKey, b, h *objectView) []DiffItem {
 
 // compareFindings reports gwdev's own warnings and errors (shadowed rules,
 // routes without parents, …) that appeared or went away.
-func compareFindings(base, head *statusView) []DiffItem {
-	var items []DiffItem
+func compareFindings(base, head *statusView) []report.DiffItem {
+	var items []report.DiffItem
 	for key, f := range head.findings {
 		if _, ok := base.findings[key]; !ok {
-			items = append(items, DiffItem{Change: "finding", Worse: true, Level: string(f.Severity), Object: f.Object,
+			items = append(items, report.DiffItem{Change: "finding", Worse: true, Level: string(f.Severity), Object: f.Object,
 				File: f.Source.File, Line: f.Source.Line, Scope: f.Scope, After: string(f.Severity), Message: "new " + string(f.Severity) + ": " + f.Message})
 		}
 	}
 	for key, f := range base.findings {
 		if _, ok := head.findings[key]; !ok {
-			d := DiffItem{Change: "finding", Better: true, Level: diffNotice, Object: f.Object, Scope: f.Scope,
+			d := report.DiffItem{Change: "finding", Better: true, Level: diffNotice, Object: f.Object, Scope: f.Scope,
 				Before: string(f.Severity), Message: "resolved " + string(f.Severity) + ": " + f.Message}
 			if o := head.objects[f.Object]; o != nil {
 				d.File, d.Line = o.source.File, o.source.Line
@@ -358,15 +338,15 @@ func compareFindings(base, head *statusView) []DiffItem {
 // compareProblems reports manifests that stopped or started loading, and
 // fields the cluster's CRDs (--crds) lack, which it drops from an object
 // that loads all the same (Problem.Pruned).
-func compareProblems(base, head *statusView) []DiffItem {
-	var items []DiffItem
+func compareProblems(base, head *statusView) []report.DiffItem {
+	var items []report.DiffItem
 	for key, p := range head.problems {
 		if _, ok := base.problems[key]; !ok {
 			what := "does not load: "
 			if p.Pruned {
 				what = "loaded without the field: "
 			}
-			items = append(items, DiffItem{Change: "load", Worse: true, Level: diffError, Object: p.Object, File: p.File, Line: p.Line,
+			items = append(items, report.DiffItem{Change: "load", Worse: true, Level: diffError, Object: p.Object, File: p.File, Line: p.Line,
 				Message: what + p.Message})
 		}
 	}
@@ -376,13 +356,13 @@ func compareProblems(base, head *statusView) []DiffItem {
 			if p.Pruned {
 				what = "no longer dropped: "
 			}
-			items = append(items, DiffItem{Change: "load", Better: true, Level: diffNotice, Object: p.Object, File: p.File,
+			items = append(items, report.DiffItem{Change: "load", Better: true, Level: diffNotice, Object: p.Object, File: p.File,
 				Message: what + p.Message})
 		}
 	}
 	for key, w := range head.warnings {
 		if _, ok := base.warnings[key]; !ok {
-			items = append(items, DiffItem{Change: "load", Worse: true, Level: diffWarning, File: w.File, Message: "new warning: " + w.Message})
+			items = append(items, report.DiffItem{Change: "load", Worse: true, Level: diffWarning, File: w.File, Message: "new warning: " + w.Message})
 		}
 	}
 	return items
@@ -390,8 +370,8 @@ func compareProblems(base, head *statusView) []DiffItem {
 
 // compareTraffic reports routes, present on both sides, that stopped or
 // started receiving traffic on a listener and host.
-func compareTraffic(base, head *statusView) []DiffItem {
-	var items []DiffItem
+func compareTraffic(base, head *statusView) []report.DiffItem {
+	var items []report.DiffItem
 	for k := range unionKeys(base.traffic, head.traffic) {
 		b, h := base.objects[k], head.objects[k]
 		if b == nil || h == nil {
@@ -411,11 +391,11 @@ func compareTraffic(base, head *statusView) []DiffItem {
 		sort.Strings(lost)
 		sort.Strings(gained)
 		if len(lost) > 0 {
-			items = append(items, DiffItem{Change: "traffic", Worse: true, Level: diffError, Object: k, File: h.source.File, Line: h.source.Line,
+			items = append(items, report.DiffItem{Change: "traffic", Worse: true, Level: diffError, Object: k, File: h.source.File, Line: h.source.Line,
 				Message: k.String() + " no longer receives traffic on " + strings.Join(lost, "; ")})
 		}
 		if len(gained) > 0 {
-			items = append(items, DiffItem{Change: "traffic", Better: true, Level: diffNotice, Object: k, File: h.source.File, Line: h.source.Line,
+			items = append(items, report.DiffItem{Change: "traffic", Better: true, Level: diffNotice, Object: k, File: h.source.File, Line: h.source.Line,
 				Message: k.String() + " now receives traffic on " + strings.Join(gained, "; ")})
 		}
 	}

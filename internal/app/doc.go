@@ -12,10 +12,13 @@
 //     dashboard, the plain printer, the admin API through AdminStatus). The
 //     MigrationRunner compares the Ingresses of each State beside it.
 //   - The comparisons: migrate --compare (migrate_compare.go), diff's git
-//     extraction and status comparison (diff*.go), check --cluster's
-//     controller-versus-spec comparison (cluster_compare.go).
+//     extraction and status comparison (diff*.go, into report.DiffReport),
+//     check --cluster's controller-versus-spec comparison
+//     (check_cluster.go, cluster_compare.go, into report.ClusterComparison).
 //   - What one command computes for its output: check (Check), explain
-//     (Explain), graph (WriteGraph), certs (MissingCertificates, LocalCA).
+//     (ProbeFlags.Probe, ExplainProject; explain_text.go writes the
+//     trace, which internal/report cannot import from emulator), graph
+//     (WriteGraph), certs (Certs, MissingCertificates, LocalCA).
 //
 // It imports watch, engine and emulator; cmd/gwdev parses flags, calls it
 // and chooses the exit status.

@@ -6,7 +6,9 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gwdev/gwdev/emulator"
@@ -25,6 +27,16 @@ type Explanation struct {
 	// Hints say which routes would take a request nothing took, and why
 	// they did not (nil: a rule took it, or none would).
 	Hints []string
+
+	// probe, result and dir are what was explained, where (WriteText).
+	probe  emulator.Probe
+	result *engine.Result
+	dir    string
+	// crdsName, fileProblems and pruned are ExplainProject's notes: the
+	// CRD bundle, the files that did not load and the fields dropped as
+	// not in it.
+	crdsName             string
+	fileProblems, pruned int
 }
 
 // Explain runs probe through the data plane's decisions for res's table.
@@ -52,9 +64,36 @@ func Explain(res *engine.Result, probe emulator.Probe, rawURL, gateway, dir stri
 	probe.Address = addr
 	probe.CAFiles = KnownCAFiles(dir) // hints trust the CA that verifies (--cacert), as copy-as-curl does
 	tr := emulator.ExplainProbe(res.Table, probe)
-	ex := &Explanation{Trace: tr, NotDone: ExplainNotDone(res.Table, tr)}
+	ex := &Explanation{Trace: tr, NotDone: ExplainNotDone(res.Table, tr), probe: probe, result: res, dir: dir}
 	if tr.Rule == "" && tr.Method != "" && tr.Status != http.StatusMisdirectedRequest && tr.Status != http.StatusBadRequest {
 		ex.Hints = noMatchHints(res, probe.Request.Host, probe.Port, tr.GRPC)
+	}
+	return ex, nil
+}
+
+// ExplainProject opens dir as a project read with flags, loads and
+// translates it, and explains probe there (Explain).
+func ExplainProject(dir string, flags ProjectFlags, probe emulator.Probe, rawURL, gateway string) (*Explanation, error) {
+	proj, err := OpenProject([]string{dir}, flags)
+	if err != nil {
+		return nil, err
+	}
+	lr, err := proj.Load(nil)
+	if err != nil {
+		return nil, err
+	}
+	res := proj.Translate(lr.Snapshot, Translation{Now: metav1.NewTime(time.Now().UTC())})
+	ex, err := Explain(res, probe, rawURL, gateway, dir)
+	if err != nil {
+		return nil, err
+	}
+	ex.crdsName = proj.CRDsName()
+	for _, p := range lr.Problems {
+		if p.Pruned {
+			ex.pruned++
+		} else {
+			ex.fileProblems++
+		}
 	}
 	return ex, nil
 }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"crypto/tls"
@@ -11,6 +11,29 @@ import (
 
 	"github.com/gwdev/gwdev/emulator"
 )
+
+// ProbeFlags are explain's flags that shape the request or connection
+// (ProbeFlags.Probe builds it from a URL).
+type ProbeFlags struct {
+	// Method is -X; MethodSet says whether it was given (gRPC URLs default
+	// to POST).
+	Method    string
+	MethodSet bool
+	// Headers are -H 'Name: value' (a Host header sets the request's host).
+	Headers []string
+	// SNI is the TLS server name of an https, grpcs or tls URL, used when
+	// SNISet (--sni was given; "" then sends none); else the URL's host.
+	SNI    string
+	SNISet bool
+	// ALPN overrides the protocols the ClientHello offers (nil: by scheme).
+	ALPN []string
+	// HTTP2 sends HTTP/2 (h2c on http://, ALPN h2 on https://); HTTP1
+	// sends HTTP/1.1 even for a gRPC content type.
+	HTTP2, HTTP1 bool
+	// CertFile and KeyFile are the client certificate a TLS probe presents
+	// ("": none).
+	CertFile, KeyFile string
+}
 
 // explainSchemes says what each URL scheme of `gwdev explain` sends, with
 // its default port (0: the URL must name one).
@@ -27,8 +50,8 @@ var explainSchemes = map[string]struct {
 	"udp":   {0, "UDP datagrams (UDPRoute)"},
 }
 
-// schemesHelp lists the schemes for --help.
-func schemesHelp() string {
+// ExplainSchemesHelp lists explain's URL schemes for --help.
+func ExplainSchemesHelp() string {
 	var b strings.Builder
 	for _, s := range []string{"http", "https", "grpc", "grpcs", "tls", "tcp", "udp"} {
 		fmt.Fprintf(&b, "  %-6s %s\n", s+"://", explainSchemes[s].what)
@@ -36,9 +59,9 @@ func schemesHelp() string {
 	return b.String()
 }
 
-// probe builds the connection or request to explain from the URL and the
-// flags; sniSet says whether --sni was given (--sni "" sends no SNI).
-func (o *explainOptions) probe(rawURL string, sniSet bool) (emulator.Probe, error) {
+// Probe builds the connection or request to explain from the URL and the
+// flags.
+func (o *ProbeFlags) Probe(rawURL string) (emulator.Probe, error) {
 	if !strings.Contains(rawURL, "://") {
 		rawURL = "http://" + rawURL
 	}
@@ -64,8 +87,8 @@ func (o *explainOptions) probe(rawURL string, sniSet bool) (emulator.Probe, erro
 	p := emulator.Probe{Port: int32(port), UDP: scheme == "udp"}
 	if scheme == "https" || scheme == "grpcs" || scheme == "tls" {
 		p.TLS, p.SNI = true, u.Hostname()
-		if sniSet {
-			p.SNI = o.sni
+		if o.SNISet {
+			p.SNI = o.SNI
 		}
 		if net.ParseIP(p.SNI) != nil {
 			p.SNI = "" // clients send no SNI for an address
@@ -75,8 +98,8 @@ func (o *explainOptions) probe(rawURL string, sniSet bool) (emulator.Probe, erro
 		}
 	}
 	if scheme == "tls" || scheme == "tcp" || scheme == "udp" {
-		if len(o.alpn) > 0 {
-			p.ALPN = o.alpn
+		if len(o.ALPN) > 0 {
+			p.ALPN = o.ALPN
 		}
 		return p, nil
 	}
@@ -88,11 +111,11 @@ func (o *explainOptions) probe(rawURL string, sniSet bool) (emulator.Probe, erro
 	if p.TLS {
 		p.ALPN = []string{"h2", "http/1.1"}
 		switch {
-		case len(o.alpn) > 0:
-			p.ALPN = o.alpn
+		case len(o.ALPN) > 0:
+			p.ALPN = o.ALPN
 		case req.ProtoMajor == 2:
 			p.ALPN = []string{"h2"}
-		case o.http1:
+		case o.HTTP1:
 			p.ALPN = []string{"http/1.1"}
 		}
 	}
@@ -100,10 +123,10 @@ func (o *explainOptions) probe(rawURL string, sniSet bool) (emulator.Probe, erro
 }
 
 // httpRequest builds the HTTP request of an http, https, grpc or grpcs URL.
-func (o *explainOptions) httpRequest(u *url.URL, scheme string) (*http.Request, error) {
+func (o *ProbeFlags) httpRequest(u *url.URL, scheme string) (*http.Request, error) {
 	grpc := scheme == "grpc" || scheme == "grpcs"
-	method := strings.ToUpper(o.method)
-	if grpc && !o.methodSet {
+	method := strings.ToUpper(o.Method)
+	if grpc && !o.MethodSet {
 		method = http.MethodPost
 	}
 	hu := *u
@@ -121,7 +144,7 @@ func (o *explainOptions) httpRequest(u *url.URL, scheme string) (*http.Request, 
 		req.Header.Set("Content-Type", "application/grpc")
 		req.Header.Set("Te", "trailers")
 	}
-	for _, h := range o.headers {
+	for _, h := range o.Headers {
 		name, value, ok := strings.Cut(h, ":")
 		if !ok {
 			return nil, fmt.Errorf("header %q: want 'Name: value'", h)
@@ -134,8 +157,8 @@ func (o *explainOptions) httpRequest(u *url.URL, scheme string) (*http.Request, 
 	}
 	// gRPC is HTTP/2 only: a gRPC content type means a gRPC client, which
 	// speaks h2c (prior knowledge) or h2 over TLS.
-	h2 := o.http2 || grpc || strings.HasPrefix(req.Header.Get("Content-Type"), "application/grpc")
-	if o.http1 {
+	h2 := o.HTTP2 || grpc || strings.HasPrefix(req.Header.Get("Content-Type"), "application/grpc")
+	if o.HTTP1 {
 		h2 = false
 	}
 	if h2 {
@@ -146,16 +169,16 @@ func (o *explainOptions) httpRequest(u *url.URL, scheme string) (*http.Request, 
 
 // clientCert loads --cert and --key, the client certificate a TLS probe
 // presents when the listener asks for one.
-func (o *explainOptions) clientCert(p *emulator.Probe) error {
-	if o.certFile == "" && o.keyFile == "" {
+func (o *ProbeFlags) clientCert(p *emulator.Probe) error {
+	if o.CertFile == "" && o.KeyFile == "" {
 		return nil
 	}
-	if o.certFile == "" || o.keyFile == "" {
+	if o.CertFile == "" || o.KeyFile == "" {
 		return fmt.Errorf("--cert and --key go together")
 	}
-	c, err := tls.LoadX509KeyPair(o.certFile, o.keyFile)
+	c, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile)
 	if err != nil {
-		return fmt.Errorf("client certificate %s: %w", o.certFile, err)
+		return fmt.Errorf("client certificate %s: %w", o.CertFile, err)
 	}
 	p.ClientCert = &c
 	return nil

@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"encoding/json"
@@ -8,13 +8,59 @@ import (
 	"strings"
 
 	"github.com/gwdev/gwdev/engine"
-	"github.com/gwdev/gwdev/internal/app"
-	"github.com/gwdev/gwdev/internal/report"
 )
 
-// printDiffText writes the diff for people: regressions, fixes, other
+// DiffReport is what `gwdev diff` found, and its JSON form.
+type DiffReport struct {
+	// Base is the commit compared against; BaseRef how it was chosen.
+	Base    string     `json:"base"`
+	BaseRef string     `json:"baseRef"`
+	Dir     string     `json:"dir"`
+	Worse   int        `json:"worse"`
+	Better  int        `json:"better"`
+	Changes []DiffItem `json:"changes"`
+}
+
+// DiffItem is one difference between the base and the working tree.
+type DiffItem struct {
+	// Change is added, removed, condition, finding, traffic or load.
+	Change string `json:"change"`
+	// Worse is set when the change is a regression (exit status 1); Better
+	// when it fixes something; neither for neutral changes.
+	Worse  bool `json:"worse,omitempty"`
+	Better bool `json:"better,omitempty"`
+	// Level is error, warning or notice.
+	Level  string           `json:"level"`
+	Object engine.ObjectKey `json:"object,omitzero"`
+	// File and Line locate the change in the working tree (for removed
+	// objects, in the base).
+	File    string `json:"file,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	Scope   string `json:"scope,omitempty"`
+	Before  string `json:"before,omitempty"`
+	After   string `json:"after,omitempty"`
+	Message string `json:"message"`
+}
+
+// WriteDiff writes diff's report in format (text, github, sarif or json;
+// version is the gwdev version SARIF names).
+func WriteDiff(out io.Writer, format string, rep DiffReport, version string) error {
+	switch format {
+	case "json":
+		return writeDiffJSON(out, rep)
+	case "github":
+		writeDiffGitHub(out, rep)
+	case "sarif":
+		return WriteSARIF(out, diffFindings(rep), version)
+	default:
+		writeDiffText(out, rep)
+	}
+	return nil
+}
+
+// writeDiffText writes the diff for people: regressions, fixes, other
 // changes, then a count.
-func printDiffText(out io.Writer, rep app.DiffReport) {
+func writeDiffText(out io.Writer, rep DiffReport) {
 	short := rep.Base
 	if len(short) > 12 {
 		short = short[:12]
@@ -28,7 +74,7 @@ func printDiffText(out io.Writer, rep app.DiffReport) {
 		fmt.Fprintln(out, "\nNo status changes.")
 		return
 	}
-	section := func(title, mark string, keep func(app.DiffItem) bool) {
+	section := func(title, mark string, keep func(DiffItem) bool) {
 		first := true
 		for _, d := range rep.Changes {
 			if !keep(d) {
@@ -56,16 +102,16 @@ func printDiffText(out io.Writer, rep app.DiffReport) {
 			fmt.Fprintf(out, "      %s\n", d.Message)
 		}
 	}
-	section("Worse", "✗", func(d app.DiffItem) bool { return d.Worse })
-	section("Better", "✓", func(d app.DiffItem) bool { return d.Better })
-	section("Other changes", "~", func(d app.DiffItem) bool { return !d.Worse && !d.Better })
+	section("Worse", "✗", func(d DiffItem) bool { return d.Worse })
+	section("Better", "✓", func(d DiffItem) bool { return d.Better })
+	section("Other changes", "~", func(d DiffItem) bool { return !d.Worse && !d.Better })
 	fmt.Fprintf(out, "\n%d worse, %d better, %d other.\n", rep.Worse, rep.Better, len(rep.Changes)-rep.Worse-rep.Better)
 }
 
-// printDiffJSON writes the report as indented JSON.
-func printDiffJSON(out io.Writer, rep app.DiffReport) error {
+// writeDiffJSON writes the report as indented JSON.
+func writeDiffJSON(out io.Writer, rep DiffReport) error {
 	if rep.Changes == nil {
-		rep.Changes = []app.DiffItem{}
+		rep.Changes = []DiffItem{}
 	}
 	b, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
@@ -75,11 +121,11 @@ func printDiffJSON(out io.Writer, rep app.DiffReport) error {
 	return err
 }
 
-// printDiffGitHub writes one GitHub Actions workflow command per change
+// writeDiffGitHub writes one GitHub Actions workflow command per change
 // (`::error file=F,line=L,title=T::message`; regressions are errors or
 // warnings, the rest notices), then a plain summary line.
-func printDiffGitHub(out io.Writer, rep app.DiffReport) {
-	report.WriteGitHub(out, diffFindings(rep))
+func writeDiffGitHub(out io.Writer, rep DiffReport) {
+	WriteGitHub(out, diffFindings(rep))
 	fmt.Fprintf(out, "gwdev diff: %d worse, %d better, %d other (base %s)\n", rep.Worse, rep.Better,
 		len(rep.Changes)-rep.Worse-rep.Better, rep.Base)
 }
@@ -105,8 +151,8 @@ var diffCodes = map[string]string{
 
 // diffFindings turns diff's changes into the findings the github and sarif
 // writers take: the code is the kind of change and its direction.
-func diffFindings(rep app.DiffReport) []report.Finding {
-	fs := make([]report.Finding, 0, len(rep.Changes))
+func diffFindings(rep DiffReport) []Finding {
+	fs := make([]Finding, 0, len(rep.Changes))
 	for _, d := range rep.Changes {
 		code := d.Change
 		switch {
@@ -120,7 +166,7 @@ func diffFindings(rep app.DiffReport) []report.Finding {
 		case "error", "warning":
 			sev = d.Level
 		}
-		m := report.Finding{Severity: sev, Code: code, Scope: d.Scope, File: d.File, Line: d.Line, Message: d.Message, Hint: diffCodes[code]}
+		m := Finding{Severity: sev, Code: code, Scope: d.Scope, File: d.File, Line: d.Line, Message: d.Message, Hint: diffCodes[code]}
 		if d.Object != (engine.ObjectKey{}) {
 			k := d.Object
 			m.Object = &k

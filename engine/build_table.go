@@ -52,7 +52,7 @@ func (t *translator) buildTable() *Table {
 		tab.Gateways = append(tab.Gateways, gt)
 	}
 	tab.Gateways = append(tab.Gateways, t.meshTables()...)
-	tab.Gateways = append(tab.Gateways, t.ingressTables()...) // ingress_nginx.go
+	tab.Gateways = append(tab.Gateways, t.frontEndTables()...) // frontend.go
 	return tab
 }
 

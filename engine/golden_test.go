@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gwdev/gwdev/engine"
+	_ "github.com/gwdev/gwdev/engine/ingressnginx" // registers the ingress-nginx front end (the ingress-* cases)
 	"github.com/gwdev/gwdev/internal/report"
 	"github.com/gwdev/gwdev/internal/testkit"
 )

@@ -167,7 +167,7 @@ func (r *Result) Graph() *Graph {
 	}
 	b.meshFrontends(r) // mesh_graph.go
 	b.routes(r)
-	b.ingressClasses(r) // ingress_graph.go
+	b.ingressClasses(r) // frontend_graph.go
 	return b.g
 }
 

@@ -208,7 +208,7 @@ func ruleLabel(r *RouteRule) string {
 // that also matched a request but lost.
 func (r *Result) PrecedenceReason(host string, a, b *RouteRule) string {
 	if ingressRule(a) {
-		return "ingress-nginx's location order (ingress_nginx.go): exact locations first, then the longest prefix; in a host's regex mode the longer path first"
+		return "ingress-nginx's location order (engine/ingressnginx/nginx.go): exact locations first, then the longest prefix; in a host's regex mode the longer path first"
 	}
 	return precedenceReason(host, a, b, r.routeObject(a.Route), r.routeObject(b.Route))
 }

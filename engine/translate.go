@@ -103,7 +103,7 @@ func translateWithTable(snap *Snapshot, opts Options, cache *routeCache, patched
 	t.processXTelemetryPolicies()      // xtelemetrypolicy.go
 	t.writeXBackendStatus()            // xbackend.go
 	t.processXMeshes()
-	t.processIngresses() // ingress.go
+	t.processFrontEnds() // frontend.go: ingress-nginx
 	t.writeStatus()
 	var tab *Table
 	if patched != nil && t.patchableWhy() == "" {
@@ -176,9 +176,8 @@ type translator struct {
 	conditionOwners []conditionOwner
 	// xbackends are the XBackends routes referred to (xbackend.go).
 	xbackends map[nsName]*xbackendState
-	// ingressClasses are the classes gwdev serves as ingress-nginx, by
-	// name (ingress.go).
-	ingressClasses []*ingressClass
+	// frontEnds are the registered front ends' runs (frontend.go).
+	frontEnds []FrontEndRun
 	// tracing is the Gateways' tracing from XTelemetryPolicies
 	// (xtelemetrypolicy.go).
 	tracing map[ObjectKey]*table.Tracing

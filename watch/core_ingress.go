@@ -7,6 +7,8 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/gwdev/gwdev/engine/ingressnginx"
 )
 
 // This file holds the apiserver's rules for networking.k8s.io/v1 Ingress and
@@ -15,8 +17,8 @@ import (
 // the apiserver's.
 
 // ingressClassAnnotation is the deprecated annotation naming an Ingress's
-// class.
-const ingressClassAnnotation = "kubernetes.io/ingress.class"
+// class (the ingress-nginx front end's constant).
+const ingressClassAnnotation = ingressnginx.ClassAnnotation
 
 // Path types of an Ingress path, as the apiserver lists them.
 var supportedPathTypes = []string{

@@ -9,7 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/gwdev/gwdev/engine"
-	_ "github.com/gwdev/gwdev/engine/gwin" // registers the gwin profile and its policy kinds
+	_ "github.com/gwdev/gwdev/engine/gwin"         // registers the gwin profile and its policy kinds
+	_ "github.com/gwdev/gwdev/engine/ingressnginx" // registers the ingress-nginx front end
 )
 
 // This file loads the policy resources of implementation profiles

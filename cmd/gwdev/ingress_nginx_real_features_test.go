@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/ingressnginx"
 )
 
 // corsHeaders are the response headers the CORS differential compares.
@@ -45,7 +46,7 @@ func TestIngressNginxDifferentialFeatures(t *testing.T) {
 		ingressServices("web")
 	lr := loadIngressManifests(t, manifests)
 	nginxPort := realNginx(t, bin, func(listen string) string {
-		return engine.IngressNginxConf(lr.Snapshot, engine.Options{}, listen, strings.TrimPrefix(backend.URL, "http://"))
+		return ingressnginx.NginxConf(lr.Snapshot, engine.Options{}, listen, strings.TrimPrefix(backend.URL, "http://"))
 	})
 	emu := serveIngressSnapshot(t, lr)
 	emuAddr, emuPort := emu.addr, emu.httpPort

@@ -19,6 +19,7 @@ import (
 
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/ingressnginx"
 	"github.com/gwdev/gwdev/internal/app"
 	"github.com/gwdev/gwdev/internal/freeport"
 	"github.com/gwdev/gwdev/internal/testkit"
@@ -151,7 +152,7 @@ func TestIngressNginxDifferential(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			lr := loadIngressManifests(t, ingressClassNginx+sc.manifests+ingressServices(backendNames(sc.manifests)...))
 			nginxPort := realNginx(t, bin, func(listen string) string {
-				return engine.IngressNginxConf(lr.Snapshot, engine.Options{}, listen, upstream)
+				return ingressnginx.NginxConf(lr.Snapshot, engine.Options{}, listen, upstream)
 			})
 			emuPort := freeport.TCP(t, "127.0.20.1")
 			res := engine.Translate(lr.Snapshot, engine.Options{IngressHTTPPort: int32(emuPort)})
@@ -266,7 +267,7 @@ func TestIngressNginxDifferentialNotRE2(t *testing.T) {
 	lr := loadIngressManifests(t, ingressClassNginx+ingress("re", "re.example", nginxAnn("use-regex", "true"), "ImplementationSpecific /a(?=b) api",
 		"ImplementationSpecific /v[0-9]+ api")+ingressServices("api"))
 	nginxPort := realNginx(t, bin, func(listen string) string {
-		return engine.IngressNginxConf(lr.Snapshot, engine.Options{}, listen, strings.TrimPrefix(backend.URL, "http://"))
+		return ingressnginx.NginxConf(lr.Snapshot, engine.Options{}, listen, strings.TrimPrefix(backend.URL, "http://"))
 	})
 	emu := serveIngressSnapshot(t, lr)
 	want := map[string][2]nginxAnswer{ // nginx, gwdev

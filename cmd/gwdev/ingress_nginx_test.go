@@ -16,6 +16,7 @@ import (
 
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/ingressnginx"
 	"github.com/gwdev/gwdev/internal/freeport"
 	"github.com/gwdev/gwdev/watch"
 )
@@ -176,7 +177,7 @@ func ingress(name, host string, annotations []string, paths ...string) string {
 
 func nginxAnn(kv ...string) []string {
 	for i := 0; i < len(kv); i += 2 {
-		kv[i] = engine.IngressNginxAnnotationPrefix + kv[i]
+		kv[i] = ingressnginx.AnnotationPrefix + kv[i]
 	}
 	return kv
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/ingressnginx"
 	"github.com/gwdev/gwdev/internal/app"
 	"github.com/gwdev/gwdev/internal/report"
 	"github.com/gwdev/gwdev/watch"
@@ -117,8 +117,8 @@ func (o *migrateOptions) run(cmd *cobra.Command, dir string) error {
 }
 
 // migrationOptions are the choices of the flags.
-func (o *migrateOptions) migrationOptions() engine.MigrationOptions {
-	return engine.MigrationOptions{GatewayNamespace: o.namespace, GatewayClass: o.class}
+func (o *migrateOptions) migrationOptions() ingressnginx.MigrationOptions {
+	return ingressnginx.MigrationOptions{GatewayNamespace: o.namespace, GatewayClass: o.class}
 }
 
 // printConvertedProblems writes what the CRDs the project judges against
@@ -139,7 +139,7 @@ func printConvertedProblems(w io.Writer, proj *app.Project, conv *watch.LoadResu
 }
 
 // printDropped lists what the conversion did not carry over, once each.
-func printDropped(w io.Writer, dropped []engine.DroppedIngressFeature) {
+func printDropped(w io.Writer, dropped []ingressnginx.DroppedFeature) {
 	seen := map[string]bool{}
 	for _, d := range dropped {
 		line := d.Source.String() + ": " + d.Ingress.String() + ": not carried over: " + d.What + ": " + d.Why

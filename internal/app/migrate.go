@@ -9,14 +9,14 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/ingressnginx"
 	"github.com/gwdev/gwdev/internal/report"
 	"github.com/gwdev/gwdev/watch"
 )
 
 // Migration is gwdev migrate's conversion of a folder's Ingresses.
 type Migration struct {
-	*engine.IngressMigration
+	*ingressnginx.Migration
 	// Manifests are the converted objects as YAML documents.
 	Manifests []byte
 	// Converted is Manifests loaded as the file name, judged against the
@@ -27,19 +27,19 @@ type Migration struct {
 // Migrate converts the Ingresses of lr (the load of the folder dir) to
 // the Gateway API, writes the manifests and judges them, named name, as
 // the folder was judged.
-func (p *Project) Migrate(lr *watch.LoadResult, dir, name string, mo engine.MigrationOptions) (*Migration, error) {
+func (p *Project) Migrate(lr *watch.LoadResult, dir, name string, mo ingressnginx.MigrationOptions) (*Migration, error) {
 	res := p.Translate(lr.Snapshot, Translation{Now: metav1.NewTime(time.Now().UTC().Truncate(time.Second))})
-	m := engine.MigrateIngresses(res, mo)
+	m := ingressnginx.Migrate(res, mo)
 	var buf bytes.Buffer
 	if err := writeMigration(&buf, dir, m); err != nil {
 		return nil, err
 	}
-	return &Migration{IngressMigration: m, Manifests: buf.Bytes(), Converted: p.LoadBytes(name, buf.Bytes())}, nil
+	return &Migration{Migration: m, Manifests: buf.Bytes(), Converted: p.LoadBytes(name, buf.Bytes())}, nil
 }
 
 // writeMigration writes the objects as YAML documents, each under its
 // comments, without status.
-func writeMigration(w io.Writer, dir string, m *engine.IngressMigration) error {
+func writeMigration(w io.Writer, dir string, m *ingressnginx.Migration) error {
 	fmt.Fprintf(w, "# Gateway API manifests written by gwdev migrate from the Ingresses in %s.\n", dir)
 	fmt.Fprintf(w, "# Compare both sides with: gwdev migrate --compare %s\n", dir)
 	for _, o := range m.Objects {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/ingressnginx"
 	"github.com/gwdev/gwdev/engine/table"
 	"github.com/gwdev/gwdev/watch"
 )
@@ -105,7 +106,7 @@ type MigrationComparison struct {
 	Requests    int
 	Differences []CompareDifference
 	// Dropped is what the conversion did not carry over.
-	Dropped []engine.DroppedIngressFeature
+	Dropped []ingressnginx.DroppedFeature
 	// Kept are the converted objects the folder holds itself: its own
 	// versions (edited or not) are what the Gateway side serves.
 	Kept []engine.ObjectKey
@@ -129,7 +130,7 @@ func (c *MigrationComparison) Failed() bool {
 // differences. A converted object the folder holds already (the output of
 // migrate kept beside the Ingresses) is served in the folder's version.
 // It stops early, with what it compared, when ctx ends.
-func CompareMigration(ctx context.Context, proj *Project, lr *watch.LoadResult, mo engine.MigrationOptions) (*MigrationComparison, error) {
+func CompareMigration(ctx context.Context, proj *Project, lr *watch.LoadResult, mo ingressnginx.MigrationOptions) (*MigrationComparison, error) {
 	now := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
 	ing, err := startCompareSide("ingress-nginx", "127.0.20.1", func(httpPort, httpsPort int) (*engine.Result, map[string]string, error) {
 		res := proj.Translate(lr.Snapshot, Translation{Now: now, IngressHTTPPort: int32(httpPort), IngressHTTPSPort: int32(httpsPort)})
@@ -148,7 +149,7 @@ func CompareMigration(ctx context.Context, proj *Project, lr *watch.LoadResult, 
 	c := &MigrationComparison{}
 	gw, err := startCompareSide("gateway-api", "127.0.0.1", func(httpPort, httpsPort int) (*engine.Result, map[string]string, error) {
 		res := proj.Translate(lr.Snapshot, Translation{Now: now})
-		mig := engine.MigrateIngresses(res, mo)
+		mig := ingressnginx.Migrate(res, mo)
 		var buf bytes.Buffer
 		if err := writeMigration(&buf, "(compare)", mig); err != nil {
 			return nil, nil, err
@@ -619,7 +620,7 @@ func literalPrefix(re *syntax.Regexp) (string, bool) {
 // canaryHeaders are the headers and cookies that steer a canary Ingress's
 // requests (none for other Ingresses).
 func canaryHeaders(ann map[string]string) []map[string]string {
-	p := engine.IngressNginxAnnotationPrefix
+	p := ingressnginx.AnnotationPrefix
 	if ann[p+"canary"] != "true" {
 		return nil
 	}

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/ingressnginx"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -35,7 +35,7 @@ type MigrationRunner struct {
 	// send delivers the results (Program.Send).
 	send func(MigrationState)
 	// compare is CompareMigration (tests may replace it).
-	compare func(ctx context.Context, proj *Project, lr *watch.LoadResult, mo engine.MigrationOptions) (*MigrationComparison, error)
+	compare func(ctx context.Context, proj *Project, lr *watch.LoadResult, mo ingressnginx.MigrationOptions) (*MigrationComparison, error)
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc // of the running comparison (nil: none)
@@ -118,7 +118,7 @@ func (r *MigrationRunner) run(ctx context.Context, job *migrationJob) MigrationS
 	if len(job.lr.Snapshot.Ingresses) == 0 {
 		return MigrationState{Reload: job.reload, Err: fmt.Errorf("no Ingress left in the folder")}
 	}
-	c, err := r.compare(ctx, &job.proj, job.lr, engine.MigrationOptions{})
+	c, err := r.compare(ctx, &job.proj, job.lr, ingressnginx.MigrationOptions{})
 	if err != nil {
 		return MigrationState{Reload: job.reload, Err: err}
 	}

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/ingressnginx"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -30,7 +31,7 @@ func TestMigrationRunnerLatestWins(t *testing.T) {
 		defer mu.Unlock()
 		sent = append(sent, m)
 	})
-	r.compare = func(ctx context.Context, _ *Project, lr *watch.LoadResult, _ engine.MigrationOptions) (*MigrationComparison, error) {
+	r.compare = func(ctx context.Context, _ *Project, lr *watch.LoadResult, _ ingressnginx.MigrationOptions) (*MigrationComparison, error) {
 		n := lr.Files
 		mu.Lock()
 		ran = append(ran, n)

@@ -119,6 +119,16 @@ var rules = []rule{
 		},
 	},
 	{
+		// The ingress-nginx front end is a package of its own: what its
+		// annotations, controller and class names are is said there once.
+		name: "ingress-nginx name written",
+		re:   regexp.MustCompile(`"(nginx\.ingress\.kubernetes\.io/|k8s\.io/ingress-nginx"|kubernetes\.io/ingress\.class"|ingressclass\.kubernetes\.io/is-default-class")`),
+		owners: map[string]string{
+			"engine/ingressnginx/annotations.go": "AnnotationPrefix",
+			"engine/ingressnginx/classes.go":     "Controller, ClassAnnotation, DefaultClassLabel",
+		},
+	},
+	{
 		name: "trace rule name split",
 		re:   regexp.MustCompile(`strings\.(Split|SplitN|Cut|Index|LastIndex|HasPrefix|HasSuffix|Fields)\([a-z]+\.Rule\b`),
 	},
@@ -213,6 +223,7 @@ func TestRulesMatch(t *testing.T) {
 		"hint text table":                       `"NotAllowedByListeners": "the listener's allowedRoutes excludes this route",`,
 		"project pipeline outside internal/app": `res := engine.Translate(lr.Snapshot, engine.Options{Now: now})`,
 		"winning policy chosen":                 `sort.SliceStable(pols, func(i, j int) bool { return olderFirst(pols[i].obj, pols[j].obj) })`,
+		"ingress-nginx name written":            `if v := ann["nginx.ingress.kubernetes.io/rewrite-target"]; v != "" {`,
 	}
 	for _, ru := range rules {
 		if !ru.re.MatchString(bad[ru.name]) {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/ingressnginx"
 )
 
 // printIngresses writes the Ingress section of `gwdev check`: each Ingress
@@ -17,10 +18,7 @@ func printIngresses(w io.Writer, res *engine.Result) {
 	}
 	fmt.Fprintln(w, "\nIngresses (served as ingress-nginx would; gwdev migrate converts them):")
 	for _, ing := range res.Objects.Ingresses {
-		class := ing.Annotations[engine.IngressClassAnnotation]
-		if ing.Spec.IngressClassName != nil {
-			class = *ing.Spec.IngressClassName
-		}
+		class := ingressnginx.ClassName(ing)
 		if class == "" {
 			class = "(default class)"
 		}

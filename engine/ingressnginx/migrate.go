@@ -1,4 +1,4 @@
-package engine
+package ingressnginx
 
 import (
 	"cmp"
@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
@@ -23,13 +24,13 @@ import (
 // converted routes do what the emulation does wherever the Gateway API can
 // say it, and each place it cannot is listed.
 
-// IngressMigration is the Gateway API version of a Result's Ingresses.
-type IngressMigration struct {
+// Migration is the Gateway API version of a Result's Ingresses.
+type Migration struct {
 	// Objects are the Gateways, HTTPRoutes and ReferenceGrants, in output
 	// order.
 	Objects []MigratedObject
 	// Dropped lists what was not carried over, by Ingress and source.
-	Dropped []DroppedIngressFeature
+	Dropped []DroppedFeature
 }
 
 // MigratedObject is one object of a migration with the comment lines that
@@ -43,11 +44,11 @@ type MigratedObject struct {
 	IngressClass string
 }
 
-// DroppedIngressFeature is an annotation or behaviour of an Ingress that the
+// DroppedFeature is an annotation or behaviour of an Ingress that the
 // converted routes do not reproduce.
-type DroppedIngressFeature struct {
-	Ingress ObjectKey
-	Source  Source
+type DroppedFeature struct {
+	Ingress engine.ObjectKey
+	Source  engine.Source
 	// What names it: an annotation, or the behaviour ("rewrite-target").
 	What string
 	// Why says what ingress-nginx does and what to do instead.
@@ -62,11 +63,11 @@ type MigrationOptions struct {
 	GatewayClass string
 }
 
-// MigrateIngresses converts the ingress-nginx classes of res (one Gateway
+// Migrate converts the ingress-nginx classes of res (one Gateway
 // each) and their servers (an HTTPRoute per host, split in two when the
 // HTTP side redirects to HTTPS) into Gateway API objects.
-func MigrateIngresses(res *Result, opts MigrationOptions) *IngressMigration {
-	m := &migrator{res: res, opts: opts, out: &IngressMigration{}, grants: map[string]*gwv1.ReferenceGrant{}}
+func Migrate(res *engine.Result, opts MigrationOptions) *Migration {
+	m := &migrator{res: res, opts: opts, out: &Migration{}, grants: map[string]*gwv1.ReferenceGrant{}}
 	m.opts.GatewayNamespace = cmp.Or(m.opts.GatewayNamespace, "default")
 	m.reportAnnotations()
 	for _, gt := range res.Table.Gateways {
@@ -78,20 +79,20 @@ func MigrateIngresses(res *Result, opts MigrationOptions) *IngressMigration {
 		m.out.Objects = append(m.out.Objects, MigratedObject{Object: m.grants[k],
 			Comments: []string{"lets the routes and Gateway above refer across namespaces, as the Ingresses did"}})
 	}
-	slices.SortStableFunc(m.out.Dropped, func(a, b DroppedIngressFeature) int {
+	slices.SortStableFunc(m.out.Dropped, func(a, b DroppedFeature) int {
 		return cmp.Or(cmp.Compare(a.Ingress.String(), b.Ingress.String()), cmp.Compare(a.Source.Line, b.Source.Line), cmp.Compare(a.What, b.What))
 	})
 	return m.out
 }
 
 type migrator struct {
-	res    *Result
+	res    *engine.Result
 	opts   MigrationOptions
-	out    *IngressMigration
+	out    *Migration
 	grants map[string]*gwv1.ReferenceGrant
 	// dropped holds the features noted per route being built; notes are
 	// what was carried over with a difference, said next to the route.
-	dropped []DroppedIngressFeature
+	dropped []DroppedFeature
 	notes   []string
 }
 
@@ -102,9 +103,9 @@ func (m *migrator) reportAnnotations() {
 		if !ingressServed(ing) {
 			continue
 		}
-		key := ObjectKey{Kind: "Ingress", Namespace: ing.Namespace, Name: ing.Name}
+		key := engine.ObjectKey{Kind: "Ingress", Namespace: ing.Namespace, Name: ing.Name}
 		for _, name := range slices.Sorted(maps.Keys(ing.Annotations)) {
-			short, ok := strings.CutPrefix(name, IngressNginxAnnotationPrefix)
+			short, ok := strings.CutPrefix(name, AnnotationPrefix)
 			if !ok {
 				continue
 			}
@@ -120,13 +121,13 @@ func (m *migrator) reportAnnotations() {
 				why = "ingress-nginx: " + an.Nginx + "; gwdev emulates neither it nor its conversion: configure it with your Gateway implementation's policy or filter"
 			}
 			src := m.res.Objects.SourceOf(key).At("metadata.annotations[" + name + "]")
-			m.out.Dropped = append(m.out.Dropped, DroppedIngressFeature{Ingress: key, Source: src, What: name, Why: why})
+			m.out.Dropped = append(m.out.Dropped, DroppedFeature{Ingress: key, Source: src, What: name, Why: why})
 		}
 	}
 	// A regex-mode path RE2 cannot compile is in no rule to convert.
 	for _, f := range m.res.Findings {
-		if f.Kind == NoteRegexNotRE2 {
-			m.out.Dropped = append(m.out.Dropped, DroppedIngressFeature{Ingress: f.Object, Source: f.Source, What: "regular expression path",
+		if f.Kind == engine.NoteRegexNotRE2 {
+			m.out.Dropped = append(m.out.Dropped, DroppedFeature{Ingress: f.Object, Source: f.Source, What: "regular expression path",
 				Why: f.Message + "; the converted route has no rule for it either, where a Gateway API implementation with PCRE-like regular expressions could serve it"})
 		}
 	}
@@ -140,14 +141,14 @@ var ingressUnconvertible = map[string]string{
 }
 
 // class converts one class: its Gateway, then a route per server.
-func (m *migrator) class(gt *GatewayTable) {
+func (m *migrator) class(gt *engine.GatewayTable) {
 	className := gt.Gateway.Name
 	gw := &gwv1.Gateway{TypeMeta: metav1.TypeMeta{APIVersion: gwv1.GroupVersion.String(), Kind: "Gateway"},
 		ObjectMeta: metav1.ObjectMeta{Name: className, Namespace: m.opts.GatewayNamespace},
 		Spec:       gwv1.GatewaySpec{GatewayClassName: gwv1.ObjectName(cmp.Or(m.opts.GatewayClass, className))}}
 	all := gwv1.NamespacesFromAll
 	allowed := &gwv1.AllowedRoutes{Namespaces: &gwv1.RouteNamespaces{From: &all}}
-	var httpL, httpsL *ListenerTable
+	var httpL, httpsL *engine.ListenerTable
 	for _, p := range gt.Ports {
 		for _, l := range p.Listeners {
 			lis := gwv1.Listener{Name: gwv1.SectionName(l.SectionName), Port: 80, Protocol: gwv1.HTTPProtocolType, AllowedRoutes: allowed}
@@ -177,7 +178,7 @@ func (m *migrator) class(gt *GatewayTable) {
 		return
 	}
 	for i, vh := range httpL.VirtualHosts {
-		var secure *VirtualHost
+		var secure *engine.VirtualHost
 		if httpsL != nil {
 			secure = httpsL.VirtualHosts[i]
 		}
@@ -187,11 +188,11 @@ func (m *migrator) class(gt *GatewayTable) {
 
 // server converts one nginx server: the rules of its HTTP virtual host and,
 // when they differ (HTTPS redirects), those of its HTTPS one.
-func (m *migrator) server(gw *gwv1.Gateway, plain, secure *VirtualHost) {
+func (m *migrator) server(gw *gwv1.Gateway, plain, secure *engine.VirtualHost) {
 	m.dropped, m.notes = nil, nil
 	plainRules, plainFrom := m.rules(plain)
 	var secureRules []gwv1.HTTPRouteRule
-	var secureFrom []Source
+	var secureFrom []engine.Source
 	if secure != nil {
 		secureRules, secureFrom = m.rules(secure)
 	}
@@ -215,7 +216,7 @@ func (m *migrator) server(gw *gwv1.Gateway, plain, secure *VirtualHost) {
 }
 
 // routeNamespace is the namespace of the first Ingress serving the host.
-func (m *migrator) routeNamespace(vh *VirtualHost) string {
+func (m *migrator) routeNamespace(vh *engine.VirtualHost) string {
 	for _, r := range vh.Rules {
 		if r.Route.Kind == "Ingress" {
 			return r.Route.Namespace
@@ -226,7 +227,7 @@ func (m *migrator) routeNamespace(vh *VirtualHost) string {
 
 // route writes an HTTPRoute with the comments naming where its rules come
 // from and what was not carried over.
-func (m *migrator) route(gw *gwv1.Gateway, name, ns, host string, sections []string, rules []gwv1.HTTPRouteRule, from []Source) {
+func (m *migrator) route(gw *gwv1.Gateway, name, ns, host string, sections []string, rules []gwv1.HTTPRouteRule, from []engine.Source) {
 	if len(rules) == 0 {
 		return
 	}
@@ -309,9 +310,9 @@ func (m *migrator) grant(kind, fromNS, _ string, toKind, toNS string) {
 
 // rules converts a virtual host's rules, in order; a rule the Gateway API
 // answers by itself (the default backend's 404) is left out.
-func (m *migrator) rules(vh *VirtualHost) ([]gwv1.HTTPRouteRule, []Source) {
+func (m *migrator) rules(vh *engine.VirtualHost) ([]gwv1.HTTPRouteRule, []engine.Source) {
 	var out []gwv1.HTTPRouteRule
-	var from []Source
+	var from []engine.Source
 	for _, r := range vh.Rules {
 		if r.DirectStatus == 404 {
 			continue
@@ -336,7 +337,7 @@ func (m *migrator) rules(vh *VirtualHost) ([]gwv1.HTTPRouteRule, []Source) {
 				rule.Matches[0].Path = &gwv1.HTTPPathMatch{Type: &pt, Value: &v}
 				rule.Filters = append(rule.Filters, gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterURLRewrite, URLRewrite: &gwv1.HTTPURLRewriteFilter{
 					Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: &repl}}})
-				m.drop(r, IngressNginxAnnotationPrefix+"rewrite-target", "converted to PathPrefix "+prefix+" with ReplacePrefixMatch /, which matches "+
+				m.drop(r, AnnotationPrefix+"rewrite-target", "converted to PathPrefix "+prefix+" with ReplacePrefixMatch /, which matches "+
 					"case-sensitively where ingress-nginx's regex did not")
 				continue
 			}
@@ -350,12 +351,12 @@ func (m *migrator) rules(vh *VirtualHost) ([]gwv1.HTTPRouteRule, []Source) {
 			if redirects {
 				break // a redirect answers: the spec forbids backendRefs next to it
 			}
-			if b.HTTP2 && b.TLS == nil && !speaksH2C(b.AppProtocol) {
-				m.drop(r, IngressNginxAnnotationPrefix+"backend-protocol", "ingress-nginx speaks HTTP/2 without TLS (gRPC) to "+b.Service.String()+
+			if b.HTTP2 && b.TLS == nil && !engine.SpeaksH2C(b.AppProtocol) {
+				m.drop(r, AnnotationPrefix+"backend-protocol", "ingress-nginx speaks HTTP/2 without TLS (gRPC) to "+b.Service.String()+
 					"; a route cannot say so: set appProtocol kubernetes.io/h2c on the Service's port")
 			}
 			if b.TLS != nil && b.TLS.NoVerify {
-				m.drop(r, IngressNginxAnnotationPrefix+"backend-protocol", "ingress-nginx speaks TLS to "+b.Service.String()+
+				m.drop(r, AnnotationPrefix+"backend-protocol", "ingress-nginx speaks TLS to "+b.Service.String()+
 					" without verifying its certificate; the Gateway API always verifies: write a BackendTLSPolicy for the Service with its CA and hostname")
 			}
 			port := gwv1.PortNumber(b.Port)
@@ -407,7 +408,7 @@ func migrateMatch(h *table.HTTPMatch) gwv1.HTTPRouteMatch {
 
 // filters converts a table filter; what the Gateway API cannot say is
 // dropped and noted.
-func (m *migrator) filters(r *RouteRule, f table.Filter) []gwv1.HTTPRouteFilter {
+func (m *migrator) filters(r *engine.RouteRule, f table.Filter) []gwv1.HTTPRouteFilter {
 	switch {
 	case f.RequestRedirect != nil:
 		red := f.RequestRedirect
@@ -438,7 +439,7 @@ func (m *migrator) filters(r *RouteRule, f table.Filter) []gwv1.HTTPRouteFilter 
 		return []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: out}}
 	case f.URLRewrite != nil:
 		if p := f.URLRewrite.Path; p != nil && p.Type == table.ReplaceRegexMatch {
-			m.drop(r, IngressNginxAnnotationPrefix+"rewrite-target", "ingress-nginx rewrites the path to "+quote(p.Value)+" with the regex's groups; the Gateway API has no regex rewrite: use a PathPrefix match with a ReplacePrefixMatch URLRewrite where the rewrite drops a prefix")
+			m.drop(r, AnnotationPrefix+"rewrite-target", "ingress-nginx rewrites the path to "+engine.Quote(p.Value)+" with the regex's groups; the Gateway API has no regex rewrite: use a PathPrefix match with a ReplacePrefixMatch URLRewrite where the rewrite drops a prefix")
 		}
 		return nil
 	case f.RequestHeaderModifier != nil:
@@ -487,9 +488,9 @@ func (m *migrator) filters(r *RouteRule, f table.Filter) []gwv1.HTTPRouteFilter 
 // A feature named by its annotations points at the first of them, so an
 // annotation that applies to every path of its Ingress is listed once, at
 // its own line, rather than once per path.
-func (m *migrator) drop(r *RouteRule, what, why string) {
+func (m *migrator) drop(r *engine.RouteRule, what, why string) {
 	path := ""
-	if first, _, _ := strings.Cut(what, ", "); strings.HasPrefix(first, IngressNginxAnnotationPrefix) {
+	if first, _, _ := strings.Cut(what, ", "); strings.HasPrefix(first, AnnotationPrefix) {
 		path = "metadata.annotations[" + first + "]"
 	}
 	m.dropAt(r, path, what, why)
@@ -499,14 +500,14 @@ func (m *migrator) drop(r *RouteRule, what, why string) {
 // it points at that field when the loader recorded where it is written, at
 // the Ingress's first line otherwise (once per Ingress, not once per path),
 // and at the rule when the Ingress's source is unknown.
-func (m *migrator) dropAt(r *RouteRule, path, what, why string) {
+func (m *migrator) dropAt(r *engine.RouteRule, path, what, why string) {
 	src := r.Source
 	if path != "" && r.Route.Kind == "Ingress" {
 		if at := m.res.Objects.SourceOf(r.Route).At(path); at.File != "" {
 			src = at
 		}
 	}
-	m.dropped = append(m.dropped, DroppedIngressFeature{Ingress: r.Route, Source: src, What: what, Why: why})
+	m.dropped = append(m.dropped, DroppedFeature{Ingress: r.Route, Source: src, What: what, Why: why})
 }
 
 // ingressServed reports whether an Ingress got status (its class is served).

@@ -1,24 +1,26 @@
-package engine
+package ingressnginx
 
 import (
 	"cmp"
 	"slices"
 
 	networkingv1 "k8s.io/api/networking/v1"
+
+	"github.com/gwdev/gwdev/engine"
 )
 
 // This file decides which Ingresses gwdev serves and writes their status;
-// ingress_nginx.go turns them into the routing table as ingress-nginx would
-// configure nginx, and ingress_annotations.go lists its annotations.
+// nginx.go turns them into the routing table as ingress-nginx would
+// configure nginx, and annotations.go lists its annotations.
 
-// IngressNginxController is ingress-nginx's controller name: the
+// Controller is ingress-nginx's controller name: the
 // IngressClass spec.controller gwdev emulates.
-const IngressNginxController = "k8s.io/ingress-nginx"
+const Controller = "k8s.io/ingress-nginx"
 
 // Annotations naming an Ingress's class and the default IngressClass.
 const (
-	IngressClassAnnotation   = "kubernetes.io/ingress.class"
-	DefaultIngressClassLabel = "ingressclass.kubernetes.io/is-default-class"
+	ClassAnnotation   = "kubernetes.io/ingress.class"
+	DefaultClassLabel = "ingressclass.kubernetes.io/is-default-class"
 )
 
 // ingressClass is one class gwdev serves as ingress-nginx: an IngressClass of
@@ -36,14 +38,25 @@ type ingressClass struct {
 
 // ingressState is one Ingress served by a class.
 type ingressState struct {
-	key   ObjectKey
+	key   engine.ObjectKey
 	obj   *networkingv1.Ingress
 	class *ingressClass
 	ann   ingressAnnotations
 }
 
-// ingressAddressKey is the key of a class in Result.addresses: it cannot
-// clash with a Gateway's "<ns>/<name>" or a mesh frontend's "mesh:…".
+// ClassName is the class an Ingress names: spec.ingressClassName, else
+// the kubernetes.io/ingress.class annotation; "" when it names none (the
+// default IngressClass then applies, if exactly one is marked default).
+func ClassName(ing *networkingv1.Ingress) string {
+	if ing.Spec.IngressClassName != nil {
+		return *ing.Spec.IngressClassName
+	}
+	return ing.Annotations[ClassAnnotation]
+}
+
+// ingressAddressKey is the key of a class's address
+// (Translation.LoopbackAddresses): it cannot clash with a Gateway's
+// "<ns>/<name>" or a mesh frontend's "mesh:…".
 func ingressAddressKey(class string) string { return "ingress:" + class }
 
 // processIngresses picks the class of every Ingress (spec.ingressClassName,
@@ -53,35 +66,32 @@ func ingressAddressKey(class string) string { return "ingress:" + class }
 func (t *translator) processIngresses() {
 	byName := map[string]*networkingv1.IngressClass{}
 	var defaults []*networkingv1.IngressClass
-	for _, c := range t.out.IngressClasses {
+	for _, c := range t.tr.Output().IngressClasses {
 		byName[c.Name] = c
-		if c.Annotations[DefaultIngressClassLabel] == "true" {
+		if c.Annotations[DefaultClassLabel] == "true" {
 			defaults = append(defaults, c)
 		}
 	}
 	classes := map[string]*ingressClass{}
-	for _, ing := range t.out.Ingresses {
-		key := ObjectKey{Kind: "Ingress", Namespace: ing.Namespace, Name: ing.Name}
-		name := ing.Annotations[IngressClassAnnotation]
-		if ing.Spec.IngressClassName != nil {
-			name = *ing.Spec.IngressClassName
-		}
+	for _, ing := range t.tr.Output().Ingresses {
+		key := engine.ObjectKey{Kind: "Ingress", Namespace: ing.Namespace, Name: ing.Name}
+		name := ClassName(ing)
 		if name == "" {
 			switch len(defaults) {
 			case 0:
-				t.note(SeverityWarning, key, "", "the Ingress names no class and no IngressClass is marked default ("+DefaultIngressClassLabel+
+				t.note(engine.SeverityWarning, key, "", "the Ingress names no class and no IngressClass is marked default ("+DefaultClassLabel+
 					": \"true\"); ingress-nginx ignores it (unless started with --watch-ingress-without-class), and so does gwdev")
 				continue
 			case 1:
 				name = defaults[0].Name
 			default:
-				t.note(SeverityWarning, key, "", "the Ingress names no class and several IngressClasses are marked default; the apiserver refuses to create it")
+				t.note(engine.SeverityWarning, key, "", "the Ingress names no class and several IngressClasses are marked default; the apiserver refuses to create it")
 				continue
 			}
 		}
 		obj := byName[name]
-		if obj != nil && obj.Spec.Controller != IngressNginxController {
-			t.note(SeverityInfo, key, "", "IngressClass "+name+" is for controller "+obj.Spec.Controller+", not "+IngressNginxController+": not served")
+		if obj != nil && obj.Spec.Controller != Controller {
+			t.note(engine.SeverityInfo, key, "", "IngressClass "+name+" is for controller "+obj.Spec.Controller+", not "+Controller+": not served")
 			continue
 		}
 		c := classes[name]
@@ -89,7 +99,7 @@ func (t *translator) processIngresses() {
 			c = &ingressClass{name: name, obj: obj}
 			classes[name] = c
 			if obj == nil {
-				t.note(SeverityInfo, key, "", "IngressClass "+name+" is not in the manifests: gwdev serves it as "+IngressNginxController)
+				t.note(engine.SeverityInfo, key, "", "IngressClass "+name+" is not in the manifests: gwdev serves it as "+Controller)
 			}
 		}
 		st := &ingressState{key: key, obj: ing, class: c}
@@ -97,7 +107,7 @@ func (t *translator) processIngresses() {
 		c.ingresses = append(c.ingresses, st)
 	}
 	for _, c := range classes {
-		slices.SortStableFunc(c.ingresses, func(a, b *ingressState) int { return compareOlder(a.obj, b.obj) })
+		slices.SortStableFunc(c.ingresses, func(a, b *ingressState) int { return engine.CompareOlder(a.obj, b.obj) })
 		t.ingressClasses = append(t.ingressClasses, c)
 	}
 	slices.SortFunc(t.ingressClasses, func(a, b *ingressClass) int { return cmp.Compare(a.name, b.name) })
@@ -107,26 +117,12 @@ func (t *translator) processIngresses() {
 // 127.0.20.1 on, away from the Gateways' and the mesh's: the one it had in
 // the previous translation when still free, else the next free one.
 func (t *translator) assignIngressAddresses() {
-	used := map[string]bool{}
-	for _, a := range t.addresses {
-		used[a] = true
+	keys := make([]string, len(t.ingressClasses))
+	for i, c := range t.ingressClasses {
+		keys[i] = ingressAddressKey(c.name)
 	}
-	if t.addresses == nil {
-		t.addresses = map[string]string{}
-	}
-	for _, c := range t.ingressClasses {
-		if prev := t.opts.previous[ingressAddressKey(c.name)]; prev != "" && !used[prev] {
-			c.addr = prev
-			used[prev] = true
-			t.addresses[ingressAddressKey(c.name)] = prev
-		}
-	}
-	next := 20*254 + 1 // 127.0.20.1
-	for _, c := range t.ingressClasses {
-		if c.addr == "" {
-			c.addr = freeLoopback(used, &next)
-			t.addresses[ingressAddressKey(c.name)] = c.addr
-		}
+	for i, a := range t.tr.LoopbackAddresses(keys, 20*254+1) { // 127.0.20.1
+		t.ingressClasses[i].addr = a
 	}
 }
 

@@ -1,14 +1,15 @@
-package engine
+package ingressnginx
 
 import (
 	"fmt"
 	"regexp"
 	"strings"
 
+	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
-// IngressNginxConf writes the server and location blocks that
+// NginxConf writes the server and location blocks that
 // ingress-nginx's template generates for the Ingresses of snap, as its
 // documentation describes them ("Ingress Path Matching", the annotations
 // page): "location = path" for an exact location, "location path" for a
@@ -24,8 +25,8 @@ import (
 // where ingress-nginx writes more_set_headers, which Debian's nginx lacks):
 // the annotations ingress-nginx implements in Lua (HTTPS redirects,
 // canaries) are not.
-func IngressNginxConf(snap *Snapshot, opts Options, listen, upstream string) string {
-	t := newTranslator(snap, opts)
+func NginxConf(snap *engine.Snapshot, opts engine.Options, listen, upstream string) string {
+	t := &translator{tr: engine.NewTranslation(snap, opts)}
 	t.processIngresses()
 	var b strings.Builder
 	for _, c := range t.ingressClasses {

@@ -1,23 +1,23 @@
-package engine
+package ingressnginx
 
 import (
 	"maps"
-	"net/netip"
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gwdev/gwdev/engine"
 )
 
-// IngressNginxAnnotationPrefix is the prefix of ingress-nginx's annotations
+// AnnotationPrefix is the prefix of ingress-nginx's annotations
 // (its --annotations-prefix default).
-const IngressNginxAnnotationPrefix = "nginx.ingress.kubernetes.io/"
+const AnnotationPrefix = "nginx.ingress.kubernetes.io/"
 
-// IngressAnnotation is one annotation ingress-nginx documents and what gwdev
+// Annotation is one annotation ingress-nginx documents and what gwdev
 // does with it.
-type IngressAnnotation struct {
-	// Name is the annotation without IngressNginxAnnotationPrefix.
+type Annotation struct {
+	// Name is the annotation without AnnotationPrefix.
 	Name string
 	// Test names the test that proves the emulation (emulated ones only).
 	Test string
@@ -31,16 +31,16 @@ type IngressAnnotation struct {
 	Ref string
 }
 
-// IngressAnnotationsEmulated are the annotations gwdev reproduces on the
+// AnnotationsEmulated are the annotations gwdev reproduces on the
 // data plane, each with the test that proves it.
-func IngressAnnotationsEmulated() []IngressAnnotation { return ingressEmulated }
+func AnnotationsEmulated() []Annotation { return ingressEmulated }
 
-// IngressAnnotationsReported are the annotations gwdev does not reproduce:
+// AnnotationsReported are the annotations gwdev does not reproduce:
 // an Ingress carrying one gets a warning naming it and what ingress-nginx
 // would have done.
-func IngressAnnotationsReported() []IngressAnnotation { return ingressReported }
+func AnnotationsReported() []Annotation { return ingressReported }
 
-var ingressEmulated = []IngressAnnotation{
+var ingressEmulated = []Annotation{
 	{Name: "use-regex", Test: "TestIngressNginxBehaviour/use-regex", Nginx: "matches every path of the host as a case-insensitive regular expression prefix (PCRE; gwdev matches with RE2 and leaves out, with a warning, a path RE2 cannot compile)"},
 	{Name: "rewrite-target", Test: "TestIngressNginxBehaviour/rewrite-target", Nginx: "rewrites the path with the path's capture groups, and turns on regex matching for the host"},
 	{Name: "ssl-redirect", Test: "TestIngressNginxBehaviour/ssl-redirect", Nginx: "redirects HTTP to HTTPS with 308 when the host has TLS (default true)"},
@@ -100,7 +100,7 @@ var ingressEmulated = []IngressAnnotation{
 	{Name: "session-cookie-max-age", Test: "TestIngressNginxFeatures/affinity", Nginx: "the affinity cookie's Max-Age in seconds (the session ends then)"},
 }
 
-var ingressReported = []IngressAnnotation{
+var ingressReported = []Annotation{
 	{Name: "affinity-canary-behavior", Nginx: "keeps canary clients on the canary (sticky) or not (legacy)"},
 	{Name: "auth-tls-secret", Nginx: "requires client certificates signed by the Secret's CA", Ref: "Secret"},
 	{Name: "auth-tls-verify-depth", Nginx: "limits the client certificate chain depth"},
@@ -228,7 +228,7 @@ type ingressAnnotations struct {
 	// answer 503, its "location denied" ("": none). Basic auth keeps its
 	// own (ingressFeatures.basicAuthDenied).
 	denied string
-	// ingressFeatures are the rule settings of ingress_features.go.
+	// ingressFeatures are the rule settings of features.go.
 	ingressFeatures
 }
 
@@ -242,28 +242,6 @@ func ingressSecurityAnnotation(name string) bool {
 	return false
 }
 
-// ingressCanary is how a canary Ingress takes requests from the main
-// Ingress of the same host and path, in ingress-nginx's order: header,
-// cookie, weight.
-type ingressCanary struct {
-	// header names the request header ("": none); headerValue, else
-	// headerPattern, replaces "always" as the value that picks the canary.
-	header, headerValue, headerPattern string
-	// cookie names the cookie whose value always or never decides ("": none).
-	cookie string
-	// weight of total requests go to the canary when nothing above decided.
-	weight, total int32
-}
-
-// ingressRedirect is a permanent-redirect or temporal-redirect.
-type ingressRedirect struct {
-	url  *url.URL
-	code int
-}
-
-// nginxCaptureRef is $n in an nginx replacement.
-var nginxCaptureRef = regexp.MustCompile(`\$([0-9]+)`)
-
 // parseIngressAnnotations reads the ingress-nginx annotations of an
 // Ingress: emulated ones are parsed (a bad value is noted, and ingress-nginx
 // ignores it, so gwdev does too); reported ones and unknown ones are noted.
@@ -271,10 +249,10 @@ func (t *translator) parseIngressAnnotations(st *ingressState) ingressAnnotation
 	a := ingressAnnotations{sslRedirect: true}
 	ann := st.obj.Annotations
 	warn := func(name, msg string) {
-		t.noteAt("", SeverityWarning, st.key, AnnotationField(IngressNginxAnnotationPrefix+name), "", "annotation "+IngressNginxAnnotationPrefix+name+": "+msg)
+		t.noteAt("", engine.SeverityWarning, st.key, engine.AnnotationField(AnnotationPrefix+name), "", "annotation "+AnnotationPrefix+name+": "+msg)
 	}
 	boolean := func(name string, def bool) bool {
-		v, ok := ann[IngressNginxAnnotationPrefix+name]
+		v, ok := ann[AnnotationPrefix+name]
 		if !ok {
 			return def
 		}
@@ -285,7 +263,7 @@ func (t *translator) parseIngressAnnotations(st *ingressState) ingressAnnotation
 		}
 		return b
 	}
-	str := func(name string) string { return ann[IngressNginxAnnotationPrefix+name] }
+	str := func(name string) string { return ann[AnnotationPrefix+name] }
 	a.useRegex = boolean("use-regex", false)
 	a.sslRedirect = boolean("ssl-redirect", true)
 	a.forceSSLRedirect = boolean("force-ssl-redirect", false)
@@ -319,7 +297,7 @@ func (t *translator) parseIngressAnnotations(st *ingressState) ingressAnnotation
 		u, err := url.Parse(v)
 		if err == nil && u.Scheme == "http" && u.Hostname() != "" {
 			a.authURL = u
-			t.noteAt("", SeverityInfo, st.key, AnnotationField(IngressNginxAnnotationPrefix+"auth-url"), "", "annotation "+IngressNginxAnnotationPrefix+"auth-url: emulated as an HTTP ExternalAuth filter, whose "+
+			t.noteAt("", engine.SeverityInfo, st.key, engine.AnnotationField(AnnotationPrefix+"auth-url"), "", "annotation "+AnnotationPrefix+"auth-url: emulated as an HTTP ExternalAuth filter, whose "+
 				"request carries the URL's path followed by the request's, and Host, method, Content-Length and Authorization only "+
 				"(ingress-nginx sends the URL's path and every request header)")
 		} else {
@@ -335,7 +313,7 @@ func (t *translator) parseIngressAnnotations(st *ingressState) ingressAnnotation
 	for _, an := range ingressReported {
 		if v := str(an.Name); an.Ref != "" && v != "" {
 			if _, _, ok := t.ingressRef(st, an.Name, v); !ok && a.denied == "" {
-				a.denied = IngressNginxAnnotationPrefix + an.Name + " names a " + an.Ref + " in another namespace"
+				a.denied = AnnotationPrefix + an.Name + " names a " + an.Ref + " in another namespace"
 			}
 		}
 	}
@@ -346,13 +324,13 @@ func (t *translator) parseIngressAnnotations(st *ingressState) ingressAnnotation
 		warn("auth-type", "gwdev emulates basic authentication, not "+strconv.Quote(v)+"; it is a security filter, so gwdev denies the Ingress's requests with 403")
 	}
 	for _, name := range slices.Sorted(maps.Keys(ann)) {
-		if name == IngressNginxAnnotationPrefix+"auth-url" && a.authURL != nil {
+		if name == AnnotationPrefix+"auth-url" && a.authURL != nil {
 			continue
 		}
-		if (name == IngressNginxAnnotationPrefix+"auth-type" || name == IngressNginxAnnotationPrefix+"auth-secret") && (a.basicAuth != nil || a.basicAuthDenied != "") {
+		if (name == AnnotationPrefix+"auth-type" || name == AnnotationPrefix+"auth-secret") && (a.basicAuth != nil || a.basicAuthDenied != "") {
 			continue
 		}
-		if short, ok := strings.CutPrefix(name, IngressNginxAnnotationPrefix); ok && ingressSecurityAnnotation(short) && a.unemulatedSecurity == "" {
+		if short, ok := strings.CutPrefix(name, AnnotationPrefix); ok && ingressSecurityAnnotation(short) && a.unemulatedSecurity == "" {
 			a.unemulatedSecurity = name
 		}
 	}
@@ -360,7 +338,7 @@ func (t *translator) parseIngressAnnotations(st *ingressState) ingressAnnotation
 		a.canary = parseIngressCanary(str, warn)
 	}
 	for _, name := range slices.Sorted(maps.Keys(ann)) {
-		short, ok := strings.CutPrefix(name, IngressNginxAnnotationPrefix)
+		short, ok := strings.CutPrefix(name, AnnotationPrefix)
 		if !ok {
 			continue
 		}
@@ -378,97 +356,6 @@ func (t *translator) parseIngressAnnotations(st *ingressState) ingressAnnotation
 		}
 	}
 	return a
-}
-
-// parseIngressRedirect reads permanent-redirect (301 unless
-// permanent-redirect-code says otherwise), else temporal-redirect (302 unless
-// temporal-redirect-code), which ingress-nginx checks in that order.
-func (t *translator) parseIngressRedirect(ann map[string]string, warn func(name, msg string)) *ingressRedirect {
-	for _, r := range []struct {
-		name string
-		code int
-	}{{"permanent-redirect", 301}, {"temporal-redirect", 302}} {
-		v := ann[IngressNginxAnnotationPrefix+r.name]
-		if v == "" {
-			continue
-		}
-		u, err := url.Parse(v)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			warn(r.name, "must be an absolute http or https URL; ingress-nginx ignores it")
-			continue
-		}
-		code := r.code
-		if c := ann[IngressNginxAnnotationPrefix+r.name+"-code"]; c != "" {
-			n, err := strconv.Atoi(c)
-			if err != nil || n < 300 || n > 308 {
-				warn(r.name+"-code", "invalid status "+strconv.Quote(c)+" (want 300-308); ingress-nginx uses "+strconv.Itoa(code))
-			} else {
-				code = n
-			}
-		}
-		return &ingressRedirect{url: u, code: code}
-	}
-	return nil
-}
-
-// cidrList parses a comma-separated list of CIDRs or addresses (an address
-// is its own /32 or /128); a bad entry is noted and, since the list guards
-// access, kept as a range that matches nothing rather than dropped.
-func cidrList(v, name string, warn func(name, msg string)) []string {
-	if v == "" {
-		return nil
-	}
-	var out []string
-	for _, e := range strings.Split(v, ",") {
-		e = strings.TrimSpace(e)
-		if e == "" {
-			continue
-		}
-		if !strings.Contains(e, "/") {
-			if ip, err := netip.ParseAddr(e); err == nil {
-				e = netip.PrefixFrom(ip, ip.BitLen()).String()
-			}
-		}
-		if _, err := netip.ParsePrefix(e); err != nil {
-			warn(name, "invalid range "+strconv.Quote(e)+"; ingress-nginx refuses the annotation")
-			continue
-		}
-		out = append(out, e)
-	}
-	if out == nil {
-		out = []string{} // every entry was bad: allow nobody / deny nobody, as written
-	}
-	return out
-}
-
-// parseIngressCanary reads the canary-* annotations.
-func parseIngressCanary(str func(string) string, warn func(name, msg string)) *ingressCanary {
-	c := &ingressCanary{header: str("canary-by-header"), headerValue: str("canary-by-header-value"),
-		headerPattern: str("canary-by-header-pattern"), cookie: str("canary-by-cookie"), total: 100}
-	number := func(name string, into *int32) {
-		v := str(name)
-		if v == "" {
-			return
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			warn(name, "invalid number "+strconv.Quote(v)+"; ingress-nginx ignores it")
-			return
-		}
-		*into = int32(n)
-	}
-	number("canary-weight", &c.weight)
-	number("canary-weight-total", &c.total)
-	if c.total == 0 {
-		c.total = 100
-	}
-	if c.headerPattern != "" {
-		if _, err := regexp.Compile(c.headerPattern); err != nil {
-			warn("canary-by-header-pattern", "not an RE2 expression ("+err.Error()+"); gwdev ignores it")
-			c.headerPattern = ""
-		}
-	}
-	return c
 }
 
 // ingressAllowCrossNamespace is ingress-nginx's ConfigMap option that lets
@@ -500,7 +387,7 @@ func (t *translator) ingressRef(st *ingressState, name, ref string) (ns, obj str
 		said = "ingress-nginx documents the annotation as taking ConfigMaps of the Ingress's namespace only, and gwdev refuses it as ingress-nginx refuses " +
 			"the Secret annotations unless " + rule
 	}
-	t.noteAt("", SeverityWarning, st.key, AnnotationField(IngressNginxAnnotationPrefix+name), "", "annotation "+IngressNginxAnnotationPrefix+name+": "+
+	t.noteAt("", engine.SeverityWarning, st.key, engine.AnnotationField(AnnotationPrefix+name), "", "annotation "+AnnotationPrefix+name+": "+
 		an.Ref+" "+ref+" is in another namespace than the Ingress ("+st.obj.Namespace+"): "+said+". The location answers 503, as ingress-nginx denies "+
 		"a location whose annotation it refuses, and gwdev does not read the "+an.Ref+"; put the "+an.Ref+" in namespace "+st.obj.Namespace)
 	return ns, obj, false
@@ -508,8 +395,8 @@ func (t *translator) ingressRef(st *ingressState, name, ref string) (ns, obj str
 
 // ingressAnnotationNamed returns the documented annotation (without the
 // prefix), or nil.
-func ingressAnnotationNamed(name string) *IngressAnnotation {
-	for _, l := range [][]IngressAnnotation{ingressEmulated, ingressReported} {
+func ingressAnnotationNamed(name string) *Annotation {
+	for _, l := range [][]Annotation{ingressEmulated, ingressReported} {
 		for i := range l {
 			if l[i].Name == name {
 				return &l[i]

@@ -1,4 +1,4 @@
-package engine
+package ingressnginx
 
 import (
 	"strconv"
@@ -6,18 +6,19 @@ import (
 
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
-// This file converts the rule settings of ingress_features.go: CORS to the
+// This file converts the rule settings of features.go: CORS to the
 // HTTPRoute CORS filter, affinity to sessionPersistence, the proxy timeouts
 // to timeouts.backendRequest; basic auth, rate limits and a body limit have
 // no Gateway API field and are listed.
 
 // dropPolicy lists the rule policy settings the Gateway API cannot say.
-func (m *migrator) dropPolicy(r *RouteRule, p *table.RulePolicy) {
+func (m *migrator) dropPolicy(r *engine.RouteRule, p *table.RulePolicy) {
 	if p.BasicAuth != nil {
-		m.drop(r, IngressNginxAnnotationPrefix+"auth-type", "ingress-nginx asks for a user and password (basic auth, users of Secret "+p.BasicAuth.Secret+
+		m.drop(r, AnnotationPrefix+"auth-type", "ingress-nginx asks for a user and password (basic auth, users of Secret "+p.BasicAuth.Secret+
 			"); the Gateway API has no basic auth: use your implementation's policy (Envoy Gateway's SecurityPolicy basicAuth reads the same htpasswd Secret) "+
 			"or an ExternalAuth filter; the route lets every client in")
 	}
@@ -34,7 +35,7 @@ func (m *migrator) dropPolicy(r *RouteRule, p *table.RulePolicy) {
 		}
 		var names []string
 		for _, f := range p.From {
-			if strings.HasPrefix(f, IngressNginxAnnotationPrefix+"limit-") {
+			if strings.HasPrefix(f, AnnotationPrefix+"limit-") {
 				names = append(names, f)
 			}
 		}
@@ -42,7 +43,7 @@ func (m *migrator) dropPolicy(r *RouteRule, p *table.RulePolicy) {
 			" (503 beyond); the Gateway API has no rate limit: use your implementation's policy (Envoy Gateway's BackendTrafficPolicy rateLimit, for one)")
 	}
 	for _, f := range p.From {
-		if f == IngressNginxAnnotationPrefix+"proxy-body-size" {
+		if f == AnnotationPrefix+"proxy-body-size" {
 			m.drop(r, f, "ingress-nginx refuses request bodies over "+strconv.FormatInt(p.MaxRequestBody, 10)+" bytes with 413 (0: no limit); "+
 				"the Gateway API has no body limit: use your implementation's policy (Envoy Gateway's ClientTrafficPolicy, for one)")
 		}
@@ -51,7 +52,7 @@ func (m *migrator) dropPolicy(r *RouteRule, p *table.RulePolicy) {
 
 // ruleSettings carries affinity and the proxy timeouts over, and lists
 // custom-http-errors, which the Gateway API cannot say.
-func (m *migrator) ruleSettings(r *RouteRule, rule *gwv1.HTTPRouteRule) {
+func (m *migrator) ruleSettings(r *engine.RouteRule, rule *gwv1.HTTPRouteRule) {
 	if ep := r.ErrorPages; ep != nil {
 		codes := make([]string, len(ep.Codes))
 		for i, c := range ep.Codes {
@@ -61,7 +62,7 @@ func (m *migrator) ruleSettings(r *RouteRule, rule *gwv1.HTTPRouteRule) {
 		if ep.Backend != nil {
 			by = "the default backend " + ep.Backend.Service.String()
 		}
-		m.drop(r, IngressNginxAnnotationPrefix+"custom-http-errors", "ingress-nginx replaces the backend's answers "+strings.Join(codes, ", ")+" with the answer of "+by+
+		m.drop(r, AnnotationPrefix+"custom-http-errors", "ingress-nginx replaces the backend's answers "+strings.Join(codes, ", ")+" with the answer of "+by+
 			" (sent X-Code, X-Format, X-Original-URI and the location's names); the Gateway API has no error-page filter: use your implementation's error-page policy "+
 			"if it has one, or let the application render its own error pages (the route passes the backend's answers)")
 	}
@@ -135,9 +136,9 @@ func (m *migrator) migrateCORS(c *table.CORS) *gwv1.HTTPCORSFilter {
 
 // migrateMirror is mirror-target as a RequestMirror filter of the Service
 // the URL names; a URL naming no Service of the manifests is listed.
-func (m *migrator) migrateMirror(r *RouteRule, b *Backend) []gwv1.HTTPRouteFilter {
+func (m *migrator) migrateMirror(r *engine.RouteRule, b *engine.Backend) []gwv1.HTTPRouteFilter {
 	if b.Invalid != "" {
-		m.drop(r, IngressNginxAnnotationPrefix+"mirror-target", b.Invalid+": mirror to a Service (a RequestMirror filter's backendRef), or use your implementation's mirroring")
+		m.drop(r, AnnotationPrefix+"mirror-target", b.Invalid+": mirror to a Service (a RequestMirror filter's backendRef), or use your implementation's mirroring")
 		return nil
 	}
 	ns := gwv1.Namespace(b.Service.Namespace)
@@ -145,7 +146,7 @@ func (m *migrator) migrateMirror(r *RouteRule, b *Backend) []gwv1.HTTPRouteFilte
 	m.notes = append(m.notes, "mirror-target became a RequestMirror of "+b.Service.String()+": the copy carries the request's Host and the path the backend gets, "+
 		"where nginx sends $request_uri with mirror-host or the target's host name")
 	if b.TLS != nil {
-		m.drop(r, IngressNginxAnnotationPrefix+"mirror-target", "ingress-nginx mirrors over TLS without verifying "+b.Service.String()+
+		m.drop(r, AnnotationPrefix+"mirror-target", "ingress-nginx mirrors over TLS without verifying "+b.Service.String()+
 			"; write a BackendTLSPolicy for the Service with its CA and hostname")
 	}
 	return []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestMirror, RequestMirror: &gwv1.HTTPRequestMirrorFilter{

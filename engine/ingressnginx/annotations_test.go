@@ -1,4 +1,4 @@
-package main
+package ingressnginx_test
 
 import (
 	"os"
@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/ingressnginx"
 )
 
 // ingressNginxDocumented lists the annotations ingress-nginx documents
@@ -50,13 +50,14 @@ mirror-request-body mirror-target mirror-host disable-proxy-intercept-errors
 // TestIngressAnnotationLists is the guard of the two annotation lists:
 // every documented annotation is emulated or reported, never both, and
 // nothing else is listed; each emulated one names a test (function and
-// subtest) that exists in this package.
+// subtest) that exists here or in cmd/gwdev, where the end-to-end tests
+// (real nginx beside the emulator) live.
 func TestIngressAnnotationLists(t *testing.T) {
 	where := map[string]string{}
 	for _, l := range []struct {
 		name string
-		list []engine.IngressAnnotation
-	}{{"emulated", engine.IngressAnnotationsEmulated()}, {"reported", engine.IngressAnnotationsReported()}} {
+		list []ingressnginx.Annotation
+	}{{"emulated", ingressnginx.AnnotationsEmulated()}, {"reported", ingressnginx.AnnotationsReported()}} {
 		for _, a := range l.list {
 			if prev, dup := where[a.Name]; dup {
 				t.Errorf("%s is %s and %s", a.Name, prev, l.name)
@@ -82,6 +83,11 @@ func TestIngressAnnotationLists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	e2e, err := filepath.Glob(filepath.Join("..", "..", "cmd", "gwdev", "*_test.go"))
+	if err != nil || len(e2e) == 0 {
+		t.Fatalf("no cmd/gwdev tests next to the module root: %v", err)
+	}
+	sources = append(sources, e2e...)
 	var all strings.Builder
 	for _, f := range sources {
 		b, err := os.ReadFile(f)
@@ -91,7 +97,7 @@ func TestIngressAnnotationLists(t *testing.T) {
 		all.Write(b)
 	}
 	src := all.String()
-	for _, a := range engine.IngressAnnotationsEmulated() {
+	for _, a := range ingressnginx.AnnotationsEmulated() {
 		fn, sub, _ := strings.Cut(a.Test, "/")
 		if !regexp.MustCompile(`func ` + regexp.QuoteMeta(fn) + `\(t \*testing\.T\)`).MatchString(src) {
 			t.Errorf("%s: test function %s not found", a.Name, fn)

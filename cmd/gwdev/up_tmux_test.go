@@ -182,6 +182,15 @@ func TestUpTUIInTmux(t *testing.T) {
 	if out, err := s.tmux("set-option", "-g", "set-clipboard", "on"); err != nil {
 		t.Fatalf("set-clipboard: %v: %s", err, out)
 	}
+	// Filter the view to the requests, so that c copies one of them even
+	// when a connection that carried no request (another process probing
+	// the port) was traced last and sits at the top.
+	s.keys("/")
+	s.keys("-l", "api/users")
+	s.keys("Enter")
+	s.waitFor("the Traces filter", settle, func(screen string) bool {
+		return strings.Contains(screen, "/api/users") && !strings.Contains(screen, "closed the connection")
+	})
 	s.keys("c")
 	// Without a system clipboard (no xclip, wl-copy… here) the status line
 	// shows the command first, then says it went out as OSC 52, not that

@@ -53,6 +53,7 @@ func (o *migrateOptions) runCompare(cmd *cobra.Command, proj *app.Project, lr *w
 		if len(c.Dropped) > 0 {
 			fmt.Fprintln(out, "\nNot carried over:")
 			printDropped(out, c.Dropped)
+			printSecurityDropped(out, c.Dropped)
 		}
 	}
 	if c.Failed() {

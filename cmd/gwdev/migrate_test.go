@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -226,6 +227,69 @@ func TestMigrateCompare(t *testing.T) {
 	stdout, _, _ = runGwdev(t, "", "migrate", "--compare", "--format", "github", dir)
 	if !strings.Contains(stdout, "::error file=") || !strings.Contains(stdout, "::warning file=") {
 		t.Errorf("github format:\n%s", stdout)
+	}
+}
+
+// TestMigrateCompareGroupsDifferences: requests whose difference is the
+// same (the same fields, with the same values on both sides) are one text
+// block with their count and every request; the JSON keeps one entry per
+// request, each with its group, and the text has one block per group.
+func TestMigrateCompareGroupsDifferences(t *testing.T) {
+	dir := migrateFixture(t)
+	text, stderr, code := runGwdev(t, "", "migrate", "--compare", dir)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s%s", code, text, stderr)
+	}
+	js, _, _ := runGwdev(t, "", "migrate", "--compare", "--format", "json", dir)
+	var report struct {
+		Differences []struct {
+			Request struct{ Host, Path string }
+			Group   string `json:"group"`
+		} `json:"differences"`
+	}
+	if err := json.Unmarshal([]byte(js), &report); err != nil {
+		t.Fatal(err)
+	}
+	size := map[string]int{}
+	for _, d := range report.Differences {
+		if d.Group == "" {
+			t.Fatalf("a JSON difference has no group: %+v", d)
+		}
+		size[d.Group]++
+	}
+	if len(size) == len(report.Differences) {
+		t.Fatalf("no two of the %d differences share a group; the fixture has basic auth answering 401 to requests the route lets through", len(report.Differences))
+	}
+	// Blocks: a line not indented, after the summary, starts one.
+	var blocks, grouped, listed int
+	lines := strings.Split(strings.TrimSpace(strings.Split(text, "\nNot carried over:")[0]), "\n")[1:]
+	for i, l := range lines {
+		switch {
+		case strings.HasPrefix(l, "GET "):
+			blocks++
+			listed++
+		case strings.HasSuffix(l, " requests answered with the same difference:"):
+			blocks++
+			grouped++
+			n, _ := strconv.Atoi(strings.Fields(l)[0])
+			got := 0
+			for _, r := range lines[i+1:] {
+				if !strings.HasPrefix(r, " ") {
+					break
+				}
+				if strings.HasPrefix(r, "  GET ") {
+					got++
+				}
+			}
+			listed += got
+			if got != n {
+				t.Errorf("%q lists %d requests", l, got)
+			}
+		}
+	}
+	if blocks != len(size) || listed != len(report.Differences) || grouped == 0 {
+		t.Errorf("%d blocks (%d grouped) listing %d requests; want one per group (%d) listing all %d differences:\n%s",
+			blocks, grouped, listed, len(size), len(report.Differences), text)
 	}
 }
 

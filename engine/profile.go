@@ -38,6 +38,18 @@ func ProfileNames() []string {
 	return names
 }
 
+// ProfileClasses maps each GatewayClass name a registered profile is
+// chosen for by default (Profile.Class) to that profile's name.
+func ProfileClasses() map[string]string {
+	classes := map[string]string{}
+	for n, p := range profiles {
+		if c := p.Class(); c != "" {
+			classes[c] = n
+		}
+	}
+	return classes
+}
+
 // Profile is an implementation profile. Its optional hooks are the small
 // interfaces below, implemented by the ProfileRun it starts for each
 // translation; the translator calls them where the spec's own processing

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +16,9 @@ import (
 	"github.com/gwdev/gwdev/internal/app"
 	"github.com/gwdev/gwdev/internal/report"
 )
+
+// checkOutputs are the formats check's -o/--output and --format take.
+var checkOutputs = []string{"summary", "yaml", "json", "github", "sarif"}
 
 // checkOptions are the flags of `gwdev check`.
 type checkOptions struct {
@@ -74,7 +78,7 @@ disagrees.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.output, "output", "o", "summary", "output format: summary, yaml, json, github or sarif")
+	f.StringVarP(&o.output, "output", "o", "summary", "output format: "+formatList(checkOutputs))
 	f.StringVar(&o.format, "format", "", "the same as -o (github: workflow annotations; sarif: SARIF 2.1.0)")
 	f.StringArrayVarP(&o.files, "filename", "f", nil, "manifest file or directory to read (repeatable; - reads stdin)")
 	f.StringSliceVar(&o.classes, "class", nil, "manage only these GatewayClass names (default: every class the Gateways name)")
@@ -98,10 +102,8 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 		}
 		o.output = o.format
 	}
-	switch o.output {
-	case "summary", "yaml", "json", "github", "sarif":
-	default:
-		return fmt.Errorf("unknown output format %q (want summary, yaml, json, github or sarif)", o.output)
+	if !slices.Contains(checkOutputs, o.output) {
+		return fmt.Errorf("unknown output format %q (want %s)", o.output, formatList(checkOutputs))
 	}
 	if len(args) > 0 && len(o.files) > 0 {
 		return fmt.Errorf("give either DIR or -f, not both")

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/gwdev/gwdev/internal/app"
 	"github.com/gwdev/gwdev/internal/report"
@@ -23,6 +24,9 @@ type diffOptions struct {
 	// dir is --dir ("" : DIR or the current directory).
 	dir string
 }
+
+// diffFormats are the formats diff's --format takes (report.WriteDiff's).
+var diffFormats = []string{"text", "github", "sarif", "json"}
 
 func newDiffCmd() *cobra.Command {
 	o := &diffOptions{}
@@ -64,7 +68,7 @@ usage or git errors. --format github prints GitHub Actions annotations; sarif a 
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.dir, "dir", "d", "", "the folder of manifests (the same as giving DIR)")
-	f.StringVar(&o.format, "format", "text", "output format: text, github, sarif or json")
+	f.StringVar(&o.format, "format", "text", "output format: "+formatList(diffFormats))
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	addCRDsFlag(f, &o.crds)
 	addTrustFlag(f, &o.trust)
@@ -73,10 +77,8 @@ usage or git errors. --format github prints GitHub Actions annotations; sarif a 
 }
 
 func (o *diffOptions) run(out, errOut io.Writer, args []string) error {
-	switch o.format {
-	case "text", "github", "sarif", "json":
-	default:
-		return fmt.Errorf("unknown format %q (want text, github, sarif or json)", o.format)
+	if !slices.Contains(diffFormats, o.format) {
+		return fmt.Errorf("unknown format %q (want %s)", o.format, formatList(diffFormats))
 	}
 	base, dir := app.SplitDiffArgs(args)
 	rep, err := app.Diff(app.DiffArgs{Base: base, Dir: dir, Flags: app.ProjectFlags{Profiles: o.profiles, CRDs: o.crds, Trust: o.trust},

@@ -231,12 +231,24 @@ func checkInvocation(words []string) string { return checkWords(words, false) }
 func checkWords(words []string, prose bool) string {
 	root := newRootCmd(strings.NewReader(""), io.Discard, io.Discard)
 	root.InitDefaultCompletionCmd()
+	root.InitDefaultHelpFlag()
+	root.InitDefaultVersionFlag()
 	cmd, rest, err := root.Find(words[1:])
 	if err != nil {
 		return err.Error()
 	}
 	if cmd == root {
-		return "not a gwdev command"
+		// gwdev's own flags (--version, --help) and nothing else
+		if len(rest) == 0 || !strings.HasPrefix(rest[0], "-") {
+			return "not a gwdev command"
+		}
+		if err := root.ParseFlags(rest); err != nil && !errors.Is(err, pflag.ErrHelp) {
+			return err.Error()
+		}
+		if len(root.Flags().Args()) > 0 {
+			return "not a gwdev command"
+		}
+		return ""
 	}
 	if err := cmd.ParseFlags(rest); errors.Is(err, pflag.ErrHelp) {
 		return ""
@@ -442,6 +454,8 @@ func TestDocsPagesAndLinks(t *testing.T) {
 	}
 	root := newRootCmd(strings.NewReader(""), io.Discard, io.Discard)
 	root.InitDefaultCompletionCmd()
+	root.InitDefaultHelpFlag()
+	root.InitDefaultVersionFlag()
 	for _, c := range root.Commands() {
 		if c.Hidden || c.Name() == "help" {
 			continue
@@ -632,6 +646,8 @@ func TestDecisionsIndex(t *testing.T) {
 func TestDocsCommandPagesNameEveryFlag(t *testing.T) {
 	root := newRootCmd(strings.NewReader(""), io.Discard, io.Discard)
 	root.InitDefaultCompletionCmd()
+	root.InitDefaultHelpFlag()
+	root.InitDefaultVersionFlag()
 	for _, c := range root.Commands() {
 		if c.Hidden || c.Name() == "help" || c.Name() == "completion" {
 			continue // completion's flags are cobra's, per shell

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -27,6 +28,9 @@ type explainOptions struct {
 	// crds is --crds (crds.go).
 	crds string
 }
+
+// explainOutputs are the formats explain's -o takes.
+var explainOutputs = []string{"text", "json"}
 
 func newExplainCmd() *cobra.Command {
 	o := &explainOptions{}
@@ -76,7 +80,7 @@ Examples:
 	f.StringVarP(&o.req.Method, "request", "X", "GET", "request method (POST for grpc:// URLs)")
 	f.StringArrayVarP(&o.req.Headers, "header", "H", nil, "request header 'Name: value' (repeatable)")
 	f.StringVar(&o.gateway, "gateway", "", "namespace/name of the Gateway (default: any Gateway with a listener on the port)")
-	f.StringVarP(&o.output, "output", "o", "text", "output format: text or json")
+	f.StringVarP(&o.output, "output", "o", "text", "output format: "+formatList(explainOutputs))
 	f.StringArrayVar(&o.backends, "backend", nil, "as for up: namespace/service:port=host:port")
 	f.StringVar(&o.req.SNI, "sni", "", "TLS server name (default: the URL's host; --sni '' sends none); a Host header of another listener gets 421")
 	f.StringSliceVar(&o.req.ALPN, "alpn", nil, "ALPN protocols the ClientHello offers (default for https: h2,http/1.1)")
@@ -91,8 +95,8 @@ Examples:
 }
 
 func (o *explainOptions) run(out io.Writer, rawURL string) error {
-	if o.output != "text" && o.output != "json" {
-		return fmt.Errorf("unknown output format %q (want text or json)", o.output)
+	if !slices.Contains(explainOutputs, o.output) {
+		return fmt.Errorf("unknown output format %q (want %s)", o.output, formatList(explainOutputs))
 	}
 	if o.req.HTTP1 && o.req.HTTP2 {
 		return fmt.Errorf("--http1.1 and --http2 exclude each other")

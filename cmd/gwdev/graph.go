@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -23,6 +24,9 @@ type graphOptions struct {
 	// crds is --crds (crds.go).
 	crds string
 }
+
+// graphFormats are the formats graph's --format takes.
+var graphFormats = []string{"mermaid", "dot", "svg"}
 
 func newGraphCmd() *cobra.Command {
 	o := &graphOptions{}
@@ -49,7 +53,7 @@ it named), a rule that is shadowed or answers 500, an invalid backend reference.
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.format, "format", "mermaid", "output format: mermaid, dot or svg (svg runs Graphviz's dot)")
+	f.StringVar(&o.format, "format", "mermaid", "output format: "+formatList(graphFormats)+" (svg runs Graphviz's dot)")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	addCRDsFlag(f, &o.crds)
 	addTrustFlag(f, &o.trust)
@@ -58,15 +62,14 @@ it named), a rule that is shadowed or answers 500, an invalid backend reference.
 
 func (o *graphOptions) run(out, errOut io.Writer, dir string) error {
 	var dotBin string
-	switch o.format {
-	case "mermaid", "dot":
-	case "svg":
+	if !slices.Contains(graphFormats, o.format) {
+		return fmt.Errorf("unknown format %q (want %s)", o.format, formatList(graphFormats))
+	}
+	if o.format == "svg" {
 		var err error
 		if dotBin, err = exec.LookPath("dot"); err != nil {
 			return fmt.Errorf("--format svg needs Graphviz's dot, which is not on PATH: install Graphviz (apt-get install graphviz, brew install graphviz, choco install graphviz), or use the default Mermaid output (GitHub and mermaid.live render it) or --format dot")
 		}
-	default:
-		return fmt.Errorf("unknown format %q (want mermaid, dot or svg)", o.format)
 	}
 	proj, err := app.OpenProject([]string{dir}, app.ProjectFlags{Profiles: o.profiles, CRDs: o.crds, Trust: o.trust})
 	if err != nil {

@@ -58,5 +58,29 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetErr(stderr)
 	root.AddCommand(dirFirst(newCheckCmd()), dirFirst(newUpCmd()), newExplainCmd(), dirFirst(newCertsCmd()), newVersionCmd(), dirFirst(newMigrateCmd()),
 		newDiffCmd(), dirFirst(newGraphCmd()), newCRDsCmd(), newPullCmd(), newTrustCmd())
+	// gwdev --version prints what gwdev version prints.
+	root.Version = versionText()
+	root.SetVersionTemplate("{{.Version}}")
+	usageOnArgErrors(root)
+	registerCompletions(root)
 	return root
+}
+
+// usageOnArgErrors makes every command's wrong positional arguments a
+// usage error that says what the command takes: its Use line and where
+// its help is (exit 2, as for an unknown flag).
+func usageOnArgErrors(cmd *cobra.Command) {
+	for _, c := range cmd.Commands() {
+		usageOnArgErrors(c)
+	}
+	if cmd.Args == nil {
+		return
+	}
+	check := cmd.Args
+	cmd.Args = func(c *cobra.Command, args []string) error {
+		if err := check(c, args); err != nil {
+			return fmt.Errorf("%s: %w\nusage: %s\nrun '%s --help' for the arguments and flags", c.Name(), err, c.UseLine(), c.CommandPath())
+		}
+		return nil
+	}
 }

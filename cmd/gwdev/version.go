@@ -89,13 +89,18 @@ func (v versionInfo) String() string {
 	return s
 }
 
+// versionText is what `gwdev version` and `gwdev --version` print.
+func versionText() string {
+	return fmt.Sprintf("gwdev %s\nGateway API %s\n", buildVersion(), engine.APIVersion)
+}
+
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print gwdev's version, commit and the Gateway API version it implements",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(cmd.OutOrStdout(), "gwdev %s\nGateway API %s\n", buildVersion(), engine.APIVersion)
+			fmt.Fprint(cmd.OutOrStdout(), versionText())
 			return nil
 		},
 	}

@@ -7,8 +7,10 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -218,6 +220,121 @@ func assertNoKeys(t *testing.T, out string, manifests, caKey []byte) {
 		for _, line := range strings.Split(k, "\n") {
 			if len(line) >= 16 && !strings.HasPrefix(line, "-----") && strings.Contains(out, line) {
 				t.Fatalf("output contains private key material %q", line)
+			}
+		}
+	}
+}
+
+// certsServedManifests: an HTTPS listener for *.example.com whose only
+// route serves shop.example.com, and one for *.internal.test whose route
+// serves *.svc.internal.test (two labels deeper than the listener's
+// wildcard certificate reaches).
+const certsServedManifests = `apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: web}
+spec:
+  gatewayClassName: gwdev
+  addresses: [{type: IPAddress, value: 127.0.0.1}]
+  listeners:
+  - name: shop
+    protocol: HTTPS
+    port: %[1]d
+    hostname: "*.example.com"
+    tls: {certificateRefs: [{name: shop-cert}]}
+  - name: internal
+    protocol: HTTPS
+    port: %[2]d
+    hostname: "*.internal.test"
+    tls: {certificateRefs: [{name: internal-cert}]}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: shop}
+spec:
+  parentRefs: [{name: web, sectionName: shop}]
+  hostnames: [shop.example.com]
+  rules: [{backendRefs: [{name: svc, port: 80}]}]
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: internal}
+spec:
+  parentRefs: [{name: web, sectionName: internal}]
+  hostnames: ["*.svc.internal.test"]
+  rules: [{backendRefs: [{name: svc, port: 80}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: svc}
+spec: {ports: [{port: 80}]}
+`
+
+// certsCurlLine is a curl line gwdev certs prints.
+var certsCurlLine = regexp.MustCompile(`curl --cacert (\S+) --resolve ([^:\s]+):(\d+):(\S+) (https://\S+)`)
+
+// TestCertsCurlLineReachesARoute: every curl line gwdev certs prints names
+// a host a route attached to its listener serves (a concrete route
+// hostname, or one derived from a route's wildcard, which the certificate
+// then covers), and, sent as printed to a real gwdev up on free ports,
+// gets 200 from that route's backend: before, the line named the
+// listener's wildcard-derived www.example.com, which no route serves (404).
+func TestCertsCurlLineReachesARoute(t *testing.T) {
+	dir, caDir := t.TempDir(), filepath.Join(t.TempDir(), "ca")
+	shop, internal := freePort(t), freePort(t)
+	if err := os.WriteFile(filepath.Join(dir, "gateway.yaml"), fmt.Appendf(nil, certsServedManifests, shop, internal), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runGwdev(t, "", "certs", dir, "--ca-dir", caDir)
+	if code != 0 {
+		t.Fatalf("certs: exit %d: %s%s", code, out, errOut)
+	}
+	lines := certsCurlLine.FindAllStringSubmatch(out, -1)
+	hosts := map[string]bool{}
+	for _, m := range lines {
+		hosts[m[2]] = true
+	}
+	if len(lines) != 2 || !hosts["shop.example.com"] || !hosts["www.svc.internal.test"] || strings.Contains(out, "404 until") {
+		t.Errorf("want curl lines for shop.example.com and www.svc.internal.test, both served:\n%s", out)
+	}
+	up := runUp(t, &upOptions{noTUI: true, debounce: 10 * time.Millisecond}, dir)
+	_, curlErr := exec.LookPath("curl")
+	for _, m := range lines {
+		caPath, port, addr, url := m[1], m[3], m[4], m[5]
+		pem, err := os.ReadFile(caPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		roots := x509.NewCertPool()
+		roots.AppendCertsFromPEM(pem)
+		// What curl --resolve does: connect to addr, send SNI and Host.
+		tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots},
+			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+				return (&net.Dialer{}).DialContext(ctx, network, net.JoinHostPort(addr, port))
+			}}
+		client := &http.Client{Transport: tr, Timeout: 5 * time.Second}
+		// Poll until gwdev up listens (it starts with the test).
+		got := ""
+		for deadline := time.Now().Add(settle); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			resp, err := client.Get(url)
+			if err != nil {
+				got = err.Error()
+				continue
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			got = resp.Status // the first answer: up applies the folder at once
+			break
+		}
+		tr.CloseIdleConnections()
+		if got != "200 OK" {
+			t.Errorf("%s: got %s, want 200 OK from the route's backend; gwdev up said:\n%s", m[0], got, up.String())
+			continue
+		}
+		if curlErr == nil { // the line itself, as printed
+			cmd := exec.Command("bash", "-c", m[0]+" -sS -o /dev/null -w %{http_code}")
+			got, err := cmd.CombinedOutput()
+			if err != nil || string(got) != "200" {
+				t.Errorf("%s: %v: %s", m[0], err, got)
 			}
 		}
 	}

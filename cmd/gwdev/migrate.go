@@ -48,8 +48,13 @@ Every annotation or behaviour that is not carried over is written as a comment a
 and listed on stderr with the Ingress's file:line. Output goes to stdout, or to -o FILE.
 
 With --compare, nothing is written: both sides run in this process on loopback listeners, requests
-generated from the Ingress rules go to both, and every difference is printed. Exit status: 0 when
-nothing differs and nothing was dropped, 1 otherwise, 2 on usage errors.`,
+generated from the Ingress rules go to both, and every difference is printed.
+
+Exit status: 2 on usage errors; 1 when the converted manifests are refused or pruned by the CRDs,
+when something security-relevant was not carried over (basic or external auth, client
+certificates, address allow or deny lists, rate limits, a WAF: anything whose drop lets more
+clients in; they are listed last, each with why), and with --compare when anything differs or was
+dropped; 0 otherwise.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return o.run(cmd, args[0]) },
 	}
@@ -110,7 +115,9 @@ func (o *migrateOptions) run(cmd *cobra.Command, dir string) error {
 	}
 	report.WriteLoadProblems(cmd.ErrOrStderr(), lr)
 	printDropped(cmd.ErrOrStderr(), m.Dropped)
-	if !printConvertedProblems(cmd.ErrOrStderr(), proj, m.Converted) {
+	judged := printConvertedProblems(cmd.ErrOrStderr(), proj, m.Converted)
+	secure := printSecurityDropped(cmd.ErrOrStderr(), m.Dropped)
+	if !judged || !secure {
 		return exitError{exitProblems}
 	}
 	return nil
@@ -136,6 +143,30 @@ func printConvertedProblems(w io.Writer, proj *app.Project, conv *watch.LoadResu
 		fmt.Fprintln(w, "note:", n.String())
 	}
 	return len(conv.Problems) == 0
+}
+
+// printSecurityDropped lists, last, the dropped features the annotations
+// table marks security-relevant (the converted routes let in clients
+// ingress-nginx refused), once each; it returns false when there are any.
+func printSecurityDropped(w io.Writer, dropped []ingressnginx.DroppedFeature) bool {
+	var lines []string
+	seen := map[string]bool{}
+	for _, d := range dropped {
+		line := "  " + strings.TrimPrefix(d.Source.String()+": ", ": ") + d.Ingress.String() + ": " + d.What + ": " + d.Why
+		if d.Security && !seen[line] {
+			seen[line] = true
+			lines = append(lines, line)
+		}
+	}
+	if len(lines) == 0 {
+		return true
+	}
+	fmt.Fprintf(w, "\nSecurity-relevant, not carried over (exit status 1): the converted routes let in clients ingress-nginx refused, until you configure %s with your implementation's policy:\n",
+		plural(len(lines), "setting"))
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
+	}
+	return false
 }
 
 // printDropped lists what the conversion did not carry over, once each.

@@ -43,8 +43,8 @@ func (o *migrateOptions) runCompare(cmd *cobra.Command, proj *app.Project, lr *w
 		}
 	default:
 		fmt.Fprintln(out, compareSummary(c))
-		for _, d := range c.Differences {
-			fmt.Fprintln(out, differenceText(d))
+		for _, g := range app.GroupDifferences(c.Differences) {
+			fmt.Fprintln(out, groupText(g))
 		}
 		if len(c.Converted.Problems) > 0 {
 			fmt.Fprintln(out)
@@ -53,6 +53,7 @@ func (o *migrateOptions) runCompare(cmd *cobra.Command, proj *app.Project, lr *w
 		if len(c.Dropped) > 0 {
 			fmt.Fprintln(out, "\nNot carried over:")
 			printDropped(out, c.Dropped)
+			printSecurityDropped(out, c.Dropped)
 		}
 	}
 	if c.Failed() {
@@ -87,6 +88,34 @@ func differenceText(d app.CompareDifference) string {
 		fmt.Fprintf(&b, "  %-9s ingress-nginx %-30s gateway-api %s\n", f+":", dash.Quoted(d.Ingress.Field(f)), dash.Quoted(d.Gateway.Field(f)))
 	}
 	fmt.Fprintf(&b, "  rule:     ingress-nginx %s (%s)\n            gateway-api   %s (%s)", dash.Or(d.Ingress.Rule), dash.Or(d.Ingress.Source), dash.Or(d.Gateway.Rule), dash.Or(d.Gateway.Source))
+	return b.String()
+}
+
+// groupText renders a group of differences for people: a difference alone
+// as differenceText; several as one block with their count, the fields
+// that differ (the same on every one), each request with where it comes
+// from, and each distinct pair of matched rules once.
+func groupText(g app.DifferenceGroup) string {
+	if len(g.Differences) == 1 {
+		return differenceText(g.Differences[0])
+	}
+	var b strings.Builder
+	first := g.Differences[0]
+	fmt.Fprintf(&b, "%d requests answered with the same difference:\n", len(g.Differences))
+	for _, f := range first.Fields {
+		fmt.Fprintf(&b, "  %-9s ingress-nginx %-30s gateway-api %s\n", f+":", dash.Quoted(first.Ingress.Field(f)), dash.Quoted(first.Gateway.Field(f)))
+	}
+	seen := map[string]bool{}
+	var rules []string
+	for _, d := range g.Differences {
+		fmt.Fprintf(&b, "  %s (from %s)\n", d.RequestLine(), d.Request.From)
+		r := fmt.Sprintf("  rule:     ingress-nginx %s (%s)\n            gateway-api   %s (%s)", dash.Or(d.Ingress.Rule), dash.Or(d.Ingress.Source), dash.Or(d.Gateway.Rule), dash.Or(d.Gateway.Source))
+		if !seen[r] {
+			seen[r] = true
+			rules = append(rules, r)
+		}
+	}
+	b.WriteString(strings.Join(rules, "\n"))
 	return b.String()
 }
 

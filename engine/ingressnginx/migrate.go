@@ -53,6 +53,26 @@ type DroppedFeature struct {
 	What string
 	// Why says what ingress-nginx does and what to do instead.
 	Why string
+	// Security is true when What names an annotation the annotations
+	// table marks Security: without it the converted route lets clients
+	// in that ingress-nginx refused (gwdev migrate exits 1).
+	Security bool
+}
+
+// securityFeature reports whether what (annotations joined by ", ", or a
+// behaviour's name) names an annotation the annotations table marks
+// Security.
+func securityFeature(what string) bool {
+	for _, name := range strings.Split(what, ", ") {
+		short, ok := strings.CutPrefix(name, AnnotationPrefix)
+		if !ok {
+			continue
+		}
+		if an := ingressAnnotationNamed(short); an != nil && an.Security {
+			return true
+		}
+	}
+	return false
 }
 
 // MigrationOptions are choices gwdev migrate leaves to the user.
@@ -121,7 +141,7 @@ func (m *migrator) reportAnnotations() {
 				why = "ingress-nginx: " + an.Nginx + "; gwdev emulates neither it nor its conversion: configure it with your Gateway implementation's policy or filter"
 			}
 			src := m.res.Objects.SourceOf(key).At("metadata.annotations[" + name + "]")
-			m.out.Dropped = append(m.out.Dropped, DroppedFeature{Ingress: key, Source: src, What: name, Why: why})
+			m.out.Dropped = append(m.out.Dropped, DroppedFeature{Ingress: key, Source: src, What: name, Why: why, Security: securityFeature(name)})
 		}
 	}
 	// A regex-mode path RE2 cannot compile is in no rule to convert.
@@ -337,8 +357,11 @@ func (m *migrator) rules(vh *engine.VirtualHost) ([]gwv1.HTTPRouteRule, []engine
 				rule.Matches[0].Path = &gwv1.HTTPPathMatch{Type: &pt, Value: &v}
 				rule.Filters = append(rule.Filters, gwv1.HTTPRouteFilter{Type: gwv1.HTTPRouteFilterURLRewrite, URLRewrite: &gwv1.HTTPURLRewriteFilter{
 					Path: &gwv1.HTTPPathModifier{Type: gwv1.PrefixMatchHTTPPathModifier, ReplacePrefixMatch: &repl}}})
-				m.drop(r, AnnotationPrefix+"rewrite-target", "converted to PathPrefix "+prefix+" with ReplacePrefixMatch /, which matches "+
-					"case-sensitively where ingress-nginx's regex did not")
+				path := ingressPath(r.HTTP.Path)
+				m.notes = append(m.notes, "rewrite-target of path "+path+" became a PathPrefix "+prefix+
+					" match with a ReplacePrefixMatch / URLRewrite: "+prefix+"/x reaches the backend as /x and "+prefix+" as /, as with ingress-nginx")
+				m.dropAt(r, "", "case-insensitive match of path "+path, "ingress-nginx matches the regex ignoring case; the PathPrefix "+prefix+
+					" it became matches case-sensitively, so a request for "+strings.ToUpper(prefix)+"/x gets another rule's answer (or 404)")
 				continue
 			}
 			rule.Filters = append(rule.Filters, m.filters(r, f)...)
@@ -387,6 +410,20 @@ func prefixRewrite(f table.Filter) (string, bool) {
 		return "", false
 	}
 	return m[1], true
+}
+
+// ingressPath is the Ingress path a rule's match was compiled from: a
+// regex location's pattern without the case-insensitive group and the
+// rest-of-path suffix regexLocationMatch adds, else the match's value.
+func ingressPath(pm table.PathMatch) string {
+	if pm.Type == table.MatchRegularExpression {
+		if inner, ok := strings.CutPrefix(pm.Value, "(?i:"); ok {
+			if inner, ok := strings.CutSuffix(inner, ")"+anyRest); ok {
+				return inner
+			}
+		}
+	}
+	return pm.Value
 }
 
 // migrateMatch is a table match as an HTTPRouteMatch.
@@ -439,7 +476,7 @@ func (m *migrator) filters(r *engine.RouteRule, f table.Filter) []gwv1.HTTPRoute
 		return []gwv1.HTTPRouteFilter{{Type: gwv1.HTTPRouteFilterRequestRedirect, RequestRedirect: out}}
 	case f.URLRewrite != nil:
 		if p := f.URLRewrite.Path; p != nil && p.Type == table.ReplaceRegexMatch {
-			m.drop(r, AnnotationPrefix+"rewrite-target", "ingress-nginx rewrites the path to "+engine.Quote(p.Value)+" with the regex's groups; the Gateway API has no regex rewrite: use a PathPrefix match with a ReplacePrefixMatch URLRewrite where the rewrite drops a prefix")
+			m.drop(r, AnnotationPrefix+"rewrite-target", "ingress-nginx rewrites path "+ingressPath(r.HTTP.Path)+" to "+engine.Quote(p.Value)+" with the regex's groups; the Gateway API has no regex rewrite: use a PathPrefix match with a ReplacePrefixMatch URLRewrite where the rewrite drops a prefix")
 		}
 		return nil
 	case f.RequestHeaderModifier != nil:
@@ -507,7 +544,7 @@ func (m *migrator) dropAt(r *engine.RouteRule, path, what, why string) {
 			src = at
 		}
 	}
-	m.dropped = append(m.dropped, DroppedFeature{Ingress: r.Route, Source: src, What: what, Why: why})
+	m.dropped = append(m.dropped, DroppedFeature{Ingress: r.Route, Source: src, What: what, Why: why, Security: securityFeature(what)})
 }
 
 // ingressServed reports whether an Ingress got status (its class is served).

@@ -40,6 +40,13 @@ type WantedSecret struct {
 	// that references it is served.
 	Gateway string
 	Port    int32
+	// CurlHost is the host the curl line of gwdev certs names: one a route
+	// attached to that first listener serves (see curlHost).
+	CurlHost string
+	// CurlServed is false when no route attached to that listener serves
+	// CurlHost (none is attached, or none shares its hostname): gwdev up
+	// answers it 404 until one does.
+	CurlServed bool
 }
 
 // MissingCertificates lists the Secrets that HTTPS and TLS Terminate
@@ -69,16 +76,25 @@ func MissingCertificates(s *engine.Snapshot) []*WantedSecret {
 				continue
 			}
 			w := wanted[key]
-			if w == nil {
+			routeHosts, catchAll := listenerRoutes(s, ownerKind, ns, owner, l)
+			first := w == nil
+			if first {
 				w = &WantedSecret{Secret: key, Namespace: sns, Name: string(ref.Name), Gateway: gateway, Port: int32(l.Port)}
 				wanted[key] = w
 			}
 			w.CrossNamespace = w.CrossNamespace || sns != ns
 			w.Users = append(w.Users, fmt.Sprintf("%s %s/%s listener %s", ownerKind, ns, owner, l.Name))
-			if l.Hostname != nil && *l.Hostname != "" {
-				w.Hostnames = append(w.Hostnames, string(*l.Hostname))
+			lh := ""
+			if l.Hostname != nil {
+				lh = string(*l.Hostname)
+			}
+			if lh != "" {
+				w.Hostnames = append(w.Hostnames, lh)
 			} else {
-				w.Hostnames = append(w.Hostnames, listenerRouteHosts(s, ownerKind, ns, owner, l)...)
+				w.Hostnames = append(w.Hostnames, routeHosts...)
+			}
+			if first {
+				w.CurlHost, w.CurlServed = curlHost(lh, routeHosts, catchAll)
 			}
 		}
 	}
@@ -103,6 +119,13 @@ func MissingCertificates(s *engine.Snapshot) []*WantedSecret {
 		if len(w.Hostnames) == 0 {
 			w.Hostnames = []string{"localhost"}
 		}
+		if w.CurlHost == "" {
+			w.CurlHost = shortestHost(w.Hostnames)
+		} else if w.CurlServed && !certCovers(w.Hostnames, w.CurlHost) {
+			// A route's name deeper than the listener's wildcard: sign
+			// for it too, so that the curl line works as printed.
+			w.Hostnames = append(w.Hostnames, w.CurlHost)
+		}
 		out = append(out, w)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Secret < out[j].Secret })
@@ -117,6 +140,13 @@ func MissingCertificates(s *engine.Snapshot) []*WantedSecret {
 // (Same by default; a selector is taken as admitting). A hostname of a
 // route attached to another listener is never signed for this one.
 func listenerRouteHosts(s *engine.Snapshot, ownerKind, ns, owner string, l gwv1.Listener) []string {
+	hosts, _ := listenerRoutes(s, ownerKind, ns, owner, l)
+	return hosts
+}
+
+// listenerRoutes is listenerRouteHosts, and whether a route without
+// hostnames (one that serves every host of the listener) attaches.
+func listenerRoutes(s *engine.Snapshot, ownerKind, ns, owner string, l gwv1.Listener) (hosts []string, catchAll bool) {
 	kinds := map[string]bool{}
 	for _, k := range engine.RouteKindsFor(l.Protocol) {
 		kinds[k] = true
@@ -125,7 +155,6 @@ func listenerRouteHosts(s *engine.Snapshot, ownerKind, ns, owner string, l gwv1.
 	if l.AllowedRoutes != nil && l.AllowedRoutes.Namespaces != nil && l.AllowedRoutes.Namespaces.From != nil {
 		from = *l.AllowedRoutes.Namespaces.From
 	}
-	var out []string
 	s.EachRoute(func(r engine.Route) {
 		rns := nsOf(r.Object().GetNamespace())
 		if !kinds[r.Key().Kind] || from == gwv1.NamespacesFromSame && rns != ns || from == gwv1.NamespacesFromNone {
@@ -146,12 +175,75 @@ func listenerRouteHosts(s *engine.Snapshot, ownerKind, ns, owner string, l gwv1.
 				continue
 			}
 			for _, h := range r.Hostnames() {
-				out = append(out, string(h))
+				hosts = append(hosts, string(h))
 			}
+			catchAll = catchAll || len(r.Hostnames()) == 0
 			return
 		}
 	})
-	return out
+	return hosts, catchAll
+}
+
+// curlHost chooses the host to curl on a listener (hostname listener, ""
+// for any) from the hostnames of the routes attached to it: a concrete
+// hostname a route serves (the shortest, then the first by name), else one
+// derived from a route's wildcard ("www." in place of "*"), else, when a
+// route without hostnames attaches, the listener's own; served is false
+// when no attached route serves the host ("" then: the caller names the
+// certificate's shortest name).
+func curlHost(listener string, routeHosts []string, catchAll bool) (host string, served bool) {
+	var concrete, wild []string
+	for _, rh := range routeHosts {
+		h, ok := engine.HostnameIntersection(listener, rh)
+		switch {
+		case !ok:
+		case strings.HasPrefix(h, "*."):
+			wild = append(wild, h)
+		default:
+			concrete = append(concrete, h)
+		}
+	}
+	switch {
+	case len(concrete) > 0:
+		return shortestHost(concrete), true
+	case len(wild) > 0:
+		return shortestHost(wild), true
+	case catchAll && listener != "":
+		return shortestHost([]string{listener}), true
+	}
+	return "", false
+}
+
+// certCovers reports whether a certificate for names is valid for host:
+// an equal name, or a "*." wildcard standing for exactly its first label.
+func certCovers(names []string, host string) bool {
+	for _, n := range names {
+		if strings.EqualFold(n, host) {
+			return true
+		}
+		if rest, ok := strings.CutPrefix(n, "*"); ok {
+			if label, ok := strings.CutSuffix(strings.ToLower(host), strings.ToLower(rest)); ok && label != "" && !strings.Contains(label, ".") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// shortestHost is the name with the fewest labels (app.example.com before
+// admin.app.example.com), the first by name among equals, a wildcard
+// "*.rest" as "www.rest".
+func shortestHost(names []string) string {
+	host := ""
+	for _, h := range slices.Sorted(slices.Values(names)) {
+		if host == "" || strings.Count(h, ".") < strings.Count(host, ".") {
+			host = h
+		}
+	}
+	if rest, ok := strings.CutPrefix(host, "*."); ok {
+		host = "www." + rest
+	}
+	return host
 }
 
 func nsOf(ns string) string {

@@ -119,18 +119,11 @@ func gatewayAddresses(t *engine.Table) map[string]string {
 }
 
 // certsCurl is the curl line that reaches a listener of w with the CA
-// trusted: the name resolved to the Gateway's address, on the port gwdev
-// serves.
+// trusted: a host a route attached to it serves (WantedSecret.CurlHost),
+// resolved to the Gateway's address, on the port gwdev serves; when no
+// route serves that host yet, the line says gwdev answers 404.
 func certsCurl(caPath string, w *WantedSecret, addr string) string {
-	host := w.Hostnames[0] // the shortest name: app.example.com before admin.app.example.com
-	for _, h := range w.Hostnames[1:] {
-		if strings.Count(h, ".") < strings.Count(host, ".") {
-			host = h
-		}
-	}
-	if rest, ok := strings.CutPrefix(host, "*."); ok {
-		host = "www." + rest
-	}
+	host := w.CurlHost
 	if addr == "" {
 		addr = "127.0.0.1"
 	}
@@ -139,7 +132,11 @@ func certsCurl(caPath string, w *WantedSecret, addr string) string {
 	if port != "443" {
 		url = "https://" + host + ":" + port + "/"
 	}
-	return fmt.Sprintf("curl --cacert %s --resolve %s:%s:%s %s", caPath, host, port, addr, url)
+	line := fmt.Sprintf("curl --cacert %s --resolve %s:%s:%s %s", caPath, host, port, addr, url)
+	if !w.CurlServed {
+		line += "   # no route attached to " + w.Users[0] + " serves " + host + " yet: 404 until one does"
+	}
+	return line
 }
 
 // servedPort is the port gwdev up will most likely serve port on: a port

@@ -97,6 +97,44 @@ type CompareDifference struct {
 	Gateway CompareAnswer  `json:"gateway"`
 	// Fields names what differs.
 	Fields []string `json:"fields"`
+	// Group is the same for differences with the same Fields and the same
+	// values of them on both sides ("status: 401 | 200; …"): --compare's
+	// text output prints each group once, with its requests.
+	Group string `json:"group"`
+}
+
+// differenceGroup is the Group of a difference in fields between the
+// ingress-nginx answer a and the Gateway API answer b.
+func differenceGroup(fields []string, a, b CompareAnswer) string {
+	parts := make([]string, len(fields))
+	for i, f := range fields {
+		parts[i] = f + ": " + strconv.Quote(a.Field(f)) + " | " + strconv.Quote(b.Field(f))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// DifferenceGroup is the differences of a comparison that share a Group,
+// in the order their first one was found.
+type DifferenceGroup struct {
+	Group       string
+	Differences []CompareDifference
+}
+
+// GroupDifferences groups ds by Group, in the order each group first
+// appears, each group's differences in their order.
+func GroupDifferences(ds []CompareDifference) []DifferenceGroup {
+	var out []DifferenceGroup
+	at := map[string]int{}
+	for _, d := range ds {
+		i, ok := at[d.Group]
+		if !ok {
+			i = len(out)
+			at[d.Group] = i
+			out = append(out, DifferenceGroup{Group: d.Group})
+		}
+		out[i].Differences = append(out[i].Differences, d)
+	}
+	return out
 }
 
 // MigrationComparison is what --compare prints and the dashboard's
@@ -189,7 +227,8 @@ func CompareMigration(ctx context.Context, proj *Project, lr *watch.LoadResult, 
 		c.Requests++
 		a, b := ing.send(ctx, r), gw.send(ctx, r)
 		if fields := a.differs(b); len(fields) > 0 {
-			c.Differences = append(c.Differences, CompareDifference{Request: r, Ingress: a, Gateway: b, Fields: fields})
+			c.Differences = append(c.Differences, CompareDifference{Request: r, Ingress: a, Gateway: b, Fields: fields,
+				Group: differenceGroup(fields, a, b)})
 		}
 	}
 	return c, nil

@@ -1,6 +1,9 @@
 package watch
 
-import "bytes"
+import (
+	"bytes"
+	"unicode/utf8"
+)
 
 // MaxFileDocuments is the most YAML documents gwdev reads from one file
 // (100,000): a file with more is refused whole, as one over MaxFileSize is.
@@ -75,9 +78,27 @@ func blankDocument(data []byte) bool {
 			data = nil
 		}
 		line = bytes.TrimLeft(line, " \t\r")
-		if len(line) > 0 && line[0] != '#' {
+		if len(line) > 0 && (line[0] != '#' || !yamlPrintable(line)) {
 			return false
 		}
+	}
+	return true
+}
+
+// yamlPrintable reports whether a comment is made of characters YAML
+// allows (valid UTF-8, printable: YAML 1.2 §5.1): a comment that is not
+// still goes through the parser, which reports it as a problem.
+func yamlPrintable(line []byte) bool {
+	for len(line) > 0 {
+		r, n := utf8.DecodeRune(line)
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			return false
+		case r == '\t' || r == '\r' || r == 0x85:
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || (r >= 0xd800 && r < 0xe000) || r == 0xfffe || r == 0xffff:
+			return false
+		}
+		line = line[n:]
 	}
 	return true
 }

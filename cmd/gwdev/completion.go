@@ -24,9 +24,8 @@ var outputFormats = map[string]map[string][]string{
 	"explain": {"output": explainOutputs},
 	"graph":   {"format": graphFormats},
 	"diff":    {"format": diffFormats},
-	// migrate's -o is a file; its --format set is the one migrate.go's
-	// run validates.
-	"migrate": {"format": {"text", "github", "json"}},
+	// migrate's -o is a file
+	"migrate": {"format": migrateFormats},
 }
 
 // formatList renders a set of values as help and errors name them:

@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -61,7 +62,7 @@ dropped; 0 otherwise.`,
 	f := cmd.Flags()
 	f.StringVarP(&o.output, "output", "o", "", "write the manifests to this file (default: stdout)")
 	f.BoolVar(&o.compare, "compare", false, "run the Ingresses and the converted routes side by side and print every difference")
-	f.StringVar(&o.format, "format", "text", "--compare output: text, github (workflow annotations) or json")
+	f.StringVar(&o.format, "format", "text", "--compare output: "+formatList(migrateFormats)+" (github: workflow annotations)")
 	f.StringVar(&o.namespace, "gateway-namespace", "default", "namespace of the Gateways")
 	f.StringVar(&o.class, "gateway-class", "", "GatewayClass of the Gateways (default: the IngressClass's name)")
 	f.StringArrayVar(&o.backends, "backend", nil, "as for up: namespace/service:port=host:port (--compare sends its requests there)")
@@ -71,11 +72,12 @@ dropped; 0 otherwise.`,
 	return cmd
 }
 
+// migrateFormats are the --compare output formats --format takes.
+var migrateFormats = []string{"text", "github", "json"}
+
 func (o *migrateOptions) run(cmd *cobra.Command, dir string) error {
-	switch o.format {
-	case "text", "github", "json":
-	default:
-		return fmt.Errorf("unknown --format %q (want text, github or json)", o.format)
+	if !slices.Contains(migrateFormats, o.format) {
+		return fmt.Errorf("unknown --format %q (want %s)", o.format, formatList(migrateFormats))
 	}
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%s: no such file or directory", dir)

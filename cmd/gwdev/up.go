@@ -15,6 +15,7 @@ import (
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/emulator/admin"
 	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/web"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -32,6 +33,8 @@ type upOptions struct {
 	// emptyGrace is how long an emptied file keeps its objects (0: not).
 	emptyGrace time.Duration
 	noTUI      bool
+	// open opens the web view in the browser at start (--open).
+	open bool
 	// kustomize builds folders holding a kustomization (--kustomize).
 	kustomize bool
 	// admin is the admin API address ("" or "off": none).
@@ -98,6 +101,7 @@ gwdev's built-in echo backend.`,
 	f.StringVar(&o.admin, "admin", admin.DefaultAddr, "admin API address (/status /routes /traces /traces/stream /metrics /healthz); off to disable")
 	o.limits.addFlags(f)
 	f.BoolVar(&o.kustomize, "kustomize", true, "build a folder holding a kustomization.yaml as kubectl kustomize does (false: read its files one by one)")
+	f.BoolVar(&o.open, "open", false, "open the web view (http://ADMIN/ui/) in the browser at start (xdg-open, or open on macOS)")
 	f.BoolVar(&o.noTUI, "no-tui", false, "print plain lines instead of the dashboard (the default when stdin or stdout is not a terminal, or with --access-log -, which says so)")
 	return cmd
 }
@@ -149,13 +153,25 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 		status := &app.AdminStatus{}
 		adm := admin.New(srv, status)
 		defer adm.Close()
-		adminUp = app.ServeAdmin(ctx, o.admin, adm, o.limits.adminOptions(), app.InstanceID(dir))
+		view := web.New(ctx, web.Options{Dir: dir, CAFiles: app.KnownCAFiles(dir), Project: proj})
+		defer view.Wait()
+		opts := o.limits.adminOptions()
+		opts.Web = view.Handler()
+		adminUp = app.ServeAdmin(ctx, o.admin, adm, opts, app.InstanceID(dir))
 		if adminUp.Addr != "" {
 			status.Admin = adm
 			sess.Subscribe(status.Publish)
+			sess.Subscribe(view.Publish)
+			adminUp.Web = web.URL(adminUp.Addr)
 		}
 	}
+	if o.open {
+		openWebView(out, adminUp.Web)
+	}
 	if o.useTUI(out) {
+		if adminUp.Web != "" && !adminUp.Problem {
+			adminUp.Note += "; web view on " + adminUp.Web
+		}
 		return o.runTUI(ctx, out, dir, sess, adminUp)
 	}
 	if why := o.dashboardOff(terminals(out)); why != "" {
@@ -165,6 +181,9 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 		fmt.Fprintf(errOut, "gwdev: %s\n", adminUp.Note)
 	} else if adminUp.Note != "" {
 		fmt.Fprintf(out, "gwdev: %s\n", adminUp.Note)
+	}
+	if adminUp.Web != "" {
+		fmt.Fprintf(out, "gwdev: web view on %s\n", adminUp.Web)
 	}
 	if path := proj.ConfigPath(); path != "" {
 		fmt.Fprintf(out, "gwdev: settings from %s (reloaded when it changes)\n", path)

@@ -21,6 +21,8 @@ type AdminState struct {
 	// this is; Problem is set when the address asked for could not be used.
 	Note    string
 	Problem bool
+	// Web is the web view's URL ("": not served).
+	Web string
 }
 
 // InstanceID names this gwdev process in the admin API's Gwdev-Instance

@@ -62,7 +62,7 @@ type pageMigration struct {
 
 // newPageState renders st (and the last Migration comparison) for the
 // page.
-func newPageState(st *app.State, mig *app.MigrationState, dir string) (*pageState, error) {
+func newPageState(st *app.State, mig *app.MigrationState, dir string, layout func(*engine.Graph) ([]byte, error)) (*pageState, error) {
 	res, lr := st.Result, st.Update.Result
 	ps := &pageState{Reload: st.Reload, Time: st.Time, Dir: dir, Root: st.Root, RootProblem: st.RootProblem, Empty: st.Empty,
 		LoadProblems: len(lr.Problems), Graph: res.Graph(), Sources: map[string]string{}, Policies: res.Policies}
@@ -82,7 +82,7 @@ func newPageState(st *app.State, mig *app.MigrationState, dir string) (*pageStat
 			}
 		}
 	}
-	if svg, err := app.LayoutGraph(ps.Graph, "svg"); err != nil {
+	if svg, err := layout(ps.Graph); err != nil {
 		ps.SVGError = err.Error()
 	} else {
 		ps.SVG = string(svg)

@@ -68,6 +68,29 @@ type View struct {
 	migration *app.MigrationState
 
 	pages *pageHub
+	// lastDOT and lastSVG are the last graph laid out and its drawing: a
+	// reload that leaves the graph as it was is not laid out again.
+	lastGraph []byte
+	lastSVG   []byte
+}
+
+// layout draws g as SVG in a layout child (app.LayoutGraphApart: Graphviz
+// keeps memory of every layout, which must not pile up in up), unless it
+// is the graph drawn last. Called with mu held.
+func (v *View) layout(g *engine.Graph) ([]byte, error) {
+	key, err := json.Marshal(g)
+	if err != nil {
+		return nil, err
+	}
+	if v.lastSVG != nil && bytes.Equal(key, v.lastGraph) {
+		return v.lastSVG, nil
+	}
+	svg, err := app.LayoutGraphApart(v.ctx, g, "svg")
+	if err != nil {
+		return nil, err
+	}
+	v.lastGraph, v.lastSVG = key, svg
+	return svg, nil
 }
 
 // New returns the web view; it runs Migration comparisons until ctx ends
@@ -195,7 +218,7 @@ func (v *View) stateBody() ([]byte, error) {
 	if v.body != nil || v.state == nil {
 		return v.body, nil
 	}
-	ps, err := newPageState(v.state, v.migration, v.opts.Dir)
+	ps, err := newPageState(v.state, v.migration, v.opts.Dir, v.layout)
 	if err != nil {
 		return nil, err
 	}

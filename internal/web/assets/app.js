@@ -72,7 +72,7 @@ function renderBanner() {
   if (state.root) lines.push(state.root);
   if (state.empty) lines.push(state.empty);
   if (state.loadProblems > 0) {
-    let l = state.loadProblems + (state.loadProblems === 1 ? " manifest does" : " manifests do") + " not load (see Findings).";
+    let l = "The folder does not load cleanly: " + state.loadProblems + (state.loadProblems === 1 ? " load problem" : " load problems") + " (see Findings).";
     if (state.stale && state.stale.length) l += " Still serving the last good version of " + state.stale.join(", ") + ".";
     const bound = (state.ports || []).filter((p) => p.bound).map((p) => p.bound);
     l += bound.length ? " Serving on " + bound.join(", ") + "." : " Nothing is served.";

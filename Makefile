@@ -7,7 +7,7 @@ BIN      := bin/gwdev
 # from the module proxy when the installed one is older (about 10 s, once).
 export GOTOOLCHAIN=go1.27.3
 
-.PHONY: all build up check test vet lint fuzz bench clean conformance release tools
+.PHONY: all build up check test vet lint fuzz bench clean conformance release tools screenshots
 
 all: build
 
@@ -21,6 +21,11 @@ up: build
 # One-shot check of a sample.
 check: build
 	./$(BIN) check $(SAMPLE)
+
+# Pictures of the web view (each view on samples/basic and samples/conflicts)
+# into docs/images, taken in headless Chromium (apt-get install chromium).
+screenshots:
+	GWDEV_SCREENSHOTS=$(CURDIR)/docs/images $(GO) test ./cmd/gwdev -run TestWebScreenshots -count=1 -v
 
 vet:
 	$(GO) vet ./...

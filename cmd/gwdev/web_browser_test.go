@@ -20,6 +20,10 @@ import (
 	"github.com/gwdev/gwdev/internal/app"
 )
 
+// samplesDir is the bundled samples' folder (absolute: TestWebScreenshots
+// changes directory).
+var samplesDir, _ = filepath.Abs("../../samples")
+
 // chromiumPath finds Debian's chromium (installed by .ci/run) or Chrome.
 func chromiumPath() string {
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
@@ -67,10 +71,15 @@ func newBrowser(t *testing.T, timeout time.Duration) context.Context {
 // hold the sample's), and returns the folder and the ports by old number.
 func copySample(t *testing.T, name string) (string, map[int]int) {
 	t.Helper()
-	dir := t.TempDir()
+	return copySampleTo(t, name, t.TempDir())
+}
+
+// copySampleTo is copySample into dir.
+func copySampleTo(t *testing.T, name, dir string) (string, map[int]int) {
+	t.Helper()
 	ports := map[int]int{}
 	listenerPort := regexp.MustCompile(`(?m)^(    port: )(\d+)$`) // a listener's port (a Service's is indented otherwise)
-	files, _ := filepath.Glob(filepath.Join("../../samples", name, "*.yaml"))
+	files, _ := filepath.Glob(filepath.Join(samplesDir, name, "*.yaml"))
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {

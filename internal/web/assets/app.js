@@ -105,7 +105,7 @@ function renderGraph() {
 }
 
 function conditionLines(conds) {
-  return (conds || []).map((c) => el("div", { class: "cond " + (isProblem(c) ? "bad" : "ok") },
+  return (conds || []).map((c) => el("div", { class: "cond " + (isProblem(c) ? "bad" : "") },
     c.type + "=" + c.status + " (" + c.reason + ")" + (c.message ? ": " + c.message : "")));
 }
 // A condition is a problem when the engine marked its object or parent red;
@@ -216,7 +216,7 @@ function traceRow(t) {
     el("td", { class: t.status >= 500 ? "bad" : t.status >= 400 ? "warn" : "ok" }, t.status || ""),
     el("td", null, t.route || t.reason || ""),
     el("td", null, t.backend || ""),
-    el("td", null, t.duration ? (t.duration / 1e6).toFixed(1) : ""));
+    el("td", null, t.duration || ""));
   tr.addEventListener("click", () => openTrace(t, tr));
   return tr;
 }
@@ -260,13 +260,27 @@ async function openTrace(t, row) {
   }
 }
 
+// traceKey tells a trace read from /traces from the same one streamed.
+function traceKey(t) { return t.time + " " + t.client + " " + t.address + " " + t.method + " " + t.path + " " + t.status; }
+
 function connectTraces() {
   const es = new EventSource("/traces/stream");
   let pending = false;
-  es.addEventListener("trace", (ev) => {
-    traces.push(JSON.parse(ev.data));
+  const redraw = () => {
     if (traces.length > maxTraces) traces.splice(0, traces.length - maxTraces);
     if (!pending) { pending = true; requestAnimationFrame(() => { pending = false; renderTraces(); }); }
+  };
+  es.addEventListener("trace", (ev) => { traces.push(JSON.parse(ev.data)); redraw(); });
+  // Once streaming, the history before it: the recent traces /traces keeps.
+  es.addEventListener("open", async () => {
+    try {
+      const r = await fetch("/traces?limit=" + maxTraces, { cache: "no-store" });
+      if (!r.ok) return;
+      const seen = new Set(traces.map(traceKey));
+      const old = (await r.json()).filter((t) => !seen.has(traceKey(t)));
+      traces = old.concat(traces);
+      redraw();
+    } catch (e) { /* the stream still works */ }
   });
   es.addEventListener("dropped", (ev) => {
     dropped += Number(ev.data);

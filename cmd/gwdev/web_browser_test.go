@@ -230,3 +230,53 @@ func TestWebViewInBrowser(t *testing.T) {
 		t.Errorf("banner: %q", banner)
 	}
 }
+
+// TestWebViewMigration: on a copy of samples/ingress-nginx the Migration
+// view shows migrate --compare's comparison: the differences with the
+// Ingress path each request came from, and what was not carried over.
+func TestWebViewMigration(t *testing.T) {
+	ctx := newBrowser(t, 120*time.Second)
+	dir := filepath.Join(t.TempDir(), "shop")
+	if err := os.CopyFS(dir, os.DirFS("../../samples/ingress-nginx")); err != nil {
+		t.Fatal(err)
+	}
+	out := runUp(t, &upOptions{noTUI: true, admin: fmt.Sprintf("127.0.0.1:%d", freePort(t))}, dir)
+	url := webViewURL(t, out)
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(url+"#migration"),
+		chromedp.WaitVisible(`#migration table[data-role=differences] tbody tr`),
+	); err != nil {
+		t.Fatalf("the Migration view: %v\n%s", err, out.String())
+	}
+	text, err := chromedp.Run(ctx, chromedp.Text(`#migration`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"requests generated from the Ingress rules", "differ.", "GET http://admin.shop.example.com/", "ingresses.yaml:124", "Not carried over"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the Migration view lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// TestWebViewPolicies: on samples/backend-tls the Service a
+// BackendTLSPolicy targets carries a policy badge, and its panel says what
+// the policy does there.
+func TestWebViewPolicies(t *testing.T) {
+	ctx := newBrowser(t, 90*time.Second)
+	dir, _ := copySample(t, "backend-tls")
+	out := runUp(t, &upOptions{noTUI: true, admin: fmt.Sprintf("127.0.0.1:%d", freePort(t))}, dir)
+	url := webViewURL(t, out)
+	sel := `#graph g.node[data-policies]`
+	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(sel+` [data-role=policies]`), chromedp.Click(sel),
+		chromedp.WaitVisible(`#detail .cond`)); err != nil {
+		t.Fatalf("the policy badge: %v\n%s", err, out.String())
+	}
+	detail, err := chromedp.Run(ctx, chromedp.Text(`#detail`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(detail, "policies") || !strings.Contains(detail, "BackendTLSPolicy/") {
+		t.Errorf("the targeted node's panel:\n%s", detail)
+	}
+}

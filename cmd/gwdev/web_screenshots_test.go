@@ -17,7 +17,8 @@ const screenshotsEnv = "GWDEV_SCREENSHOTS"
 
 // TestWebScreenshots writes a PNG of each view of the web view on
 // samples/basic and samples/conflicts (web-<sample>-<view>.png), with a
-// few requests in Traces and one opened, into $GWDEV_SCREENSHOTS (make
+// few requests in Traces and one opened, and the Migration view of
+// samples/ingress-nginx, into $GWDEV_SCREENSHOTS (make
 // screenshots). It is a picture maker, not a check: without the variable
 // it skips.
 func TestWebScreenshots(t *testing.T) {
@@ -85,4 +86,27 @@ func TestWebScreenshots(t *testing.T) {
 			shot("findings")
 		})
 	}
+	t.Run("ingress-nginx", func(t *testing.T) {
+		ctx := newBrowser(t, 120*time.Second)
+		t.Chdir(t.TempDir())
+		dir := filepath.Join("samples", "ingress-nginx")
+		if err := os.CopyFS(dir, os.DirFS(filepath.Join(samplesDir, "ingress-nginx"))); err != nil {
+			t.Fatal(err)
+		}
+		out := runUp(t, &upOptions{noTUI: true, admin: fmt.Sprintf("127.0.0.1:%d", freePort(t))}, dir)
+		url := webViewURL(t, out)
+		if err := chromedp.Do(ctx, chromedp.Navigate(url+"#migration"),
+			chromedp.WaitVisible(`#migration table[data-role=differences] tbody tr`), chromedp.Sleep(300*time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot()) // the window: the whole list is long
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := filepath.Join(outDir, "web-ingress-nginx-migration.png")
+		if err := os.WriteFile(name, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s (%d bytes)", name, len(png))
+	})
 }

@@ -55,9 +55,30 @@ type pageMigration struct {
 	Error             string                  `json:"error,omitempty"`
 	Requests          int                     `json:"requests"`
 	LeftOut           int                     `json:"leftOut"`
-	Differences       []app.CompareDifference `json:"differences"`
-	Dropped           any                     `json:"dropped"`
-	ConvertedProblems any                     `json:"convertedProblems"`
+	Differences       []pageDifference `json:"differences"`
+	Dropped           any              `json:"dropped"`
+	ConvertedProblems any              `json:"convertedProblems"`
+}
+
+// pageDifference is one request the two sides answered differently, as
+// the dashboard's Migration view lists it: the request, the Ingress path
+// it was made from, each field that differs on both sides, and the rule
+// each side matched.
+type pageDifference struct {
+	Request       string      `json:"request"`
+	From          string      `json:"from"`
+	Fields        []pageField `json:"fields"`
+	IngressRule   string      `json:"ingressRule"`
+	IngressSource string      `json:"ingressSource"`
+	GatewayRule   string      `json:"gatewayRule"`
+	GatewaySource string      `json:"gatewaySource"`
+}
+
+// pageField is a field that differs: its value on each side.
+type pageField struct {
+	Name    string `json:"name"`
+	Ingress string `json:"ingress"`
+	Gateway string `json:"gateway"`
 }
 
 // newPageState renders st (and the last Migration comparison) for the
@@ -98,7 +119,15 @@ func newPageState(st *app.State, mig *app.MigrationState, dir string, layout fun
 			pm.Error = mig.Err.Error()
 		}
 		if c := mig.Comparison; c != nil {
-			pm.Requests, pm.LeftOut, pm.Differences, pm.Dropped, pm.ConvertedProblems = c.Requests, c.LeftOut, c.Differences, c.Dropped, c.Converted.Problems
+			pm.Requests, pm.LeftOut, pm.Dropped, pm.ConvertedProblems = c.Requests, c.LeftOut, c.Dropped, c.Converted.Problems
+			for _, d := range c.Differences {
+				pd := pageDifference{Request: d.RequestLine(), From: d.Request.From.String(), IngressRule: d.Ingress.Rule,
+					IngressSource: d.Ingress.Source, GatewayRule: d.Gateway.Rule, GatewaySource: d.Gateway.Source}
+				for _, f := range d.Fields {
+					pd.Fields = append(pd.Fields, pageField{Name: f, Ingress: d.Ingress.Field(f), Gateway: d.Gateway.Field(f)})
+				}
+				pm.Differences = append(pm.Differences, pd)
+			}
 		}
 		ps.Migration = pm
 	}

@@ -101,6 +101,30 @@ function renderGraph() {
     ge.addEventListener("click", () => selectNode(id));
   }
   g.append(svg);
+  // Policies on what they target: a badge on each node whose object a
+  // policy names (the node's panel says what each one does there).
+  const byTarget = new Map();
+  for (const p of state.policies || []) {
+    const k = objectKey(p.target);
+    byTarget.set(k, (byTarget.get(k) || []).concat([p]));
+  }
+  const ns = "http://www.w3.org/2000/svg";
+  for (const ge of svg.querySelectorAll("g.node[data-id]")) {
+    const n = nodes.get(ge.dataset.id);
+    if (n.kind === "Listener" || n.kind === "Rule") continue; // the owner's policies, not its parts'
+    const ps = byTarget.get(objectKey(n.object));
+    if (!ps) continue;
+    const b = ge.getBBox();
+    const t = document.createElementNS(ns, "text");
+    t.setAttribute("x", b.x + b.width - 2);
+    t.setAttribute("y", b.y - 2);
+    t.setAttribute("text-anchor", "end");
+    t.setAttribute("class", "policy-badge" + (ps.every((p) => p.applied) ? "" : " bad"));
+    t.setAttribute("data-role", "policies");
+    t.textContent = "⚑ " + ps.length + (ps.length === 1 ? " policy" : " policies");
+    ge.append(t);
+    ge.setAttribute("data-policies", ps.length);
+  }
   if (selectedNode && nodes.has(selectedNode)) selectNode(selectedNode); else { selectedNode = null; $("#detail").hidden = true; }
 }
 
@@ -193,16 +217,30 @@ function renderMigration() {
   box.append(el("p", null, (m.running ? "Comparing (showing the last comparison)… " : "") + "Sent " + m.requests +
     " requests generated from the Ingress rules to ingress-nginx (emulated) and to the converted Gateway API routes: " +
     (m.differences || []).length + " differ." + (m.leftOut ? " " + m.leftOut + " more were not sent." : "")));
-  for (const d of m.differences || []) {
-    const pre = el("pre", { class: "decision" });
-    pre.textContent = JSON.stringify(d, null, 2);
-    box.append(pre);
+  if ((m.differences || []).length) {
+    const t = el("table", { "data-role": "differences" }, el("thead", null, el("tr", null,
+      el("th", null, "request (from)"), el("th", null, "differs"), el("th", null, "ingress-nginx"), el("th", null, "Gateway API"))));
+    const tb = el("tbody");
+    for (const d of m.differences) {
+      const fields = d.fields || [];
+      tb.append(el("tr", null, el("td", null, d.request, el("div", { class: "muted" }, d.from)),
+        el("td", null, fields.map((f) => f.name).join(", ")),
+        el("td", null, fields.map((f) => f.name + ": " + JSON.stringify(f.ingress)).join("\n"), el("div", { class: "muted" }, (d.ingressRule || "-") + " " + (d.ingressSource || ""))),
+        el("td", null, fields.map((f) => f.name + ": " + JSON.stringify(f.gateway)).join("\n"), el("div", { class: "muted" }, (d.gatewayRule || "-") + " " + (d.gatewaySource || "")))));
+    }
+    t.append(tb);
+    box.append(t);
   }
   if ((m.dropped || []).length) {
     box.append(el("h2", null, "Not carried over"));
-    for (const d of m.dropped) box.append(el("div", { class: "cond warn" }, objectKey(d.ingress) + ": " + d.what + ": " + d.why));
+    // migrate --compare -o json's dropped features and problems (Go field names).
+    const seen = new Set();
+    for (const d of m.dropped) {
+      const line = objectKey(d.Ingress) + ": " + d.What + ": " + d.Why + (d.Source && d.Source.file ? " (" + d.Source.file + ":" + d.Source.line + ")" : "");
+      if (!seen.has(line)) { seen.add(line); box.append(el("div", { class: "cond" + (d.Security ? " bad" : "") }, line)); }
+    }
   }
-  for (const p of m.convertedProblems || []) box.append(el("div", { class: "cond bad" }, p.file + ":" + p.line + ": " + p.message));
+  for (const p of m.convertedProblems || []) box.append(el("div", { class: "cond bad" }, "the converted manifests: " + p.File + ":" + p.Line + ": " + p.Message));
 }
 
 // Traces: the admin API's stream, newest first, filtered on the page.

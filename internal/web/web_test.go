@@ -125,7 +125,7 @@ func TestWebPageLoadsNothingFromOutside(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := string(b)
+		s := strings.ReplaceAll(string(b), `"http://www.w3.org/2000/svg"`, "") // a namespace name, not a load
 		for _, bad := range []string{"http://", "https://", "<script>", "<style", " style=", "onclick=", "innerHTML", "eval("} {
 			if strings.Contains(s, bad) {
 				t.Errorf("%s contains %q", f, bad)

@@ -157,6 +157,9 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 		defer view.Wait()
 		opts := o.limits.adminOptions()
 		opts.Web = view.Handler()
+		if err := adm.Register(view.Collectors()...); err != nil {
+			return err
+		}
 		adminUp = app.ServeAdmin(ctx, o.admin, adm, opts, app.InstanceID(dir))
 		if adminUp.Addr != "" {
 			status.Admin = adm

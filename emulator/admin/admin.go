@@ -174,6 +174,17 @@ type requestSeries struct {
 	bytesOut prometheus.Counter
 }
 
+// Register adds collectors to /metrics (the web view's, which the admin
+// API serves but does not own).
+func (a *Admin) Register(cs ...prometheus.Collector) error {
+	for _, c := range cs {
+		if err := a.reg.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // SetReload records the translation now served.
 func (a *Admin) SetReload(r *Reload) {
 	a.reload.Store(r)

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/internal/app"
@@ -68,6 +70,8 @@ type View struct {
 	migration *app.MigrationState
 
 	pages *pageHub
+	// writeTimeout is the constant's value (tests shorten it).
+	writeTimeout time.Duration
 	// lastDOT and lastSVG are the last graph laid out and its drawing: a
 	// reload that leaves the graph as it was is not laid out again.
 	lastGraph []byte
@@ -96,7 +100,7 @@ func (v *View) layout(g *engine.Graph) ([]byte, error) {
 // New returns the web view; it runs Migration comparisons until ctx ends
 // (call Wait after).
 func New(ctx context.Context, opts Options) *View {
-	v := &View{ctx: ctx, opts: opts, pages: newPageHub(MaxPages)}
+	v := &View{ctx: ctx, opts: opts, pages: newPageHub(MaxPages), writeTimeout: writeTimeout}
 	v.mig = app.NewMigrationRunner(v.setMigration)
 	return v
 }
@@ -132,6 +136,22 @@ func (v *View) setMigration(m app.MigrationState) {
 // Pages says how many pages are open and how many were dropped (slow) or
 // refused (past MaxPages) so far.
 func (v *View) Pages() (open int, dropped, refused int64) { return v.pages.usage() }
+
+// Collectors are the web view's metrics for the admin API's /metrics:
+// pages open, dropped for accepting nothing within the write deadline,
+// and refused past MaxPages.
+func (v *View) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "gwdev_web_pages", Help: "Web view pages open (/ui/events streams)."},
+			func() float64 { n, _, _ := v.Pages(); return float64(n) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "gwdev_web_pages_dropped_total",
+			Help: "Web view pages disconnected because they accepted no event within the write deadline."},
+			func() float64 { _, d, _ := v.Pages(); return float64(d) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "gwdev_web_pages_refused_total",
+			Help: "Web view pages refused with 503 because the most pages gwdev serves at once were open."},
+			func() float64 { _, _, r := v.Pages(); return float64(r) }),
+	}
+}
 
 // Handler serves the web view under admin.WebPath (/ui/).
 func (v *View) Handler() http.Handler {
@@ -283,7 +303,7 @@ func (v *View) serveEvents(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-cache")
 	rc := http.NewResponseController(w)
 	send := func(s string) bool {
-		_ = rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+		_ = rc.SetWriteDeadline(time.Now().Add(v.writeTimeout))
 		if _, err := fmt.Fprint(w, s); err != nil {
 			return false
 		}

@@ -10,6 +10,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"os"
 	"regexp"
 	"runtime"
 	"strings"
@@ -46,6 +48,9 @@ func serveView(t *testing.T, v *View, allowRemote bool) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	srv := emulator.New(emulator.Config{})
 	adm := admin.New(srv, nil)
+	if err := adm.Register(v.Collectors()...); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		cancel()
 		adm.Close()
@@ -287,5 +292,53 @@ func TestWebPagesBounded(t *testing.T) {
 	t.Logf("heap %d -> %d bytes over 100 reloads with %d pages open", before, after, MaxPages)
 	if after > before+1<<20 {
 		t.Errorf("heap grew from %d to %d bytes over 100 reloads with %d pages open", before, after, MaxPages)
+	}
+}
+
+// stallWriter is a page's connection that accepts nothing: every write
+// waits for the write deadline and fails with it, as a connection whose
+// buffers are full does.
+type stallWriter struct {
+	header   http.Header
+	deadline time.Time
+}
+
+func (w *stallWriter) Header() http.Header { return w.header }
+func (w *stallWriter) WriteHeader(int)     {}
+func (w *stallWriter) Write([]byte) (int, error) {
+	time.Sleep(time.Until(w.deadline))
+	return 0, os.ErrDeadlineExceeded
+}
+func (w *stallWriter) Flush() {}
+func (w *stallWriter) FlushError() error { return nil }
+func (w *stallWriter) SetWriteDeadline(t time.Time) error {
+	w.deadline = t
+	return nil
+}
+
+// TestWebSlowPageDropped: a page that accepts nothing is disconnected at
+// the write deadline and counted, in Pages and in /metrics
+// (gwdev_web_pages_dropped_total).
+func TestWebSlowPageDropped(t *testing.T) {
+	v := New(context.Background(), Options{Dir: "x"})
+	v.writeTimeout = 200 * time.Millisecond
+	v.Publish(sampleState(t, "../../samples/basic", 0))
+	addr := serveView(t, v, false)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		v.serveEvents(&stallWriter{header: http.Header{}}, httptest.NewRequest("GET", "/ui/events", nil))
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the page that accepts nothing was not dropped")
+	}
+	if open, dropped, _ := v.Pages(); open != 0 || dropped != 1 {
+		t.Errorf("%d pages open, %d dropped", open, dropped)
+	}
+	_, body := get(t, "http://"+addr+"/metrics", nil)
+	if !strings.Contains(body, "gwdev_web_pages_dropped_total 1") || !strings.Contains(body, "gwdev_web_pages 0") {
+		t.Errorf("metrics:\n%s", body)
 	}
 }

@@ -187,8 +187,7 @@ var docsNotRun = []struct {
 var docsNeeds = []struct {
 	re      *regexp.Regexp
 	program string
-}{
-}
+}{}
 
 // docsRunnable are the commands besides gwdev that the docs may show and
 // this test runs as printed: they prepare a folder for the gwdev line after

@@ -149,11 +149,19 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 	}
 	defer sess.Close()
 	var adminUp app.AdminState
+	// migrated is told the Migration comparisons the dashboard runs (the
+	// web view's, when there is one, so that one comparison serves both).
+	migrated := func(app.MigrationState) {}
+	tui := o.useTUI(out)
 	if o.admin != "" && o.admin != "off" {
 		status := &app.AdminStatus{}
 		adm := admin.New(srv, status)
 		defer adm.Close()
-		view := web.New(ctx, web.Options{Dir: dir, CAFiles: app.KnownCAFiles(dir), Project: proj})
+		wo := web.Options{Dir: dir, CAFiles: app.KnownCAFiles(dir), Project: proj}
+		if tui {
+			wo.Project = nil // the dashboard's comparisons are the web view's
+		}
+		view := web.New(ctx, wo)
 		defer view.Wait()
 		opts := o.limits.adminOptions()
 		opts.Web = view.Handler()
@@ -165,17 +173,18 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 			status.Admin = adm
 			sess.Subscribe(status.Publish)
 			sess.Subscribe(view.Publish)
+			migrated = view.SetMigration
 			adminUp.Web = web.URL(adminUp.Addr)
 		}
 	}
 	if o.open {
 		openWebView(out, adminUp.Web)
 	}
-	if o.useTUI(out) {
+	if tui {
 		if adminUp.Web != "" && !adminUp.Problem {
 			adminUp.Note += "; web view on " + adminUp.Web
 		}
-		return o.runTUI(ctx, out, dir, sess, adminUp)
+		return o.runTUI(ctx, out, dir, sess, adminUp, migrated)
 	}
 	if why := o.dashboardOff(terminals(out)); why != "" {
 		fmt.Fprintf(out, "gwdev: %s\n", why)

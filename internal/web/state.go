@@ -50,11 +50,11 @@ type pageState struct {
 // pageMigration is a Migration comparison as migrate --compare -o json
 // writes it, with the runner's progress.
 type pageMigration struct {
-	Reload            int                     `json:"reload"`
-	Running           bool                    `json:"running,omitempty"`
-	Error             string                  `json:"error,omitempty"`
-	Requests          int                     `json:"requests"`
-	LeftOut           int                     `json:"leftOut"`
+	Reload            int              `json:"reload"`
+	Running           bool             `json:"running,omitempty"`
+	Error             string           `json:"error,omitempty"`
+	Requests          int              `json:"requests"`
+	LeftOut           int              `json:"leftOut"`
 	Differences       []pageDifference `json:"differences"`
 	Dropped           any              `json:"dropped"`
 	ConvertedProblems any              `json:"convertedProblems"`

@@ -49,8 +49,10 @@ type Options struct {
 	// CAFiles are the CA bundles a copied command may trust (--cacert), as
 	// the dashboard's copy-as-curl does (nil: curl -k).
 	CAFiles []string
-	// Project is the project served, for the Migration comparison (nil: no
-	// comparison is run).
+	// Project is the project served: the View runs the Migration
+	// comparison itself after each State (nil: it does not; the caller,
+	// which runs one for the dashboard, hands it the results with
+	// SetMigration).
 	Project *app.Project
 }
 
@@ -101,7 +103,7 @@ func (v *View) layout(g *engine.Graph) ([]byte, error) {
 // (call Wait after).
 func New(ctx context.Context, opts Options) *View {
 	v := &View{ctx: ctx, opts: opts, pages: newPageHub(MaxPages), writeTimeout: writeTimeout}
-	v.mig = app.NewMigrationRunner(v.setMigration)
+	v.mig = app.NewMigrationRunner(v.SetMigration)
 	return v
 }
 
@@ -120,8 +122,9 @@ func (v *View) Publish(st *app.State) {
 	v.pages.notify()
 }
 
-// setMigration takes a Migration comparison's progress.
-func (v *View) setMigration(m app.MigrationState) {
+// SetMigration takes a Migration comparison's progress (an
+// app.MigrationRunner's messages).
+func (v *View) SetMigration(m app.MigrationState) {
 	v.mu.Lock()
 	if m.Running && v.migration != nil && v.migration.Comparison != nil {
 		prev := *v.migration

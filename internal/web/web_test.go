@@ -309,7 +309,7 @@ func (w *stallWriter) Write([]byte) (int, error) {
 	time.Sleep(time.Until(w.deadline))
 	return 0, os.ErrDeadlineExceeded
 }
-func (w *stallWriter) Flush() {}
+func (w *stallWriter) Flush()            {}
 func (w *stallWriter) FlushError() error { return nil }
 func (w *stallWriter) SetWriteDeadline(t time.Time) error {
 	w.deadline = t

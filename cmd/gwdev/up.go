@@ -174,16 +174,12 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 			sess.Subscribe(status.Publish)
 			sess.Subscribe(view.Publish)
 			migrated = view.SetMigration
-			adminUp.Web = web.URL(adminUp.Addr)
 		}
 	}
 	if o.open {
 		openWebView(out, adminUp.Web)
 	}
 	if tui {
-		if adminUp.Web != "" && !adminUp.Problem {
-			adminUp.Note += "; web view on " + adminUp.Web
-		}
 		return o.runTUI(ctx, out, dir, sess, adminUp, migrated)
 	}
 	if why := o.dashboardOff(terminals(out)); why != "" {
@@ -193,9 +189,6 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 		fmt.Fprintf(errOut, "gwdev: %s\n", adminUp.Note)
 	} else if adminUp.Note != "" {
 		fmt.Fprintf(out, "gwdev: %s\n", adminUp.Note)
-	}
-	if adminUp.Web != "" {
-		fmt.Fprintf(out, "gwdev: web view on %s\n", adminUp.Web)
 	}
 	if path := proj.ConfigPath(); path != "" {
 		fmt.Fprintf(out, "gwdev: settings from %s (reloaded when it changes)\n", path)

@@ -104,7 +104,7 @@ func copySampleTo(t *testing.T, name, dir string) (string, map[int]int) {
 // webViewURL waits for up to print the web view's address.
 func webViewURL(t *testing.T, out *syncBuffer) string {
 	t.Helper()
-	re := regexp.MustCompile(`gwdev: web view on (http://127\.0\.0\.1:\d+/ui/)`)
+	re := regexp.MustCompile(`gwdev: admin API on http://127\.0\.0\.1:\d+/, web view on (http://127\.0\.0\.1:\d+/ui/) \(`)
 	var url string
 	waitForUp(t, out, "the web view's URL", func() bool {
 		if m := re.FindStringSubmatch(out.String()); m != nil {

@@ -344,6 +344,3 @@ func (v *View) serveEvents(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 }
-
-// URL is the web view's address on the admin API at addr (host:port).
-func URL(addr string) string { return "http://" + addr + "/ui/" }

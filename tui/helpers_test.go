@@ -34,7 +34,7 @@ func sampleState(t *testing.T, name string) StateMsg {
 // root, as `gwdev up samples/<name>` shows them.
 func loadSample(t testing.TB, name string) *watch.LoadResult {
 	t.Helper()
-	lr := testkit.Loader(t).LoadDir("../samples/" + name)
+	lr := testkit.Project(t).LoadDir("../samples/" + name)
 	for k, src := range lr.Snapshot.Sources {
 		src.File = strings.TrimPrefix(src.File, "../")
 		lr.Snapshot.Sources[k] = src

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/internal/report"
 )
 
@@ -137,7 +138,7 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 			return fmt.Errorf("%s: no such file or directory", src)
 		}
 	}
-	c, err := app.Check(sources, app.ProjectFlags{Profiles: o.profiles, CRDs: o.crds, Classes: o.classes, NoKustomize: !o.kustomize, Trust: o.trust},
+	c, err := app.Check(sources, project.Flags{Profiles: o.profiles, CRDs: o.crds, Classes: o.classes, NoKustomize: !o.kustomize, Trust: o.trust},
 		cmd.InOrStdin(), now, o.policies)
 	if err != nil {
 		return err
@@ -145,7 +146,7 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 	lr, res, loaded, total, nObjects := c.Load, c.Result, c.Loaded, c.Total, c.Objects
 
 	out := cmd.OutOrStdout()
-	if msg := app.NoManifests(nObjects, len(lr.Problems), len(res.Findings), strings.Join(sourceNames(sources), ", "), "check"); msg != "" {
+	if msg := project.NoManifests(nObjects, len(lr.Problems), len(res.Findings), strings.Join(sourceNames(sources), ", "), "check"); msg != "" {
 		// Nothing loaded and nothing refused: a folder with no manifests
 		// is not a pass (a CI job pointed at the wrong folder must fail).
 		w := out

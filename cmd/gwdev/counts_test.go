@@ -15,6 +15,7 @@ import (
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/tui"
 	"github.com/gwdev/gwdev/watch"
 )
@@ -35,7 +36,7 @@ func TestCheckAndUpCountObjectsAlike(t *testing.T) {
 			t.Errorf("%s: check says %q", dir, out)
 			continue
 		}
-		loader, err := app.NewLoader(nil)
+		loader, err := project.NewLoader(nil)
 		if err != nil {
 			t.Fatal(err)
 		}

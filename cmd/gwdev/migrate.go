@@ -13,6 +13,7 @@ import (
 
 	"github.com/gwdev/gwdev/engine/ingressnginx"
 	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/internal/report"
 	"github.com/gwdev/gwdev/watch"
 )
@@ -82,7 +83,7 @@ func (o *migrateOptions) run(cmd *cobra.Command, dir string) error {
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%s: no such file or directory", dir)
 	}
-	proj, err := app.OpenProject([]string{dir}, app.ProjectFlags{Backends: o.backends, Profiles: o.profiles, CRDs: o.crds, Trust: o.trust})
+	proj, err := project.Open([]string{dir}, project.Flags{Backends: o.backends, Profiles: o.profiles, CRDs: o.crds, Trust: o.trust})
 	if err != nil {
 		return err
 	}
@@ -104,7 +105,7 @@ func (o *migrateOptions) run(cmd *cobra.Command, dir string) error {
 	if name == "" {
 		name = "<stdout>"
 	}
-	m, err := proj.Migrate(lr, dir, name, o.migrationOptions())
+	m, err := app.Migrate(proj, lr, dir, name, o.migrationOptions())
 	if err != nil {
 		return err
 	}
@@ -134,7 +135,7 @@ func (o *migrateOptions) migrationOptions() ingressnginx.MigrationOptions {
 // say about the converted manifests (conv: them, loaded): objects refused,
 // fields a cluster would drop, and the channel notes; it returns false
 // when any was refused or pruned.
-func printConvertedProblems(w io.Writer, proj *app.Project, conv *watch.LoadResult) bool {
+func printConvertedProblems(w io.Writer, proj *project.Project, conv *watch.LoadResult) bool {
 	if len(conv.Problems) > 0 {
 		fmt.Fprintf(w, "The converted manifests, judged against the CRDs %s:\n", proj.CRDsName())
 		for _, p := range conv.Problems {

@@ -7,12 +7,13 @@ import (
 
 	"github.com/gwdev/gwdev/internal/app"
 	"github.com/gwdev/gwdev/internal/dash"
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/watch"
 	"github.com/spf13/cobra"
 )
 
 // runCompare runs migrate --compare and prints the comparison.
-func (o *migrateOptions) runCompare(cmd *cobra.Command, proj *app.Project, lr *watch.LoadResult) error {
+func (o *migrateOptions) runCompare(cmd *cobra.Command, proj *project.Project, lr *watch.LoadResult) error {
 	c, err := app.CompareMigration(cmd.Context(), proj, lr, o.migrationOptions())
 	if err != nil {
 		return err

@@ -17,6 +17,7 @@ import (
 	"github.com/gwdev/gwdev/emulator/admin"
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/internal/report"
 	"github.com/gwdev/gwdev/tui"
 )
@@ -105,7 +106,7 @@ func TestSessionFindingsAgree(t *testing.T) {
 // sessionState is the first State of a Session serving dir.
 func sessionState(t *testing.T, dir string) *app.State {
 	t.Helper()
-	proj, err := app.OpenProject([]string{dir}, app.ProjectFlags{})
+	proj, err := project.Open([]string{dir}, project.Flags{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -29,9 +30,9 @@ type Checked struct {
 // as a one-shot process does (no serving routes, a low GC target) and
 // adds the loader's findings. keepTable keeps the whole routing table
 // (check --policies reads it).
-func Check(sources []string, flags ProjectFlags, in io.Reader, now metav1.Time, keepTable bool) (*Checked, error) {
+func Check(sources []string, flags project.Flags, in io.Reader, now metav1.Time, keepTable bool) (*Checked, error) {
 	start := time.Now()
-	proj, err := OpenProject(sources, flags)
+	proj, err := project.Open(sources, flags)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +44,7 @@ func Check(sources []string, flags ProjectFlags, in io.Reader, now metav1.Time, 
 	// check loads once: the compiled validators can go before the
 	// translation, when the process holds the most.
 	watch.ReleaseValidators()
-	res := proj.Translate(lr.Snapshot, Translation{Now: now, NoServing: true, Tight: true})
+	res := proj.Translate(lr.Snapshot, project.Translation{Now: now, NoServing: true, Tight: true})
 	proj.AddLoadFindings(res, lr)
 	c := &Checked{Load: lr, Result: res, Loaded: loaded, Total: time.Since(start), Objects: lr.Snapshot.Len()}
 	dropUnprinted(lr, res, keepTable)

@@ -1,12 +1,9 @@
 // Package app is gwdev's application: what every command and front end
 // runs, so that none of them keeps its own copy in package main.
 //
-//   - The project pipeline (project.go, config*.go, crds.go, profiles.go):
-//     sources (a folder, files, stdin, gwdev.yaml's render: commands,
-//     kustomizations) plus gwdev.yaml and the flags → a loader judging
-//     against one CRD bundle → engine.Translate with options built in one
-//     place. OpenProject is the entry point; internal/guard fails on a
-//     loader or engine.Options made anywhere else.
+//   - The project pipeline is internal/project (project.Open), a package
+//     below the data plane so that the test scaffolding builds on it too;
+//     every command here loads and translates through it.
 //   - The Session (session*.go): `gwdev up`'s load → translate → apply →
 //     reload loop, publishing one typed State to subscribers (the
 //     dashboard, the plain printer, the admin API through AdminStatus). The

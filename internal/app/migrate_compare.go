@@ -25,6 +25,7 @@ import (
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/engine/ingressnginx"
 	"github.com/gwdev/gwdev/engine/table"
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -168,10 +169,10 @@ func (c *MigrationComparison) Failed() bool {
 // differences. A converted object the folder holds already (the output of
 // migrate kept beside the Ingresses) is served in the folder's version.
 // It stops early, with what it compared, when ctx ends.
-func CompareMigration(ctx context.Context, proj *Project, lr *watch.LoadResult, mo ingressnginx.MigrationOptions) (*MigrationComparison, error) {
+func CompareMigration(ctx context.Context, proj *project.Project, lr *watch.LoadResult, mo ingressnginx.MigrationOptions) (*MigrationComparison, error) {
 	now := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
 	ing, err := startCompareSide("ingress-nginx", "127.0.20.1", func(httpPort, httpsPort int) (*engine.Result, map[string]string, error) {
-		res := proj.Translate(lr.Snapshot, Translation{Now: now, IngressHTTPPort: int32(httpPort), IngressHTTPSPort: int32(httpsPort)})
+		res := proj.Translate(lr.Snapshot, project.Translation{Now: now, IngressHTTPPort: int32(httpPort), IngressHTTPSPort: int32(httpsPort)})
 		classes := map[string]string{}
 		for _, g := range res.Table.Gateways {
 			if g.Gateway.Kind == "IngressClass" {
@@ -186,7 +187,7 @@ func CompareMigration(ctx context.Context, proj *Project, lr *watch.LoadResult, 
 	defer ing.close()
 	c := &MigrationComparison{}
 	gw, err := startCompareSide("gateway-api", "127.0.0.1", func(httpPort, httpsPort int) (*engine.Result, map[string]string, error) {
-		res := proj.Translate(lr.Snapshot, Translation{Now: now})
+		res := proj.Translate(lr.Snapshot, project.Translation{Now: now})
 		mig := ingressnginx.Migrate(res, mo)
 		var buf bytes.Buffer
 		if err := writeMigration(&buf, "(compare)", mig); err != nil {
@@ -202,7 +203,7 @@ func CompareMigration(ctx context.Context, proj *Project, lr *watch.LoadResult, 
 		}
 		var snap *engine.Snapshot
 		snap, c.Kept = convertedSnapshot(lr.Snapshot, conv.Snapshot, classOf, int32(httpPort), int32(httpsPort))
-		res = proj.Translate(snap, Translation{Now: now})
+		res = proj.Translate(snap, project.Translation{Now: now})
 		classes := map[string]string{}
 		for _, g := range res.Table.Gateways {
 			if class, ok := classOf[engine.ObjectKey{Kind: "Gateway", Namespace: g.Gateway.Namespace, Name: g.Gateway.Name}]; ok && g.Mesh == nil {

@@ -23,7 +23,8 @@ import (
 )
 
 // TestSessionFindingsAgree: for every sample, the findings `gwdev check -o
-// json` prints are those the Session publishes, and the dashboard (from
+// json` prints (from its one-shot State, app.Once) are those the Session
+// publishes, and the dashboard (from
 // the StateMsg it is sent) and the admin API (/routes' findings, fed by
 // app.AdminStatus) show exactly the Session's; the admin API's /status
 // serves the objects with the status check -o json prints. One pipeline,
@@ -56,6 +57,14 @@ func TestSessionFindingsAgree(t *testing.T) {
 			fromSession := findingKeys(st.Result.Findings)
 			if !slices.Equal(fromCheck, fromSession) {
 				t.Errorf("check -o json and the Session differ:\ncheck:   %q\nsession: %q", fromCheck, fromSession)
+			}
+			// check's State: the one-shot Session it prints from.
+			once, err := app.Once([]string{dir}, project.Flags{}, app.OnceOptions{Where: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := findingKeys(once.Result.Findings); !slices.Equal(got, fromSession) || once.LoadProblems() != st.LoadProblems() {
+				t.Errorf("the one-shot State's findings differ from the Session's:\nonce:    %q\nsession: %q", got, fromSession)
 			}
 			loadErrs := 0
 			for _, f := range rep.Findings {

@@ -61,12 +61,15 @@ type State struct {
 	// engine's, the loader's warnings, unused backend mappings, nothing to
 	// serve) and the routing table.
 	Result *engine.Result
-	// Ports is what the data plane made of the table.
+	// Ports is what the data plane made of the table (nil: a one-shot
+	// State, see Once, serves nothing).
 	Ports *emulator.ApplyReport
-	// Time is when the translation started; Translate and Apply how long
-	// the translation and the data plane took.
-	Time             time.Time
-	Translate, Apply time.Duration
+	// Time is when the translation started (a one-shot State's, Once's:
+	// when opening the project started); Load is how long loading took (a
+	// reload's: the changed files); Translate and Apply how long the
+	// translation and the data plane took (Apply: 0 in a one-shot State).
+	Time                   time.Time
+	Load, Translate, Apply time.Duration
 	// Empty words a folder with no manifests ("": it has some); the
 	// warning is among Result's findings too.
 	Empty string
@@ -187,14 +190,13 @@ func (s *Session) apply(u *watch.Update, first bool) {
 	translated := <-finished
 	gcDone()
 	s.prev = res
-	s.project.AddLoadFindings(res, u.Result)
-	empty := project.NoManifests(res.Objects.Len(), len(u.Result.Problems)+len(u.Stale), len(res.Findings), s.dir, "serve")
+	empty := withLoadFindings(s.project, res, u, s.dir, "serve")
 	if empty != "" {
 		// As check fails on it: a folder emptied of its manifests serves
 		// nothing, which is no "no problems".
 		project.AddFindings(res, []engine.Finding{{Severity: engine.SeverityWarning, Message: empty + " Every listener is closed."}})
 	}
-	st := &State{Reload: s.n - 1, Update: u, Result: res, Ports: rep, Time: start, Translate: translated, Apply: applied, Empty: empty}
+	st := &State{Reload: s.n - 1, Update: u, Result: res, Ports: rep, Time: start, Load: u.Took, Translate: translated, Apply: applied, Empty: empty}
 	st.Root, st.RootProblem = rootNotice(s.dir, u, first)
 	s.mu.Lock()
 	s.state = st

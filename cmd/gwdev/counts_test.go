@@ -51,7 +51,7 @@ func TestCheckAndUpCountObjectsAlike(t *testing.T) {
 		}
 		model := tui.New(tui.Options{Dir: dir, NoColor: true})
 		model.Update(tea.WindowSizeMsg{Width: 200, Height: 40})
-		model.Update(stateMsg(&app.State{Update: u, Result: res, Ports: &emulator.ApplyReport{}, Time: time.Now()}))
+		model.Update(&app.State{Update: u, Result: res, Ports: &emulator.ApplyReport{}, Time: time.Now()})
 		if v := model.View(); !strings.Contains(v, " "+m[1]+" objects") {
 			t.Errorf("%s: check loaded %s objects; the dashboard header says:\n%s", dir, m[1], strings.SplitN(v, "\n", 2)[0])
 		}

@@ -88,7 +88,7 @@ func dashboardOf(t *testing.T, dir string) *tui.Model {
 // dashboardWith is dashboardOf with the project's flags (--crds…).
 func dashboardWith(t *testing.T, dir string, flags project.Flags) *tui.Model {
 	t.Helper()
-	var got []tui.StateMsg
+	var got []*app.State
 	proj, err := project.Open([]string{dir}, flags)
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +100,7 @@ func dashboardWith(t *testing.T, dir string, flags project.Flags) *tui.Model {
 		t.Fatal(err)
 	}
 	t.Cleanup(sess.Close)
-	sess.Subscribe(func(st *app.State) { got = append(got, stateMsg(st)) })
+	sess.Subscribe(func(st *app.State) { got = append(got, st) })
 	sess.Start()
 	model := tui.New(tui.Options{Dir: dir, NoColor: true})
 	model.Update(tea.WindowSizeMsg{Width: 200, Height: 40})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gwdev/gwdev/engine/ingressnginx"
 	"github.com/gwdev/gwdev/internal/project"
+	"github.com/gwdev/gwdev/internal/report"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -18,7 +19,7 @@ type MigrationState struct {
 	Reload  int
 	Running bool
 	// Comparison is the finished comparison (nil: running or failed).
-	Comparison *MigrationComparison
+	Comparison *report.MigrationComparison
 	Err        error
 }
 
@@ -36,7 +37,7 @@ type MigrationRunner struct {
 	// send delivers the results (Program.Send).
 	send func(MigrationState)
 	// compare is CompareMigration (tests may replace it).
-	compare func(ctx context.Context, proj *project.Project, lr *watch.LoadResult, mo ingressnginx.MigrationOptions) (*MigrationComparison, error)
+	compare func(ctx context.Context, proj *project.Project, lr *watch.LoadResult, mo ingressnginx.MigrationOptions) (*report.MigrationComparison, error)
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc // of the running comparison (nil: none)

@@ -12,6 +12,7 @@ import (
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/engine/ingressnginx"
 	"github.com/gwdev/gwdev/internal/project"
+	"github.com/gwdev/gwdev/internal/report"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -32,7 +33,7 @@ func TestMigrationRunnerLatestWins(t *testing.T) {
 		defer mu.Unlock()
 		sent = append(sent, m)
 	})
-	r.compare = func(ctx context.Context, _ *project.Project, lr *watch.LoadResult, _ ingressnginx.MigrationOptions) (*MigrationComparison, error) {
+	r.compare = func(ctx context.Context, _ *project.Project, lr *watch.LoadResult, _ ingressnginx.MigrationOptions) (*report.MigrationComparison, error) {
 		n := lr.Files
 		mu.Lock()
 		ran = append(ran, n)
@@ -44,7 +45,7 @@ func TestMigrationRunnerLatestWins(t *testing.T) {
 			case <-release:
 			}
 		}
-		return &MigrationComparison{Requests: n, Converted: &watch.LoadResult{}}, nil
+		return &report.MigrationComparison{Requests: n, Converted: &watch.LoadResult{}}, nil
 	}
 	withIngress := func(files int) *watch.LoadResult {
 		return &watch.LoadResult{Files: files, Snapshot: &engine.Snapshot{Ingresses: []*networkingv1.Ingress{{}}}}

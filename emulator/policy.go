@@ -13,7 +13,7 @@ import (
 )
 
 // Implementation-profile behaviour of listeners and rules (the routing
-// table's ListenerTable.Policy and RouteRule.Policy): RBAC (rbac.go),
+// table's ListenerTable.Policy and RouteRule.Policy): RBAC (auth.go),
 // HTTP/1.x-only listeners, the HTTP/2 stream limit and the stream idle
 // timeout. A table without policies costs two nil checks per request.
 
@@ -62,7 +62,7 @@ func (ex *exchange) checkRulePolicy(r *ruleRoutes) (action, bool) {
 		return a, done
 	}
 	if p.BasicAuth != nil {
-		return ex.checkBasicAuth(p.BasicAuth) // basicauth.go
+		return ex.checkBasicAuth(p.BasicAuth) // auth.go
 	}
 	return 0, false
 }
@@ -71,7 +71,7 @@ func (ex *exchange) checkRulePolicy(r *ruleRoutes) (action, bool) {
 // ingress-nginx CORS preflight.
 func (ex *exchange) nginxPreflight(r *ruleRoutes) bool {
 	for i := range r.filters {
-		if c := r.filters[i].cors; c != nil && c.nginx && c.isPreflight(ex.req) {
+		if c := r.filters[i].cors; c != nil && c.Nginx() && c.IsPreflight(ex.req) {
 			return true
 		}
 	}

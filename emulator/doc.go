@@ -51,7 +51,7 @@
 // Implementation-profile behaviour from the table (table.ListenerPolicy,
 // table.RulePolicy, table.AccessLogPolicy; for example the gwin profile,
 // docs/gwin.md): RBAC with 403 and the deciding principal in the trace
-// (auth.go, decided by emulator/auth, as basic authentication is), HTTP/1.x-only listeners, the HTTP/2 stream limit and stream
+// (policy.go, decided by emulator/auth, as basic authentication is; rate limits by emulator/ratelimit), HTTP/1.x-only listeners, the HTTP/2 stream limit and stream
 // idle timeouts (policy.go), and access-log discard rules that filter the
 // access log but never traces (accesslog_filter.go).
 //

@@ -30,7 +30,7 @@ const (
 	actNoEndpoints                  // the chosen backend has no endpoints: 503
 	actProxy                        // forward to the backend
 	actMisdirected                  // 421: the Host belongs to another listener than the SNI (tls.go)
-	actRefused                      // 403/505: refused by a listener or rule policy (policy.go, auth.go)
+	actRefused                      // 403/505: refused by a listener or rule policy (policy.go)
 	actPreRouting                   // run the listener's pre-routing ExternalAuth checks, then decide again (prerouting.go)
 )
 
@@ -99,10 +99,10 @@ type exchange struct {
 	// span is the request's XTelemetryPolicy span (nil: its Gateway has
 	// no tracing; telemetry.go).
 	span *requestSpan
-	// challenge is the WWW-Authenticate of a 401 ("": none; auth.go).
+	// challenge is the WWW-Authenticate of a 401 ("": none; policy.go).
 	challenge string
 	// release ends the request's count against its rule's connection
-	// limit (nil: not counted; ratelimit.go).
+	// limit (nil: not counted; emulator/ratelimit).
 	release func()
 	// laneServed is set when the forwarding lane served the request
 	// (lane.go).
@@ -473,7 +473,7 @@ func (s *Server) serve(bl *boundListener, w http.ResponseWriter, r *http.Request
 		act = ex.decide(routes)
 	}
 	if (act == actProxy || act == actDirect || act == actNoEndpoints) && !s.checkRateLimit(ex, rec) {
-		return // over the rule's rate or connection limit (ratelimit.go)
+		return // over the rule's rate or connection limit (checkRateLimit, policy.go)
 	}
 	if (act == actProxy || act == actRedirect) && !ex.authorize(rec, r) {
 		return // denied, or refused because an auth backend failed

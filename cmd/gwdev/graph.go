@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/internal/report"
 )
 
@@ -64,7 +65,7 @@ func (o *graphOptions) run(out, errOut io.Writer, dir string) error {
 	if !slices.Contains(graphFormats, o.format) {
 		return fmt.Errorf("unknown format %q (want %s)", o.format, formatList(graphFormats))
 	}
-	proj, err := app.OpenProject([]string{dir}, app.ProjectFlags{Profiles: o.profiles, CRDs: o.crds, Trust: o.trust})
+	proj, err := project.Open([]string{dir}, project.Flags{Profiles: o.profiles, CRDs: o.crds, Trust: o.trust})
 	if err != nil {
 		return err
 	}

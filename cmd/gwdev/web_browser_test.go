@@ -17,7 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/project"
 )
 
 // samplesDir is the bundled samples' folder (absolute: TestWebScreenshots
@@ -128,7 +128,7 @@ func TestWebViewInBrowser(t *testing.T) {
 	url := webViewURL(t, out)
 
 	// What the page must draw: the engine's own graph of the folder.
-	proj, err := app.OpenProject([]string{dir}, app.ProjectFlags{})
+	proj, err := project.Open([]string{dir}, project.Flags{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/tui"
 )
 
@@ -53,7 +54,7 @@ type Options struct {
 	// comparison itself after each State (nil: it does not; the caller,
 	// which runs one for the dashboard, hands it the results with
 	// SetMigration).
-	Project *app.Project
+	Project *project.Project
 }
 
 // View is the web view of one Session. Publish takes each State; Handler

@@ -24,13 +24,14 @@ import (
 	"github.com/gwdev/gwdev/emulator/admin"
 	"github.com/gwdev/gwdev/internal/app"
 	"github.com/gwdev/gwdev/internal/freeport"
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/watch"
 )
 
 // sampleState loads and translates a sample as a Session's State.
 func sampleState(t *testing.T, dir string, reload int) *app.State {
 	t.Helper()
-	proj, err := app.OpenProject([]string{dir}, app.ProjectFlags{})
+	proj, err := project.Open([]string{dir}, project.Flags{})
 	if err != nil {
 		t.Fatal(err)
 	}

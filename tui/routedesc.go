@@ -18,6 +18,9 @@ type routeObject struct {
 	parentRefs []gwv1.ParentReference
 	parents    []gwv1.RouteParentStatus
 	http       *gwv1.HTTPRoute // set for HTTPRoutes, to show rules that are not served
+	// servedBy is, for an Ingress, the IngressClass table entry serving it
+	// (nil: not served, or not an Ingress).
+	servedBy *engine.GatewayTable
 }
 
 // eachRoute calls fn for every route of the snapshot, kind by kind.
@@ -32,6 +35,9 @@ func eachRoute(s *engine.Snapshot, fn func(routeObject)) {
 // entryLabel names a table entry of a route: "rule 3 · match 1", or
 // "rule 3" for kinds without matches.
 func entryLabel(e *engine.ServedEntry) string {
+	if e.Rule < 0 {
+		return "location" // a front end's entry (an Ingress path)
+	}
 	if e.Match < 0 {
 		return "rule " + strconv.Itoa(e.Rule)
 	}

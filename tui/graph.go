@@ -235,6 +235,9 @@ func (v *graphView) line(l graphLine) string {
 	if n.Detail != "" {
 		s += "  " + st.Dim.Render(n.Detail)
 	}
+	if len(n.Filters) > 0 {
+		s += "  " + st.Dim.Render("· "+strings.Join(n.Filters, " · "))
+	}
 	if l.edge.Label != "" {
 		s += "  " + st.Dim.Render("("+l.edge.Label+")")
 	}

@@ -290,7 +290,7 @@ func (v *routesView) routeDetail(r routeObject) []string {
 			rule := e.HTTP
 			lines = append(lines, st.Bold.Render(entryLabel(e))+"  "+describeMatch(rule)+"  "+served)
 			for _, f := range rule.Filters {
-				lines = append(lines, "    filter   "+describeFilter(f, rule.Mirrors))
+				lines = append(lines, "    filter   "+engine.DescribeFilter(f, rule.Mirrors))
 			}
 			if rule.DirectStatus != 0 {
 				lines = append(lines, "    "+st.Error.Render(fmt.Sprintf("answers %d: %s", rule.DirectStatus, rule.DirectReason)))

@@ -235,8 +235,8 @@ func (v *graphView) line(l graphLine) string {
 	if n.Detail != "" {
 		s += "  " + st.Dim.Render(n.Detail)
 	}
-	if len(n.Filters) > 0 {
-		s += "  " + st.Dim.Render("· "+strings.Join(n.Filters, " · "))
+	for _, f := range n.Filters { // the rule's filters, as engine.DescribeFilter says them
+		s += "  " + st.Dim.Render("· "+f)
 	}
 	if l.edge.Label != "" {
 		s += "  " + st.Dim.Render("("+l.edge.Label+")")

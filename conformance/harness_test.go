@@ -59,12 +59,12 @@ func TestConformance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	startGwdev(t, api)
+	kube := startGwdev(t, api)
 	// The mesh tests exec a client in an echo Pod: the exec endpoint runs
 	// it in process (exec_test.go, meshclient_test.go).
 	exec := newExecServer((&meshClient{api: api, srv: gwdevServer}).exec)
 	t.Cleanup(exec.Close)
-	clientset, err := withExec(newClientset(api, gwdevServer), exec)
+	clientset, err := withExec(newClientset(api, gwdevServer, kube), exec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,15 +158,19 @@ var gwdevServer *emulator.Server
 
 // startGwdev creates gwdev's GatewayClass and starts the emulator and the
 // controller loop; both stop when the test ends.
-func startGwdev(t *testing.T, api *apiServer) {
+func startGwdev(t *testing.T, api *apiServer) *kubelet {
 	loader, err := watch.NewLoader()
 	if err != nil {
 		t.Fatal(err)
 	}
 	gwdevServer = emulator.New(emulator.Config{PortOffset: 0})
 	workload := emulator.New(emulator.Config{PortOffset: 0})
+	if _, err := buildEchoBasic(t); err != nil {
+		t.Fatal(err)
+	}
+	kube := &kubelet{api: api, workload: workload, t: t}
 	ctrl := &controller{
-		api: api, loader: loader, srv: gwdevServer, kube: &kubelet{api: api, workload: workload},
+		api: api, loader: loader, srv: gwdevServer, kube: kube,
 		logf: stderrLogf,
 	}
 	gc := &gwv1.GatewayClass{
@@ -199,7 +203,9 @@ func startGwdev(t *testing.T, api *apiServer) {
 		if err := workload.Close(sctx); err != nil {
 			t.Logf("closing the Pod workloads: %v", err)
 		}
+		kube.stopAll()
 	})
+	return kube
 }
 
 func profileNames() []suite.ConformanceProfileName {

@@ -126,7 +126,7 @@ func TestConformance(t *testing.T) {
 
 	cs.Setup(t, tests.ConformanceTests)
 	supported := supportedFeatures()
-	for _, test := range tests.ConformanceTests {
+	for _, test := range append(slices.Clone(tests.ConformanceTests), gwdevTests...) {
 		if only.Len() > 0 && !only.Has(test.ShortName) {
 			continue // -gwdev.only: a partial run, which writes no report
 		}

@@ -219,7 +219,7 @@ func mountVolumes(ctx context.Context, api client.Client, pod *corev1.Pod, c *co
 		}
 		root := filepath.Join(dir, "volumes", m.Name)
 		for _, it := range items {
-			p := filepath.Join(root, filepath.Clean("/" + it.Path))
+			p := filepath.Join(root, filepath.Clean("/"+it.Path))
 			if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 				return err
 			}

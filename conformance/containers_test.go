@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -43,8 +44,11 @@ import (
 // client's, and reports the host port it listens on as httpPort (no test
 // of v1.7.0 checks either).
 
-// echoBasicBinary is the path of the built echo-basic program ("" until
-// buildEchoBasic).
+// echoBasicBin is a prebuilt echo-basic (make conformance-apiserver builds
+// it before the run, which has no network); echoBasicPath is the program
+// the Pods run ("" until buildEchoBasic).
+var echoBasicBin = flag.String("gwdev.echobasic", "", "a prebuilt echo-basic program (default: build sigs.k8s.io/gateway-api-conformance-images/echo-basic)")
+
 var (
 	echoBasicOnce sync.Once
 	echoBasicPath string
@@ -55,6 +59,10 @@ var (
 // once per process.
 func buildEchoBasic(t testing.TB) (string, error) {
 	echoBasicOnce.Do(func() {
+		if *echoBasicBin != "" {
+			echoBasicPath, echoBasicErr = filepath.Abs(*echoBasicBin)
+			return
+		}
 		dir, err := os.MkdirTemp("", "gwdev-echo-basic-")
 		if err != nil {
 			echoBasicErr = err

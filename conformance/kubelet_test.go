@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -50,16 +51,30 @@ type kubelet struct {
 	// ("namespace/name"), containers_test.go.
 	mu         sync.Mutex
 	containers map[string][]*container
+	// namespaces finalises deleted namespaces on a real API server (nil:
+	// the fake deletes them at once).
+	namespaces *namespaceFinalizer
 }
 
-// podIP returns the next pod IP: 127.1.0.1, 127.1.0.2, … (loopback, so
-// that nothing could ever leave the machine).
+// podNet is the /16 the pod IPs are taken from: loopback by default, so
+// that nothing could ever leave the machine. A real API server refuses
+// loopback addresses in EndpointSlices, so make conformance-apiserver runs
+// the suite in its own network namespace with 10.244.0.0/16 on its
+// loopback interface and passes -gwdev.podnet 10.244.
+var podNet = flag.String("gwdev.podnet", "127.1", "the first two octets of the pod IPs (a /16 this machine answers on)")
+
+// podIP returns the next pod IP: 127.1.0.1, 127.1.0.2, …
 func (k *kubelet) podIP() string {
 	k.nextIP++
-	return fmt.Sprintf("127.1.%d.%d", k.nextIP/250, k.nextIP%250+1)
+	return fmt.Sprintf("%s.%d.%d", *podNet, k.nextIP/250, k.nextIP%250+1)
 }
 
 func (k *kubelet) reconcile(ctx context.Context) error {
+	if k.namespaces != nil {
+		if err := k.namespaces.finalize(ctx); err != nil {
+			return err
+		}
+	}
 	var deps appsv1.DeploymentList
 	if err := k.api.List(ctx, &deps); err != nil {
 		return fmt.Errorf("listing Deployments: %w", err)
@@ -86,11 +101,13 @@ func (k *kubelet) reconcile(ctx context.Context) error {
 	var running []corev1.Pod
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if want[p.Namespace+"/"+p.Name] {
+		if want[p.Namespace+"/"+p.Name] && p.DeletionTimestamp == nil {
 			running = append(running, *p)
 			continue
 		}
-		if err := k.api.Delete(ctx, p); err != nil && !apierrors.IsNotFound(err) {
+		// At once: there is no kubelet whose confirmation a graceful
+		// deletion on a real API server would wait for.
+		if err := k.api.Delete(ctx, p, client.GracePeriodSeconds(0)); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting Pod %s/%s: %w", p.Namespace, p.Name, err)
 		}
 		k.stopContainers(p.Namespace + "/" + p.Name)

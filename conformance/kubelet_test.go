@@ -63,10 +63,16 @@ type kubelet struct {
 // loopback interface and passes -gwdev.podnet 10.244.
 var podNet = flag.String("gwdev.podnet", "127.1", "the first two octets of the pod IPs (a /16 this machine answers on)")
 
-// podIP returns the next pod IP: 127.1.0.1, 127.1.0.2, …
-func (k *kubelet) podIP() string {
+// podIP returns the next pod IP: 127.1.0.1, 127.1.0.2, … A Pod of the mesh
+// echo image always gets a loopback one (127.1.…): a gwdev emulator plays
+// its containers and binds loopback addresses only.
+func (k *kubelet) podIP(mesh bool) string {
 	k.nextIP++
-	return fmt.Sprintf("%s.%d.%d", *podNet, k.nextIP/250, k.nextIP%250+1)
+	prefix := *podNet
+	if mesh {
+		prefix = "127.1"
+	}
+	return fmt.Sprintf("%s.%d.%d", prefix, k.nextIP/250, k.nextIP%250+1)
 }
 
 func (k *kubelet) reconcile(ctx context.Context) error {
@@ -229,7 +235,7 @@ func (k *kubelet) ensurePod(ctx context.Context, d *appsv1.Deployment, name stri
 		}
 		return fmt.Errorf("creating Pod %s/%s: %w", d.Namespace, name, err)
 	}
-	ip := k.podIP()
+	ip := k.podIP(slices.ContainsFunc(pod.Spec.Containers, isEchoAdvanced))
 	pod.Status.PodIP = ip
 	// The containers run before the Pod is Ready, so its endpoints answer
 	// once they are published.

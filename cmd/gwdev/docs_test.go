@@ -170,6 +170,7 @@ var docsNotRun = []struct {
 	{regexp.MustCompile(`^make screenshots\b`), "drives headless Chromium to write docs/images; TestWebViewInBrowser drives the same pages"},
 	{regexp.MustCompile(`^bench/`), "a benchmark of minutes to an hour under wrk load, not a test's work"},
 	{regexp.MustCompile(`^make (test|build|fuzz|bench|conformance|release|tools|vet|lint)\b`), "builds or tests the whole repository: it is what CI runs (.ci/run), not a test's work"},
+	{regexp.MustCompile(`^bench/[a-z]+\.sh\b`), "builds gwdev (and the revision it compares with) and measures for minutes on an idle machine, not a test's work"},
 	{regexp.MustCompile(`^(GOTOOLCHAIN=\S+ )?go (install|build|test|run)\b`), "builds, installs or tests from the module proxy or the repository; make test runs the same"},
 	{regexp.MustCompile(`^gwdev up\b`), "serves until ctrl-c on the ports it prints (tests take free ports); TestUp* and the samples' tests serve every sample"},
 	{regexp.MustCompile(`^gwdev (pull|check --cluster)\b`), "needs a cluster in your kubeconfig; cluster_test.go runs both against a real kube-apiserver"},

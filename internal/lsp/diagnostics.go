@@ -10,6 +10,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
+	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/internal/app"
 	"github.com/gwdev/gwdev/internal/report"
 )
@@ -69,17 +70,30 @@ func (s *server) onState(st *app.State) {
 	}
 }
 
-// diagnostics are the findings of v as diagnostics, by file; a finding
-// without a file (none is: the loader and the engine name one) is left
-// out.
+// diagnostics are the findings of v as diagnostics, by file. A finding
+// about an object no file holds (the GatewayClass gwdev manages without
+// a manifest) is on the objects that name it (the class's Gateways).
 func (v *view) diagnostics() map[string][]protocol.Diagnostic {
 	out := map[string][]protocol.Diagnostic{}
 	for _, f := range v.findings {
-		if f.File == "" {
+		if f.File != "" {
+			path := absPath(f.File)
+			out[path] = append(out[path], v.diagnostic(path, f))
 			continue
 		}
-		path := absPath(f.File)
-		out[path] = append(out[path], v.diagnostic(path, f))
+		if f.Object == nil || f.Object.Kind != "GatewayClass" {
+			continue
+		}
+		for _, gw := range v.state.Result.Objects.Gateways {
+			if string(gw.Spec.GatewayClassName) != f.Object.Name {
+				continue
+			}
+			if pl := v.byKey[engine.ObjectKey{Kind: "Gateway", Namespace: gw.Namespace, Name: gw.Name}]; pl != nil {
+				at := f
+				at.Line, at.Column = pl.src.Line, pl.src.Column
+				out[pl.path] = append(out[pl.path], v.diagnostic(pl.path, at))
+			}
+		}
 	}
 	return out
 }

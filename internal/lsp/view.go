@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -41,6 +42,9 @@ type placed struct {
 	// end is the first line (1-based) after the object: the next object's
 	// first line in the same file (0: the end of the file).
 	end int
+	// json is obj as a JSON tree, made once by tree (fields.go).
+	json     tree
+	jsonOnce sync.Once
 }
 
 // newView indexes st; texts are the open buffers' texts by path.

@@ -1,0 +1,142 @@
+package lsp
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.lsp.dev/protocol"
+)
+
+// textDoc is a position in name, as requests take it.
+func (c *client) textDoc(name string, pos protocol.Position) map[string]any {
+	return map[string]any{"textDocument": map[string]any{"uri": uriOf(c.path(name))}, "position": pos}
+}
+
+func (c *client) hoverText(t *testing.T, name string, pos protocol.Position) string {
+	t.Helper()
+	var h *protocol.Hover
+	if err := c.call("textDocument/hover", c.textDoc(name, pos), &h); err != nil {
+		t.Fatalf("hover: %v", err)
+	}
+	if h == nil {
+		t.Fatalf("no hover at %s %v", name, pos)
+	}
+	return h.Contents.Value
+}
+
+func (c *client) locations(t *testing.T, method string, params map[string]any) []string {
+	t.Helper()
+	var locs []protocol.Location
+	if err := c.call(method, params, &locs); err != nil {
+		t.Fatalf("%s: %v", method, err)
+	}
+	var out []string
+	for _, l := range locs {
+		p, _ := pathOf(l.URI)
+		rel, _ := filepath.Rel(c.dir, p)
+		out = append(out, rel+":"+itoa(int(l.Range.Start.Line)+1))
+	}
+	return out
+}
+
+// TestHover hovers a Gateway (its computed status), a parentRef (where
+// it attached; after a wrong sectionName is typed, why not) and a
+// backendRef (what it resolves to, its weight share).
+func TestHover(t *testing.T) {
+	c := startClient(t, filepath.Join(samples, "https"), nil, nil)
+	text := c.open("gateway.yaml")
+	gw := c.hoverText(t, "gateway.yaml", at(t, text, "name: secure"))
+	if !strings.Contains(gw, "Gateway/default/secure") || !strings.Contains(gw, "attachedRoutes: 1") || !strings.Contains(gw, "Programmed") {
+		t.Errorf("Gateway hover:\n%s", gw)
+	}
+	pr := c.hoverText(t, "gateway.yaml", at(t, text, "sectionName: admin"))
+	if !strings.Contains(pr, "parentRef 0") || !strings.Contains(pr, "listener \"admin\"") || !strings.Contains(pr, "attached") || strings.Contains(pr, "not attached") {
+		t.Errorf("parentRef hover:\n%s", pr)
+	}
+	be := c.hoverText(t, "gateway.yaml", at(t, text, "    - name: admin\n      port: 8080"))
+	if !strings.Contains(be, "Service/default/admin port 8080") || !strings.Contains(be, "100%") || !strings.Contains(be, "resolves to: echo") {
+		t.Errorf("backendRef hover:\n%s", be)
+	}
+	bad := c.edit("gateway.yaml", text, 2, "sectionName: admin", "sectionName: admim")
+	c.waitDiags("NoMatchingParent", func(d map[string][]protocol.Diagnostic) bool {
+		return hasCode(d[c.path("gateway.yaml")], "NoMatchingParent", -1)
+	})
+	pr = c.hoverText(t, "gateway.yaml", at(t, bad, "sectionName: admim"))
+	if !strings.Contains(pr, "not attached") || !strings.Contains(pr, "NoMatchingParent") {
+		t.Errorf("hover of a parentRef that does not attach:\n%s", pr)
+	}
+}
+
+// TestDefinition jumps from a parentRef with a sectionName to the
+// listener's line, from a backendRef to its Service, and from a backendRef
+// across namespaces to the Service and the ReferenceGrant that permits it.
+func TestDefinition(t *testing.T) {
+	c := startClient(t, filepath.Join(samples, "https"), nil, nil)
+	text := c.open("gateway.yaml")
+	got := c.locations(t, "textDocument/definition", c.textDoc("gateway.yaml", at(t, text, "sectionName: admin")))
+	want := "gateway.yaml:" + itoa(int(at(t, text, "name: admin\n    protocol: HTTPS").Line)+1)
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("parentRef → %v, want the admin listener %s", got, want)
+	}
+	got = c.locations(t, "textDocument/definition", c.textDoc("gateway.yaml", at(t, text, "    - name: admin\n      port: 8080")))
+	want = "gateway.yaml:" + itoa(int(at(t, text, "apiVersion: v1\nkind: Service\nmetadata:\n  name: admin").Line)+1)
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("backendRef → %v, want the Service %s", got, want)
+	}
+
+	x := startClient(t, filepath.Join(samples, "cross-namespace"), nil, nil)
+	tb := x.open("team-b.yaml")
+	got = x.locations(t, "textDocument/definition", x.textDoc("team-b.yaml", at(t, tb, "- name: store")))
+	ta := x.open("team-a.yaml")
+	svc := "team-a.yaml:" + itoa(int(at(t, ta, "apiVersion: v1\nkind: Service").Line)+1)
+	grant := "team-a.yaml:" + itoa(int(at(t, ta, "apiVersion: gateway.networking.k8s.io/v1beta1").Line)+1)
+	if strings.Join(got, " ") != svc+" "+grant {
+		t.Errorf("backendRef across namespaces → %v, want %s %s", got, svc, grant)
+	}
+}
+
+// TestReferences lists the parentRefs attached to a listener, and the
+// references a ReferenceGrant permits.
+func TestReferences(t *testing.T) {
+	c := startClient(t, filepath.Join(samples, "https"), nil, nil)
+	text := c.open("gateway.yaml")
+	got := c.locations(t, "textDocument/references", c.textDoc("gateway.yaml", at(t, text, "name: admin\n    protocol: HTTPS")))
+	want := "gateway.yaml:" + itoa(int(at(t, text, "- name: secure\n    sectionName: admin").Line)+1)
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("references of listener admin: %v, want %s", got, want)
+	}
+	x := startClient(t, filepath.Join(samples, "cross-namespace"), nil, nil)
+	ta := x.open("team-a.yaml")
+	got = x.locations(t, "textDocument/references", x.textDoc("team-a.yaml", at(t, ta, "name: allow-team-b")))
+	if len(got) != 1 || !strings.HasPrefix(got[0], "team-b.yaml:") {
+		t.Errorf("references of the ReferenceGrant: %v, want team-b's backendRef", got)
+	}
+}
+
+// TestSymbols lists each object of a multi-document file with its
+// listeners and rules, and finds objects across the workspace.
+func TestSymbols(t *testing.T) {
+	c := startClient(t, filepath.Join(samples, "basic"), nil, nil)
+	var syms []protocol.DocumentSymbol
+	if err := c.call("textDocument/documentSymbol", map[string]any{"textDocument": map[string]any{"uri": uriOf(c.path("app.yaml"))}}, &syms); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range syms {
+		names = append(names, s.Name)
+		for _, ch := range s.Children {
+			names = append(names, "  "+ch.Name)
+		}
+	}
+	if got := strings.Join(names, "|"); got != "HTTPRoute app|  rule 0|  rule 1|Service api|Service frontend" {
+		t.Errorf("document symbols: %s", got)
+	}
+	var ws []protocol.SymbolInformation
+	if err := c.call("workspace/symbol", map[string]any{"query": "FRONT"}, &ws); err != nil {
+		t.Fatal(err)
+	}
+	if len(ws) != 1 || ws[0].Name != "Service frontend" {
+		t.Errorf("workspace symbols for FRONT: %+v", ws)
+	}
+}

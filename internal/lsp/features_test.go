@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -139,4 +140,116 @@ func TestSymbols(t *testing.T) {
 	if len(ws) != 1 || ws[0].Name != "Service frontend" {
 		t.Errorf("workspace symbols for FRONT: %+v", ws)
 	}
+}
+
+// complete asks for completions at pos and returns their labels.
+func (c *client) complete(t *testing.T, name string, pos protocol.Position) []string {
+	t.Helper()
+	var l protocol.CompletionList
+	if err := c.call("textDocument/completion", c.textDoc(name, pos), &l); err != nil {
+		t.Fatalf("completion: %v", err)
+	}
+	var out []string
+	for _, it := range l.Items {
+		out = append(out, it.Label)
+	}
+	return out
+}
+
+// endOf is the position just after the first occurrence of s.
+func endOf(t testing.TB, text, s string) protocol.Position {
+	t.Helper()
+	i := strings.Index(text, s)
+	if i < 0 {
+		t.Fatalf("%q not in the text", s)
+	}
+	return positionOf(text, i+len(s))
+}
+
+// TestCompletion completes, as the user types, a parentRef's
+// sectionName (the Gateway's listeners) and name (the Gateways), a
+// backendRef's port (its Service's ports) and name (the Services), and a
+// document's kind.
+func TestCompletion(t *testing.T) {
+	c := startClient(t, filepath.Join(samples, "https"), nil, nil)
+	text := c.open("gateway.yaml")
+	text = c.edit("gateway.yaml", text, 2, "sectionName: admin", "sectionName: ")
+	if got := strings.Join(c.complete(t, "gateway.yaml", endOf(t, text, "  - name: secure\n    sectionName: ")), " "); got != "https admin http" {
+		t.Errorf("sectionName completions: %q", got)
+	}
+	if got := strings.Join(c.complete(t, "gateway.yaml", endOf(t, text, "  - name: sec")), " "); got != "secure" {
+		t.Errorf("parentRef name completions: %q", got)
+	}
+	if got := strings.Join(c.complete(t, "gateway.yaml", endOf(t, text, "- backendRefs:\n    - name: a")), " "); got != "admin app" {
+		t.Errorf("backendRef name completions: %q", got)
+	}
+	if got := strings.Join(c.complete(t, "gateway.yaml", endOf(t, text, "    - name: admin\n      port: ")), " "); got != "8080" {
+		t.Errorf("backendRef port completions: %q", got)
+	}
+	if got := c.complete(t, "gateway.yaml", endOf(t, text, "kind: HTTP")); !slices.Contains(got, "HTTPRoute") || slices.Contains(got, "Gateway") {
+		t.Errorf("kind completions: %q", got)
+	}
+}
+
+// TestCodeActions offers, for a wrong sectionName, the Gateway's other
+// listeners, and for a backendRef across namespaces without a
+// ReferenceGrant, a new ReferenceGrant document; applying the grant's
+// edit in the buffer clears the diagnostic.
+func TestCodeActions(t *testing.T) {
+	c := startClient(t, filepath.Join(samples, "https"), nil, nil)
+	gw := c.path("gateway.yaml")
+	text := c.open("gateway.yaml")
+	bad := c.edit("gateway.yaml", text, 2, "sectionName: admin", "sectionName: admim")
+	c.waitDiags("NoMatchingParent", func(d map[string][]protocol.Diagnostic) bool { return hasCode(d[gw], "NoMatchingParent", -1) })
+	line := at(t, bad, "- name: secure\n    sectionName: admim").Line
+	acts := c.actions(t, "gateway.yaml", line)
+	var titles []string
+	for _, a := range acts {
+		titles = append(titles, a.Title)
+	}
+	if strings.Join(titles, "|") != `Change sectionName to "https" (HTTPS 443)|Change sectionName to "admin" (HTTPS 443)|Change sectionName to "http" (HTTP 80)` {
+		t.Fatalf("actions: %q", titles)
+	}
+	fixed := applyEdits(bad, acts[1].Edit.Changes[uriOf(gw)])
+	if !strings.Contains(fixed, "  - name: secure\n    sectionName: admin\n") {
+		t.Fatalf("the fix does not give the admin listener:\n%s", fixed)
+	}
+
+	x := startClient(t, filepath.Join(samples, "cross-namespace"), nil, nil)
+	sb := x.path("sandbox.yaml")
+	st := x.open("sandbox.yaml")
+	x.waitDiags("RefNotPermitted", func(d map[string][]protocol.Diagnostic) bool { return hasCode(d[sb], "RefNotPermitted", -1) })
+	acts = x.actions(t, "sandbox.yaml", at(t, st, "- name: store").Line)
+	if len(acts) != 1 || !strings.HasPrefix(acts[0].Title, "Add a ReferenceGrant in team-a") {
+		t.Fatalf("actions: %+v", acts)
+	}
+	edits := acts[0].Edit.Changes[uriOf(sb)]
+	granted := applyEdits(st, edits)
+	x.notify("textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": uriOf(sb), "version": 2},
+		"contentChanges": []any{map[string]any{"range": edits[0].Range, "text": edits[0].NewText}}})
+	x.waitDiags("RefNotPermitted gone", func(d map[string][]protocol.Diagnostic) bool { return !hasCode(d[sb], "RefNotPermitted", -1) })
+	if !strings.Contains(granted, "kind: ReferenceGrant") {
+		t.Fatalf("the edit:\n%s", granted)
+	}
+}
+
+func (c *client) actions(t *testing.T, name string, line uint32) []protocol.CodeAction {
+	t.Helper()
+	var acts []protocol.CodeAction
+	err := c.call("textDocument/codeAction", map[string]any{"textDocument": map[string]any{"uri": uriOf(c.path(name))},
+		"range": protocol.Range{Start: protocol.Position{Line: line}, End: protocol.Position{Line: line, Character: 1}}, "context": map[string]any{"diagnostics": []any{}}}, &acts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return acts
+}
+
+// applyEdits applies non-overlapping edits to text, last first.
+func applyEdits(text string, edits []protocol.TextEdit) string {
+	d := &document{text: text}
+	for i := len(edits) - 1; i >= 0; i-- {
+		r := edits[i].Range
+		d.apply([]contentChange{{Range: &r, Text: edits[i].NewText}})
+	}
+	return d.text
 }

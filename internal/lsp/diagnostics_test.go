@@ -223,3 +223,15 @@ func TestPullDiagnostics(t *testing.T) {
 		t.Fatalf("diagnostics were pushed to a client that pulls: %v", c.diags)
 	}
 }
+
+// TestDidClose closes a buffer with unsaved changes: the file on disk is
+// read again and its diagnostics go back to the disk's.
+func TestDidClose(t *testing.T) {
+	c := startClient(t, filepath.Join(samples, "https"), nil, nil)
+	gw := c.path("gateway.yaml")
+	text := c.open("gateway.yaml")
+	c.edit("gateway.yaml", text, 2, "sectionName: https", "sectionName: httpz")
+	c.waitDiags("NoMatchingParent", func(d map[string][]protocol.Diagnostic) bool { return hasCode(d[gw], "NoMatchingParent", -1) })
+	c.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": uriOf(gw)}})
+	c.waitDiags("the disk's diagnostics", func(d map[string][]protocol.Diagnostic) bool { return !hasCode(d[gw], "NoMatchingParent", -1) })
+}

@@ -105,7 +105,6 @@ func (s *server) references(ctx context.Context, raw json.RawMessage) (any, erro
 	return out, nil
 }
 
-
 // symbolKind is how an editor draws an object of kind.
 func symbolKind(kind string) protocol.SymbolKind {
 	switch {

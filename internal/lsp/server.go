@@ -40,31 +40,25 @@ type Options struct {
 type handler func(s *server, ctx context.Context, params json.RawMessage) (any, error)
 
 // methods are the methods served: the one table a capability is added to.
-// Each entry's test in lsp_test.go fails when its entry is removed
-// (TestEveryHandlerIsTested).
+// Each entry's tests fail when the entry is removed
+// (TestEveryHandlerIsTested). Other notifications (initialized, didSave,
+// $/cancelRequest…) are ignored, other requests answered MethodNotFound.
 var methods = map[string]handler{
-	"initialize":                       (*server).initialize,
-	"initialized":                      noop,
-	"shutdown":                         (*server).shutdown,
-	"exit":                             (*server).exit,
-	"textDocument/didOpen":             (*server).didOpen,
-	"textDocument/didChange":           (*server).didChange,
-	"textDocument/didClose":            (*server).didClose,
-	"textDocument/didSave":             noop,
-	"textDocument/diagnostic":          (*server).pullDiagnostics,
-	"textDocument/hover":               (*server).hover,
-	"textDocument/definition":          (*server).definition,
-	"textDocument/references":          (*server).references,
-	"textDocument/documentSymbol":      (*server).documentSymbols,
-	"workspace/symbol":                 (*server).workspaceSymbols,
-	"textDocument/completion":          (*server).completion,
-	"textDocument/codeAction":          (*server).codeActions,
-	"workspace/didChangeConfiguration": noop,
-	"$/cancelRequest":                  noop,
-	"$/setTrace":                       noop,
+	"initialize":                  (*server).initialize,
+	"shutdown":                    (*server).shutdown,
+	"exit":                        (*server).exit,
+	"textDocument/didOpen":        (*server).didOpen,
+	"textDocument/didChange":      (*server).didChange,
+	"textDocument/didClose":       (*server).didClose,
+	"textDocument/diagnostic":     (*server).pullDiagnostics,
+	"textDocument/hover":          (*server).hover,
+	"textDocument/definition":     (*server).definition,
+	"textDocument/references":     (*server).references,
+	"textDocument/documentSymbol": (*server).documentSymbols,
+	"workspace/symbol":            (*server).workspaceSymbols,
+	"textDocument/completion":     (*server).completion,
+	"textDocument/codeAction":     (*server).codeActions,
 }
-
-func noop(*server, context.Context, json.RawMessage) (any, error) { return nil, nil }
 
 // server is one connection's state.
 type server struct {
@@ -101,7 +95,12 @@ type server struct {
 // Serve serves one client on rwc until the client exits or the stream
 // ends. The project is loaded at initialize.
 func Serve(ctx context.Context, rwc io.ReadWriteCloser, o Options) error {
-	s := newServer(ctx, rwc, o, methods)
+	return serveWith(ctx, rwc, o, methods)
+}
+
+// serveWith is Serve with the method table m.
+func serveWith(ctx context.Context, rwc io.ReadWriteCloser, o Options, m map[string]handler) error {
+	s := newServer(ctx, rwc, o, m)
 	select {
 	case <-s.conn.Done():
 	case <-s.exited:
@@ -123,7 +122,8 @@ func newServer(ctx context.Context, rwc io.ReadWriteCloser, o Options, m map[str
 	s := &server{opts: o, methods: m, overlay: watch.NewOverlay(), exited: make(chan struct{}),
 		docs: map[string]*document{}, ready: make(chan struct{}), published: map[string][]protocol.Diagnostic{}}
 	s.ctx, s.cancel = context.WithCancel(ctx)
-	s.conn = jsonrpc2.NewConn(tolerantStream{jsonrpc2.NewStream(rwc), o.Log})
+	in := &boundedInput{r: rwc}
+	s.conn = jsonrpc2.NewConn(tolerantStream{jsonrpc2.NewStream(boundedStream{in, rwc}), in, o.Log})
 	s.conn.Go(s.ctx, s.handle)
 	return s
 }
@@ -169,9 +169,9 @@ func params(raw json.RawMessage, v any) error {
 // initializeParams are the parts of initialize's parameters the server
 // reads, 3.17's included (go.lsp.dev/protocol predates them).
 type initializeParams struct {
-	RootURI          protocol.DocumentURI        `json:"rootUri"`
-	RootPath         string                      `json:"rootPath"`
-	WorkspaceFolders []protocol.WorkspaceFolder  `json:"workspaceFolders"`
+	RootURI          protocol.DocumentURI       `json:"rootUri"`
+	RootPath         string                     `json:"rootPath"`
+	WorkspaceFolders []protocol.WorkspaceFolder `json:"workspaceFolders"`
 	Capabilities     struct {
 		TextDocument struct {
 			Diagnostic *struct{} `json:"diagnostic"`
@@ -198,8 +198,8 @@ type diagnosticOptions struct {
 }
 
 type initializeResult struct {
-	Capabilities serverCapabilities    `json:"capabilities"`
-	ServerInfo   *protocol.ServerInfo  `json:"serverInfo,omitempty"`
+	Capabilities serverCapabilities   `json:"capabilities"`
+	ServerInfo   *protocol.ServerInfo `json:"serverInfo,omitempty"`
 }
 
 // initialize opens the project (the editor's root unless Options.Dir
@@ -208,6 +208,12 @@ func (s *server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 	var p initializeParams
 	if err := params(raw, &p); err != nil {
 		return nil, err
+	}
+	s.mu.Lock()
+	again := s.session != nil
+	s.mu.Unlock()
+	if again {
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "initialize: already initialized")
 	}
 	dir, err := s.root(p)
 	if err != nil {
@@ -234,8 +240,7 @@ func (s *server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 		sess.Run(s.ctx, func(err error) { fmt.Fprintf(s.opts.Log, "gwdev lsp: watching %s: %v\n", dir, err) })
 	}()
 	caps := protocol.ServerCapabilities{
-		TextDocumentSync: &protocol.TextDocumentSyncOptions{OpenClose: true, Change: protocol.TextDocumentSyncKindIncremental,
-			Save: &protocol.SaveOptions{}},
+		TextDocumentSync:        &protocol.TextDocumentSyncOptions{OpenClose: true, Change: protocol.TextDocumentSyncKindIncremental},
 		HoverProvider:           true,
 		DefinitionProvider:      true,
 		ReferencesProvider:      true,
@@ -305,6 +310,7 @@ func (s *server) notify(method string, params any) {
 // (closed, cut short) still ends it.
 type tolerantStream struct {
 	jsonrpc2.Stream
+	in  *boundedInput
 	log io.Writer
 }
 
@@ -313,7 +319,7 @@ func (t tolerantStream) Read(ctx context.Context) (jsonrpc2.Message, int64, erro
 	for {
 		msg, n, err := t.Stream.Read(ctx)
 		total += n
-		if err == nil || closedStream(err) || ctx.Err() != nil || n == 0 {
+		if err == nil || t.in.failed() || ctx.Err() != nil || n == 0 {
 			return msg, total, err
 		}
 		fmt.Fprintf(t.log, "gwdev lsp: a malformed message was skipped: %v\n", err)

@@ -7,9 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
-
 	"go.lsp.dev/protocol"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/internal/report"

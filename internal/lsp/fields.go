@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strconv"
 
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
+
 	"github.com/gwdev/gwdev/engine"
 )
 
@@ -114,8 +116,16 @@ func refsOf(o *placed) []ref {
 	if tr := get(t, "spec", "targetRef"); tr != nil {
 		out = append(out, ref{from: o, field: "spec.targetRef", to: engine.ObjectKey{Kind: str(tr, "kind"), Namespace: ns, Name: str(tr, "name")}})
 	}
-	if o.key.Kind == "ListenerSet" {
-		out = append(out, ref{from: o, field: "spec.parentRef", to: target(get(t, "spec", "parentRef"), "Gateway")})
+	if ls, ok := o.obj.(*gwv1.ListenerSet); ok {
+		pr := ls.Spec.ParentRef
+		to := engine.ObjectKey{Kind: "Gateway", Namespace: ns, Name: string(pr.Name)}
+		if pr.Kind != nil {
+			to.Kind = string(*pr.Kind)
+		}
+		if pr.Namespace != nil {
+			to.Namespace = string(*pr.Namespace)
+		}
+		out = append(out, ref{from: o, field: "spec.parentRef", to: to})
 	}
 	return out
 }

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/internal/report"
 )
 
@@ -71,7 +72,7 @@ func (o *graphOptions) run(out, errOut io.Writer, dir string) error {
 			return fmt.Errorf("--format svg needs Graphviz's dot, which is not on PATH: install Graphviz (apt-get install graphviz, brew install graphviz, choco install graphviz), or use the default Mermaid output (GitHub and mermaid.live render it) or --format dot")
 		}
 	}
-	proj, err := app.OpenProject([]string{dir}, app.ProjectFlags{Profiles: o.profiles, CRDs: o.crds, Trust: o.trust})
+	proj, err := project.Open([]string{dir}, project.Flags{Profiles: o.profiles, CRDs: o.crds, Trust: o.trust})
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/internal/lsp"
 )
 
@@ -45,7 +45,7 @@ same result. The server never writes a file.`,
 				log = cmd.ErrOrStderr()
 			}
 			return lsp.Serve(context.Background(), stdio{in: cmd.InOrStdin(), out: cmd.OutOrStdout()}, lsp.Options{Dir: dir, Log: log,
-				Flags: app.ProjectFlags{Backends: o.backends, Profiles: o.profiles, CRDs: o.crds, Classes: o.classes,
+				Flags: project.Flags{Backends: o.backends, Profiles: o.profiles, CRDs: o.crds, Classes: o.classes,
 					NoKustomize: !o.kustomize, Trust: o.trust}})
 		},
 	}

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/internal/report"
 )
 
@@ -67,7 +68,7 @@ func TestDiagnosticsAcrossFiles(t *testing.T) {
 
 // TestDiagnosticsEqualCheck pulls every manifest's diagnostics on every
 // sample and compares them with `gwdev check -o json`'s findings
-// (app.Check, report.Findings): the same codes at the same lines and
+// (app.Once, report.Findings): the same codes at the same lines and
 // columns, file by file.
 func TestDiagnosticsEqualCheck(t *testing.T) {
 	entries, err := os.ReadDir(samples)
@@ -80,7 +81,7 @@ func TestDiagnosticsEqualCheck(t *testing.T) {
 		}
 		t.Run(e.Name(), func(t *testing.T) {
 			c := startClient(t, filepath.Join(samples, e.Name()), nil, pullCaps)
-			checked, err := app.Check([]string{c.dir}, app.ProjectFlags{}, nil, metav1.NewTime(time.Now().UTC()), false)
+			checked, err := app.Once([]string{c.dir}, project.Flags{}, app.OnceOptions{Now: metav1.NewTime(time.Now().UTC()), Where: c.dir})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,7 +90,7 @@ func TestDiagnosticsEqualCheck(t *testing.T) {
 			// class gwdev manages without a GatewayClass manifest): each
 			// is on the objects that name their object.
 			elsewhere := map[string]bool{}
-			for _, f := range report.Findings(checked.Load, checked.Result) {
+			for _, f := range report.Findings(checked.Update.Result, checked.Result) {
 				if f.File == "" {
 					elsewhere[f.Message] = true
 					continue

@@ -4,7 +4,7 @@
 //
 // It is a front end of internal/app's Session: the workspace is the
 // project folder loaded as `gwdev check` and `gwdev up` load it (the one
-// project pipeline, app.OpenProject), with the editor's unsaved buffers
+// project pipeline, project.Open), with the editor's unsaved buffers
 // laid over the files on disk through a watch.Overlay. Every State the
 // Session publishes becomes the diagnostics (report.Findings, the
 // findings `gwdev check -o json` prints) and the index that hover,

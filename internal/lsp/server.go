@@ -16,6 +16,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -23,7 +24,7 @@ import (
 type Options struct {
 	// Flags are the project flags (`gwdev lsp --crds …`), as check takes
 	// them.
-	Flags app.ProjectFlags
+	Flags project.Flags
 	// Dir is the project folder ("" : the editor's workspace root, else
 	// the current directory).
 	Dir string
@@ -219,7 +220,7 @@ func (s *server) initialize(ctx context.Context, raw json.RawMessage) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	proj, err := app.OpenProject([]string{dir}, s.opts.Flags)
+	proj, err := project.Open([]string{dir}, s.opts.Flags)
 	if err != nil {
 		return nil, err
 	}

@@ -46,11 +46,9 @@ func (s *server) onState(st *app.State) {
 			if reflect.DeepEqual(s.published[path], ds) {
 				continue
 			}
-			p := protocol.PublishDiagnosticsParams{URI: uriOf(path), Diagnostics: ds}
-			if d := s.docs[path]; d != nil && d.version > 0 {
-				p.Version = uint32(d.version)
-			}
-			changed = append(changed, p)
+			// No version: the State may have been made of an older text
+			// of the buffer than its version now.
+			changed = append(changed, protocol.PublishDiagnosticsParams{URI: uriOf(path), Diagnostics: ds})
 			if len(ds) == 0 {
 				delete(s.published, path)
 			} else {

@@ -27,10 +27,9 @@ const (
 
 // document is one open buffer: its text as the editor has it.
 type document struct {
-	uri     protocol.DocumentURI
-	path    string
-	version int32
-	text    string
+	uri  protocol.DocumentURI
+	path string
+	text string
 	// refused says why the buffer is not overlaid ("" : it is).
 	refused string
 }

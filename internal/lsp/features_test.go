@@ -253,3 +253,18 @@ func applyEdits(text string, edits []protocol.TextEdit) string {
 	}
 	return d.text
 }
+
+// TestHoverRule hovers a rule that another route's rule shadows, and the
+// rule that shadows it.
+func TestHoverRule(t *testing.T) {
+	c := startClient(t, filepath.Join(samples, "shadowed"), nil, nil)
+	text := c.open("routes.yaml")
+	loser := c.hoverText(t, "routes.yaml", at(t, text, "- name: api"))
+	if !strings.Contains(loser, "**rule 0** of HTTPRoute/default/search") || !strings.Contains(loser, "never receives a request") || !strings.Contains(loser, "httproute/default/cart/rule/0") {
+		t.Errorf("hover of the shadowed rule:\n%s", loser)
+	}
+	winner := c.hoverText(t, "routes.yaml", at(t, text, "- matches:\n    - path: {type: PathPrefix, value: /api}\n    backendRefs: [{name: cart"))
+	if !strings.Contains(winner, "shadows httproute/default/search/rule/0") {
+		t.Errorf("hover of the rule that shadows:\n%s", winner)
+	}
+}

@@ -76,6 +76,8 @@ func (s *server) hover(ctx context.Context, raw json.RawMessage) (any, error) {
 		md = c.v.hoverBackendRef(c.obj, idx[0], idx[1])
 	case strings.HasPrefix(c.field, "spec.listeners[") && len(idx) == 1:
 		md = c.v.hoverListener(c.obj, idx[0])
+	case strings.HasPrefix(c.field, "spec.rules[") && len(idx) == 1:
+		md = c.v.hoverRule(c.obj, idx[0])
 	}
 	if md == "" {
 		md = c.v.hoverObject(c.obj)
@@ -108,12 +110,12 @@ func (v *view) hoverObject(o *placed) string {
 	return b.String()
 }
 
-// writeFindings lists the findings about o (only those on field, unless
-// field is "").
+// writeFindings lists the findings about o (only those on field or a
+// field inside it, unless field is "").
 func (v *view) writeFindings(b *strings.Builder, o *placed, field string) {
 	first := true
 	for _, f := range v.findings {
-		if f.Object == nil || *f.Object != o.key || (field != "" && f.Field != field) {
+		if f.Object == nil || *f.Object != o.key || (field != "" && f.Field != field && !strings.HasPrefix(f.Field, field+".")) {
 			continue
 		}
 		if first {
@@ -262,4 +264,39 @@ func (v *view) hoverListener(o *placed, i int) string {
 		}
 	}
 	return ""
+}
+
+// hoverRule says where the route's rule i is served and, match by match,
+// the rules it loses to (shadowed: never receives a request there) and
+// those it shadows.
+func (v *view) hoverRule(o *placed, i int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**rule %d** of %s\n\n", i, o.key)
+	served := 0
+	if rs := v.state.Result.Routes[o.key]; rs != nil {
+		for _, e := range rs.Entries {
+			if e.Rule == i {
+				served += len(e.ServedOn)
+			}
+		}
+		for _, d := range rs.Dropped {
+			if d.Rule == i {
+				fmt.Fprintf(&b, "**not served**: %s\n\n", d.Why)
+			}
+		}
+	}
+	fmt.Fprintf(&b, "served on %d virtual host(s) or listener(s)\n", served)
+	isRule := func(r *engine.RouteRule) bool {
+		return r != nil && r.Route == o.key && r.Index != nil && r.Index.Rule == i
+	}
+	for _, sh := range v.state.Result.Shadows() {
+		switch {
+		case isRule(sh.Loser):
+			fmt.Fprintf(&b, "\n- match %d never receives a request on %s: %s takes every one first (%s)", sh.Loser.Index.Match, sh.VirtualHost.Name, sh.Winner.Name, sh.Why)
+		case isRule(sh.Winner):
+			fmt.Fprintf(&b, "\n- match %d shadows %s on %s (%s)", sh.Winner.Index.Match, sh.Loser.Name, sh.VirtualHost.Name, sh.Why)
+		}
+	}
+	v.writeFindings(&b, o, "spec.rules["+itoa(i)+"]")
+	return b.String()
 }

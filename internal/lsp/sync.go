@@ -25,7 +25,7 @@ func (s *server) didOpen(_ context.Context, raw json.RawMessage) (any, error) {
 		s.showMessage(protocol.MessageTypeWarning, "gwdev: more than "+itoa(MaxOpenDocuments)+" buffers open: "+path+" is read from disk, its unsaved changes are not seen")
 		return nil, nil
 	}
-	d := &document{uri: p.TextDocument.URI, path: path, version: p.TextDocument.Version, text: p.TextDocument.Text}
+	d := &document{uri: p.TextDocument.URI, path: path, text: p.TextDocument.Text}
 	s.docs[path] = d
 	s.overlayLocked(d)
 	return nil, nil
@@ -64,7 +64,6 @@ func (s *server) didChange(_ context.Context, raw json.RawMessage) (any, error) 
 	}
 	s.openBytes -= len(d.text)
 	d.apply(changes)
-	d.version = p.TextDocument.Version
 	s.overlayLocked(d)
 	return nil, nil
 }

@@ -83,22 +83,24 @@ func (o *Overlay) take() []string {
 	return paths
 }
 
-// unwalked returns the overlaid paths under root (root itself when it is
-// a file) with a manifest's name that are not among found: buffers not
-// saved yet.
-func (o *Overlay) unwalked(root string, found []manifestFile) []manifestFile {
+// unwalked returns the overlaid paths under root with a manifest's name
+// that are neither among walked (the files the walk found, inputs left
+// out) nor read by a kustomization or render command (inputs, absolute
+// paths): buffers not saved yet.
+func (o *Overlay) unwalked(root string, walked []manifestFile, inputs map[string]bool) []manifestFile {
 	if o == nil {
 		return nil
 	}
-	have := make(map[string]bool, len(found))
-	for _, f := range found {
+	have := make(map[string]bool, len(walked))
+	for _, f := range walked {
 		have[filepath.Clean(f.path)] = true
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var out []manifestFile
 	for p, data := range o.files {
-		if have[p] || !IsManifestName(filepath.Base(p)) || !within(p, filepath.Clean(root)) {
+		abs, _ := filepath.Abs(p)
+		if have[p] || inputs[abs] || !IsManifestName(filepath.Base(p)) || !within(p, filepath.Clean(root)) {
 			continue
 		}
 		out = append(out, manifestFile{path: p, size: int64(len(data))})

@@ -486,7 +486,7 @@ func (w *Watcher) rescan(touched map[string]bool, first bool, root RootEvent) (*
 	changed = w.rescanSources(walk.kusts, touched, root, present)
 	inputs := w.inputs()
 	found := withoutInputs(walk.files, inputs)
-	found = append(found, w.overlay.unwalked(w.root, found)...)
+	found = append(found, w.overlay.unwalked(w.root, found, inputs)...)
 	warnings = append(slices.Clip(warnings), chartWarnings(walk.charts, inputs)...)
 	for _, f := range found {
 		present[f.path] = true

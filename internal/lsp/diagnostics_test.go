@@ -236,3 +236,34 @@ func TestDidClose(t *testing.T) {
 	c.notify("textDocument/didClose", map[string]any{"textDocument": map[string]any{"uri": uriOf(gw)}})
 	c.waitDiags("the disk's diagnostics", func(d map[string][]protocol.Diagnostic) bool { return !hasCode(d[gw], "NoMatchingParent", -1) })
 }
+
+// TestKustomizeInputBuffer opens and edits (a comment) a file a
+// kustomization reads: its objects come from the build, which reads the
+// disk, never a second time from the buffer as a file of their own, so
+// every file's diagnostics stay what they were.
+func TestKustomizeInputBuffer(t *testing.T) {
+	c := startClient(t, filepath.Join(samples, "kustomize"), nil, pullCaps)
+	all := func() string {
+		var out []string
+		for _, p := range manifestFiles(t, c.dir) {
+			var rep documentDiagnosticReport
+			if err := c.call("textDocument/diagnostic", map[string]any{"textDocument": map[string]any{"uri": uriOf(p)}}, &rep); err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range rep.Items {
+				out = append(out, fmt.Sprintf("%s %v %d", filepath.Base(p), d.Code, d.Range.Start.Line))
+			}
+		}
+		return strings.Join(out, "\n")
+	}
+	before := all()
+	text := c.open("base/shop.yaml")
+	c.edit("base/shop.yaml", text, 2, "\n", "\n# edited\n")
+	select {
+	case <-c.refreshed:
+	case <-time.After(2 * time.Second): // nothing changed: no refresh
+	}
+	if after := all(); after != before {
+		t.Fatalf("diagnostics before the edit:\n%s\nafter:\n%s", before, after)
+	}
+}

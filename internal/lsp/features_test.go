@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"go.lsp.dev/protocol"
+
+	"github.com/gwdev/gwdev/engine/ingressnginx"
 )
 
 // textDoc is a position in name, as requests take it.
@@ -266,5 +268,21 @@ func TestHoverRule(t *testing.T) {
 	winner := c.hoverText(t, "routes.yaml", at(t, text, "- matches:\n    - path: {type: PathPrefix, value: /api}\n    backendRefs: [{name: cart"))
 	if !strings.Contains(winner, "shadows httproute/default/search/rule/0") {
 		t.Errorf("hover of the rule that shadows:\n%s", winner)
+	}
+}
+
+// TestHoverAnnotation hovers an Ingress's ingress-nginx annotations: each
+// says whether gwdev emulates it (as engine/ingressnginx's tables say)
+// and what gwdev migrate does with it.
+func TestHoverAnnotation(t *testing.T) {
+	c := startClient(t, filepath.Join(samples, "ingress-nginx"), nil, nil)
+	text := c.open("ingresses.yaml")
+	for _, name := range []string{"proxy-body-size", "enable-cors", "limit-rps", "canary-weight"} {
+		h := c.hoverText(t, "ingresses.yaml", at(t, text, "nginx.ingress.kubernetes.io/"+name+":"))
+		emulated := slices.ContainsFunc(ingressnginx.AnnotationsEmulated(), func(a ingressnginx.Annotation) bool { return a.Name == name })
+		if !strings.Contains(h, "**nginx.ingress.kubernetes.io/"+name+"**") || strings.Contains(h, "emulated by gwdev") != emulated ||
+			!strings.Contains(h, "gwdev migrate") || strings.Count(h, "gwdev migrate drops it") > 1 {
+			t.Errorf("hover of %s (emulated: %v):\n%s", name, emulated, h)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/ingressnginx"
 	"github.com/gwdev/gwdev/internal/report"
 )
 
@@ -70,6 +71,8 @@ func (s *server) hover(ctx context.Context, raw json.RawMessage) (any, error) {
 	var md string
 	idx := itemIndex(c.field)
 	switch {
+	case c.v.annotationAt(c.obj, c.line) != "":
+		md = c.v.hoverAnnotation(c.obj, c.v.annotationAt(c.obj, c.line))
 	case strings.HasPrefix(c.field, "spec.parentRefs[") && len(idx) == 1:
 		md = c.v.hoverParentRef(c.obj, idx[0])
 	case strings.Contains(c.field, ".backendRefs[") && len(idx) == 2:
@@ -298,5 +301,61 @@ func (v *view) hoverRule(o *placed, i int) string {
 		}
 	}
 	v.writeFindings(&b, o, "spec.rules["+itoa(i)+"]")
+	return b.String()
+}
+
+// annotationAt is the annotation key written at line of o ("" : none).
+func (v *view) annotationAt(o *placed, line int) string {
+	for path, pos := range o.src.Fields {
+		if key, ok := strings.CutPrefix(path, "metadata.annotations["); ok && int(pos.Line) == line {
+			return strings.TrimSuffix(key, "]")
+		}
+	}
+	return ""
+}
+
+// hoverAnnotation says, for an ingress-nginx annotation of an Ingress,
+// whether gwdev emulates it and what gwdev migrate does with it.
+func (v *view) hoverAnnotation(o *placed, name string) string {
+	short, ok := strings.CutPrefix(name, ingressnginx.AnnotationPrefix)
+	if !ok || o.key.Kind != "Ingress" {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "**%s**\n\n", name)
+	find := func(as []ingressnginx.Annotation) *ingressnginx.Annotation {
+		for i := range as {
+			if as[i].Name == short {
+				return &as[i]
+			}
+		}
+		return nil
+	}
+	switch {
+	case find(ingressnginx.AnnotationsEmulated()) != nil:
+		a := find(ingressnginx.AnnotationsEmulated())
+		fmt.Fprintf(&b, "emulated by gwdev (%s): ingress-nginx %s\n", a.Test, a.Nginx)
+	case find(ingressnginx.AnnotationsReported()) != nil:
+		fmt.Fprintf(&b, "not emulated: ingress-nginx %s\n", find(ingressnginx.AnnotationsReported()).Nginx)
+	default:
+		b.WriteString("not an annotation ingress-nginx documents\n")
+	}
+	if v.state.Result.Table == nil {
+		return b.String()
+	}
+	said := map[string]bool{} // once per reason, not per rule it is dropped from
+	for _, d := range ingressnginx.Migrate(v.state.Result, ingressnginx.MigrationOptions{}).Dropped {
+		if d.Ingress == o.key && d.What == name && !said[d.Why] {
+			said[d.Why] = true
+			fmt.Fprintf(&b, "\ngwdev migrate drops it: %s", d.Why)
+			if d.Security {
+				b.WriteString(" (security-relevant: migrate exits 1)")
+			}
+			b.WriteString("\n")
+		}
+	}
+	if len(said) == 0 {
+		b.WriteString("\ngwdev migrate drops none of it: the HTTPRoutes it writes do what it does\n")
+	}
 	return b.String()
 }

@@ -165,8 +165,14 @@ type documentDiagnosticReport struct {
 }
 
 // waitView returns the current view, waiting for the first State (nil:
-// none came before ctx ended or within a minute).
+// not initialized, or none came before ctx ended or within a minute).
 func (s *server) waitView(ctx context.Context) *view {
+	s.mu.Lock()
+	started := s.session != nil
+	s.mu.Unlock()
+	if !started {
+		return nil
+	}
 	select {
 	case <-s.ready:
 	case <-ctx.Done():

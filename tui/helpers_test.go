@@ -71,7 +71,7 @@ func fakePorts(t *engine.Table) []emulator.PortReport {
 			case r.Protocol != "HTTP":
 				r.NotServed = r.Protocol + " listeners are not served yet"
 			case p.Port < 1024:
-				r.Bound, r.Fallback = fmt.Sprintf("%s:%d", g.Address, p.Port+8000), true
+				r.Bound, r.Fallback, r.Moved = fmt.Sprintf("%s:%d", g.Address, p.Port+8000), true, "in use by another process"
 			default:
 				r.Bound = fmt.Sprintf("%s:%d", g.Address, p.Port)
 			}

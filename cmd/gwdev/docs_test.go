@@ -168,6 +168,7 @@ var docsNotRun = []struct {
 }{
 	{regexp.MustCompile(`^make (up|check)\b`), "runs gwdev up (until ctrl-c) or check on a sample, as the gwdev lines of these pages do"},
 	{regexp.MustCompile(`^make (test|build|fuzz|bench|conformance|release|tools|vet|lint)\b`), "builds or tests the whole repository: it is what CI runs (.ci/run), not a test's work"},
+	{regexp.MustCompile(`^bench/[a-z]+\.sh\b`), "builds gwdev (and the revision it compares with) and measures for minutes on an idle machine, not a test's work"},
 	{regexp.MustCompile(`^(GOTOOLCHAIN=\S+ )?go (install|build|test|run)\b`), "builds, installs or tests from the module proxy or the repository; make test runs the same"},
 	{regexp.MustCompile(`^gwdev up\b`), "serves until ctrl-c on the ports it prints (tests take free ports); TestUp* and the samples' tests serve every sample"},
 	{regexp.MustCompile(`^gwdev lsp\b`), "speaks the Language Server Protocol on stdin and stdout until the editor ends it; TestLSPInNeovim runs it under Neovim, internal/lsp's tests over pipes"},

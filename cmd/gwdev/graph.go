@@ -37,7 +37,7 @@ func newGraphCmd() *cobra.Command {
 		Long: `graph translates the manifests under DIR (default: the current directory) and prints the
 structure as a Mermaid flowchart (default), a Graphviz DOT digraph, or SVG (the DOT laid out by
 Graphviz's dot, which must be installed; gwdev says so when it is not): Gateways and ListenerSets,
-their listeners, the routes attached to them, the routes' rules with their matches, and the
+their listeners, the routes attached to them, the routes' rules with their matches and filters, and the
 backend Services. What is not accepted, programmed or resolved is red, with the reason: a
 listener with a problem condition, a route a parent refused (the edge to the listener or Gateway
 it named), a rule that is shadowed or answers 500, an invalid backend reference.

@@ -15,8 +15,9 @@ import (
 // completion offers, for the value being typed: the workspace's Gateways
 // and ListenerSets (a parentRef's name), their listeners (sectionName)
 // and ports, Services and their ports (a backendRef's name and port),
-// namespaces, and the kinds gwdev knows (kind:). It reads the buffer as
-// it is, parsed or not.
+// namespaces, the kinds gwdev knows (kind:), and elsewhere the enum
+// values the CRD bundle in use allows for the field (a match's or a
+// filter's type). It reads the buffer as it is, parsed or not.
 func (s *server) completion(ctx context.Context, raw json.RawMessage) (any, error) {
 	var p protocol.CompletionParams
 	if err := params(raw, &p); err != nil {
@@ -48,6 +49,15 @@ func (s *server) completion(ctx context.Context, raw json.RawMessage) (any, erro
 	}
 	spot := spotAt(ls, line, col)
 	items := v.complete(spot)
+	if len(items) == 0 && spot.inValue && spot.key != "" {
+		// An enum of the CRD bundle in use: a match's type, a filter's type…
+		s.mu.Lock()
+		proj := s.session.Project()
+		s.mu.Unlock()
+		for _, e := range proj.Enum(spot.apiVersion, spot.kind, append(slices.Clone(spot.parents), spot.key)) {
+			items = append(items, protocol.CompletionItem{Label: e, Detail: spot.kind + " " + strings.Join(append(slices.Clone(spot.parents), spot.key), "."), Kind: protocol.CompletionItemKindEnumMember})
+		}
+	}
 	out := &protocol.CompletionList{Items: []protocol.CompletionItem{}}
 	for _, it := range items {
 		if strings.HasPrefix(strings.ToLower(it.Label), strings.ToLower(spot.value)) {

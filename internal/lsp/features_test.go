@@ -191,6 +191,10 @@ func TestCompletion(t *testing.T) {
 	if got := c.complete(t, "gateway.yaml", endOf(t, text, "kind: HTTP")); !slices.Contains(got, "HTTPRoute") || slices.Contains(got, "Gateway") {
 		t.Errorf("kind completions: %q", got)
 	}
+	// Enum values of the CRD bundle: a filter's type.
+	if got := strings.Join(c.complete(t, "gateway.yaml", endOf(t, text, "  - filters:\n    - type: Request")), " "); got != "RequestHeaderModifier RequestMirror RequestRedirect" {
+		t.Errorf("filter type completions: %q", got)
+	}
 }
 
 // TestCodeActions offers, for a wrong sectionName, the Gateway's other

@@ -26,8 +26,8 @@ type yamlSpot struct {
 	// siblings are the other keys of the same mapping (a list item's
 	// fields) with their values.
 	siblings map[string]string
-	// kind is the document's kind ("" : not written yet).
-	kind string
+	// kind and apiVersion are the document's ("" : not written yet).
+	kind, apiVersion string
 	// namespace is the document's metadata.namespace ("" : none).
 	namespace string
 }
@@ -108,8 +108,13 @@ func spotAt(ls []string, line, col int) yamlSpot {
 		}
 	}
 	for i := start; i < end; i++ {
-		if m := keyLine.FindStringSubmatch(ls[i]); m != nil && m[1] == "" && m[2] == "" && m[3] == "kind" {
-			s.kind = value(m[4])
+		if m := keyLine.FindStringSubmatch(ls[i]); m != nil && m[1] == "" && m[2] == "" {
+			switch m[3] {
+			case "kind":
+				s.kind = value(m[4])
+			case "apiVersion":
+				s.apiVersion = value(m[4])
+			}
 		}
 		if m := keyLine.FindStringSubmatch(ls[i]); m != nil && m[3] == "namespace" && len(m[1]) == 2 && s.namespace == "" {
 			s.namespace = value(m[4])

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/internal/lsp"
+	"github.com/gwdev/gwdev/internal/project"
 )
 
 // lspOptions are the flags of `gwdev lsp`.

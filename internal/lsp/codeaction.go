@@ -12,6 +12,7 @@ import (
 
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/internal/report"
+	"github.com/gwdev/gwdev/watch"
 )
 
 // codeActions offers quick fixes for the findings in the range: a
@@ -19,8 +20,8 @@ import (
 // listener of its Gateway; a backendRef to a port its Service does not
 // have, one per port the Service has; a backendRef across namespaces
 // that no ReferenceGrant permits, a new ReferenceGrant document at the
-// end of the file. The editor applies the edit; the server writes
-// nothing.
+// end of the file; a field of a v1.6 shape that v1.7 renamed, the new
+// key. The editor applies the edit; the server writes nothing.
 func (s *server) codeActions(ctx context.Context, raw json.RawMessage) (any, error) {
 	var p protocol.CodeActionParams
 	if err := params(raw, &p); err != nil {
@@ -48,6 +49,21 @@ func (s *server) codeActions(ctx context.Context, raw json.RawMessage) (any, err
 		}
 		line := uint32(max(f.Line-1, 0))
 		if line < p.Range.Start.Line || line > p.Range.End.Line {
+			continue
+		}
+		if f.Code == report.CodeLoadError {
+			// A v1.6 shape v1.7 renamed: the new key in place of the old.
+			if to := watch.RenamedKey(f.Object.Kind, f.Field); to != "" && int(line) < len(ls) {
+				old := f.Field[strings.LastIndexByte(f.Field, '.')+1:]
+				text := ls[line]
+				at := byteColumn(text, utf16Column(text, f.Column-1))
+				if strings.HasPrefix(text[at:], old) {
+					out = append(out, protocol.CodeAction{Title: fmt.Sprintf("Rename %s to %s (Gateway API v1.7.0)", old, to), Kind: protocol.QuickFix,
+						Edit: &protocol.WorkspaceEdit{Changes: map[protocol.DocumentURI][]protocol.TextEdit{uriOf(path): {{
+							Range: protocol.Range{Start: protocol.Position{Line: line, Character: utf16Column(text, f.Column-1)},
+								End: protocol.Position{Line: line, Character: utf16Column(text, f.Column-1+len([]rune(old)))}}, NewText: to}}}}})
+				}
+			}
 			continue
 		}
 		o := v.byKey[*f.Object]

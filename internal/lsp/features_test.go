@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -289,4 +290,33 @@ func TestHoverAnnotation(t *testing.T) {
 			t.Errorf("hover of %s (emulated: %v):\n%s", name, emulated, h)
 		}
 	}
+}
+
+// TestRenameV16Shape offers, for a field of a v1.6 shape v1.7 renamed
+// (XBackend's spec.port.port), the rename to the new key; applied in the
+// buffer, the unknown field is gone.
+func TestRenameV16Shape(t *testing.T) {
+	dir := t.TempDir()
+	const xb = "apiVersion: gateway.networking.x-k8s.io/v1alpha1\nkind: XBackend\nmetadata:\n  name: b\nspec:\n  type: ExternalHostname\n  externalHostname: {hostname: api.example.com}\n  port:\n    port: 8080\n"
+	if err := os.WriteFile(filepath.Join(dir, "xbackend.yaml"), []byte(xb), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := startClient(t, dir, nil, nil)
+	p := c.path("xbackend.yaml")
+	text := c.open("xbackend.yaml")
+	unknown := func(d map[string][]protocol.Diagnostic) bool {
+		return slices.ContainsFunc(d[p], func(x protocol.Diagnostic) bool { return strings.Contains(x.Message, `unknown field "spec.port.port"`) })
+	}
+	c.waitDiags("unknown field spec.port.port", unknown)
+	acts := c.actions(t, "xbackend.yaml", at(t, text, "    port: 8080").Line)
+	if len(acts) != 1 || acts[0].Title != "Rename port to number (Gateway API v1.7.0)" {
+		t.Fatalf("actions: %+v", acts)
+	}
+	edits := acts[0].Edit.Changes[uriOf(p)]
+	if fixed := applyEdits(text, edits); !strings.Contains(fixed, "  port:\n    number: 8080\n") {
+		t.Fatalf("the rename gives:\n%s", fixed)
+	}
+	c.notify("textDocument/didChange", map[string]any{"textDocument": map[string]any{"uri": uriOf(p), "version": 2},
+		"contentChanges": []any{map[string]any{"range": edits[0].Range, "text": edits[0].NewText}}})
+	c.waitDiags("the unknown field gone", func(d map[string][]protocol.Diagnostic) bool { return !unknown(d) })
 }

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/report"
+)
+
+// testOptions are the flags of `gwdev test`.
+type testOptions struct {
+	trust    bool
+	dir      string
+	tests    string
+	format   string
+	backends []string
+	profiles []string
+	crds     string
+}
+
+func newTestCmd() *cobra.Command {
+	o := &testOptions{}
+	cmd := &cobra.Command{
+		Use:   "test [DIR]",
+		Short: "Run routing tests: send each case through the data plane and check what it gets",
+		Long: `test serves the manifests in DIR (default: the current directory) on loopback, as gwdev up
+would but on free ports, and runs every routing test file below DIR (*.gwtest.yaml, or
+--tests PATH): each case's request is sent by a real client (HTTP/1.1, HTTP/2, h2c, gRPC, TLS,
+TCP, UDP) and what happened (the route, rule and match, the backend, the status, the response
+headers, what the echo backend received, a redirect's Location, mirrors, ExternalAuth checks,
+a TCP/UDP reply, a weighted split's shares, or a refusal and why) is checked against the
+expectations the case gives; only those are checked. Test files are never loaded as manifests.
+
+Exit status: 0 when every case passes, 1 when one fails, 2 on usage errors or a test file that
+does not parse (each error at file:line:column).
+
+Formats (--format): human (default), junit (JUnit XML: one testsuite per file), json, github
+(workflow annotations on the test file's lines), sarif (SARIF 2.1.0).
+
+Examples:
+
+  gwdev test samples/basic
+  gwdev test --format junit samples/basic`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.dir = "."
+			if len(args) == 1 {
+				o.dir = args[0]
+			}
+			return o.run(cmd, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.tests, "tests", "", "a test file or a folder of them (default: every *.gwtest.yaml below DIR)")
+	f.StringVar(&o.format, "format", "human", "output format: "+formatList(report.RoutingTestFormats))
+	f.StringArrayVar(&o.backends, "backend", nil, "as for up: namespace/service:port=host:port")
+	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
+	addCRDsFlag(f, &o.crds)
+	addTrustFlag(f, &o.trust)
+	return cmd
+}
+
+func (o *testOptions) run(cmd *cobra.Command, out, errOut io.Writer) error {
+	if !slices.Contains(report.RoutingTestFormats, o.format) {
+		return fmt.Errorf("unknown format %q (want %s)", o.format, formatList(report.RoutingTestFormats))
+	}
+	run, err := app.RunTests(cmd.Context(), o.dir, app.ProjectFlags{Backends: o.backends, Profiles: o.profiles, CRDs: o.crds, Trust: o.trust},
+		app.TestOptions{Tests: o.tests})
+	var tfe *app.TestFilesError
+	if errors.As(err, &tfe) {
+		fmt.Fprintln(errOut, tfe.Error())
+		return exitError{exitUsage}
+	}
+	if err != nil {
+		return err
+	}
+	if err := report.WriteRoutingTests(out, run, o.format, buildVersion().Version); err != nil {
+		return err
+	}
+	if _, failed := run.Counts(); failed > 0 {
+		return exitError{exitProblems}
+	}
+	return nil
+}

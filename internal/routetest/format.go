@@ -92,7 +92,7 @@ type Expect struct {
 	// Auth are the ExternalAuth checks the request asked, by their table
 	// names, in order.
 	Auth *Auth `yaml:"auth,omitempty"`
-	// Reply is what a tcp://, udp:// or tls:// case must read back.
+	// Reply must be part of what a tcp://, udp:// or tls:// case reads back.
 	Reply *string `yaml:"reply,omitempty"`
 	// Split are the shares of the requests each Service
 	// ("namespace/name:port") must get, within Tolerance.

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	junit "github.com/joshdk/go-junit"
+
+	"github.com/gwdev/gwdev/internal/routetest"
+)
+
+// sampleTestDirs are the samples with routing test files.
+func sampleTestDirs(t *testing.T) []string {
+	t.Helper()
+	files, err := routetest.Find("../../samples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, f := range files {
+		d := filepath.Dir(f)
+		if len(dirs) == 0 || dirs[len(dirs)-1] != d {
+			dirs = append(dirs, d)
+		}
+	}
+	if len(dirs) < 5 {
+		t.Fatalf("only %d samples have test files", len(dirs))
+	}
+	return dirs
+}
+
+// Every sample's routing tests pass, and every format says so: JUnit XML
+// as a JUnit parser reads it, SARIF valid against the 2.1.0 schema, JSON.
+func TestTestSamples(t *testing.T) {
+	schema := sarifSchema(t)
+	for _, dir := range sampleTestDirs(t) {
+		out, errOut, code := runGwdev(t, "", "test", dir)
+		if code != 0 {
+			t.Errorf("gwdev test %s: exit %d\n%s%s", dir, code, out, errOut)
+			continue
+		}
+		if !strings.Contains(out, "PASS") {
+			t.Errorf("%s: %s", dir, out)
+		}
+		out, _, code = runGwdev(t, "", "test", "--format", "junit", dir)
+		suites, err := junit.Ingest([]byte(out))
+		if err != nil || code != 0 || len(suites) == 0 {
+			t.Fatalf("%s: junit (exit %d) does not parse: %v\n%s", dir, code, err, out)
+		}
+		for _, s := range suites {
+			if s.Totals.Tests == 0 || s.Totals.Failed != 0 || s.Totals.Passed != s.Totals.Tests {
+				t.Errorf("%s: junit suite %s: %+v", dir, s.Name, s.Totals)
+			}
+		}
+		out, _, _ = runGwdev(t, "", "test", "--format", "sarif", dir)
+		if log := checkSARIF(t, schema, dir, out); len(log.Runs[0].Results) != 0 {
+			t.Errorf("%s: SARIF results for passing cases: %s", dir, out)
+		}
+		out, _, _ = runGwdev(t, "", "test", "--format", "json", dir)
+		var run routetest.Run
+		if err := json.Unmarshal([]byte(out), &run); err != nil || len(run.Files) == 0 {
+			t.Errorf("%s: json: %v\n%s", dir, err, out)
+		}
+	}
+}
+
+// mutations: for each expectation type, a case of samples/basic (or
+// another sample) with a wrong expectation, which must fail, naming the
+// field and the line in every format.
+var mutations = []struct {
+	sample, field, expect string
+	url                   string
+}{
+	{"basic", "refused", "refused: true", ""},
+	{"basic", "reason", "reason: no such thing", ""},
+	{"basic", "listener", "listener: gateway/default/web/listener/other", ""},
+	{"basic", "route.kind", "route: {kind: GRPCRoute}", ""},
+	{"basic", "route.name", "route: {name: other}", ""},
+	{"basic", "route.namespace", "route: {namespace: other}", ""},
+	{"basic", "route.rule", "route: {rule: 1}", ""},
+	{"basic", "route.match", "route: {match: 1}", ""},
+	{"basic", "backend.service", "backend: {service: default/frontend}", ""},
+	{"basic", "backend.target", "backend: {target: mapped}", ""},
+	{"basic", "backend.pod", "backend: {pod: nope}", ""},
+	{"basic", "status", "status: 503", ""},
+	{"basic", "responseHeaders.Content-Type", "responseHeaders: {Content-Type: null}", ""},
+	{"basic", "received.path", "received: {path: /elsewhere}", ""},
+	{"basic", "received.host", "received: {host: nope.example}", ""},
+	{"basic", "received.method", "received: {method: PUT}", ""},
+	{"basic", "received.headers.X-Missing", "received: {headers: {X-Missing: v}}", ""},
+	{"basic", "mirrors", "mirrors: [default/frontend]", ""},
+	{"basic", "auth.asked", "auth: {asked: [gateway/x]}", ""},
+	{"https", "location", "location: https://app.example.com/elsewhere", "http://app.example.com:80/login"},
+	{"grpc", "grpcStatus", "grpcStatus: NotFound", "grpc://grpc.example.com:9090/gateway_api_conformance.echo_basic.grpcecho.GrpcEcho/EchoTwo"},
+	{"tcp-udp", "reply", "reply: nothing like it", "tcp://127.0.0.1:9100"},
+	{"tcp-udp", "split.shares", "split: {shares: {default/tcp-echo-a: 0.25}, tolerance: 0.1}", "tcp://127.0.0.1:9100"},
+}
+
+// Each expectation type fails when it is wrong (mutation): the case fails,
+// exit 1, and the output names the field at its line.
+func TestTestMutationsFail(t *testing.T) {
+	for _, m := range mutations {
+		url := m.url
+		if url == "" {
+			url = "http://app.example.com:8080/api/users"
+		}
+		expect := m.expect
+		count, line := "", "6"
+		if strings.HasPrefix(expect, "split") {
+			count, line = "\n    count: 100", "7"
+		}
+		file := "cases:\n- name: wrong " + m.field + "\n  request:\n    url: " + url + count + "\n  expect:\n    " + expect + "\n"
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "m.gwtest.yaml"), []byte(file), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, errOut, code := runGwdev(t, "", "test", "--tests", dir, "../../samples/"+m.sample)
+		if code != 1 || !strings.Contains(out, "m.gwtest.yaml:"+line) || !strings.Contains(out, " "+m.field+" ") {
+			t.Errorf("%s: exit %d, want 1 naming %s at line %s:\n%s%s", m.field, code, m.field, line, out, errOut)
+		}
+		gh, _, _ := runGwdev(t, "", "test", "--format", "github", "--tests", dir, "../../samples/"+m.sample)
+		if !strings.Contains(gh, "::error file="+filepath.Join(dir, "m.gwtest.yaml")+",line="+line+",") {
+			t.Errorf("%s: github annotations:\n%s", m.field, gh)
+		}
+	}
+}

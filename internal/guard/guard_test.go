@@ -65,10 +65,12 @@ var rules = []rule{
 			"engine/gwin/settings.go": "gwinField reads the 'annotation <key>' of gwin's own messages, next to the code that writes them, until the gwin plug-in carries its problems typed",
 			"emulator/backendtls.go":  "crypto/tls errors carry no type for a remote alert",
 			"emulator/tlsconn.go":     "crypto/tls errors carry no type for a remote alert",
-			"tui/request_replay.go":   "a gRPC client's status message",
-			"watch/listener_dups.go":  "the apiserver's validation wording, in the loader that reproduces it",
-			"watch/metadata.go":       "the apiserver's validation wording, in the loader that reproduces it",
-			"watch/policies.go":       "the apiserver's validation wording, in the loader that reproduces it",
+			"internal/routetest/check.go": "a routing test's reason: expectation is the user's assertion on the text the trace shows people; " +
+				"no decision of gwdev is taken from it",
+			"tui/request_replay.go":  "a gRPC client's status message",
+			"watch/listener_dups.go": "the apiserver's validation wording, in the loader that reproduces it",
+			"watch/metadata.go":      "the apiserver's validation wording, in the loader that reproduces it",
+			"watch/policies.go":      "the apiserver's validation wording, in the loader that reproduces it",
 		},
 	},
 	{

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -125,5 +126,87 @@ func TestTestMutationsFail(t *testing.T) {
 		if !strings.Contains(gh, "::error file="+filepath.Join(dir, "m.gwtest.yaml")+",line="+line+",") {
 			t.Errorf("%s: github annotations:\n%s", m.field, gh)
 		}
+	}
+}
+
+// The differential test: for every sample case sent once, the route, rule,
+// match and backend gwdev test saw served equal `gwdev explain -o json`'s
+// for the same request, and the echo backend that answered is the Service
+// the trace names.
+func TestTestAgreesWithExplain(t *testing.T) {
+	compared := 0
+	for _, dir := range sampleTestDirs(t) {
+		out, _, code := runGwdev(t, "", "test", "--format", "json", dir)
+		var run routetest.Run
+		if err := json.Unmarshal([]byte(out), &run); err != nil || code != 0 {
+			t.Fatalf("%s: exit %d: %v\n%s", dir, code, err, out)
+		}
+		for _, fr := range run.Files {
+			f, err := routetest.ParseFile(fr.Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, cr := range fr.Cases {
+				c := f.Cases[i]
+				a := cr.Actual
+				if c.Request.Count > 1 || a == nil {
+					continue
+				}
+				args := []string{"explain", "-o", "json"}
+				if c.Request.Method != "" {
+					args = append(args, "-X", c.Request.Method)
+				}
+				for k, v := range c.Request.Headers {
+					args = append(args, "-H", k+": "+v)
+				}
+				if c.Request.HTTP2 {
+					args = append(args, "--http2")
+				}
+				if c.Request.SNI != nil {
+					args = append(args, "--sni", *c.Request.SNI)
+				}
+				if c.Request.Gateway != "" {
+					args = append(args, "--gateway", c.Request.Gateway)
+				}
+				exOut, _, _ := runGwdev(t, "", append(args, dir, c.Request.URL)...)
+				var ex struct {
+					Listener string `json:"listener"`
+					Service  string `json:"service"`
+					Matched  *struct {
+						Route struct{ Kind, Namespace, Name string } `json:"route"`
+						Rule  int                                   `json:"rule"`
+						Match int                                   `json:"match"`
+					} `json:"matched"`
+					Candidates []string `json:"candidates"`
+				}
+				if err := json.Unmarshal([]byte(exOut), &ex); err != nil {
+					t.Fatalf("%s %s: explain: %v\n%s", dir, c.Name, err, exOut)
+				}
+				label := fr.Path + ":" + strconv.Itoa(c.Line)
+				got := "none"
+				if a.Route != nil {
+					got = a.Route.String()
+				}
+				want := "none"
+				if m := ex.Matched; m != nil {
+					want = (&routetest.RouteAt{Kind: m.Route.Kind, Namespace: m.Route.Namespace, Name: m.Route.Name, Rule: m.Rule, Match: m.Match}).String()
+				}
+				if got != want || a.Listener != ex.Listener {
+					t.Errorf("%s: served %s on %q, explain %s on %q", label, got, a.Listener, want, ex.Listener)
+				}
+				if len(ex.Candidates) <= 1 && a.Service != ex.Service {
+					t.Errorf("%s: served backend %q, explain %q", label, a.Service, ex.Service)
+				}
+				if r := a.Received; r != nil {
+					if svc, _, _ := strings.Cut(a.Service, ":"); r.Service != svc {
+						t.Errorf("%s: the trace names %s, the echo backend that answered is %s", label, a.Service, r.Service)
+					}
+				}
+				compared++
+			}
+		}
+	}
+	if compared < 10 {
+		t.Errorf("only %d cases compared", compared)
 	}
 }

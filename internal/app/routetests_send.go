@@ -149,7 +149,7 @@ func (s *testServer) sendHTTP(ctx context.Context, c *routetest.Case, p emulator
 	var er echo.Response
 	if json.Unmarshal(b, &er) == nil && er.Service != "" {
 		a.Pod = er.Pod
-		a.Received = &routetest.ReceivedActual{Path: er.Path, Host: er.Host, Method: er.Method, Headers: http.Header(er.Headers)}
+		a.Received = &routetest.ReceivedActual{Service: er.Namespace + "/" + er.Service, Path: er.Path, Host: er.Host, Method: er.Method, Headers: http.Header(er.Headers)}
 	}
 	return nil
 }
@@ -209,7 +209,8 @@ func sendGRPC(ctx context.Context, c *routetest.Case, p emulatorProbe, bound str
 		for _, kv := range as.GetHeaders() {
 			h.Add(kv.GetKey(), kv.GetValue())
 		}
-		a.Received = &routetest.ReceivedActual{Path: "/" + strings.TrimPrefix(as.GetFullyQualifiedMethod(), "/"), Host: as.GetAuthority(), Method: http.MethodPost, Headers: h}
+		ctxp := as.GetContext()
+		a.Received = &routetest.ReceivedActual{Service: ctxp.GetNamespace() + "/" + ctxp.GetServiceName(), Path: "/" + strings.TrimPrefix(as.GetFullyQualifiedMethod(), "/"), Host: as.GetAuthority(), Method: http.MethodPost, Headers: h}
 		a.Pod = as.GetContext().GetPod()
 	}
 	return nil // an error is a grpc-status, which is checked

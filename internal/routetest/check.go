@@ -66,6 +66,9 @@ func (r *RouteAt) String() string {
 
 // ReceivedActual is what the echo backend received.
 type ReceivedActual struct {
+	// Service is the Service ("namespace/name") the echo backend answered
+	// as.
+	Service string      `json:"service"`
 	Path    string      `json:"path"`
 	Host    string      `json:"host"`
 	Method  string      `json:"method"`

@@ -21,6 +21,7 @@ type testOptions struct {
 	backends []string
 	profiles []string
 	crds     string
+	seed     uint64
 }
 
 func newTestCmd() *cobra.Command {
@@ -58,6 +59,7 @@ Examples:
 	f := cmd.Flags()
 	f.StringVar(&o.tests, "tests", "", "a test file or a folder of them (default: every *.gwtest.yaml below DIR)")
 	f.StringVar(&o.format, "format", "human", "output format: "+formatList(report.RoutingTestFormats))
+	f.Uint64Var(&o.seed, "seed", app.DefaultTestSeed, "seed of the weighted backend picks: the same seed, the same picks (a split's shares repeat)")
 	f.StringArrayVar(&o.backends, "backend", nil, "as for up: namespace/service:port=host:port")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	addCRDsFlag(f, &o.crds)
@@ -70,7 +72,7 @@ func (o *testOptions) run(cmd *cobra.Command, out, errOut io.Writer) error {
 		return fmt.Errorf("unknown format %q (want %s)", o.format, formatList(report.RoutingTestFormats))
 	}
 	run, err := app.RunTests(cmd.Context(), o.dir, app.ProjectFlags{Backends: o.backends, Profiles: o.profiles, CRDs: o.crds, Trust: o.trust},
-		app.TestOptions{Tests: o.tests})
+		app.TestOptions{Tests: o.tests, Seed: o.seed})
 	var tfe *app.TestFilesError
 	if errors.As(err, &tfe) {
 		fmt.Fprintln(errOut, tfe.Error())

@@ -210,3 +210,21 @@ func TestTestAgreesWithExplain(t *testing.T) {
 		t.Errorf("only %d cases compared", compared)
 	}
 }
+
+// A split's shares repeat with the same --seed (the data plane's picks are
+// seeded) and change with another.
+func TestTestSeedRepeatsShares(t *testing.T) {
+	shares := func(seed string) string {
+		out, _, _ := runGwdev(t, "", "test", "--format", "json", "--seed", seed, "../../samples/tcp-udp")
+		var run routetest.Run
+		if err := json.Unmarshal([]byte(out), &run); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(run.Files[0].Cases[0].Actual.Shares)
+		return string(b)
+	}
+	a, b, c := shares("5"), shares("5"), shares("6")
+	if a != b || a == c {
+		t.Errorf("seed 5: %s then %s; seed 6: %s", a, b, c)
+	}
+}

@@ -26,7 +26,13 @@ type TestOptions struct {
 	Tests string
 	// RequestTimeout bounds each request (0: 5 s).
 	RequestTimeout time.Duration
+	// Seed seeds the data plane's weighted picks, so that a split's shares
+	// are the same on every run (0: DefaultTestSeed).
+	Seed uint64
 }
+
+// DefaultTestSeed is the seed of weighted picks when none is given.
+const DefaultTestSeed = 1
 
 // TestFilesError is a test file that does not parse: `gwdev test` exits 2.
 type TestFilesError struct{ Errs routetest.Errors }
@@ -96,7 +102,11 @@ func RunTests(ctx context.Context, dir string, flags ProjectFlags, o TestOptions
 		return nil, err
 	}
 	res := proj.Translate(lr.Snapshot, Translation{Now: metav1.NewTime(time.Now().UTC().Truncate(time.Second))})
-	tr, err := startTestServer(res.Table, dir)
+	seed := o.Seed
+	if seed == 0 {
+		seed = DefaultTestSeed
+	}
+	tr, err := startTestServer(res.Table, dir, seed)
 	if err != nil {
 		return nil, err
 	}
@@ -132,18 +142,18 @@ type testServer struct {
 	timeout time.Duration
 }
 
-func startTestServer(tab *table.Table, dir string) (*testServer, error) {
+func startTestServer(tab *table.Table, dir string, seed uint64) (*testServer, error) {
 	var err error
 	for range 3 { // a port found free can be taken before it is bound
 		var s *testServer
-		if s, err = startTestServerOnce(tab, dir); err == nil {
+		if s, err = startTestServerOnce(tab, dir, seed); err == nil {
 			return s, nil
 		}
 	}
 	return nil, err
 }
 
-func startTestServerOnce(tab *table.Table, dir string) (*testServer, error) {
+func startTestServerOnce(tab *table.Table, dir string, seed uint64) (*testServer, error) {
 	s := &testServer{dir: dir, bound: map[string]map[int32]string{}, moved: map[int]int32{}}
 	served := &table.Table{}
 	if tab != nil {
@@ -168,7 +178,7 @@ func startTestServerOnce(tab *table.Table, dir string) (*testServer, error) {
 			served.Gateways = append(served.Gateways, &gc)
 		}
 	}
-	s.srv = emulator.New(emulator.Config{Via: "test", TraceBuffer: 20000, UDPSessionTimeout: 200 * time.Millisecond})
+	s.srv = emulator.New(emulator.Config{Via: "test", TraceBuffer: 20000, UDPSessionTimeout: 200 * time.Millisecond, PickSeed: seed})
 	if err := s.srv.Apply(served).Err(); err != nil {
 		s.close()
 		return nil, err

@@ -88,6 +88,11 @@ func (s *testServer) send(ctx context.Context, c *routetest.Case, p emulatorProb
 	if a.GRPCStatus == "" {
 		a.GRPCStatus = tr.GRPCStatus
 	}
+	for _, e := range explainPolicies(s.res, &tr) {
+		if p := e.Policy.Kind + " " + e.Policy.Namespace + "/" + e.Policy.Name; e.Applied && !slices.Contains(a.Policies, p) {
+			a.Policies = append(a.Policies, p)
+		}
+	}
 	s.mirrors(c, a, sent)
 	return a
 }

@@ -38,6 +38,9 @@ type Actual struct {
 	// Mirrored are the Services ("namespace/name") whose echo backend
 	// logged the request without answering it.
 	Mirrored []string `json:"mirrored,omitempty"`
+	// Policies are the policies applied to the Gateway, the route and the
+	// backend Service the request went through ("Kind namespace/name").
+	Policies []string `json:"policies,omitempty"`
 	// AuthAsked are the ExternalAuth filters asked.
 	AuthAsked []string `json:"authAsked,omitempty"`
 	// Reply is what a stream case read back.
@@ -152,6 +155,11 @@ func Check(c *Case, a *Actual) []Mismatch {
 	}
 	if au := e.Auth; au != nil && au.Asked != nil && !slices.Equal(au.Asked, a.AuthAsked) {
 		add("auth.asked", listText(au.Asked), listText(a.AuthAsked))
+	}
+	for _, p := range e.Policies {
+		if !slices.Contains(a.Policies, p) {
+			add("policies", p+" applies", "applied: "+listText(a.Policies))
+		}
 	}
 	if e.Reply != nil && !strings.Contains(a.Reply, *e.Reply) {
 		add("reply", "contains "+strconv.Quote(*e.Reply), strconv.Quote(a.Reply))

@@ -92,6 +92,9 @@ type Expect struct {
 	// Auth are the ExternalAuth checks the request asked, by their table
 	// names, in order.
 	Auth *Auth `yaml:"auth,omitempty"`
+	// Policies are policies ("Kind namespace/name") that must apply to the
+	// Gateway, the route or the backend Service the request went through.
+	Policies []string `yaml:"policies,omitempty"`
 	// Reply must be part of what a tcp://, udp:// or tls:// case reads back.
 	Reply *string `yaml:"reply,omitempty"`
 	// Split are the shares of the requests each Service

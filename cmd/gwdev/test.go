@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -22,12 +24,14 @@ type testOptions struct {
 	profiles []string
 	crds     string
 	seed     uint64
+	// record is --record FILE: the arguments after DIR are URLs.
+	record string
 }
 
 func newTestCmd() *cobra.Command {
 	o := &testOptions{}
 	cmd := &cobra.Command{
-		Use:   "test [DIR]",
+		Use:   "test [DIR] [--record FILE URL...]",
 		Short: "Run routing tests: send each case through the data plane and check what it gets",
 		Long: `test serves the manifests in DIR (default: the current directory) on loopback, as gwdev up
 would but on free ports, and runs every routing test file below DIR (*.gwtest.yaml, or
@@ -46,12 +50,24 @@ Formats (--format): human (default), junit (JUnit XML: one testsuite per file), 
 Examples:
 
   gwdev test samples/basic
-  gwdev test --format junit samples/basic`,
-		Args: cobra.MaximumNArgs(1),
+  gwdev test --format junit samples/basic
+  gwdev test samples/basic --record /tmp/basic.gwtest.yaml http://app.example.com:8080/api http://app.example.com:8080/
+
+--record FILE sends each URL once and writes FILE with a case per URL that expects what happened
+(the route, rule and match, the backend, the status, the path and Host the backend received, a
+redirect's Location, a stream's reply, or the refusal): freeze today's routing before a change,
+then run gwdev test --tests FILE after it.`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.dir = "."
-			if len(args) == 1 {
-				o.dir = args[0]
+			if len(args) > 0 && !strings.Contains(args[0], "://") {
+				o.dir, args = args[0], args[1:]
+			}
+			if o.record != "" {
+				return o.runRecord(cmd, cmd.OutOrStdout(), args)
+			}
+			if len(args) > 0 {
+				return fmt.Errorf("test takes one folder (URLs only with --record FILE): %s", strings.Join(args, " "))
 			}
 			return o.run(cmd, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -60,6 +76,7 @@ Examples:
 	f.StringVar(&o.tests, "tests", "", "a test file or a folder of them (default: every *.gwtest.yaml below DIR)")
 	f.StringVar(&o.format, "format", "human", "output format: "+formatList(report.RoutingTestFormats))
 	f.Uint64Var(&o.seed, "seed", app.DefaultTestSeed, "seed of the weighted backend picks: the same seed, the same picks (a split's shares repeat)")
+	f.StringVar(&o.record, "record", "", "write FILE (a new *.gwtest.yaml) with a case per URL expecting what happens now")
 	f.StringArrayVar(&o.backends, "backend", nil, "as for up: namespace/service:port=host:port")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	addCRDsFlag(f, &o.crds)
@@ -67,11 +84,34 @@ Examples:
 	return cmd
 }
 
+func (o *testOptions) flags() app.ProjectFlags {
+	return app.ProjectFlags{Backends: o.backends, Profiles: o.profiles, CRDs: o.crds, Trust: o.trust}
+}
+
+func (o *testOptions) runRecord(cmd *cobra.Command, out io.Writer, urls []string) error {
+	if _, err := os.Stat(o.record); err == nil {
+		return fmt.Errorf("--record %s: the file exists; record into a new file (and compare, or remove it first)", o.record)
+	}
+	f, err := app.RecordTests(cmd.Context(), o.dir, o.flags(), urls, app.TestOptions{Seed: o.seed})
+	if err != nil {
+		return err
+	}
+	b, err := app.TestFileYAML(f, "recorded by: gwdev test "+o.dir+" --record "+o.record+" "+strings.Join(urls, " "))
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(o.record, b, 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "recorded %d cases in %s\n", len(f.Cases), o.record)
+	return nil
+}
+
 func (o *testOptions) run(cmd *cobra.Command, out, errOut io.Writer) error {
 	if !slices.Contains(report.RoutingTestFormats, o.format) {
 		return fmt.Errorf("unknown format %q (want %s)", o.format, formatList(report.RoutingTestFormats))
 	}
-	run, err := app.RunTests(cmd.Context(), o.dir, app.ProjectFlags{Backends: o.backends, Profiles: o.profiles, CRDs: o.crds, Trust: o.trust},
+	run, err := app.RunTests(cmd.Context(), o.dir, o.flags(),
 		app.TestOptions{Tests: o.tests, Seed: o.seed})
 	var tfe *app.TestFilesError
 	if errors.As(err, &tfe) {

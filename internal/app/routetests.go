@@ -16,6 +16,7 @@ import (
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/engine/table"
+	"github.com/gwdev/gwdev/internal/report"
 	"github.com/gwdev/gwdev/internal/routetest"
 )
 
@@ -93,6 +94,11 @@ func RunTests(ctx context.Context, dir string, flags ProjectFlags, o TestOptions
 	if err != nil {
 		return nil, err
 	}
+	return runFiles(ctx, dir, flags, o, files)
+}
+
+// runFiles serves dir and runs the cases of files.
+func runFiles(ctx context.Context, dir string, flags ProjectFlags, o TestOptions, files []*routetest.File) (*routetest.Run, error) {
 	proj, err := OpenProject([]string{dir}, flags)
 	if err != nil {
 		return nil, err
@@ -313,4 +319,43 @@ func (s *testServer) unmovePorts(loc string) string {
 		hp = host
 	}
 	return scheme + "://" + hp + rest[end:]
+}
+
+// RecordTests sends each of urls once through dir's data plane, as RunTests
+// does, and returns a test file whose cases expect what happened
+// (routetest.ExpectFrom): `gwdev test --record` freezes today's routing
+// before a change.
+func RecordTests(ctx context.Context, dir string, flags ProjectFlags, urls []string, o TestOptions) (*routetest.File, error) {
+	if len(urls) == 0 {
+		return nil, fmt.Errorf("--record needs the URLs to record, as gwdev explain takes them")
+	}
+	f := &routetest.File{Path: "(record)"}
+	for _, u := range urls {
+		f.Cases = append(f.Cases, routetest.Case{Name: u, Request: routetest.Request{URL: u}})
+	}
+	run, err := runFiles(ctx, dir, flags, o, []*routetest.File{f})
+	if err != nil {
+		return nil, err
+	}
+	for i, cr := range run.Files[0].Cases {
+		if cr.Actual == nil {
+			return nil, fmt.Errorf("%s: %s", urls[i], cr.Error)
+		}
+		f.Cases[i].Expect = routetest.ExpectFrom(cr.Actual)
+	}
+	return f, nil
+}
+
+// TestFileYAML is f as a test file, with a comment line saying where it
+// came from, validated against the schema before it is returned.
+func TestFileYAML(f *routetest.File, comment string) ([]byte, error) {
+	b, err := report.YAML(f)
+	if err != nil {
+		return nil, err
+	}
+	out := append([]byte("# "+comment+"\n"), b...)
+	if _, err := routetest.Parse("(recorded)", out); err != nil {
+		return nil, fmt.Errorf("the recorded cases do not parse back: %w", err)
+	}
+	return out, nil
 }

@@ -26,6 +26,8 @@ type testOptions struct {
 	seed     uint64
 	// record is --record FILE: the arguments after DIR are URLs.
 	record string
+	// update is --update.
+	update bool
 }
 
 func newTestCmd() *cobra.Command {
@@ -77,6 +79,7 @@ then run gwdev test --tests FILE after it.`,
 	f.StringVar(&o.format, "format", "human", "output format: "+formatList(report.RoutingTestFormats))
 	f.Uint64Var(&o.seed, "seed", app.DefaultTestSeed, "seed of the weighted backend picks: the same seed, the same picks (a split's shares repeat)")
 	f.StringVar(&o.record, "record", "", "write FILE (a new *.gwtest.yaml) with a case per URL expecting what happens now")
+	f.BoolVar(&o.update, "update", false, "rewrite the expectations that fail to what happens now, in place, printing each change; then run again")
 	f.StringArrayVar(&o.backends, "backend", nil, "as for up: namespace/service:port=host:port")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	addCRDsFlag(f, &o.crds)
@@ -123,6 +126,22 @@ func (o *testOptions) run(cmd *cobra.Command, out, errOut io.Writer) error {
 	}
 	if err := report.WriteRoutingTests(out, run, o.format, buildVersion().Version); err != nil {
 		return err
+	}
+	if _, failed := run.Counts(); failed > 0 && o.update {
+		notes, err := app.UpdateTests(run)
+		for _, n := range notes {
+			fmt.Fprintln(errOut, "updated", n)
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(errOut, "running the tests again after --update:")
+		if run, err = app.RunTests(cmd.Context(), o.dir, o.flags(), app.TestOptions{Tests: o.tests, Seed: o.seed}); err != nil {
+			return err
+		}
+		if err := report.WriteRoutingTests(out, run, o.format, buildVersion().Version); err != nil {
+			return err
+		}
 	}
 	if _, failed := run.Counts(); failed > 0 {
 		return exitError{exitProblems}

@@ -265,3 +265,52 @@ func TestTestRecordThenPass(t *testing.T) {
 		}
 	}
 }
+
+// --update rewrites the failed fields in place (comments and the passing
+// case kept), says each change, and the file then passes; a field it
+// cannot write is said and left, and the run still fails.
+func TestTestUpdate(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "u.gwtest.yaml")
+	in := `# a comment that must stay
+cases:
+- name: api
+  request: {url: "http://app.example.com:8080/api/users"}
+  expect:
+    route: {name: app, rule: 1}   # wrong on purpose
+    status: 200
+    received:
+      path: /nope
+      headers: {X-Nope: v}
+    backend: {service: default/frontend}
+- name: unchanged
+  request: {url: "http://app.example.com:8080/"}
+  expect: {status: 200}
+`
+	if err := os.WriteFile(file, []byte(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runGwdev(t, "", "test", "--update", "--tests", dir, "../../samples/basic")
+	b, _ := os.ReadFile(file)
+	got := string(b)
+	for _, want := range []string{"# a comment that must stay", "rule: 0}", "path: /api/users", "X-Nope: null", "default/api:8080", "expect: {status: 200}"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the updated file has no %q:\n%s", want, got)
+		}
+	}
+	if code != 0 || !strings.Contains(errOut, "u.gwtest.yaml:6: route.rule: 1 → 0") || !strings.Contains(out, "PASS  2 cases") {
+		t.Errorf("exit %d\n%s%s", code, out, errOut)
+	}
+	if _, _, code := runGwdev(t, "", "test", "--tests", dir, "../../samples/basic"); code != 0 {
+		t.Errorf("the updated file fails: exit %d", code)
+	}
+	// No echo backend answers a 404: received cannot be written.
+	bad := "cases:\n- request: {url: \"http://nobody.example:8080/\"}\n  expect:\n    received: {path: /}\n"
+	if err := os.WriteFile(file, []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code = runGwdev(t, "", "test", "--update", "--tests", dir, "../../samples/basic")
+	if b, _ := os.ReadFile(file); code != 1 || string(b) != bad || !strings.Contains(errOut, "received: not updated") {
+		t.Errorf("exit %d, file\n%s\n%s", code, b, errOut)
+	}
+}

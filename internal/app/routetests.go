@@ -359,3 +359,25 @@ func TestFileYAML(f *routetest.File, comment string) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// UpdateTests rewrites the expectations that failed in run to what
+// happened (gwdev test --update), file by file, and returns a line per
+// field changed or left (routetest.Update).
+func UpdateTests(run *routetest.Run) ([]string, error) {
+	var notes []string
+	for _, fr := range run.Files {
+		failed := false
+		for i := range fr.Cases {
+			failed = failed || !fr.Cases[i].Passed()
+		}
+		if !failed {
+			continue
+		}
+		n, err := routetest.Update(fr.Path, fr)
+		if err != nil {
+			return notes, err
+		}
+		notes = append(notes, n...)
+	}
+	return notes, nil
+}

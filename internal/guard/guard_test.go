@@ -88,12 +88,14 @@ var rules = []rule{
 	},
 	{
 		name: "YAML renderer",
-		re:   regexp.MustCompile(`\b\w*yaml\w*\.(Marshal|JSONToYAML|NewEncoder)\(|\btype\s+\w*[Ee]mitter\s+struct\b`),
+		re:   regexp.MustCompile(`\b\w*yaml\w*\.(Marshal|JSONToYAML|NewEncoder|Dump|NewDumper)\(|\btype\s+\w*[Ee]mitter\s+struct\b`),
 		owners: map[string]string{
 			"internal/report/yaml.go":     "the one renderer (report.YAML): sigs.k8s.io/yaml for what the fast emitter leaves out",
 			"internal/report/yamlemit.go": "the fast emitter behind report.YAML, byte for byte sigs.k8s.io/yaml",
 			"watch/cluster.go":            "pull writes the manifests it fetched as files the user edits (input, not output); watch is below internal/report",
 			"watch/kustomize.go":          "writes the kustomization.yaml kustomize build reads (input, not output); watch is below internal/report",
+			"internal/routetest/update.go": "gwdev test --update edits the user's test file in place, keeping its comments and layout (input, not output), " +
+				"which rendering through report.YAML would lose",
 		},
 	},
 	{

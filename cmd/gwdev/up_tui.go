@@ -60,9 +60,14 @@ func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir string, sess 
 	// Ingresses, off the Session's loop (app.MigrationRunner).
 	mig := app.NewMigrationRunner(func(m app.MigrationState) { p.Send(migrationMsg(m)) })
 	defer mig.Wait()
+	// The folder's routing tests after every reload, said in the notice
+	// line (no Tests view yet).
+	tests := app.NewTestRunner(dir, func(m app.TestsState) { p.Send(tui.NoticeMsg{Text: app.TestsSummary(m)}) })
+	defer tests.Wait()
 	sess.Subscribe(func(st *app.State) {
 		p.Send(stateMsg(st))
 		mig.Submit(ctx, sess.Project(), st.Update.Result, st.Reload)
+		tests.Submit(ctx, st)
 		switch {
 		case st.RootProblem:
 			p.Send(tui.WatchErrorMsg{Err: errors.New(st.Root)})

@@ -108,6 +108,12 @@ func runFiles(ctx context.Context, dir string, flags ProjectFlags, o TestOptions
 		return nil, err
 	}
 	res := proj.Translate(lr.Snapshot, Translation{Now: metav1.NewTime(time.Now().UTC().Truncate(time.Second))})
+	return runOnResult(ctx, res, dir, o, files)
+}
+
+// runOnResult serves res's table on free ports and runs the cases of
+// files against it.
+func runOnResult(ctx context.Context, res *engine.Result, dir string, o TestOptions, files []*routetest.File) (*routetest.Run, error) {
 	seed := o.Seed
 	if seed == 0 {
 		seed = DefaultTestSeed

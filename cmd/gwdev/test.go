@@ -44,7 +44,8 @@ a TCP/UDP reply, a weighted split's shares, or a refusal and why) is checked aga
 expectations the case gives; only those are checked. Test files are never loaded as manifests.
 
 Exit status: 0 when every case passes, 1 when one fails, 2 on usage errors or a test file that
-does not parse (each error at file:line:column).
+does not parse or expects the impossible (a port no listener has, a Service or route the folder
+does not have), each error at file:line:column.
 
 Formats (--format): human (default), junit (JUnit XML: one testsuite per file), json, github
 (workflow annotations on the test file's lines), sarif (SARIF 2.1.0).

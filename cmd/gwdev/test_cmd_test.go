@@ -79,7 +79,7 @@ var mutations = []struct {
 	{"basic", "reason", "reason: no such thing", ""},
 	{"basic", "listener", "listener: gateway/default/web/listener/other", ""},
 	{"basic", "route.kind", "route: {kind: GRPCRoute}", ""},
-	{"basic", "route.name", "route: {name: other}", ""},
+	{"https", "route.name", "route: {name: redirect-to-https}", "https://app.example.com:443/"},
 	{"basic", "route.namespace", "route: {namespace: other}", ""},
 	{"basic", "route.rule", "route: {rule: 1}", ""},
 	{"basic", "route.match", "route: {match: 1}", ""},
@@ -361,5 +361,41 @@ func TestMigrateEmitTests(t *testing.T) {
 	}
 	if _, _, code := runGwdev(t, "", "migrate", "../../samples/ingress-nginx", "-o", migrated, "--emit-tests", tests); code != 2 {
 		t.Errorf("--emit-tests over an existing file: exit %d", code)
+	}
+}
+
+// Impossible expectations are errors at file:line:column (exit 2), not
+// failures: a port no listener has, a Service or route the folder does
+// not have.
+func TestTestImpossibleExpectations(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "i.gwtest.yaml")
+	in := `cases:
+- request: {url: "http://app.example.com:9999/"}
+  expect: {status: 200}
+- request: {url: "http://app.example.com:8080/"}
+  expect:
+    backend: {service: default/nope:80}
+    mirrors: [default/gone]
+    route: {kind: HTTPRoute, name: missing}
+- request: {url: "http://app.example.com:9999/"}
+  expect: {refused: true}
+`
+	if err := os.WriteFile(file, []byte(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := runGwdev(t, "", "test", "--tests", dir, "../../samples/basic")
+	for _, want := range []string{
+		file + ":2:18: no listener has port 9999 (listening: 8080)",
+		file + ":6:24: no Service default/nope in the folder",
+		file + ":7:14: no Service default/gone in the folder",
+		file + ":8:12: no route HTTPRoute missing in the folder",
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("no %q in:\n%s", want, errOut)
+		}
+	}
+	if code != 2 || strings.Count(errOut, "\n") != 4 {
+		t.Errorf("exit %d, want 2 and four errors:\n%s", code, errOut)
 	}
 }

@@ -31,14 +31,16 @@ func TestUpRunsRoutingTests(t *testing.T) {
 - name: a goes to svc-a
   request: {url: "http://a.example.com:%d/x"}
   expect:
+    status: 200
     backend: {service: default/svc-a}
 `, port))
 	out := runUp(t, &upOptions{portOffset: 0, debounce: 10 * time.Millisecond}, dir)
 	waitForUp(t, out, "tests pass", func() bool { return strings.Contains(out.String(), "tests (reload 0): all 1 cases pass") })
-	write("a.yaml", routeFile("a", "svc-b"))
+	write("a.yaml", routeFile("b", "svc-a")) // the route now serves b.example.com only
 	waitForUp(t, out, "the broken case", func() bool {
 		return strings.Contains(out.String(), "tests (reload 1): 1 of 1 cases fail") &&
-			strings.Contains(out.String(), "a.gwtest.yaml:5 backend.service: expected default/svc-a, got default/svc-b:80")
+			strings.Contains(out.String(), "a.gwtest.yaml:5 status: expected 200, got 404") &&
+			strings.Contains(out.String(), "a.gwtest.yaml:6 backend.service: expected default/svc-a, got (none)")
 	})
 	write("a.yaml", routeFile("a", "svc-a"))
 	waitForUp(t, out, "tests pass again", func() bool { return strings.Contains(out.String(), "tests (reload 2): all 1 cases pass") })

@@ -68,7 +68,7 @@ func EmitMigrationTests(ctx context.Context, dir string, flags ProjectFlags, pro
 	if len(f.Cases) == 0 {
 		return nil, fmt.Errorf("%s: no Ingress rule served as ingress-nginx: no requests to record", dir)
 	}
-	run, err := runFiles(ctx, dir, flags, TestOptions{}, []*routetest.File{f})
+	run, err := runFiles(ctx, dir, flags, TestOptions{}, []*routetest.File{f}, false)
 	if err != nil {
 		return nil, err
 	}
@@ -96,4 +96,3 @@ func migrationExpect(a *routetest.Actual) routetest.Expect {
 	}
 	return e
 }
-

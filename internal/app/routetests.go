@@ -35,7 +35,8 @@ type TestOptions struct {
 // DefaultTestSeed is the seed of weighted picks when none is given.
 const DefaultTestSeed = 1
 
-// TestFilesError is a test file that does not parse: `gwdev test` exits 2.
+// TestFilesError is a test file that does not parse, or an expectation no
+// request could meet: `gwdev test` exits 2.
 type TestFilesError struct{ Errs routetest.Errors }
 
 func (e *TestFilesError) Error() string { return e.Errs.Error() }
@@ -94,11 +95,12 @@ func RunTests(ctx context.Context, dir string, flags ProjectFlags, o TestOptions
 	if err != nil {
 		return nil, err
 	}
-	return runFiles(ctx, dir, flags, o, files)
+	return runFiles(ctx, dir, flags, o, files, true)
 }
 
-// runFiles serves dir and runs the cases of files.
-func runFiles(ctx context.Context, dir string, flags ProjectFlags, o TestOptions, files []*routetest.File) (*routetest.Run, error) {
+// runFiles serves dir and runs the cases of files, after judging their
+// expectations possible when judge is set (not for cases being recorded).
+func runFiles(ctx context.Context, dir string, flags ProjectFlags, o TestOptions, files []*routetest.File, judge bool) (*routetest.Run, error) {
 	proj, err := OpenProject([]string{dir}, flags)
 	if err != nil {
 		return nil, err
@@ -108,6 +110,9 @@ func runFiles(ctx context.Context, dir string, flags ProjectFlags, o TestOptions
 		return nil, err
 	}
 	res := proj.Translate(lr.Snapshot, Translation{Now: metav1.NewTime(time.Now().UTC().Truncate(time.Second))})
+	if errs := impossibleExpectations(res, files); judge && len(errs) > 0 {
+		return nil, &TestFilesError{Errs: errs}
+	}
 	return runOnResult(ctx, res, dir, o, files)
 }
 
@@ -339,7 +344,7 @@ func RecordTests(ctx context.Context, dir string, flags ProjectFlags, urls []str
 	for _, u := range urls {
 		f.Cases = append(f.Cases, routetest.Case{Name: u, Request: routetest.Request{URL: u}})
 	}
-	run, err := runFiles(ctx, dir, flags, o, []*routetest.File{f})
+	run, err := runFiles(ctx, dir, flags, o, []*routetest.File{f}, false)
 	if err != nil {
 		return nil, err
 	}

@@ -85,6 +85,11 @@ func (r *TestRunner) loop(ctx context.Context) {
 		msg := TestsState{Reload: st.Reload}
 		files, err := LoadTestFiles(r.dir, TestOptions{})
 		if err == nil {
+			if errs := impossibleExpectations(st.Result, files); len(errs) > 0 {
+				err = &TestFilesError{Errs: errs}
+			}
+		}
+		if err == nil {
 			msg.Run, err = runOnResult(run, st.Result, r.dir, TestOptions{}, files)
 		}
 		msg.Err = err
@@ -146,7 +151,7 @@ func TestsText(out io.Writer, m TestsState) {
 	var tfe *TestFilesError
 	switch {
 	case errors.As(m.Err, &tfe):
-		fmt.Fprintf(out, "gwdev: tests (reload %d): a test file does not parse:\n%s\n", m.Reload, tfe.Error())
+		fmt.Fprintf(out, "gwdev: tests (reload %d): not run: the test files have errors:\n%s\n", m.Reload, tfe.Error())
 		return
 	case m.Err != nil:
 		fmt.Fprintf(out, "gwdev: tests (reload %d): not run: %v\n", m.Reload, m.Err)

@@ -30,6 +30,8 @@ type Case struct {
 	Line   int            `yaml:"-" json:"-"`
 	Column int            `yaml:"-" json:"-"`
 	Lines  map[string]int `yaml:"-" json:"-"`
+	// Columns are the columns of the values of Lines' fields.
+	Columns map[string]int `yaml:"-" json:"-"`
 }
 
 // Request is what a case sends: the URL as `gwdev explain` takes it

@@ -163,9 +163,14 @@ func Parse(path string, b []byte) (*File, error) {
 		if c.Name == "" {
 			c.Name = "case " + strconv.Itoa(i+1)
 		}
-		c.Lines = map[string]int{}
+		c.Lines, c.Columns = map[string]int{}, map[string]int{}
 		if e := mapValue(n, "expect"); e != nil {
-			fieldLines(e, "", c.Lines)
+			fieldLines(e, "", c.Lines, c.Columns)
+		}
+		if u := mapValue(n, "request"); u != nil {
+			if v := mapValue(u, "url"); v != nil {
+				c.Lines["request.url"], c.Columns["request.url"] = v.Line, v.Column
+			}
 		}
 	}
 	return f, nil
@@ -286,8 +291,9 @@ func mapKey(n *yaml.Node, key string) *yaml.Node {
 	return nil
 }
 
-// fieldLines records the line of every key under n, by dotted path.
-func fieldLines(n *yaml.Node, prefix string, out map[string]int) {
+// fieldLines records the line of every key under n, by dotted path, and
+// the column of its value.
+func fieldLines(n *yaml.Node, prefix string, out, cols map[string]int) {
 	n = resolve(n)
 	if n.Kind != yaml.MappingNode {
 		return
@@ -297,8 +303,8 @@ func fieldLines(n *yaml.Node, prefix string, out map[string]int) {
 		if prefix != "" {
 			p = prefix + "." + p
 		}
-		out[p] = n.Content[i].Line
-		fieldLines(n.Content[i+1], p, out)
+		out[p], cols[p] = n.Content[i].Line, n.Content[i+1].Column
+		fieldLines(n.Content[i+1], p, out, cols)
 	}
 }
 

@@ -34,6 +34,16 @@ type Annotation struct {
 	// certificates, address lists, rate limits, a WAF): a conversion that
 	// drops it lets more clients in, and gwdev migrate exits 1.
 	Security bool
+	// Deny is true for a Security annotation that turns a check on by
+	// itself: where gwdev does not emulate it, the Ingress's locations
+	// answer 403 rather than let clients through unchecked. The other
+	// Security annotations only tune a check another annotation turns on
+	// (auth-tls-verify-depth, auth-tls-match-cn: auth-tls-secret denies),
+	// or act only with controller-wide ConfigMap settings an Ingress cannot
+	// carry (enable-global-auth, global-rate-limit: without them
+	// ingress-nginx ignores the annotation too), so denying on them would
+	// refuse what ingress-nginx serves.
+	Deny bool
 }
 
 // AnnotationsEmulated are the annotations gwdev reproduces on the
@@ -68,15 +78,15 @@ var ingressEmulated = []Annotation{
 	{Name: "denylist-source-range", Test: "TestIngressNginxBehaviour/source-range", Nginx: "refuses clients inside these ranges with 403", Security: true},
 	{Name: "from-to-www-redirect", Test: "TestIngressNginxBehaviour/from-to-www-redirect", Nginx: "redirects www.host to host or the reverse"},
 	{Name: "backend-protocol", Test: "TestIngressNginxFeatures/backend-protocol", Nginx: "speaks HTTP, HTTPS, GRPC, GRPCS, AJP or FCGI to the backend (gwdev: HTTP, HTTPS and GRPCS with TLS not verified and no SNI, as proxy-ssl-verify and proxy-ssl-server-name default to off, GRPC)"},
-	{Name: "auth-url", Test: "TestIngressNginxBehaviour/auth-url", Nginx: "asks the URL whether to let each request through (external auth)", Security: true},
+	{Name: "auth-url", Test: "TestIngressNginxBehaviour/auth-url", Nginx: "asks the URL whether to let each request through (external auth)", Security: true, Deny: true},
 	{Name: "auth-response-headers", Test: "TestIngressNginxBehaviour/auth-url", Nginx: "copies these headers of the auth response to the backend request"},
 	{Name: "x-forwarded-prefix", Test: "TestIngressNginxBehaviour/x-forwarded-prefix", Nginx: "adds an X-Forwarded-Prefix header to the request"},
 	{Name: "affinity", Test: "TestIngressNginxFeatures/affinity", Nginx: "pins clients to an endpoint with a cookie (gwdev's session persistence)"},
 	{Name: "affinity-mode", Test: "TestIngressNginxFeatures/affinity", Nginx: "balanced or persistent cookie affinity: the same on gwdev's fixed endpoints, where balanced never moves a session"},
 	{Name: "auth-realm", Test: "TestIngressNginxFeatures/basic-auth", Nginx: "the realm of the 401's WWW-Authenticate: Basic challenge"},
-	{Name: "auth-secret", Test: "TestIngressNginxFeatures/basic-auth", Nginx: "checks basic auth credentials against the Secret's htpasswd file (bcrypt up to cost 12, $apr1$, {SHA} and {PLAIN} hashes; crypt(3) DES, $1$, $5$, $6$, {SSHA} and costlier bcrypt users are refused); a missing Secret, or one in another namespace, denies with 503", Ref: "Secret", Security: true},
+	{Name: "auth-secret", Test: "TestIngressNginxFeatures/basic-auth", Nginx: "checks basic auth credentials against the Secret's htpasswd file (bcrypt up to cost 12, $apr1$, {SHA} and {PLAIN} hashes; crypt(3) DES, $1$, $5$, $6$, {SSHA} and costlier bcrypt users are refused); a missing Secret, or one in another namespace, denies with 503", Ref: "Secret", Security: true, Deny: true},
 	{Name: "auth-secret-type", Test: "TestIngressNginxFeatures/basic-auth", Nginx: "reads the auth Secret as an htpasswd file (auth-file, key auth) or a user per key (auth-map)"},
-	{Name: "auth-type", Test: "TestIngressNginxFeatures/basic-auth", Nginx: "requires basic or digest authentication (gwdev emulates basic; digest denies with 403)", Security: true},
+	{Name: "auth-type", Test: "TestIngressNginxFeatures/basic-auth", Nginx: "requires basic or digest authentication (gwdev emulates basic; digest denies with 403)", Security: true, Deny: true},
 	{Name: "default-backend", Test: "TestIngressNginxFeatures/default-backend", Nginx: "serves requests whose Service has no endpoints (or is missing) from this Service's first port; with custom-http-errors also the listed error answers"},
 	{Name: "custom-http-errors", Test: "TestIngressNginxFeatures/custom-http-errors", Nginx: "replaces the backend's answers of these statuses with the default-backend Service's answer (else its own default backend's 404), sending it X-Code, X-Format, X-Original-URI and the location's names"},
 	{Name: "service-upstream", Test: "TestIngressNginxFeatures/service-upstream", Nginx: "proxies to the Service's cluster IP instead of its endpoints, so kube-proxy spreads connections over the Pods; on loopback gwdev sends each request to one of the Service's endpoints in turn, which is observably the same except that an affinity cookie would pin only the cluster IP (gwdev warns and keeps pinning the endpoint)"},
@@ -107,9 +117,9 @@ var ingressEmulated = []Annotation{
 
 var ingressReported = []Annotation{
 	{Name: "affinity-canary-behavior", Nginx: "keeps canary clients on the canary (sticky) or not (legacy)"},
-	{Name: "auth-tls-secret", Nginx: "requires client certificates signed by the Secret's CA", Ref: "Secret", Security: true},
+	{Name: "auth-tls-secret", Nginx: "requires client certificates signed by the Secret's CA", Ref: "Secret", Security: true, Deny: true},
 	{Name: "auth-tls-verify-depth", Nginx: "limits the client certificate chain depth", Security: true},
-	{Name: "auth-tls-verify-client", Nginx: "turns client certificate verification on, off or optional", Security: true},
+	{Name: "auth-tls-verify-client", Nginx: "turns client certificate verification on, off or optional", Security: true, Deny: true},
 	{Name: "auth-tls-error-page", Nginx: "redirects clients whose certificate fails to this page"},
 	{Name: "auth-tls-pass-certificate-to-upstream", Nginx: "passes the client certificate to the backend in ssl-client-cert"},
 	{Name: "auth-tls-match-cn", Nginx: "requires the client certificate's CN to match", Security: true},
@@ -125,7 +135,7 @@ var ingressReported = []Annotation{
 	{Name: "auth-keepalive-requests", Nginx: "requests per keepalive auth connection"},
 	{Name: "auth-keepalive-timeout", Nginx: "idle timeout of keepalive auth connections"},
 	{Name: "auth-always-set-cookie", Nginx: "sets the auth response's cookies on every response"},
-	{Name: "auth-snippet", Nginx: "adds nginx configuration to the auth location", Security: true},
+	{Name: "auth-snippet", Nginx: "adds nginx configuration to the auth location", Security: true, Deny: true},
 	{Name: "enable-global-auth", Nginx: "applies (or not) the ConfigMap's global-auth-url", Security: true},
 	{Name: "client-body-buffer-size", Nginx: "buffers request bodies in memory up to this size"},
 	{Name: "configuration-snippet", Nginx: "adds raw nginx configuration to the location"},
@@ -158,7 +168,7 @@ var ingressReported = []Annotation{
 	{Name: "proxy-busy-buffers-size", Nginx: "the size of busy response buffers"},
 	{Name: "proxy-max-temp-file-size", Nginx: "the temp file size for buffered responses"},
 	{Name: "enable-rewrite-log", Nginx: "logs rewrites at notice level"},
-	{Name: "satisfy", Nginx: "lets a request through when any (not all) auth passes", Security: true},
+	{Name: "satisfy", Nginx: "lets a request through when any (not all) auth passes", Security: true, Deny: true},
 	{Name: "server-alias", Nginx: "serves the host under these other names too"},
 	{Name: "server-snippet", Nginx: "adds raw nginx configuration to the server"},
 	{Name: "session-cookie-domain", Nginx: "the affinity cookie's domain"},
@@ -186,10 +196,10 @@ var ingressReported = []Annotation{
 	{Name: "influxdb-port", Nginx: "the InfluxDB port"},
 	{Name: "influxdb-host", Nginx: "the InfluxDB host"},
 	{Name: "influxdb-server-name", Nginx: "the InfluxDB server name"},
-	{Name: "enable-modsecurity", Nginx: "runs ModSecurity on the location", Security: true},
-	{Name: "enable-owasp-core-rules", Nginx: "runs the OWASP core rule set", Security: true},
+	{Name: "enable-modsecurity", Nginx: "runs ModSecurity on the location", Security: true, Deny: true},
+	{Name: "enable-owasp-core-rules", Nginx: "runs the OWASP core rule set", Security: true, Deny: true},
 	{Name: "modsecurity-transaction-id", Nginx: "the ModSecurity transaction id"},
-	{Name: "modsecurity-snippet", Nginx: "adds ModSecurity rules", Security: true},
+	{Name: "modsecurity-snippet", Nginx: "adds ModSecurity rules", Security: true, Deny: true},
 	{Name: "mirror-request-body", Nginx: "sends the body to the mirror (default on)"},
 	{Name: "mirror-host", Nginx: "the Host header of mirrored requests"},
 	{Name: "disable-proxy-intercept-errors", Nginx: "does not intercept backend errors for custom-http-errors"},
@@ -237,14 +247,11 @@ type ingressAnnotations struct {
 	ingressFeatures
 }
 
-// ingressSecurityAnnotation reports whether an annotation restricts who may
-// reach the backend: not emulating it must deny, never allow.
-func ingressSecurityAnnotation(name string) bool {
-	switch name {
-	case "auth-type", "auth-secret", "auth-url", "auth-tls-secret", "auth-tls-verify-client", "satisfy", "auth-snippet", "enable-modsecurity", "enable-owasp-core-rules", "modsecurity-snippet":
-		return true
-	}
-	return false
+// ingressDenies reports whether gwdev denies an Ingress carrying the
+// annotation when it does not emulate it (Annotation.Deny).
+func ingressDenies(name string) bool {
+	an := ingressAnnotationNamed(name)
+	return an != nil && an.Deny
 }
 
 // parseIngressAnnotations reads the ingress-nginx annotations of an
@@ -335,7 +342,7 @@ func (t *translator) parseIngressAnnotations(st *ingressState) ingressAnnotation
 		if (name == AnnotationPrefix+"auth-type" || name == AnnotationPrefix+"auth-secret") && (a.basicAuth != nil || a.basicAuthDenied != "") {
 			continue
 		}
-		if short, ok := strings.CutPrefix(name, AnnotationPrefix); ok && ingressSecurityAnnotation(short) && a.unemulatedSecurity == "" {
+		if short, ok := strings.CutPrefix(name, AnnotationPrefix); ok && ingressDenies(short) && a.unemulatedSecurity == "" {
 			a.unemulatedSecurity = name
 		}
 	}
@@ -352,7 +359,7 @@ func (t *translator) parseIngressAnnotations(st *ingressState) ingressAnnotation
 			warn(short, "not an annotation ingress-nginx documents; it ignores it")
 		case an.Test == "":
 			msg := "gwdev does not emulate it (ingress-nginx: " + an.Nginx + ")"
-			if ingressSecurityAnnotation(short) {
+			if ingressDenies(short) {
 				msg += "; it is a security filter, so gwdev denies the Ingress's requests with 403 rather than let them through unchecked"
 			}
 			warn(short, msg)

@@ -176,8 +176,8 @@ func TestTestAgreesWithExplain(t *testing.T) {
 					Service  string `json:"service"`
 					Matched  *struct {
 						Route struct{ Kind, Namespace, Name string } `json:"route"`
-						Rule  int                                   `json:"rule"`
-						Match int                                   `json:"match"`
+						Rule  int                                    `json:"rule"`
+						Match int                                    `json:"match"`
 					} `json:"matched"`
 					Candidates []string `json:"candidates"`
 					AuthAsked  []string `json:"authAsked"`

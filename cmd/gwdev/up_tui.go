@@ -60,9 +60,15 @@ func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir string, sess 
 	// Ingresses, off the Session's loop (app.MigrationRunner).
 	mig := app.NewMigrationRunner(func(m app.MigrationState) { p.Send(migrationMsg(m)) })
 	defer mig.Wait()
-	// The folder's routing tests after every reload, said in the notice
-	// line (no Tests view yet).
-	tests := app.NewTestRunner(dir, func(m app.TestsState) { p.Send(tui.NoticeMsg{Text: app.TestsSummary(m)}) })
+	// The folder's routing tests after every reload: the Tests view, and
+	// the notice line when one fails.
+	tests := app.NewTestRunner(dir, func(m app.TestsState) {
+		msg := testsMsg(m)
+		p.Send(msg)
+		if m.Err != nil || len(msg.Cases) > 0 && failedCases(msg) > 0 {
+			p.Send(tui.NoticeMsg{Text: app.TestsSummary(m), Problem: true})
+		}
+	})
 	defer tests.Wait()
 	sess.Subscribe(func(st *app.State) {
 		p.Send(stateMsg(st))
@@ -155,4 +161,30 @@ func migrationMsg(m app.MigrationState) tui.MigrationMsg {
 		}
 	}
 	return msg
+}
+
+// testsMsg is a run of the routing tests as the Tests view reads it.
+func testsMsg(m app.TestsState) tui.TestsMsg {
+	msg := tui.TestsMsg{Reload: m.Reload}
+	if m.Err != nil {
+		msg.Err = m.Err.Error()
+		return msg
+	}
+	for _, f := range m.Run.Files {
+		for i := range f.Cases {
+			c := &f.Cases[i]
+			msg.Cases = append(msg.Cases, tui.TestsCase{File: f.Path, Line: c.Line, Name: c.Name, Failures: app.CaseFailures(f.Path, c)})
+		}
+	}
+	return msg
+}
+
+func failedCases(m tui.TestsMsg) int {
+	n := 0
+	for _, c := range m.Cases {
+		if len(c.Failures) > 0 {
+			n++
+		}
+	}
+	return n
 }

@@ -133,12 +133,8 @@ func firstFailure(m TestsState) (string, bool) {
 	for _, f := range m.Run.Files {
 		for i := range f.Cases {
 			c := &f.Cases[i]
-			switch {
-			case c.Error != "":
-				return fmt.Sprintf("%s:%d %s", f.Path, c.Line, c.Error), true
-			case len(c.Mismatches) > 0:
-				mm := c.Mismatches[0]
-				return fmt.Sprintf("%s:%d %s: expected %s, got %s", f.Path, max(mm.Line, c.Line), mm.Field, mm.Want, mm.Got), true
+			if ls := CaseFailures(f.Path, c); len(ls) > 0 {
+				return ls[0], true
 			}
 		}
 	}
@@ -170,12 +166,23 @@ func TestsText(out io.Writer, m TestsState) {
 				continue
 			}
 			fmt.Fprintf(out, "  FAIL %s:%d %s\n", f.Path, c.Line, c.Name)
-			if c.Error != "" {
-				fmt.Fprintf(out, "       %s\n", c.Error)
-			}
-			for _, mm := range c.Mismatches {
-				fmt.Fprintf(out, "       %s:%d %s: expected %s, got %s\n", f.Path, max(mm.Line, c.Line), mm.Field, mm.Want, mm.Got)
+			for _, l := range CaseFailures(f.Path, c) {
+				fmt.Fprintf(out, "       %s\n", l)
 			}
 		}
 	}
+}
+
+// CaseFailures are a failed case's failures in one line each: why it
+// could not be sent, then "file:line field: expected X, got Y" per
+// expectation not met (none: it passed).
+func CaseFailures(file string, c *routetest.CaseResult) []string {
+	var out []string
+	if c.Error != "" {
+		out = append(out, fmt.Sprintf("%s:%d %s", file, c.Line, c.Error))
+	}
+	for _, mm := range c.Mismatches {
+		out = append(out, fmt.Sprintf("%s:%d %s: expected %s, got %s", file, max(mm.Line, c.Line), mm.Field, mm.Want, mm.Got))
+	}
+	return out
 }

@@ -13,7 +13,8 @@
 // Files: server.go (lifecycle, Apply), listeners.go (binding, graceful
 // retirement), router.go (compiling the table, rule indexes), hosts.go
 // (hostname precedence), match.go (request matching), handler.go (the
-// routing decision and the request path), filters.go, cors.go, backend.go
+// routing decision and the request path), filters.go (CORS decided by
+// emulator/cors), backend.go
 // (upstreams, weights, sessions), proxy.go (forwarding, retries, timeouts,
 // mirrors), errors.go (errors to statuses), errorpages.go (answers an
 // error backend replaces), trace.go, explain.go. The echo
@@ -50,7 +51,7 @@
 // Implementation-profile behaviour from the table (table.ListenerPolicy,
 // table.RulePolicy, table.AccessLogPolicy; for example the gwin profile,
 // docs/gwin.md): RBAC with 403 and the deciding principal in the trace
-// (rbac.go), HTTP/1.x-only listeners, the HTTP/2 stream limit and stream
+// (policy.go, decided by emulator/auth, as basic authentication is; rate limits by emulator/ratelimit), HTTP/1.x-only listeners, the HTTP/2 stream limit and stream
 // idle timeouts (policy.go), and access-log discard rules that filter the
 // access log but never traces (accesslog_filter.go).
 //

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gwdev/gwdev/emulator/cors"
 	"github.com/gwdev/gwdev/emulator/h1"
 	"github.com/gwdev/gwdev/engine/table"
 )
@@ -24,7 +25,7 @@ type filterStep struct {
 	mirror int
 	// mirrorFraction is the share of requests mirrored (0 to 1).
 	mirrorFraction float64
-	cors           *corsPolicy
+	cors           *cors.Policy
 	// extAuth is the index into the resolved ExternalAuth filters of the
 	// rule or backendRef (-1: not an ExternalAuth filter).
 	extAuth     int
@@ -56,7 +57,7 @@ func compileFilters(fs []table.Filter, rc *regexCache) []filterStep {
 			s.mirror, s.mirrorFraction = m.Index, m.Fraction
 		}
 		if f.CORS != nil {
-			s.cors = compileCORS(f.CORS, rc)
+			s.cors = cors.Compile(f.CORS, rc.compile)
 		}
 		if p := rewritePath(f.URLRewrite); p != nil && p.Type == table.ReplaceRegexMatch {
 			s.rewriteRE, _ = rc.compile(p.Pattern) // the engine checked it compiles

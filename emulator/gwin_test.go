@@ -441,21 +441,6 @@ func TestKeepLine(t *testing.T) {
 	}
 }
 
-func TestEvalRBACPseudoHeaders(t *testing.T) {
-	p := &table.RBAC{Name: "r", Action: table.RBACAllow, Groups: []table.RBACGroup{{Name: "g", Principals: []table.RBACPrincipal{
-		{Name: "m", Header: &table.RBACHeaderMatch{Name: ":method", Exact: "GET"}},
-		{Name: "p", Header: &table.RBACHeaderMatch{Name: ":path", Prefix: "/public"}},
-	}}}}
-	req := httptest.NewRequest("GET", "/public/x?y=1", nil)
-	if v := evalRBAC(p, req); !v.allowed {
-		t.Errorf("GET /public: %s", v.why)
-	}
-	req = httptest.NewRequest("POST", "/public/x", nil)
-	if v := evalRBAC(p, req); v.allowed || !strings.Contains(v.why, `m: header :method is not "GET"`) {
-		t.Errorf("POST /public: %+v", v)
-	}
-}
-
 func TestGwinStreamIdleTimeoutTCP(t *testing.T) {
 	h := serve(t, func(p int32) *table.Table {
 		return gwinTable(t, `apiVersion: gateway.networking.k8s.io/v1

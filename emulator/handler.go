@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gwdev/gwdev/emulator/cors"
 	"github.com/gwdev/gwdev/emulator/h1"
 	"github.com/gwdev/gwdev/engine/table"
 )
@@ -29,7 +30,7 @@ const (
 	actNoEndpoints                  // the chosen backend has no endpoints: 503
 	actProxy                        // forward to the backend
 	actMisdirected                  // 421: the Host belongs to another listener than the SNI (tls.go)
-	actRefused                      // 403/505: refused by a listener or rule policy (policy.go, rbac.go)
+	actRefused                      // 403/505: refused by a listener or rule policy (policy.go)
 	actPreRouting                   // run the listener's pre-routing ExternalAuth checks, then decide again (prerouting.go)
 )
 
@@ -62,7 +63,7 @@ type exchange struct {
 	modsArr     [4]*headerMod // the first reqMods and respMods, without an allocation
 	rewriteHost string
 	rewritePath string
-	cors        *corsPolicy
+	cors        *cors.Policy
 	corsOrigin  string // set when the request's Origin is allowed
 	mirrors     []*backendRoutes
 	// auths are the ExternalAuth checks to pass before the gateway
@@ -98,10 +99,10 @@ type exchange struct {
 	// span is the request's XTelemetryPolicy span (nil: its Gateway has
 	// no tracing; telemetry.go).
 	span *requestSpan
-	// challenge is the WWW-Authenticate of a 401 ("": none; basicauth.go).
+	// challenge is the WWW-Authenticate of a 401 ("": none; policy.go).
 	challenge string
 	// release ends the request's count against its rule's connection
-	// limit (nil: not counted; ratelimit.go).
+	// limit (nil: not counted; emulator/ratelimit).
 	release func()
 	// laneServed is set when the forwarding lane served the request
 	// (lane.go).
@@ -264,7 +265,7 @@ func (ex *exchange) decide(pr *portRoutes) action {
 func (ex *exchange) collect(fs []filterStep, mirrors []*backendRoutes, auths []*extAuthRoutes) (action, bool) {
 	t := &ex.trace
 	var redirect bool
-	var cors *corsPolicy
+	var cp *cors.Policy
 	for i := range fs {
 		f := &fs[i]
 		switch {
@@ -296,17 +297,17 @@ func (ex *exchange) collect(fs []filterStep, mirrors []*backendRoutes, auths []*
 				return actUnsupported, true
 			}
 		case f.cors != nil:
-			cors = f.cors
+			cp = f.cors
 		}
 	}
-	if cors != nil {
-		ex.cors = cors
+	if cp != nil {
+		ex.cors = cp
 		origin := ex.req.Header.Get("Origin")
-		allowed := cors.allows(origin)
-		if cors.isPreflight(ex.req) {
+		allowed := cp.Allows(origin)
+		if cp.IsPreflight(ex.req) {
 			if allowed {
 				ex.corsOrigin = origin
-				ex.status = cors.allowedPreflightStatus()
+				ex.status = cp.PreflightStatus()
 				t.Filters = append(t.Filters, "CORS: preflight from "+origin+" allowed")
 			} else {
 				ex.status = http.StatusForbidden
@@ -429,7 +430,7 @@ func (ex *exchange) beforeResponse(h http.Header) {
 		m.apply(h, nil)
 	}
 	if ex.corsOrigin != "" && ex.cors != nil {
-		ex.cors.actualHeaders(h, ex.corsOrigin)
+		ex.cors.ActualHeaders(h, ex.corsOrigin)
 	}
 	if ex.sessionValue != "" && ex.session != nil {
 		ex.session.write(h, ex.sessionValue)
@@ -472,7 +473,7 @@ func (s *Server) serve(bl *boundListener, w http.ResponseWriter, r *http.Request
 		act = ex.decide(routes)
 	}
 	if (act == actProxy || act == actDirect || act == actNoEndpoints) && !s.checkRateLimit(ex, rec) {
-		return // over the rule's rate or connection limit (ratelimit.go)
+		return // over the rule's rate or connection limit (checkRateLimit, policy.go)
 	}
 	if (act == actProxy || act == actRedirect) && !ex.authorize(rec, r) {
 		return // denied, or refused because an auth backend failed
@@ -485,7 +486,7 @@ func (s *Server) serve(bl *boundListener, w http.ResponseWriter, r *http.Request
 		s.forward(ex, rec, r)
 	case actPreflight:
 		if ex.status < 300 {
-			ex.cors.preflightHeaders(rec.Header(), r)
+			ex.cors.PreflightHeaders(rec.Header(), r)
 			ex.corsOrigin = "" // already set
 		}
 		rec.Header().Set("Content-Length", "0")

@@ -215,19 +215,19 @@ func decideL4(pr *portRoutes, t *Trace, kind string) *backendRoutes {
 func (s *Server) bindL4(pr *portRoutes, key bindKey) (*boundListener, error) {
 	bl := &boundListener{key: key, protocol: pr.protocol}
 	if pr.protocol == table.UDPProtocolType {
-		pc, fallback, err := s.bindPacket(key.addr, key.port)
+		pc, moved, err := s.bindPacket(key.addr, key.port)
 		if err != nil {
 			return nil, err
 		}
-		bl.bound, bl.fallback = pc.LocalAddr().String(), fallback
+		bl.bound, bl.fallback, bl.moved = pc.LocalAddr().String(), moved != "", moved
 		bl.l4 = newUDPProxy(s, bl, pc)
 		return bl, nil
 	}
-	ln, fallback, err := s.bind(key.addr, key.port)
+	ln, moved, err := s.bind(key.addr, key.port)
 	if err != nil {
 		return nil, err
 	}
-	bl.bound, bl.fallback = ln.Addr().String(), fallback
+	bl.bound, bl.fallback, bl.moved = ln.Addr().String(), moved != "", moved
 	bl.ln = s.limitConns(bl, ln, "TCP") // limits.go
 	bl.l4 = newTCPProxy(s, bl, bl.ln)
 	return bl, nil

@@ -9,8 +9,10 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"os"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/gwdev/gwdev/emulator/h1"
@@ -41,7 +43,9 @@ type boundListener struct {
 	l4       l4Server
 	bound    string
 	fallback bool
-	routes   atomic.Pointer[portRoutes]
+	// moved says why the asked port could not be bound (fallback).
+	moved  string
+	routes atomic.Pointer[portRoutes]
 	// tls is set on TLS ports (tlsconn.go).
 	tls *tlsServe
 	// fast serves the common HTTP/1.1 requests of an HTTP port, and of a
@@ -89,11 +93,11 @@ func (s *Server) listenerFor(pr *portRoutes, claimed map[bindKey]*boundListener)
 		bl, err := s.bindL4(pr, key) // l4.go
 		return bl, err == nil, err
 	}
-	ln, fallback, err := s.bind(addr, pr.port.Port)
+	ln, moved, err := s.bind(addr, pr.port.Port)
 	if err != nil {
 		return nil, false, err
 	}
-	bl = &boundListener{key: key, protocol: pr.protocol, bound: ln.Addr().String(), fallback: fallback}
+	bl = &boundListener{key: key, protocol: pr.protocol, bound: ln.Addr().String(), fallback: moved != "", moved: moved}
 	bl.ln = countingListener{s.limitConns(bl, ln, "HTTP")} // limits.go
 	ct := newConnTracker(s, bl)                            // conntrace.go: connections without a request are traced
 	bl.srv = &http.Server{
@@ -143,22 +147,39 @@ func (s *Server) fastPath(bl *boundListener) *h1.Server {
 	return f
 }
 
-// bind listens on addr:port, or on addr:port+PortOffset when that fails.
-func (s *Server) bind(addr string, port int32) (net.Listener, bool, error) {
-	ln, err := net.Listen("tcp", net.JoinHostPort(addr, strconv.Itoa(int(port))))
+// bind listens on addr:port, or on addr:port+PortOffset when that fails;
+// moved then says why port could not be bound (bindFailure).
+func (s *Server) bind(addr string, port int32) (ln net.Listener, moved string, err error) {
+	ln, err = net.Listen("tcp", net.JoinHostPort(addr, strconv.Itoa(int(port))))
 	if err == nil {
-		return ln, false, nil
+		return ln, "", nil
 	}
 	off := s.cfg.PortOffset
 	if off <= 0 || int(port)+off > 65535 {
-		return nil, false, err
+		return nil, "", err
 	}
 	alt := int(port) + off
 	ln, err2 := net.Listen("tcp", net.JoinHostPort(addr, strconv.Itoa(alt)))
 	if err2 != nil {
-		return nil, false, fmt.Errorf("%w; fallback port %d: %w", err, alt, err2)
+		return nil, "", fmt.Errorf("%w; fallback port %d: %w", err, alt, err2)
 	}
-	return ln, true, nil
+	return ln, bindFailure(err), nil
+}
+
+// bindFailure says in a few words why a port could not be bound: in use,
+// or privileged; otherwise the system's words.
+func bindFailure(err error) string {
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return "in use by another process"
+	case errors.Is(err, syscall.EACCES):
+		return "privileged: binding it needs root or CAP_NET_BIND_SERVICE"
+	}
+	var se *os.SyscallError
+	if errors.As(err, &se) {
+		return se.Err.Error()
+	}
+	return err.Error()
 }
 
 // serveListener starts serving a freshly bound listener.

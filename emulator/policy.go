@@ -5,15 +5,18 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
+	"strconv"
 	"sync/atomic"
 	"time"
 
+	"github.com/gwdev/gwdev/emulator/auth"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
 // Implementation-profile behaviour of listeners and rules (the routing
-// table's ListenerTable.Policy and RouteRule.Policy): RBAC (rbac.go),
+// table's ListenerTable.Policy and RouteRule.Policy): RBAC (emulator/auth),
 // HTTP/1.x-only listeners, the HTTP/2 stream limit and the stream idle
 // timeout. A table without policies costs two nil checks per request.
 
@@ -62,7 +65,7 @@ func (ex *exchange) checkRulePolicy(r *ruleRoutes) (action, bool) {
 		return a, done
 	}
 	if p.BasicAuth != nil {
-		return ex.checkBasicAuth(p.BasicAuth) // basicauth.go
+		return ex.checkBasicAuth(p.BasicAuth) // emulator/auth decides
 	}
 	return 0, false
 }
@@ -71,7 +74,7 @@ func (ex *exchange) checkRulePolicy(r *ruleRoutes) (action, bool) {
 // ingress-nginx CORS preflight.
 func (ex *exchange) nginxPreflight(r *ruleRoutes) bool {
 	for i := range r.filters {
-		if c := r.filters[i].cors; c != nil && c.nginx && c.isPreflight(ex.req) {
+		if c := r.filters[i].cors; c != nil && c.Nginx() && c.IsPreflight(ex.req) {
 			return true
 		}
 	}
@@ -201,4 +204,83 @@ func (c *idleConn) CloseWrite() error {
 		return cw.CloseWrite()
 	}
 	return nil
+}
+
+// checkRateLimit applies the matched rule's rate limit to a request the
+// data plane is about to serve (not to explain, which has no client
+// history). It reports false when the request was answered.
+func (s *Server) checkRateLimit(ex *exchange, w http.ResponseWriter) bool {
+	r := ex.rule
+	if r == nil || r.limiter == nil {
+		return true
+	}
+	host, _, err := net.SplitHostPort(ex.req.RemoteAddr)
+	if err != nil {
+		host = ex.req.RemoteAddr
+	}
+	addr, err := netip.ParseAddr(host)
+	if err != nil {
+		return true // not an IP client (a test's pipe): nothing to count by
+	}
+	release, refused := r.limiter.Admit(addr.Unmap(), ex.start)
+	if refused != "" {
+		ex.trace.Reason = "rate limit " + r.limiter.Limit().Name + ": " + addr.String() + " " + refused
+		ex.trace.Backend, ex.trace.Service, ex.trace.Target, ex.trace.Why = "", "", "", ""
+		ex.status = r.limiter.Limit().Status
+		if ex.status == 0 {
+			ex.status = http.StatusServiceUnavailable
+		}
+		ex.writeError(w, ex.status, ex.trace.Reason)
+		return false
+	}
+	ex.release = release
+	return true
+}
+
+// HTTP basic authentication (the table's RulePolicy.BasicAuth, from
+// ingress-nginx's auth-type basic): RFC 7617 credentials checked against
+// htpasswd hashes, as nginx's auth_basic_user_file does. A request without
+// valid credentials gets 401 with the Basic challenge; the password and the
+// hashes never reach a trace (Authorization is redacted, redact.go).
+
+// checkBasicAuth reports whether the request's credentials are valid; when
+// not, it sets the 401 answer.
+func (ex *exchange) checkBasicAuth(ba *table.BasicAuth) (action, bool) {
+	user, pass, ok := ex.req.BasicAuth()
+	switch {
+	case ok && user == "":
+		// nginx refuses credentials without a user name before it reads
+		// the user file.
+		ex.trace.Reason = "basic auth " + ba.Name + ": the credentials have an empty user name"
+	case ok:
+		for _, u := range ba.Users {
+			if u.Name == user && auth.HtpasswdMatches(u.Hash, pass) {
+				ex.trace.Filters = append(ex.trace.Filters, "BasicAuth: "+ba.Name+" user "+strconv.Quote(user)+" allowed")
+				return 0, false
+			}
+		}
+		ex.trace.Reason = "basic auth " + ba.Name + ": user " + strconv.Quote(user) + " or its password is wrong (users of " + ba.Secret + ")"
+	default:
+		ex.trace.Reason = "basic auth " + ba.Name + ": no credentials"
+	}
+	ex.status = http.StatusUnauthorized
+	ex.challenge = "Basic realm=" + strconv.Quote(ba.Realm)
+	return actRefused, true
+}
+
+// checkRBAC applies one policy to the exchange: it records the decision in
+// the trace's filters and, on refusal, answers 403.
+func (ex *exchange) checkRBAC(p *table.RBAC) (action, bool) {
+	if p == nil {
+		return 0, false
+	}
+	v := auth.EvalRBAC(p, ex.req)
+	t := &ex.trace
+	t.Filters = append(t.Filters, "RBAC "+p.Name+": "+v.Why)
+	if v.Allowed {
+		return 0, false
+	}
+	t.Reason = "refused by RBAC " + p.Name + ": " + v.Why
+	ex.status = http.StatusForbidden
+	return actRefused, true
 }

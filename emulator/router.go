@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gwdev/gwdev/emulator/ratelimit"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
@@ -102,8 +103,8 @@ type ruleRoutes struct {
 	// errorPages replaces error answers (nil: none; errorpages.go).
 	errorPages *errorPages
 	// limiter counts the requests of the rule's rate limit (nil: none;
-	// ratelimit.go).
-	limiter *rateLimiter
+	// emulator/ratelimit).
+	limiter *ratelimit.Limiter
 	source  string
 	// route is r.Route's name, made once rather than per request.
 	route string
@@ -165,7 +166,7 @@ type compiler struct {
 	// backends are the backends compiled by this compile.
 	backends map[*table.Backend]*backendRoutes
 	// rateLimiters are the rate limits' counters by name.
-	rateLimiters map[string]*rateLimiter
+	rateLimiters map[string]*ratelimit.Limiter
 }
 
 // compile builds the router for t. With a nil pool (Explain) upstreams carry
@@ -174,7 +175,7 @@ func compile(t *table.Table, pool *upstreamPool) *router {
 	if pool == nil {
 		pool = newUpstreamPool(nil)
 	}
-	c := &compiler{pool: pool, gen: pool.gen + 1, rateLimiters: map[string]*rateLimiter{},
+	c := &compiler{pool: pool, gen: pool.gen + 1, rateLimiters: map[string]*ratelimit.Limiter{},
 		regex:    &regexCache{old: pool.regex, cur: map[string]*regexp.Regexp{}},
 		backends: map[*table.Backend]*backendRoutes{}}
 	rt := &router{table: t, ports: map[portKey]*portRoutes{}}
@@ -348,7 +349,7 @@ func (c *compiler) rule(r *table.RouteRule) *ruleRoutes {
 	if p := r.Policy; p != nil && p.RateLimit != nil {
 		rr.limiter = c.rateLimiters[p.RateLimit.Name]
 		if rr.limiter == nil {
-			rr.limiter = newRateLimiter(p.RateLimit)
+			rr.limiter = ratelimit.New(p.RateLimit)
 			c.rateLimiters[p.RateLimit.Name] = rr.limiter
 		}
 	}

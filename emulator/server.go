@@ -176,6 +176,9 @@ type PortReport struct {
 	Bound string `json:"bound,omitempty"`
 	// Fallback is set when Bound uses Port+PortOffset.
 	Fallback bool `json:"fallback,omitempty"`
+	// Moved says why Port itself could not be bound when Fallback is set
+	// ("in use by another process", "privileged: ..."; "": not moved).
+	Moved string `json:"moved,omitempty"`
 	// Reused is set when the listener was kept from the previous table.
 	Reused bool `json:"reused,omitempty"`
 	// NotServed says why the port is not served (yet), for example HTTPS.
@@ -232,7 +235,7 @@ func (s *Server) Apply(t *table.Table) *ApplyReport {
 		if fresh {
 			started = append(started, bl)
 		}
-		p.Bound, p.Fallback, p.Reused = bl.bound, bl.fallback, !fresh
+		p.Bound, p.Fallback, p.Moved, p.Reused = bl.bound, bl.fallback, bl.moved, !fresh
 		rep.Ports = append(rep.Ports, p)
 	}
 	s.current.Store(rt)

@@ -39,6 +39,10 @@ func TestPortOffsetFallback(t *testing.T) {
 	if len(rep.Ports) != 1 || rep.Ports[0].Bound != want || !rep.Ports[0].Fallback || rep.Err() != nil {
 		t.Fatalf("report %+v, want bound %s", rep.Ports, want)
 	}
+	// The port held by another socket: the report says why it moved.
+	if got := rep.Ports[0].Moved; got != "in use by another process" {
+		t.Errorf("Moved = %q, want the port in use named", got)
+	}
 	resp, err := http.Get("http://" + want + "/")
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("request on the fallback port: %v %v", resp, err)

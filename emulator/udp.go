@@ -18,21 +18,21 @@ const maxDatagram = 64 << 10
 
 // bindPacket listens for UDP on addr:port, or on addr:port+PortOffset when
 // that fails.
-func (s *Server) bindPacket(addr string, port int32) (net.PacketConn, bool, error) {
-	pc, err := net.ListenPacket("udp", net.JoinHostPort(addr, strconv.Itoa(int(port))))
+func (s *Server) bindPacket(addr string, port int32) (pc net.PacketConn, moved string, err error) {
+	pc, err = net.ListenPacket("udp", net.JoinHostPort(addr, strconv.Itoa(int(port))))
 	if err == nil {
-		return pc, false, nil
+		return pc, "", nil
 	}
 	off := s.cfg.PortOffset
 	if off <= 0 || int(port)+off > 65535 {
-		return nil, false, err
+		return nil, "", err
 	}
 	alt := int(port) + off
 	pc, err2 := net.ListenPacket("udp", net.JoinHostPort(addr, strconv.Itoa(alt)))
 	if err2 != nil {
-		return nil, false, fmt.Errorf("%w; fallback port %d: %w", err, alt, err2)
+		return nil, "", fmt.Errorf("%w; fallback port %d: %w", err, alt, err2)
 	}
-	return pc, true, nil
+	return pc, bindFailure(err), nil
 }
 
 // udpProxy serves a UDP listener. Datagrams from one client address form a

@@ -61,7 +61,8 @@ func (t *translator) resolveBackendRef(r *routeState, name string, ref gwv1.Back
 	}
 	svc := t.services[nsName{ns, string(ref.Name)}]
 	if svc == nil {
-		return fail(gwv1.RouteReasonBackendNotFound, "backendRef "+display()+" not found")
+		return fail(gwv1.RouteReasonBackendNotFound, "backendRef "+display()+" not found"+
+			knownNames("the Services in "+ns, string(ref.Name), t.namesIn("Service", ns), nil))
 	}
 	if ref.Port == nil {
 		return fail(gwv1.RouteReasonUnsupportedValue, "backendRef "+display()+": port is required for a Service")

@@ -22,7 +22,7 @@ func benchSnapshot(b *testing.B, n int) *engine.Snapshot {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("genroutes: %v\n%s", err, out)
 	}
-	lr := testkit.Loader(b).LoadDir(dir)
+	lr := testkit.Project(b).LoadDir(dir)
 	if len(lr.Problems) > 0 {
 		b.Fatalf("load problems: %v", lr.Problems[0])
 	}

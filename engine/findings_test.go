@@ -16,7 +16,7 @@ import (
 // its spec.listeners item, and a GatewayClass gwdev does not manage is
 // judged by the status it came with (a cluster's controller wrote it).
 func TestFindingsTyped(t *testing.T) {
-	lr := testkit.Loader(t).LoadBytes("f.yaml", []byte(`apiVersion: gateway.networking.k8s.io/v1
+	lr := testkit.Project(t).LoadBytes("f.yaml", []byte(`apiVersion: gateway.networking.k8s.io/v1
 kind: GatewayClass
 metadata: {name: other}
 spec: {controllerName: example.com/other}

@@ -21,7 +21,7 @@ func FuzzTranslate(f *testing.F) {
 		}
 	}
 	f.Add([]byte("kind: Gateway\napiVersion: gateway.networking.k8s.io/v1\n"))
-	l := testkit.Loader(f)
+	l := testkit.Project(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lr := l.LoadBytes("fuzz.yaml", data)
 		res := engine.Translate(lr.Snapshot, engine.Options{Now: goldenNow})

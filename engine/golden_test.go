@@ -38,7 +38,7 @@ func loadGolden(t testing.TB, path string) *engine.Snapshot {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lr := testkit.Loader(t).LoadBytes(filepath.Base(path), data)
+	lr := testkit.Project(t).LoadBytes(filepath.Base(path), data)
 	for _, p := range lr.Problems {
 		t.Errorf("load problem: %s", p)
 	}

@@ -35,6 +35,9 @@ type GraphNode struct {
 	// none).
 	Label  string `json:"label"`
 	Detail string `json:"detail,omitempty"`
+	// Filters are a rule's filters in order, each as DescribeFilter says it
+	// (nil: none, or not a rule).
+	Filters []string `json:"filters,omitempty"`
 	// Problem says what is wrong ("" : accepted, programmed, resolved and,
 	// for rules, reachable).
 	Problem string `json:"problem,omitempty"`
@@ -379,6 +382,12 @@ func (b *graphBuilder) rule(route string, k ObjectKey, tr *tableRule) {
 		detail = "SNI " + strings.Join(tr.hosts, ", ")
 	}
 	n := &GraphNode{ID: tr.name, Kind: "Rule", Label: label, Detail: detail, Object: k}
+	if len(tr.matches) > 0 { // the rule's filters, as its first match has them resolved
+		m := tr.matches[0]
+		for _, f := range m.Filters {
+			n.Filters = append(n.Filters, DescribeFilter(f, m.Mirrors))
+		}
+	}
 	switch {
 	case allShadowed:
 		n.Problem = "shadowed: never matches (see gwdev check)"

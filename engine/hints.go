@@ -1,5 +1,11 @@
 package engine
 
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
 // reasonHints maps a condition reason to a one-line explanation of what it
 // means and how to fix it. A "Type/Reason" key (condition type, then reason)
 // takes precedence over the plain reason, for reasons whose meaning depends
@@ -119,4 +125,122 @@ func (f Finding) Hint() string {
 		return ReasonHint(f.Type, f.Reason)
 	}
 	return NoteHint(f.Kind)
+}
+
+// maxNamesListed is how many existing names an unknown-name finding lists.
+const maxNamesListed = 8
+
+// knownNames is what a finding about a name that exists nowhere adds to
+// its message, for the reader to fix the name without opening another
+// file: the names that do exist, what names them ("the Gateway's
+// listeners"), at most maxNamesListed, and the nearest one to want when a
+// typo away ("htps": did you mean "https"?). names are listed as given;
+// labels, parallel to names when not nil, follow each name ("(HTTPS 443)").
+// "" when there is no name to list.
+func knownNames(what, want string, names, labels []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("; " + what + ": ")
+	for i, n := range names {
+		if i == maxNamesListed {
+			fmt.Fprintf(&b, ", and %d more", len(names)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(quote(n))
+		if labels != nil && labels[i] != "" {
+			b.WriteString(" (" + labels[i] + ")")
+		}
+	}
+	if near := nearestName(want, names); near != "" {
+		b.WriteString("; did you mean " + quote(near) + "?")
+	}
+	return b.String()
+}
+
+// nearestName is the name of names closest to want by edit distance, when
+// it is a typo away (at most one edit per three characters, at least one);
+// "" otherwise. Ties go to the name listed first.
+func nearestName(want string, names []string) string {
+	if want == "" {
+		return ""
+	}
+	limit := max(1, len(want)/3)
+	best, bestD := "", limit+1
+	for _, n := range names {
+		if d := editDistance(want, n, limit); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b (insertions,
+// deletions, substitutions, each 1), or limit+1 once it exceeds limit.
+func editDistance(a, b string, limit int) int {
+	if d := len(a) - len(b); d > limit || -d > limit {
+		return limit + 1
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		rowMin := cur[0]
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			rowMin = min(rowMin, cur[j])
+		}
+		if rowMin > limit {
+			return limit + 1
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// namesIn is the sorted names of the objects of kind (Gateway, ListenerSet
+// or Service) in namespace ns, for a finding about a name that is not one
+// of them (knownNames). Built once per kind and namespace per translation.
+func (t *translator) namesIn(kind, ns string) []string {
+	key := kind + "/" + ns
+	if names, ok := t.names[key]; ok {
+		return names
+	}
+	var names []string
+	add := func(k nsName) {
+		if k.ns == ns {
+			names = append(names, k.name)
+		}
+	}
+	switch kind {
+	case "Gateway":
+		for k := range t.gatewayByKey {
+			add(k)
+		}
+	case "ListenerSet":
+		for k := range t.setByKey {
+			add(k)
+		}
+	case "Service":
+		for k := range t.services {
+			add(k)
+		}
+	}
+	slices.Sort(names)
+	if t.names == nil {
+		t.names = map[string][]string{}
+	}
+	t.names[key] = names
+	return names
 }

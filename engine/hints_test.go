@@ -21,7 +21,7 @@ func TestEveryReasonExplained(t *testing.T) {
 	}
 	samples, _ := filepath.Glob("../samples/*/*.yaml")
 	files = append(files, samples...)
-	l := testkit.Loader(t)
+	l := testkit.Project(t)
 	seen := map[string]bool{}
 	missing, notes := map[string]string{}, map[string]string{}
 	for _, f := range files {

@@ -37,7 +37,7 @@ func TestTranslateLeavesInputAlone(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, clearTypeMeta := range []bool{false, true} {
-				snap := testkit.Loader(t).LoadBytes(filepath.Base(in), data).Snapshot
+				snap := testkit.Project(t).LoadBytes(filepath.Base(in), data).Snapshot
 				if clearTypeMeta {
 					snap.Each(func(_ engine.ObjectKey, o metav1.Object) {
 						o.(runtime.Object).GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})

@@ -186,7 +186,8 @@ type Result struct {
 	Table *Table
 	// Findings lists every problem, most severe first, then by source.
 	Findings []Finding
-	// Routes maps every route to what the table does with it: its entries,
+	// Routes maps every route, and every front-end object the table serves
+	// (an Ingress), to what the table does with it: its entries,
 	// where they are served and the rules left out. It is not part of the
 	// YAML output (the table and the route status say the same).
 	Routes map[ObjectKey]*RouteServing

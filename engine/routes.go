@@ -95,6 +95,21 @@ type droppedRule struct {
 	why   string
 }
 
+// listenersKnown is what a parentRef that matches no listener adds to its
+// message: the parent's listeners with their protocol and port, and the
+// nearest name to the parentRef's sectionName (knownNames).
+func listenersKnown(kind string, ref gwv1.ParentReference, ls []*listenerState) string {
+	names, labels := make([]string, len(ls)), make([]string, len(ls))
+	for i, l := range ls {
+		names[i], labels[i] = l.name, string(l.protocol)+" "+itoa(int(l.port))
+	}
+	want := ""
+	if ref.SectionName != nil {
+		want = string(*ref.SectionName)
+	}
+	return knownNames("the "+kind+"'s listeners", want, names, labels)
+}
+
 // parentResult is the outcome of one parentRef.
 type parentResult struct {
 	// index is the parentRef's position in spec.parentRefs; -1 for a
@@ -211,7 +226,8 @@ func (t *translator) attachRoute(r *routeState, idx int, ref gwv1.ParentReferenc
 			if t.gatewayExists(ns, string(ref.Name)) {
 				return nil // another controller's Gateway
 			}
-			p.cond.fail(acc, string(gwv1.RouteReasonNoMatchingParent), "Gateway "+ns+"/"+string(ref.Name)+" not found")
+			p.cond.fail(acc, string(gwv1.RouteReasonNoMatchingParent), "Gateway "+ns+"/"+string(ref.Name)+" not found"+
+				knownNames("the Gateways in "+ns, string(ref.Name), t.namesIn("Gateway", ns), nil))
 			return p
 		}
 		// Listener status does not impact attachment (spec, attachedRoutes):
@@ -229,7 +245,8 @@ func (t *translator) attachRoute(r *routeState, idx int, ref gwv1.ParentReferenc
 	case "ListenerSet":
 		s := t.setByKey[nsName{ns, string(ref.Name)}]
 		if s == nil {
-			p.cond.fail(acc, string(gwv1.RouteReasonNoMatchingParent), "ListenerSet "+ns+"/"+string(ref.Name)+" not found")
+			p.cond.fail(acc, string(gwv1.RouteReasonNoMatchingParent), "ListenerSet "+ns+"/"+string(ref.Name)+" not found"+
+				knownNames("the ListenerSets in "+ns, string(ref.Name), t.namesIn("ListenerSet", ns), nil))
 			return p
 		}
 		if !s.attached {
@@ -253,7 +270,7 @@ func (t *translator) attachRoute(r *routeState, idx int, ref gwv1.ParentReferenc
 		selected = append(selected, l)
 	}
 	if len(selected) == 0 {
-		p.cond.fail(acc, string(gwv1.RouteReasonNoMatchingParent), "no listener matches "+where)
+		p.cond.fail(acc, string(gwv1.RouteReasonNoMatchingParent), "no listener matches "+where+listenersKnown(kind, ref, candidates))
 		return p
 	}
 	var notAllowed, noHost []string

@@ -67,7 +67,7 @@ spec:
       paths:
       - {path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}
 `
-	lr := testkit.Loader(t).LoadBytes("loops.yaml", []byte(manifests))
+	lr := testkit.Project(t).LoadBytes("loops.yaml", []byte(manifests))
 	for _, p := range lr.Problems {
 		t.Fatalf("load problem: %s", p)
 	}

@@ -24,10 +24,11 @@ type RouteServing struct {
 type ServedEntry struct {
 	// Name is the entry's table name (".../rule/<i>[/match/<j>]").
 	Name string
-	// Rule is the index of the rule in spec.rules.
+	// Rule is the index of the rule in spec.rules (-1: the entry is a
+	// front end's, such as an Ingress path's location).
 	Rule int
 	// Match is the index of the match in the rule's matches (-1: the kind
-	// has no matches).
+	// has no matches, or a front end's entry).
 	Match int
 	// HTTP, SNI or Stream is the entry as the table holds it (its first
 	// occurrence), by kind: HTTPRoute and GRPCRoute, TLSRoute, TCPRoute and
@@ -105,11 +106,21 @@ func (t *translator) routeServing(tab *Table) map[ObjectKey]*RouteServing {
 	serve := func(route ObjectKey, name string, pl Place, on string, set func(*ServedEntry)) {
 		rs := out[route]
 		if rs == nil {
-			return
+			if route.Kind == "" {
+				return
+			}
+			// A front end's object (an Ingress, an IngressClass's default
+			// backend): served by the table, its entries not compiled from
+			// route rules.
+			rs = &RouteServing{}
+			out[route] = rs
 		}
 		e := entries[name]
 		if e == nil {
-			at := states[route].entryAt(name)
+			at := entryIndex{rule: -1, match: -1}
+			if st := states[route]; st != nil {
+				at = st.entryAt(name)
+			}
 			e = &ServedEntry{Name: name, Rule: at.rule, Match: at.match}
 			set(e)
 			entries[name] = e

@@ -27,7 +27,7 @@ func TestTranslateTableFirst(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lr := testkit.Loader(t).LoadBytes(filepath.Base(in), data)
+		lr := testkit.Project(t).LoadBytes(filepath.Base(in), data)
 		opts := engine.Options{Now: goldenNow}
 		want, err := report.ResultYAML(engine.Translate(lr.Snapshot, opts))
 		if err != nil {

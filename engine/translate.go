@@ -151,7 +151,11 @@ type translator struct {
 	gatewayByKey map[nsName]*gatewayState
 	listenerSets []*listenerSetState
 	setByKey     map[nsName]*listenerSetState
-	routes       []*routeState
+	// names are the sorted names of the Gateways, ListenerSets and
+	// Services of a namespace, by "<kind>/<namespace>", built when a
+	// finding about an unknown name first asks (namesIn).
+	names  map[string][]string
+	routes []*routeState
 	// mesh lists the routes bound to Services, one entry per parentRef
 	// (mesh.go).
 	mesh []*meshAttachment

@@ -12,6 +12,8 @@ import (
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/engine/table"
+	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/watch"
 )
 
 // bigSnapshot is one shared Gateway and n HTTPRoutes (two rules each)
@@ -55,13 +57,14 @@ func bigSnapshot(n int) *engine.Snapshot {
 	return s
 }
 
-func bigState(b *testing.B, n int) StateMsg {
+func bigState(b *testing.B, n int) *app.State {
 	b.Helper()
 	res := engine.Translate(bigSnapshot(n), engine.Options{Now: metav1.NewTime(fixedNow)})
 	if len(res.Objects.HTTPRoutes) != n {
 		b.Fatalf("%d routes", len(res.Objects.HTTPRoutes))
 	}
-	return StateMsg{Result: res, Ports: fakePorts(res.Table), Files: n/50 + 1, Time: fixedNow}
+	return &app.State{Update: &watch.Update{Result: &watch.LoadResult{Files: n/50 + 1}}, Result: res,
+		Ports: &emulator.ApplyReport{Ports: fakePorts(res.Table)}, Time: fixedNow}
 }
 
 // loadTraces is one frame's worth of traces at 2,000 requests/s and
@@ -161,7 +164,7 @@ func BenchmarkTraceFrame(b *testing.B) {
 // digest, change detection against the previous state, every view rebuilt
 // and the frame drawn.
 func BenchmarkReload(b *testing.B) {
-	states := []StateMsg{bigState(b, 1000), bigState(b, 1000)}
+	states := []*app.State{bigState(b, 1000), bigState(b, 1000)}
 	m := newTestModel(160, 48, Options{})
 	run(m, states[0])
 	press(m, "2")

@@ -6,8 +6,8 @@
 //
 // The dashboard never reads files or the network by itself except through
 // tea.Cmd (replaying a request, copying to the clipboard). Everything else
-// arrives as typed messages sent with Program.Send: a StateMsg after every
-// reload, TracesMsg batches from ForwardTraces, WatchErrorMsg.
+// arrives as typed messages sent with Program.Send: the Session's *app.State after
+// every reload, app.MigrationState, TracesMsg batches from ForwardTraces, WatchErrorMsg.
 //
 // Files: msg.go (messages the dashboard receives), session.go (state shared
 // by the views), model.go (root), layout.go (header, tabs, status line),

@@ -50,7 +50,7 @@ func (m *Model) headerParts(compact bool) []string {
 	st, s := m.c.st, m.c.s
 	objects := plural(len(s.objects), "object")
 	if !compact {
-		objects += " in " + plural(s.state.Files, "file")
+		objects += " in " + plural(s.update().Result.Files, "file")
 	}
 	var problems string
 	switch {

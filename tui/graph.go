@@ -235,6 +235,9 @@ func (v *graphView) line(l graphLine) string {
 	if n.Detail != "" {
 		s += "  " + st.Dim.Render(n.Detail)
 	}
+	for _, f := range n.Filters { // the rule's filters, as engine.DescribeFilter says them
+		s += "  " + st.Dim.Render("· "+f)
+	}
 	if l.edge.Label != "" {
 		s += "  " + st.Dim.Render("("+l.edge.Label+")")
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/engine/table"
+	"github.com/gwdev/gwdev/internal/app"
 	"github.com/gwdev/gwdev/internal/freeport"
 	"github.com/gwdev/gwdev/internal/testkit"
 	"github.com/gwdev/gwdev/watch"
@@ -25,7 +26,7 @@ import (
 var fixedNow = time.Date(2026, 5, 4, 12, 30, 0, 0, time.UTC)
 
 // sampleState loads samples/<name> and translates it with the fixed clock.
-func sampleState(t *testing.T, name string) StateMsg {
+func sampleState(t *testing.T, name string) *app.State {
 	t.Helper()
 	return stateFromLoad(t, loadSample(t, name), 0)
 }
@@ -34,7 +35,7 @@ func sampleState(t *testing.T, name string) StateMsg {
 // root, as `gwdev up samples/<name>` shows them.
 func loadSample(t testing.TB, name string) *watch.LoadResult {
 	t.Helper()
-	lr := testkit.Loader(t).LoadDir("../samples/" + name)
+	lr := testkit.Project(t).LoadDir("../samples/" + name)
 	for k, src := range lr.Snapshot.Sources {
 		src.File = strings.TrimPrefix(src.File, "../")
 		lr.Snapshot.Sources[k] = src
@@ -48,17 +49,11 @@ func loadSample(t testing.TB, name string) *watch.LoadResult {
 // stateFromLoad translates a load result and fakes what the data plane
 // reports: every port bound on the Gateway address, privileged ones on
 // port+8000.
-func stateFromLoad(t testing.TB, lr *watch.LoadResult, reload int) StateMsg {
+func stateFromLoad(t testing.TB, lr *watch.LoadResult, reload int) *app.State {
 	t.Helper()
 	res := engine.Translate(lr.Snapshot, engine.Options{Now: metav1.NewTime(fixedNow)})
-	msg := StateMsg{Result: res, Files: lr.Files, Reload: reload, Time: fixedNow,
-		Load: 12 * time.Millisecond, Translate: 800 * time.Microsecond, Apply: 300 * time.Microsecond}
-	for _, p := range lr.Problems {
-		msg.Problems = append(msg.Problems, LoadProblem{File: p.File, Line: p.Line, Column: p.Column,
-			Object: p.Object, Field: p.Field, Message: p.Message, Hint: p.Hint()})
-	}
-	msg.Ports = fakePorts(res.Table)
-	return msg
+	return &app.State{Update: &watch.Update{Result: lr}, Result: res, Ports: &emulator.ApplyReport{Ports: fakePorts(res.Table)},
+		Reload: reload, Time: fixedNow, Load: 12 * time.Millisecond, Translate: 800 * time.Microsecond, Apply: 300 * time.Microsecond}
 }
 
 func fakePorts(t *engine.Table) []emulator.PortReport {
@@ -76,7 +71,7 @@ func fakePorts(t *engine.Table) []emulator.PortReport {
 			case r.Protocol != "HTTP":
 				r.NotServed = r.Protocol + " listeners are not served yet"
 			case p.Port < 1024:
-				r.Bound, r.Fallback = fmt.Sprintf("%s:%d", g.Address, p.Port+8000), true
+				r.Bound, r.Fallback, r.Moved = fmt.Sprintf("%s:%d", g.Address, p.Port+8000), true, "in use by another process"
 			default:
 				r.Bound = fmt.Sprintf("%s:%d", g.Address, p.Port)
 			}

@@ -138,6 +138,9 @@ func plural(n int, word string) string {
 	if n == 1 {
 		return "1 " + word
 	}
+	if strings.HasSuffix(word, "s") {
+		return strconv.Itoa(n) + " " + word + "es" // Ingresses
+	}
 	return strconv.Itoa(n) + " " + word + "s"
 }
 

@@ -9,67 +9,14 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/app"
 	"github.com/gwdev/gwdev/internal/dash"
+	"github.com/gwdev/gwdev/internal/report"
 )
 
-// MigrationMsg is a comparison of the folder's Ingresses, served as
-// ingress-nginx would, with their Gateway API conversion (what `gwdev
-// migrate --compare` prints), computed by the caller off the UI after a
-// reload. The Migration view lists it.
-type MigrationMsg struct {
-	// Reload is the reload (StateMsg.Reload) the comparison was made from.
-	Reload int
-	// Running is set on the message sent when a comparison starts; the
-	// view keeps showing the last one meanwhile.
-	Running bool
-	// Err says why the comparison could not run (nil: it ran).
-	Err error
-	// Requests is how many requests were sent to both sides; LeftOut how
-	// many generated ones were not (a limit, or a newer reload).
-	Requests, LeftOut int
-	// Kept counts the converted objects the folder holds itself, whose
-	// versions were compared instead of freshly converted ones.
-	Kept int
-	// Differences are the requests the two sides answered differently.
-	Differences []MigrationDifference
-	// Dropped is what the conversion did not carry over.
-	Dropped []MigrationDropped
-	// Problems are the converted manifests' load problems (the CRDs the
-	// project is judged against refuse them), as file:line: message.
-	Problems []string
-}
-
-// MigrationDifference is one request the two sides answered differently.
-type MigrationDifference struct {
-	// Request is the request in words ("GET https://host/path [H: v]").
-	Request string
-	// Ingress is the Ingress the request was generated from; From the
-	// place of its path.
-	Ingress engine.ObjectKey
-	From    engine.Source
-	// Fields are the answers' differing fields.
-	Fields []MigrationField
-	// IngressRule and GatewayRule name the rule that took the request on
-	// each side, with its file:line ("" : none matched).
-	IngressRule, IngressSource string
-	GatewayRule, GatewaySource string
-}
-
-// MigrationField is one differing field: status, location, backend,
-// path, host, headers (added to the request) or error.
-type MigrationField struct {
-	Name, Ingress, Gateway string
-}
-
-// MigrationDropped is an annotation or behaviour not carried over.
-type MigrationDropped struct {
-	Ingress engine.ObjectKey
-	Source  engine.Source
-	What    string
-	Why     string
-}
-
-// migrationView lists the last MigrationMsg: a summary line, every
+// migrationView lists the last comparison gwdev up sends (app.MigrationState:
+// the folder's Ingresses, served as ingress-nginx would, against their
+// Gateway API conversion, what `gwdev migrate --compare` prints): a summary line, every
 // difference with both sides' rules, the converted manifests' problems,
 // then what was not carried over. It is a tab only when the folder has
 // Ingresses (or a comparison arrived). Enter opens a line's Ingress in
@@ -77,7 +24,7 @@ type MigrationDropped struct {
 type migrationView struct {
 	viewBase
 	vp     viewport.Model
-	last   *MigrationMsg
+	last   *app.MigrationState
 	ran    bool // a comparison is running
 	lines  []migrationLine
 	cursor int
@@ -115,15 +62,15 @@ func (v *migrationView) available() bool {
 func (v *migrationView) title() string { return "Migration" }
 
 func (v *migrationView) count() int {
-	if v.last == nil {
+	if v.last == nil || v.last.Comparison == nil {
 		return 0
 	}
-	return len(v.last.Differences)
+	return len(v.last.Comparison.Differences)
 }
 
 func (v *migrationView) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
-	case MigrationMsg:
+	case app.MigrationState:
 		if v.ran = msg.Running; !msg.Running {
 			v.last = &msg
 		}
@@ -140,36 +87,39 @@ func (v *migrationView) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // match the filter.
 func (v *migrationView) rebuild() {
 	v.lines = v.lines[:0]
-	m := v.last
-	if m == nil {
+	if v.last == nil || v.last.Comparison == nil {
 		v.render()
 		return
 	}
+	c := v.last.Comparison
 	keep := func(parts ...string) bool {
 		return v.filter == "" || strings.Contains(strings.ToLower(strings.Join(parts, " ")), v.filter)
 	}
-	for _, d := range m.Differences {
+	for _, d := range c.Differences {
 		var words []string
 		for _, f := range d.Fields {
-			words = append(words, f.Name, f.Ingress, f.Gateway)
+			words = append(words, f, d.Ingress.Field(f), d.Gateway.Field(f))
 		}
-		if !keep(append(words, d.Request, d.From.String(), d.IngressRule, d.GatewayRule, d.IngressSource, d.GatewaySource)...) {
+		request, from, ing := d.RequestLine(), d.Request.From.String(), d.Request.Ingress
+		if !keep(append(words, request, from, d.Ingress.Rule, d.Gateway.Rule, d.Ingress.Source, d.Gateway.Source)...) {
 			continue
 		}
-		v.add(true, d.Ingress, v.st.Bold.Render(d.Request)+v.st.Dim.Render("  from "+d.From.String()))
+		v.add(true, ing, v.st.Bold.Render(request)+v.st.Dim.Render("  from "+from))
 		for _, f := range d.Fields {
-			v.add(false, d.Ingress, fmt.Sprintf("    %-9s %s %s  %s %s", f.Name, v.st.Dim.Render("ingress-nginx"), dash.Quoted(f.Ingress),
-				v.st.Dim.Render("gateway-api"), dash.Quoted(f.Gateway)))
+			v.add(false, ing, fmt.Sprintf("    %-9s %s %s  %s %s", f, v.st.Dim.Render("ingress-nginx"), dash.Quoted(d.Ingress.Field(f)),
+				v.st.Dim.Render("gateway-api"), dash.Quoted(d.Gateway.Field(f))))
 		}
-		v.add(false, d.Ingress, v.st.Dim.Render(fmt.Sprintf("    %-9s ingress-nginx %s (%s)", "rule", dash.Or(d.IngressRule), dash.Or(d.IngressSource))))
-		v.add(false, d.Ingress, v.st.Dim.Render(fmt.Sprintf("    %-9s gateway-api   %s (%s)", "", dash.Or(d.GatewayRule), dash.Or(d.GatewaySource))))
+		v.add(false, ing, v.st.Dim.Render(fmt.Sprintf("    %-9s ingress-nginx %s (%s)", "rule", dash.Or(d.Ingress.Rule), dash.Or(d.Ingress.Source))))
+		v.add(false, ing, v.st.Dim.Render(fmt.Sprintf("    %-9s gateway-api   %s (%s)", "", dash.Or(d.Gateway.Rule), dash.Or(d.Gateway.Source))))
 	}
-	for _, p := range m.Problems {
-		if keep(p) {
-			v.add(true, engine.ObjectKey{}, v.st.Error.Render("✗ converted manifests: ")+p)
+	if c.Converted != nil {
+		for _, p := range c.Converted.Problems {
+			if text := p.String(); keep(text) {
+				v.add(true, engine.ObjectKey{}, v.st.Error.Render("✗ converted manifests: ")+text)
+			}
 		}
 	}
-	for _, d := range m.Dropped {
+	for _, d := range report.UniqueDropped(c.Dropped) {
 		if keep(d.Ingress.String(), d.Source.String(), d.What, d.Why) {
 			v.add(true, d.Ingress, v.st.Warning.Render("! not carried over: ")+d.What+v.st.Dim.Render("  "+d.Source.String()+" "+d.Ingress.String()))
 			v.add(false, d.Ingress, v.st.Dim.Render("    "+d.Why))
@@ -197,24 +147,29 @@ func (v *migrationView) heads() []int {
 // summary is the view's first line.
 func (v *migrationView) summary() string {
 	m := v.last
-	if m.Err != nil {
-		return v.st.Error.Render("✗ comparison failed: " + m.Err.Error())
+	if m.Err != nil || m.Comparison == nil {
+		err := "no comparison"
+		if m.Err != nil {
+			err = m.Err.Error()
+		}
+		return v.st.Error.Render("✗ comparison failed: " + err)
 	}
-	s := fmt.Sprintf("%d requests to ingress-nginx (emulated) and the converted Gateway API routes · ", m.Requests)
-	switch len(m.Differences) {
+	c := m.Comparison
+	s := fmt.Sprintf("%d requests to ingress-nginx (emulated) and the converted Gateway API routes · ", c.Requests)
+	switch len(c.Differences) {
 	case 0:
 		s += v.st.OK.Render("none differ")
 	default:
-		s += v.st.Error.Render(plural(len(m.Differences), "difference"))
+		s += v.st.Error.Render(plural(len(c.Differences), "difference"))
 	}
-	if n := len(m.Dropped); n > 0 {
+	if n := len(report.UniqueDropped(c.Dropped)); n > 0 {
 		s += " · " + v.st.Warning.Render(fmt.Sprintf("%d not carried over", n))
 	}
-	if m.Kept > 0 {
-		s += " · the folder's own version of " + plural(m.Kept, "converted object")
+	if n := len(c.Kept); n > 0 {
+		s += " · the folder's own version of " + plural(n, "converted object")
 	}
-	if m.LeftOut > 0 {
-		s += " · " + v.st.Warning.Render(fmt.Sprintf("%d requests not sent", m.LeftOut))
+	if c.LeftOut > 0 {
+		s += " · " + v.st.Warning.Render(fmt.Sprintf("%d requests not sent", c.LeftOut))
 	}
 	if m.Reload == 0 {
 		s += v.st.Dim.Render(" (first load)")

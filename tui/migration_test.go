@@ -9,30 +9,37 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/engine/ingressnginx"
+	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/report"
+	"github.com/gwdev/gwdev/watch"
 )
 
 // migrationSample is a comparison as gwdev up sends it for
 // samples/ingress-nginx: two differences, a converted manifest the CRDs
 // refuse, one annotation not carried over.
-func migrationSample() MigrationMsg {
+func migrationSample() app.MigrationState {
 	admin := engine.ObjectKey{Kind: "Ingress", Namespace: "default", Name: "admin"}
 	api := engine.ObjectKey{Kind: "Ingress", Namespace: "default", Name: "api"}
-	return MigrationMsg{Reload: 2, Requests: 168, Kept: 1,
-		Differences: []MigrationDifference{
-			{Request: "GET http://admin.shop.example.com/", Ingress: admin, From: engine.Source{File: "samples/ingress-nginx/ingresses.yaml", Line: 124},
-				Fields:      []MigrationField{{Name: "location", Ingress: "https://admin.shop.example.com", Gateway: "https://admin.shop.example.com/"}},
-				IngressRule: "ingress/default/admin/rule/0/path/0", IngressSource: "samples/ingress-nginx/ingresses.yaml:124",
-				GatewayRule: "httproute/default/admin-shop-example-com-http/rule/0/match/0", GatewaySource: "samples/ingress-nginx/gateway.yaml:45"},
-			{Request: "GET https://shop.example.com/api/x [X-Canary: never]", Ingress: api, From: engine.Source{File: "samples/ingress-nginx/ingresses.yaml", Line: 70},
-				Fields: []MigrationField{{Name: "status", Ingress: "200", Gateway: "500"}, {Name: "backend", Ingress: "default/api"},
-					{Name: "headers", Ingress: "X-Forwarded-Proto: https"}},
-				IngressRule: "ingress/default/api/rule/0/path/0/canary-never/header", IngressSource: "samples/ingress-nginx/ingresses.yaml:50",
-				GatewayRule: "httproute/default/shop-example-com/rule/3/match/0", GatewaySource: "samples/ingress-nginx/gateway.yaml:343"},
+	c := &report.MigrationComparison{Requests: 168, Kept: []engine.ObjectKey{{Kind: "HTTPRoute", Namespace: "default", Name: "admin-shop-example-com-http"}},
+		Differences: []report.CompareDifference{
+			{Request: report.CompareRequest{Host: "admin.shop.example.com", Path: "/", Ingress: admin, From: engine.Source{File: "samples/ingress-nginx/ingresses.yaml", Line: 124}},
+				Ingress: report.CompareAnswer{Status: 308, Location: "https://admin.shop.example.com", Rule: "ingress/default/admin/rule/0/path/0", Source: "samples/ingress-nginx/ingresses.yaml:124"},
+				Gateway: report.CompareAnswer{Status: 308, Location: "https://admin.shop.example.com/", Rule: "httproute/default/admin-shop-example-com-http/rule/0/match/0", Source: "samples/ingress-nginx/gateway.yaml:45"},
+				Fields:  []string{"location"}},
+			{Request: report.CompareRequest{HTTPS: true, Host: "shop.example.com", Path: "/api/x", Headers: map[string]string{"X-Canary": "never"},
+				Ingress: api, From: engine.Source{File: "samples/ingress-nginx/ingresses.yaml", Line: 70}},
+				Ingress: report.CompareAnswer{Status: 200, Services: "default/api", Added: "X-Forwarded-Proto: https",
+					Rule: "ingress/default/api/rule/0/path/0/canary-never/header", Source: "samples/ingress-nginx/ingresses.yaml:50"},
+				Gateway: report.CompareAnswer{Status: 500, Rule: "httproute/default/shop-example-com/rule/3/match/0", Source: "samples/ingress-nginx/gateway.yaml:343"},
+				Fields:  []string{"status", "backend", "headers"}},
 		},
-		Problems: []string{"migrated.yaml:46:7: HTTPRoute/default/shop-example-com: spec.rules[0].filters[0].type: Unsupported value: \"ExternalAuth\""},
-		Dropped: []MigrationDropped{{Ingress: api, Source: engine.Source{File: "samples/ingress-nginx/ingresses.yaml", Line: 40},
+		Converted: &watch.LoadResult{Problems: []watch.Problem{{File: "migrated.yaml", Line: 46, Column: 7,
+			Object: engine.ObjectKey{Kind: "HTTPRoute", Namespace: "default", Name: "shop-example-com"}, Message: `spec.rules[0].filters[0].type: Unsupported value: "ExternalAuth"`}}},
+		Dropped: []ingressnginx.DroppedFeature{{Ingress: api, Source: engine.Source{File: "samples/ingress-nginx/ingresses.yaml", Line: 40},
 			What: "nginx.ingress.kubernetes.io/limit-rps", Why: "ingress-nginx limits each client to 10 requests a second; use your implementation's rate limit policy"}},
 	}
+	return app.MigrationState{Reload: 2, Comparison: c}
 }
 
 // TestGoldenMigration: with Ingresses in the folder the Migration tab is
@@ -95,7 +102,7 @@ func TestMigrationTabOnlyWithIngresses(t *testing.T) {
 	if v := m.View(); !strings.Contains(v, "7 Migration") || !strings.Contains(v, "runs after each reload") {
 		t.Errorf("before a comparison:\n%s", v)
 	}
-	m.Update(MigrationMsg{Reload: 1, Running: true})
+	m.Update(app.MigrationState{Reload: 1, Running: true})
 	if v := m.View(); !strings.Contains(v, "Comparing the Ingresses") {
 		t.Errorf("while the first comparison runs:\n%s", v)
 	}

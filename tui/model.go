@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/gwdev/gwdev/internal/app"
 )
 
 // Options configure the dashboard. The zero value is usable.
@@ -134,8 +135,8 @@ type tickMsg struct{}
 // statusFor is how long a status message stays.
 const statusFor = 8 * time.Second
 
-// New returns the dashboard. Feed it with Program.Send: StateMsg after each
-// reload, TracesMsg (see ForwardTraces), WatchErrorMsg, NoticeMsg.
+// New returns the dashboard. Feed it with Program.Send: the Session's
+// *app.State after each reload, app.MigrationState, TracesMsg (see ForwardTraces), WatchErrorMsg, NoticeMsg.
 func New(opts Options) *Model {
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -188,7 +189,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.resize(msg.Width, msg.Height)
-	case StateMsg:
+	case *app.State:
 		return m, m.applyState(msg)
 	case TracesMsg:
 		m.c.s.countTraces(msg)
@@ -212,9 +213,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case tickMsg:
 		return m, m.tick()
-	case MigrationMsg:
+	case app.MigrationState:
 		return m, m.send(viewMigration, msg)
-	case TestsMsg:
+	case app.TestsState:
 		return m, m.send(viewTests, msg)
 	case showObjectMsg:
 		m.switchTo(viewDetail)
@@ -227,7 +228,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // applyState digests a new state, refreshes every view and starts the
 // highlight of what changed.
-func (m *Model) applyState(msg StateMsg) tea.Cmd {
+func (m *Model) applyState(msg *app.State) tea.Cmd {
 	s := m.c.s
 	changed := s.apply(msg)
 	var cmds []tea.Cmd

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/app"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -102,9 +103,9 @@ func TestFilter(t *testing.T) {
 func TestProblemsOrderAndOpen(t *testing.T) {
 	m := newTestModel(80, 24, Options{})
 	st := sampleState(t, "conflicts")
-	st.Problems = []LoadProblem{{File: "samples/conflicts/extra.yaml", Line: 3, Message: "yaml: line 3: did not find expected key",
-		Hint: watch.Problem{Kind: watch.ProblemYAML}.Hint()}}
-	st.Stale = []StaleObject{{Object: engine.ObjectKey{Kind: "Service", Namespace: "default", Name: "old"},
+	st.Update.Result.Problems = []watch.Problem{{File: "samples/conflicts/extra.yaml", Line: 3, Message: "yaml: line 3: did not find expected key",
+		Kind: watch.ProblemYAML}}
+	st.Update.Stale = []watch.StaleObject{{Object: engine.ObjectKey{Kind: "Service", Namespace: "default", Name: "old"},
 		Source: engine.Source{File: "samples/conflicts/extra.yaml", Line: 1}, Reason: "yaml: line 3"}}
 	run(m, st)
 	ps := m.c.s.problems
@@ -144,7 +145,7 @@ func TestProblemsOrderAndOpen(t *testing.T) {
 
 // changedState is the conflicts sample after an edit: the docs route asks
 // for blog.example.com, so it is accepted now.
-func changedState(t *testing.T, st StateMsg) StateMsg {
+func changedState(t *testing.T, st *app.State) *app.State {
 	t.Helper()
 	snap := loadSample(t, "conflicts").Snapshot
 	for _, r := range snap.HTTPRoutes {
@@ -152,10 +153,11 @@ func changedState(t *testing.T, st StateMsg) StateMsg {
 			r.Spec.Hostnames = []gwv1.Hostname{"blog.example.com"}
 		}
 	}
-	next := st
+	next, u := *st, *st.Update
+	next.Update = &u
 	next.Result = engine.Translate(snap, engine.Options{Now: metav1.NewTime(fixedNow.Add(time.Minute))})
-	next.Reload, next.Changed, next.Time = st.Reload+1, []string{"samples/conflicts/routes.yaml"}, fixedNow.Add(time.Minute)
-	return next
+	next.Reload, u.Changed, next.Time = st.Reload+1, []string{"samples/conflicts/routes.yaml"}, fixedNow.Add(time.Minute)
+	return &next
 }
 
 func TestReloadHighlightsWhatChanged(t *testing.T) {

@@ -90,13 +90,15 @@ func (v *overviewView) rebuild() {
 	snap := res.Objects
 	lines := []string{v.summary(res)}
 	if v.s.admin != "" {
+		// The admin address is typed: wrapped, never cut off.
 		if v.s.adminProblem {
-			lines = append(lines, v.st.Warning.Render("! "+v.s.admin))
+			lines = append(lines, v.wrapLine(v.st.Warning.Render("! "+v.s.admin), 2)...)
 		} else {
-			lines = append(lines, v.st.Dim.Render(v.s.admin))
+			lines = append(lines, v.wrapLine(v.st.Dim.Render(v.s.admin), 2)...)
 		}
 	}
-	meshLines := v.mesh(res) // overview_mesh.go
+	meshLines := v.mesh(res)                         // overview_mesh.go
+	meshLines = append(meshLines, v.ingress(res)...) // overview_ingress.go
 	if len(snap.Gateways) == 0 && len(meshLines) == 0 {
 		lines = append(lines, "", "No Gateway in "+v.s.dir+": add one (see samples/basic) to serve routes.")
 	}
@@ -177,7 +179,14 @@ func (v *overviewView) summary(res *engine.Result) string {
 	if rejected > 0 {
 		r += " " + st.Error.Render(fmt.Sprintf("(%d not accepted)", rejected))
 	}
-	return strings.Join(append(parts, l, r), " · ")
+	parts = append(parts, l, r)
+	if ing := ingressCounts(res); ing != "" { // overview_ingress.go
+		if len(snap.Gateways) == 0 && routes == 0 {
+			parts = nil // an Ingress-only folder: no "0 Gateways"
+		}
+		parts = append(parts, ing)
+	}
+	return strings.Join(parts, " · ")
 }
 
 // listenerInfo is one listener of a Gateway or ListenerSet, spec and status.
@@ -355,7 +364,6 @@ func (v *overviewView) gateway(g *gwv1.Gateway, gk engine.ObjectKey, sets []*gwv
 
 // ports renders where each Gateway port is served.
 func (v *overviewView) ports(g *gwv1.Gateway, gk engine.ObjectKey) []string {
-	st := v.st
 	seen := map[int32]bool{}
 	var ports []int32
 	for _, l := range g.Spec.Listeners {
@@ -369,19 +377,7 @@ func (v *overviewView) ports(g *gwv1.Gateway, gk engine.ObjectKey) []string {
 	name := "gateway/" + gk.Namespace + "/" + gk.Name
 	for _, port := range ports {
 		p, ok := v.s.portReport(name, port)
-		head := fmt.Sprintf("  port %-5s ", strconv.Itoa(int(port)))
-		switch {
-		case !ok:
-			out = append(out, head+st.Dim.Render("not served: no valid listener"))
-		case p.Error != "":
-			out = append(out, head+st.Error.Render("✗ not served: "+p.Error))
-		case p.NotServed != "":
-			out = append(out, head+st.Warning.Render("- "+p.NotServed))
-		case p.Fallback:
-			out = append(out, head+"→ "+st.Bold.Render(p.Bound)+st.Dim.Render(fmt.Sprintf("  (%d could not be bound: --port-offset)", port)))
-		default:
-			out = append(out, head+"→ "+st.Bold.Render(p.Bound))
-		}
+		out = append(out, v.wrapLine(v.portLine(port, p, ok), 13)...) // overview_ingress.go
 	}
 	return out
 }

@@ -53,11 +53,12 @@ func (p problem) text() string {
 func (s *session) buildProblems(prev map[string]bool) {
 	var ps []problem
 	st := s.state
-	for _, p := range st.Problems {
-		ps = append(ps, problem{source: fromLoad, severity: engine.SeverityError, where: p.Where(),
-			object: p.Object, message: p.Message, explain: p.Hint})
+	u := s.update()
+	for _, p := range u.Result.Problems {
+		ps = append(ps, problem{source: fromLoad, severity: engine.SeverityError, where: engine.Source{File: p.File, Line: p.Line}.String(),
+			object: p.Object, message: p.Message, explain: p.Hint()})
 	}
-	for _, o := range st.Stale {
+	for _, o := range u.Stale {
 		ps = append(ps, problem{source: fromStale, severity: engine.SeverityWarning, where: o.Source.String(),
 			object: o.Object, message: "still serving the last good version: " + o.Reason,
 			explain: "the object's file no longer loads, so gwdev keeps the version that did. Fix the load error above"})

@@ -8,7 +8,6 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	"github.com/gwdev/gwdev/engine"
-	"github.com/gwdev/gwdev/engine/table"
 )
 
 // routeObject is a route of any kind, reduced to what the Routes view shows.
@@ -18,6 +17,9 @@ type routeObject struct {
 	parentRefs []gwv1.ParentReference
 	parents    []gwv1.RouteParentStatus
 	http       *gwv1.HTTPRoute // set for HTTPRoutes, to show rules that are not served
+	// servedBy is, for an Ingress, the IngressClass table entry serving it
+	// (nil: not served, or not an Ingress).
+	servedBy *engine.GatewayTable
 }
 
 // eachRoute calls fn for every route of the snapshot, kind by kind.
@@ -32,6 +34,9 @@ func eachRoute(s *engine.Snapshot, fn func(routeObject)) {
 // entryLabel names a table entry of a route: "rule 3 · match 1", or
 // "rule 3" for kinds without matches.
 func entryLabel(e *engine.ServedEntry) string {
+	if e.Rule < 0 {
+		return "location" // a front end's entry (an Ingress path)
+	}
 	if e.Match < 0 {
 		return "rule " + strconv.Itoa(e.Rule)
 	}
@@ -101,78 +106,6 @@ func describeMatch(r *engine.RouteRule) string {
 		return "any request"
 	}
 	return strings.Join(parts, ", ")
-}
-
-// describeFilter renders a filter on one line; mirrors are the resolved
-// mirror backends of its rule or backend.
-func describeFilter(f table.Filter, mirrors []*engine.Backend) string {
-	s := string(f.Type)
-	headers := func(h *table.HeaderModifier) string {
-		var p []string
-		for _, x := range h.Set {
-			p = append(p, "set "+x.Name+": "+x.Value)
-		}
-		for _, x := range h.Add {
-			p = append(p, "add "+x.Name+": "+x.Value)
-		}
-		for _, x := range h.Remove {
-			p = append(p, "remove "+x)
-		}
-		return strings.Join(p, ", ")
-	}
-	var detail string
-	switch {
-	case f.RequestHeaderModifier != nil:
-		detail = headers(f.RequestHeaderModifier)
-	case f.ResponseHeaderModifier != nil:
-		detail = headers(f.ResponseHeaderModifier)
-	case f.RequestRedirect != nil:
-		r := f.RequestRedirect
-		var p []string
-		if r.Scheme != "" {
-			p = append(p, "scheme "+r.Scheme)
-		}
-		if r.Hostname != "" {
-			p = append(p, "host "+r.Hostname)
-		}
-		if r.Port != 0 {
-			p = append(p, "port "+strconv.Itoa(int(r.Port)))
-		}
-		if r.Path != nil {
-			p = append(p, "path "+pathRewrite(*r.Path))
-		}
-		p = append(p, "status "+strconv.Itoa(r.StatusCode))
-		detail = strings.Join(p, ", ")
-	case f.URLRewrite != nil:
-		var p []string
-		if f.URLRewrite.Hostname != "" {
-			p = append(p, "host "+f.URLRewrite.Hostname)
-		}
-		if f.URLRewrite.Path != nil {
-			p = append(p, "path "+pathRewrite(*f.URLRewrite.Path))
-		}
-		detail = strings.Join(p, ", ")
-	case f.RequestMirror != nil:
-		if i := f.RequestMirror.Index; i < len(mirrors) && mirrors[i] != nil {
-			detail = "to " + mirrors[i].Service.Name
-		}
-	case f.Unsupported != "":
-		detail = f.Unsupported
-	}
-	if detail != "" {
-		s += " (" + detail + ")"
-	}
-	return s
-}
-
-func pathRewrite(p table.PathRewrite) string {
-	if p.Type == table.ReplaceFullPath {
-		return "= " + p.Value
-	}
-	if p.Value == "" {
-		return "prefix → /"
-	}
-	return "prefix → " + p.Value
 }
 
 // describeBackend renders a backend and what it resolved to.

@@ -86,6 +86,9 @@ func (v *routesView) columns() []table.Column {
 // kindCell shortens route kinds on narrow screens (HTTPRoute → HTTP).
 func (v *routesView) kindCell(kind string) string {
 	if v.narrow() {
+		if kind == "Ingress" {
+			return "Ing"
+		}
 		return strings.TrimSuffix(kind, "Route")
 	}
 	return kind
@@ -155,6 +158,9 @@ func (v *routesView) rebuild() {
 		eachRoute(res.Objects, func(r routeObject) {
 			v.all = append(v.all, v.routeRows(r)...)
 		})
+		eachIngress(res, func(r routeObject) { // overview_ingress.go
+			v.all = append(v.all, v.routeRows(r)...)
+		})
 	}
 	v.pick()
 }
@@ -203,14 +209,13 @@ func (v *routesView) routeRows(r routeObject) []routeRow {
 	name := r.key.Namespace + "/" + r.key.Name
 	var rows []routeRow
 	add := func(parent string, conds []metav1.Condition, first bool) {
-		cells := []string{mark, v.kindCell(r.key.Kind), name, hosts, parent, report.ConditionCell(conds, "Accepted"), report.ConditionCell(conds, "ResolvedRefs")}
-		text := strings.ToLower(strings.Join(cells, " "))
-		if !first {
-			cells[0], cells[1], cells[2], cells[3] = "", "", "", "" // continuation of the route above
-		}
-		rows = append(rows, routeRow{route: r, cells: v.tbl.row(cells), text: text})
+		v.addRow(&rows, r, []string{mark, v.kindCell(r.key.Kind), name, hosts, parent, report.ConditionCell(conds, "Accepted"), report.ConditionCell(conds, "ResolvedRefs")}, first)
 	}
 	switch {
+	case r.key.Kind == "Ingress" && r.servedBy != nil: // an Ingress has no conditions: where it is served
+		v.addRow(&rows, r, []string{mark, v.kindCell(r.key.Kind), name, hosts, "class " + r.servedBy.Gateway.Name, "✓ served", "-"}, true)
+	case r.key.Kind == "Ingress":
+		v.addRow(&rows, r, []string{mark, v.kindCell(r.key.Kind), name, hosts, "-", "✗ not served: no IngressClass serves it", "-"}, true)
 	case len(r.parents) > 0:
 		for i, p := range r.parents {
 			add(parentCell(r.key.Namespace, p.ParentRef), p.Conditions, i == 0)
@@ -223,6 +228,16 @@ func (v *routesView) routeRows(r routeObject) []routeRow {
 		add("(no parentRefs)", nil, true)
 	}
 	return rows
+}
+
+// addRow appends a row of cells for r; a row after the first continues
+// the route above and leaves its first four cells empty.
+func (v *routesView) addRow(rows *[]routeRow, r routeObject, cells []string, first bool) {
+	text := strings.ToLower(strings.Join(cells, " "))
+	if !first {
+		cells[0], cells[1], cells[2], cells[3] = "", "", "", "" // continuation of the route above
+	}
+	*rows = append(*rows, routeRow{route: r, cells: v.tbl.row(cells), text: text})
 }
 
 // renderPane fills the expanded pane with the selected route's rules.
@@ -252,6 +267,9 @@ func (v *routesView) routeDetail(r routeObject) []string {
 		head += "  " + st.Dim.Render(e.src.String())
 	}
 	lines := []string{head}
+	if g := r.servedBy; g != nil {
+		lines = append(lines, "served by "+st.Bold.Render("IngressClass "+g.Gateway.Name)+" (ingress-nginx) on "+v.servedOn(g))
+	}
 	for _, p := range r.parents {
 		lines = append(lines, "parent "+st.Bold.Render(parentName(r.key.Namespace, p.ParentRef))+"  "+v.badges(p.Conditions, v.w))
 		for _, c := range p.Conditions {
@@ -272,7 +290,7 @@ func (v *routesView) routeDetail(r routeObject) []string {
 			rule := e.HTTP
 			lines = append(lines, st.Bold.Render(entryLabel(e))+"  "+describeMatch(rule)+"  "+served)
 			for _, f := range rule.Filters {
-				lines = append(lines, "    filter   "+describeFilter(f, rule.Mirrors))
+				lines = append(lines, "    filter   "+engine.DescribeFilter(f, rule.Mirrors))
 			}
 			if rule.DirectStatus != 0 {
 				lines = append(lines, "    "+st.Error.Render(fmt.Sprintf("answers %d: %s", rule.DirectStatus, rule.DirectReason)))
@@ -287,6 +305,21 @@ func (v *routesView) routeDetail(r routeObject) []string {
 		}
 	}
 	return lines
+}
+
+// servedOn lists where a table entry's ports are bound ("127.0.20.1:8080
+// (HTTP 80)"), its address when nothing is bound yet.
+func (v *routesView) servedOn(g *engine.GatewayTable) string {
+	var out []string
+	for _, p := range g.Ports {
+		if r, ok := v.s.portReport(g.Name, p.Port); ok && r.Bound != "" {
+			out = append(out, fmt.Sprintf("%s (%s %d)", r.Bound, r.Protocol, p.Port))
+		}
+	}
+	if len(out) == 0 {
+		return g.Address
+	}
+	return strings.Join(out, ", ")
 }
 
 func (v *routesView) backendLines(bs []*engine.Backend) []string {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/watch"
 )
 
 // flashFor is how long what changed in a reload stays highlighted.
@@ -21,7 +23,7 @@ type common struct {
 	st   *styles
 }
 
-// session is the dashboard's digest of the latest StateMsg and the trace
+// session is the dashboard's digest of the latest State and the trace
 // rate. It is rebuilt once per reload, never per frame; views read it.
 type session struct {
 	now func() time.Time
@@ -30,8 +32,8 @@ type session struct {
 	// marks it as a problem.
 	admin        string
 	adminProblem bool
-	state        *StateMsg // nil before the first StateMsg
-	prev         *StateMsg // the state before, nil on the first load
+	state        *app.State // nil before the first State
+	prev         *app.State // the state before, nil on the first load
 
 	objects []objectEntry // output order (see eachObject)
 	index   map[engine.ObjectKey]int
@@ -76,12 +78,12 @@ func newSession(dir string, now func() time.Time) *session {
 
 // apply digests a new state and returns whether anything visible changed
 // since the previous one (which starts a highlight).
-func (s *session) apply(msg StateMsg) bool {
+func (s *session) apply(msg *app.State) bool {
 	prevProblems := map[string]bool{}
 	for _, p := range s.problems {
 		prevProblems[p.id()] = true
 	}
-	s.prev, s.state = s.state, &msg
+	s.prev, s.state = s.state, msg
 	s.prevObjects = make(map[engine.ObjectKey]objectEntry, len(s.objects))
 	for _, o := range s.objects {
 		s.prevObjects[o.key] = o
@@ -108,7 +110,21 @@ func (s *session) apply(msg StateMsg) bool {
 	for _, p := range s.problems {
 		newProblems = newProblems || p.isNew
 	}
-	return s.prev != nil && (len(s.changed) > 0 || newProblems || len(msg.Changed) > 0)
+	return s.prev != nil && (len(s.changed) > 0 || newProblems || len(s.update().Changed) > 0)
+}
+
+// update is what the watcher loaded for the current state (the zero
+// Update with an empty load before the first state, or when a state
+// carries none).
+func (s *session) update() watch.Update {
+	if s.state == nil || s.state.Update == nil {
+		return watch.Update{Result: &watch.LoadResult{}}
+	}
+	u := *s.state.Update
+	if u.Result == nil {
+		u.Result = &watch.LoadResult{}
+	}
+	return u
 }
 
 // object returns the current object named k.
@@ -147,7 +163,10 @@ func (s *session) portReport(gateway string, port int32) (emulator.PortReport, b
 	if s.state == nil {
 		return emulator.PortReport{}, false
 	}
-	for _, p := range s.state.Ports {
+	if s.state.Ports == nil {
+		return emulator.PortReport{}, false
+	}
+	for _, p := range s.state.Ports.Ports {
 		if p.Gateway == gateway && p.Port == port {
 			return p, true
 		}
@@ -161,10 +180,11 @@ func (s *session) changedSummary() string {
 		return ""
 	}
 	files := "no file"
-	switch n := len(s.state.Changed); n {
+	changed := s.update().Changed
+	switch n := len(changed); n {
 	case 0:
 	case 1:
-		files = s.state.Changed[0]
+		files = changed[0]
 	default:
 		files = fmt.Sprintf("%d files", n)
 	}

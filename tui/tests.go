@@ -7,39 +7,19 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/gwdev/gwdev/internal/app"
 )
 
-// TestsMsg is a run of the folder's routing tests (gwdev test) after a
-// reload, made by the caller off the UI. The Tests view lists it.
-type TestsMsg struct {
-	// Reload is the reload (StateMsg.Reload) the tests ran on.
-	Reload int
-	// Err says why they did not run (a test file with errors), each
-	// error on a line ("": they ran).
-	Err string
-	// Cases are every case, in file order.
-	Cases []TestsCase
-}
-
-// TestsCase is one case's outcome.
-type TestsCase struct {
-	// File and Line are where the case is; Name what it checks.
-	File string
-	Line int
-	Name string
-	// Failures are the expectations not met, each "file:line field:
-	// expected X, got Y", or why the case could not be sent (none:
-	// passed).
-	Failures []string
-}
-
-// testsView lists the last TestsMsg: a summary line, the failed cases
-// with their failures first, then the cases that passed. It is a tab
-// only once a run arrived (the folder has test files).
+// testsView lists the last run of the folder's routing tests gwdev up
+// sends (app.TestsState, after each reload): a summary line, the failed
+// cases with their failures (app.CaseFailures) first, then the cases that
+// passed. It is a tab only once a run arrived (the folder has test files).
 type testsView struct {
 	viewBase
 	vp     viewport.Model
-	last   *TestsMsg
+	last   *app.TestsState
+	cases  []testsCase
 	lines  []string
 	heads  []int // the lines where a case starts: the cursor stops there
 	cursor int
@@ -66,20 +46,34 @@ func (v *testsView) title() string { return "Tests" }
 // count is the number of failed cases.
 func (v *testsView) count() int {
 	n := 0
-	if v.last != nil {
-		for _, c := range v.last.Cases {
-			if len(c.Failures) > 0 {
-				n++
-			}
+	for _, c := range v.cases {
+		if len(c.failures) > 0 {
+			n++
 		}
 	}
 	return n
 }
 
+// testsCase is one case of the last run, with its failures (none:
+// passed).
+type testsCase struct {
+	file, name string
+	line       int
+	failures   []string
+}
+
 func (v *testsView) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
-	case TestsMsg:
-		v.last = &msg
+	case app.TestsState:
+		v.last, v.cases = &msg, nil
+		if msg.Run != nil {
+			for _, f := range msg.Run.Files {
+				for i := range f.Cases {
+					c := &f.Cases[i]
+					v.cases = append(v.cases, testsCase{file: f.Path, name: c.Name, line: c.Line, failures: app.CaseFailures(f.Path, c)})
+				}
+			}
+		}
 		v.rebuild()
 	case refreshMsg:
 		v.rebuild()
@@ -100,24 +94,24 @@ func (v *testsView) rebuild() {
 		v.render()
 		return
 	}
-	keep := func(c TestsCase) bool {
-		return v.filter == "" || strings.Contains(strings.ToLower(c.File+" "+c.Name+" "+strings.Join(c.Failures, " ")), v.filter)
+	keep := func(c testsCase) bool {
+		return v.filter == "" || strings.Contains(strings.ToLower(c.file+" "+c.name+" "+strings.Join(c.failures, " ")), v.filter)
 	}
 	for _, failed := range []bool{true, false} {
-		for _, c := range v.last.Cases {
-			if (len(c.Failures) > 0) != failed || !keep(c) {
+		for _, c := range v.cases {
+			if (len(c.failures) > 0) != failed || !keep(c) {
 				continue
 			}
 			v.heads = append(v.heads, len(v.lines))
-			where := v.st.Dim.Render(fmt.Sprintf("  %s:%d", c.File, c.Line))
+			where := v.st.Dim.Render(fmt.Sprintf("  %s:%d", c.file, c.line))
 			if failed {
-				v.lines = append(v.lines, v.st.Error.Render("✗ ")+v.st.Bold.Render(c.Name)+where)
-				for _, f := range c.Failures {
+				v.lines = append(v.lines, v.st.Error.Render("✗ ")+v.st.Bold.Render(c.name)+where)
+				for _, f := range c.failures {
 					v.lines = append(v.lines, "    "+f)
 				}
 				continue
 			}
-			v.lines = append(v.lines, v.st.OK.Render("✓ ")+c.Name+where)
+			v.lines = append(v.lines, v.st.OK.Render("✓ ")+c.name+where)
 		}
 	}
 	v.cursor = clamp(v.cursor, 0, max(0, len(v.heads)-1))
@@ -131,14 +125,14 @@ func (v *testsView) summary() string {
 	if m.Reload == 0 {
 		at = v.st.Dim.Render(" (first load)")
 	}
-	if m.Err != "" {
-		return v.st.Error.Render("✗ the tests did not run: the test files have errors") + at
+	if m.Err != nil {
+		return v.st.Error.Render("✗ the tests did not run") + at
 	}
 	failed := v.count()
 	if failed == 0 {
-		return v.st.OK.Render(fmt.Sprintf("all %s pass", plural(len(m.Cases), "case"))) + at
+		return v.st.OK.Render(fmt.Sprintf("all %s pass", plural(len(v.cases), "case"))) + at
 	}
-	return v.st.Error.Render(fmt.Sprintf("%d of %s fail", failed, plural(len(m.Cases), "case"))) + at
+	return v.st.Error.Render(fmt.Sprintf("%d of %s fail", failed, plural(len(v.cases), "case"))) + at
 }
 
 // render draws the summary, the errors or the cases, the selected case
@@ -152,8 +146,8 @@ func (v *testsView) render() {
 		return
 	}
 	out := append(wrap(v.summary(), v.w), "")
-	if v.last.Err != "" {
-		for _, l := range strings.Split(v.last.Err, "\n") {
+	if v.last.Err != nil {
+		for _, l := range strings.Split(v.last.Err.Error(), "\n") {
 			out = append(out, "  "+truncate(l, v.w-2))
 		}
 	}

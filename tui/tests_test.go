@@ -7,19 +7,21 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/exp/teatest"
+
+	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/routetest"
 )
 
 // testsSample is a run of samples/basic's routing tests as gwdev up sends
 // it after a save that broke one case.
-func testsSample() TestsMsg {
-	f := "samples/basic/routes.gwtest.yaml"
-	return TestsMsg{Reload: 3, Cases: []TestsCase{
-		{File: f, Line: 4, Name: "/api goes to the api Service", Failures: []string{
-			f + ":9 route.rule: expected 0, got 1",
-			f + ":11 backend.service: expected default/api:8080, got default/frontend:80"}},
-		{File: f, Line: 16, Name: "everything else goes to frontend, over HTTP/2 (h2c)"},
-		{File: f, Line: 24, Name: "another host reaches no route"},
-	}}
+func testsSample() app.TestsState {
+	return app.TestsState{Reload: 3, Run: &routetest.Run{Files: []routetest.FileResult{{Path: "samples/basic/routes.gwtest.yaml", Cases: []routetest.CaseResult{
+		{Line: 4, Name: "/api goes to the api Service", Mismatches: []routetest.Mismatch{
+			{Field: "route.rule", Line: 9, Want: "0", Got: "1"},
+			{Field: "backend.service", Line: 11, Want: "default/api:8080", Got: "default/frontend:80"}}},
+		{Line: 16, Name: "everything else goes to frontend, over HTTP/2 (h2c)"},
+		{Line: 24, Name: "another host reaches no route"},
+	}}}}}
 }
 
 // TestGoldenTests: once the folder's tests ran, the Tests tab is there (8
@@ -70,12 +72,12 @@ func TestTestsTabOnlyAfterARun(t *testing.T) {
 		t.Errorf("view %d:\n%s", m.active, v)
 	}
 	ok := testsSample()
-	ok.Cases[0].Failures = nil
+	ok.Run.Files[0].Cases[0].Mismatches = nil
 	m.Update(ok)
 	if v := m.View(); !strings.Contains(v, "all 3 cases pass") || strings.Contains(v, "8 Tests 1") {
 		t.Errorf("all pass:\n%s", v)
 	}
-	m.Update(TestsMsg{Reload: 4, Err: "a.gwtest.yaml:3:9: unknown field \"stauts\" in cases.0.expect"})
+	m.Update(app.TestsState{Reload: 4, Err: &app.TestFilesError{Errs: routetest.Errors{{File: "a.gwtest.yaml", Line: 3, Column: 9, Message: `unknown field "stauts" in cases.0.expect`}}}})
 	if v := m.View(); !strings.Contains(v, "did not run") || !strings.Contains(v, `unknown field "stauts"`) {
 		t.Errorf("errors:\n%s", v)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/project"
 )
 
 // certsOptions are the flags of `gwdev certs`.
@@ -60,6 +61,6 @@ func (o *certsOptions) run(out io.Writer, dir string) error {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return fmt.Errorf("%s is not a directory", dir)
 	}
-	return app.Certs(out, app.CertsArgs{Dir: dir, Flags: app.ProjectFlags{CRDs: o.crds, Trust: o.trust},
+	return app.Certs(out, app.CertsArgs{Dir: dir, Flags: project.Flags{CRDs: o.crds, Trust: o.trust},
 		CADir: o.caDir, Out: o.out, Validity: time.Duration(o.days) * 24 * time.Hour})
 }

@@ -115,8 +115,8 @@ func TestCertsWritesSecretsAndTrustCommand(t *testing.T) {
 
 	// The Secrets make every listener programmed, and the emulator serves
 	// them with certificates that chain to the CA.
-	loader := testkit.Loader(t)
-	res := engine.Translate(loader.LoadDir(dir).Snapshot, engine.Options{})
+	proj := testkit.Project(t)
+	res := engine.Translate(proj.LoadDir(dir).Snapshot, engine.Options{})
 	for _, f := range res.Findings {
 		if f.Severity == engine.SeverityError {
 			t.Errorf("finding after gwdev certs: %s %s %s", f.Object, f.Reason, f.Message)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/internal/report"
 )
 
@@ -137,22 +138,22 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 			return fmt.Errorf("%s: no such file or directory", src)
 		}
 	}
-	c, err := app.Check(sources, app.ProjectFlags{Profiles: o.profiles, CRDs: o.crds, Classes: o.classes, NoKustomize: !o.kustomize, Trust: o.trust},
-		cmd.InOrStdin(), now, o.policies)
+	st, err := app.Once(sources, project.Flags{Profiles: o.profiles, CRDs: o.crds, Classes: o.classes, NoKustomize: !o.kustomize, Trust: o.trust},
+		app.OnceOptions{In: cmd.InOrStdin(), Now: now, KeepTable: o.policies, Where: strings.Join(sourceNames(sources), ", ")})
 	if err != nil {
 		return err
 	}
-	lr, res, loaded, total, nObjects := c.Load, c.Result, c.Loaded, c.Total, c.Objects
+	lr, res := st.Update.Result, st.Result
 
 	out := cmd.OutOrStdout()
-	if msg := app.NoManifests(nObjects, len(lr.Problems), len(res.Findings), strings.Join(sourceNames(sources), ", "), "check"); msg != "" {
+	if st.Empty != "" {
 		// Nothing loaded and nothing refused: a folder with no manifests
 		// is not a pass (a CI job pointed at the wrong folder must fail).
 		w := out
 		if o.output != "summary" {
 			w = cmd.ErrOrStderr()
 		}
-		fmt.Fprintln(w, msg)
+		fmt.Fprintln(w, st.Empty)
 		return exitError{exitProblems}
 	}
 	switch o.output {
@@ -178,7 +179,7 @@ func (o *checkOptions) run(cmd *cobra.Command, args []string) error {
 			return err
 		}
 	default:
-		report.WriteSummary(out, lr, res, loaded, total)
+		report.WriteSummary(out, lr, res, st.Load, st.Load+st.Translate)
 		if o.policies {
 			report.WritePolicies(out, res)
 		}

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/internal/report"
 )
 
@@ -18,7 +19,7 @@ func (o *checkOptions) runCluster(ctx context.Context, out io.Writer, now metav1
 	if err != nil {
 		return err
 	}
-	cc, err := app.CheckCluster(ctx, opts, app.ProjectFlags{Profiles: o.profiles, CRDs: o.crds, Classes: o.classes}, now)
+	cc, err := app.CheckCluster(ctx, opts, project.Flags{Profiles: o.profiles, CRDs: o.crds, Classes: o.classes}, now)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/report"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -25,7 +26,7 @@ var outputFormats = map[string]map[string][]string{
 	"graph":   {"format": graphFormats},
 	"diff":    {"format": diffFormats},
 	// migrate's -o is a file
-	"migrate": {"format": migrateFormats},
+	"migrate": {"format": report.MigrationFormats},
 }
 
 // formatList renders a set of values as help and errors name them:

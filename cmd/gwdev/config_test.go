@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/project"
 )
 
 // TestProjectConfigErrorsNameLineAndField: every mistake in gwdev.yaml is
@@ -44,7 +44,7 @@ func TestProjectConfigErrorsNameLineAndField(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "gwdev.yaml"), []byte(c.yaml), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := app.OpenProject([]string{dir}, app.ProjectFlags{})
+			_, err := project.Open([]string{dir}, project.Flags{})
 			if err == nil {
 				t.Fatalf("no error for %q", c.yaml)
 			}

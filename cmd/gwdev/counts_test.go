@@ -15,6 +15,7 @@ import (
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/tui"
 	"github.com/gwdev/gwdev/watch"
 )
@@ -35,7 +36,7 @@ func TestCheckAndUpCountObjectsAlike(t *testing.T) {
 			t.Errorf("%s: check says %q", dir, out)
 			continue
 		}
-		loader, err := app.NewLoader(nil)
+		loader, err := project.NewLoader(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,7 +51,7 @@ func TestCheckAndUpCountObjectsAlike(t *testing.T) {
 		}
 		model := tui.New(tui.Options{Dir: dir, NoColor: true})
 		model.Update(tea.WindowSizeMsg{Width: 200, Height: 40})
-		model.Update(stateMsg(&app.State{Update: u, Result: res, Ports: &emulator.ApplyReport{}, Time: time.Now()}))
+		model.Update(&app.State{Update: u, Result: res, Ports: &emulator.ApplyReport{}, Time: time.Now()})
 		if v := model.View(); !strings.Contains(v, " "+m[1]+" objects") {
 			t.Errorf("%s: check loaded %s objects; the dashboard header says:\n%s", dir, m[1], strings.SplitN(v, "\n", 2)[0])
 		}

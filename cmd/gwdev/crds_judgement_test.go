@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/project"
 )
 
 // TestDashboardProblemsJudgeLikeCheck: the dashboard's Problems view, fed
@@ -32,7 +32,7 @@ func TestDashboardProblemsJudgeLikeCheck(t *testing.T) {
 			"experimental channel only: v1.7.0-standard does not have field spec.defaultScope",
 		}, []string{"✓ no problems"}},
 	} {
-		model := dashboardWith(t, dir, app.ProjectFlags{CRDs: tc.crds})
+		model := dashboardWith(t, dir, project.Flags{CRDs: tc.crds})
 		model.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("3")})
 		v := model.View()
 		for _, w := range append(tc.both, tc.view...) {

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/internal/report"
 	"github.com/spf13/cobra"
 )
@@ -81,7 +82,7 @@ func (o *diffOptions) run(out, errOut io.Writer, args []string) error {
 		return fmt.Errorf("unknown format %q (want %s)", o.format, formatList(diffFormats))
 	}
 	base, dir := app.SplitDiffArgs(args)
-	rep, err := app.Diff(app.DiffArgs{Base: base, Dir: dir, Flags: app.ProjectFlags{Profiles: o.profiles, CRDs: o.crds, Trust: o.trust},
+	rep, err := app.Diff(app.DiffArgs{Base: base, Dir: dir, Flags: project.Flags{Profiles: o.profiles, CRDs: o.crds, Trust: o.trust},
 		TrustRevision: o.trustRevision,
 		Note:          func(l string) { fmt.Fprintf(errOut, "gwdev diff: %s\n", l) }})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/project"
 )
 
 // explainOptions are the flags of `gwdev explain`.
@@ -105,7 +106,7 @@ func (o *explainOptions) run(out io.Writer, rawURL string) error {
 	if err != nil {
 		return err
 	}
-	ex, err := app.ExplainProject(o.dir, app.ProjectFlags{Backends: o.backends, Profiles: o.profiles, CRDs: o.crds, Trust: o.trust}, probe, rawURL, o.gateway)
+	ex, err := app.ExplainProject(o.dir, project.Flags{Backends: o.backends, Profiles: o.profiles, CRDs: o.crds, Trust: o.trust}, probe, rawURL, o.gateway)
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/gwdev/gwdev/engine/table"
 	"github.com/gwdev/gwdev/internal/app"
 	"github.com/gwdev/gwdev/internal/freeport"
+	"github.com/gwdev/gwdev/internal/project"
 )
 
 // probeDeadline bounds each probe of the differential test; diffStalls
@@ -52,7 +53,7 @@ var diffStalls atomic.Int32
 const goldenStride = 3
 
 func TestExplainDifferential(t *testing.T) {
-	loader, err := app.NewLoader(nil)
+	loader, err := project.NewLoader(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

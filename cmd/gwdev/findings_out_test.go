@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -83,8 +84,15 @@ func checkSARIF(t *testing.T, schema *jsonschema.Schema, label, out string) repo
 		}
 	}
 	for _, n := range run.Invocations[0].Notifications {
-		if r := n.AssociatedRule; r.Index >= len(run.Tool.Driver.Rules) || run.Tool.Driver.Rules[r.Index].ID != r.ID {
-			t.Errorf("%s: notification's rule %+v", label, r)
+		if r := n.Descriptor; r.Index >= len(run.Tool.Driver.Notifications) || run.Tool.Driver.Notifications[r.Index].ID != r.ID {
+			t.Errorf("%s: notification's descriptor %+v", label, r)
+		}
+	}
+	// Only rules that have results are declared (a rule without one is
+	// listed by code scanning as a check that found nothing).
+	for _, r := range run.Tool.Driver.Rules {
+		if !slices.ContainsFunc(run.Results, func(res report.SARIFResult) bool { return res.RuleID == r.ID }) {
+			t.Errorf("%s: rule %s is declared with no result", label, r.ID)
 		}
 	}
 	return log

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/internal/report"
 )
 
@@ -36,7 +37,7 @@ func newGraphCmd() *cobra.Command {
 		Long: `graph translates the manifests under DIR (default: the current directory) and prints the
 structure as a Mermaid flowchart (default), a Graphviz DOT digraph, or SVG (the DOT laid out by
 Graphviz's dot, which must be installed; gwdev says so when it is not): Gateways and ListenerSets,
-their listeners, the routes attached to them, the routes' rules with their matches, and the
+their listeners, the routes attached to them, the routes' rules with their matches and filters, and the
 backend Services. What is not accepted, programmed or resolved is red, with the reason: a
 listener with a problem condition, a route a parent refused (the edge to the listener or Gateway
 it named), a rule that is shadowed or answers 500, an invalid backend reference.
@@ -71,7 +72,7 @@ func (o *graphOptions) run(out, errOut io.Writer, dir string) error {
 			return fmt.Errorf("--format svg needs Graphviz's dot, which is not on PATH: install Graphviz (apt-get install graphviz, brew install graphviz, choco install graphviz), or use the default Mermaid output (GitHub and mermaid.live render it) or --format dot")
 		}
 	}
-	proj, err := app.OpenProject([]string{dir}, app.ProjectFlags{Profiles: o.profiles, CRDs: o.crds, Trust: o.trust})
+	proj, err := project.Open([]string{dir}, project.Flags{Profiles: o.profiles, CRDs: o.crds, Trust: o.trust})
 	if err != nil {
 		return err
 	}

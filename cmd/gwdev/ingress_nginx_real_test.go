@@ -203,7 +203,7 @@ func backendNames(manifests string) []string {
 // loadIngressManifests loads manifests, failing on any problem.
 func loadIngressManifests(t *testing.T, manifests string) *watch.LoadResult {
 	t.Helper()
-	l := testkit.Loader(t)
+	l := testkit.Project(t)
 	lr := l.LoadBytes("ingress.yaml", []byte(manifests))
 	for _, p := range lr.Problems {
 		t.Fatalf("load problem: %s", p)

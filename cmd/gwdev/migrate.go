@@ -3,16 +3,15 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"slices"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gwdev/gwdev/engine/ingressnginx"
 	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/internal/report"
 	"github.com/gwdev/gwdev/watch"
 )
@@ -68,7 +67,7 @@ dropped; 0 otherwise.`,
 	f := cmd.Flags()
 	f.StringVarP(&o.output, "output", "o", "", "write the manifests to this file (default: stdout)")
 	f.BoolVar(&o.compare, "compare", false, "run the Ingresses and the converted routes side by side and print every difference")
-	f.StringVar(&o.format, "format", "text", "--compare output: "+formatList(migrateFormats)+" (github: workflow annotations)")
+	f.StringVar(&o.format, "format", "text", "--compare output: "+formatList(report.MigrationFormats)+" (github: workflow annotations)")
 	f.StringVar(&o.emitTests, "emit-tests", "", "also write FILE (a new *.gwtest.yaml): the ingress-nginx side's answers as routing test cases")
 	f.StringVar(&o.namespace, "gateway-namespace", "default", "namespace of the Gateways")
 	f.StringVar(&o.class, "gateway-class", "", "GatewayClass of the Gateways (default: the IngressClass's name)")
@@ -79,17 +78,14 @@ dropped; 0 otherwise.`,
 	return cmd
 }
 
-// migrateFormats are the --compare output formats --format takes.
-var migrateFormats = []string{"text", "github", "json"}
-
 func (o *migrateOptions) run(cmd *cobra.Command, dir string) error {
-	if !slices.Contains(migrateFormats, o.format) {
-		return fmt.Errorf("unknown --format %q (want %s)", o.format, formatList(migrateFormats))
+	if !slices.Contains(report.MigrationFormats, o.format) {
+		return fmt.Errorf("unknown --format %q (want %s)", o.format, formatList(report.MigrationFormats))
 	}
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%s: no such file or directory", dir)
 	}
-	proj, err := app.OpenProject([]string{dir}, app.ProjectFlags{Backends: o.backends, Profiles: o.profiles, CRDs: o.crds, Trust: o.trust})
+	proj, err := project.Open([]string{dir}, project.Flags{Backends: o.backends, Profiles: o.profiles, CRDs: o.crds, Trust: o.trust})
 	if err != nil {
 		return err
 	}
@@ -116,7 +112,7 @@ func (o *migrateOptions) run(cmd *cobra.Command, dir string) error {
 	if name == "" {
 		name = "<stdout>"
 	}
-	m, err := proj.Migrate(lr, dir, name, o.migrationOptions())
+	m, err := app.Migrate(proj, lr, dir, name, o.migrationOptions())
 	if err != nil {
 		return err
 	}
@@ -128,9 +124,9 @@ func (o *migrateOptions) run(cmd *cobra.Command, dir string) error {
 		return fmt.Errorf("writing %s: %w", o.output, err)
 	}
 	report.WriteLoadProblems(cmd.ErrOrStderr(), lr)
-	printDropped(cmd.ErrOrStderr(), m.Dropped)
-	judged := printConvertedProblems(cmd.ErrOrStderr(), proj, m.Converted)
-	secure := printSecurityDropped(cmd.ErrOrStderr(), m.Dropped)
+	report.WriteDropped(cmd.ErrOrStderr(), m.Dropped)
+	judged := report.WriteConvertedProblems(cmd.ErrOrStderr(), proj.CRDsName(), m.Converted)
+	secure := report.WriteSecurityDropped(cmd.ErrOrStderr(), m.Dropped)
 	if !judged || !secure {
 		return exitError{exitProblems}
 	}
@@ -142,65 +138,27 @@ func (o *migrateOptions) migrationOptions() ingressnginx.MigrationOptions {
 	return ingressnginx.MigrationOptions{GatewayNamespace: o.namespace, GatewayClass: o.class}
 }
 
-// printConvertedProblems writes what the CRDs the project judges against
-// say about the converted manifests (conv: them, loaded): objects refused,
-// fields a cluster would drop, and the channel notes; it returns false
-// when any was refused or pruned.
-func printConvertedProblems(w io.Writer, proj *app.Project, conv *watch.LoadResult) bool {
-	if len(conv.Problems) > 0 {
-		fmt.Fprintf(w, "The converted manifests, judged against the CRDs %s:\n", proj.CRDsName())
-		for _, p := range conv.Problems {
-			fmt.Fprintln(w, "error:", p.String())
-		}
+// runCompare runs migrate --compare and prints the comparison.
+func (o *migrateOptions) runCompare(cmd *cobra.Command, proj *project.Project, lr *watch.LoadResult) error {
+	c, err := app.CompareMigration(cmd.Context(), proj, lr, o.migrationOptions())
+	if err != nil {
+		return err
 	}
-	for _, n := range conv.Notes {
-		fmt.Fprintln(w, "note:", n.String())
+	if err := report.WriteMigrationComparison(cmd.OutOrStdout(), c, o.format, proj.CRDsName()); err != nil {
+		return err
 	}
-	return len(conv.Problems) == 0
-}
-
-// printSecurityDropped lists, last, the dropped features the annotations
-// table marks security-relevant (the converted routes let in clients
-// ingress-nginx refused), once each; it returns false when there are any.
-func printSecurityDropped(w io.Writer, dropped []ingressnginx.DroppedFeature) bool {
-	var lines []string
-	seen := map[string]bool{}
-	for _, d := range dropped {
-		line := "  " + strings.TrimPrefix(d.Source.String()+": ", ": ") + d.Ingress.String() + ": " + d.What + ": " + d.Why
-		if d.Security && !seen[line] {
-			seen[line] = true
-			lines = append(lines, line)
-		}
+	if c.Failed() {
+		return exitError{exitProblems}
 	}
-	if len(lines) == 0 {
-		return true
-	}
-	fmt.Fprintf(w, "\nSecurity-relevant, not carried over (exit status 1): the converted routes let in clients ingress-nginx refused, until you configure %s with your implementation's policy:\n",
-		plural(len(lines), "setting"))
-	for _, l := range lines {
-		fmt.Fprintln(w, l)
-	}
-	return false
-}
-
-// printDropped lists what the conversion did not carry over, once each.
-func printDropped(w io.Writer, dropped []ingressnginx.DroppedFeature) {
-	seen := map[string]bool{}
-	for _, d := range dropped {
-		line := d.Source.String() + ": " + d.Ingress.String() + ": not carried over: " + d.What + ": " + d.Why
-		if !seen[line] {
-			seen[line] = true
-			fmt.Fprintln(w, strings.TrimPrefix(line, ": "))
-		}
-	}
+	return nil
 }
 
 // writeTests writes --emit-tests FILE.
-func (o *migrateOptions) writeTests(cmd *cobra.Command, dir string, proj *app.Project, lr *watch.LoadResult) error {
+func (o *migrateOptions) writeTests(cmd *cobra.Command, dir string, proj *project.Project, lr *watch.LoadResult) error {
 	if _, err := os.Stat(o.emitTests); err == nil {
 		return fmt.Errorf("--emit-tests %s: the file exists; write into a new file", o.emitTests)
 	}
-	f, err := app.EmitMigrationTests(cmd.Context(), dir, app.ProjectFlags{Backends: o.backends, Profiles: o.profiles, CRDs: o.crds, Trust: o.trust}, proj, lr)
+	f, err := app.EmitMigrationTests(cmd.Context(), dir, project.Flags{Backends: o.backends, Profiles: o.profiles, CRDs: o.crds, Trust: o.trust}, proj, lr)
 	if err != nil {
 		return err
 	}

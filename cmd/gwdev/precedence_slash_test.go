@@ -13,6 +13,7 @@ import (
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/project"
 )
 
 // TestTrailingSlashPrefixTiesServedAsExplained serves the engine golden
@@ -21,7 +22,7 @@ import (
 // requests go to the older route's rules, explain names the same rules, and
 // the differential probes agree on every port.
 func TestTrailingSlashPrefixTiesServedAsExplained(t *testing.T) {
-	loader, err := app.NewLoader(nil)
+	loader, err := project.NewLoader(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -113,7 +114,7 @@ func (o *pullOptions) run(ctx context.Context, out io.Writer, dir string) error 
 		return err
 	}
 	// What gwdev up DIR will say of the files, before one is written.
-	proj, err := app.OpenProject(nil, app.ProjectFlags{})
+	proj, err := project.Open(nil, project.Flags{})
 	if err != nil {
 		return err
 	}

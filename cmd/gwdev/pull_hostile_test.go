@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -483,7 +483,7 @@ func TestPullWritesOnlyWhatTheLoaderTakes(t *testing.T) {
 			t.Errorf("%s: %d bytes, over the loader's %d", name, len(data), watch.MaxFileSize)
 		}
 	}
-	proj, err := app.OpenProject([]string{dir}, app.ProjectFlags{})
+	proj, err := project.Open([]string{dir}, project.Flags{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
-	"github.com/gwdev/gwdev/internal/app"
 	"github.com/gwdev/gwdev/internal/freeport"
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -32,7 +32,7 @@ func benchmarkReload(b *testing.B, n int, full bool) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("genroutes: %v\n%s", err, out)
 	}
-	l, err := app.NewLoader(nil)
+	l, err := project.NewLoader(nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 // migrate and migrate --compare on the sample.
 func TestSampleIngressNginx(t *testing.T) {
 	dir := filepath.Join("..", "..", "samples", "ingress-nginx")
-	l := testkit.Loader(t)
+	l := testkit.Project(t)
 	lr := l.LoadDir(dir)
 	if len(lr.Problems) > 0 {
 		t.Fatalf("load problems: %v", lr.Problems)

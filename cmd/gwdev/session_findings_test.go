@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -17,16 +18,18 @@ import (
 	"github.com/gwdev/gwdev/emulator/admin"
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/internal/report"
 	"github.com/gwdev/gwdev/tui"
 )
 
 // TestSessionFindingsAgree: for every sample, the findings `gwdev check -o
-// json` prints are those the Session publishes, and the dashboard (from
-// the StateMsg it is sent) and the admin API (/routes' findings, fed by
-// app.AdminStatus) show exactly the Session's; the admin API's /status
-// serves the objects with the status check -o json prints. One pipeline,
-// read by every front end.
+// json` prints (from its one-shot State, app.Once) are those the Session
+// publishes; the dashboard (sent the State itself) counts the Session's
+// errors and warnings in its header; the admin API (/routes' findings, fed
+// by app.AdminStatus) shows exactly the Session's, and its /status serves
+// the objects with the status check -o json prints. One pipeline, read by
+// every front end.
 func TestSessionFindingsAgree(t *testing.T) {
 	dirs, _ := filepath.Glob("../../samples/*")
 	n := 0
@@ -56,6 +59,14 @@ func TestSessionFindingsAgree(t *testing.T) {
 			if !slices.Equal(fromCheck, fromSession) {
 				t.Errorf("check -o json and the Session differ:\ncheck:   %q\nsession: %q", fromCheck, fromSession)
 			}
+			// check's State: the one-shot Session it prints from.
+			once, err := app.Once([]string{dir}, project.Flags{}, app.OnceOptions{Where: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := findingKeys(once.Result.Findings); !slices.Equal(got, fromSession) || once.LoadProblems() != st.LoadProblems() {
+				t.Errorf("the one-shot State's findings differ from the Session's:\nonce:    %q\nsession: %q", got, fromSession)
+			}
 			loadErrs := 0
 			for _, f := range rep.Findings {
 				if f.Code == report.CodeLoadError {
@@ -66,13 +77,28 @@ func TestSessionFindingsAgree(t *testing.T) {
 				t.Errorf("check has %d load errors, the Session %d", loadErrs, st.LoadProblems())
 			}
 
-			// The dashboard: the StateMsg it gets, through its Update.
-			msg := stateMsg(st)
+			// The dashboard: it is sent the Session's State itself; its header
+			// counts what it made of it.
 			model := tui.New(tui.Options{Dir: dir, NoColor: true})
 			model.Update(tea.WindowSizeMsg{Width: 200, Height: 40})
-			model.Update(msg)
-			if got := findingKeys(msg.Result.Findings); !slices.Equal(got, fromSession) || len(msg.Problems) != st.LoadProblems() {
-				t.Errorf("the dashboard's findings differ from the Session's:\n%q\n%q", got, fromSession)
+			model.Update(st)
+			errs, warns := st.LoadProblems(), len(st.Update.Stale)
+			for _, f := range st.Result.Findings {
+				switch f.Severity {
+				case engine.SeverityError:
+					errs++
+				case engine.SeverityWarning:
+					warns++
+				}
+			}
+			header := strings.SplitN(model.View(), "\n", 2)[0]
+			for n, word := range map[int]string{errs: "error", warns: "warning"} {
+				if want := report.Plural(n, word); n > 0 && !strings.Contains(header, want) {
+					t.Errorf("the dashboard's header lacks %q (the Session's): %s", want, header)
+				}
+			}
+			if errs+warns == 0 && !strings.Contains(header, "no problems") {
+				t.Errorf("the dashboard's header: %s, the Session has no problems", header)
 			}
 
 			// The admin API.
@@ -105,7 +131,7 @@ func TestSessionFindingsAgree(t *testing.T) {
 // sessionState is the first State of a Session serving dir.
 func sessionState(t *testing.T, dir string) *app.State {
 	t.Helper()
-	proj, err := app.OpenProject([]string{dir}, app.ProjectFlags{})
+	proj, err := project.Open([]string{dir}, project.Flags{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/internal/report"
 )
 
@@ -88,8 +89,8 @@ then run gwdev test --tests FILE after it.`,
 	return cmd
 }
 
-func (o *testOptions) flags() app.ProjectFlags {
-	return app.ProjectFlags{Backends: o.backends, Profiles: o.profiles, CRDs: o.crds, Trust: o.trust}
+func (o *testOptions) flags() project.Flags {
+	return project.Flags{Backends: o.backends, Profiles: o.profiles, CRDs: o.crds, Trust: o.trust}
 }
 
 func (o *testOptions) runRecord(cmd *cobra.Command, out io.Writer, urls []string) error {

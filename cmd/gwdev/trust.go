@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/internal/trust"
 	"github.com/gwdev/gwdev/watch"
 )
@@ -89,13 +89,13 @@ func (o *trustOptions) run(out io.Writer, dir string, dirGiven bool) error {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return fmt.Errorf("%s: not a folder", dir)
 	}
-	path, data, err := app.ReadConfigFile(dir)
+	path, data, err := project.ReadConfigFile(dir)
 	if err != nil {
 		return err
 	}
 	var renders []watch.Render
 	if path != "" {
-		if renders, err = app.ConfigRenders(path, data); err != nil {
+		if renders, err = project.ConfigRenders(path, data); err != nil {
 			return fmt.Errorf("not trusted: %w", err)
 		}
 	}
@@ -134,7 +134,7 @@ func listTrusted(out io.Writer, store *trust.Store) error {
 		state := "gwdev.yaml as trusted"
 		if _, err := os.Stat(f.Dir); err != nil {
 			state = "the folder is gone"
-		} else if _, data, err := app.ReadConfigFile(f.Dir); err != nil {
+		} else if _, data, err := project.ReadConfigFile(f.Dir); err != nil {
 			state = err.Error()
 		} else if trust.ConfigSum(data) != f.ConfigSum {
 			state = "gwdev.yaml changed since: not trusted until gwdev trust again"

@@ -15,6 +15,7 @@ import (
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/emulator/admin"
 	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -107,7 +108,7 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 	if offset == 0 { // up's 0 is "no fallback", the engine's is "the default"
 		offset = -1
 	}
-	proj, err := app.OpenProject([]string{dir}, app.ProjectFlags{Backends: o.backends, Profiles: o.profiles, CRDs: o.crds, Trust: o.trust,
+	proj, err := project.Open([]string{dir}, project.Flags{Backends: o.backends, Profiles: o.profiles, CRDs: o.crds, Trust: o.trust,
 		Classes: o.classes, NoKustomize: !o.kustomize, PortOffset: offset})
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/tui"
 )
 
@@ -81,14 +82,14 @@ func TestUpMissingFolderHint(t *testing.T) {
 // that got the resulting state.
 func dashboardOf(t *testing.T, dir string) *tui.Model {
 	t.Helper()
-	return dashboardWith(t, dir, app.ProjectFlags{})
+	return dashboardWith(t, dir, project.Flags{})
 }
 
 // dashboardWith is dashboardOf with the project's flags (--crds…).
-func dashboardWith(t *testing.T, dir string, flags app.ProjectFlags) *tui.Model {
+func dashboardWith(t *testing.T, dir string, flags project.Flags) *tui.Model {
 	t.Helper()
-	var got []tui.StateMsg
-	proj, err := app.OpenProject([]string{dir}, flags)
+	var got []*app.State
+	proj, err := project.Open([]string{dir}, flags)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func dashboardWith(t *testing.T, dir string, flags app.ProjectFlags) *tui.Model 
 		t.Fatal(err)
 	}
 	t.Cleanup(sess.Close)
-	sess.Subscribe(func(st *app.State) { got = append(got, stateMsg(st)) })
+	sess.Subscribe(func(st *app.State) { got = append(got, st) })
 	sess.Start()
 	model := tui.New(tui.Options{Dir: dir, NoColor: true})
 	model.Update(tea.WindowSizeMsg{Width: 200, Height: 40})

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/internal/project"
 )
 
 // TestUpFolderComesAndGoes runs `gwdev up` on a folder that does not exist
@@ -158,7 +158,7 @@ func TestUpMissingFolderNoConfigReload(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2*app.ConfigRetry + 200*time.Millisecond) // the gwdev.yaml watch finds the (empty) folder
+	time.Sleep(2*project.ConfigRetry + 200*time.Millisecond) // the gwdev.yaml watch finds the (empty) folder
 	if err := os.WriteFile(filepath.Join(dir, "gateway.yaml"), []byte(fmt.Sprintf(upGateway, port)+"---\n"+routeFile("a", "svc-1")), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestUpMissingFolderNoConfigReload(t *testing.T) {
 			t.Fatalf("not served; gwdev said:\n%s", out.String())
 		}
 	}
-	time.Sleep(2*app.ConfigRetry + 200*time.Millisecond) // the gwdev.yaml watch retries every app.ConfigRetry
+	time.Sleep(2*project.ConfigRetry + 200*time.Millisecond) // the gwdev.yaml watch retries every project.ConfigRetry
 	if s := out.String(); strings.Contains(s, "gwdev.yaml") {
 		t.Errorf("a reload names gwdev.yaml, which does not exist:\n%s", s)
 	}

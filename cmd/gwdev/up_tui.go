@@ -58,20 +58,19 @@ func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir string, sess 
 		tea.WithFPS(int(time.Second/tui.FrameInterval)), tea.WithoutSignalHandler())
 	// The Migration view: migrate --compare after each reload with
 	// Ingresses, off the Session's loop (app.MigrationRunner).
-	mig := app.NewMigrationRunner(func(m app.MigrationState) { p.Send(migrationMsg(m)) })
+	mig := app.NewMigrationRunner(func(m app.MigrationState) { p.Send(m) })
 	defer mig.Wait()
 	// The folder's routing tests after every reload: the Tests view, and
 	// the notice line when one fails.
 	tests := app.NewTestRunner(dir, func(m app.TestsState) {
-		msg := testsMsg(m)
-		p.Send(msg)
-		if m.Err != nil || len(msg.Cases) > 0 && failedCases(msg) > 0 {
+		p.Send(m)
+		if m.Failed() {
 			p.Send(tui.NoticeMsg{Text: app.TestsSummary(m), Problem: true})
 		}
 	})
 	defer tests.Wait()
 	sess.Subscribe(func(st *app.State) {
-		p.Send(stateMsg(st))
+		p.Send(st)
 		mig.Submit(ctx, sess.Project(), st.Update.Result, st.Reload)
 		tests.Submit(ctx, st)
 		switch {
@@ -117,74 +116,4 @@ func clipboardWriter(out io.Writer) io.Writer {
 		return os.Stderr
 	}
 	return out
-}
-
-// stateMsg is the dashboard's form of a Session's State.
-func stateMsg(st *app.State) tui.StateMsg {
-	u := st.Update
-	msg := tui.StateMsg{Result: st.Result, Ports: st.Ports.Ports, Changed: u.Changed, Reload: st.Reload, Files: u.Result.Files,
-		Time: st.Time, Load: u.Took, Translate: st.Translate, Apply: st.Apply}
-	for _, p := range u.Result.Problems {
-		msg.Problems = append(msg.Problems, tui.LoadProblem{File: p.File, Line: p.Line, Column: p.Column,
-			Object: p.Object, Field: p.Field, Message: p.Message, Hint: p.Hint()})
-	}
-	for _, s := range u.Stale {
-		msg.Stale = append(msg.Stale, tui.StaleObject{Object: s.Object, Source: s.Source, Reason: s.Reason})
-	}
-	return msg
-}
-
-// migrationMsg is the dashboard's form of a migration runner's message.
-func migrationMsg(m app.MigrationState) tui.MigrationMsg {
-	c := m.Comparison
-	if c == nil {
-		return tui.MigrationMsg{Reload: m.Reload, Running: m.Running, Err: m.Err}
-	}
-	msg := tui.MigrationMsg{Reload: m.Reload, Requests: c.Requests, LeftOut: c.LeftOut, Kept: len(c.Kept)}
-	for _, d := range c.Differences {
-		md := tui.MigrationDifference{Request: d.RequestLine(), Ingress: d.Request.Ingress, From: d.Request.From,
-			IngressRule: d.Ingress.Rule, IngressSource: d.Ingress.Source, GatewayRule: d.Gateway.Rule, GatewaySource: d.Gateway.Source}
-		for _, f := range d.Fields {
-			md.Fields = append(md.Fields, tui.MigrationField{Name: f, Ingress: d.Ingress.Field(f), Gateway: d.Gateway.Field(f)})
-		}
-		msg.Differences = append(msg.Differences, md)
-	}
-	for _, p := range c.Converted.Problems {
-		msg.Problems = append(msg.Problems, p.String())
-	}
-	seen := map[string]bool{}
-	for _, d := range c.Dropped {
-		k := d.Source.String() + d.Ingress.String() + d.What + d.Why
-		if !seen[k] {
-			seen[k] = true
-			msg.Dropped = append(msg.Dropped, tui.MigrationDropped{Ingress: d.Ingress, Source: d.Source, What: d.What, Why: d.Why})
-		}
-	}
-	return msg
-}
-
-// testsMsg is a run of the routing tests as the Tests view reads it.
-func testsMsg(m app.TestsState) tui.TestsMsg {
-	msg := tui.TestsMsg{Reload: m.Reload}
-	if m.Err != nil {
-		msg.Err = m.Err.Error()
-		return msg
-	}
-	for _, f := range m.Run.Files {
-		for i := range f.Cases {
-			c := &f.Cases[i]
-			msg.Cases = append(msg.Cases, tui.TestsCase{File: f.Path, Line: c.Line, Name: c.Name, Failures: app.CaseFailures(f.Path, c)})
-		}
-	}
-	return msg
-}
-
-func failedCases(m tui.TestsMsg) int {
-	n := 0
-	for _, c := range m.Cases {
-		if len(c.Failures) > 0 {
-			n++
-		}
-	}
-	return n
 }

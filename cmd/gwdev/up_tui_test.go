@@ -6,9 +6,11 @@ import (
 	"testing"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/internal/app"
+	"github.com/gwdev/gwdev/tui"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -43,27 +45,33 @@ func TestCheckSingular(t *testing.T) {
 	}
 }
 
-func TestStateMsg(t *testing.T) {
+// TestDashboardReadsState: the dashboard takes the Session's State as it
+// is (no copy of its types in tui): its header counts the load's files,
+// and its Problems view lists the load problems and stale objects of the
+// State's Update.
+func TestDashboardReadsState(t *testing.T) {
 	key := engine.ObjectKey{Kind: "HTTPRoute", Namespace: "default", Name: "app"}
 	u := &watch.Update{
 		Result: &watch.LoadResult{Snapshot: &engine.Snapshot{}, Files: 3,
-			Problems: []watch.Problem{{File: "app.yaml", Line: 4, Column: 2, Object: key, Field: "spec", Message: "yaml: bad", Pruned: true}}},
+			Problems: []watch.Problem{{File: "app.yaml", Line: 4, Column: 2, Object: key, Field: "spec", Message: "yaml: bad", Kind: watch.ProblemYAML}}},
 		Stale:   []watch.StaleObject{{Object: key, Source: engine.Source{File: "app.yaml", Line: 1}, Reason: "app.yaml:4:2: yaml: bad"}},
 		Changed: []string{"app.yaml"},
 		Took:    3 * time.Millisecond,
 	}
-	res := &engine.Result{Objects: &engine.Snapshot{}}
+	res := &engine.Result{Objects: &engine.Snapshot{}, Table: &engine.Table{}}
 	rep := &emulator.ApplyReport{Ports: []emulator.PortReport{{Gateway: "gateway/default/web", Port: 80, Bound: "127.0.0.1:8080", Fallback: true}}}
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	msg := stateMsg(&app.State{Update: u, Result: res, Ports: rep, Reload: 2, Time: at, Translate: time.Millisecond, Apply: 2 * time.Millisecond})
-	if msg.Result != res || msg.Reload != 2 || msg.Files != 3 || !msg.Time.Equal(at) || msg.Load != 3*time.Millisecond ||
-		msg.Translate != time.Millisecond || msg.Apply != 2*time.Millisecond || len(msg.Changed) != 1 || len(msg.Ports) != 1 {
-		t.Fatalf("stateMsg = %+v", msg)
+	model := tui.New(tui.Options{Dir: "app", NoColor: true})
+	model.Update(tea.WindowSizeMsg{Width: 200, Height: 40})
+	model.Update(&app.State{Update: u, Result: res, Ports: rep, Reload: 2, Time: at, Load: u.Took, Translate: time.Millisecond, Apply: 2 * time.Millisecond})
+	if v := model.View(); !strings.Contains(v, "in 3 files") || !strings.Contains(v, "reload #2") {
+		t.Errorf("the header does not count the State's files and reload:\n%s", strings.SplitN(v, "\n", 2)[0])
 	}
-	if p := msg.Problems[0]; p.File != "app.yaml" || p.Line != 4 || p.Column != 2 || p.Object != key || p.Message != "yaml: bad" || p.Hint == "" || p.Hint != u.Result.Problems[0].Hint() {
-		t.Errorf("problem %+v", p)
-	}
-	if s := msg.Stale[0]; s.Object != key || s.Source.Line != 1 || s.Reason == "" {
-		t.Errorf("stale %+v", s)
+	model.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("3")})
+	v := model.View()
+	for _, want := range []string{"app.yaml:4", "yaml: bad", u.Result.Problems[0].Hint()[:30], "still serving the last good version"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("the Problems view lacks %q:\n%s", want, v)
+		}
 	}
 }

@@ -72,7 +72,7 @@ spec:
         backend:
           service: {name: app, port: {number: 80}}
 `, ingressnginx.AnnotationPrefix, annotation)
-	lr := testkit.Loader(t).LoadBytes("one.yaml", []byte(manifest))
+	lr := testkit.Project(t).LoadBytes("one.yaml", []byte(manifest))
 	for _, p := range lr.Problems {
 		t.Fatalf("load problem: %s", p)
 	}

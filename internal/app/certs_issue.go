@@ -14,6 +14,7 @@ import (
 
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/internal/report"
 )
 
@@ -21,7 +22,7 @@ import (
 // local CA's directory, the manifest file and the certificates' validity.
 type CertsArgs struct {
 	Dir   string
-	Flags ProjectFlags
+	Flags project.Flags
 	// CADir keeps the local CA ("": ~/.config/gwdev/ca).
 	CADir string
 	// Out is the file the Secret manifests are appended to ("":
@@ -36,7 +37,7 @@ type CertsArgs struct {
 // writes to out what it did and the curl lines that trust the CA. It never
 // writes a private key to out.
 func Certs(out io.Writer, a CertsArgs) error {
-	proj, err := OpenProject([]string{a.Dir}, a.Flags)
+	proj, err := project.Open([]string{a.Dir}, a.Flags)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/internal/report"
 	"github.com/gwdev/gwdev/watch"
 )
@@ -24,7 +25,7 @@ type ClusterCheck struct {
 // with flags, and compares the two. Secrets that listeners refer to are
 // read to resolve certificates (in memory only; a Secret gwdev may not
 // read is a note).
-func CheckCluster(ctx context.Context, opts watch.ClusterOptions, flags ProjectFlags, now metav1.Time) (*ClusterCheck, error) {
+func CheckCluster(ctx context.Context, opts watch.ClusterOptions, flags project.Flags, now metav1.Time) (*ClusterCheck, error) {
 	objs, err := watch.ReadCluster(ctx, opts)
 	if err != nil {
 		return nil, err
@@ -37,7 +38,7 @@ func CheckCluster(ctx context.Context, opts watch.ClusterOptions, flags ProjectF
 	}
 	// --crds (a bundle name, or the cluster's own `kubectl get crd -o yaml`)
 	// judges the objects as that cluster's API server does, as for a folder.
-	proj, err := OpenProject(nil, flags)
+	proj, err := project.Open(nil, flags)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +56,7 @@ func CheckCluster(ctx context.Context, opts watch.ClusterOptions, flags ProjectF
 		}
 		lr = watch.Merge(results...)
 	}
-	res := proj.Translate(lr.Snapshot, Translation{Now: now, NoServing: true})
+	res := proj.Translate(lr.Snapshot, project.Translation{Now: now, NoServing: true})
 	c, err := CompareCluster(objs.Objects, res)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/internal/report"
 )
 
@@ -23,7 +24,7 @@ var mainBranches = []string{"main", "master", "origin/main", "origin/master"}
 // same CRDs).
 type DiffArgs struct {
 	Base, Dir string
-	Flags     ProjectFlags
+	Flags     project.Flags
 	// TrustRevision is --trust-revision: BASE's render: commands run and
 	// its kustomizations fetch remote resources (the trust record never
 	// applies to a revision).
@@ -79,7 +80,7 @@ func Diff(a DiffArgs) (*report.DiffReport, error) {
 	now := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
 	// Both sides are judged against the same CRDs: --crds, else the
 	// working tree's gwdev.yaml crds:.
-	head, err := OpenProject([]string{absDir}, a.Flags)
+	head, err := project.Open([]string{absDir}, a.Flags)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +106,7 @@ func Diff(a DiffArgs) (*report.DiffReport, error) {
 	}
 	baseView := &statusView{}
 	if baseDir != "" {
-		baseProj, err := head.sibling(baseDir, a.TrustRevision)
+		baseProj, err := head.Sibling(baseDir, a.TrustRevision)
 		if err != nil {
 			return nil, fmt.Errorf("at %s: %w", base, err)
 		}

@@ -1,25 +1,25 @@
 // Package app is gwdev's application: what every command and front end
 // runs, so that none of them keeps its own copy in package main.
 //
-//   - The project pipeline (project.go, config*.go, crds.go, profiles.go):
-//     sources (a folder, files, stdin, gwdev.yaml's render: commands,
-//     kustomizations) plus gwdev.yaml and the flags → a loader judging
-//     against one CRD bundle → engine.Translate with options built in one
-//     place. OpenProject is the entry point; internal/guard fails on a
-//     loader or engine.Options made anywhere else.
+//   - The project pipeline is internal/project (project.Open), a package
+//     below the data plane so that the test scaffolding builds on it too;
+//     every command here loads and translates through it.
 //   - The Session (session*.go): `gwdev up`'s load → translate → apply →
 //     reload loop, publishing one typed State to subscribers (the
-//     dashboard, the plain printer, the admin API through AdminStatus). The
-//     MigrationRunner compares the Ingresses of each State beside it.
-//   - The comparisons: migrate --compare (migrate_compare.go), diff's git
+//     dashboard, the plain printer, the admin API through AdminStatus),
+//     and its one-shot, Once (session_once.go), whose State check prints.
+//     The MigrationRunner compares the Ingresses of each State beside it.
+//   - The comparisons: migrate --compare (migrate_compare.go, into
+//     report.MigrationComparison), diff's git
 //     extraction and status comparison (diff*.go, into report.DiffReport),
 //     check --cluster's controller-versus-spec comparison
 //     (check_cluster.go, cluster_compare.go, into report.ClusterComparison).
-//   - What one command computes for its output: check (Check), explain
+//   - What one command computes for its output: explain
 //     (ProbeFlags.Probe, ExplainProject; explain_text.go writes the
 //     trace, which internal/report cannot import from emulator), graph
 //     (WriteGraph), certs (Certs, MissingCertificates, LocalCA).
 //
-// It imports watch, engine and emulator; cmd/gwdev parses flags, calls it
-// and chooses the exit status.
+// It imports internal/project, watch, engine and emulator; cmd/gwdev
+// parses flags, calls it and chooses the exit status, and tui reads its
+// State.
 package app

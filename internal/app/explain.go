@@ -14,6 +14,7 @@ import (
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/engine/table"
+	"github.com/gwdev/gwdev/internal/project"
 )
 
 // Explanation is what the data plane would do with one probe (gwdev
@@ -73,8 +74,8 @@ func Explain(res *engine.Result, probe emulator.Probe, rawURL, gateway, dir stri
 
 // ExplainProject opens dir as a project read with flags, loads and
 // translates it, and explains probe there (Explain).
-func ExplainProject(dir string, flags ProjectFlags, probe emulator.Probe, rawURL, gateway string) (*Explanation, error) {
-	proj, err := OpenProject([]string{dir}, flags)
+func ExplainProject(dir string, flags project.Flags, probe emulator.Probe, rawURL, gateway string) (*Explanation, error) {
+	proj, err := project.Open([]string{dir}, flags)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +83,7 @@ func ExplainProject(dir string, flags ProjectFlags, probe emulator.Probe, rawURL
 	if err != nil {
 		return nil, err
 	}
-	res := proj.Translate(lr.Snapshot, Translation{Now: metav1.NewTime(time.Now().UTC())})
+	res := proj.Translate(lr.Snapshot, project.Translation{Now: metav1.NewTime(time.Now().UTC())})
 	ex, err := Explain(res, probe, rawURL, gateway, dir)
 	if err != nil {
 		return nil, err

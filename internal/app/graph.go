@@ -66,12 +66,13 @@ func nodeFill(n *engine.GraphNode) string {
 	return graphRouteFill // every route kind
 }
 
-// nodeLines is what a node shows: label, detail, problem.
+// nodeLines is what a node shows: label, detail, filters, problem.
 func nodeLines(n *engine.GraphNode) []string {
 	lines := []string{n.Label}
 	if n.Detail != "" {
 		lines = append(lines, n.Detail)
 	}
+	lines = append(lines, n.Filters...)
 	if n.Problem != "" {
 		lines = append(lines, "✗ "+n.Problem)
 	}

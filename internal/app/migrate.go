@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gwdev/gwdev/engine/ingressnginx"
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/internal/report"
 	"github.com/gwdev/gwdev/watch"
 )
@@ -27,8 +28,8 @@ type Migration struct {
 // Migrate converts the Ingresses of lr (the load of the folder dir) to
 // the Gateway API, writes the manifests and judges them, named name, as
 // the folder was judged.
-func (p *Project) Migrate(lr *watch.LoadResult, dir, name string, mo ingressnginx.MigrationOptions) (*Migration, error) {
-	res := p.Translate(lr.Snapshot, Translation{Now: metav1.NewTime(time.Now().UTC().Truncate(time.Second))})
+func Migrate(p *project.Project, lr *watch.LoadResult, dir, name string, mo ingressnginx.MigrationOptions) (*Migration, error) {
+	res := p.Translate(lr.Snapshot, project.Translation{Now: metav1.NewTime(time.Now().UTC().Truncate(time.Second))})
 	m := ingressnginx.Migrate(res, mo)
 	var buf bytes.Buffer
 	if err := writeMigration(&buf, dir, m); err != nil {

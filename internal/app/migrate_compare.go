@@ -25,6 +25,8 @@ import (
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/engine/ingressnginx"
 	"github.com/gwdev/gwdev/engine/table"
+	"github.com/gwdev/gwdev/internal/project"
+	"github.com/gwdev/gwdev/internal/report"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -35,7 +37,7 @@ const MigratedFile = "migrated.yaml"
 // Limits of one comparison: the dashboard runs one after every save.
 const (
 	// MaxCompareRequests is how many generated requests are sent at most;
-	// the rest are counted (MigrationComparison.LeftOut) and said.
+	// the rest are counted (report.MigrationComparison.LeftOut) and said.
 	MaxCompareRequests = 2000
 	// compareRequestTimeout bounds each request.
 	compareRequestTimeout = 5 * time.Second
@@ -56,111 +58,6 @@ type compareSide struct {
 	res *engine.Result
 }
 
-// CompareRequest is one request --compare sends to both sides.
-type CompareRequest struct {
-	// Class is the IngressClass serving the Ingress the request was made
-	// from: it goes to that class and to the Gateway converted from it.
-	Class   string            `json:"class"`
-	HTTPS   bool              `json:"https"`
-	Host    string            `json:"host"`
-	Path    string            `json:"path"`
-	Headers map[string]string `json:"headers,omitempty"`
-	// From is the Ingress path the request was made from; Ingress the
-	// Ingress (not in JSON: the differences list is as it was).
-	From    engine.Source    `json:"-"`
-	Ingress engine.ObjectKey `json:"-"`
-}
-
-// CompareAnswer is what one side did with a request.
-type CompareAnswer struct {
-	Status   int    `json:"status"`
-	Location string `json:"location,omitempty"`
-	// Services are the backends the matched rule splits requests between
-	// ("ns/name 90%"), or the one that answered.
-	Services string `json:"services,omitempty"`
-	// Path is the path the backend saw.
-	Path string `json:"path,omitempty"`
-	Host string `json:"backendHost,omitempty"`
-	// Added are the request headers the backend saw that the client did
-	// not send ("Name: value; …", sorted).
-	Added  string `json:"headersAdded,omitempty"`
-	Rule   string `json:"rule,omitempty"`
-	Source string `json:"source,omitempty"`
-	// Error says why no answer came (Status is then -1).
-	Error string `json:"error,omitempty"`
-}
-
-// CompareDifference is a request the two sides answered differently.
-type CompareDifference struct {
-	Request CompareRequest `json:"request"`
-	Ingress CompareAnswer  `json:"ingress"`
-	Gateway CompareAnswer  `json:"gateway"`
-	// Fields names what differs.
-	Fields []string `json:"fields"`
-	// Group is the same for differences with the same Fields and the same
-	// values of them on both sides ("status: 401 | 200; …"): --compare's
-	// text output prints each group once, with its requests.
-	Group string `json:"group"`
-}
-
-// differenceGroup is the Group of a difference in fields between the
-// ingress-nginx answer a and the Gateway API answer b.
-func differenceGroup(fields []string, a, b CompareAnswer) string {
-	parts := make([]string, len(fields))
-	for i, f := range fields {
-		parts[i] = f + ": " + strconv.Quote(a.Field(f)) + " | " + strconv.Quote(b.Field(f))
-	}
-	return strings.Join(parts, "; ")
-}
-
-// DifferenceGroup is the differences of a comparison that share a Group,
-// in the order their first one was found.
-type DifferenceGroup struct {
-	Group       string
-	Differences []CompareDifference
-}
-
-// GroupDifferences groups ds by Group, in the order each group first
-// appears, each group's differences in their order.
-func GroupDifferences(ds []CompareDifference) []DifferenceGroup {
-	var out []DifferenceGroup
-	at := map[string]int{}
-	for _, d := range ds {
-		i, ok := at[d.Group]
-		if !ok {
-			i = len(out)
-			at[d.Group] = i
-			out = append(out, DifferenceGroup{Group: d.Group})
-		}
-		out[i].Differences = append(out[i].Differences, d)
-	}
-	return out
-}
-
-// MigrationComparison is what --compare prints and the dashboard's
-// Migration view lists.
-type MigrationComparison struct {
-	// Requests is how many requests were sent to both sides.
-	Requests    int
-	Differences []CompareDifference
-	// Dropped is what the conversion did not carry over.
-	Dropped []ingressnginx.DroppedFeature
-	// Kept are the converted objects the folder holds itself: its own
-	// versions (edited or not) are what the Gateway side serves.
-	Kept []engine.ObjectKey
-	// Converted is the load of the generated manifests, judged against
-	// the project's CRDs (problems: objects refused or fields pruned).
-	Converted *watch.LoadResult
-	// LeftOut counts generated requests not sent (MaxCompareRequests).
-	LeftOut int
-}
-
-// failed reports whether the comparison fails --compare: a difference, a
-// dropped feature or a converted manifest the CRDs refuse.
-func (c *MigrationComparison) Failed() bool {
-	return len(c.Differences) > 0 || len(c.Dropped) > 0 || len(c.Converted.Problems) > 0
-}
-
 // CompareMigration serves the Ingresses of lr under the ingress-nginx
 // emulation and their conversion under the Gateway API, both translated by
 // proj (its gwdev.yaml, backends and CRDs), sends both the requests
@@ -168,10 +65,10 @@ func (c *MigrationComparison) Failed() bool {
 // differences. A converted object the folder holds already (the output of
 // migrate kept beside the Ingresses) is served in the folder's version.
 // It stops early, with what it compared, when ctx ends.
-func CompareMigration(ctx context.Context, proj *Project, lr *watch.LoadResult, mo ingressnginx.MigrationOptions) (*MigrationComparison, error) {
+func CompareMigration(ctx context.Context, proj *project.Project, lr *watch.LoadResult, mo ingressnginx.MigrationOptions) (*report.MigrationComparison, error) {
 	now := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
 	ing, err := startCompareSide("ingress-nginx", "127.0.20.1", func(httpPort, httpsPort int) (*engine.Result, map[string]string, error) {
-		res := proj.Translate(lr.Snapshot, Translation{Now: now, IngressHTTPPort: int32(httpPort), IngressHTTPSPort: int32(httpsPort)})
+		res := proj.Translate(lr.Snapshot, project.Translation{Now: now, IngressHTTPPort: int32(httpPort), IngressHTTPSPort: int32(httpsPort)})
 		classes := map[string]string{}
 		for _, g := range res.Table.Gateways {
 			if g.Gateway.Kind == "IngressClass" {
@@ -184,9 +81,9 @@ func CompareMigration(ctx context.Context, proj *Project, lr *watch.LoadResult, 
 		return nil, err
 	}
 	defer ing.close()
-	c := &MigrationComparison{}
+	c := &report.MigrationComparison{Limit: MaxCompareRequests}
 	gw, err := startCompareSide("gateway-api", "127.0.0.1", func(httpPort, httpsPort int) (*engine.Result, map[string]string, error) {
-		res := proj.Translate(lr.Snapshot, Translation{Now: now})
+		res := proj.Translate(lr.Snapshot, project.Translation{Now: now})
 		mig := ingressnginx.Migrate(res, mo)
 		var buf bytes.Buffer
 		if err := writeMigration(&buf, "(compare)", mig); err != nil {
@@ -202,7 +99,7 @@ func CompareMigration(ctx context.Context, proj *Project, lr *watch.LoadResult, 
 		}
 		var snap *engine.Snapshot
 		snap, c.Kept = convertedSnapshot(lr.Snapshot, conv.Snapshot, classOf, int32(httpPort), int32(httpsPort))
-		res = proj.Translate(snap, Translation{Now: now})
+		res = proj.Translate(snap, project.Translation{Now: now})
 		classes := map[string]string{}
 		for _, g := range res.Table.Gateways {
 			if class, ok := classOf[engine.ObjectKey{Kind: "Gateway", Namespace: g.Gateway.Namespace, Name: g.Gateway.Name}]; ok && g.Mesh == nil {
@@ -226,9 +123,8 @@ func CompareMigration(ctx context.Context, proj *Project, lr *watch.LoadResult, 
 		}
 		c.Requests++
 		a, b := ing.send(ctx, r), gw.send(ctx, r)
-		if fields := a.differs(b); len(fields) > 0 {
-			c.Differences = append(c.Differences, CompareDifference{Request: r, Ingress: a, Gateway: b, Fields: fields,
-				Group: differenceGroup(fields, a, b)})
+		if d, ok := report.NewCompareDifference(r, a, b); ok {
+			c.Differences = append(c.Differences, d)
 		}
 	}
 	return c, nil
@@ -277,69 +173,6 @@ func convertedSnapshot(folder, conv *engine.Snapshot, classOf map[engine.ObjectK
 		add(k, o, conv)
 	})
 	return out, kept
-}
-
-// requestLine is the request in words: "GET https://host/path [H: v]".
-func (d CompareDifference) RequestLine() string {
-	r := d.Request
-	scheme := "http"
-	if r.HTTPS {
-		scheme = "https"
-	}
-	var hdr []string
-	for _, k := range slices.Sorted(mapsKeys(r.Headers)) {
-		hdr = append(hdr, k+": "+r.Headers[k])
-	}
-	s := fmt.Sprintf("GET %s://%s%s", scheme, r.Host, r.Path)
-	if len(hdr) > 0 {
-		s += fmt.Sprintf(" [%s]", strings.Join(hdr, "; "))
-	}
-	return s
-}
-
-func mapsKeys(m map[string]string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
-
-// field is one compared field of an answer.
-func (a CompareAnswer) Field(name string) string {
-	switch name {
-	case "status":
-		return strconv.Itoa(a.Status)
-	case "location":
-		return a.Location
-	case "backend":
-		return a.Services
-	case "path":
-		return a.Path
-	case "host":
-		return a.Host
-	case "headers":
-		return a.Added
-	case "error":
-		return a.Error
-	}
-	return ""
-}
-
-// compareFields are the fields of an answer compared, in output order.
-var compareFields = []string{"status", "location", "backend", "path", "host", "headers", "error"}
-
-// differs lists the fields whose values differ.
-func (a CompareAnswer) differs(b CompareAnswer) []string {
-	var out []string
-	for _, f := range compareFields {
-		if a.Field(f) != b.Field(f) {
-			out = append(out, f)
-		}
-	}
-	return out
 }
 
 // sideTranslation translates a side with its ports and says which table
@@ -428,23 +261,23 @@ func (s *compareSide) close() {
 // send sends r to the side's address for r's class and describes the
 // answer with the side's own ports replaced by the well-known ones, so
 // both sides' Locations compare.
-func (s *compareSide) send(ctx context.Context, r CompareRequest) CompareAnswer {
+func (s *compareSide) send(ctx context.Context, r report.CompareRequest) report.CompareAnswer {
 	addr, ok := s.addrs[r.Class]
 	if !ok {
-		return CompareAnswer{Status: -1, Error: s.name + " serves no Gateway for IngressClass " + r.Class}
+		return report.CompareAnswer{Status: -1, Error: s.name + " serves no Gateway for IngressClass " + r.Class}
 	}
 	scheme, port := "http", s.httpPort
 	if r.HTTPS {
 		scheme, port = "https", s.httpsPort
 	}
 	if r.HTTPS && !s.tls[r.Class] {
-		return CompareAnswer{Status: -1, Error: s.name + " serves no HTTPS for IngressClass " + r.Class}
+		return report.CompareAnswer{Status: -1, Error: s.name + " serves no HTTPS for IngressClass " + r.Class}
 	}
 	ctx, cancel := context.WithTimeout(ctx, compareRequestTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, "GET", scheme+"://"+net.JoinHostPort(addr, strconv.Itoa(port))+r.Path, nil)
 	if err != nil {
-		return CompareAnswer{Status: -1, Error: err.Error()}
+		return report.CompareAnswer{Status: -1, Error: err.Error()}
 	}
 	req.Host = r.Host
 	for k, v := range r.Headers {
@@ -462,11 +295,11 @@ func (s *compareSide) send(ctx context.Context, r CompareRequest) CompareAnswer 
 	defer c.CloseIdleConnections()
 	resp, err := c.Do(req)
 	if err != nil {
-		return CompareAnswer{Status: -1, Error: err.Error()}
+		return report.CompareAnswer{Status: -1, Error: err.Error()}
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	a := CompareAnswer{Status: resp.StatusCode, Location: s.wellKnownPorts(resp.Header.Get("Location")), Rule: tr.Rule, Source: tr.Source}
+	a := report.CompareAnswer{Status: resp.StatusCode, Location: s.wellKnownPorts(resp.Header.Get("Location")), Rule: tr.Rule, Source: tr.Source}
 	var echo struct {
 		Namespace, Service, Path, Host string
 		Headers                        map[string][]string
@@ -560,14 +393,14 @@ func (s *compareSide) wellKnownPorts(loc string) string {
 // without a trailing slash, upper case, longer, with dot segments and a
 // double slash; canary headers and cookies; over HTTP and, when the class
 // serves TLS, HTTPS.
-func compareRequests(snap *engine.Snapshot, ing *compareSide) []CompareRequest {
+func compareRequests(snap *engine.Snapshot, ing *compareSide) []report.CompareRequest {
 	classAt := map[string]string{}
 	for class, addr := range ing.addrs {
 		classAt[addr] = class
 	}
-	var out []CompareRequest
+	var out []report.CompareRequest
 	seen := map[string]bool{}
-	add := func(r CompareRequest) {
+	add := func(r report.CompareRequest) {
 		k := fmt.Sprint(r.Class, r.HTTPS, r.Host, r.Path, r.Headers)
 		if !seen[k] {
 			seen[k] = true
@@ -598,9 +431,9 @@ func compareRequests(snap *engine.Snapshot, ing *compareSide) []CompareRequest {
 						if https && !ing.tls[class] {
 							continue
 						}
-						add(CompareRequest{Class: class, HTTPS: https, Host: host, Path: path, From: src, Ingress: key})
+						add(report.CompareRequest{Class: class, HTTPS: https, Host: host, Path: path, From: src, Ingress: key})
 						for _, h := range headers {
-							add(CompareRequest{Class: class, HTTPS: https, Host: host, Path: path, Headers: h, From: src, Ingress: key})
+							add(report.CompareRequest{Class: class, HTTPS: https, Host: host, Path: path, Headers: h, From: src, Ingress: key})
 						}
 					}
 				}

@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gwdev/gwdev/engine/table"
+	"github.com/gwdev/gwdev/internal/project"
+	"github.com/gwdev/gwdev/internal/report"
 	"github.com/gwdev/gwdev/internal/routetest"
 	"github.com/gwdev/gwdev/watch"
 )
@@ -24,8 +26,8 @@ import (
 // or the refusal. Run against the converted routes (the folder with the
 // output of migrate instead of its Ingresses), the cases fail where the
 // Gateway API side answers differently.
-func EmitMigrationTests(ctx context.Context, dir string, flags ProjectFlags, proj *Project, lr *watch.LoadResult) (*routetest.File, error) {
-	res := proj.Translate(lr.Snapshot, Translation{Now: metav1.NewTime(time.Now().UTC().Truncate(time.Second))})
+func EmitMigrationTests(ctx context.Context, dir string, flags project.Flags, proj *project.Project, lr *watch.LoadResult) (*routetest.File, error) {
+	res := proj.Translate(lr.Snapshot, project.Translation{Now: metav1.NewTime(time.Now().UTC().Truncate(time.Second))})
 	ing := &compareSide{addrs: map[string]string{}, tls: map[string]bool{}}
 	ports := map[string][2]int32{} // class → HTTP and HTTPS port
 	for _, g := range res.Table.Gateways {
@@ -61,7 +63,7 @@ func EmitMigrationTests(ctx context.Context, dir string, flags ProjectFlags, pro
 		if len(r.Headers) > 0 {
 			c.Request.Headers = r.Headers
 		}
-		d := CompareDifference{Request: r}
+		d := report.CompareDifference{Request: r}
 		c.Name = d.RequestLine() + " (" + r.Ingress.String() + ")"
 		f.Cases = append(f.Cases, c)
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/gwdev/gwdev/engine/ingressnginx"
+	"github.com/gwdev/gwdev/internal/project"
+	"github.com/gwdev/gwdev/internal/report"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -17,7 +19,7 @@ type MigrationState struct {
 	Reload  int
 	Running bool
 	// Comparison is the finished comparison (nil: running or failed).
-	Comparison *MigrationComparison
+	Comparison *report.MigrationComparison
 	Err        error
 }
 
@@ -35,7 +37,7 @@ type MigrationRunner struct {
 	// send delivers the results (Program.Send).
 	send func(MigrationState)
 	// compare is CompareMigration (tests may replace it).
-	compare func(ctx context.Context, proj *Project, lr *watch.LoadResult, mo ingressnginx.MigrationOptions) (*MigrationComparison, error)
+	compare func(ctx context.Context, proj *project.Project, lr *watch.LoadResult, mo ingressnginx.MigrationOptions) (*report.MigrationComparison, error)
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc // of the running comparison (nil: none)
@@ -49,7 +51,7 @@ type MigrationRunner struct {
 
 // migrationJob is one reload to compare.
 type migrationJob struct {
-	proj   Project // a copy: gwdev.yaml may change while it runs
+	proj   project.Project // a copy: gwdev.yaml may change while it runs
 	lr     *watch.LoadResult
 	reload int
 }
@@ -62,7 +64,7 @@ func NewMigrationRunner(send func(MigrationState)) *MigrationRunner {
 
 // Submit asks for a comparison of lr (the load of reload number reload),
 // read with proj. It returns at once.
-func (r *MigrationRunner) Submit(ctx context.Context, proj *Project, lr *watch.LoadResult, reload int) {
+func (r *MigrationRunner) Submit(ctx context.Context, proj *project.Project, lr *watch.LoadResult, reload int) {
 	if lr == nil || lr.Snapshot == nil {
 		return
 	}

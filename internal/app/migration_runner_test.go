@@ -11,6 +11,8 @@ import (
 
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/engine/ingressnginx"
+	"github.com/gwdev/gwdev/internal/project"
+	"github.com/gwdev/gwdev/internal/report"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -31,7 +33,7 @@ func TestMigrationRunnerLatestWins(t *testing.T) {
 		defer mu.Unlock()
 		sent = append(sent, m)
 	})
-	r.compare = func(ctx context.Context, _ *Project, lr *watch.LoadResult, _ ingressnginx.MigrationOptions) (*MigrationComparison, error) {
+	r.compare = func(ctx context.Context, _ *project.Project, lr *watch.LoadResult, _ ingressnginx.MigrationOptions) (*report.MigrationComparison, error) {
 		n := lr.Files
 		mu.Lock()
 		ran = append(ran, n)
@@ -43,13 +45,13 @@ func TestMigrationRunnerLatestWins(t *testing.T) {
 			case <-release:
 			}
 		}
-		return &MigrationComparison{Requests: n, Converted: &watch.LoadResult{}}, nil
+		return &report.MigrationComparison{Requests: n, Converted: &watch.LoadResult{}}, nil
 	}
 	withIngress := func(files int) *watch.LoadResult {
 		return &watch.LoadResult{Files: files, Snapshot: &engine.Snapshot{Ingresses: []*networkingv1.Ingress{{}}}}
 	}
 	ctx := t.Context()
-	proj := &Project{}
+	proj := &project.Project{}
 	r.Submit(ctx, proj, &watch.LoadResult{Snapshot: &engine.Snapshot{}}, 0) // no Ingress: nothing runs
 	r.Submit(ctx, proj, withIngress(1), 1)
 	if n := <-started; n != 1 {
@@ -108,7 +110,7 @@ func TestMigrationRunnerLatestWins(t *testing.T) {
 // real CompareMigration on samples/ingress-nginx while the same snapshot
 // is translated again, as reloads do.
 func TestMigrationRunnerBesideReloads(t *testing.T) {
-	proj, err := OpenProject([]string{"../../samples/ingress-nginx"}, ProjectFlags{})
+	proj, err := project.Open([]string{"../../samples/ingress-nginx"}, project.Flags{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +127,7 @@ func TestMigrationRunnerBesideReloads(t *testing.T) {
 	r.Submit(t.Context(), proj, lr, 0)
 	var prev *engine.Result
 	for range 3 {
-		prev = proj.Translate(lr.Snapshot, Translation{Now: metav1.Now(), Prev: prev})
+		prev = proj.Translate(lr.Snapshot, project.Translation{Now: metav1.Now(), Prev: prev})
 	}
 	select {
 	case m := <-got:

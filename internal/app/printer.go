@@ -27,17 +27,17 @@ func (r *PlainPrinter) Print(st *State) {
 	if note := st.Root; note != "" {
 		fmt.Fprintf(r.out, "gwdev: %s\n", note)
 	}
-	nerr := len(u.Result.Problems)
-	for _, f := range res.Findings {
-		if f.Severity == engine.SeverityError {
-			nerr++
-		}
-	}
+	// The same counts as `gwdev check` (report.WriteSummary).
+	nerr, nwarn := report.CountFindings(res.Findings)
+	nerr += len(u.Result.Problems)
 	what := "loaded"
 	if !first {
 		what = fmt.Sprintf("reload #%d (%s)", st.Reload, changedSummary(u.Changed))
 	}
 	counts := report.Plural(nerr, "problem")
+	if nwarn > 0 {
+		counts += ", " + report.Plural(nwarn, "warning")
+	}
 	if empty != "" {
 		counts += ", warning: nothing to serve"
 	}
@@ -66,13 +66,15 @@ func (r *PlainPrinter) Print(st *State) {
 		fmt.Fprintf(r.out, "  ! %s\n", w)
 	}
 	for _, f := range res.Findings {
+		// Every error and warning `gwdev check` lists, always: a warning
+		// (an annotation gwdev does not emulate, a mapping nothing uses)
+		// is never silent here while check reports it.
 		mark := "✗"
-		switch {
-		case f.Severity == engine.SeverityWarning && f.Type == "" && f.Object.Kind == "Service":
-			mark = "!" // a backend mapping nothing uses (mappingFindings)
-		case f.Severity == engine.SeverityWarning && f.Reason == engine.ReasonNotImplemented:
-			mark = "!" // a field or kind gwdev does not implement: never silent
-		case f.Severity != engine.SeverityError:
+		switch f.Severity {
+		case engine.SeverityError:
+		case engine.SeverityWarning:
+			mark = "!"
+		default:
 			continue
 		}
 		scope := ""
@@ -97,7 +99,11 @@ func (r *PlainPrinter) printPorts(rep *emulator.ApplyReport) {
 		case p.NotServed != "":
 			line = fmt.Sprintf("  - %s port %d (%s): %s", p.Gateway, p.Port, p.Protocol, p.NotServed)
 		case p.Fallback:
-			line = fmt.Sprintf("  → %s port %d (%s) on %s (port %d could not be bound; --port-offset)", p.Gateway, p.Port, p.Protocol, p.Bound, p.Port)
+			why := ""
+			if p.Moved != "" {
+				why = ": " + p.Moved
+			}
+			line = fmt.Sprintf("  → %s port %d (%s) on %s (port %d could not be bound%s; --port-offset)", p.Gateway, p.Port, p.Protocol, p.Bound, p.Port, why)
 		default:
 			line = fmt.Sprintf("  → %s port %d (%s) on %s", p.Gateway, p.Port, p.Protocol, p.Bound)
 		}

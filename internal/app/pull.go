@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/internal/report"
 	"github.com/gwdev/gwdev/watch"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -103,7 +104,7 @@ var refusedFile = []watch.ProblemKind{watch.ProblemTooLarge, watch.ProblemBinary
 // CheckPulled loads each file as gwdev up DIR will: a file or document the
 // loader refuses is an error naming it, and nothing is written; other
 // problems are printed (the cluster took objects gwdev's CRDs judge).
-func CheckPulled(out io.Writer, proj *Project, files []PulledFile) error {
+func CheckPulled(out io.Writer, proj *project.Project, files []PulledFile) error {
 	var refused []string
 	for _, f := range files {
 		for _, p := range proj.LoadBytes(f.Name, f.Data).Problems {

@@ -16,6 +16,7 @@ import (
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/engine/table"
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/internal/report"
 	"github.com/gwdev/gwdev/internal/routetest"
 )
@@ -85,12 +86,12 @@ func asErrors(err error, out *routetest.Errors) bool {
 }
 
 // RunTests runs the routing tests of dir (o.Tests: another file or
-// folder): the project is loaded and translated once (OpenProject), its
+// folder): the project is loaded and translated once (project.Open), its
 // table served by a data plane of its own on loopback (every port moved
 // to a free one, so that a running gwdev up is not in the way), and each
 // case sent by a real client; its trace, the answer and what the echo
 // backend received are checked against the case (routetest.Check).
-func RunTests(ctx context.Context, dir string, flags ProjectFlags, o TestOptions) (*routetest.Run, error) {
+func RunTests(ctx context.Context, dir string, flags project.Flags, o TestOptions) (*routetest.Run, error) {
 	files, err := LoadTestFiles(dir, o)
 	if err != nil {
 		return nil, err
@@ -100,8 +101,8 @@ func RunTests(ctx context.Context, dir string, flags ProjectFlags, o TestOptions
 
 // runFiles serves dir and runs the cases of files, after judging their
 // expectations possible when judge is set (not for cases being recorded).
-func runFiles(ctx context.Context, dir string, flags ProjectFlags, o TestOptions, files []*routetest.File, judge bool) (*routetest.Run, error) {
-	proj, err := OpenProject([]string{dir}, flags)
+func runFiles(ctx context.Context, dir string, flags project.Flags, o TestOptions, files []*routetest.File, judge bool) (*routetest.Run, error) {
+	proj, err := project.Open([]string{dir}, flags)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +110,7 @@ func runFiles(ctx context.Context, dir string, flags ProjectFlags, o TestOptions
 	if err != nil {
 		return nil, err
 	}
-	res := proj.Translate(lr.Snapshot, Translation{Now: metav1.NewTime(time.Now().UTC().Truncate(time.Second))})
+	res := proj.Translate(lr.Snapshot, project.Translation{Now: metav1.NewTime(time.Now().UTC().Truncate(time.Second))})
 	if errs := impossibleExpectations(res, files); judge && len(errs) > 0 {
 		return nil, &TestFilesError{Errs: errs}
 	}
@@ -336,7 +337,7 @@ func (s *testServer) unmovePorts(loc string) string {
 // does, and returns a test file whose cases expect what happened
 // (routetest.ExpectFrom): `gwdev test --record` freezes today's routing
 // before a change.
-func RecordTests(ctx context.Context, dir string, flags ProjectFlags, urls []string, o TestOptions) (*routetest.File, error) {
+func RecordTests(ctx context.Context, dir string, flags project.Flags, urls []string, o TestOptions) (*routetest.File, error) {
 	if len(urls) == 0 {
 		return nil, fmt.Errorf("--record needs the URLs to record, as gwdev explain takes them")
 	}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gwdev/gwdev/internal/project"
 )
 
 // BenchmarkRunTests1000CasesOn1000Routes runs 1,000 routing test cases
@@ -35,7 +37,7 @@ func BenchmarkRunTests1000CasesOn1000Routes(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		run, err := RunTests(context.Background(), dir, ProjectFlags{}, TestOptions{})
+		run, err := RunTests(context.Background(), dir, project.Flags{}, TestOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}

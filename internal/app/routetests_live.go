@@ -21,6 +21,15 @@ type TestsState struct {
 	Err    error
 }
 
+// Failed reports whether the run did not happen or a case failed.
+func (m TestsState) Failed() bool {
+	if m.Err != nil || m.Run == nil {
+		return true
+	}
+	_, failed := m.Run.Counts()
+	return failed > 0
+}
+
 // testsRunTimeout bounds one run after a reload.
 const testsRunTimeout = 60 * time.Second
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gwdev/gwdev/emulator"
 	"github.com/gwdev/gwdev/engine"
+	"github.com/gwdev/gwdev/internal/project"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -20,7 +21,7 @@ import (
 type Session struct {
 	dir     string // the watched folder, as given
 	srv     *emulator.Server
-	project *Project
+	project *project.Project
 	watcher *watch.Watcher
 	// cfgChanged signals a change of gwdev.yaml (nil: not watched).
 	cfgChanged <-chan struct{}
@@ -60,12 +61,15 @@ type State struct {
 	// engine's, the loader's warnings, unused backend mappings, nothing to
 	// serve) and the routing table.
 	Result *engine.Result
-	// Ports is what the data plane made of the table.
+	// Ports is what the data plane made of the table (nil: a one-shot
+	// State, see Once, serves nothing).
 	Ports *emulator.ApplyReport
-	// Time is when the translation started; Translate and Apply how long
-	// the translation and the data plane took.
-	Time             time.Time
-	Translate, Apply time.Duration
+	// Time is when the translation started (a one-shot State's, Once's:
+	// when opening the project started); Load is how long loading took (a
+	// reload's: the changed files); Translate and Apply how long the
+	// translation and the data plane took (Apply: 0 in a one-shot State).
+	Time                   time.Time
+	Load, Translate, Apply time.Duration
 	// Empty words a folder with no manifests ("": it has some); the
 	// warning is among Result's findings too.
 	Empty string
@@ -94,18 +98,18 @@ type SessionOptions struct {
 // NewSession starts watching proj's folder and its gwdev.yaml until ctx
 // ends, and keeps the heap's headroom for serving (serveGC) until Close.
 // Nothing is translated before Start.
-func NewSession(ctx context.Context, proj *Project, o SessionOptions) (*Session, error) {
+func NewSession(ctx context.Context, proj *project.Project, o SessionOptions) (*Session, error) {
 	w, err := proj.WatchDir(ctx, o.Watch)
 	if err != nil {
 		return nil, err
 	}
-	s := &Session{dir: o.Dir, srv: o.Server, project: proj, watcher: w, crdsFlag: o.CRDsFlag, cfgSeen: configSignature(o.Dir)}
-	s.cfgChanged = watchProjectConfig(ctx, o.Dir, o.Watch.Debounce)
+	s := &Session{dir: o.Dir, srv: o.Server, project: proj, watcher: w, crdsFlag: o.CRDsFlag, cfgSeen: project.ConfigSignature(o.Dir)}
+	s.cfgChanged = project.WatchConfig(ctx, o.Dir, o.Watch.Debounce)
 	gcCtx, stopGC := context.WithCancel(ctx)
 	gcDone := make(chan struct{})
 	go func() {
 		defer close(gcDone)
-		serveGC(gcCtx) // gc.go: heap headroom while serving
+		project.ServeGC(gcCtx) // gc.go: heap headroom while serving
 	}()
 	s.stopGC = func() {
 		stopGC()
@@ -135,7 +139,7 @@ func (s *Session) State() *State {
 
 // Project is the project served; gwdev.yaml's settings in it change when
 // the file does.
-func (s *Session) Project() *Project { return s.project }
+func (s *Session) Project() *project.Project { return s.project }
 
 // Start loads, translates and applies the folder as it is now and
 // publishes the first State.
@@ -170,11 +174,11 @@ func (s *Session) apply(u *watch.Update, first bool) {
 	// No collection until the new table serves and the result is finished
 	// (gc.go): collecting the last reload's garbage meanwhile slowed
 	// edit-to-served.
-	gcDone := holdGC()
+	gcDone := project.HoldGC()
 	// The data plane takes the table as soon as it is built, while the rest
 	// of the result (routes served, findings) is finished on another core;
 	// translated and applied overlap. Gateways keep their addresses (prev).
-	res, finish := s.project.TranslateTableFirst(u.Result.Snapshot, Translation{Now: metav1.NewTime(start.UTC().Truncate(time.Second)), Prev: s.prev})
+	res, finish := s.project.TranslateTableFirst(u.Result.Snapshot, project.Translation{Now: metav1.NewTime(start.UTC().Truncate(time.Second)), Prev: s.prev})
 	tableAt := time.Now()
 	finished := make(chan time.Duration, 1)
 	go func() {
@@ -186,14 +190,13 @@ func (s *Session) apply(u *watch.Update, first bool) {
 	translated := <-finished
 	gcDone()
 	s.prev = res
-	s.project.AddLoadFindings(res, u.Result)
-	empty := NoManifests(res.Objects.Len(), len(u.Result.Problems)+len(u.Stale), len(res.Findings), s.dir, "serve")
+	empty := withLoadFindings(s.project, res, u, s.dir, "serve")
 	if empty != "" {
 		// As check fails on it: a folder emptied of its manifests serves
 		// nothing, which is no "no problems".
-		addFindings(res, []engine.Finding{{Severity: engine.SeverityWarning, Message: empty + " Every listener is closed."}})
+		project.AddFindings(res, []engine.Finding{{Severity: engine.SeverityWarning, Message: empty + " Every listener is closed."}})
 	}
-	st := &State{Reload: s.n - 1, Update: u, Result: res, Ports: rep, Time: start, Translate: translated, Apply: applied, Empty: empty}
+	st := &State{Reload: s.n - 1, Update: u, Result: res, Ports: rep, Time: start, Load: u.Took, Translate: translated, Apply: applied, Empty: empty}
 	st.Root, st.RootProblem = rootNotice(s.dir, u, first)
 	s.mu.Lock()
 	s.state = st

@@ -74,19 +74,6 @@ var rules = []rule{
 		},
 	},
 	{
-		// The one project pipeline: a command or front end that made its own
-		// loader or engine.Options could read the same folder another way
-		// (gwdev.yaml, --crds, profiles, render:), so it goes through
-		// internal/app's Project or Session.
-		name: "project pipeline outside internal/app",
-		re:   regexp.MustCompile(`watch\.NewLoader(For)?\(|engine\.(Translate|TranslateNext|TranslateTableFirst)\(|engine\.Options\{|\b[lL]oader\.(Load|LoadBytes|Watch)\(`),
-		owners: map[string]string{
-			"internal/app/project.go": "the pipeline: OpenProject, Load, Translate, the Session's TranslateTableFirst",
-			"internal/testkit/testkit.go": "test scaffolding loading one file with the default CRDs; it cannot build on internal/app, " +
-				"which imports emulator, whose own tests import testkit (an import cycle)",
-		},
-	},
-	{
 		name: "YAML renderer",
 		re:   regexp.MustCompile(`\b\w*yaml\w*\.(Marshal|JSONToYAML|NewEncoder|Dump|NewDumper)\(|\btype\s+\w*[Ee]mitter\s+struct\b`),
 		owners: map[string]string{
@@ -215,19 +202,18 @@ func TestFactsStayWithOwners(t *testing.T) {
 // meant to forbid.
 func TestRulesMatch(t *testing.T) {
 	bad := map[string]string{
-		"condition polarity list":               `var negativePolarity = map[string]bool{"Conflicted": true}`,
-		"route kind compared by name":           `if r.kind == "HTTPRoute" || r.kind == "GRPCRoute" {`,
-		"message text parsed":                   `if strings.Contains(f.Message, "not found") {`,
-		"trace rule name split":                 `parts := strings.Split(t.Rule, "/")`,
-		"trace text matched":                    `slices.ContainsFunc(t.Filters, func(f string) bool { return strings.HasPrefix(f, "x") })`,
-		"policy targets listed":                 `Targets: []metav1.GroupKind{{Group: "", Kind: "Service"}},`,
-		"policy target compared by name":        `if tr.Group != "" || tr.Kind != "Service" {`,
-		"YAML renderer":                         `b, err := yaml.Marshal(engine.RedactSecret(o.obj))`,
-		"condition badge rendered":              `if c.Status != metav1.ConditionTrue { mark = "✗" }`,
-		"hint text table":                       `"NotAllowedByListeners": "the listener's allowedRoutes excludes this route",`,
-		"project pipeline outside internal/app": `res := engine.Translate(lr.Snapshot, engine.Options{Now: now})`,
-		"winning policy chosen":                 `sort.SliceStable(pols, func(i, j int) bool { return olderFirst(pols[i].obj, pols[j].obj) })`,
-		"ingress-nginx name written":            `if v := ann["nginx.ingress.kubernetes.io/rewrite-target"]; v != "" {`,
+		"condition polarity list":        `var negativePolarity = map[string]bool{"Conflicted": true}`,
+		"route kind compared by name":    `if r.kind == "HTTPRoute" || r.kind == "GRPCRoute" {`,
+		"message text parsed":            `if strings.Contains(f.Message, "not found") {`,
+		"trace rule name split":          `parts := strings.Split(t.Rule, "/")`,
+		"trace text matched":             `slices.ContainsFunc(t.Filters, func(f string) bool { return strings.HasPrefix(f, "x") })`,
+		"policy targets listed":          `Targets: []metav1.GroupKind{{Group: "", Kind: "Service"}},`,
+		"policy target compared by name": `if tr.Group != "" || tr.Kind != "Service" {`,
+		"YAML renderer":                  `b, err := yaml.Marshal(engine.RedactSecret(o.obj))`,
+		"condition badge rendered":       `if c.Status != metav1.ConditionTrue { mark = "✗" }`,
+		"hint text table":                `"NotAllowedByListeners": "the listener's allowedRoutes excludes this route",`,
+		"winning policy chosen":          `sort.SliceStable(pols, func(i, j int) bool { return olderFirst(pols[i].obj, pols[j].obj) })`,
+		"ingress-nginx name written":     `if v := ann["nginx.ingress.kubernetes.io/rewrite-target"]; v != "" {`,
 	}
 	for _, ru := range rules {
 		if !ru.re.MatchString(bad[ru.name]) {

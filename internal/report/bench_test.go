@@ -21,7 +21,7 @@ func BenchmarkWriteObjectsYAML10000HTTPRoutes(b *testing.B) {
 	if out, err := exec.Command("go", "run", "../../bench/genroutes", "-n", "10000", "-o", dir).CombinedOutput(); err != nil {
 		b.Fatalf("genroutes: %v\n%s", err, out)
 	}
-	lr := testkit.Loader(b).LoadDir(dir)
+	lr := testkit.Project(b).LoadDir(dir)
 	res := engine.Translate(lr.Snapshot, engine.Options{Now: metav1.Now()})
 	b.ResetTimer()
 	for b.Loop() {

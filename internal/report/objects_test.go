@@ -20,10 +20,10 @@ import (
 func TestObjectsOutputMatchesWholeResult(t *testing.T) {
 	samples, _ := filepath.Glob("../../samples/*")
 	inputs, _ := filepath.Glob("../../engine/testdata/*.in.yaml")
-	loader := testkit.Loader(t)
+	proj := testkit.Project(t)
 	n := 0
 	for _, src := range append(append(samples, inputs...), t.TempDir()) { // and an empty folder
-		lr := loader.LoadDir(src)
+		lr := proj.LoadDir(src)
 		res := engine.Translate(lr.Snapshot, engine.Options{Now: metav1.Now()})
 		var want bytes.Buffer
 		var items []any

@@ -42,14 +42,18 @@ type SARIFInvocation struct {
 }
 
 // SARIFNotification is a finding without a file, reported on the
-// invocation.
+// invocation. Its descriptor is in the driver's notifications, not its
+// rules: the rules are what results break (SARIF 2.1.0 §3.19.23,
+// §3.58.7), so a code only ever reported without a file declares no rule
+// that code scanning would list with no result.
 type SARIFNotification struct {
-	Level          string       `json:"level"`
-	Message        SARIFText    `json:"message"`
-	AssociatedRule SARIFRuleRef `json:"associatedRule"`
+	Level      string       `json:"level"`
+	Message    SARIFText    `json:"message"`
+	Descriptor SARIFRuleRef `json:"descriptor"`
 }
 
-// SARIFRuleRef names a rule by id and index in the driver's rules.
+// SARIFRuleRef names a rule (or a notification descriptor) by id and
+// index in the driver's rules (notifications).
 type SARIFRuleRef struct {
 	ID    string `json:"id"`
 	Index int    `json:"index"`
@@ -60,12 +64,15 @@ type SARIFTool struct {
 	Driver SARIFDriver `json:"driver"`
 }
 
-// SARIFDriver is gwdev with its version and the rules of the run.
+// SARIFDriver is gwdev with its version, the rules of the run's results
+// (each code with a result, once) and the descriptors of its
+// notifications (each code of a finding without a file, once).
 type SARIFDriver struct {
 	Name           string      `json:"name"`
 	InformationURI string      `json:"informationUri"`
 	Version        string      `json:"version,omitempty"`
 	Rules          []SARIFRule `json:"rules"`
+	Notifications  []SARIFRule `json:"notifications,omitempty"`
 }
 
 // SARIFRule is one finding code with its explanation and its default
@@ -158,18 +165,30 @@ func WriteSARIF(out io.Writer, fs []Finding, version string) error {
 	run := SARIFRun{Tool: SARIFTool{Driver: SARIFDriver{Name: "gwdev", InformationURI: "https://github.com/gwdev/gwdev",
 		Version: version}}, Results: []SARIFResult{}}
 	inv := SARIFInvocation{ExecutionSuccessful: true}
-	ruleIndex := map[string]int{}
-	var codes []string
+	// Rules for the codes of results (findings with a file), descriptors
+	// for the codes of notifications (without one), each sorted.
+	ruleIndex, noteIndex := map[string]int{}, map[string]int{}
+	var codes, noteCodes []string
 	for _, m := range fs {
-		if _, ok := ruleIndex[m.Code]; !ok {
-			ruleIndex[m.Code] = -1
-			codes = append(codes, m.Code)
+		index, list := ruleIndex, &codes
+		if m.File == "" {
+			index, list = noteIndex, &noteCodes
+		}
+		if _, ok := index[m.Code]; !ok {
+			index[m.Code] = -1
+			*list = append(*list, m.Code)
 		}
 	}
 	slices.Sort(codes)
+	slices.Sort(noteCodes)
+	run.Tool.Driver.Rules = []SARIFRule{}
 	for i, c := range codes {
 		ruleIndex[c] = i
 		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRuleFor(c, fs))
+	}
+	for i, c := range noteCodes {
+		noteIndex[c] = i
+		run.Tool.Driver.Notifications = append(run.Tool.Driver.Notifications, sarifRuleFor(c, fs))
 	}
 	for _, m := range fs {
 		msg := m.Message
@@ -184,7 +203,7 @@ func WriteSARIF(out io.Writer, fs []Finding, version string) error {
 		}
 		if m.File == "" {
 			inv.Notifications = append(inv.Notifications, SARIFNotification{Level: sarifLevel(m.Severity), Message: SARIFText{msg},
-				AssociatedRule: SARIFRuleRef{ID: m.Code, Index: ruleIndex[m.Code]}})
+				Descriptor: SARIFRuleRef{ID: m.Code, Index: noteIndex[m.Code]}})
 			continue
 		}
 		r := SARIFResult{RuleID: m.Code, RuleIndex: ruleIndex[m.Code], Level: sarifLevel(m.Severity), Message: SARIFText{msg}}

@@ -17,15 +17,8 @@ import (
 // WriteSummary writes the human summary of `gwdev check`: problems first
 // (load errors, then findings by severity), then gateways and routes.
 func WriteSummary(w io.Writer, lr *watch.LoadResult, res *engine.Result, loaded, total time.Duration) {
-	nerr, nwarn := len(lr.Problems), 0
-	for _, f := range res.Findings {
-		switch f.Severity {
-		case engine.SeverityError:
-			nerr++
-		case engine.SeverityWarning:
-			nwarn++
-		}
-	}
+	nerr, nwarn := CountFindings(res.Findings)
+	nerr += len(lr.Problems)
 	fmt.Fprintf(w, "Loaded %s from %s in %s; translated in %s.\n",
 		Plural(res.Objects.Len(), "object"), Plural(lr.Files, "file"), RoundDuration(loaded), RoundDuration(total-loaded))
 	if nerr == 0 && nwarn == 0 {
@@ -48,6 +41,21 @@ func WriteSummary(w io.Writer, lr *watch.LoadResult, res *engine.Result, loaded,
 	printMesh(w, res)      // summary_mesh.go
 	printIngresses(w, res) // summary_ingress.go
 	printInfo(w, res.Findings)
+}
+
+// CountFindings counts the errors and the warnings among fs, as `gwdev
+// check` and `gwdev up` report them (load problems are errors too: the
+// caller adds them).
+func CountFindings(fs []engine.Finding) (errors, warnings int) {
+	for _, f := range fs {
+		switch f.Severity {
+		case engine.SeverityError:
+			errors++
+		case engine.SeverityWarning:
+			warnings++
+		}
+	}
+	return errors, warnings
 }
 
 // printProblems writes the load problems whose Pruned is pruned under

@@ -1,9 +1,10 @@
-// Package testkit is the test scaffolding the packages' tests share: one
-// manifest loader per test process, the path from YAML manifests through
-// the loader to engine.Translate, and traffic more than one package's
-// tests send (HugeHeaderFlood). Only _test.go files import it
-// (TestOnlyTestsImport checks that): it sits above engine and watch, so
-// production code importing it would invert the floors.
+// Package testkit is the test scaffolding the packages' tests share: the
+// project pipeline (internal/project) opened once per test process, the
+// path from YAML manifests through it to the translation, and traffic more
+// than one package's tests send (HugeHeaderFlood). Only _test.go files
+// import it (TestOnlyTestsImport checks that): it sits above engine, watch
+// and internal/project, so production code importing it would invert the
+// floors.
 package testkit
 
 import (
@@ -11,25 +12,27 @@ import (
 	"testing"
 
 	"github.com/gwdev/gwdev/engine"
-	"github.com/gwdev/gwdev/watch"
+	"github.com/gwdev/gwdev/internal/project"
 )
 
 var (
-	loaderOnce sync.Once
-	loader     *watch.Loader
-	loaderErr  error
+	projOnce sync.Once
+	proj     *project.Project
+	projErr  error
 )
 
-// Loader returns the test process's manifest loader, made on first use
-// (watch.NewLoader compiles every CRD schema, which is worth doing once).
-// A Loader is safe for concurrent use.
-func Loader(t testing.TB) *watch.Loader {
+// Project returns the test process's project: no sources and no
+// gwdev.yaml, judged against the newest CRDs, opened with project.Open as
+// every command opens its own. It is opened on first use (its loader
+// compiles every CRD schema, which is worth doing once) and is safe for
+// concurrent use; tests load with its LoadBytes and LoadDir.
+func Project(t testing.TB) *project.Project {
 	t.Helper()
-	loaderOnce.Do(func() { loader, loaderErr = watch.NewLoader() })
-	if loaderErr != nil {
-		t.Fatal(loaderErr)
+	projOnce.Do(func() { proj, projErr = project.Open(nil, project.Flags{}) })
+	if projErr != nil {
+		t.Fatal(projErr)
 	}
-	return loader
+	return proj
 }
 
 // Load loads manifests as one file named file and returns the snapshot. A
@@ -37,7 +40,7 @@ func Loader(t testing.TB) *watch.Loader {
 // must be valid manifests (invalid ones belong in watch's tests).
 func Load(t testing.TB, file string, manifests []byte) *engine.Snapshot {
 	t.Helper()
-	lr := Loader(t).LoadBytes(file, manifests)
+	lr := Project(t).LoadBytes(file, manifests)
 	if len(lr.Problems) > 0 {
 		t.Fatalf("loading %s: %v", file, lr.Problems)
 	}
@@ -45,10 +48,10 @@ func Load(t testing.TB, file string, manifests []byte) *engine.Snapshot {
 }
 
 // Translate loads manifests as one file named file (see Load) and
-// translates them with opts.
+// translates them with opts through the pipeline (project.Translate).
 func Translate(t testing.TB, file string, manifests []byte, opts engine.Options) *engine.Result {
 	t.Helper()
-	return engine.Translate(Load(t, file, manifests), opts)
+	return project.Translate(Load(t, file, manifests), opts)
 }
 
 // ErrorFindings lists a result's error findings as "Kind ns/name

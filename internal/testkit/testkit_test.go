@@ -67,7 +67,7 @@ spec: {controllerName: gwdev.dev/gateway-controller}
 	if errs := ErrorFindings(res); len(errs) > 0 {
 		t.Errorf("error findings: %q", errs)
 	}
-	lr := Loader(t).LoadBytes("bad.yaml", []byte("kind: Oops\n"))
+	lr := Project(t).LoadBytes("bad.yaml", []byte("kind: Oops\n"))
 	if len(lr.Problems) == 0 {
 		t.Error("a document without apiVersion loaded without a problem")
 	}

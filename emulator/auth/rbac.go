@@ -1,4 +1,4 @@
-package emulator
+package auth
 
 import (
 	"fmt"
@@ -17,22 +17,23 @@ import (
 // matches, DENY refuses them. A refused request gets 403, and the trace
 // names the policy and the group and principal that decided.
 
-// rbacVerdict is the outcome of one policy for one request.
-type rbacVerdict struct {
-	allowed bool
-	// why names the deciding group and principals, for the trace.
-	why string
+// Verdict is the outcome of one policy for one request.
+type Verdict struct {
+	// Allowed says the request may go on.
+	Allowed bool
+	// Why names the deciding group and principals, for the trace.
+	Why string
 }
 
-// evalRBAC evaluates a policy against a request.
-func evalRBAC(p *table.RBAC, r *http.Request) rbacVerdict {
+// EvalRBAC evaluates a policy against a request.
+func EvalRBAC(p *table.RBAC, r *http.Request) Verdict {
 	remote, _ := netip.ParseAddrPort(r.RemoteAddr)
 	var misses []string
 	for _, g := range p.Groups {
 		ok, why := groupMatches(g, r, remote.Addr())
 		if ok {
-			return rbacVerdict{allowed: p.Action == table.RBACAllow,
-				why: fmt.Sprintf("%s, group %q matched (%s)", p.Action, g.Name, why)}
+			return Verdict{Allowed: p.Action == table.RBACAllow,
+				Why: fmt.Sprintf("%s, group %q matched (%s)", p.Action, g.Name, why)}
 		}
 		misses = append(misses, fmt.Sprintf("%s: %s", g.Name, why))
 	}
@@ -40,7 +41,7 @@ func evalRBAC(p *table.RBAC, r *http.Request) rbacVerdict {
 	if len(misses) > 0 {
 		why += " (" + strings.Join(misses, "; ") + ")"
 	}
-	return rbacVerdict{allowed: p.Action != table.RBACAllow, why: why}
+	return Verdict{Allowed: p.Action != table.RBACAllow, Why: why}
 }
 
 // groupMatches reports whether every principal of a group matches; why
@@ -147,21 +148,4 @@ func rbacRegex(expr string) (*regexp.Regexp, error) {
 	}
 	rbacRegexes.Store(expr, re)
 	return re, nil
-}
-
-// checkRBAC applies one policy to the exchange: it records the decision in
-// the trace's filters and, on refusal, answers 403.
-func (ex *exchange) checkRBAC(p *table.RBAC) (action, bool) {
-	if p == nil {
-		return 0, false
-	}
-	v := evalRBAC(p, ex.req)
-	t := &ex.trace
-	t.Filters = append(t.Filters, "RBAC "+p.Name+": "+v.why)
-	if v.allowed {
-		return 0, false
-	}
-	t.Reason = "refused by RBAC " + p.Name + ": " + v.why
-	ex.status = http.StatusForbidden
-	return actRefused, true
 }

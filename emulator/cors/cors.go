@@ -1,4 +1,11 @@
-package emulator
+// Package cors is the data plane's CORS: the table's resolved CORS filter
+// (table.CORS) compiled into a Policy that says whether a request's
+// Origin is allowed, whether the request is a preflight the gateway
+// answers itself, and which headers the answer carries, as the Gateway
+// API's HTTPCORSFilter or ingress-nginx's enable-cors (table.NginxCORS)
+// has them. The emulator's exchange calls it; it records nothing in
+// traces itself.
+package cors
 
 import (
 	"net/http"
@@ -9,10 +16,10 @@ import (
 	"github.com/gwdev/gwdev/engine/table"
 )
 
-// corsPolicy is a compiled HTTPCORSFilter. Wildcards are answered with the
+// Policy is a compiled HTTPCORSFilter. Wildcards are answered with the
 // request's own origin, method or headers, which the spec allows with and
 // without credentials.
-type corsPolicy struct {
+type Policy struct {
 	anyOrigin   bool
 	origins     []originPattern
 	credentials bool
@@ -35,10 +42,11 @@ type originPattern struct {
 	hostRE *regexp.Regexp
 }
 
-// compileCORS readies the table's CORS filter: lists joined into header
-// values, wildcard hosts compiled.
-func compileCORS(f *table.CORS, rc *regexCache) *corsPolicy {
-	p := &corsPolicy{anyOrigin: f.AnyOrigin, credentials: f.AllowCredentials,
+// Compile readies the table's CORS filter: lists joined into header
+// values, wildcard hosts compiled with compile (the data plane's cache of
+// regular expressions); a host that does not compile allows nothing.
+func Compile(f *table.CORS, compile func(expr string) (*regexp.Regexp, error)) *Policy {
+	p := &Policy{anyOrigin: f.AnyOrigin, credentials: f.AllowCredentials,
 		anyMethod: f.AnyMethod, methods: strings.Join(f.AllowMethods, ", "),
 		anyHeader: f.AnyHeader, headers: strings.Join(f.AllowHeaders, ", "),
 		anyExpose: f.ExposeAny, expose: strings.Join(f.ExposeHeaders, ", "),
@@ -52,7 +60,7 @@ func compileCORS(f *table.CORS, rc *regexCache) *corsPolicy {
 		op := originPattern{CORSOrigin: o}
 		if strings.Contains(o.Host, "*") {
 			expr := strings.ReplaceAll(regexp.QuoteMeta(o.Host), `\*`, wildcard)
-			re, err := rc.compile(expr)
+			re, err := compile(expr)
 			if err != nil {
 				continue
 			}
@@ -63,8 +71,8 @@ func compileCORS(f *table.CORS, rc *regexCache) *corsPolicy {
 	return p
 }
 
-// allows reports whether the request Origin is allowed.
-func (p *corsPolicy) allows(origin string) bool {
+// Allows reports whether the request Origin is allowed.
+func (p *Policy) Allows(origin string) bool {
 	if p.anyOrigin && p.nginx {
 		return true // ingress-nginx answers "*" with or without an Origin
 	}
@@ -96,31 +104,31 @@ func isPreflight(r *http.Request) bool {
 		r.Header.Get("Access-Control-Request-Method") != ""
 }
 
-// isPreflight reports whether the policy answers r as a preflight:
+// IsPreflight reports whether the policy answers r as a preflight:
 // ingress-nginx answers every OPTIONS request from an allowed origin.
-func (p *corsPolicy) isPreflight(r *http.Request) bool {
+func (p *Policy) IsPreflight(r *http.Request) bool {
 	if p.nginx {
-		return r.Method == http.MethodOptions && p.allows(r.Header.Get("Origin"))
+		return r.Method == http.MethodOptions && p.Allows(r.Header.Get("Origin"))
 	}
 	return isPreflight(r)
 }
 
-// allowedPreflightStatus is the status of an allowed preflight answer.
-func (p *corsPolicy) allowedPreflightStatus() int {
+// PreflightStatus is the status of an allowed preflight answer.
+func (p *Policy) PreflightStatus() int {
 	if p.nginx && p.preflightStatus != 0 {
 		return p.preflightStatus
 	}
 	return http.StatusOK
 }
 
-// preflightHeaders sets the headers of an allowed preflight answer.
-func (p *corsPolicy) preflightHeaders(h http.Header, r *http.Request) {
+// PreflightHeaders sets the headers of an allowed preflight answer.
+func (p *Policy) PreflightHeaders(h http.Header, r *http.Request) {
 	if p.nginx {
 		p.nginxHeaders(h, r.Header.Get("Origin"))
 		h.Set("Content-Type", "text/plain charset=UTF-8")
 		return
 	}
-	p.actualHeaders(h, r.Header.Get("Origin"))
+	p.ActualHeaders(h, r.Header.Get("Origin"))
 	if p.anyMethod {
 		h.Set("Access-Control-Allow-Methods", r.Header.Get("Access-Control-Request-Method"))
 	} else if p.methods != "" {
@@ -136,9 +144,9 @@ func (p *corsPolicy) preflightHeaders(h http.Header, r *http.Request) {
 	h.Set("Access-Control-Max-Age", p.maxAge)
 }
 
-// actualHeaders sets the headers of a response to an allowed cross-origin
+// ActualHeaders sets the headers of a response to an allowed cross-origin
 // request.
-func (p *corsPolicy) actualHeaders(h http.Header, origin string) {
+func (p *Policy) ActualHeaders(h http.Header, origin string) {
 	if p.nginx {
 		p.nginxHeaders(h, origin)
 		return
@@ -161,7 +169,7 @@ func (p *corsPolicy) actualHeaders(h http.Header, origin string) {
 // nginxHeaders sets the headers ingress-nginx's CORS block sets on every
 // answer to an allowed origin, preflight or not: the lists as written,
 // "*" for any origin, no Vary.
-func (p *corsPolicy) nginxHeaders(h http.Header, origin string) {
+func (p *Policy) nginxHeaders(h http.Header, origin string) {
 	if p.anyOrigin {
 		origin = "*"
 	}
@@ -176,3 +184,7 @@ func (p *corsPolicy) nginxHeaders(h http.Header, origin string) {
 	}
 	h.Set("Access-Control-Max-Age", p.maxAge)
 }
+
+// Nginx reports whether the policy answers as ingress-nginx's enable-cors
+// does (every OPTIONS request from an allowed origin is a preflight).
+func (p *Policy) Nginx() bool { return p.nginx }

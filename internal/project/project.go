@@ -1,4 +1,4 @@
-package app
+package project
 
 import (
 	"context"
@@ -18,13 +18,13 @@ import (
 // (folders, files, stdin, gwdev.yaml's render: commands, kustomizations)
 // plus gwdev.yaml and the flags → a loader judging against one CRD bundle
 // → engine.Translate with options built in one place (engineOptions) →
-// the result. No package but this one makes a loader or engine.Options
-// for a project (internal/guard's rule "project pipeline outside
-// internal/app"), so two commands cannot read the same folder two ways.
+// the result. No package but this one makes a loader, names
+// engine.Options or calls the engine's translation (internal/guard's
+// TestOnePipeline), so two commands cannot read the same folder two ways.
 
-// ProjectFlags are the flags that say how a project is read, as each
+// Flags are the flags that say how a project is read, as each
 // command has them (a command without a flag leaves it zero).
-type ProjectFlags struct {
+type Flags struct {
 	// Backends are --backend ns/name:port=host:port flags.
 	Backends []string
 	// Profiles are --profile CLASS=PROFILE flags.
@@ -58,7 +58,7 @@ type Project struct {
 	cfg projectOptions
 	// classes are the GatewayClass names gwdev manages (nil: every one).
 	classes []string
-	// portOffset is ProjectFlags.PortOffset.
+	// portOffset is Flags.PortOffset.
 	portOffset int32
 	// backendFlags and profileFlags are kept to read gwdev.yaml again
 	// (reread).
@@ -71,11 +71,11 @@ type Project struct {
 	consent consentSource
 }
 
-// OpenProject reads the project of sources: gwdev.yaml is read when
+// Open reads the project of sources: gwdev.yaml is read when
 // sources is one folder (or one path that does not exist yet, as for
 // `gwdev up`), merged with the flags, and the loader is made for the CRDs
 // they name.
-func OpenProject(sources []string, f ProjectFlags) (*Project, error) {
+func Open(sources []string, f Flags) (*Project, error) {
 	p := &Project{sources: sources, classes: f.Classes, portOffset: f.PortOffset, backendFlags: f.Backends, profileFlags: f.Profiles,
 		consent: consentSource{flag: f.Trust, record: true}}
 	if len(sources) == 1 && sources[0] != "-" {
@@ -114,13 +114,13 @@ func (p *Project) reread() (projectOptions, error) {
 	return o, nil
 }
 
-// sibling is the project of the folder dir, read with p's flags (its own
+// Sibling is the project of the folder dir, read with p's flags (its own
 // gwdev.yaml) and judged by p's loader, so against the same CRDs: the
 // revision `gwdev diff` compares with. The trust record never applies to
 // it (it is a temporary folder holding someone's revision): its commands
 // run and its remote resources are fetched only when trustRevision
 // (--trust-revision) says so.
-func (p *Project) sibling(dir string, trustRevision bool) (*Project, error) {
+func (p *Project) Sibling(dir string, trustRevision bool) (*Project, error) {
 	q := *p
 	q.sources, q.dir = []string{dir}, dir
 	q.consent = consentSource{flag: trustRevision, flagName: "--trust-revision"}
@@ -153,6 +153,15 @@ func (p *Project) Load(in io.Reader) (*watch.LoadResult, error) {
 		return results[0], nil // already sorted and deduplicated
 	}
 	return watch.Merge(results...), nil
+}
+
+// LoadDir loads the folder dir (its files and kustomizations) with p's
+// loader, against p's CRDs and with p's consent to fetch remote
+// resources, but not dir's own gwdev.yaml or p's render: commands: the
+// manifests alone. The test scaffolding (internal/testkit) loads its
+// samples this way.
+func (p *Project) LoadDir(dir string) *watch.LoadResult {
+	return p.loader.Load(dir, watch.Sources{Remote: p.cfg.remote})
 }
 
 // ConfigPath is the gwdev.yaml read ("": none).
@@ -213,6 +222,14 @@ func (p *Project) Translate(snap *engine.Snapshot, t Translation) *engine.Result
 	case t.Tight:
 		return translateTight(snap, opts)
 	}
+	return Translate(snap, opts)
+}
+
+// Translate is the pipeline's one call of engine.Translate: snap with
+// opts. Project.Translate builds opts from the project (gwdev.yaml, the
+// flags); only the test scaffolding (internal/testkit), whose tests say
+// the engine's options themselves, calls it directly.
+func Translate(snap *engine.Snapshot, opts engine.Options) *engine.Result {
 	return engine.Translate(snap, opts)
 }
 
@@ -238,7 +255,7 @@ func (p *Project) TranslateTableFirst(snap *engine.Snapshot, t Translation) (res
 // mappings nothing uses.
 func (p *Project) AddLoadFindings(res *engine.Result, lr *watch.LoadResult) {
 	addLoadWarnings(res, lr)
-	addFindings(res, mappingFindings(res.Objects, p.cfg.mappings, p.cfg.where))
+	AddFindings(res, mappingFindings(res.Objects, p.cfg.mappings, p.cfg.where))
 }
 
 // NewLoader returns a loader that raises the GC target while it loads many
@@ -263,5 +280,5 @@ func translateTight(snap *engine.Snapshot, opts engine.Options) *engine.Result {
 		debug.SetGCPercent(prev)
 	}
 	defer debug.SetGCPercent(prev)
-	return engine.Translate(snap, opts)
+	return Translate(snap, opts)
 }

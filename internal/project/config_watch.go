@@ -1,4 +1,4 @@
-package app
+package project
 
 import (
 	"context"
@@ -13,12 +13,12 @@ import (
 // that is missing (removed, renamed away, not created yet).
 const ConfigRetry = time.Second
 
-// watchProjectConfig signals on the returned channel, debounced, every time
+// WatchConfig signals on the returned channel, debounced, every time
 // gwdev.yaml or gwdev.yml in dir is created, written, renamed or removed.
 // It watches the folder, not the file (editors save by rename); while the
 // folder is missing it tries again every ConfigRetry and signals once it
 // is watched again. It stops when ctx is done.
-func watchProjectConfig(ctx context.Context, dir string, debounce time.Duration) <-chan struct{} {
+func WatchConfig(ctx context.Context, dir string, debounce time.Duration) <-chan struct{} {
 	changed := make(chan struct{}, 1)
 	go func() {
 		fw, err := fsnotify.NewWatcher()

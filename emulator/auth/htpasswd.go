@@ -1,12 +1,10 @@
-package emulator
+package auth
 
 import (
 	"crypto/md5"  //nolint:gosec // Apache's $apr1$ htpasswd format is MD5 by definition
 	"crypto/sha1" //nolint:gosec // the {SHA} htpasswd format is SHA-1 by definition
 	"crypto/subtle"
 	"encoding/base64"
-	"net/http"
-	"strconv"
 	"strings"
 
 	"golang.org/x/crypto/bcrypt"
@@ -14,42 +12,11 @@ import (
 	"github.com/gwdev/gwdev/engine/table"
 )
 
-// HTTP basic authentication (the table's RulePolicy.BasicAuth, from
-// ingress-nginx's auth-type basic): RFC 7617 credentials checked against
-// htpasswd hashes, as nginx's auth_basic_user_file does. A request without
-// valid credentials gets 401 with the Basic challenge; the password and the
-// hashes never reach a trace (Authorization is redacted, redact.go).
-
-// checkBasicAuth reports whether the request's credentials are valid; when
-// not, it sets the 401 answer.
-func (ex *exchange) checkBasicAuth(ba *table.BasicAuth) (action, bool) {
-	user, pass, ok := ex.req.BasicAuth()
-	switch {
-	case ok && user == "":
-		// nginx refuses credentials without a user name before it reads
-		// the user file.
-		ex.trace.Reason = "basic auth " + ba.Name + ": the credentials have an empty user name"
-	case ok:
-		for _, u := range ba.Users {
-			if u.Name == user && htpasswdMatches(u.Hash, pass) {
-				ex.trace.Filters = append(ex.trace.Filters, "BasicAuth: "+ba.Name+" user "+strconv.Quote(user)+" allowed")
-				return 0, false
-			}
-		}
-		ex.trace.Reason = "basic auth " + ba.Name + ": user " + strconv.Quote(user) + " or its password is wrong (users of " + ba.Secret + ")"
-	default:
-		ex.trace.Reason = "basic auth " + ba.Name + ": no credentials"
-	}
-	ex.status = http.StatusUnauthorized
-	ex.challenge = "Basic realm=" + strconv.Quote(ba.Realm)
-	return actRefused, true
-}
-
-// htpasswdMatches checks a password against one htpasswd hash; a format it
+// HtpasswdMatches checks a password against one htpasswd hash; a format it
 // does not know, and a bcrypt hash costlier than
 // table.BasicAuthMaxBcryptCost, never match (table.BasicAuthHashSupported):
 // the check is never run.
-func htpasswdMatches(hash, pass string) bool {
+func HtpasswdMatches(hash, pass string) bool {
 	if !table.BasicAuthHashSupported(hash) {
 		return false
 	}

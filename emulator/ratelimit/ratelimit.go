@@ -1,9 +1,12 @@
-package emulator
+// Package ratelimit is the data plane's per-client rate limits (the
+// table's RulePolicy.RateLimit, from ingress-nginx's limit-rps, limit-rpm
+// and limit-connections): a Limiter per limit, shared by the rules naming
+// it for the life of a routing table, says whether a client address may
+// start a request. The emulator's exchange answers a refusal and traces it.
+package ratelimit
 
 import (
 	"container/list"
-	"net"
-	"net/http"
 	"net/netip"
 	"strconv"
 	"sync"
@@ -24,25 +27,25 @@ import (
 // limit's status and the reason in its trace rather than tracked beyond
 // the bound.
 
-// defaultRateLimitClients is MaxClients when the table leaves it 0.
-const defaultRateLimitClients = 10000
+// defaultClients is MaxClients when the table leaves it 0.
+const defaultClients = 10000
 
-// rateLimiter holds one RateLimit's counters; the rules sharing its name
+// Limiter holds one RateLimit's counters; the rules sharing its name
 // share it, for the life of a routing table.
-type rateLimiter struct {
+type Limiter struct {
 	rl     *table.RateLimit
 	exempt []netip.Prefix
 	mu     sync.Mutex
 	max    int
 	// clients holds every address tracked, at most max.
-	clients map[netip.Addr]*rateClient
+	clients map[netip.Addr]*client
 	// lru lists the addresses without a request in progress, most recent
 	// first: the ones that may be forgotten.
 	lru *list.List
 }
 
-// rateClient is one address's state.
-type rateClient struct {
+// client is one address's state.
+type client struct {
 	addr netip.Addr
 	// last is when the buckets were last updated; excessSec and excessMin
 	// are the requests above each rate still in the bucket.
@@ -56,10 +59,11 @@ type rateClient struct {
 	elem *list.Element
 }
 
-func newRateLimiter(rl *table.RateLimit) *rateLimiter {
-	l := &rateLimiter{rl: rl, max: rl.MaxClients, clients: map[netip.Addr]*rateClient{}, lru: list.New()}
+// New returns the Limiter of rl, with no client seen.
+func New(rl *table.RateLimit) *Limiter {
+	l := &Limiter{rl: rl, max: rl.MaxClients, clients: map[netip.Addr]*client{}, lru: list.New()}
 	if l.max <= 0 {
-		l.max = defaultRateLimitClients
+		l.max = defaultClients
 	}
 	for _, c := range rl.Exempt {
 		if p, err := netip.ParsePrefix(c); err == nil {
@@ -69,10 +73,10 @@ func newRateLimiter(rl *table.RateLimit) *rateLimiter {
 	return l
 }
 
-// admit decides whether a request of addr may go on at now. It returns the
+// Admit decides whether a request of addr may go on at now. It returns the
 // function that ends the request's connection count (nil when refused or
 // not counted) and, when refused, why.
-func (l *rateLimiter) admit(addr netip.Addr, now time.Time) (release func(), refused string) {
+func (l *Limiter) Admit(addr netip.Addr, now time.Time) (release func(), refused string) {
 	for _, p := range l.exempt {
 		if p.Contains(addr) {
 			return nil, ""
@@ -80,7 +84,7 @@ func (l *rateLimiter) admit(addr netip.Addr, now time.Time) (release func(), ref
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	c := l.client(addr)
+	c := l.clientOf(addr)
 	if c == nil {
 		return nil, "is a new client address while the limit's table of " + strconv.Itoa(l.max) +
 			" addresses is full of addresses with requests in progress: refused until one of them ends (the table never grows past its bound)"
@@ -130,11 +134,11 @@ func (l *rateLimiter) admit(addr netip.Addr, now time.Time) (release func(), ref
 	}, ""
 }
 
-// client returns addr's state, making it the most recent; a new address
+// clientOf returns addr's state, making it the most recent; a new address
 // first makes room by forgetting the least recent addresses without
 // requests in progress beyond the bound. nil: the table is full of
 // addresses with requests in progress (the caller refuses the request).
-func (l *rateLimiter) client(addr netip.Addr) *rateClient {
+func (l *Limiter) clientOf(addr netip.Addr) *client {
 	if c, ok := l.clients[addr]; ok {
 		if c.elem != nil {
 			l.lru.MoveToFront(c.elem)
@@ -146,43 +150,15 @@ func (l *rateLimiter) client(addr netip.Addr) *rateClient {
 		if e == nil {
 			return nil
 		}
-		old := e.Value.(*rateClient)
+		old := e.Value.(*client)
 		l.lru.Remove(e)
 		delete(l.clients, old.addr)
 	}
-	c := &rateClient{addr: addr}
+	c := &client{addr: addr}
 	c.elem = l.lru.PushFront(c)
 	l.clients[addr] = c
 	return c
 }
 
-// checkRateLimit applies the matched rule's rate limit to a request the
-// data plane is about to serve (not to explain, which has no client
-// history). It reports false when the request was answered.
-func (s *Server) checkRateLimit(ex *exchange, w http.ResponseWriter) bool {
-	r := ex.rule
-	if r == nil || r.limiter == nil {
-		return true
-	}
-	host, _, err := net.SplitHostPort(ex.req.RemoteAddr)
-	if err != nil {
-		host = ex.req.RemoteAddr
-	}
-	addr, err := netip.ParseAddr(host)
-	if err != nil {
-		return true // not an IP client (a test's pipe): nothing to count by
-	}
-	release, refused := r.limiter.admit(addr.Unmap(), ex.start)
-	if refused != "" {
-		ex.trace.Reason = "rate limit " + r.limiter.rl.Name + ": " + addr.String() + " " + refused
-		ex.trace.Backend, ex.trace.Service, ex.trace.Target, ex.trace.Why = "", "", "", ""
-		ex.status = r.limiter.rl.Status
-		if ex.status == 0 {
-			ex.status = http.StatusServiceUnavailable
-		}
-		ex.writeError(w, ex.status, ex.trace.Reason)
-		return false
-	}
-	ex.release = release
-	return true
-}
+// Limit is the rate limit the Limiter counts for.
+func (l *Limiter) Limit() *table.RateLimit { return l.rl }

@@ -1,4 +1,4 @@
-package app
+package project
 
 import (
 	"os"
@@ -38,7 +38,7 @@ spec: {ports: [{port: 80}]}
 		t.Fatal(err)
 	}
 	loops := func(offset int32, target string) int {
-		p, err := OpenProject([]string{dir}, ProjectFlags{Backends: []string{"default/self:80=" + target}, PortOffset: offset})
+		p, err := Open([]string{dir}, Flags{Backends: []string{"default/self:80=" + target}, PortOffset: offset})
 		if err != nil {
 			t.Fatal(err)
 		}

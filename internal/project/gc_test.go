@@ -1,4 +1,4 @@
-package app
+package project
 
 import (
 	"context"
@@ -27,11 +27,11 @@ func TestServingGCPercent(t *testing.T) {
 	}
 }
 
-// A load while serveGC has raised the target runs at Go's default, and
-// serveGC sizes the target again afterwards; it never raises it during a
+// A load while ServeGC has raised the target runs at Go's default, and
+// ServeGC sizes the target again afterwards; it never raises it during a
 // load.
 func TestServingGCYieldsToLoads(t *testing.T) {
-	t.Setenv("GOGC", "") // serveGC's own decisions, whatever the environment
+	t.Setenv("GOGC", "") // ServeGC's own decisions, whatever the environment
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	setServingGC(800)
 	if got := gcPercent(); got != 800 {
@@ -43,11 +43,11 @@ func TestServingGCYieldsToLoads(t *testing.T) {
 	}
 	setServingGC(900)
 	if got := gcPercent(); got != 100 {
-		t.Errorf("serveGC raised the target during a load: %d", got)
+		t.Errorf("ServeGC raised the target during a load: %d", got)
 	}
 	restore()
 	if got := gcPercent(); got != 100 {
-		t.Errorf("after the load: GOGC %d, want 100 until serveGC looks again", got)
+		t.Errorf("after the load: GOGC %d, want 100 until ServeGC looks again", got)
 	}
 	setServingGC(105) // within a tenth: left alone
 	if got := gcPercent(); got != 100 {
@@ -56,7 +56,7 @@ func TestServingGCYieldsToLoads(t *testing.T) {
 	setServingGC(100)
 }
 
-// serveGC leaves a GOGC from the environment alone, and puts back Go's
+// ServeGC leaves a GOGC from the environment alone, and puts back Go's
 // default when it stops.
 func TestServeGCRespectsGOGC(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
@@ -64,15 +64,15 @@ func TestServeGCRespectsGOGC(t *testing.T) {
 	debug.SetGCPercent(150)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	serveGC(ctx)
+	ServeGC(ctx)
 	if got := gcPercent(); got != 150 {
-		t.Errorf("GOGC=150 in the environment: serveGC left %d", got)
+		t.Errorf("GOGC=150 in the environment: ServeGC left %d", got)
 	}
 	t.Setenv("GOGC", "")
 	debug.SetGCPercent(100)
-	serveGC(ctx) // one look at the live heap (a test binary's: raised), then stop
+	ServeGC(ctx) // one look at the live heap (a test binary's: raised), then stop
 	if got := gcPercent(); got != 100 {
-		t.Errorf("after serveGC stopped: GOGC %d, want 100", got)
+		t.Errorf("after ServeGC stopped: GOGC %d, want 100", got)
 	}
 }
 
@@ -89,7 +89,7 @@ func TestHoldGC(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
 	setServingGC(800)
-	restore := holdGC()
+	restore := HoldGC()
 	if got := gcPercent(); got != -1 {
 		t.Errorf("during a reload: GOGC %d, want off", got)
 	}
@@ -115,7 +115,7 @@ func TestHoldGC(t *testing.T) {
 	}
 
 	debug.SetMemoryLimit(1 << 20) // GOMEMLIMIT lower than the reload's: it stands
-	restore = holdGC()
+	restore = HoldGC()
 	if got := debug.SetMemoryLimit(-1); got != 1<<20 {
 		t.Errorf("GOMEMLIMIT=1MiB: the reload set the limit to %d", got)
 	}
@@ -126,7 +126,7 @@ func TestHoldGC(t *testing.T) {
 	debug.SetMemoryLimit(math.MaxInt64)
 
 	debug.SetGCPercent(-1)
-	restore = holdGC()
+	restore = HoldGC()
 	restore()
 	if got := gcPercent(); got != -1 {
 		t.Errorf("GOGC=off: after a reload %d", got)

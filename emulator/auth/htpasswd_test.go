@@ -1,4 +1,4 @@
-package emulator
+package auth
 
 import "testing"
 
@@ -19,8 +19,8 @@ func TestHtpasswdMatches(t *testing.T) {
 		{"rl0uE0e2WKB0.", "password", false}, // crypt(3) DES: not checked, refused
 		{"", "", false},
 	} {
-		if got := htpasswdMatches(c.hash, c.pass); got != c.want {
-			t.Errorf("htpasswdMatches(%q, %q) = %v, want %v", c.hash, c.pass, got, c.want)
+		if got := HtpasswdMatches(c.hash, c.pass); got != c.want {
+			t.Errorf("HtpasswdMatches(%q, %q) = %v, want %v", c.hash, c.pass, got, c.want)
 		}
 	}
 }

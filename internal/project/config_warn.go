@@ -1,4 +1,4 @@
-package app
+package project
 
 import (
 	"fmt"
@@ -67,9 +67,9 @@ func positionSource(pos string) engine.Source {
 	return engine.Source{File: pos}
 }
 
-// addFindings puts extra findings into res.Findings, keeping the order
+// AddFindings puts extra findings into res.Findings, keeping the order
 // most severe first (each extra finding after those of its severity).
-func addFindings(res *engine.Result, extra []engine.Finding) {
+func AddFindings(res *engine.Result, extra []engine.Finding) {
 	for _, f := range extra {
 		i := 0
 		for i < len(res.Findings) && res.Findings[i].Severity.Rank() <= f.Severity.Rank() {

@@ -1,4 +1,4 @@
-package app
+package project
 
 import (
 	"context"
@@ -25,7 +25,7 @@ var (
 	gcMu      sync.Mutex
 	gcLoads   int // loads in progress
 	gcRestore int // the setting to restore when the last one ends
-	// gcServing is the target serveGC set last (0: none is in effect).
+	// gcServing is the target ServeGC set last (0: none is in effect).
 	gcServing int
 )
 
@@ -33,9 +33,9 @@ var (
 // function that undoes it; it is the loaders' BulkLoad (see NewLoader, project.go): the
 // process-wide setting is cmd's to change, not the loader's. Nested and
 // concurrent loads share one raise. A setting above loadGCPercent, or GC
-// turned off (GOGC=off), is left alone, unless serveGC set it: a load can
+// turned off (GOGC=off), is left alone, unless ServeGC set it: a load can
 // multiply the live heap, and a target sized for the heap before it would
-// let the heap grow that many times over; after the load serveGC sizes it
+// let the heap grow that many times over; after the load ServeGC sizes it
 // again from Go's default.
 func relaxGC() (restore func()) {
 	gcMu.Lock()
@@ -83,7 +83,7 @@ const translateGCPercent = 50
 // large table, a full trace history).
 const serveHeadroom = 64 << 20
 
-// serveGCInterval is how often serveGC looks at the live heap.
+// serveGCInterval is how often ServeGC looks at the live heap.
 const serveGCInterval = time.Second
 
 // servingGCPercent is the GC target that lets the heap grow by
@@ -95,12 +95,12 @@ func servingGCPercent(live uint64) int {
 	return int(max(100, serveHeadroom*100/live))
 }
 
-// serveGC keeps the collector's target at servingGCPercent of the live
+// ServeGC keeps the collector's target at servingGCPercent of the live
 // heap until ctx ends, then restores the setting it found. It does nothing
 // when GOGC is set in the environment (the user's choice stands); loads
 // (relaxGC) and check's translation (translateTight) are not affected: it
 // leaves the target alone while a load runs.
-func serveGC(ctx context.Context) {
+func ServeGC(ctx context.Context) {
 	if os.Getenv("GOGC") != "" {
 		return
 	}
@@ -141,26 +141,26 @@ func setServingGC(want int) {
 }
 
 // reloadHeadroom is how much memory a reload of `gwdev up` may add, at
-// least, while holdGC keeps the collector off: a reload of 10,000
+// least, while HoldGC keeps the collector off: a reload of 10,000
 // HTTPRoutes allocates about 48 MB (translation, the data plane's table).
 const reloadHeadroom = 128 << 20
 
 var (
-	// gcHeld is true while holdGC's setting is in effect (the first of
+	// gcHeld is true while HoldGC's setting is in effect (the first of
 	// the nested loads was a reload's).
 	gcHeld bool
-	// gcLimitRestore is the memory limit holdGC found.
+	// gcLimitRestore is the memory limit HoldGC found.
 	gcLimitRestore int64
 )
 
-// holdGC turns the collector off while a reload of `gwdev up` translates
+// HoldGC turns the collector off while a reload of `gwdev up` translates
 // and applies, and returns the function that turns it back on: the
 // garbage the reload makes is then collected after the new table serves,
 // not while it is built. The heap may grow by the live heap, and at least
 // reloadHeadroom, over what the process holds when the reload starts (a
 // memory limit: past it the collector runs anyway). When it ends, a
 // collection starts in the background. Like relaxGC it counts as a load
-// (serveGC leaves the target alone meanwhile), nests with loads, and
+// (ServeGC leaves the target alone meanwhile), nests with loads, and
 // leaves GOGC=off alone; a lower GOMEMLIMIT stands. A reload that starts
 // while that collection still marks waits for it (turning the collector
 // off does): saves closer together than a collection (~60 ms of marking at
@@ -174,7 +174,7 @@ var (
 // routes, 3 interleaved rounds of 7 saves, load average 2–5): edit-to-served
 // median 157 ms and max 193 ms over the 21 saves, against 169 and 292 ms;
 // at load average ~1, round medians 91/116/113 ms against 148/144/136.
-func holdGC() (restore func()) {
+func HoldGC() (restore func()) {
 	gcMu.Lock()
 	defer gcMu.Unlock()
 	if gcLoads == 0 {
@@ -204,8 +204,8 @@ func holdGC() (restore func()) {
 	return releaseGC
 }
 
-// releaseGC ends one of holdGC's holds; the last one puts back the target
-// and limit holdGC found.
+// releaseGC ends one of HoldGC's holds; the last one puts back the target
+// and limit HoldGC found.
 func releaseGC() {
 	gcMu.Lock()
 	defer gcMu.Unlock()

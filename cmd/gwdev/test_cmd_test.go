@@ -399,3 +399,39 @@ func TestTestImpossibleExpectations(t *testing.T) {
 		t.Errorf("exit %d, want 2 and four errors:\n%s", code, errOut)
 	}
 }
+
+// A case's clientCert is presented in the TLS handshake: with it the
+// listener that validates client certificates lets the request through to
+// the route; without it the handshake is refused.
+func TestTestClientCertificate(t *testing.T) {
+	dir, certFile, keyFile := mtlsFolder(t)
+	file := filepath.Join(t.TempDir(), "mtls.gwtest.yaml")
+	cases := `cases:
+- name: with alice's certificate
+  request:
+    url: https://mtls.example.com:443/
+    clientCert: {cert: ` + certFile + `, key: ` + keyFile + `}
+  expect:
+    route: {name: app}
+    status: 200
+- name: without a certificate
+  request:
+    url: https://mtls.example.com:443/
+  expect:
+    refused: true
+`
+	if err := os.WriteFile(file, []byte(cases), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code := runGwdev(t, "", "test", "--tests", file, dir); code != 0 {
+		t.Errorf("exit %d\n%s%s", code, out, errOut)
+	}
+	// The first case without its certificate fails: the certificate is
+	// what let it in.
+	if err := os.WriteFile(file, []byte(strings.Replace(cases, "    clientCert: {cert: "+certFile+", key: "+keyFile+"}\n", "", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, code := runGwdev(t, "", "test", "--tests", file, dir); code != 1 || !strings.Contains(out, "client didn't provide a certificate") {
+		t.Errorf("without the certificate: exit %d\n%s", code, out)
+	}
+}

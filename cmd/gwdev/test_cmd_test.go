@@ -435,3 +435,15 @@ func TestTestClientCertificate(t *testing.T) {
 		t.Errorf("without the certificate: exit %d\n%s", code, out)
 	}
 }
+
+// A case that cannot be sent fails, saying why; it is never skipped.
+func TestTestUnsendableCaseFails(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "u.gwtest.yaml"), []byte("cases:\n- request: {url: \"ftp://app.example.com:21/\"}\n  expect: {status: 200}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code := runGwdev(t, "", "test", "--tests", dir, "../../samples/basic")
+	if code != 1 || !strings.Contains(out, `the request cannot be sent: URL "ftp://app.example.com:21/": unknown scheme "ftp"`) {
+		t.Errorf("exit %d\n%s", code, out)
+	}
+}

@@ -14,9 +14,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -166,11 +167,11 @@ func ReadCluster(ctx context.Context, o ClusterOptions) (*ClusterObjects, error)
 	if err != nil {
 		return nil, fail(err)
 	}
-	disc, err := discovery.NewDiscoveryClientForConfig(rc)
+	disc, err := discoveryClient(rc)
 	if err != nil {
 		return nil, fail(err)
 	}
-	r := &clusterReader{dyn: dyn, disc: disc.RESTClient(), o: o, have: map[engine.ObjectKey]*unstructured.Unstructured{},
+	r := &clusterReader{dyn: dyn, disc: disc, o: o, have: map[engine.ObjectKey]*unstructured.Unstructured{},
 		kinds: map[engine.ObjectKey]*engine.Kind{}, listed: map[string]bool{}, budget: budget, out: out}
 	if err := r.read(ctx); err != nil {
 		return nil, fail(err)
@@ -180,6 +181,31 @@ func ReadCluster(ctx context.Context, o ClusterOptions) (*ClusterObjects, error)
 		out.Notes[i] = creds.redact(n)
 	}
 	return out, nil
+}
+
+// discoveryClient is the REST client discovery's requests go through: the
+// one client-go's discovery package makes (its settings: no API path or
+// group version, a 32 s timeout when rc has none, discovery's burst), with
+// a scheme of the meta/v1 types those requests decode (APIResourceList,
+// Status) instead of client-go's scheme of every built-in kind, which
+// would weigh on every command of the binary.
+func discoveryClient(rc *rest.Config) (rest.Interface, error) {
+	c := rest.CopyConfig(rc)
+	c.APIPath, c.GroupVersion = "", nil
+	if c.Timeout == 0 {
+		c.Timeout = 32 * time.Second
+	}
+	if c.Burst == 0 {
+		c.Burst = 300
+	}
+	s := runtime.NewScheme()
+	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"}) // as client-go's scheme does
+	decoder := serializer.NewCodecFactory(s).UniversalDecoder()
+	c.NegotiatedSerializer = serializer.NegotiatedSerializerWrapper(runtime.SerializerInfo{Serializer: runtime.NoopEncoder{Decoder: decoder}})
+	if c.UserAgent == "" {
+		c.UserAgent = rest.DefaultKubernetesUserAgent()
+	}
+	return rest.UnversionedRESTClientFor(c)
 }
 
 // warningNotes keeps the server's warnings (client-go would print them on

@@ -123,7 +123,7 @@ func TestUpTUIInTmux(t *testing.T) {
 
 	// Overview: the Gateway, its listener and where its port is served.
 	screen := s.waitText("Gateway default/web", settle)
-	for _, want := range []string{"1 Overview", "4 Traces", "http", "✓ no problems"} {
+	for _, want := range []string{"1 Overview", "4 Traces", "http", "✓ no problems", ", web view on http://127.0.0.1:"} {
 		if !strings.Contains(screen, want) {
 			t.Errorf("Overview lacks %q:\n%s", want, screen)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/gwdev/gwdev/emulator"
@@ -262,4 +263,24 @@ func explainPolicies(res *engine.Result, t *emulator.Trace) []engine.PolicyEffec
 		out = append(out, res.PoliciesFor(k)...)
 	}
 	return out
+}
+
+// WriteServedTrace writes a request the data plane served (a trace from
+// /traces/stream) as explain writes its answer: the decision step by step,
+// the rules it outranked and the policies on its way in res (the
+// translation served; nil: the steps only). The web view shows it.
+func WriteServedTrace(out io.Writer, res *engine.Result, t *emulator.Trace) {
+	p := emulator.Probe{Address: t.Address, Port: t.Port, TLS: t.TLSVersion != "" || t.SNI != "", SNI: t.SNI, UDP: t.Proto == "UDP"}
+	if t.Method != "" {
+		proto := t.Proto
+		if !strings.HasPrefix(proto, "HTTP/") {
+			proto = "HTTP/1.1"
+		}
+		p.Request = &http.Request{Method: t.Method, Host: t.Host, Proto: proto, URL: &url.URL{Path: t.Path}}
+	}
+	printTrace(out, p, t)
+	if res != nil {
+		printOutranked(out, res, t)
+		printExplainPolicies(out, res, t)
+	}
 }

@@ -94,6 +94,8 @@ var mutations = []struct {
 	{"basic", "received.headers.X-Missing", "received: {headers: {X-Missing: v}}", ""},
 	{"basic", "mirrors", "mirrors: [default/frontend]", ""},
 	{"basic", "auth.asked", "auth: {asked: [gateway/x]}", ""},
+	{"ingress-nginx", "rateLimit.limited", "rateLimit: {limited: true}", "https://shop.example.com/api/orders"},
+	{"ingress-nginx", "rateLimit.status", "rateLimit: {status: 429}", "https://shop.example.com/api/orders"},
 	{"gwin", "policies", "policies: [GatewayPolicy default/nope]", "http://shop.example.com:8080/api/orders"},
 	{"filters", "responseHeaders.X-Served-By", "responseHeaders: {X-Served-By: web}", "http://shop.example.com:8080/v1/x"},
 	{"https", "location", "location: https://app.example.com/elsewhere", "http://app.example.com:80/login"},

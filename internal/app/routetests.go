@@ -242,12 +242,15 @@ func (s *testServer) runCase(ctx context.Context, f *routetest.File, c *routetes
 	n := max(c.Request.Count, 1)
 	var a *routetest.Actual
 	picks := map[string]int{}
-	for range n {
+	for i := range n {
 		one := s.send(ctx, c, probe, ex.Trace.Gateway)
 		if a == nil {
 			a = one
 		}
 		picks[one.Service]++
+		if a.RateLimited == "" && strings.HasPrefix(one.Reason, emulator.RateLimitReason) {
+			a.RateLimited, a.RateLimitedStatus, a.RateLimitedAt = one.Reason, one.Status, i+1
+		}
 	}
 	a.Requests = n
 	if n > 1 {

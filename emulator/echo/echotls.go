@@ -76,6 +76,16 @@ type StreamTLS struct {
 // idle.
 const echoSniffWindow = time.Second
 
+// echoSniffWindowWaiting replaces echoSniffWindow once a client of the
+// same echo Service has waited out the window for its greeting
+// (Target.greetSoon): such clients come in series (the conformance TCP
+// tests open a hundred connections one after another, nc users come
+// back), and a second each made those tests take minutes. An HTTP client
+// writes its request right after connecting, well within this; one that
+// does not gets the greeting, which is forgotten for the next client
+// (echoLines' first line is then an HTTP request line).
+const echoSniffWindowWaiting = 50 * time.Millisecond
+
 // sniffWindow is echoSniffWindow for a stream closed after idle without
 // traffic (0: no idle timeout).
 func sniffWindow(idle time.Duration) time.Duration {
@@ -119,10 +129,18 @@ func ServeStream(conn net.Conn, e *Target, ingress string, conf *tls.Config, idl
 			NegotiatedProtocol: st.NegotiatedProtocol, CipherSuite: tls.CipherSuiteName(st.CipherSuite), Curves: st.CurveID.String()}
 		conn = tc
 	}
-	sc := sniff(conn, sniffWindow(idle))
+	window := sniffWindow(idle)
+	if e.greetSoon.Load() {
+		window = min(window, echoSniffWindowWaiting)
+	}
+	sc := sniff(conn, window)
 	if sc.http() {
+		e.greetSoon.Store(false)
 		serveEchoHTTP(sc, e, cs)
 		return
+	}
+	if !sc.got {
+		e.greetSoon.Store(true) // the client waited for the greeting
 	}
 	conn = sc
 	defer conn.Close()
@@ -130,7 +148,11 @@ func ServeStream(conn net.Conn, e *Target, ingress string, conf *tls.Config, idl
 	if _, err := io.WriteString(conn, TCPWelcome); err != nil {
 		return
 	}
-	echoed, err := echoLines(conn, test, a.IsTLS)
+	echoed, err := echoLines(conn, test, a.IsTLS, func(line []byte) {
+		if _, ok := wire.PlainHTTP(line); ok {
+			e.greetSoon.Store(false) // an HTTP client greeted too soon
+		}
+	})
 	// Logged before the half-close, which is what the client (and the
 	// gateway's trace of the connection) waits for.
 	if e.log != nil {

@@ -82,8 +82,8 @@ const echoSniffWindow = time.Second
 // tests open a hundred connections one after another, nc users come
 // back), and a second each made those tests take minutes. An HTTP client
 // writes its request right after connecting, well within this; one that
-// does not gets the greeting, which is forgotten for the next client
-// (echoLines' first line is then an HTTP request line).
+// does not is greeted, and its request line (the first line echoLines
+// reads) makes the echo wait the whole window again for the next client.
 const echoSniffWindowWaiting = 50 * time.Millisecond
 
 // sniffWindow is echoSniffWindow for a stream closed after idle without

@@ -328,11 +328,11 @@ func TestTCPEchoGreetsWaitingClientsSoon(t *testing.T) {
 		t.Errorf("trace %+v", tr)
 	}
 
-	httpEcho := func(pause time.Duration) (*echosrv.Response, error) {
+	httpEcho := func(pause time.Duration, path string) (*echosrv.Response, error) {
 		hc := dialTCP(t, p)
 		defer hc.Close()
 		time.Sleep(pause)
-		_, _ = io.WriteString(hc, "GET /x HTTP/1.1\r\nHost: tcp.example\r\nConnection: close\r\n\r\n")
+		_, _ = io.WriteString(hc, "GET "+path+" HTTP/1.1\r\nHost: tcp.example\r\nConnection: close\r\n\r\n")
 		resp, err := http.ReadResponse(bufio.NewReader(hc), nil)
 		if err != nil {
 			return nil, err
@@ -345,7 +345,7 @@ func TestTCPEchoGreetsWaitingClientsSoon(t *testing.T) {
 		return &er, nil
 	}
 	// Sent at once: the HTTP echo.
-	if er, err := httpEcho(0); err != nil || er.Path != "/x" || er.Service != "tcp-echo" {
+	if er, err := httpEcho(0, "/x"); err != nil || er.Path != "/x" || er.Service != "tcp-echo" {
 		t.Fatalf("HTTP at once after waiting clients: %+v %v", er, err)
 	}
 	// Waiting clients again; then an HTTP client slower than the short
@@ -355,8 +355,8 @@ func TestTCPEchoGreetsWaitingClientsSoon(t *testing.T) {
 	if d := echoSendOnce(t, dialTCP(t, p)); d > 500*time.Millisecond {
 		t.Fatalf("greeted after %v", d)
 	}
-	_, _ = httpEcho(300 * time.Millisecond)
-	if er, err := httpEcho(300 * time.Millisecond); err != nil || er.Path != "/x" {
+	_, _ = httpEcho(300*time.Millisecond, "/greeted")
+	if er, err := httpEcho(300*time.Millisecond, "/slow"); err != nil || er.Path != "/slow" {
 		t.Errorf("slow HTTP client after one greeted too soon: %+v %v", er, err)
 	}
 }

@@ -129,11 +129,7 @@ func ServeStream(conn net.Conn, e *Target, ingress string, conf *tls.Config, idl
 			NegotiatedProtocol: st.NegotiatedProtocol, CipherSuite: tls.CipherSuiteName(st.CipherSuite), Curves: st.CurveID.String()}
 		conn = tc
 	}
-	window := sniffWindow(idle)
-	if e.greetSoon.Load() {
-		window = min(window, echoSniffWindowWaiting)
-	}
-	sc := sniff(conn, window)
+	sc := sniff(conn, sniffWindow(idle), e.greetSoon.Load)
 	if sc.http() {
 		e.greetSoon.Store(false)
 		serveEchoHTTP(sc, e, cs)
@@ -179,22 +175,34 @@ type sniffRead struct {
 	err error
 }
 
-// sniff starts the first read of c and waits up to window for it.
-func sniff(c net.Conn, window time.Duration) *sniffedConn {
+// sniff starts the first read of c and waits up to window for it, or
+// echoSniffWindowWaiting while soon reports true (asked when that much has
+// passed, so that a client greeted too soon just before still counts).
+func sniff(c net.Conn, window time.Duration, soon func() bool) *sniffedConn {
 	s := &sniffedConn{Conn: c, first: make(chan sniffRead, 1)}
 	go func() {
 		b := make([]byte, 4096)
 		n, err := c.Read(b)
 		s.first <- sniffRead{b[:n], err}
 	}()
-	t := time.NewTimer(window)
+	start := time.Now()
+	short := min(window, echoSniffWindowWaiting)
+	t := time.NewTimer(short)
 	defer t.Stop()
-	select {
-	case r := <-s.first:
-		s.got, s.pending, s.err = true, r.b, r.err
-	case <-t.C:
+	for {
+		select {
+		case r := <-s.first:
+			s.got, s.pending, s.err = true, r.b, r.err
+			return s
+		case <-t.C:
+			if rest := window - time.Since(start); short > 0 && rest > 0 && !soon() {
+				short = 0
+				t.Reset(rest)
+				continue
+			}
+			return s
+		}
 	}
-	return s
 }
 
 // http reports whether the client spoke first with an HTTP/1.x request.

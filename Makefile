@@ -7,7 +7,7 @@ BIN      := bin/gwdev
 # from the module proxy when the installed one is older (about 10 s, once).
 export GOTOOLCHAIN=go1.27.3
 
-.PHONY: all build up check test vet lint fuzz bench clean conformance conformance-apiserver release tools
+.PHONY: all build up check test vet lint fuzz bench clean conformance conformance-apiserver release tools screenshots
 
 all: build
 
@@ -26,6 +26,11 @@ up: build
 # One-shot check of a sample.
 check: build
 	./$(BIN) check $(SAMPLE)
+
+# Pictures of the web view (each view on samples/basic and samples/conflicts)
+# into docs/images, taken in headless Chromium (apt-get install chromium).
+screenshots:
+	GWDEV_SCREENSHOTS=$(CURDIR)/docs/images $(GO) test ./cmd/gwdev -run TestWebScreenshots -count=1 -v
 
 vet:
 	$(GO) vet ./...
@@ -51,11 +56,13 @@ test: vet
 	$(GO) test -run '^$$' -fuzz FuzzTranslate -fuzztime 20000x ./engine
 	$(GO) test -run '^$$' -fuzz FuzzFastParse -fuzztime 12000x ./watch
 	$(GO) test -run '^$$' -fuzz FuzzSplitDocuments -fuzztime 15000x ./watch
+	$(GO) test -run '^$$' -fuzz FuzzStream -fuzztime 10000x ./internal/lsp
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzTranslate -fuzztime 60s ./engine
 	$(GO) test -run '^$$' -fuzz FuzzFastParse -fuzztime 60s ./watch
 	$(GO) test -run '^$$' -fuzz FuzzSplitDocuments -fuzztime 60s ./watch
+	$(GO) test -run '^$$' -fuzz FuzzStream -fuzztime 60s ./internal/lsp
 
 lint: vet
 	@if command -v staticcheck >/dev/null; then staticcheck ./...; else echo "staticcheck not installed: go install honnef.co/go/tools/cmd/staticcheck@latest"; fi

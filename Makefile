@@ -7,7 +7,7 @@ BIN      := bin/gwdev
 # from the module proxy when the installed one is older (about 10 s, once).
 export GOTOOLCHAIN=go1.27.3
 
-.PHONY: all build up check test vet lint fuzz bench clean conformance release tools
+.PHONY: all build up check test vet lint fuzz bench clean conformance conformance-apiserver release tools screenshots
 
 all: build
 
@@ -26,6 +26,11 @@ up: build
 # One-shot check of a sample.
 check: build
 	./$(BIN) check $(SAMPLE)
+
+# Pictures of the web view (each view on samples/basic and samples/conflicts)
+# into docs/images, taken in headless Chromium (apt-get install chromium).
+screenshots:
+	GWDEV_SCREENSHOTS=$(CURDIR)/docs/images $(GO) test ./cmd/gwdev -run TestWebScreenshots -count=1 -v
 
 vet:
 	$(GO) vet ./...
@@ -51,11 +56,13 @@ test: vet
 	$(GO) test -run '^$$' -fuzz FuzzTranslate -fuzztime 20000x ./engine
 	$(GO) test -run '^$$' -fuzz FuzzFastParse -fuzztime 12000x ./watch
 	$(GO) test -run '^$$' -fuzz FuzzSplitDocuments -fuzztime 15000x ./watch
+	$(GO) test -run '^$$' -fuzz FuzzStream -fuzztime 10000x ./internal/lsp
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzTranslate -fuzztime 60s ./engine
 	$(GO) test -run '^$$' -fuzz FuzzFastParse -fuzztime 60s ./watch
 	$(GO) test -run '^$$' -fuzz FuzzSplitDocuments -fuzztime 60s ./watch
+	$(GO) test -run '^$$' -fuzz FuzzStream -fuzztime 60s ./internal/lsp
 
 lint: vet
 	@if command -v staticcheck >/dev/null; then staticcheck ./...; else echo "staticcheck not installed: go install honnef.co/go/tools/cmd/staticcheck@latest"; fi
@@ -100,3 +107,20 @@ conformance:
 	@cd conformance && rm -f report.yaml && { $(GO) test -count=1 -timeout 60m -run '^TestConformance$$' -v . -args -gwdev.conformance -gwdev.report report.yaml > conformance.log 2>&1; \
 		echo "conformance suite exited with status $$? (failing conformance tests fail it; see conformance/report.yaml and conformance/conformance.log)"; }
 	cd conformance && $(GO) test -count=1 -timeout 60m -run '^(TestNoRegression|TestReport.*)$$' -v . -args -gwdev.report report.yaml -gwdev.baseline .baseline.yaml -gwdev.recheck
+
+# The same suite against a real kube-apiserver on etcd (the one `make tools`
+# builds; Debian's etcd-server) instead of the fake API, compared with the
+# committed conformance/report.yaml: fails when a test that passes there
+# does not pass here. A real API server refuses loopback EndpointSlice
+# addresses, so the run has its own network namespace (unshare) with
+# 10.244.0.0/16 on its loopback interface for the pod IPs; the test binary
+# and echo-basic are built before, outside it. Writes
+# conformance/report-apiserver.yaml and conformance/conformance-apiserver.log.
+conformance-apiserver:
+	@./.ci/tools.sh kube-apiserver >/dev/null
+	cd conformance && $(GO) test -c -o .conformance.test . && $(GO) build -o .echo-basic sigs.k8s.io/gateway-api-conformance-images/echo-basic
+	@cd conformance && rm -f report-apiserver.yaml && { unshare -rn sh -c 'ip link set lo up && ip addr add 10.244.0.0/16 dev lo && \
+		exec ./.conformance.test -test.count=1 -test.timeout=60m -test.run "^TestConformance$$" -test.v -gwdev.conformance -gwdev.apiserver \
+		-gwdev.podnet 10.244 -gwdev.echobasic .echo-basic -gwdev.report report-apiserver.yaml' > conformance-apiserver.log 2>&1; \
+		echo "conformance suite (real API server) exited with status $$? (see conformance/report-apiserver.yaml and conformance/conformance-apiserver.log)"; }
+	cd conformance && $(GO) test -count=1 -run '^TestNoRegression$$' -v . -args -gwdev.report report-apiserver.yaml -gwdev.baseline report.yaml

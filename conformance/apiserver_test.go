@@ -50,11 +50,9 @@ func statusKinds() []client.Object {
 // newAPIServer returns a fake API holding the Gateway API CRDs gwdev
 // validates against (watch/crds, with their bundle-version annotation).
 func newAPIServer() (*apiServer, error) {
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, gwv1.Install, gwxv1a1.Install, apiextensionsv1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			return nil, fmt.Errorf("building the scheme: %w", err)
-		}
+	scheme, err := harnessScheme()
+	if err != nil {
+		return nil, err
 	}
 	crds, err := loadCRDs(filepath.Join("..", "watch", "crds"))
 	if err != nil {
@@ -75,6 +73,17 @@ func newAPIServer() (*apiServer, error) {
 		}).
 		Build()
 	return a, nil
+}
+
+// harnessScheme knows the kinds the harness and the suite read and write.
+func harnessScheme() (*runtime.Scheme, error) {
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, gwv1.Install, gwxv1a1.Install, apiextensionsv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			return nil, fmt.Errorf("building the scheme: %w", err)
+		}
+	}
+	return scheme, nil
 }
 
 // loadCRDs reads every CRD manifest of dir.

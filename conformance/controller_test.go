@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -142,7 +141,6 @@ func (c *controller) reconcile(ctx context.Context) error {
 func (c *controller) readObjects(ctx context.Context) ([]byte, map[engine.ObjectKey]int64, error) {
 	var buf bytes.Buffer
 	generations := map[engine.ObjectKey]int64{}
-	echoSecrets := c.echoTLSSecrets(ctx)
 	for _, k := range gatewayKinds {
 		list := k.list()
 		if err := c.api.List(ctx, list); err != nil {
@@ -165,16 +163,6 @@ func (c *controller) readObjects(ctx context.Context) ([]byte, map[engine.Object
 			if m, ok := u["metadata"].(map[string]any); ok {
 				delete(m, "resourceVersion")
 				delete(m, "managedFields")
-				if svc, ok := item.(*corev1.Service); ok {
-					if sec := echoSecrets.forService(svc); sec != "" {
-						ann, _ := m["annotations"].(map[string]any)
-						if ann == nil {
-							ann = map[string]any{}
-						}
-						ann[engine.EchoTLSSecretAnnotation] = sec
-						m["annotations"] = ann
-					}
-				}
 			}
 			data, err := json.Marshal(u)
 			if err != nil {
@@ -341,48 +329,4 @@ func statusObjects(s *engine.Snapshot) []client.Object {
 // interleaves with the suite's output.
 func stderrLogf(format string, args ...any) {
 	log.Printf("gwdev-harness: "+format, args...)
-}
-
-// deploymentSecrets maps namespaces to the Secret volumes of Deployments,
-// with the Pod labels they select.
-type deploymentSecrets map[string][]deploymentSecret
-
-type deploymentSecret struct {
-	labels map[string]string
-	secret string
-}
-
-func (c *controller) echoTLSSecrets(ctx context.Context) deploymentSecrets {
-	var deps appsv1.DeploymentList
-	out := deploymentSecrets{}
-	if err := c.api.List(ctx, &deps); err != nil {
-		return out
-	}
-	for _, d := range deps.Items {
-		for _, v := range d.Spec.Template.Spec.Volumes {
-			if v.Secret != nil {
-				out[d.Namespace] = append(out[d.Namespace], deploymentSecret{d.Spec.Template.Labels, v.Secret.SecretName})
-			}
-		}
-	}
-	return out
-}
-
-// forService is the Secret a Deployment behind svc mounts ("" : none).
-func (ds deploymentSecrets) forService(svc *corev1.Service) string {
-	if len(svc.Spec.Selector) == 0 {
-		return ""
-	}
-	for _, d := range ds[svc.Namespace] {
-		match := true
-		for k, v := range svc.Spec.Selector {
-			if d.labels[k] != v {
-				match = false
-			}
-		}
-		if match {
-			return d.secret
-		}
-	}
-	return ""
 }

@@ -11,6 +11,8 @@
 // Files: harness_test.go (the run and its flags), apiserver_test.go (the
 // fake API: generation, uid, creationTimestamp, CRDs), controller_test.go
 // (objects → loader → engine → emulator → status), kubelet_test.go (Pods
-// for Deployments, pod logs), features_test.go (what gwdev claims and why
+// for Deployments, pod logs), containers_test.go (the Pods' echo-basic
+// processes behind their Pod IPs), endpoints_test.go (EndpointSlices),
+// gwdevtests_test.go (gwdev's own tests), features_test.go (what gwdev claims and why
 // tests are skipped), report_test.go (report.yaml and the regression check).
 package conformance

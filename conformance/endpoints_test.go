@@ -19,18 +19,17 @@ import (
 // EndpointSlice controller marks its own.
 const endpointsManagedBy = "gwdev-conformance-harness"
 
-// reconcileHeadless stands in for the EndpointSlice controller, for
-// headless Services with a selector only: it writes one EndpointSlice per
-// such Service listing the Ready Pods it selects.
+// reconcileEndpoints stands in for the EndpointSlice controller: it writes
+// one EndpointSlice per Service with a selector listing the Ready Pods it
+// selects, so gwdev forwards to the Pods' addresses as it forwards to a
+// user's backends in a cluster (containers_test.go runs the Pods'
+// echo-basic containers there).
 //
-// gwdev's echo backend stands in for a ClusterIP Service's Pods, which is
-// why the harness does not run the controller for every Service. A headless
-// Service has no virtual IP: its Pods are reached only through the
-// endpoints the controller publishes, and a test of one (HTTPRouteService
-// Types "headless") expects the answer of a selected Pod. With these slices
-// gwdev routes to the Pod IPs, where the Pods' echo containers answer
-// (serveWorkloads).
-func (k *kubelet) reconcileHeadless(ctx context.Context, running []corev1.Pod) error {
+// The exception: a Service that is not headless and selects Pods of the
+// mesh echo image (echo-advanced) gets none, and gwdev's echo backend
+// answers for it, as before: the harness has no echo-advanced program, and
+// the mesh tests parse the answer of the mesh client (meshclient_test.go).
+func (k *kubelet) reconcileEndpoints(ctx context.Context, running []corev1.Pod) error {
 	var svcs corev1.ServiceList
 	if err := k.api.List(ctx, &svcs); err != nil {
 		return fmt.Errorf("listing Services: %w", err)
@@ -42,10 +41,10 @@ func (k *kubelet) reconcileHeadless(ctx context.Context, running []corev1.Pod) e
 	want := map[string]*discoveryv1.EndpointSlice{}
 	for i := range svcs.Items {
 		s := &svcs.Items[i]
-		if s.Spec.ClusterIP != corev1.ClusterIPNone || len(s.Spec.Selector) == 0 {
+		if len(s.Spec.Selector) == 0 || (s.Spec.ClusterIP != corev1.ClusterIPNone && selectsMesh(s, running)) {
 			continue
 		}
-		es := headlessSlice(s, running)
+		es := serviceSlice(s, running)
 		want[es.Namespace+"/"+es.Name] = es
 	}
 	for i := range have.Items {
@@ -80,9 +79,22 @@ func (k *kubelet) reconcileHeadless(ctx context.Context, running []corev1.Pod) e
 	return nil
 }
 
-// headlessSlice is the EndpointSlice of Service s: its ports (numeric
-// target ports) and the running Pods it selects, by name.
-func headlessSlice(s *corev1.Service, running []corev1.Pod) *discoveryv1.EndpointSlice {
+// selectsMesh reports whether s selects a running Pod of the mesh echo
+// image.
+func selectsMesh(s *corev1.Service, running []corev1.Pod) bool {
+	sel := labels.SelectorFromSet(s.Spec.Selector)
+	for _, p := range running {
+		if p.Namespace == s.Namespace && sel.Matches(labels.Set(p.Labels)) && slices.ContainsFunc(p.Spec.Containers, isEchoAdvanced) {
+			return true
+		}
+	}
+	return false
+}
+
+// serviceSlice is the EndpointSlice of Service s: its ports (target
+// ports; a named one resolved in the selected Pods' containers) and the
+// running Pods it selects, by name.
+func serviceSlice(s *corev1.Service, running []corev1.Pod) *discoveryv1.EndpointSlice {
 	es := &discoveryv1.EndpointSlice{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: s.Name + "-gwdev", Namespace: s.Namespace,
@@ -90,14 +102,17 @@ func headlessSlice(s *corev1.Service, running []corev1.Pod) *discoveryv1.Endpoin
 		},
 		AddressType: discoveryv1.AddressTypeIPv4,
 	}
+	sel := labels.SelectorFromSet(s.Spec.Selector)
 	for _, p := range s.Spec.Ports {
 		port := p.TargetPort.IntVal
-		if p.TargetPort.Type == intstr.String || port == 0 {
+		if p.TargetPort.Type == intstr.String {
+			port = namedPort(s, sel, running, p.TargetPort.StrVal)
+		}
+		if port == 0 {
 			port = p.Port
 		}
 		es.Ports = append(es.Ports, discoveryv1.EndpointPort{Name: new(p.Name), Protocol: new(p.Protocol), Port: new(port)})
 	}
-	sel := labels.SelectorFromSet(s.Spec.Selector)
 	pods := slices.Clone(running)
 	slices.SortFunc(pods, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
 	for _, p := range pods {
@@ -111,4 +126,21 @@ func headlessSlice(s *corev1.Service, running []corev1.Pod) *discoveryv1.Endpoin
 		})
 	}
 	return es
+}
+
+// namedPort is the container port called name in a Pod s selects (0: none).
+func namedPort(s *corev1.Service, sel labels.Selector, running []corev1.Pod, name string) int32 {
+	for _, p := range running {
+		if p.Namespace != s.Namespace || !sel.Matches(labels.Set(p.Labels)) {
+			continue
+		}
+		for _, c := range p.Spec.Containers {
+			for _, cp := range c.Ports {
+				if cp.Name == name {
+					return cp.ContainerPort
+				}
+			}
+		}
+	}
+	return 0
 }

@@ -43,11 +43,7 @@ var unclaimedReasons = map[features.FeatureName]string{
 
 // skippedFeatures are core features of a reported profile whose tests are
 // skipped for now, with the reason.
-var skippedFeatures = map[features.FeatureName]string{
-	features.SupportHTTPRouteRetryConnectionError: "gwdev retries an attempt that fails to connect (emulator TestRetries, /down), " +
-		"but HTTPRouteRetryConnectionError needs a Service whose selector picks a Pod that refuses connections on the target port; " +
-		"the harness answers Services that are not headless with gwdev's echo backend, which never refuses, so the test cannot be run here",
-}
+var skippedFeatures = map[features.FeatureName]string{}
 
 // supportedFeatures is what the suite is told gwdev supports: the claimed
 // extended features and the core features of every reported profile.
@@ -110,18 +106,7 @@ func notSupportedReason(test suite.ConformanceTest, supported sets.Set[features.
 
 // skippedTests are tests of claimed features that the harness cannot run
 // as a cluster would, with the reason.
-var skippedTests = map[string]string{
-	"BackendTLSPolicyGRPCRoute":         podNameReason("grpc-infra-backend-v1"),
-	"BackendTLSPolicyTLSRouteTerminate": podNameReason("tcp-backend"),
-}
-
-// podNameReason: the test checks the answering Pod's name, which the
-// harness cannot give for a Service that is not headless.
-func podNameReason(deployment string) string {
-	return "the test expects the answer of a Pod of Deployment " + deployment + ", which the Service's selector picks under another name; " +
-		"the harness answers Services that are not headless with gwdev's echo backend, which names its pod after the Service. " +
-		"gwdev's part runs (the request reaches the echo over the BackendTLSPolicy's TLS, the echo's certificate verified by the gateway) but the pod name cannot match"
-}
+var skippedTests = map[string]string{}
 
 // skipReason says why a test of a claimed feature is skipped for now
 // ("" : it runs).

@@ -55,16 +55,22 @@ func TestConformance(t *testing.T) {
 	if !*runSuite {
 		t.Skip("run with -gwdev.conformance (make conformance)")
 	}
-	api, err := newAPIServer()
-	if err != nil {
-		t.Fatal(err)
+	var api *apiServer
+	var fin *namespaceFinalizer
+	if *realAPI {
+		api, fin = newRealAPIServer(t) // realapi_test.go
+	} else {
+		var err error
+		if api, err = newAPIServer(); err != nil {
+			t.Fatal(err)
+		}
 	}
-	startGwdev(t, api)
+	kube := startGwdev(t, api, fin)
 	// The mesh tests exec a client in an echo Pod: the exec endpoint runs
 	// it in process (exec_test.go, meshclient_test.go).
 	exec := newExecServer((&meshClient{api: api, srv: gwdevServer}).exec)
 	t.Cleanup(exec.Close)
-	clientset, err := withExec(newClientset(api, gwdevServer), exec)
+	clientset, err := withExec(newClientset(api, gwdevServer, kube), exec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,6 +118,9 @@ func TestConformance(t *testing.T) {
 				return
 			}
 			t.Logf("report written to %s:\n%s", *reportPath, rep.summaryTable())
+			if *realAPI {
+				return // compared with the committed report (make conformance-apiserver); the READMEs show the default run
+			}
 			if err := updateReadme("README.md", "summary", rep, true); err != nil {
 				t.Errorf("updating the README summary: %v", err)
 			}
@@ -126,7 +135,7 @@ func TestConformance(t *testing.T) {
 
 	cs.Setup(t, tests.ConformanceTests)
 	supported := supportedFeatures()
-	for _, test := range tests.ConformanceTests {
+	for _, test := range append(slices.Clone(tests.ConformanceTests), gwdevTests...) {
 		if only.Len() > 0 && !only.Has(test.ShortName) {
 			continue // -gwdev.only: a partial run, which writes no report
 		}
@@ -158,15 +167,19 @@ var gwdevServer *emulator.Server
 
 // startGwdev creates gwdev's GatewayClass and starts the emulator and the
 // controller loop; both stop when the test ends.
-func startGwdev(t *testing.T, api *apiServer) {
+func startGwdev(t *testing.T, api *apiServer, fin *namespaceFinalizer) *kubelet {
 	loader, err := watch.NewLoader()
 	if err != nil {
 		t.Fatal(err)
 	}
 	gwdevServer = emulator.New(emulator.Config{PortOffset: 0})
 	workload := emulator.New(emulator.Config{PortOffset: 0})
+	if _, err := buildEchoBasic(t); err != nil {
+		t.Fatal(err)
+	}
+	kube := &kubelet{api: api, workload: workload, t: t, namespaces: fin}
 	ctrl := &controller{
-		api: api, loader: loader, srv: gwdevServer, kube: &kubelet{api: api, workload: workload},
+		api: api, loader: loader, srv: gwdevServer, kube: kube,
 		logf: stderrLogf,
 	}
 	gc := &gwv1.GatewayClass{
@@ -199,7 +212,9 @@ func startGwdev(t *testing.T, api *apiServer) {
 		if err := workload.Close(sctx); err != nil {
 			t.Logf("closing the Pod workloads: %v", err)
 		}
+		kube.stopAll()
 	})
+	return kube
 }
 
 func profileNames() []suite.ConformanceProfileName {

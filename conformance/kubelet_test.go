@@ -2,12 +2,14 @@ package conformance
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"hash/fnv"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -26,32 +28,59 @@ import (
 )
 
 // kubelet stands in for the Deployment controller and the kubelet: every
-// Deployment gets its replicas as Ready Pods with a loopback pod IP, and
-// Pods whose Deployment is gone are deleted. Pod names are shaped like a
+// Deployment gets its replicas as Pods with a loopback pod IP, and Pods
+// whose Deployment is gone are deleted. Pod names are shaped like a
 // ReplicaSet's (<deployment>-<hash>-<hash>), which the weight tests rely on.
 //
-// gwdev answers a Service without EndpointSlices with its built-in echo
-// backend, so Pods are only reached when a test writes EndpointSlices with
-// their IPs itself. For those, the containers of the conformance echo image
-// (echo-basic: HTTP on 3000, h2c on 3001) are played by a second gwdev
-// emulator, bound to each Pod IP, whose one rule sends everything to
-// gwdev's echo backend named after the Deployment.
+// A Pod's containers of the conformance echo image (echo-basic) run as
+// upstream's echo-basic program with the Pod's environment, listening on
+// the Pod IP (containers_test.go); the Pod is Ready once they answer. The
+// mesh echo image's containers (echo-advanced) are played by a second gwdev
+// emulator bound to the Pod IP (serveWorkloads).
 type kubelet struct {
 	api    *apiServer
 	nextIP int
-	// workload serves the Pods' echo containers (nil: none).
+	// t gives the containers' host ports (freeport); nil: Pods run no
+	// echo-basic containers (unit tests).
+	t testing.TB
+	// workload serves the echo containers of the mesh echo image (nil:
+	// none).
 	workload *emulator.Server
 	served   string
+	// containers are the running echo-basic containers by Pod
+	// ("namespace/name"), containers_test.go.
+	mu         sync.Mutex
+	containers map[string][]*container
+	// namespaces finalises deleted namespaces on a real API server (nil:
+	// the fake deletes them at once).
+	namespaces *namespaceFinalizer
 }
 
-// podIP returns the next pod IP: 127.1.0.1, 127.1.0.2, … (loopback, so
-// that nothing could ever leave the machine).
-func (k *kubelet) podIP() string {
+// podNet is the /16 the pod IPs are taken from: loopback by default, so
+// that nothing could ever leave the machine. A real API server refuses
+// loopback addresses in EndpointSlices, so make conformance-apiserver runs
+// the suite in its own network namespace with 10.244.0.0/16 on its
+// loopback interface and passes -gwdev.podnet 10.244.
+var podNet = flag.String("gwdev.podnet", "127.1", "the first two octets of the pod IPs (a /16 this machine answers on)")
+
+// podIP returns the next pod IP: 127.1.0.1, 127.1.0.2, … A Pod of the mesh
+// echo image always gets a loopback one (127.1.…): a gwdev emulator plays
+// its containers and binds loopback addresses only.
+func (k *kubelet) podIP(mesh bool) string {
 	k.nextIP++
-	return fmt.Sprintf("127.1.%d.%d", k.nextIP/250, k.nextIP%250+1)
+	prefix := *podNet
+	if mesh {
+		prefix = "127.1"
+	}
+	return fmt.Sprintf("%s.%d.%d", prefix, k.nextIP/250, k.nextIP%250+1)
 }
 
 func (k *kubelet) reconcile(ctx context.Context) error {
+	if k.namespaces != nil {
+		if err := k.namespaces.finalize(ctx); err != nil {
+			return err
+		}
+	}
 	var deps appsv1.DeploymentList
 	if err := k.api.List(ctx, &deps); err != nil {
 		return fmt.Errorf("listing Deployments: %w", err)
@@ -78,30 +107,38 @@ func (k *kubelet) reconcile(ctx context.Context) error {
 	var running []corev1.Pod
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if want[p.Namespace+"/"+p.Name] {
+		if want[p.Namespace+"/"+p.Name] && p.DeletionTimestamp == nil {
 			running = append(running, *p)
 			continue
 		}
-		if err := k.api.Delete(ctx, p); err != nil && !apierrors.IsNotFound(err) {
+		// At once: there is no kubelet whose confirmation a graceful
+		// deletion on a real API server would wait for.
+		if err := k.api.Delete(ctx, p, client.GracePeriodSeconds(0)); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting Pod %s/%s: %w", p.Namespace, p.Name, err)
 		}
+		k.stopContainers(p.Namespace + "/" + p.Name)
 	}
-	if err := k.reconcileHeadless(ctx, running); err != nil {
+	if err := k.reconcileEndpoints(ctx, running); err != nil {
 		return err
 	}
 	return k.serveWorkloads(running)
 }
 
-// echoPorts are the ports the conformance echo image listens on, and
-// meshEchoPorts the HTTP and gRPC (h2c) ports of the mesh echo image
+// meshEchoPorts are the HTTP and gRPC (h2c) ports of the mesh echo image
 // (echo-advanced, args --port=8080 --grpc=7070 in mesh/manifests.yaml).
-var (
-	echoPorts     = []int32{3000, 3001}
-	meshEchoPorts = []int32{8080, 7070}
-)
+var meshEchoPorts = []int32{8080, 7070}
+
+// isEchoBasic reports whether c runs the conformance echo image, which
+// the kubelet runs as upstream's program (containers_test.go).
+func isEchoBasic(c corev1.Container) bool { return strings.Contains(c.Image, "/echo-basic:") }
+
+// isEchoAdvanced reports whether c runs the mesh echo image (istio's echo),
+// which a second gwdev emulator plays (serveWorkloads).
+func isEchoAdvanced(c corev1.Container) bool { return strings.Contains(c.Image, "/echo-advanced:") }
 
 // serveWorkloads binds the echo containers of the running Pods that use
-// the conformance echo image.
+// the mesh echo image (echo-advanced), which is not a Go program of the
+// suite's modules: a second gwdev emulator answers for them.
 func (k *kubelet) serveWorkloads(pods []corev1.Pod) error {
 	if k.workload == nil {
 		return nil
@@ -115,10 +152,7 @@ func (k *kubelet) serveWorkloads(pods []corev1.Pod) error {
 		if p.Status.PodIP == "" || app == "" {
 			continue
 		}
-		switch {
-		case slices.ContainsFunc(p.Spec.Containers, func(c corev1.Container) bool { return strings.Contains(c.Image, "echo-basic") }):
-			t.Gateways = append(t.Gateways, podTable(p, app, echoPorts))
-		case slices.ContainsFunc(p.Spec.Containers, func(c corev1.Container) bool { return strings.Contains(c.Image, "echo-advanced") }):
+		if slices.ContainsFunc(p.Spec.Containers, isEchoAdvanced) {
 			t.Gateways = append(t.Gateways, podTable(p, app, meshEchoPorts))
 		}
 	}
@@ -201,7 +235,14 @@ func (k *kubelet) ensurePod(ctx context.Context, d *appsv1.Deployment, name stri
 		}
 		return fmt.Errorf("creating Pod %s/%s: %w", d.Namespace, name, err)
 	}
-	ip := k.podIP()
+	ip := k.podIP(slices.ContainsFunc(pod.Spec.Containers, isEchoAdvanced))
+	pod.Status.PodIP = ip
+	// The containers run before the Pod is Ready, so its endpoints answer
+	// once they are published.
+	if err := k.startContainers(ctx, pod); err != nil {
+		_ = k.api.Delete(ctx, pod) // created again on the next pass
+		return err
+	}
 	pod.Status = corev1.PodStatus{
 		Phase:  corev1.PodRunning,
 		HostIP: "127.0.0.1", PodIP: ip, PodIPs: []corev1.PodIP{{IP: ip}},
@@ -225,17 +266,94 @@ func (k *kubelet) ensurePod(ctx context.Context, d *appsv1.Deployment, name stri
 	return nil
 }
 
+// startContainers runs the echo-basic containers of pod.
+func (k *kubelet) startContainers(ctx context.Context, pod *corev1.Pod) error {
+	if k.t == nil {
+		return nil
+	}
+	key := pod.Namespace + "/" + pod.Name
+	k.stopContainers(key)
+	var started []*container
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		if !isEchoBasic(*c) {
+			continue
+		}
+		ct, err := startContainer(ctx, k.t, k.api, pod, c)
+		if err != nil {
+			for _, s := range started {
+				s.stop()
+			}
+			return err
+		}
+		started = append(started, ct)
+	}
+	k.mu.Lock()
+	if k.containers == nil {
+		k.containers = map[string][]*container{}
+	}
+	k.containers[key] = started
+	k.mu.Unlock()
+	return nil
+}
+
+// stopContainers stops the containers of Pod key ("namespace/name").
+func (k *kubelet) stopContainers(key string) {
+	k.mu.Lock()
+	cs := k.containers[key]
+	delete(k.containers, key)
+	k.mu.Unlock()
+	for _, c := range cs {
+		c.stop()
+	}
+}
+
+// stopAll stops every container (the run ended).
+func (k *kubelet) stopAll() {
+	k.mu.Lock()
+	keys := make([]string, 0, len(k.containers))
+	for key := range k.containers {
+		keys = append(keys, key)
+	}
+	k.mu.Unlock()
+	for _, key := range keys {
+		k.stopContainers(key)
+	}
+}
+
+// containerLogs returns the log lines, logged at or after since, of
+// container name of the Pods in ns labelled app=<name>; ok is false when
+// no such Pod runs an echo-basic container.
+func (k *kubelet) containerLogs(ctx context.Context, ns, name string, since time.Time) (lines []string, ok bool, err error) {
+	var pods corev1.PodList
+	if err := k.api.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"app": name}); err != nil {
+		return nil, false, err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, p := range pods.Items {
+		for _, c := range k.containers[p.Namespace+"/"+p.Name] {
+			if c.name == name {
+				ok = true
+				lines = append(lines, c.log.Since(since)...)
+			}
+		}
+	}
+	return lines, ok, nil
+}
+
 // newClientset returns the client-go clientset the suite reads pod logs
 // with. The suite asks for the logs of container <app> of every Pod labelled
-// app=<app> (DumpEchoLogs); the log of such a Pod is what gwdev's echo
-// backend logged for the Services selecting it.
+// app=<app> (DumpEchoLogs); the log of such a Pod is what its echo-basic
+// process wrote (or, for the mesh echo played by gwdev, what gwdev's echo
+// backend logged for the Services selecting it).
 //
-// The fake clientset does not pass the Pod's name to reactors, and one echo
-// stands for all replicas, so its log is given once per DumpEchoLogs call:
+// The fake clientset does not pass the Pod's name to reactors, so the logs
+// of all the replicas are given once per DumpEchoLogs call:
 // that call reads every Pod with the same *PodLogOptions, and a repeat of
 // options already served gets an empty log (otherwise a Deployment with two
 // replicas would count every line twice).
-func newClientset(api client.Client, srv *emulator.Server) *k8sfake.Clientset {
+func newClientset(api client.Client, srv *emulator.Server, kube *kubelet) *k8sfake.Clientset {
 	cs := k8sfake.NewClientset()
 	var mu sync.Mutex
 	served := map[*corev1.PodLogOptions]bool{}
@@ -265,7 +383,10 @@ func newClientset(api client.Client, srv *emulator.Server) *k8sfake.Clientset {
 		if opts.SinceTime != nil {
 			since = opts.SinceTime.Time
 		}
-		lines, err := echoLogs(context.Background(), api, srv, action.GetNamespace(), opts.Container, since)
+		lines, ok, err := kube.containerLogs(context.Background(), action.GetNamespace(), opts.Container, since)
+		if err == nil && !ok {
+			lines, err = echoLogs(context.Background(), api, srv, action.GetNamespace(), opts.Container, since)
+		}
 		if err != nil {
 			return true, nil, err
 		}

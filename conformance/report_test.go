@@ -71,6 +71,10 @@ type Report struct {
 	// the suite runs those whose features are supported but counts them in
 	// no profile. Mesh tests are here, not supported.
 	OtherTests *Status `json:"otherTests,omitempty"`
+	// GwdevTests are gwdev's own tests of claimed features upstream's
+	// tests do not check (gwdevtests_test.go; a gwdev addition), counted in
+	// no profile.
+	GwdevTests *Status `json:"gwdevTests,omitempty"`
 	// SkipReasons maps each skipped or not-supported test to why it did not
 	// run (a gwdev addition).
 	SkipReasons map[string]string `json:"skipReasons,omitempty"`
@@ -123,12 +127,21 @@ func (r *results) build(impl confv1.Implementation, channel string, now time.Tim
 		SkipReasons: map[string]string{},
 	}
 	rep.OtherTests = &Status{}
+	gwdev := &Status{}
 	for _, n := range names {
-		if len(testProfiles(r.tests[n])) == 0 {
+		switch {
+		case isGwdevTest(n):
+			r.add(rep, gwdev, n)
+		case len(testProfiles(r.tests[n])) == 0:
 			r.add(rep, rep.OtherTests, n)
 		}
 	}
 	rep.OtherTests.Result = result(*rep.OtherTests)
+	names = slices.DeleteFunc(names, isGwdevTest)
+	if gwdev.Passed+gwdev.Failed+gwdev.Skipped > 0 || len(gwdev.NotSupportedTests) > 0 {
+		gwdev.Result = result(*gwdev)
+		rep.GwdevTests = gwdev
+	}
 	for _, p := range profiles {
 		pr := ProfileReport{Name: string(p.Name)}
 		for _, n := range names {
@@ -246,7 +259,8 @@ func (rep *Report) passedTests() map[string]bool {
 }
 
 // testsIn collects the names list gives of every Status of the report:
-// the profiles' core and extended ones and the tests in no profile.
+// the profiles' core and extended ones, the tests in no profile and
+// gwdev's own tests.
 func (rep *Report) testsIn(list func(*Status) []string) map[string]bool {
 	out := map[string]bool{}
 	add := func(s *Status) {
@@ -256,6 +270,9 @@ func (rep *Report) testsIn(list func(*Status) []string) map[string]bool {
 	}
 	if rep.OtherTests != nil {
 		add(rep.OtherTests)
+	}
+	if rep.GwdevTests != nil {
+		add(rep.GwdevTests)
 	}
 	for i := range rep.ProfileReports {
 		p := &rep.ProfileReports[i]

@@ -72,19 +72,9 @@ func (r *requester) copyCurl(t emulator.Trace, res *engine.Result) tea.Cmd {
 			}
 			st = r.trust.trustFor(t, tab) // request_trust.go
 		}
-		cmd, redacted, err := commandLineTrusting(t, st) // request_cmd.go
+		cmd, notes, err := commandWithNotes(t, st) // command.go
 		if err != nil {
 			return statusMsg{text: "copy: " + err.Error(), isErr: true}
-		}
-		var notes []string
-		if redacted > 0 {
-			notes = append(notes, plural(redacted, "redacted or cut header")+" left out")
-		}
-		switch {
-		case st.verifies():
-			notes = append(notes, st.note)
-		case st.note != "":
-			notes = append(notes, insecureNote(t, st)) // request_trust.go
 		}
 		// The command first: a narrow terminal cuts the end of the line,
 		// and the command is what the user came for.

@@ -167,10 +167,13 @@ var docsNotRun = []struct {
 	reason string
 }{
 	{regexp.MustCompile(`^make (up|check)\b`), "runs gwdev up (until ctrl-c) or check on a sample, as the gwdev lines of these pages do"},
+	{regexp.MustCompile(`^make screenshots\b`), "drives headless Chromium to write docs/images; TestWebViewInBrowser drives the same pages"},
+	{regexp.MustCompile(`^bench/`), "a benchmark of minutes to an hour under wrk load, not a test's work"},
 	{regexp.MustCompile(`^make (test|build|fuzz|bench|conformance|release|tools|vet|lint)\b`), "builds or tests the whole repository: it is what CI runs (.ci/run), not a test's work"},
 	{regexp.MustCompile(`^bench/[a-z]+\.sh\b`), "builds gwdev (and the revision it compares with) and measures for minutes on an idle machine, not a test's work"},
 	{regexp.MustCompile(`^(GOTOOLCHAIN=\S+ )?go (install|build|test|run)\b`), "builds, installs or tests from the module proxy or the repository; make test runs the same"},
 	{regexp.MustCompile(`^gwdev up\b`), "serves until ctrl-c on the ports it prints (tests take free ports); TestUp* and the samples' tests serve every sample"},
+	{regexp.MustCompile(`^gwdev lsp\b`), "speaks the Language Server Protocol on stdin and stdout until the editor ends it; TestLSPInNeovim runs it under Neovim, internal/lsp's tests over pipes"},
 	{regexp.MustCompile(`^gwdev (pull|check --cluster)\b`), "needs a cluster in your kubeconfig; cluster_test.go runs both against a real kube-apiserver"},
 	{regexp.MustCompile(`^gwdev diff( --format github)? deploy\b`), "runs in a repository with a deploy/ folder (docs/ci.md's example); diff_test.go runs diff on git repositories"},
 	{regexp.MustCompile(`^(curl|grpcurl|nc|openssl|ncat)\b`), "sends a request to a running gwdev up; the samples' tests (samples_*_test.go) send these"},
@@ -186,9 +189,7 @@ var docsNotRun = []struct {
 var docsNeeds = []struct {
 	re      *regexp.Regexp
 	program string
-}{
-	{regexp.MustCompile(`--format svg`), "dot"},
-}
+}{}
 
 // docsRunnable are the commands besides gwdev that the docs may show and
 // this test runs as printed: they prepare a folder for the gwdev line after

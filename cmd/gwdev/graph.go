@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os/exec"
 	"slices"
 	"time"
 
@@ -27,7 +26,7 @@ type graphOptions struct {
 }
 
 // graphFormats are the formats graph's --format takes.
-var graphFormats = []string{"mermaid", "dot", "svg"}
+var graphFormats = app.GraphFormats
 
 func newGraphCmd() *cobra.Command {
 	o := &graphOptions{}
@@ -35,15 +34,16 @@ func newGraphCmd() *cobra.Command {
 		Use:   "graph [DIR]",
 		Short: "Draw Gateways → listeners → routes → rules → backends as Mermaid, DOT or SVG",
 		Long: `graph translates the manifests under DIR (default: the current directory) and prints the
-structure as a Mermaid flowchart (default), a Graphviz DOT digraph, or SVG (the DOT laid out by
-Graphviz's dot, which must be installed; gwdev says so when it is not): Gateways and ListenerSets,
+structure as a Mermaid flowchart (default), a Graphviz DOT digraph, or SVG or PNG (the DOT laid
+out by Graphviz, built into gwdev: nothing to install): Gateways and ListenerSets,
 their listeners, the routes attached to them, the routes' rules with their matches and filters, and the
 backend Services. What is not accepted, programmed or resolved is red, with the reason: a
 listener with a problem condition, a route a parent refused (the edge to the listener or Gateway
 it named), a rule that is shadowed or answers 500, an invalid backend reference.
 
   gwdev graph samples/basic > graph.mmd
-  gwdev graph --format svg samples/basic > graph.svg`,
+  gwdev graph --format svg samples/basic > graph.svg
+  gwdev graph --format png samples/basic > graph.png`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := "."
@@ -54,7 +54,7 @@ it named), a rule that is shadowed or answers 500, an invalid backend reference.
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.format, "format", "mermaid", "output format: "+formatList(graphFormats)+" (svg runs Graphviz's dot)")
+	f.StringVar(&o.format, "format", "mermaid", "output format: "+formatList(graphFormats)+" (svg and png are laid out by the Graphviz built into gwdev)")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	addCRDsFlag(f, &o.crds)
 	addTrustFlag(f, &o.trust)
@@ -62,15 +62,8 @@ it named), a rule that is shadowed or answers 500, an invalid backend reference.
 }
 
 func (o *graphOptions) run(out, errOut io.Writer, dir string) error {
-	var dotBin string
 	if !slices.Contains(graphFormats, o.format) {
 		return fmt.Errorf("unknown format %q (want %s)", o.format, formatList(graphFormats))
-	}
-	if o.format == "svg" {
-		var err error
-		if dotBin, err = exec.LookPath("dot"); err != nil {
-			return fmt.Errorf("--format svg needs Graphviz's dot, which is not on PATH: install Graphviz (apt-get install graphviz, brew install graphviz, choco install graphviz), or use the default Mermaid output (GitHub and mermaid.live render it) or --format dot")
-		}
 	}
 	proj, err := project.Open([]string{dir}, project.Flags{Profiles: o.profiles, CRDs: o.crds, Trust: o.trust})
 	if err != nil {
@@ -81,5 +74,5 @@ func (o *graphOptions) run(out, errOut io.Writer, dir string) error {
 		return err
 	}
 	report.WriteLoadProblems(errOut, lr)
-	return app.WriteGraph(out, errOut, res.Graph(), o.format, dotBin)
+	return app.WriteGraph(out, res.Graph(), o.format)
 }

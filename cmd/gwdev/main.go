@@ -6,6 +6,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/gwdev/gwdev/internal/app"
 	"io"
 	"os"
 
@@ -25,6 +26,7 @@ type exitError struct{ code int }
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 func main() {
+	app.RunLayoutChild() // exits when this process is the web view's layout child
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
@@ -57,7 +59,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(dirFirst(newCheckCmd()), dirFirst(newUpCmd()), newExplainCmd(), dirFirst(newCertsCmd()), newVersionCmd(), dirFirst(newMigrateCmd()),
-		newDiffCmd(), dirFirst(newGraphCmd()), newCRDsCmd(), newPullCmd(), newTrustCmd())
+		newDiffCmd(), dirFirst(newGraphCmd()), newCRDsCmd(), newPullCmd(), newTrustCmd(), dirFirst(newLSPCmd()), dirFirst(newTestCmd()))
 	// gwdev --version prints what gwdev version prints.
 	root.Version = versionText()
 	root.SetVersionTemplate("{{.Version}}")

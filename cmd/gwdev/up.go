@@ -16,6 +16,7 @@ import (
 	"github.com/gwdev/gwdev/emulator/admin"
 	"github.com/gwdev/gwdev/internal/app"
 	"github.com/gwdev/gwdev/internal/project"
+	"github.com/gwdev/gwdev/internal/web"
 	"github.com/gwdev/gwdev/watch"
 )
 
@@ -33,6 +34,8 @@ type upOptions struct {
 	// emptyGrace is how long an emptied file keeps its objects (0: not).
 	emptyGrace time.Duration
 	noTUI      bool
+	// open opens the web view in the browser at start (--open).
+	open bool
 	// kustomize builds folders holding a kustomization (--kustomize).
 	kustomize bool
 	// admin is the admin API address ("" or "off": none).
@@ -99,6 +102,7 @@ gwdev's built-in echo backend.`,
 	f.StringVar(&o.admin, "admin", admin.DefaultAddr, "admin API address (/status /routes /traces /traces/stream /metrics /healthz); off to disable")
 	o.limits.addFlags(f)
 	f.BoolVar(&o.kustomize, "kustomize", true, "build a folder holding a kustomization.yaml as kubectl kustomize does (false: read its files one by one)")
+	f.BoolVar(&o.open, "open", false, "open the web view (http://ADMIN/ui/) in the browser at start (xdg-open, or open on macOS)")
 	f.BoolVar(&o.noTUI, "no-tui", false, "print plain lines instead of the dashboard (the default when stdin or stdout is not a terminal, or with --access-log -, which says so)")
 	return cmd
 }
@@ -146,18 +150,38 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 	}
 	defer sess.Close()
 	var adminUp app.AdminState
+	// migrated is told the Migration comparisons the dashboard runs (the
+	// web view's, when there is one, so that one comparison serves both).
+	migrated := func(app.MigrationState) {}
+	tui := o.useTUI(out)
 	if o.admin != "" && o.admin != "off" {
 		status := &app.AdminStatus{}
 		adm := admin.New(srv, status)
 		defer adm.Close()
-		adminUp = app.ServeAdmin(ctx, o.admin, adm, o.limits.adminOptions(), app.InstanceID(dir))
+		wo := web.Options{Dir: dir, CAFiles: app.KnownCAFiles(dir), Project: proj}
+		if tui {
+			wo.Project = nil // the dashboard's comparisons are the web view's
+		}
+		view := web.New(ctx, wo)
+		defer view.Wait()
+		opts := o.limits.adminOptions()
+		opts.Web = view.Handler()
+		if err := adm.Register(view.Collectors()...); err != nil {
+			return err
+		}
+		adminUp = app.ServeAdmin(ctx, o.admin, adm, opts, app.InstanceID(dir))
 		if adminUp.Addr != "" {
 			status.Admin = adm
 			sess.Subscribe(status.Publish)
+			sess.Subscribe(view.Publish)
+			migrated = view.SetMigration
 		}
 	}
-	if o.useTUI(out) {
-		return o.runTUI(ctx, out, dir, sess, adminUp)
+	if o.open {
+		openWebView(out, adminUp.Web)
+	}
+	if tui {
+		return o.runTUI(ctx, out, dir, sess, adminUp, migrated)
 	}
 	if why := o.dashboardOff(terminals(out)); why != "" {
 		fmt.Fprintf(out, "gwdev: %s\n", why)
@@ -181,6 +205,10 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 		fmt.Fprintf(out, "gwdev: %s (%s)\n", r.Name(), when)
 	}
 	sess.Subscribe(app.NewPlainPrinter(out).Print)
+	// The folder's routing tests after every reload (gwdev test).
+	tests := app.NewTestRunner(dir, func(m app.TestsState) { app.PrintTests(out, m) })
+	defer tests.Wait()
+	sess.Subscribe(func(st *app.State) { tests.Submit(ctx, st) })
 	sess.Start()
 	fmt.Fprintf(out, "gwdev: watching %s (ctrl-c to stop)\n", dir)
 	sess.Run(ctx, func(err error) { fmt.Fprintln(errOut, "gwdev: watch:", err) })

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,8 +30,9 @@ func TestUpMigrationInTmux(t *testing.T) {
 	}
 	s := &tmuxSession{t: t, socket: fmt.Sprintf("gwdev-migration-test-%d", os.Getpid())}
 	t.Cleanup(func() { _, _ = s.tmux("kill-server") })
+	adminAddr := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	if out, err := s.tmux("new-session", "-d", "-s", "gwdev", "-x", "160", "-y", "50",
-		"env", "-u", "NO_COLOR", bin, "up", "--admin", "127.0.0.1:"+strconv.Itoa(freePort(t)), dir); err != nil {
+		"env", "-u", "NO_COLOR", bin, "up", "--admin", adminAddr, dir); err != nil {
 		t.Fatalf("starting tmux: %v: %s", err, out)
 	}
 	s.waitText("7 Migration", settle)
@@ -39,6 +42,22 @@ func TestUpMigrationInTmux(t *testing.T) {
 		if !strings.Contains(screen, want) {
 			t.Errorf("the Migration view lacks %q:\n%s", want, screen)
 		}
+	}
+	// The web view shows the dashboard's comparison (one runs for both).
+	resp, err := http.Get("http://" + adminAddr + "/ui/state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page struct {
+		Migration *struct {
+			Requests    int
+			Differences []struct{ Request, From string }
+		}
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&page)
+	resp.Body.Close()
+	if m := page.Migration; m == nil || m.Requests == 0 || len(m.Differences) == 0 || !strings.HasSuffix(m.Differences[0].From, "ingresses.yaml:124") {
+		t.Errorf("the web view's Migration: %+v", page.Migration)
 	}
 
 	// The converted manifests kept in the folder: the view compares them.

@@ -42,8 +42,8 @@ func (o *upOptions) dashboardOff(terminal bool) string {
 // runTUI runs the dashboard until the user quits or ctx is done: the watch
 // loop and the trace subscription feed it with Program.Send. Nothing else
 // writes to the terminal meanwhile. Listeners are closed by the caller
-// once it returns.
-func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir string, sess *app.Session, admin app.AdminState) error {
+// once it returns. migrated is told every Migration comparison too.
+func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir string, sess *app.Session, admin app.AdminState, migrated func(app.MigrationState)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	noColor := os.Getenv("NO_COLOR") != ""
@@ -58,11 +58,24 @@ func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir string, sess 
 		tea.WithFPS(int(time.Second/tui.FrameInterval)), tea.WithoutSignalHandler())
 	// The Migration view: migrate --compare after each reload with
 	// Ingresses, off the Session's loop (app.MigrationRunner).
-	mig := app.NewMigrationRunner(func(m app.MigrationState) { p.Send(m) })
+	mig := app.NewMigrationRunner(func(m app.MigrationState) {
+		p.Send(m)
+		migrated(m) // the web view shows the same comparison
+	})
 	defer mig.Wait()
+	// The folder's routing tests after every reload: the Tests view, and
+	// the notice line when one fails.
+	tests := app.NewTestRunner(dir, func(m app.TestsState) {
+		p.Send(m)
+		if m.Failed() {
+			p.Send(tui.NoticeMsg{Text: app.TestsSummary(m), Problem: true})
+		}
+	})
+	defer tests.Wait()
 	sess.Subscribe(func(st *app.State) {
 		p.Send(st)
 		mig.Submit(ctx, sess.Project(), st.Update.Result, st.Reload)
+		tests.Submit(ctx, st)
 		switch {
 		case st.RootProblem:
 			p.Send(tui.WatchErrorMsg{Err: errors.New(st.Root)})

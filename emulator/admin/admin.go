@@ -174,6 +174,17 @@ type requestSeries struct {
 	bytesOut prometheus.Counter
 }
 
+// Register adds collectors to /metrics (the web view's, which the admin
+// API serves but does not own).
+func (a *Admin) Register(cs ...prometheus.Collector) error {
+	for _, c := range cs {
+		if err := a.reg.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // SetReload records the translation now served.
 func (a *Admin) SetReload(r *Reload) {
 	a.reload.Store(r)
@@ -207,7 +218,7 @@ func (a *Admin) Handler() http.Handler {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(a.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprintln(w, "gwdev admin API: /status[?format=json] /routes /traces /traces/stream /metrics /healthz (/debug/pprof/ with --admin-pprof)")
+		fmt.Fprintln(w, "gwdev admin API: /status[?format=json] /routes /traces /traces/stream /metrics /healthz (/debug/pprof/ with --admin-pprof); the web view: /ui/")
 	})
 	return mux
 }
@@ -446,6 +457,9 @@ func Serve(ctx context.Context, addr string, a *Admin, opts Options) (net.Addr, 
 	mux.Handle("/", a.Handler())
 	if opts.Pprof {
 		withPprof(mux)
+	}
+	if opts.Web != nil {
+		mux.Handle(WebPath, guardHost(ln.Addr(), opts.Web)) // loopback names only, whatever AllowRemote says
 	}
 	var h http.Handler = mux
 	if !opts.AllowRemote {

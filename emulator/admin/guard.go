@@ -24,7 +24,14 @@ type Options struct {
 	// answer, so that a client can tell which gwdev it reached (two
 	// instances may run; one of them then serves the admin API elsewhere).
 	Instance string
+	// Web is the web view (internal/web), served under /ui/ (nil: not
+	// served). It answers only Host headers naming a loopback address, the
+	// DNS-rebinding guard, even with AllowRemote.
+	Web http.Handler
 }
+
+// WebPath is where the admin API serves the web view (Options.Web).
+const WebPath = "/ui/"
 
 // InstanceHeader names the gwdev instance that answered an admin request.
 const InstanceHeader = "Gwdev-Instance"

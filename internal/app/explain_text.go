@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/gwdev/gwdev/emulator"
@@ -226,6 +227,21 @@ func findRule(vh *engine.VirtualHost, name string) *engine.RouteRule {
 // printExplainPolicies lists the policies that target the Gateway, the
 // route and the backend Service a request went through.
 func printExplainPolicies(out io.Writer, res *engine.Result, t *emulator.Trace) {
+	first := true
+	for _, e := range explainPolicies(res, t) {
+		label := ""
+		if first {
+			label, first = "policies:", false
+		}
+		k := e.Target
+		fmt.Fprintf(out, "  %-14s %s %s/%s: %s\n", label, k.Kind, k.Namespace, k.Name, report.PolicyLine(e))
+	}
+}
+
+// explainPolicies are the policies that target the Gateway, the route and
+// the backend Service a request went through (t), by target in that
+// order.
+func explainPolicies(res *engine.Result, t *emulator.Trace) []engine.PolicyEffect {
 	var targets []engine.ObjectKey
 	for _, g := range res.Table.Gateways {
 		if g.Name == t.Gateway {
@@ -242,14 +258,29 @@ func printExplainPolicies(out io.Writer, res *engine.Result, t *emulator.Trace) 
 			}
 		}
 	}
-	first := true
+	var out []engine.PolicyEffect
 	for _, k := range targets {
-		for _, e := range res.PoliciesFor(k) {
-			label := ""
-			if first {
-				label, first = "policies:", false
-			}
-			fmt.Fprintf(out, "  %-14s %s %s/%s: %s\n", label, k.Kind, k.Namespace, k.Name, report.PolicyLine(e))
+		out = append(out, res.PoliciesFor(k)...)
+	}
+	return out
+}
+
+// WriteServedTrace writes a request the data plane served (a trace from
+// /traces/stream) as explain writes its answer: the decision step by step,
+// the rules it outranked and the policies on its way in res (the
+// translation served; nil: the steps only). The web view shows it.
+func WriteServedTrace(out io.Writer, res *engine.Result, t *emulator.Trace) {
+	p := emulator.Probe{Address: t.Address, Port: t.Port, TLS: t.TLSVersion != "" || t.SNI != "", SNI: t.SNI, UDP: t.Proto == "UDP"}
+	if t.Method != "" {
+		proto := t.Proto
+		if !strings.HasPrefix(proto, "HTTP/") {
+			proto = "HTTP/1.1"
 		}
+		p.Request = &http.Request{Method: t.Method, Host: t.Host, Proto: proto, URL: &url.URL{Path: t.Path}}
+	}
+	printTrace(out, p, t)
+	if res != nil {
+		printOutranked(out, res, t)
+		printExplainPolicies(out, res, t)
 	}
 }

@@ -1,47 +1,39 @@
 package app
 
 import (
-	"bytes"
 	"fmt"
 	"io"
-	"os/exec"
 	"strconv"
 	"strings"
 
 	"github.com/gwdev/gwdev/engine"
 )
 
+// GraphFormats are the formats WriteGraph draws in, the first the default.
+var GraphFormats = []string{"mermaid", "dot", "svg", "png"}
+
 // WriteGraph draws g (engine.Result.Graph) in format: a Mermaid flowchart
-// ("mermaid"), a Graphviz DOT digraph ("dot"), or SVG ("svg": the DOT laid
-// out by Graphviz's dot at dotBin, whose messages go to errOut).
-func WriteGraph(out, errOut io.Writer, g *engine.Graph, format, dotBin string) error {
+// ("mermaid"), a Graphviz DOT digraph ("dot"), or the DOT laid out by
+// Graphviz as SVG ("svg") or PNG ("png"). Graphviz is the library
+// compiled to WebAssembly inside gwdev (graph_layout.go): no dot needs to
+// be installed.
+func WriteGraph(out io.Writer, g *engine.Graph, format string) error {
 	switch format {
 	case "dot":
 		writeDOT(out, g)
-	case "svg":
-		return renderSVG(dotBin, out, errOut, g)
-	default:
+	case "svg", "png":
+		b, err := LayoutGraph(g, format)
+		if err != nil {
+			return err
+		}
+		_, err = out.Write(b)
+		return err
+	case "mermaid":
 		writeMermaid(out, g)
+	default:
+		return fmt.Errorf("unknown graph format %q", format)
 	}
 	return nil
-}
-
-// renderSVG lays the graph out with Graphviz's dot (dotBin) and writes the
-// SVG; dot's failure is an error naming it, never an empty drawing.
-func renderSVG(dotBin string, out, errOut io.Writer, g *engine.Graph) error {
-	var src, svg, stderr bytes.Buffer
-	writeDOT(&src, g)
-	cmd := exec.Command(dotBin, "-Tsvg")
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = &src, &svg, &stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("%s -Tsvg: %w: %s", dotBin, err, strings.TrimSpace(stderr.String()))
-	}
-	if svg.Len() == 0 {
-		return fmt.Errorf("%s -Tsvg wrote nothing: %s", dotBin, strings.TrimSpace(stderr.String()))
-	}
-	errOut.Write(stderr.Bytes()) // dot's warnings, if any
-	_, err := out.Write(svg.Bytes())
-	return err
 }
 
 // Colours of the drawings: healthy nodes by kind, problems red.

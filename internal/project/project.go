@@ -287,3 +287,9 @@ func translateTight(snap *engine.Snapshot, opts engine.Options) *engine.Result {
 	defer debug.SetGCPercent(prev)
 	return Translate(snap, opts)
 }
+
+// Enum returns the values the project's CRD bundle allows for the field at
+// path of objects of apiVersion and kind (watch.Loader.Enum; nil: none).
+func (p *Project) Enum(apiVersion, kind string, path []string) []string {
+	return p.loader.Enum(apiVersion, kind, path)
+}

@@ -5,6 +5,7 @@ import (
 	"go/token"
 	"io/fs"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,9 +14,9 @@ import (
 )
 
 // TestOnlyTestsImport fails when a non-test Go file of the repository
-// imports testkit.
+// imports testkit or kubetest (the real kube-apiserver of the tests).
 func TestOnlyTestsImport(t *testing.T) {
-	const self = "github.com/gwdev/gwdev/internal/testkit"
+	testOnly := []string{"github.com/gwdev/gwdev/internal/testkit", "github.com/gwdev/gwdev/internal/kubetest"}
 	fset := token.NewFileSet()
 	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -35,8 +36,8 @@ func TestOnlyTestsImport(t *testing.T) {
 			return err
 		}
 		for _, imp := range f.Imports {
-			if p, _ := strconv.Unquote(imp.Path.Value); p == self {
-				t.Errorf("%s imports %s; only tests may", path, self)
+			if p, _ := strconv.Unquote(imp.Path.Value); slices.Contains(testOnly, p) {
+				t.Errorf("%s imports %s; only tests may", path, p)
 			}
 		}
 		return nil

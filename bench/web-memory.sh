@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Memory of gwdev up with the web view open under load: gwdev up --no-tui
+# serves samples/basic (on a port of your choice); headless Chromium keeps
+# the web view open (Topology, with the live traces streaming into it);
+# wrk sends requests flat out for the whole run, and every 30 s a save
+# changes a route, so that the open page reloads the topology. gwdev's RSS
+# (VmRSS) and the admin API's trace stream counters are printed every
+# interval; the last line compares the RSS of the first interval with the
+# last one's, both under load.
+# Needs wrk, chromium and curl:  apt-get install -y wrk chromium curl
+# Usage: bench/web-memory.sh [duration=60m] [interval=60s] [port=18080] [admin=19901]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source bench/lib.sh
+dur=${1:-60m}; interval=${2:-60s}; port=${3:-18080}; admin=${4:-19901}
+need bench/web-memory.sh "wrk chromium curl" wrk chromium curl
+seconds() { case $1 in *m) echo $(( ${1%m} * 60 ));; *s) echo "${1%s}";; *) echo "$1";; esac; }
+total=$(seconds "$dur"); step=$(seconds "$interval")
+
+go build -o "$tmp/gwdev" ./cmd/gwdev
+mkdir -p "$tmp/basic"
+cp samples/basic/*.yaml "$tmp/basic/"
+sed -i "s/port: 8080$/port: $port/" "$tmp/basic/gateway.yaml"
+"$tmp/gwdev" up --no-tui --admin "127.0.0.1:$admin" "$tmp/basic" > "$tmp/gwdev.log" 2>&1 &
+gw=$!; pids+=("$gw")
+wait_200 "http://127.0.0.1:$port/" -H 'Host: app.example.com'
+wait_200 "http://127.0.0.1:$admin/ui/"
+
+chromium --headless --no-sandbox --disable-gpu --disable-background-networking --disable-component-update \
+  --disable-sync --no-first-run --user-data-dir="$tmp/profile" --remote-debugging-port=0 \
+  "http://127.0.0.1:$admin/ui/#topology" > "$tmp/chromium.log" 2>&1 &
+pids+=("$!")
+sleep 3
+
+wrk -t2 -c32 -d"${total}s" -H 'Host: app.example.com' "http://127.0.0.1:$port/api/x" > "$tmp/wrk.log" 2>&1 &
+pids+=("$!")
+
+rss() { awk '/^VmRSS/ {print $2}' "/proc/$gw/status"; }
+metric() { curl -s "http://127.0.0.1:$admin/metrics" | awk -v m="$1" '$1==m {print $2}'; }
+printf "%8s %10s %8s %10s %10s\n" elapsed rss_kib streams queued_b reloads
+first=""; last=""; elapsed=0; next_save=30
+while [ "$elapsed" -lt "$total" ]; do
+  sleep 1; elapsed=$((elapsed + 1))
+  if [ "$elapsed" -ge "$next_save" ]; then # a save: another path prefix, so the topology changes
+    sed -i "s#value: /api.*#value: /api$elapsed#" "$tmp/basic/app.yaml"; next_save=$((next_save + 30))
+  fi
+  if [ $((elapsed % step)) -eq 0 ]; then
+    r=$(rss); last=$r
+    [ -z "$first" ] && first=$r
+    printf "%8s %10s %8s %10s %10s\n" "${elapsed}s" "$r" "$(metric gwdev_trace_streams)" "$(metric gwdev_trace_stream_queued_bytes)" "$(metric gwdev_reloads_total)"
+  fi
+done
+sleep 2
+echo "wrk: $(awk '/Requests\/sec/ {print $2}' "$tmp/wrk.log") requests/s"
+awk -v a="$first" -v b="$last" 'BEGIN {printf "RSS under load: after the first interval %d KiB, at the last %d KiB (%+.1f%%)\n", a, b, 100*(b-a)/a}'

@@ -250,6 +250,11 @@ func (p *Project) TranslateTableFirst(snap *engine.Snapshot, t Translation) (res
 	return engine.TranslateTableFirst(t.Prev, snap, engineOptions(p.cfg, p.classes, p.portOffset, t))
 }
 
+// ReleaseValidators lets go of the compiled validators, the process's
+// and p's loader's (watch.Loader.ReleaseValidators), for a process that
+// loads once (check); a later load compiles them again.
+func (p *Project) ReleaseValidators() { p.loader.ReleaseValidators() }
+
 // AddLoadFindings adds to res what `check` and `up` report beside the
 // engine's findings: the loader's warnings and notes, and the backend
 // mappings nothing uses.

@@ -206,10 +206,6 @@ func (c *idleConn) CloseWrite() error {
 	return nil
 }
 
-// RateLimitReason starts the trace's reason of a request a rate limit
-// refused ("rate limit NAME: ADDRESS why").
-const RateLimitReason = "rate limit "
-
 // checkRateLimit applies the matched rule's rate limit to a request the
 // data plane is about to serve (not to explain, which has no client
 // history). It reports false when the request was answered.
@@ -228,7 +224,8 @@ func (s *Server) checkRateLimit(ex *exchange, w http.ResponseWriter) bool {
 	}
 	release, refused := r.limiter.Admit(addr.Unmap(), ex.start)
 	if refused != "" {
-		ex.trace.Reason = RateLimitReason + r.limiter.Limit().Name + ": " + addr.String() + " " + refused
+		ex.trace.Reason = "rate limit " + r.limiter.Limit().Name + ": " + addr.String() + " " + refused
+		ex.trace.RateLimited = r.limiter.Limit().Name
 		ex.trace.Backend, ex.trace.Service, ex.trace.Target, ex.trace.Why = "", "", "", ""
 		ex.status = r.limiter.Limit().Status
 		if ex.status == 0 {

@@ -43,9 +43,9 @@ type Actual struct {
 	Policies []string `json:"policies,omitempty"`
 	// AuthAsked are the ExternalAuth filters asked.
 	AuthAsked []string `json:"authAsked,omitempty"`
-	// RateLimited is the gateway's reason for the first request a rate
-	// limit refused ("": none was), RateLimitedStatus its status and
-	// RateLimitedAt its number (1: the first request sent).
+	// RateLimited is the rate limit (by table name) that refused the
+	// first request refused ("": none was), RateLimitedStatus its status
+	// and RateLimitedAt its number (1: the first request sent).
 	RateLimited       string `json:"rateLimited,omitempty"`
 	RateLimitedStatus int    `json:"rateLimitedStatus,omitempty"`
 	RateLimitedAt     int    `json:"rateLimitedAt,omitempty"`
@@ -167,7 +167,7 @@ func Check(c *Case, a *Actual) []Mismatch {
 		if rl.Limited != nil && *rl.Limited != limited {
 			got := fmt.Sprintf("no request of %d refused", a.Requests)
 			if limited {
-				got = fmt.Sprintf("request %d of %d refused: %s", a.RateLimitedAt, a.Requests, a.RateLimited)
+				got = fmt.Sprintf("request %d of %d refused by rate limit %s", a.RateLimitedAt, a.Requests, a.RateLimited)
 			}
 			add("rateLimit.limited", strconv.FormatBool(*rl.Limited), got)
 		}

@@ -53,7 +53,7 @@ type TestRunner struct {
 	// reload did).
 	nextSaved []string
 	running   bool
-	wg      sync.WaitGroup
+	wg        sync.WaitGroup
 }
 
 // NewTestRunner returns a runner of dir's tests that delivers each run to

@@ -75,7 +75,7 @@ var GwdevGatewayListenerFilters = suite.ConformanceTest{
 			exp  http.ExpectedResponse
 		}{
 			{"filtered: authorized (200), then routed to the route's backend", routed("filtered.example.com", "/echo")},
-			{"filtered: the auth server's 403 is the answer, though the route would serve the path", answered("filtered.example.com", "/status/403", 403)},
+			{"filtered: a refusal (403) is the client's answer", answered("filtered.example.com", "/status/403", 403)},
 			{"filtered: the filter runs before route selection: a path no route matches gets the auth server's 401, not 404", answered("filtered.example.com", "/status/401", 401)},
 			{"prefixed: http.path is prepended: /418 is checked as /status/418", answered("prefixed.example.com", "/418", 418)},
 			// echo-basic answers /status/ and a non-numeric rest with 400.

@@ -56,11 +56,13 @@ test: vet
 	$(GO) test -run '^$$' -fuzz FuzzTranslate -fuzztime 20000x ./engine
 	$(GO) test -run '^$$' -fuzz FuzzFastParse -fuzztime 12000x ./watch
 	$(GO) test -run '^$$' -fuzz FuzzSplitDocuments -fuzztime 15000x ./watch
+	$(GO) test -run '^$$' -fuzz FuzzStream -fuzztime 10000x ./internal/lsp
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzTranslate -fuzztime 60s ./engine
 	$(GO) test -run '^$$' -fuzz FuzzFastParse -fuzztime 60s ./watch
 	$(GO) test -run '^$$' -fuzz FuzzSplitDocuments -fuzztime 60s ./watch
+	$(GO) test -run '^$$' -fuzz FuzzStream -fuzztime 60s ./internal/lsp
 
 lint: vet
 	@if command -v staticcheck >/dev/null; then staticcheck ./...; else echo "staticcheck not installed: go install honnef.co/go/tools/cmd/staticcheck@latest"; fi

@@ -25,6 +25,8 @@ import (
 // expressions across Applies, so a reload does not drop idle connections to
 // backends that are still in the table.
 type upstreamPool struct {
+	// picks decides weighted picks (Config.PickSeed; nil: at random).
+	picks     *pickSource
 	upstreams map[string]*upstream
 	// budgets are the retry budgets by settings (retrybudget.go).
 	budgets map[string]*retryBudget

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"os"
 	"strconv"
@@ -86,6 +85,7 @@ func (c *compiler) stream(pr *portRoutes) *streamRoutes {
 				continue
 			}
 			sr := &streamRoutes{listener: lr.l.Name, r: r, at: ruleAt(r.Route, r.Index), source: sourceString(r.Source)}
+			sr.picks = c.pool.picks
 			for _, b := range r.Backends {
 				if b == nil {
 					continue
@@ -115,6 +115,8 @@ type weightedBackends struct {
 	// cum holds cumulative weights parallel to backends; total is their sum.
 	cum   []int32
 	total int32
+	// picks decides the picks (nil: at random).
+	picks *pickSource
 }
 
 // add appends a backend; a weight of 0 (or less) is never picked.
@@ -131,7 +133,7 @@ func (w *weightedBackends) pick() *backendRoutes {
 	if w.total <= 0 {
 		return nil
 	}
-	n := rand.Int32N(w.total)
+	n := w.picks.int32n(w.total)
 	for i, c := range w.cum {
 		if n < c {
 			return w.backends[i]

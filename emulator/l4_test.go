@@ -282,6 +282,85 @@ func TestTCPEchoProtocol(t *testing.T) {
 	}
 }
 
+// echoSendOnce is the conformance suite's tcp.EchoSendOnce (what
+// TCPRouteMultipleRoutesAttachment runs a hundred times in a row): dial,
+// wait for the greeting, TEST, close. It returns how long the greeting took.
+func echoSendOnce(t *testing.T, conn net.Conn) time.Duration {
+	t.Helper()
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	start := time.Now()
+	r := bufio.NewReader(conn)
+	echoGreeting(t, r)
+	greeted := time.Since(start)
+	_, _ = io.WriteString(conn, "TEST\n")
+	line, err := r.ReadBytes('\n')
+	var a echosrv.StreamAssertions
+	if err != nil || json.Unmarshal(line, &a) != nil || a.Pod == "" {
+		t.Fatalf("TEST: %q %v", line, err)
+	}
+	return greeted
+}
+
+// TestTCPEchoGreetsWaitingClientsSoon: the echo waits a second for a
+// client that speaks first (HTTP) before it greets; once a client of the
+// Service has waited that out, the next ones are greeted at once (a
+// hundred conformance connections took 100 s), while an HTTP client that
+// sends at once still gets the HTTP echo, and one greeted too soon makes
+// the echo wait the whole window again for the next.
+func TestTCPEchoGreetsWaitingClientsSoon(t *testing.T) {
+	p := freePort(t, "127.0.0.1")
+	h := serveL4(t, Config{}, newTable(gateway("gw", "127.0.0.1",
+		port(p, tcpListener("echo", streamRoute("TCPRoute", "echo", echo("tcp-echo", 1)))))))
+	echoSendOnce(t, dialTCP(t, p)) // waits out the window
+	start := time.Now()
+	const conns = 20
+	for i := range conns {
+		// The window is echoSniffWindowWaiting (50 ms); a second is what
+		// each one waited before.
+		if d := echoSendOnce(t, dialTCP(t, p)); d > 500*time.Millisecond {
+			t.Fatalf("connection %d greeted after %v", i+2, d)
+		}
+	}
+	t.Logf("%d more connections in %v", conns, time.Since(start))
+	tr := waitTrace(t, h.s, func(tr Trace) bool { return tr.Proto == "TCP" && tr.Upstream == "echo" })
+	if tr.End != EndClientClosed || tr.Reason != "" {
+		t.Errorf("trace %+v", tr)
+	}
+
+	httpEcho := func(pause time.Duration, path string) (*echosrv.Response, error) {
+		hc := dialTCP(t, p)
+		defer hc.Close()
+		time.Sleep(pause)
+		_, _ = io.WriteString(hc, "GET "+path+" HTTP/1.1\r\nHost: tcp.example\r\nConnection: close\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(hc), nil)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		var er echosrv.Response
+		if err := json.NewDecoder(resp.Body).Decode(&er); err != nil {
+			return nil, err
+		}
+		return &er, nil
+	}
+	// Sent at once: the HTTP echo.
+	if er, err := httpEcho(0, "/x"); err != nil || er.Path != "/x" || er.Service != "tcp-echo" {
+		t.Fatalf("HTTP at once after waiting clients: %+v %v", er, err)
+	}
+	// Waiting clients again; then an HTTP client slower than the short
+	// window may be greeted (its request is then echoed back), and the
+	// next slow one gets the whole window.
+	echoSendOnce(t, dialTCP(t, p))
+	if d := echoSendOnce(t, dialTCP(t, p)); d > 500*time.Millisecond {
+		t.Fatalf("greeted after %v", d)
+	}
+	_, _ = httpEcho(300*time.Millisecond, "/greeted")
+	if er, err := httpEcho(300*time.Millisecond, "/slow"); err != nil || er.Path != "/slow" {
+		t.Errorf("slow HTTP client after one greeted too soon: %+v %v", er, err)
+	}
+}
+
 func TestTCPIdleTimeout(t *testing.T) {
 	p := freePort(t, "127.0.0.1")
 	const idle = 300 * time.Millisecond

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	echosrv "github.com/gwdev/gwdev/emulator/echo"
 	"github.com/gwdev/gwdev/engine/table"
@@ -318,4 +319,32 @@ func TestParseServerHello(t *testing.T) {
 			t.Errorf("%q: %x %q", bad, v, alpn)
 		}
 	}
+}
+
+// TestTLSPassthroughEchoGreetsWaitingClientsSoon: through a passthrough
+// TLSRoute, too, the echo greets a client that waits for its greeting
+// (the conformance TLSRoute tests' TCP client) at once after a first one
+// waited out the window for an HTTP client.
+func TestTLSPassthroughEchoGreetsWaitingClientsSoon(t *testing.T) {
+	h := serve(t, func(p int32) *table.Table {
+		return newTable(gateway("gw", "127.0.0.1", port(p,
+			tlsListenerTable("pass", "abc.example.com", table.TLSModePassthrough, nil,
+				sniRouteTo("pass", "abc.example.com", echo("tls-echo", 1))))))
+	})
+	dial := func() net.Conn {
+		c, err := h.tlsDial("abc.example.com", &tls.Config{InsecureSkipVerify: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	echoSendOnce(t, dial()) // waits out the window
+	start := time.Now()
+	const conns = 10
+	for i := range conns {
+		if d := echoSendOnce(t, dial()); d > 500*time.Millisecond {
+			t.Fatalf("connection %d greeted after %v", i+2, d)
+		}
+	}
+	t.Logf("%d more connections in %v", conns, time.Since(start))
 }

@@ -332,6 +332,7 @@ func (c *compiler) rule(r *table.RouteRule) *ruleRoutes {
 		rr.broken = err.Error()
 	}
 	rr.filters = compileFilters(r.Filters, c.regex)
+	rr.picks = c.pool.picks
 	for _, b := range r.Backends {
 		if b == nil {
 			continue

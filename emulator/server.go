@@ -70,6 +70,10 @@ type Config struct {
 	// --cacert, tried in order and read when a hint is written (the
 	// dashboard's copy-as-curl uses the same list). nil: hints use curl -k.
 	CAFiles []string
+	// PickSeed, when not 0, seeds the weighted choice of backends: the same
+	// requests sent one after another get the same backends every run
+	// (gwdev test). 0: random picks.
+	PickSeed uint64
 }
 
 // DefaultPortOffset is the port offset the gwdev command uses.
@@ -144,6 +148,7 @@ func New(cfg Config) *Server {
 	}
 	_, _, s.stall = cfg.limits()
 	s.pool = newUpstreamPool(s.echoLog)
+	s.pool.picks = newPickSource(cfg.PickSeed)
 	s.proxy = s.newProxy()
 	s.current.Store(compile(nil, nil))
 	if cfg.AccessLog != nil {

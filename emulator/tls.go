@@ -198,6 +198,7 @@ func (c *compiler) sniRoutes(tl *tlsListener) {
 			continue
 		}
 		sr := &sniRoute{r: r, at: ruleAt(r.Route, r.Index), source: r.Source.String()}
+		sr.picks = c.pool.picks
 		for _, b := range r.Backends {
 			if b == nil {
 				continue

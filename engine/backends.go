@@ -83,8 +83,38 @@ func (t *translator) resolveBackendRef(r *routeState, name string, ref gwv1.Back
 		}
 	}
 	b.HTTP2 = RoutesGRPC(r.kind) || RoutesPlainHTTP(r.kind) && speaksH2C(b.AppProtocol)
-	b.Target = t.backendTarget(svc, sp, int32(*ref.Port))
+	b.Target = t.sharedTarget(svc, sp, int32(*ref.Port))
 	return b, nil
+}
+
+// targetKey is a Service port a route's backendRef resolved to
+// (sharedTarget).
+type targetKey struct {
+	svc  *corev1.Service
+	sp   *corev1.ServicePort
+	port int32
+}
+
+// sharedTarget is backendTarget, with one Target for every route backend
+// of the same Service port: nothing writes a route backend's Target once
+// it is resolved, and backendsForMatch shares them between matches already.
+// A Service naming an echo TLS Secret is resolved every time, since each
+// resolution notes its Secret. For 10,000 HTTPRoutes with three backendRefs
+// to two Services each, that is 10,000 Targets (and their Why) fewer.
+func (t *translator) sharedTarget(svc *corev1.Service, sp *corev1.ServicePort, port int32) *Target {
+	if svc.Annotations[EchoTLSSecretAnnotation] != "" {
+		return t.backendTarget(svc, sp, port)
+	}
+	k := targetKey{svc, sp, port}
+	if tg, ok := t.targets[k]; ok {
+		return tg
+	}
+	tg := t.backendTarget(svc, sp, port)
+	if t.targets == nil {
+		t.targets = map[targetKey]*Target{}
+	}
+	t.targets[k] = tg
+	return tg
 }
 
 // speaksH2C reports whether a Service port's appProtocol asks for HTTP/2

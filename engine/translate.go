@@ -166,6 +166,9 @@ type translator struct {
 	// backendUses records, per Service, the gateways whose routes use it, for
 	// BackendTLSPolicy ancestor status (empty when there is no policy).
 	backendUses map[nsName][]*gatewayState
+	// targets are the route backends' Targets by Service port (nil: none
+	// yet; sharedTarget).
+	targets map[targetKey]*Target
 	policies    []*policyState
 	// addresses is the Gateways' address assignment (assignAddresses).
 	addresses map[string]string

@@ -162,6 +162,9 @@ func (m *Model) fullHelp() string {
 	if m.shown(viewMigration) {
 		global = append(global[:1:1], append([]key.Binding{m.c.keys.Migration}, global[1:]...)...)
 	}
+	if m.shown(viewTests) {
+		global = append(global[:1:1], append([]key.Binding{m.c.keys.Tests}, global[1:]...)...)
+	}
 	groups := append([][]key.Binding{global}, m.views[m.active].FullHelp()...)
 	title := st.Title.Render("Keys") + st.Dim.Render(" — "+m.views[m.active].title()+" view; ? or esc closes")
 	return title + "\n\n" + m.help.FullHelpView(groups)

@@ -13,6 +13,9 @@ type keyMap struct {
 	// Migration reaches the Migration view (a tab only when the folder
 	// has Ingresses).
 	Migration key.Binding
+	// Tests reaches the Tests view (a tab once the folder's routing tests
+	// ran).
+	Tests key.Binding
 	// Moving around.
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	// Acting on the selection.
@@ -37,6 +40,7 @@ func newKeyMap() *keyMap {
 		NextView:  b([]string{"tab"}, "tab", "next view"),
 		PrevView:  b([]string{"shift+tab"}, "shift+tab", "previous view"),
 		Migration: b([]string{"7", "m"}, "7/m", "Migration view"),
+		Tests:     b([]string{"8", "t"}, "8/t", "Tests view"),
 
 		Up:       b([]string{"up", "k"}, "↑/k", "up"),
 		Down:     b([]string{"down", "j"}, "↓/j", "down"),

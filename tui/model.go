@@ -65,6 +65,7 @@ const (
 	viewDetail
 	viewGraph
 	viewMigration
+	viewTests
 	numViews
 )
 
@@ -170,6 +171,7 @@ func New(opts Options) *Model {
 		newDetailView(c),
 		newGraphView(c),
 		newMigrationView(c),
+		newTestsView(c),
 	}
 	return m
 }
@@ -213,6 +215,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.tick()
 	case app.MigrationState:
 		return m, m.send(viewMigration, msg)
+	case app.TestsState:
+		return m, m.send(viewTests, msg)
 	case showObjectMsg:
 		m.switchTo(viewDetail)
 		return m, m.send(viewDetail, msg)
@@ -298,6 +302,8 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		m.step(-1)
 	case key.Matches(msg, k.Migration) && m.shown(viewMigration):
 		m.switchTo(viewMigration)
+	case key.Matches(msg, k.Tests) && m.shown(viewTests):
+		m.switchTo(viewTests)
 	case key.Matches(msg, k.Views):
 		m.switchTo(int(msg.String()[0] - '1'))
 	default:

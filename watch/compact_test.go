@@ -96,3 +96,24 @@ func TestReleaseValidators(t *testing.T) {
 		t.Errorf("a Loader made before the release: %v, want %v", got, want)
 	}
 }
+
+// TestLoaderReleaseValidators: a Loader's ReleaseValidators lets go of
+// the validators it compiled (none is left compiled in its set) and it
+// validates as before, with validators compiled again.
+func TestLoaderReleaseValidators(t *testing.T) {
+	const bad = "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r}\nspec: {rules: [{backendRefs: [{name: s, port: 0}]}]}\n"
+	l := newTestLoader(t)
+	want := problemStrings("", l.LoadBytes("r.yaml", []byte(bad)).Problems)
+	if len(want) == 0 {
+		t.Fatal("the invalid route loaded")
+	}
+	l.ReleaseValidators()
+	for name, f := range l.crds.files {
+		if f.versions != nil {
+			t.Errorf("CRD %s is still compiled after the release", name)
+		}
+	}
+	if got := problemStrings("", l.LoadBytes("r.yaml", []byte(bad)).Problems); !reflect.DeepEqual(got, want) {
+		t.Errorf("after release: %v, want %v", got, want)
+	}
+}

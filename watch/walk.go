@@ -34,7 +34,7 @@ func IsManifestName(name string) bool {
 }
 
 // skipName reports whether a directory entry is never looked at: dotfiles,
-// dot-directories, editor temporary files and gwdev.yaml.
+// dot-directories, editor temporary files, gwdev.yaml and routing tests.
 func skipName(name string) bool {
 	switch {
 	case strings.HasPrefix(name, "."): // dotfiles, .git, emacs lock files .#x
@@ -49,8 +49,18 @@ func skipName(name string) bool {
 		return true
 	case name == "gwdev.yaml", name == "gwdev.yml": // gwdev's project settings, not a manifest
 		return true
+	case IsRoutingTestName(name): // gwdev test's cases, not manifests
+		return true
 	}
 	return false
+}
+
+// IsRoutingTestName reports whether a file of this base name holds routing
+// tests (`gwdev test`): *.gwtest.yaml or *.gwtest.yml, any case. They sit
+// beside the manifests and are never loaded as manifests.
+func IsRoutingTestName(name string) bool {
+	n := strings.ToLower(name)
+	return strings.HasSuffix(n, ".gwtest.yaml") || strings.HasSuffix(n, ".gwtest.yml")
 }
 
 // walker finds manifest files under a directory without following symlinked

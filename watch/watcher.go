@@ -69,6 +69,9 @@ type WatchOptions struct {
 	// Remote is the user's consent for kustomizations to fetch remote
 	// resources (zero: none, kustomize_remote.go).
 	Remote Consent
+	// Overlay holds contents read instead of the files on disk (nil: none;
+	// overlay.go).
+	Overlay *Overlay
 }
 
 // Watcher keeps a LoadResult up to date with a directory tree, watching
@@ -105,6 +108,8 @@ type Watcher struct {
 	renderSet chan []Render
 	// remote is WatchOptions.Remote.
 	remote Consent
+	// overlay is WatchOptions.Overlay (nil: none).
+	overlay *Overlay
 	// builds are the kustomize builds by folder, those another build
 	// reads (bases) included, which are not in files.
 	builds map[string]*sourceState
@@ -163,7 +168,7 @@ func (l *Loader) Watch(ctx context.Context, root string, opts WatchOptions) (*Wa
 	}
 	w := &Watcher{loader: l, root: root, abs: abs, debounce: opts.Debounce, emptyGrace: opts.EmptyGrace, deleteGrace: opts.DeleteGrace,
 		files: map[string]*watchedFile{}, updates: make(chan *Update, 1), errs: make(chan error, 1),
-		ctx: ctx, renders: opts.Renders, remote: opts.Remote, renderSet: make(chan []Render, 1), builds: map[string]*sourceState{}}
+		ctx: ctx, renders: opts.Renders, remote: opts.Remote, overlay: opts.Overlay, renderSet: make(chan []Render, 1), builds: map[string]*sourceState{}}
 	if w.debounce <= 0 {
 		w.debounce = 50 * time.Millisecond
 	}
@@ -346,6 +351,29 @@ func (w *Watcher) run(ctx context.Context) {
 		case <-fire:
 			fire = nil
 			reload()
+		case <-w.overlay.changes():
+			// An editor's buffer changed: as a file event, a keystroke
+			// after a quiet while reloads at once and a burst of them
+			// reloads once when it ends.
+			lead := false
+			for _, p := range w.overlay.take() {
+				touched[p] = true
+				lead = quiet.event(p, time.Now()) || lead
+			}
+			if lead {
+				if timer != nil {
+					timer.Stop()
+				}
+				fire = nil
+				reload()
+				continue
+			}
+			if timer == nil {
+				timer = time.NewTimer(w.debounce)
+			} else {
+				timer.Reset(w.debounce)
+			}
+			fire = timer.C
 		case rs := <-w.renderSet:
 			w.renders = rs
 			reload()
@@ -458,6 +486,7 @@ func (w *Watcher) rescan(touched map[string]bool, first bool, root RootEvent) (*
 	changed = w.rescanSources(walk.kusts, touched, root, present)
 	inputs := w.inputs()
 	found := withoutInputs(walk.files, inputs)
+	found = append(found, w.overlay.unwalked(w.root, found, inputs)...)
 	warnings = append(slices.Clip(warnings), chartWarnings(walk.charts, inputs)...)
 	for _, f := range found {
 		present[f.path] = true
@@ -474,7 +503,7 @@ func (w *Watcher) rescan(touched map[string]bool, first bool, root RootEvent) (*
 	}
 	parallel(len(reloads), func(i int) {
 		r := &reloads[i]
-		data, p := readManifest(r.f)
+		data, p := w.overlay.read(r.f)
 		r.empty = p == nil && len(bytes.TrimSpace(data)) == 0
 		r.res = w.loader.loadFiles([]fileInput{{path: r.f.path, data: data, problem: p}}, nil)
 	})

@@ -27,6 +27,7 @@ var outputFormats = map[string]map[string][]string{
 	"diff":    {"format": diffFormats},
 	// migrate's -o is a file
 	"migrate": {"format": report.MigrationFormats},
+	"test":    {"format": report.RoutingTestFormats},
 }
 
 // formatList renders a set of values as help and errors name them:

@@ -42,9 +42,10 @@ func TestCompleteFormats(t *testing.T) {
 		{[]string{"check", "--output", ""}, []string{"summary", "yaml", "json", "github", "sarif"}},
 		{[]string{"check", "--format", ""}, []string{"summary", "yaml", "json", "github", "sarif"}},
 		{[]string{"explain", "-o", ""}, []string{"text", "json"}},
-		{[]string{"graph", "--format", ""}, []string{"mermaid", "dot", "svg"}},
+		{[]string{"graph", "--format", ""}, []string{"mermaid", "dot", "svg", "png"}},
 		{[]string{"diff", "--format", ""}, []string{"text", "github", "sarif", "json"}},
 		{[]string{"migrate", "--format", ""}, []string{"text", "github", "json"}},
+		{[]string{"test", "--format", ""}, []string{"human", "junit", "json", "github", "sarif"}},
 	}
 	for _, c := range cases {
 		got, d := complete(t, c.args...)

@@ -173,6 +173,7 @@ var docsNotRun = []struct {
 	{regexp.MustCompile(`^bench/[a-z]+\.sh\b`), "builds gwdev (and the revision it compares with) and measures for minutes on an idle machine, not a test's work"},
 	{regexp.MustCompile(`^(GOTOOLCHAIN=\S+ )?go (install|build|test|run)\b`), "builds, installs or tests from the module proxy or the repository; make test runs the same"},
 	{regexp.MustCompile(`^gwdev up\b`), "serves until ctrl-c on the ports it prints (tests take free ports); TestUp* and the samples' tests serve every sample"},
+	{regexp.MustCompile(`^gwdev lsp\b`), "speaks the Language Server Protocol on stdin and stdout until the editor ends it; TestLSPInNeovim runs it under Neovim, internal/lsp's tests over pipes"},
 	{regexp.MustCompile(`^gwdev (pull|check --cluster)\b`), "needs a cluster in your kubeconfig; cluster_test.go runs both against a real kube-apiserver"},
 	{regexp.MustCompile(`^gwdev diff( --format github)? deploy\b`), "runs in a repository with a deploy/ folder (docs/ci.md's example); diff_test.go runs diff on git repositories"},
 	{regexp.MustCompile(`^(curl|grpcurl|nc|openssl|ncat)\b`), "sends a request to a running gwdev up; the samples' tests (samples_*_test.go) send these"},

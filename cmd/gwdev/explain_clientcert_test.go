@@ -65,7 +65,33 @@ func (p *testPKI) issue(cn string, client bool, dnsNames ...string) (crtPEM, key
 // certificates, explain without --cert is refused as the handshake is, and
 // with a certificate the CA signed it is let in and says so.
 func TestExplainClientCertificate(t *testing.T) {
-	dir := t.TempDir()
+	dir, certFile, keyFile := mtlsFolder(t)
+	for _, c := range []struct {
+		args    []string
+		want    []string
+		notWant []string
+	}{
+		{nil, []string{"connection:    refused", "client certificate validation failed", "ConfigMap default/client-ca"}, []string{"backend:"}},
+		{[]string{"--cert", certFile, "--key", keyFile}, []string{"client cert:   CN=alice (verified)", "route:         HTTPRoute/default/app", "from the backend"}, []string{"refused"}},
+	} {
+		args := append(append([]string{"explain", "--dir", dir}, c.args...), "https://mtls.example.com/")
+		out, errOut, code := runGwdev(t, "", args...)
+		if want := map[bool]int{true: exitProblems, false: 0}[c.args == nil]; code != want { // refused without a certificate
+			t.Fatalf("%v: exit %d, want %d: %s", c.args, code, want, errOut)
+		}
+		checkLines(t, c.args, out, c.want, c.notWant)
+		if strings.Contains(out, "PRIVATE KEY") {
+			t.Errorf("explain printed a private key")
+		}
+	}
+}
+
+// mtlsFolder writes a folder with an HTTPS listener for mtls.example.com
+// on port 443 that validates client certificates against a CA, and a
+// client certificate and key that CA signed (alice).
+func mtlsFolder(t *testing.T) (dir, certFile, keyFile string) {
+	t.Helper()
+	dir = t.TempDir()
 	server, clients := newTestPKI(t, "server CA"), newTestPKI(t, "client CA")
 	crt, key := server.issue("mtls.example.com", false, "mtls.example.com")
 	indent := func(b []byte) string {
@@ -121,26 +147,9 @@ data:
 		t.Fatal(err)
 	}
 	ccrt, ckey := clients.issue("alice", true)
-	certFile, keyFile := filepath.Join(t.TempDir(), "alice.crt"), filepath.Join(t.TempDir(), "alice.key")
+	certFile, keyFile = filepath.Join(t.TempDir(), "alice.crt"), filepath.Join(t.TempDir(), "alice.key")
 	if os.WriteFile(certFile, ccrt, 0o600) != nil || os.WriteFile(keyFile, ckey, 0o600) != nil {
 		t.Fatal("writing the client certificate")
 	}
-	for _, c := range []struct {
-		args    []string
-		want    []string
-		notWant []string
-	}{
-		{nil, []string{"connection:    refused", "client certificate validation failed", "ConfigMap default/client-ca"}, []string{"backend:"}},
-		{[]string{"--cert", certFile, "--key", keyFile}, []string{"client cert:   CN=alice (verified)", "route:         HTTPRoute/default/app", "from the backend"}, []string{"refused"}},
-	} {
-		args := append(append([]string{"explain", "--dir", dir}, c.args...), "https://mtls.example.com/")
-		out, errOut, code := runGwdev(t, "", args...)
-		if want := map[bool]int{true: exitProblems, false: 0}[c.args == nil]; code != want { // refused without a certificate
-			t.Fatalf("%v: exit %d, want %d: %s", c.args, code, want, errOut)
-		}
-		checkLines(t, c.args, out, c.want, c.notWant)
-		if strings.Contains(out, "PRIVATE KEY") {
-			t.Errorf("explain printed a private key")
-		}
-	}
+	return dir, certFile, keyFile
 }

@@ -59,7 +59,7 @@ func newRootCmd(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(dirFirst(newCheckCmd()), dirFirst(newUpCmd()), newExplainCmd(), dirFirst(newCertsCmd()), newVersionCmd(), dirFirst(newMigrateCmd()),
-		newDiffCmd(), dirFirst(newGraphCmd()), newCRDsCmd(), newPullCmd(), newTrustCmd())
+		newDiffCmd(), dirFirst(newGraphCmd()), newCRDsCmd(), newPullCmd(), newTrustCmd(), dirFirst(newLSPCmd()), dirFirst(newTestCmd()))
 	// gwdev --version prints what gwdev version prints.
 	root.Version = versionText()
 	root.SetVersionTemplate("{{.Version}}")

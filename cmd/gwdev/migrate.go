@@ -30,6 +30,8 @@ type migrateOptions struct {
 	// for up (internal/app).
 	backends, profiles []string
 	crds               string
+	// emitTests is --emit-tests FILE.
+	emitTests string
 }
 
 func newMigrateCmd() *cobra.Command {
@@ -47,6 +49,10 @@ RegularExpression that says so), canary weights become backendRef weights.
 Every annotation or behaviour that is not carried over is written as a comment above its route
 and listed on stderr with the Ingress's file:line. Output goes to stdout, or to -o FILE.
 
+With --emit-tests FILE, migrate also writes FILE, routing tests (gwdev test) whose cases are the
+requests --compare generates with the answers the Ingresses get as ingress-nginx: run them against
+the converted routes to keep checking them against the old behaviour.
+
 With --compare, nothing is written: both sides run in this process on loopback listeners, requests
 generated from the Ingress rules go to both, and every difference is printed.
 
@@ -62,6 +68,7 @@ dropped; 0 otherwise.`,
 	f.StringVarP(&o.output, "output", "o", "", "write the manifests to this file (default: stdout)")
 	f.BoolVar(&o.compare, "compare", false, "run the Ingresses and the converted routes side by side and print every difference")
 	f.StringVar(&o.format, "format", "text", "--compare output: "+formatList(report.MigrationFormats)+" (github: workflow annotations)")
+	f.StringVar(&o.emitTests, "emit-tests", "", "also write FILE (a new *.gwtest.yaml): the ingress-nginx side's answers as routing test cases")
 	f.StringVar(&o.namespace, "gateway-namespace", "default", "namespace of the Gateways")
 	f.StringVar(&o.class, "gateway-class", "", "GatewayClass of the Gateways (default: the IngressClass's name)")
 	f.StringArrayVar(&o.backends, "backend", nil, "as for up: namespace/service:port=host:port (--compare sends its requests there)")
@@ -93,6 +100,11 @@ func (o *migrateOptions) run(cmd *cobra.Command, dir string) error {
 	}
 	if o.compare {
 		return o.runCompare(cmd, proj, lr)
+	}
+	if o.emitTests != "" {
+		if err := o.writeTests(cmd, dir, proj, lr); err != nil {
+			return err
+		}
 	}
 	// The output is judged as the folder was: against --crds (or
 	// gwdev.yaml's crds:), so that a cluster's API server would take it.
@@ -138,5 +150,25 @@ func (o *migrateOptions) runCompare(cmd *cobra.Command, proj *project.Project, l
 	if c.Failed() {
 		return exitError{exitProblems}
 	}
+	return nil
+}
+
+// writeTests writes --emit-tests FILE.
+func (o *migrateOptions) writeTests(cmd *cobra.Command, dir string, proj *project.Project, lr *watch.LoadResult) error {
+	if _, err := os.Stat(o.emitTests); err == nil {
+		return fmt.Errorf("--emit-tests %s: the file exists; write into a new file", o.emitTests)
+	}
+	f, err := app.EmitMigrationTests(cmd.Context(), dir, project.Flags{Backends: o.backends, Profiles: o.profiles, CRDs: o.crds, Trust: o.trust}, proj, lr)
+	if err != nil {
+		return err
+	}
+	b, err := app.TestFileYAML(f, "the answers of "+dir+"'s Ingresses as ingress-nginx: gwdev migrate --emit-tests "+o.emitTests+" "+dir)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(o.emitTests, b, 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "wrote %d routing test cases to %s (run them: gwdev test --tests %s DIR)\n", len(f.Cases), o.emitTests, o.emitTests)
 	return nil
 }

@@ -205,6 +205,10 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 		fmt.Fprintf(out, "gwdev: %s (%s)\n", r.Name(), when)
 	}
 	sess.Subscribe(app.NewPlainPrinter(out).Print)
+	// The folder's routing tests after every reload (gwdev test).
+	tests := app.NewTestRunner(dir, func(m app.TestsState) { app.PrintTests(out, m) })
+	defer tests.Wait()
+	sess.Subscribe(func(st *app.State) { tests.Submit(ctx, st) })
 	sess.Start()
 	fmt.Fprintf(out, "gwdev: watching %s (ctrl-c to stop)\n", dir)
 	sess.Run(ctx, func(err error) { fmt.Fprintln(errOut, "gwdev: watch:", err) })

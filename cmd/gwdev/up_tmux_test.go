@@ -94,6 +94,16 @@ func TestUpTUIInTmux(t *testing.T) {
 	if err := os.WriteFile(gwFile, []byte(strings.ReplaceAll(string(gwYAML), "port: 8080", "port: "+strconv.Itoa(listenPort))), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The sample's routing tests go to the moved port too.
+	testsFile := filepath.Join(dir, "routes.gwtest.yaml")
+	testsYAML, err := os.ReadFile(testsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(testsFile, []byte(strings.NewReplacer(":8080/", ":"+strconv.Itoa(listenPort)+"/",
+		"example.com:8080", "example.com:"+strconv.Itoa(listenPort)).Replace(string(testsYAML))), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	app := filepath.Join(dir, "app.yaml")
 	good, err := os.ReadFile(app)
 	if err != nil {
@@ -155,6 +165,25 @@ func TestUpTUIInTmux(t *testing.T) {
 	s.waitFor("the problem to clear", settle, func(screen string) bool {
 		return !strings.Contains(screen, "app.yaml:") && strings.Contains(screen, "✓ no problems")
 	})
+
+	// The Tests view follows the folder's routing tests: all pass; an edit
+	// that sends /api elsewhere fails the case at its line; undoing it
+	// passes again.
+	s.keys("8")
+	s.waitText("all 4 cases pass", settle)
+	s.waitFor("the failure notice to expire", settle, func(screen string) bool { return !strings.Contains(screen, "cases fail") })
+	if err := os.WriteFile(app, []byte(strings.Replace(string(good), "value: /api", "value: /apx", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	screen = s.waitText("1 of 4 cases fail", settle)
+	if !strings.Contains(screen, "routes.gwtest.yaml:9 route.rule: expected 0, got 1") {
+		t.Errorf("the Tests view does not say why:\n%s", screen)
+	}
+	if err := os.WriteFile(app, good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.waitText("all 4 cases pass", settle)
+	s.waitFor("the failure notice to expire", settle, func(screen string) bool { return !strings.Contains(screen, "cases fail") })
 
 	// Requests show in Traces, newest first, with the rule that matched.
 	s.keys("4")

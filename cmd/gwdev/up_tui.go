@@ -63,9 +63,19 @@ func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir string, sess 
 		migrated(m) // the web view shows the same comparison
 	})
 	defer mig.Wait()
+	// The folder's routing tests after every reload: the Tests view, and
+	// the notice line when one fails.
+	tests := app.NewTestRunner(dir, func(m app.TestsState) {
+		p.Send(m)
+		if m.Failed() {
+			p.Send(tui.NoticeMsg{Text: app.TestsSummary(m), Problem: true})
+		}
+	})
+	defer tests.Wait()
 	sess.Subscribe(func(st *app.State) {
 		p.Send(st)
 		mig.Submit(ctx, sess.Project(), st.Update.Result, st.Reload)
+		tests.Submit(ctx, st)
 		switch {
 		case st.RootProblem:
 			p.Send(tui.WatchErrorMsg{Err: errors.New(st.Root)})

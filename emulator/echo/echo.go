@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gwdev/gwdev/emulator/internal/wire"
@@ -38,6 +39,10 @@ type Target struct {
 	authHeader string
 	// ingress names the Gateway a request arrived at (nil: none).
 	ingress func(context.Context) string
+	// greetSoon is set while the TCP echo's last client without HTTP
+	// waited for its greeting: the next one is greeted after
+	// echoSniffWindowWaiting (echotls.go).
+	greetSoon atomic.Bool
 }
 
 var _ http.RoundTripper = (*Target)(nil)

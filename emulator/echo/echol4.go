@@ -33,11 +33,16 @@ const LineLimit = 64 << 10
 // is the JSON answer to TEST and isTLS the answer to IS_TLS. It returns when
 // the client half-closes or the connection fails, with the number of bytes
 // it sent back unchanged (everything but commands and their answers).
-func echoLines(conn io.ReadWriter, test []byte, isTLS bool) (echoed int64, err error) {
+// first, when set, sees the first line (or piece of one) the client sent.
+func echoLines(conn io.ReadWriter, test []byte, isTLS bool, first func(line []byte)) (echoed int64, err error) {
 	r := bufio.NewReaderSize(conn, LineLimit)
 	w := bufio.NewWriter(conn)
 	for {
 		line, rerr := r.ReadSlice('\n')
+		if first != nil && len(line) > 0 {
+			first(line)
+			first = nil
+		}
 		if len(line) > 0 {
 			answer, isCommand := echoCommand(line, test, isTLS)
 			if !isCommand || rerr != nil {

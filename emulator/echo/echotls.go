@@ -76,6 +76,16 @@ type StreamTLS struct {
 // idle.
 const echoSniffWindow = time.Second
 
+// echoSniffWindowWaiting replaces echoSniffWindow once a client of the
+// same echo Service has waited out the window for its greeting
+// (Target.greetSoon): such clients come in series (the conformance TCP
+// tests open a hundred connections one after another, nc users come
+// back), and a second each made those tests take minutes. An HTTP client
+// writes its request right after connecting, well within this; one that
+// does not is greeted, and its request line (the first line echoLines
+// reads) makes the echo wait the whole window again for the next client.
+const echoSniffWindowWaiting = 50 * time.Millisecond
+
 // sniffWindow is echoSniffWindow for a stream closed after idle without
 // traffic (0: no idle timeout).
 func sniffWindow(idle time.Duration) time.Duration {
@@ -119,10 +129,14 @@ func ServeStream(conn net.Conn, e *Target, ingress string, conf *tls.Config, idl
 			NegotiatedProtocol: st.NegotiatedProtocol, CipherSuite: tls.CipherSuiteName(st.CipherSuite), Curves: st.CurveID.String()}
 		conn = tc
 	}
-	sc := sniff(conn, sniffWindow(idle))
+	sc := sniff(conn, sniffWindow(idle), e.greetSoon.Load)
 	if sc.http() {
+		e.greetSoon.Store(false)
 		serveEchoHTTP(sc, e, cs)
 		return
+	}
+	if !sc.got {
+		e.greetSoon.Store(true) // the client waited for the greeting
 	}
 	conn = sc
 	defer conn.Close()
@@ -130,7 +144,11 @@ func ServeStream(conn net.Conn, e *Target, ingress string, conf *tls.Config, idl
 	if _, err := io.WriteString(conn, TCPWelcome); err != nil {
 		return
 	}
-	echoed, err := echoLines(conn, test, a.IsTLS)
+	echoed, err := echoLines(conn, test, a.IsTLS, func(line []byte) {
+		if _, ok := wire.PlainHTTP(line); ok {
+			e.greetSoon.Store(false) // an HTTP client greeted too soon
+		}
+	})
 	// Logged before the half-close, which is what the client (and the
 	// gateway's trace of the connection) waits for.
 	if e.log != nil {
@@ -157,22 +175,34 @@ type sniffRead struct {
 	err error
 }
 
-// sniff starts the first read of c and waits up to window for it.
-func sniff(c net.Conn, window time.Duration) *sniffedConn {
+// sniff starts the first read of c and waits up to window for it, or
+// echoSniffWindowWaiting while soon reports true (asked when that much has
+// passed, so that a client greeted too soon just before still counts).
+func sniff(c net.Conn, window time.Duration, soon func() bool) *sniffedConn {
 	s := &sniffedConn{Conn: c, first: make(chan sniffRead, 1)}
 	go func() {
 		b := make([]byte, 4096)
 		n, err := c.Read(b)
 		s.first <- sniffRead{b[:n], err}
 	}()
-	t := time.NewTimer(window)
+	start := time.Now()
+	short := min(window, echoSniffWindowWaiting)
+	t := time.NewTimer(short)
 	defer t.Stop()
-	select {
-	case r := <-s.first:
-		s.got, s.pending, s.err = true, r.b, r.err
-	case <-t.C:
+	for {
+		select {
+		case r := <-s.first:
+			s.got, s.pending, s.err = true, r.b, r.err
+			return s
+		case <-t.C:
+			if rest := window - time.Since(start); short > 0 && rest > 0 && !soon() {
+				short = 0
+				t.Reset(rest)
+				continue
+			}
+			return s
+		}
 	}
-	return s
 }
 
 // http reports whether the client spoke first with an HTTP/1.x request.

@@ -8,7 +8,12 @@
 //     reload loop, publishing one typed State to subscribers (the
 //     dashboard, the plain printer, the admin API through AdminStatus),
 //     and its one-shot, Once (session_once.go), whose State check prints.
-//     The MigrationRunner compares the Ingresses of each State beside it.
+//     The MigrationRunner compares the Ingresses of each State beside it;
+//     the TestRunner runs the folder's routing tests on each State.
+//   - The routing tests (routetests*.go, gwdev test): the runner sends each
+//     case of internal/routetest's format with a real client through a data
+//     plane of its own on free ports, records (--record), updates
+//     (--update) and emits cases from migrate (migrate_tests.go).
 //   - The comparisons: migrate --compare (migrate_compare.go, into
 //     report.MigrationComparison), diff's git
 //     extraction and status comparison (diff*.go, into report.DiffReport),

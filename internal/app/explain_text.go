@@ -227,6 +227,21 @@ func findRule(vh *engine.VirtualHost, name string) *engine.RouteRule {
 // printExplainPolicies lists the policies that target the Gateway, the
 // route and the backend Service a request went through.
 func printExplainPolicies(out io.Writer, res *engine.Result, t *emulator.Trace) {
+	first := true
+	for _, e := range explainPolicies(res, t) {
+		label := ""
+		if first {
+			label, first = "policies:", false
+		}
+		k := e.Target
+		fmt.Fprintf(out, "  %-14s %s %s/%s: %s\n", label, k.Kind, k.Namespace, k.Name, report.PolicyLine(e))
+	}
+}
+
+// explainPolicies are the policies that target the Gateway, the route and
+// the backend Service a request went through (t), by target in that
+// order.
+func explainPolicies(res *engine.Result, t *emulator.Trace) []engine.PolicyEffect {
 	var targets []engine.ObjectKey
 	for _, g := range res.Table.Gateways {
 		if g.Name == t.Gateway {
@@ -243,16 +258,11 @@ func printExplainPolicies(out io.Writer, res *engine.Result, t *emulator.Trace) 
 			}
 		}
 	}
-	first := true
+	var out []engine.PolicyEffect
 	for _, k := range targets {
-		for _, e := range res.PoliciesFor(k) {
-			label := ""
-			if first {
-				label, first = "policies:", false
-			}
-			fmt.Fprintf(out, "  %-14s %s %s/%s: %s\n", label, k.Kind, k.Namespace, k.Name, report.PolicyLine(e))
-		}
+		out = append(out, res.PoliciesFor(k)...)
 	}
+	return out
 }
 
 // WriteServedTrace writes a request the data plane served (a trace from

@@ -86,7 +86,9 @@ func (st *State) LoadProblems() int { return len(st.Update.Result.Problems) }
 type SessionOptions struct {
 	// Dir is the folder watched, as the user gave it.
 	Dir string
-	// Server is the data plane the routing table is applied to.
+	// Server is the data plane the routing table is applied to (nil: none,
+	// the Session only translates, as for the language server; nothing is
+	// served and State.Ports is nil).
 	Server *emulator.Server
 	// CRDsFlag is set when --crds was given: gwdev.yaml's crds: is not used.
 	CRDsFlag bool
@@ -105,6 +107,10 @@ func NewSession(ctx context.Context, proj *project.Project, o SessionOptions) (*
 	}
 	s := &Session{dir: o.Dir, srv: o.Server, project: proj, watcher: w, crdsFlag: o.CRDsFlag, cfgSeen: project.ConfigSignature(o.Dir)}
 	s.cfgChanged = project.WatchConfig(ctx, o.Dir, o.Watch.Debounce)
+	if s.srv == nil {
+		s.stopGC = func() {} // no data plane: no serving heap headroom either
+		return s, nil
+	}
 	gcCtx, stopGC := context.WithCancel(ctx)
 	gcDone := make(chan struct{})
 	go func() {
@@ -185,7 +191,10 @@ func (s *Session) apply(u *watch.Update, first bool) {
 		finish()
 		finished <- time.Since(start)
 	}()
-	rep := s.srv.Apply(res.Table)
+	var rep *emulator.ApplyReport
+	if s.srv != nil {
+		rep = s.srv.Apply(res.Table)
+	}
 	applied := time.Since(tableAt)
 	translated := <-finished
 	gcDone()
@@ -194,7 +203,11 @@ func (s *Session) apply(u *watch.Update, first bool) {
 	if empty != "" {
 		// As check fails on it: a folder emptied of its manifests serves
 		// nothing, which is no "no problems".
-		project.AddFindings(res, []engine.Finding{{Severity: engine.SeverityWarning, Message: empty + " Every listener is closed."}})
+		msg := empty + " Every listener is closed."
+		if s.srv == nil {
+			msg = empty
+		}
+		project.AddFindings(res, []engine.Finding{{Severity: engine.SeverityWarning, Message: msg}})
 	}
 	st := &State{Reload: s.n - 1, Update: u, Result: res, Ports: rep, Time: start, Load: u.Took, Translate: translated, Apply: applied, Empty: empty}
 	st.Root, st.RootProblem = rootNotice(s.dir, u, first)
@@ -222,5 +235,5 @@ func rootNotice(dir string, u *watch.Update, first bool) (note string, bad bool)
 	return "", false
 }
 
-// Server is the data plane the Session applies its tables to.
+// Server is the data plane the Session applies its tables to (nil: none).
 func (s *Session) Server() *emulator.Server { return s.srv }

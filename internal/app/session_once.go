@@ -33,8 +33,8 @@ type OnceOptions struct {
 // loader's findings as the Session does (withLoadFindings), and returns
 // the State. The State has no data plane (Ports is nil) and its Update's
 // Snapshot is let go (dropUnprinted): the Result holds every object. The
-// process's compiled validators are let go after the load, so a process
-// should load nothing after it but through a new loader.
+// compiled validators, the process's and the project's loader's, are let
+// go after the load; a later load compiles them again.
 func Once(sources []string, flags project.Flags, o OnceOptions) (*State, error) {
 	start := time.Now()
 	proj, err := project.Open(sources, flags)
@@ -48,7 +48,7 @@ func Once(sources []string, flags project.Flags, o OnceOptions) (*State, error) 
 	loaded := time.Since(start)
 	// check loads once: the compiled validators can go before the
 	// translation, when the process holds the most.
-	watch.ReleaseValidators()
+	proj.ReleaseValidators()
 	res := proj.Translate(lr.Snapshot, project.Translation{Now: o.Now, NoServing: true, Tight: true})
 	u := &watch.Update{Result: lr, Took: loaded}
 	st := &State{Update: u, Result: res, Time: start, Load: loaded}

@@ -65,20 +65,24 @@ var rules = []rule{
 			"engine/gwin/settings.go": "gwinField reads the 'annotation <key>' of gwin's own messages, next to the code that writes them, until the gwin plug-in carries its problems typed",
 			"emulator/backendtls.go":  "crypto/tls errors carry no type for a remote alert",
 			"emulator/tlsconn.go":     "crypto/tls errors carry no type for a remote alert",
-			"tui/request_replay.go":   "a gRPC client's status message",
-			"watch/listener_dups.go":  "the apiserver's validation wording, in the loader that reproduces it",
-			"watch/metadata.go":       "the apiserver's validation wording, in the loader that reproduces it",
-			"watch/policies.go":       "the apiserver's validation wording, in the loader that reproduces it",
+			"internal/routetest/check.go": "a routing test's reason: expectation is the user's assertion on the text the trace shows people; " +
+				"no decision of gwdev is taken from it",
+			"tui/request_replay.go":  "a gRPC client's status message",
+			"watch/listener_dups.go": "the apiserver's validation wording, in the loader that reproduces it",
+			"watch/metadata.go":      "the apiserver's validation wording, in the loader that reproduces it",
+			"watch/policies.go":      "the apiserver's validation wording, in the loader that reproduces it",
 		},
 	},
 	{
 		name: "YAML renderer",
-		re:   regexp.MustCompile(`\b\w*yaml\w*\.(Marshal|JSONToYAML|NewEncoder)\(|\btype\s+\w*[Ee]mitter\s+struct\b`),
+		re:   regexp.MustCompile(`\b\w*yaml\w*\.(Marshal|JSONToYAML|NewEncoder|Dump|NewDumper)\(|\btype\s+\w*[Ee]mitter\s+struct\b`),
 		owners: map[string]string{
 			"internal/report/yaml.go":     "the one renderer (report.YAML): sigs.k8s.io/yaml for what the fast emitter leaves out",
 			"internal/report/yamlemit.go": "the fast emitter behind report.YAML, byte for byte sigs.k8s.io/yaml",
 			"watch/cluster.go":            "pull writes the manifests it fetched as files the user edits (input, not output); watch is below internal/report",
 			"watch/kustomize.go":          "writes the kustomization.yaml kustomize build reads (input, not output); watch is below internal/report",
+			"internal/routetest/update.go": "gwdev test --update edits the user's test file in place, keeping its comments and layout (input, not output), " +
+				"which rendering through report.YAML would lose",
 		},
 	},
 	{

@@ -250,6 +250,11 @@ func (p *Project) TranslateTableFirst(snap *engine.Snapshot, t Translation) (res
 	return engine.TranslateTableFirst(t.Prev, snap, engineOptions(p.cfg, p.classes, p.portOffset, t))
 }
 
+// ReleaseValidators lets go of the compiled validators, the process's
+// and p's loader's (watch.Loader.ReleaseValidators), for a process that
+// loads once (check); a later load compiles them again.
+func (p *Project) ReleaseValidators() { p.loader.ReleaseValidators() }
+
 // AddLoadFindings adds to res what `check` and `up` report beside the
 // engine's findings: the loader's warnings and notes, and the backend
 // mappings nothing uses.
@@ -281,4 +286,10 @@ func translateTight(snap *engine.Snapshot, opts engine.Options) *engine.Result {
 	}
 	defer debug.SetGCPercent(prev)
 	return Translate(snap, opts)
+}
+
+// Enum returns the values the project's CRD bundle allows for the field at
+// path of objects of apiVersion and kind (watch.Loader.Enum; nil: none).
+func (p *Project) Enum(apiVersion, kind string, path []string) []string {
+	return p.loader.Enum(apiVersion, kind, path)
 }

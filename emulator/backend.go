@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gwdev/gwdev/emulator/clientcert"
 	echosrv "github.com/gwdev/gwdev/emulator/echo"
 	"github.com/gwdev/gwdev/emulator/h1"
 	"github.com/gwdev/gwdev/engine/table"
@@ -167,14 +168,14 @@ func newUpstream(key string, b *table.Backend, echoLog func(string) *echosrv.Log
 // backendTLSConfig builds the client TLS configuration of a BackendTLSPolicy:
 // trust the given CAs (or the system's), send SNI, verify the SNI name or,
 // when set, the subjectAltNames instead; present the Gateway's client
-// certificate, if it has one, when the backend asks (clientcert.go).
+// certificate, if it has one, when the backend asks (emulator/clientcert).
 func backendTLSConfig(t *table.BackendTLS) (*tls.Config, error) {
 	conf := &tls.Config{ServerName: t.SNI, MinVersion: tls.VersionTLS12}
 	if err := applyTLSLimits(conf, t.Limits); err != nil { // tlsoptions.go
 		return conf, fmt.Errorf("BackendTLSPolicy %s options: %w", t.Policy, err)
 	}
 	if c := t.ClientCertificate; c != nil {
-		if err := presentClientCertificate(conf, c); err != nil {
+		if err := clientcert.Present(conf, c); err != nil {
 			return conf, fmt.Errorf("client certificate of Secret %s: %w", c.Secret, err)
 		}
 	}
@@ -284,10 +285,10 @@ func (e *badStatusError) Error() string {
 }
 
 // withClientCert makes t's connections record whether the gateway
-// presented its client certificate on them (clientcert.go).
+// presented its client certificate on them (emulator/clientcert).
 func (u *upstream) withClientCert(t *http.Transport) *http.Transport {
 	if u.clientCert != "" {
-		t.DialContext = clientCertDialer(t.DialContext)
+		t.DialContext = clientcert.Dialer(t.DialContext)
 	}
 	return t
 }

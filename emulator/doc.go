@@ -46,7 +46,9 @@
 // replayed) or decrypted (Terminate) (passthrough.go). Refused handshakes,
 // plain HTTP and garbage on a TLS port are traced. BackendTLSPolicy errors
 // are explained in traces (backendtls.go); the echo backend serves TLS in
-// process with its Service's Secret (emulator/echo).
+// process with its Service's Secret (emulator/echo). The Gateway's client
+// certificate to backends is presented, and each connection marked, by
+// emulator/clientcert; the trace's note is written by proxy.go.
 //
 // Implementation-profile behaviour from the table (table.ListenerPolicy,
 // table.RulePolicy, table.AccessLogPolicy; for example the gwin profile,

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gwdev/gwdev/emulator/clientcert"
 	"github.com/gwdev/gwdev/emulator/cors"
 	"github.com/gwdev/gwdev/emulator/h1"
 	"github.com/gwdev/gwdev/engine/table"
@@ -227,7 +228,7 @@ func (ex *exchange) decide(pr *portRoutes) action {
 		t.Target, t.Why = b.b.Target.Kind, b.b.Target.Why
 	}
 	if b.up != nil && b.up.clientCert != "" {
-		t.BackendClientCert = clientCertConfigured(b.up.clientCert)
+		t.BackendClientCert = clientcert.Configured(b.up.clientCert)
 	}
 	if pod := podOf(b.b, ex.pinAddr); pod != "" {
 		t.Why += "; Pod " + pod

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gwdev/gwdev/emulator/clientcert"
 	echosrv "github.com/gwdev/gwdev/emulator/echo"
 	"github.com/gwdev/gwdev/emulator/internal/wire"
 )
@@ -157,12 +158,10 @@ func (s *Server) dialStream(b *backendRoutes, hc *handshakeConn, passthrough boo
 	if !reencrypt {
 		return conn, nil
 	}
-	ctx, cc := context.Background(), (*clientCertConn)(nil)
+	ctx, cc := context.Background(), (*clientcert.Conn)(nil)
 	if up.clientCert != "" {
-		var d *clientCertDial
-		ctx, d = withClientCertDial(ctx)
-		cc = &clientCertConn{Conn: conn}
-		d.conn, conn = cc, cc
+		ctx, cc = clientcert.Wrap(ctx, conn)
+		conn = cc
 	}
 	tc := tls.Client(conn, up.tls)
 	_ = conn.SetDeadline(time.Now().Add(tlsHandshakeTimeout))
@@ -173,7 +172,7 @@ func (s *Server) dialStream(b *backendRoutes, hc *handshakeConn, passthrough boo
 	}
 	_ = conn.SetDeadline(time.Time{})
 	if cc != nil {
-		t.BackendClientCert = clientCertNote(up.clientCert, cc.presented.Load())
+		t.BackendClientCert = clientcert.Note(up.clientCert, cc.Presented())
 	}
 	return tc, nil
 }

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gwdev/gwdev/emulator/clientcert"
 	"github.com/gwdev/gwdev/emulator/internal/wire"
 )
 
@@ -185,7 +186,7 @@ func (s *Server) mirror(ex *exchange, m *backendRoutes, out *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), mirrorTimeout)
 	if up.clientCert != "" {
-		ctx, _ = withClientCertDial(ctx) // its connections may serve later requests
+		ctx = clientcert.WithDial(ctx) // its connections may serve later requests
 	}
 	mr := out.Clone(ctx)
 	mr.RequestURI = ""
@@ -311,6 +312,17 @@ func (ex *exchange) attempt(rt http.RoundTripper, req *http.Request) (*http.Resp
 	// covers reading the whole response.
 	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
 	return resp, nil
+}
+
+// traceClientCert adds to an upstream attempt's context what notes, in the
+// exchange's trace, whether the connection the request goes out on had the
+// Gateway's client certificate presented (emulator/clientcert).
+func (ex *exchange) traceClientCert(ctx context.Context) context.Context {
+	secret := ex.backend.up.clientCert
+	if secret == "" {
+		return ctx
+	}
+	return clientcert.Trace(ctx, secret, func(note string) { ex.trace.BackendClientCert = note })
 }
 
 // retriable reports whether an attempt's outcome may be retried: a

@@ -182,7 +182,7 @@ func TestGraphSVGWithoutGraphviz(t *testing.T) {
 			}
 		}
 		if code != exitUsage || out != "" {
-			t.Errorf("%s: exit %d, stdout %q", format, code, out)
+			t.Errorf("%s: exit %d, %d bytes on stdout", format, code, len(out))
 		}
 	}
 }

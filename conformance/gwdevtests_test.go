@@ -22,7 +22,11 @@ import (
 // the same suite, manifests and backends, and reported apart from them
 // (the report's gwdevTests): a failing one fails the run like a failing
 // conformance test.
-var gwdevTests = []suite.ConformanceTest{GwdevGRPCRouteRequestHeaderModifierHeaders}
+var gwdevTests = []suite.ConformanceTest{
+	GwdevGRPCRouteRequestHeaderModifierHeaders,
+	GwdevGatewayListenerFilters,
+	GwdevGatewayAddressRoutability,
+}
 
 func isGwdevTest(name string) bool {
 	return slices.ContainsFunc(gwdevTests, func(t suite.ConformanceTest) bool { return t.ShortName == name })

@@ -95,7 +95,7 @@ func TestConformance(t *testing.T) {
 		Client:     api,
 		Clientset:  clientset,
 		RestConfig: exec.restConfig(),
-		ManifestFS: []fs.FS{&conformance.Manifests},
+		ManifestFS: []fs.FS{&conformance.Manifests, gwdevManifests},
 	}
 	if err := waitMeshAccepted(api); err != nil {
 		t.Fatal(err)

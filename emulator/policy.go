@@ -225,6 +225,7 @@ func (s *Server) checkRateLimit(ex *exchange, w http.ResponseWriter) bool {
 	release, refused := r.limiter.Admit(addr.Unmap(), ex.start)
 	if refused != "" {
 		ex.trace.Reason = "rate limit " + r.limiter.Limit().Name + ": " + addr.String() + " " + refused
+		ex.trace.RateLimited = r.limiter.Limit().Name
 		ex.trace.Backend, ex.trace.Service, ex.trace.Target, ex.trace.Why = "", "", "", ""
 		ex.status = r.limiter.Limit().Status
 		if ex.status == 0 {

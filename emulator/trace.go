@@ -85,6 +85,9 @@ type Trace struct {
 	// the request queued, pre-routing ones (listener filters) first, in
 	// order; Filters says the same for people.
 	AuthAsked []string `json:"authAsked,omitempty"`
+	// RateLimited is the rate limit (the table's RateLimit name) that
+	// refused the request ("": none did).
+	RateLimited string `json:"rateLimited,omitempty"`
 	// Span is the request's XTelemetryPolicy span: "<trace id>/<span id>"
 	// and whether it was sampled, dropped or not exported ("" : the
 	// Gateway has no tracing).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -38,9 +39,22 @@ func TestRoutingTestFilesAreNotManifests(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "new.gwtest.yaml"), []byte("cases: [\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// It is told on TestFiles instead, once for its burst.
 	select {
 	case u := <-w.Updates():
 		t.Errorf("a test file started a reload: %v", u.Changed)
+	case paths := <-w.TestFiles():
+		if want := []string{filepath.Join(dir, "new.gwtest.yaml")}; !slices.Equal(paths, want) {
+			t.Errorf("TestFiles: %v, want %v", paths, want)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the saved test file was not told on TestFiles")
+	}
+	select {
+	case u := <-w.Updates():
+		t.Errorf("a test file started a reload: %v", u.Changed)
+	case paths := <-w.TestFiles():
+		t.Errorf("told twice: %v", paths)
 	case <-time.After(300 * time.Millisecond):
 	}
 }

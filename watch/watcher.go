@@ -135,6 +135,9 @@ type Watcher struct {
 
 	updates chan *Update
 	errs    chan error
+	// tests delivers the routing test files (*.gwtest.yaml) saved or
+	// removed since the last read, as one list (TestFiles).
+	tests chan []string
 }
 
 // watchedFile is the state of one manifest file.
@@ -167,7 +170,7 @@ func (l *Loader) Watch(ctx context.Context, root string, opts WatchOptions) (*Wa
 		return nil, fmt.Errorf("watching %s: %w", root, err)
 	}
 	w := &Watcher{loader: l, root: root, abs: abs, debounce: opts.Debounce, emptyGrace: opts.EmptyGrace, deleteGrace: opts.DeleteGrace,
-		files: map[string]*watchedFile{}, updates: make(chan *Update, 1), errs: make(chan error, 1),
+		files: map[string]*watchedFile{}, updates: make(chan *Update, 1), errs: make(chan error, 1), tests: make(chan []string, 1),
 		ctx: ctx, renders: opts.Renders, remote: opts.Remote, overlay: opts.Overlay, renderSet: make(chan []Render, 1), builds: map[string]*sourceState{}}
 	if w.debounce <= 0 {
 		w.debounce = 50 * time.Millisecond
@@ -200,6 +203,24 @@ func (w *Watcher) Current() *Update {
 // Updates delivers new states. It holds at most one pending update: a
 // slow reader gets the newest state, never a backlog.
 func (w *Watcher) Updates() <-chan *Update { return w.updates }
+
+// TestFiles delivers the routing test files (IsRoutingTestName) saved,
+// created or removed below the root, once per burst of changes. They are
+// never loaded as manifests, so a save of only test files publishes no
+// Update: this tells the reader to run the tests again on the state it
+// has. It holds at most one pending list, newer paths merged into it.
+func (w *Watcher) TestFiles() <-chan []string { return w.tests }
+
+// publishTests makes paths (sorted) pending on TestFiles, merged with an
+// unread older list.
+func (w *Watcher) publishTests(paths []string) {
+	select {
+	case old := <-w.tests:
+		paths = append(paths, old...)
+	default:
+	}
+	w.tests <- slices.Compact(slices.Sorted(slices.Values(paths)))
+}
 
 // Errors delivers watcher failures (for example too many watches).
 func (w *Watcher) Errors() <-chan error { return w.errs }
@@ -283,7 +304,16 @@ func (w *Watcher) run(ctx context.Context) {
 	var timer, graceTimer *time.Timer
 	var fire, graceFire <-chan time.Time
 	touched := map[string]bool{}
+	// testsTouched are the routing test files the events since the last
+	// burst named: told on TestFiles, never loaded.
+	testsTouched := map[string]bool{}
 	quiet := debouncer{wait: w.debounce}
+	flushTests := func() {
+		if len(testsTouched) > 0 {
+			w.publishTests(slices.Collect(maps.Keys(testsTouched)))
+			testsTouched = map[string]bool{}
+		}
+	}
 	// setGrace arms the timer for the end of the earliest grace of an
 	// emptied file (zero: none).
 	setGrace := func(until time.Time) {
@@ -323,6 +353,18 @@ func (w *Watcher) run(ctx context.Context) {
 			if !w.concerns(ev.Name) {
 				continue // a sibling of the root, seen by the watch on its parent
 			}
+			if IsRoutingTestName(filepath.Base(ev.Name)) {
+				// A test file: waits for its burst to end (a file written
+				// in place is read whole), then is told, not loaded.
+				testsTouched[ev.Name] = true
+				if timer == nil {
+					timer = time.NewTimer(w.debounce)
+				} else {
+					timer.Reset(w.debounce)
+				}
+				fire = timer.C
+				continue
+			}
 			if ev.Op&fsnotify.Create != 0 && !w.watched.missing {
 				w.watchCreated(ev.Name)
 			}
@@ -335,6 +377,7 @@ func (w *Watcher) run(ctx context.Context) {
 				}
 				fire = nil
 				reload()
+				flushTests() // the stopped timer's test files too
 				continue
 			}
 			if timer == nil {
@@ -350,7 +393,10 @@ func (w *Watcher) run(ctx context.Context) {
 			w.report(err)
 		case <-fire:
 			fire = nil
-			reload()
+			if len(touched) > 0 {
+				reload()
+			}
+			flushTests()
 		case <-w.overlay.changes():
 			// An editor's buffer changed: as a file event, a keystroke
 			// after a quiet while reloads at once and a burst of them
@@ -366,6 +412,7 @@ func (w *Watcher) run(ctx context.Context) {
 				}
 				fire = nil
 				reload()
+				flushTests()
 				continue
 			}
 			if timer == nil {

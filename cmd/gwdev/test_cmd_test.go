@@ -94,6 +94,8 @@ var mutations = []struct {
 	{"basic", "received.headers.X-Missing", "received: {headers: {X-Missing: v}}", ""},
 	{"basic", "mirrors", "mirrors: [default/frontend]", ""},
 	{"basic", "auth.asked", "auth: {asked: [gateway/x]}", ""},
+	{"ingress-nginx", "rateLimit.limited", "rateLimit: {limited: true}", "https://shop.example.com/api/orders"},
+	{"ingress-nginx", "rateLimit.status", "rateLimit: {status: 429}", "https://shop.example.com/api/orders"},
 	{"gwin", "policies", "policies: [GatewayPolicy default/nope]", "http://shop.example.com:8080/api/orders"},
 	{"filters", "responseHeaders.X-Served-By", "responseHeaders: {X-Served-By: web}", "http://shop.example.com:8080/v1/x"},
 	{"https", "location", "location: https://app.example.com/elsewhere", "http://app.example.com:80/login"},
@@ -445,5 +447,36 @@ func TestTestUnsendableCaseFails(t *testing.T) {
 	out, _, code := runGwdev(t, "", "test", "--tests", dir, "../../samples/basic")
 	if code != 1 || !strings.Contains(out, `the request cannot be sent: URL "ftp://app.example.com:21/": unknown scheme "ftp"`) {
 		t.Errorf("exit %d\n%s", code, out)
+	}
+}
+
+// --update writes the rate-limit decision that happened: no request of one
+// refused, and 503 as the status of the first refused beyond the burst.
+func TestTestUpdateRateLimit(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "u.gwtest.yaml")
+	in := `cases:
+- name: one request
+  request: {url: "https://shop.example.com/api/orders"}
+  expect:
+    rateLimit: {limited: true}
+- name: beyond the burst
+  request: {url: "https://shop.example.com/api/orders", count: 130}
+  expect:
+    rateLimit: {limited: true, status: 429}
+`
+	if err := os.WriteFile(file, []byte(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runGwdev(t, "", "test", "--update", "--tests", dir, "../../samples/ingress-nginx")
+	b, _ := os.ReadFile(file)
+	got := string(b)
+	for _, want := range []string{"rateLimit: {limited: false}", "rateLimit: {limited: true, status: 503}"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the updated file has no %q:\n%s", want, got)
+		}
+	}
+	if code != 0 || !strings.Contains(errOut, "u.gwtest.yaml:5: rateLimit.limited: true → false") || !strings.Contains(errOut, "rateLimit.status: 429 → 503") {
+		t.Errorf("exit %d\n%s%s", code, out, errOut)
 	}
 }

@@ -209,6 +209,8 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 	tests := app.NewTestRunner(dir, func(m app.TestsState) { app.PrintTests(out, m) })
 	defer tests.Wait()
 	sess.Subscribe(func(st *app.State) { tests.Submit(ctx, st) })
+	// A save of only a test file runs them again on the State served.
+	sess.SubscribeTestFiles(func(st *app.State, saved []string) { tests.Rerun(ctx, st, saved) })
 	sess.Start()
 	fmt.Fprintf(out, "gwdev: watching %s (ctrl-c to stop)\n", dir)
 	sess.Run(ctx, func(err error) { fmt.Fprintln(errOut, "gwdev: watch:", err) })

@@ -72,6 +72,8 @@ func (o *upOptions) runTUI(ctx context.Context, out io.Writer, dir string, sess 
 		}
 	})
 	defer tests.Wait()
+	// A save of only a test file runs them again on the State served.
+	sess.SubscribeTestFiles(func(st *app.State, saved []string) { tests.Rerun(ctx, st, saved) })
 	sess.Subscribe(func(st *app.State) {
 		p.Send(st)
 		mig.Submit(ctx, sess.Project(), st.Update.Result, st.Reload)

@@ -242,12 +242,22 @@ func (s *testServer) runCase(ctx context.Context, f *routetest.File, c *routetes
 	n := max(c.Request.Count, 1)
 	var a *routetest.Actual
 	picks := map[string]int{}
-	for range n {
+	// limited is the first request a rate limit refused, limitedAt its number.
+	var limited *routetest.Actual
+	limitedAt := 0
+	for i := range n {
 		one := s.send(ctx, c, probe, ex.Trace.Gateway)
 		if a == nil {
 			a = one
 		}
 		picks[one.Service]++
+		if limited == nil && one.RateLimited != "" {
+			limited, limitedAt = one, i+1
+		}
+	}
+	a.RateLimited, a.RateLimitedStatus, a.RateLimitedAt = "", 0, 0
+	if limited != nil {
+		a.RateLimited, a.RateLimitedStatus, a.RateLimitedAt = limited.RateLimited, limited.Status, limitedAt
 	}
 	a.Requests = n
 	if n > 1 {

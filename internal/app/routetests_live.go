@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -17,8 +18,11 @@ import (
 // parse, or the data plane could not start).
 type TestsState struct {
 	Reload int
-	Run    *routetest.Run
-	Err    error
+	// Saved are the test files whose save made this run, on reload
+	// Reload's State (nil: the run follows the reload).
+	Saved []string
+	Run   *routetest.Run
+	Err   error
 }
 
 // Failed reports whether the run did not happen or a case failed.
@@ -42,11 +46,14 @@ type TestRunner struct {
 	dir  string
 	send func(TestsState)
 
-	mu      sync.Mutex
-	cancel  context.CancelFunc
-	next    *State
-	running bool
-	wg      sync.WaitGroup
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	next   *State
+	// nextSaved are the test files saved that asked for next (nil: a
+	// reload did).
+	nextSaved []string
+	running   bool
+	wg        sync.WaitGroup
 }
 
 // NewTestRunner returns a runner of dir's tests that delivers each run to
@@ -56,7 +63,15 @@ func NewTestRunner(dir string, send func(TestsState)) *TestRunner {
 }
 
 // Submit asks for a run on st. It returns at once.
-func (r *TestRunner) Submit(ctx context.Context, st *State) {
+func (r *TestRunner) Submit(ctx context.Context, st *State) { r.submit(ctx, st, nil) }
+
+// Rerun asks for a run on st (the State the Session serves) because the
+// test files saved changed, as SubscribeTestFiles tells. It returns at once.
+func (r *TestRunner) Rerun(ctx context.Context, st *State, saved []string) {
+	r.submit(ctx, st, saved)
+}
+
+func (r *TestRunner) submit(ctx context.Context, st *State, saved []string) {
 	if st == nil || st.Result == nil {
 		return
 	}
@@ -65,7 +80,10 @@ func (r *TestRunner) Submit(ctx context.Context, st *State) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.next = st
+	if r.next == st && saved != nil {
+		saved = append(saved, r.nextSaved...)
+	}
+	r.next, r.nextSaved = st, saved
 	if r.running {
 		if r.cancel != nil {
 			r.cancel()
@@ -81,8 +99,8 @@ func (r *TestRunner) loop(ctx context.Context) {
 	defer r.wg.Done()
 	for {
 		r.mu.Lock()
-		st := r.next
-		r.next = nil
+		st, saved := r.next, r.nextSaved
+		r.next, r.nextSaved = nil, nil
 		if st == nil || ctx.Err() != nil {
 			r.running, r.cancel = false, nil
 			r.mu.Unlock()
@@ -91,7 +109,7 @@ func (r *TestRunner) loop(ctx context.Context) {
 		run, cancel := context.WithTimeout(ctx, testsRunTimeout)
 		r.cancel = cancel
 		r.mu.Unlock()
-		msg := TestsState{Reload: st.Reload}
+		msg := TestsState{Reload: st.Reload, Saved: r.relative(saved)}
 		files, err := LoadTestFiles(r.dir, TestOptions{})
 		if err == nil {
 			if errs := impossibleExpectations(st.Result, files); len(errs) > 0 {
@@ -111,6 +129,18 @@ func (r *TestRunner) loop(ctx context.Context) {
 		}
 		r.send(msg)
 	}
+}
+
+// relative are paths relative to the runner's folder where they are in it.
+func (r *TestRunner) relative(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if rel, err := filepath.Rel(r.dir, p); err == nil && !strings.HasPrefix(rel, "..") {
+			p = rel
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // Wait waits for the running tests to end (after ctx ends).
@@ -153,21 +183,25 @@ func firstFailure(m TestsState) (string, bool) {
 // TestsText writes a TestsState: one line, and each failed case with the
 // expectations it did not meet, at their lines.
 func TestsText(out io.Writer, m TestsState) {
+	when := fmt.Sprintf("reload %d", m.Reload)
+	if len(m.Saved) > 0 {
+		when += ", " + strings.Join(m.Saved, ", ") + " saved"
+	}
 	var tfe *TestFilesError
 	switch {
 	case errors.As(m.Err, &tfe):
-		fmt.Fprintf(out, "gwdev: tests (reload %d): not run: the test files have errors:\n%s\n", m.Reload, tfe.Error())
+		fmt.Fprintf(out, "gwdev: tests (%s): not run: the test files have errors:\n%s\n", when, tfe.Error())
 		return
 	case m.Err != nil:
-		fmt.Fprintf(out, "gwdev: tests (reload %d): not run: %v\n", m.Reload, m.Err)
+		fmt.Fprintf(out, "gwdev: tests (%s): not run: %v\n", when, m.Err)
 		return
 	}
 	n, failed := m.Run.Counts()
 	if failed == 0 {
-		fmt.Fprintf(out, "gwdev: tests (reload %d): all %d cases pass\n", m.Reload, n)
+		fmt.Fprintf(out, "gwdev: tests (%s): all %d cases pass\n", when, n)
 		return
 	}
-	fmt.Fprintf(out, "gwdev: tests (reload %d): %d of %d cases fail\n", m.Reload, failed, n)
+	fmt.Fprintf(out, "gwdev: tests (%s): %d of %d cases fail\n", when, failed, n)
 	for _, f := range m.Run.Files {
 		for i := range f.Cases {
 			c := &f.Cases[i]

@@ -46,6 +46,8 @@ type Session struct {
 	mu    sync.Mutex
 	subs  []func(*State)
 	state *State
+	// testSubs are told of routing test files saved (SubscribeTestFiles).
+	testSubs []func(*State, []string)
 }
 
 // State is what a Session made of one load: the objects with their
@@ -136,6 +138,16 @@ func (s *Session) Subscribe(f func(*State)) {
 	s.subs = append(s.subs, f)
 }
 
+// SubscribeTestFiles adds a function told, on the Session's goroutine,
+// when routing test files (*.gwtest.yaml) below the folder were saved or
+// removed, with the last State (nil: none yet) and their paths. The
+// manifests are not reloaded: test files never load as manifests.
+func (s *Session) SubscribeTestFiles(f func(st *State, paths []string)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.testSubs = append(s.testSubs, f)
+}
+
 // State returns the last State published (nil: none yet).
 func (s *Session) State() *State {
 	s.mu.Lock()
@@ -162,6 +174,13 @@ func (s *Session) Run(ctx context.Context, onError func(error)) {
 			onError(err)
 		case u := <-s.watcher.Updates():
 			s.apply(u, false)
+		case paths := <-s.watcher.TestFiles():
+			s.mu.Lock()
+			st, subs := s.state, s.testSubs
+			s.mu.Unlock()
+			for _, f := range subs {
+				f(st, paths)
+			}
 		case <-s.cfgChanged:
 			s.configChanged()
 		}

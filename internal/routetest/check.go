@@ -43,6 +43,12 @@ type Actual struct {
 	Policies []string `json:"policies,omitempty"`
 	// AuthAsked are the ExternalAuth filters asked.
 	AuthAsked []string `json:"authAsked,omitempty"`
+	// RateLimited is the rate limit (by table name) that refused the
+	// first request refused ("": none was), RateLimitedStatus its status
+	// and RateLimitedAt its number (1: the first request sent).
+	RateLimited       string `json:"rateLimited,omitempty"`
+	RateLimitedStatus int    `json:"rateLimitedStatus,omitempty"`
+	RateLimitedAt     int    `json:"rateLimitedAt,omitempty"`
 	// Reply is what a stream case read back.
 	Reply string `json:"reply,omitempty"`
 	// Shares are the share of the requests each Service got (Count > 1).
@@ -155,6 +161,23 @@ func Check(c *Case, a *Actual) []Mismatch {
 	}
 	if au := e.Auth; au != nil && au.Asked != nil && !slices.Equal(au.Asked, a.AuthAsked) {
 		add("auth.asked", listText(au.Asked), listText(a.AuthAsked))
+	}
+	if rl := e.RateLimit; rl != nil {
+		limited := a.RateLimited != ""
+		if rl.Limited != nil && *rl.Limited != limited {
+			got := fmt.Sprintf("no request of %d refused", a.Requests)
+			if limited {
+				got = fmt.Sprintf("request %d of %d refused by rate limit %s", a.RateLimitedAt, a.Requests, a.RateLimited)
+			}
+			add("rateLimit.limited", strconv.FormatBool(*rl.Limited), got)
+		}
+		if rl.Status != 0 && rl.Status != a.RateLimitedStatus {
+			got := fmt.Sprintf("no request of %d refused", a.Requests)
+			if limited {
+				got = fmt.Sprintf("%d (request %d)", a.RateLimitedStatus, a.RateLimitedAt)
+			}
+			add("rateLimit.status", strconv.Itoa(rl.Status), got)
+		}
 	}
 	for _, p := range e.Policies {
 		if !slices.Contains(a.Policies, p) {

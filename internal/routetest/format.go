@@ -94,6 +94,8 @@ type Expect struct {
 	// Auth are the ExternalAuth checks the request asked, by their table
 	// names, in order.
 	Auth *Auth `yaml:"auth,omitempty" json:"auth,omitempty"`
+	// RateLimit is the rate-limit decision over the Count requests sent.
+	RateLimit *RateLimit `yaml:"rateLimit,omitempty" json:"rateLimit,omitempty"`
 	// Policies are policies ("Kind namespace/name") that must apply to the
 	// Gateway, the route or the backend Service the request went through.
 	Policies []string `yaml:"policies,omitempty" json:"policies,omitempty"`
@@ -139,6 +141,15 @@ type Received struct {
 type Auth struct {
 	// Asked are the ExternalAuth filters asked, by table name.
 	Asked []string `yaml:"asked,omitempty" json:"asked,omitempty"`
+}
+
+// RateLimit is the rate-limit decision over a case's Count requests.
+type RateLimit struct {
+	// Limited: a rate limit refused one of the requests (false: it
+	// refused none; nil: not checked).
+	Limited *bool `yaml:"limited,omitempty" json:"limited,omitempty"`
+	// Status is the status of the first request refused (0: not checked).
+	Status int `yaml:"status,omitempty" json:"status,omitempty"`
 }
 
 // Split is a weighted split's expected shares.

@@ -111,6 +111,13 @@ func actualValue(field string, a *Actual) (any, bool) {
 		return nonNil(a.Policies), true
 	case "auth":
 		return nonNil(a.AuthAsked), rest == "asked"
+	case "rateLimit":
+		switch rest {
+		case "limited":
+			return a.RateLimited != "", true
+		case "status":
+			return a.RateLimitedStatus, a.RateLimitedStatus != 0
+		}
 	case "route":
 		r := a.Route
 		if r == nil {

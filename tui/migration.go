@@ -237,13 +237,7 @@ func (v *migrationView) render() {
 		}
 		out = append(out, mark+truncate(l.text, v.w-2))
 	}
-	v.vp.SetContent(strings.Join(out, "\n"))
-	switch {
-	case selLine < v.vp.YOffset:
-		v.vp.SetYOffset(selLine)
-	case selLine >= v.vp.YOffset+v.vp.Height:
-		v.vp.SetYOffset(selLine - v.vp.Height + 1)
-	}
+	showLines(&v.vp, out, selLine)
 }
 
 func (v *migrationView) View() string { return v.vp.View() }
@@ -257,3 +251,15 @@ func (v *migrationView) FullHelp() [][]key.Binding {
 }
 
 func (v *migrationView) position() string { return cursorPosition(v.cursor, len(v.heads())) }
+
+// showLines puts lines in vp and scrolls it so that line sel is in view:
+// the list views' (Migration, Tests) one scrolling rule.
+func showLines(vp *viewport.Model, lines []string, sel int) {
+	vp.SetContent(strings.Join(lines, "\n"))
+	switch {
+	case sel < vp.YOffset:
+		vp.SetYOffset(sel)
+	case sel >= vp.YOffset+vp.Height:
+		vp.SetYOffset(sel - vp.Height + 1)
+	}
+}

@@ -165,13 +165,7 @@ func (v *testsView) render() {
 		}
 		out = append(out, mark+truncate(l, v.w-2))
 	}
-	v.vp.SetContent(strings.Join(out, "\n"))
-	switch {
-	case selLine < v.vp.YOffset:
-		v.vp.SetYOffset(selLine)
-	case selLine >= v.vp.YOffset+v.vp.Height:
-		v.vp.SetYOffset(selLine - v.vp.Height + 1)
-	}
+	showLines(&v.vp, out, selLine)
 }
 
 func (v *testsView) View() string { return v.vp.View() }

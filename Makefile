@@ -7,7 +7,7 @@ BIN      := bin/gwdev
 # from the module proxy when the installed one is older (about 10 s, once).
 export GOTOOLCHAIN=go1.27.3
 
-.PHONY: all build up check test vet lint fuzz bench clean conformance conformance-apiserver release tools screenshots
+.PHONY: all build up check web test vet lint fuzz bench clean conformance conformance-apiserver release tools screenshots
 
 all: build
 
@@ -26,6 +26,14 @@ up: build
 # One-shot check of a sample.
 check: build
 	./$(BIN) check $(SAMPLE)
+
+# The web view's one third-party asset, Graphviz compiled to WebAssembly
+# (@viz-js/viz, pinned by web/package-lock.json), fetched from the npm
+# registry and copied into internal/web/assets with its checksum in
+# web/assets.sum. The result is committed: only changing the pin needs Node;
+# internal/web's TestWebVizAssetIsThePinnedOne fails when they disagree.
+web:
+	cd web && npm ci --ignore-scripts --no-audit --no-fund && node vendor.mjs
 
 # Pictures of the web view (each view on samples/basic and samples/conflicts)
 # into docs/images, taken in headless Chromium (apt-get install chromium).

@@ -35,7 +35,8 @@ func newGraphCmd() *cobra.Command {
 		Short: "Draw Gateways → listeners → routes → rules → backends as Mermaid, DOT or SVG",
 		Long: `graph translates the manifests under DIR (default: the current directory) and prints the
 structure as a Mermaid flowchart (default), a Graphviz DOT digraph, or SVG or PNG (the DOT laid
-out by Graphviz, built into gwdev: nothing to install): Gateways and ListenerSets,
+out by Graphviz's dot, which must be on PATH; without it gwdev says what to do instead, and the
+web view of gwdev up draws the graph in the browser): Gateways and ListenerSets,
 their listeners, the routes attached to them, the routes' rules with their matches and filters, and the
 backend Services. What is not accepted, programmed or resolved is red, with the reason: a
 listener with a problem condition, a route a parent refused (the edge to the listener or Gateway
@@ -54,7 +55,7 @@ it named), a rule that is shadowed or answers 500, an invalid backend reference.
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.format, "format", "mermaid", "output format: "+formatList(graphFormats)+" (svg and png are laid out by the Graphviz built into gwdev)")
+	f.StringVar(&o.format, "format", "mermaid", "output format: "+formatList(graphFormats)+" (svg and png run Graphviz's dot)")
 	f.StringArrayVar(&o.profiles, "profile", nil, profileFlagUsage)
 	addCRDsFlag(f, &o.crds)
 	addTrustFlag(f, &o.trust)
@@ -64,6 +65,11 @@ it named), a rule that is shadowed or answers 500, an invalid backend reference.
 func (o *graphOptions) run(out, errOut io.Writer, dir string) error {
 	if !slices.Contains(graphFormats, o.format) {
 		return fmt.Errorf("unknown format %q (want %s)", o.format, formatList(graphFormats))
+	}
+	if o.format == "svg" || o.format == "png" {
+		if _, err := app.GraphvizDot(o.format); err != nil {
+			return err // before loading anything: nothing could be drawn
+		}
 	}
 	proj, err := project.Open([]string{dir}, project.Flags{Profiles: o.profiles, CRDs: o.crds, Trust: o.trust})
 	if err != nil {

@@ -164,13 +164,38 @@ func TestGraphStructure(t *testing.T) {
 }
 
 // TestGraphSVGWithoutGraphviz: with nothing on PATH (no Graphviz's dot),
-// --format svg and --format png still draw: Graphviz is built into gwdev.
-// The SVG has a node per graph node (its <title> the node's ID) and the
-// conflicts sample's reasons; the PNG is a PNG.
+// --format svg and --format png exit 2 before loading anything, write
+// nothing, and say why and what to do instead: install Graphviz, or use
+// --format dot or mermaid, or the web view. gwdev carries no Graphviz of
+// its own (the web view lays the graph out in the browser).
 func TestGraphSVGWithoutGraphviz(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	for _, format := range []string{"svg", "png"} {
+		out, errOut, code := runGwdev(t, "", "graph", "--format", format, "../../samples/conflicts")
+		for _, want := range []string{
+			"--format " + format + " needs Graphviz's dot, which is not on PATH",
+			"install Graphviz (apt-get install graphviz, dnf install graphviz, brew install graphviz, choco install graphviz)",
+			"or use --format dot", "or --format mermaid", "or open the web view (gwdev up prints its URL)",
+		} {
+			if !strings.Contains(errOut, want) {
+				t.Errorf("%s: stderr lacks %q:\n%s", format, want, errOut)
+			}
+		}
+		if code != exitUsage || out != "" {
+			t.Errorf("%s: exit %d, %d bytes on stdout", format, code, len(out))
+		}
+	}
+}
+
+// TestGraphSVGWithGraphviz: with Graphviz's dot on PATH (.ci/run installs
+// it), --format svg draws a node per DOT node, each titled by its graph
+// ID, with the conflicts sample's reasons, and --format png is a PNG.
+func TestGraphSVGWithGraphviz(t *testing.T) {
+	if _, err := exec.LookPath("dot"); err != nil {
+		t.Skip("Graphviz's dot is not installed (apt-get install -y graphviz)")
+	}
 	dot, _, _ := runGwdev(t, "", "graph", "--format", "dot", "../../samples/conflicts")
 	nodes, _ := checkDOT(t, "conflicts", dot)
-	t.Setenv("PATH", t.TempDir())
 	out, errOut, code := runGwdev(t, "", "graph", "--format", "svg", "../../samples/conflicts")
 	if code != 0 || !strings.Contains(out, "<svg") || !strings.Contains(out, "NoMatchingListenerHostname") {
 		t.Fatalf("svg: exit %d: %s\n%.300s", code, errOut, out)

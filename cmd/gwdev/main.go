@@ -6,7 +6,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/gwdev/gwdev/internal/app"
 	"io"
 	"os"
 
@@ -26,7 +25,6 @@ type exitError struct{ code int }
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 func main() {
-	app.RunLayoutChild() // exits when this process is the web view's layout child
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

@@ -14,9 +14,8 @@ var GraphFormats = []string{"mermaid", "dot", "svg", "png"}
 
 // WriteGraph draws g (engine.Result.Graph) in format: a Mermaid flowchart
 // ("mermaid"), a Graphviz DOT digraph ("dot"), or the DOT laid out by
-// Graphviz as SVG ("svg") or PNG ("png"). Graphviz is the library
-// compiled to WebAssembly inside gwdev (graph_layout.go): no dot needs to
-// be installed.
+// Graphviz as SVG ("svg") or PNG ("png"): Graphviz's dot must be on PATH
+// (LayoutGraph; without it the error says what to do instead).
 func WriteGraph(out io.Writer, g *engine.Graph, format string) error {
 	switch format {
 	case "dot":

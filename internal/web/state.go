@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/gwdev/gwdev/emulator"
@@ -30,13 +31,14 @@ type pageState struct {
 	Stale        []string `json:"stale,omitempty"`
 	// Ports are what the data plane bound.
 	Ports []emulator.PortReport `json:"ports"`
-	// Graph is the topology (engine.Result.Graph), SVG its drawing by
-	// Graphviz (SVGError: why there is none). Sources are every object's
-	// file:line, by engine.ObjectKey's String (Kind/namespace/name).
-	Graph    *engine.Graph     `json:"graph"`
-	SVG      string            `json:"svg,omitempty"`
-	SVGError string            `json:"svgError,omitempty"`
-	Sources  map[string]string `json:"sources"`
+	// Graph is the topology (engine.Result.Graph), DOT the same graph as
+	// `gwdev graph --format dot` prints it, which the page lays out with
+	// Graphviz in the browser (assets/viz-global.js). Sources are every
+	// object's file:line, by engine.ObjectKey's String
+	// (Kind/namespace/name).
+	Graph   *engine.Graph     `json:"graph"`
+	DOT     string            `json:"dot"`
+	Sources map[string]string `json:"sources"`
 	// Objects are check -o json's: every object with its status, and the
 	// findings.
 	Objects json.RawMessage `json:"objects"`
@@ -83,7 +85,7 @@ type pageField struct {
 
 // newPageState renders st (and the last Migration comparison) for the
 // page.
-func newPageState(st *app.State, mig *app.MigrationState, dir string, layout func(*engine.Graph) ([]byte, error)) (*pageState, error) {
+func newPageState(st *app.State, mig *app.MigrationState, dir string) (*pageState, error) {
 	res, lr := st.Result, st.Update.Result
 	ps := &pageState{Reload: st.Reload, Time: st.Time, Dir: dir, Root: st.Root, RootProblem: st.RootProblem, Empty: st.Empty,
 		LoadProblems: len(lr.Problems), Graph: res.Graph(), Sources: map[string]string{}, Policies: res.Policies}
@@ -103,11 +105,11 @@ func newPageState(st *app.State, mig *app.MigrationState, dir string, layout fun
 			}
 		}
 	}
-	if svg, err := layout(ps.Graph); err != nil {
-		ps.SVGError = err.Error()
-	} else {
-		ps.SVG = string(svg)
+	var dot strings.Builder
+	if err := app.WriteGraph(&dot, ps.Graph, "dot"); err != nil {
+		return nil, err
 	}
+	ps.DOT = dot.String()
 	var objs bytes.Buffer
 	if err := report.WriteObjectsJSON(&objs, res, report.Findings(lr, res)); err != nil {
 		return nil, err

@@ -28,8 +28,10 @@ var assets embed.FS
 
 // ContentSecurityPolicy is sent with every answer of the web view: only
 // the page's own scripts, styles and connections, no inline script, no
-// framing, nothing from another origin.
-const ContentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+// framing, nothing from another origin. 'wasm-unsafe-eval' lets the page
+// compile WebAssembly (Graphviz, in assets/viz-global.js, lays the
+// topology out); it allows no eval of JavaScript.
+const ContentSecurityPolicy = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data:; " +
 	"connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 // MaxPages is how many pages /ui/events serves at once; more are refused
@@ -75,29 +77,6 @@ type View struct {
 	pages *pageHub
 	// writeTimeout is the constant's value (tests shorten it).
 	writeTimeout time.Duration
-	// lastDOT and lastSVG are the last graph laid out and its drawing: a
-	// reload that leaves the graph as it was is not laid out again.
-	lastGraph []byte
-	lastSVG   []byte
-}
-
-// layout draws g as SVG in a layout child (app.LayoutGraphApart: Graphviz
-// keeps memory of every layout, which must not pile up in up), unless it
-// is the graph drawn last. Called with mu held.
-func (v *View) layout(g *engine.Graph) ([]byte, error) {
-	key, err := json.Marshal(g)
-	if err != nil {
-		return nil, err
-	}
-	if v.lastSVG != nil && bytes.Equal(key, v.lastGraph) {
-		return v.lastSVG, nil
-	}
-	svg, err := app.LayoutGraphApart(v.ctx, g, "svg")
-	if err != nil {
-		return nil, err
-	}
-	v.lastGraph, v.lastSVG = key, svg
-	return svg, nil
 }
 
 // New returns the web view; it runs Migration comparisons until ctx ends
@@ -242,7 +221,7 @@ func (v *View) stateBody() ([]byte, error) {
 	if v.body != nil || v.state == nil {
 		return v.body, nil
 	}
-	ps, err := newPageState(v.state, v.migration, v.opts.Dir, v.layout)
+	ps, err := newPageState(v.state, v.migration, v.opts.Dir)
 	if err != nil {
 		return nil, err
 	}

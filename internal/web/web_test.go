@@ -4,9 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha512"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"html"
 	"io"
 	"net"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"os"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -124,7 +126,9 @@ func TestWebRefusesOtherHostsAndOrigins(t *testing.T) {
 
 // TestWebPageLoadsNothingFromOutside: the embedded page names only its own
 // assets (no http(s):// URL, no inline script or style), as the CSP
-// demands.
+// demands; Graphviz's viz-global.js names no address but XML namespaces
+// and its licence header's, and evaluates no JavaScript (the CSP lets it
+// compile WebAssembly, nothing more).
 func TestWebPageLoadsNothingFromOutside(t *testing.T) {
 	for _, f := range []string{"assets/index.html", "assets/app.js", "assets/style.css"} {
 		b, err := assets.ReadFile(f)
@@ -138,11 +142,82 @@ func TestWebPageLoadsNothingFromOutside(t *testing.T) {
 			}
 		}
 	}
+	viz, err := assets.ReadFile("assets/viz-global.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile(`https?://[A-Za-z0-9./_-]*`).FindAllString(string(viz), -1) {
+		if !strings.HasPrefix(m, "http://www.w3.org/") && m != "https://www.graphviz.org" && m != "https://libexpat.github.io" {
+			t.Errorf("viz-global.js names %q", m)
+		}
+	}
+	for _, bad := range []string{"eval(", "new Function", "importScripts"} {
+		if strings.Contains(string(viz), bad) {
+			t.Errorf("viz-global.js contains %q", bad)
+		}
+	}
+	if !strings.Contains(ContentSecurityPolicy, "script-src 'self' 'wasm-unsafe-eval';") || strings.Contains(ContentSecurityPolicy, "'unsafe-eval'") ||
+		strings.Contains(ContentSecurityPolicy, "'unsafe-inline'") {
+		t.Errorf("Content-Security-Policy %q: scripts from the page's origin and WebAssembly compiled, nothing else", ContentSecurityPolicy)
+	}
+}
+
+// TestWebVizAssetIsThePinnedOne: the committed assets/viz-global.js is the
+// file `make web` copies out of the @viz-js/viz that web/package-lock.json
+// pins: web/assets.sum (which make web writes) names the lock's version and
+// tarball integrity, and the file's SHA-512 is the one it recorded; the
+// file's own banner names the same version, and package.json asks for it.
+// A lock bumped without make web, or an asset edited or replaced, fails.
+func TestWebVizAssetIsThePinnedOne(t *testing.T) {
+	var lock struct {
+		Packages map[string]struct{ Version, Integrity string } `json:"packages"`
+	}
+	var pkg struct {
+		Dependencies map[string]string `json:"dependencies"`
+	}
+	for f, v := range map[string]any{"../../web/package-lock.json": &lock, "../../web/package.json": &pkg} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, v); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+	}
+	pinned := lock.Packages["node_modules/@viz-js/viz"]
+	if pinned.Version == "" || !strings.HasPrefix(pinned.Integrity, "sha512-") {
+		t.Fatalf("web/package-lock.json pins no @viz-js/viz: %+v", pinned)
+	}
+	if pkg.Dependencies["@viz-js/viz"] != pinned.Version {
+		t.Errorf("web/package.json asks for @viz-js/viz %q, the lock pins %s (pin an exact version, run make web)", pkg.Dependencies["@viz-js/viz"], pinned.Version)
+	}
+	sum, err := os.ReadFile("../../web/assets.sum")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(sum))
+	if len(f) != 5 || f[0] != "@viz-js/viz" || f[3] != "dist/viz-global.js" {
+		t.Fatalf("web/assets.sum: %q", sum)
+	}
+	if f[1] != pinned.Version || f[2] != pinned.Integrity {
+		t.Errorf("web/assets.sum was written for @viz-js/viz %s (%s), the lock pins %s (%s): run make web", f[1], f[2], pinned.Version, pinned.Integrity)
+	}
+	viz, err := assets.ReadFile("assets/viz-global.js")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sha512.Sum512(viz)
+	if got := "sha512-" + base64.StdEncoding.EncodeToString(h[:]); got != f[4] {
+		t.Errorf("internal/web/assets/viz-global.js is %s, not the file make web copied (%s): run make web", got, f[4])
+	}
+	if !bytes.HasPrefix(viz, []byte("/*!\nViz.js "+pinned.Version+"\n")) {
+		t.Errorf("viz-global.js's banner is not Viz.js %s: %.40q", pinned.Version, viz)
+	}
 }
 
 // TestWebStateIsTheSessions: /ui/state is the State published: the
-// engine's graph, its drawing with one SVG node per graph node titled by
-// its ID, check's findings, and each object's file:line.
+// engine's graph, its DOT as `gwdev graph --format dot` prints it (which
+// the page lays out), check's findings, and each object's file:line.
 func TestWebStateIsTheSessions(t *testing.T) {
 	v := New(context.Background(), Options{Dir: "../../samples/conflicts"})
 	st := sampleState(t, "../../samples/conflicts", 3)
@@ -154,7 +229,7 @@ func TestWebStateIsTheSessions(t *testing.T) {
 		Graph  struct {
 			Nodes []struct{ ID, Kind, Problem string }
 		}
-		SVG     string            `json:"svg"`
+		DOT     string            `json:"dot"`
 		Sources map[string]string `json:"sources"`
 		Objects struct {
 			Items    []json.RawMessage
@@ -168,13 +243,16 @@ func TestWebStateIsTheSessions(t *testing.T) {
 	if ps.Reload != 3 || len(ps.Graph.Nodes) != len(want.Nodes) || len(ps.Graph.Nodes) == 0 {
 		t.Fatalf("reload %d, %d nodes, want 3 and %d", ps.Reload, len(ps.Graph.Nodes), len(want.Nodes))
 	}
-	titles := map[string]bool{}
-	for _, m := range regexp.MustCompile(`<title>([^<]*)</title>`).FindAllStringSubmatch(ps.SVG, -1) {
-		titles[html.UnescapeString(m[1])] = true
+	var dot strings.Builder
+	if err := app.WriteGraph(&dot, want, "dot"); err != nil {
+		t.Fatal(err)
+	}
+	if ps.DOT != dot.String() || !strings.HasPrefix(ps.DOT, "digraph") {
+		t.Errorf("the page's DOT is not graph --format dot's:\n%.600s", ps.DOT)
 	}
 	for _, n := range want.Nodes {
-		if !titles[n.ID] {
-			t.Errorf("the SVG has no node %s", n.ID)
+		if !strings.Contains(ps.DOT, strconv.Quote(n.ID)) {
+			t.Errorf("the DOT has no node %s", n.ID)
 		}
 	}
 	if got := ps.Sources["Gateway/default/shared"]; !strings.HasSuffix(got, "gateway.yaml:7") {
@@ -247,8 +325,7 @@ func openEvents(t *testing.T, addr string) (net.Conn, int) {
 
 // TestWebPagesBounded: pages that read nothing cost one pending notice
 // each however many States are published, the heap does not grow with the
-// reloads (each graph laid out anew: Graphviz's memory stays with the
-// layout child), and past MaxPages a page is refused and counted.
+// reloads (each graph rendered anew), and past MaxPages a page is refused and counted.
 func TestWebPagesBounded(t *testing.T) {
 	v := New(context.Background(), Options{Dir: "x"})
 	states := []*app.State{sampleState(t, "../../samples/conflicts", 0), sampleState(t, "../../samples/basic", 0)}
@@ -274,11 +351,11 @@ func TestWebPagesBounded(t *testing.T) {
 	}
 	publish := func(n int) {
 		for i := 0; i < n; i++ {
-			s := *states[i%2] // another graph each time: laid out again
+			s := *states[i%2] // another graph each time: rendered again
 			s.Reload = i
 			v.Publish(&s)
 			b, err := v.stateBody() // as a page reading each one would
-			if err != nil || !bytes.Contains(b, []byte(`"svg":"\u003c`)) {
+			if err != nil || !bytes.Contains(b, []byte(`"dot":"digraph`)) {
 				t.Fatalf("%v: %.200s", err, b)
 			}
 		}

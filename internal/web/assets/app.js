@@ -83,13 +83,26 @@ function renderBanner() {
   b.textContent = lines.join("\n");
 }
 
-// Topology: the SVG Graphviz drew (each node's <title> is its graph ID).
-function renderGraph() {
+// Topology: the graph's DOT (as `gwdev graph --format dot` prints it) laid
+// out by Graphviz compiled to WebAssembly (viz-global.js, @viz-js/viz);
+// each node's <title> is its graph ID. One Graphviz instance for the page;
+// a drawing finished after a newer State came is thrown away.
+let viz = null;
+let drawn = 0;
+async function renderGraph() {
   const g = $("#graph");
+  const mine = ++drawn;
+  let svg;
+  try {
+    if (!viz) viz = await Viz.instance();
+    svg = viz.renderSVGElement(state.dot);
+  } catch (e) {
+    if (mine !== drawn) return;
+    g.replaceChildren(el("p", { class: "bad" }, "no drawing: Graphviz (in the page): " + (e && e.message || e)));
+    return;
+  }
+  if (mine !== drawn) return;
   g.replaceChildren();
-  if (!state.svg) { g.append(el("p", { class: "bad" }, "no drawing: " + (state.svgError || "nothing to draw"))); return; }
-  const doc = new DOMParser().parseFromString(state.svg, "image/svg+xml");
-  const svg = document.importNode(doc.documentElement, true);
   const nodes = new Map(state.graph.nodes.map((n) => [n.id, n]));
   for (const ge of svg.querySelectorAll("g.node")) {
     const id = ge.querySelector("title").textContent;

@@ -11,12 +11,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"encoding/json"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"go.yaml.in/yaml/v4"
 
 	"github.com/gwdev/gwdev/watch"
@@ -26,7 +23,7 @@ import (
 
 var englishPrinter = message.NewPrinter(language.English)
 
-// jsonNumber is f as the schema library's numbers.
+// jsonNumber is f as the validator's numbers (json.Number).
 func jsonNumber(f float64) json.Number { return json.Number(strconv.FormatFloat(f, 'g', -1, 64)) }
 
 // SchemaJSON is the JSON Schema of a test file (draft 2020-12), the one
@@ -59,30 +56,6 @@ func (es Errors) Error() string {
 		parts[i] = e.Error()
 	}
 	return strings.Join(parts, "\n")
-}
-
-var (
-	schemaOnce sync.Once
-	schema     *jsonschema.Schema
-	schemaErr  error
-)
-
-// Schema is the compiled SchemaJSON.
-func Schema() (*jsonschema.Schema, error) {
-	schemaOnce.Do(func() {
-		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(SchemaJSON)))
-		if err != nil {
-			schemaErr = err
-			return
-		}
-		c := jsonschema.NewCompiler()
-		if err := c.AddResource(SchemaURL, doc); err != nil {
-			schemaErr = err
-			return
-		}
-		schema, schemaErr = c.Compile(SchemaURL)
-	})
-	return schema, schemaErr
 }
 
 // Find lists the test files under path: path itself when it is a file,
@@ -141,12 +114,8 @@ func Parse(path string, b []byte) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the test file schema: %w", err)
 	}
-	if err := sch.Validate(inst); err != nil {
-		var ve *jsonschema.ValidationError
-		if !errors.As(err, &ve) {
-			return nil, err
-		}
-		return nil, schemaErrors(path, root, ve)
+	if errs := sch.validate(inst); len(errs) > 0 {
+		return nil, schemaErrors(path, root, errs)
 	}
 	f := &File{Path: path}
 	if err := root.Load(f, yaml.WithKnownFields()); err != nil {
@@ -192,29 +161,22 @@ func yamlError(path string, err error) *Error {
 
 // schemaErrors turns the schema's complaints into Errors at the line and
 // column of the value each names, deepest first.
-func schemaErrors(path string, root *yaml.Node, ve *jsonschema.ValidationError) Errors {
+func schemaErrors(path string, root *yaml.Node, errs []schemaError) Errors {
 	var out Errors
 	seen := map[string]bool{}
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) > 0 {
-			for _, c := range e.Causes {
-				walk(c)
-			}
-			return
-		}
-		n := nodeAt(root, e.InstanceLocation)
-		msg := e.ErrorKind.LocalizedString(englishPrinter)
-		if loc := strings.Join(e.InstanceLocation, "."); loc != "" {
+	for _, e := range errs {
+		n := nodeAt(root, e.location)
+		msg := e.message
+		if loc := strings.Join(e.location, "."); loc != "" {
 			msg = loc + ": " + msg
 		}
 		// An unknown field is reported at the field itself.
-		if ap, ok := e.ErrorKind.(*kind.AdditionalProperties); ok && len(ap.Properties) > 0 {
-			msg = "unknown field " + strconv.Quote(ap.Properties[0])
-			if loc := strings.Join(e.InstanceLocation, "."); loc != "" {
+		if e.unknown != "" {
+			msg = "unknown field " + strconv.Quote(e.unknown)
+			if loc := strings.Join(e.location, "."); loc != "" {
 				msg += " in " + loc
 			}
-			if kn := mapKey(n, ap.Properties[0]); kn != nil {
+			if kn := mapKey(n, e.unknown); kn != nil {
 				n = kn
 			}
 		}
@@ -224,7 +186,6 @@ func schemaErrors(path string, root *yaml.Node, ve *jsonschema.ValidationError) 
 			out = append(out, &Error{File: path, Line: n.Line, Column: n.Column, Message: msg})
 		}
 	}
-	walk(ve)
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Line != out[j].Line {
 			return out[i].Line < out[j].Line

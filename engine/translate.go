@@ -168,8 +168,8 @@ type translator struct {
 	backendUses map[nsName][]*gatewayState
 	// targets are the route backends' Targets by Service port (nil: none
 	// yet; sharedTarget).
-	targets map[targetKey]*Target
-	policies    []*policyState
+	targets  map[targetKey]*Target
+	policies []*policyState
 	// addresses is the Gateways' address assignment (assignAddresses).
 	addresses map[string]string
 	// prof is the implementation profiles' state (profile.go).

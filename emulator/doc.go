@@ -50,6 +50,12 @@
 // certificate to backends is presented, and each connection marked, by
 // emulator/clientcert; the trace's note is written by proxy.go.
 //
+// ExternalAuth (HTTP and gRPC ext_authz) is spoken by emulator/extauth: it
+// builds the check request, asks the auth backend and reads the answer into
+// a decision; extauth.go queues the checks, hands it the auth backend's
+// upstream and applies the decision to the exchange (the trace, the
+// headers for the backend, the answer to the client).
+//
 // Implementation-profile behaviour from the table (table.ListenerPolicy,
 // table.RulePolicy, table.AccessLogPolicy; for example the gwin profile,
 // docs/gwin.md): RBAC with 403 and the deciding principal in the trace

@@ -1,29 +1,22 @@
 package emulator
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"maps"
 	"net/http"
-	"net/url"
-	"slices"
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/gwdev/gwdev/emulator/extauth"
 	"github.com/gwdev/gwdev/engine/table"
 )
 
-// Limits of ExternalAuth checks.
-const (
-	// maxAuthDenialBody is the most of a denial's body passed to the client.
-	maxAuthDenialBody = 1 << 20
-	// extAuthErrorStatus is the answer when the auth backend cannot be
-	// asked or fails (Envoy's default status_on_error): gwdev never fails
-	// open.
-	extAuthErrorStatus = http.StatusForbidden
-)
+// ExternalAuth in the exchange: package extauth speaks to the auth backend
+// and decides; this file queues the checks, hands extauth the auth backend's
+// upstream, and applies each decision to the exchange (its trace, the
+// headers for the backend, the answer to the client).
 
 // extAuthTimeout bounds one authorization request, its answer's body
 // included; an auth backend that does not answer in time denies. (A
@@ -82,279 +75,127 @@ func (ex *exchange) authorize(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-// authorizeOne runs one ExternalAuth check (reports like authorize).
+// authorizeOne runs one ExternalAuth check (reports like authorize). A check
+// with forwardBody buffers the request body first (kept for the backend,
+// bodylimit.go).
 func (ex *exchange) authorizeOne(a *extAuthRoutes, w http.ResponseWriter, r *http.Request) bool {
-	if a.a.MaxBodySize > 0 && !ex.bufferAuthBody(a, w, r) {
-		return false
+	if a.a.MaxBodySize > 0 && ex.bodyBuf == nil && r.Body != nil && r.Body != http.NoBody {
+		buf, refused := extauth.ReadBody(a.a, r)
+		if refused != nil {
+			return ex.applyAuth(w, *refused)
+		}
+		ex.keepBody(r, buf)
 	}
-	if a.a.Protocol == "GRPC" {
-		return ex.checkGRPC(a, w, r) // extauth_grpc.go
-	}
-	return ex.checkHTTP(a, w, r)
+	return ex.applyAuth(w, extauth.Check(a.a, ex.authUpstream(a), r, ex.bodyBuf))
 }
 
-// bufferAuthBody reads the request body into memory for the auth backend;
-// a body larger than forwardBody.maxSize is refused with 413.
-func (ex *exchange) bufferAuthBody(a *extAuthRoutes, w http.ResponseWriter, r *http.Request) bool {
-	if ex.bodyBuf != nil || r.Body == nil || r.Body == http.NoBody {
+// applyAuth applies a check's decision to the exchange: an allow's headers
+// for the backend, or the answer to the client and the trace's reason. It
+// reports like authorize.
+func (ex *exchange) applyAuth(w http.ResponseWriter, d extauth.Decision) bool {
+	if d.Filter != "" {
+		ex.trace.Filters = append(ex.trace.Filters, d.Filter)
+	}
+	switch d.Kind {
+	case extauth.Allow:
+		ex.authHeaders = append(ex.authHeaders, d.Add...)
 		return true
+	case extauth.ClientGone:
+		ex.clientGone = true
+		ex.trace.Reason = d.Reason
+	case extauth.Deny:
+		ex.trace.Reason = d.Reason
+		ex.authDenial(w, d.Status, d.Header, d.Body)
+	default: // extauth.Refuse
+		ex.trace.Reason = d.Reason
+		ex.authRefusal(w, d.Status, d.Reason)
 	}
-	max := a.a.MaxBodySize
-	if r.ContentLength > int64(max) {
-		return ex.refuseBody(a, w, r.ContentLength)
-	}
-	buf, err := io.ReadAll(io.LimitReader(r.Body, int64(max)+1))
-	if err != nil {
-		// The client's body, not the auth backend, failed: 400, like a body
-		// the proxy cannot read (errors.go).
-		ex.trace.Reason = fmt.Sprintf("ExternalAuth %s: reading the request body: %v", a.a.Name, err)
-		ex.authRefusal(w, http.StatusBadRequest, ex.trace.Reason)
-		return false
-	}
-	if len(buf) > max {
-		return ex.refuseBody(a, w, -1)
-	}
-	ex.keepBody(r, buf)
-	return true
-}
-
-func (ex *exchange) refuseBody(a *extAuthRoutes, w http.ResponseWriter, size int64) bool {
-	what := "more than"
-	if size >= 0 {
-		what = fmt.Sprintf("%d bytes,", size)
-	}
-	ex.trace.Reason = fmt.Sprintf("ExternalAuth %s: the request body is %s forwardBody.maxSize %d bytes; refused", a.a.Name, what, a.a.MaxBodySize)
-	ex.authRefusal(w, http.StatusRequestEntityTooLarge, ex.trace.Reason)
 	return false
 }
 
-// authFailed refuses the request because the auth backend could not be
-// asked or failed; the trace says why.
-func (ex *exchange) authFailed(a *extAuthRoutes, w http.ResponseWriter, why string) {
-	ex.trace.Reason = fmt.Sprintf("ExternalAuth %s: auth backend %s %s; denied (gwdev never fails open)", a.a.Name, a.backend.service, why)
-	ex.trace.Filters = append(ex.trace.Filters, "ExternalAuth: "+a.backend.service+" failed, denied")
-	ex.authRefusal(w, extAuthErrorStatus, ex.trace.Reason)
-}
-
-// authUpstream returns the auth backend's round tripper and address, or
-// why it cannot be asked.
-func (a *extAuthRoutes) authUpstream() (http.RoundTripper, string, string) {
+// authUpstream is how extauth reaches a's auth backend: its address (the
+// next endpoint, or the built-in echo backend), or why it cannot be asked;
+// each check request is marked against loops (loop.go), carries the
+// exchange for the trace's backend-fault notes (backend.go) and traces the
+// Gateway's client certificate when the backend has one.
+func (ex *exchange) authUpstream(a *extAuthRoutes) extauth.Upstream {
 	b := a.backend
+	up := extauth.Upstream{Service: b.service, Timeout: extAuthTimeout}
 	switch {
 	case b.b.Invalid != "" || b.up == nil:
-		return nil, "", "is invalid: " + b.b.Invalid
+		up.Why = "is invalid: " + b.b.Invalid
+		return up
 	case b.up.tlsErr != "":
-		return nil, "", "cannot be reached over TLS: " + b.up.tlsErr
+		up.Why = "cannot be reached over TLS: " + b.up.tlsErr
+		return up
 	case b.up.echo != nil:
-		return b.up.transport(b.h2c), "echo", ""
+		up.Addr = "echo"
 	case len(b.up.addrs) == 0:
-		return nil, "", "has no endpoints"
-	}
-	return b.up.transport(b.h2c), b.up.addrs[b.up.nextAddr()], ""
-}
-
-// checkHTTP asks an HTTP auth backend: the client's method, the path
-// prefix plus the client's path and query, the always-sent headers (Host,
-// Authorization, Content-Length) plus allowedHeaders, and the body when
-// forwardBody asks. 200 allows (allowedResponseHeaders go onto the request
-// to the backend); any other answer is returned to the client.
-func (ex *exchange) checkHTTP(a *extAuthRoutes, w http.ResponseWriter, r *http.Request) bool {
-	rt, addr, why := a.authUpstream()
-	if why != "" {
-		ex.authFailed(a, w, why)
-		return false
-	}
-	ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), authExchangeKey{}, ex), extAuthTimeout)
-	defer cancel()
-	u := &url.URL{Scheme: a.backend.up.scheme, Host: addr, RawQuery: r.URL.RawQuery}
-	u.Path = unescapedPrefix(a.a.PathPrefix) + r.URL.Path
-	u.RawPath = a.a.PathPrefix + r.URL.EscapedPath()
-	var body io.Reader
-	if a.a.MaxBodySize > 0 && len(ex.bodyBuf) > 0 {
-		body = bytes.NewReader(ex.bodyBuf)
-	}
-	req, err := http.NewRequestWithContext(ctx, r.Method, u.String(), body)
-	if err != nil {
-		ex.authFailed(a, w, "cannot be asked: "+err.Error())
-		return false
-	}
-	req.Host = r.Host
-	req.Header = authRequestHeaders(r.Header, a.a.AllowedHeaders)
-	ex.markVia(req.Header) // an auth backend that is gwdev itself loops too (loop.go)
-	resp := ex.roundTripAuth(a, w, rt, addr, req)
-	if resp == nil {
-		return false
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		ex.trace.Reason = fmt.Sprintf("denied by ExternalAuth %s: %s answered %d", a.a.Name, a.backend.service, resp.StatusCode)
-		ex.trace.Filters = append(ex.trace.Filters, fmt.Sprintf("ExternalAuth: %s denied (%d)", a.backend.service, resp.StatusCode))
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxAuthDenialBody))
-		ex.authDenial(w, resp.StatusCode, resp.Header, body)
-		return false
-	}
-	if why := incompleteAllow(resp.Body); why != "" {
-		ex.authFailed(a, w, "answered 200 but "+why)
-		return false
-	}
-	n := ex.addAuthHeaders(resp.Header, a.a.AllowedResponseHeaders)
-	ex.trace.Filters = append(ex.trace.Filters, fmt.Sprintf("ExternalAuth: %s allowed (200), %d header(s) copied to the request", a.backend.service, n))
-	return true
-}
-
-// incompleteAllow reads an allow's body to its end and says why the allow
-// is not complete ("" : it is): only a 200 read whole (its Content-Length
-// or a well-formed chunked encoding, within the check's timeout and
-// maxAuthDenialBody) allows.
-func incompleteAllow(body io.Reader) string {
-	n, err := io.Copy(io.Discard, io.LimitReader(body, maxAuthDenialBody+1))
-	switch {
-	case err != nil:
-		return fmt.Sprintf("its body could not be read to its end (%v), so the allow is incomplete", err)
-	case n > maxAuthDenialBody:
-		return fmt.Sprintf("its body is longer than %d bytes, so the allow is not read whole", maxAuthDenialBody)
-	}
-	return ""
-}
-
-// roundTripAuth sends an authorization request to the auth backend at
-// addr (tracing the Gateway's client certificate when it has one). When the
-// call fails it denies, with why, and returns nil.
-func (ex *exchange) roundTripAuth(a *extAuthRoutes, w http.ResponseWriter, rt http.RoundTripper, addr string, req *http.Request) *http.Response {
-	ctx := req.Context()
-	if a.backend.up.clientCert != "" {
-		req = req.WithContext(ex.traceClientCert(ctx))
-	}
-	resp, err := rt.RoundTrip(req)
-	if err == nil {
-		return resp
-	}
-	var why string
-	switch {
-	case errors.Is(ctx.Err(), context.Canceled): // the client's context
-		ex.clientGone = true
-		ex.trace.Reason = "the client went away during the ExternalAuth check of " + a.a.Name
-		return nil
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		why = fmt.Sprintf("did not answer within %s", extAuthTimeout)
-	case errors.As(err, new(*badStatusError)):
-		why = "failed: " + err.Error()
+		up.Why = "has no endpoints"
+		return up
 	default:
-		why = "unreachable: " + err.Error()
-		if tlsWhy, ok := tlsFailure(a.backend, addr, err); ok {
-			why = "failed: " + tlsWhy
+		up.Addr = b.up.addrs[b.up.nextAddr()]
+	}
+	up.Scheme = b.up.scheme
+	rt := b.up.transport(b.h2c)
+	up.RoundTrip = func(req *http.Request) (*http.Response, error) {
+		ex.markVia(req.Header) // an auth backend that is gwdev itself loops too
+		ctx := context.WithValue(req.Context(), authExchangeKey{}, ex)
+		if b.up.clientCert != "" {
+			ctx = ex.traceClientCert(ctx)
 		}
+		return rt.RoundTrip(req.WithContext(ctx))
 	}
-	ex.authFailed(a, w, why)
-	return nil
-}
-
-// unescapedPrefix is the decoded form of a sanitised path prefix.
-func unescapedPrefix(p string) string {
-	if u, err := url.PathUnescape(p); err == nil {
-		return u
-	}
-	return p
-}
-
-// authRequestHeaders are the client headers an HTTP auth backend gets:
-// Authorization always, plus the allowed ones.
-func authRequestHeaders(in http.Header, allowed []string) http.Header {
-	h := http.Header{"User-Agent": {"gwdev-extauth"}}
-	if v := in.Values("Authorization"); len(v) > 0 {
-		h["Authorization"] = slices.Clone(v)
-	}
-	for _, n := range allowed {
-		if v := in.Values(n); len(v) > 0 {
-			h[n] = slices.Clone(v)
+	up.Failure = func(err error) string {
+		if errors.As(err, new(*badStatusError)) {
+			return "failed: " + err.Error()
 		}
-	}
-	return h
-}
-
-// authResponseSkip are the auth response headers never copied onto the
-// request to the backend when allowedResponseHeaders is empty: Host and
-// Authority (the spec), hop-by-hop headers, and those that describe the
-// auth response itself rather than the request.
-var authResponseSkip = map[string]bool{
-	"Host": true, ":authority": true, "Authority": true,
-	"Connection": true, "Keep-Alive": true, "Proxy-Connection": true, "Te": true, "Trailer": true,
-	"Transfer-Encoding": true, "Upgrade": true, "Proxy-Authenticate": true,
-	"Content-Length": true, "Content-Type": true, "Content-Encoding": true, "Date": true, "Server": true,
-}
-
-// authHeaderOp is one header an auth backend puts on the request to the
-// backend.
-type authHeaderOp struct {
-	name   string // canonical
-	values []string
-	action authHeaderAction
-}
-
-// authHeaderAction is how an authHeaderOp changes the request (Envoy's
-// HeaderValueOption append actions).
-type authHeaderAction int
-
-const (
-	authSet         authHeaderAction = iota // replace any value
-	authAppend                              // add a value, keeping those there
-	authAddIfAbsent                         // only when the request has none
-	authSetIfExists                         // only when the request has one
-)
-
-// addAuthHeaders keeps the auth response headers to set on the request to
-// the backend and returns how many there are.
-func (ex *exchange) addAuthHeaders(from http.Header, allowed []string) int {
-	n := 0
-	if len(allowed) > 0 {
-		for _, k := range allowed {
-			if v := from.Values(k); len(v) > 0 && !authResponseSkip[k] {
-				ex.authHeaders = append(ex.authHeaders, authHeaderOp{k, slices.Clone(v), authSet})
-				n++
-			}
+		if tlsWhy, ok := tlsFailure(b, up.Addr, err); ok {
+			return "failed: " + tlsWhy
 		}
-		return n
+		return "unreachable: " + err.Error()
 	}
-	keys := slices.Sorted(maps.Keys(from))
-	for _, k := range keys {
-		if !authResponseSkip[k] {
-			ex.authHeaders = append(ex.authHeaders, authHeaderOp{k, slices.Clone(from[k]), authSet})
-			n++
-		}
-	}
-	return n
+	return up
 }
 
-// applyAuthHeaders puts what the auth backends allowed on the request to
-// the backend (before the rule's header modifiers).
-func (ex *exchange) applyAuthHeaders(h http.Header) {
-	for _, op := range ex.authHeaders {
-		_, exists := h[op.name]
-		switch op.action {
-		case authSet:
-			h[op.name] = op.values
-		case authAppend:
-			h[op.name] = append(slices.Clone(h[op.name]), op.values...)
-		case authAddIfAbsent:
-			if !exists {
-				h[op.name] = op.values
-			}
-		case authSetIfExists:
-			if exists {
-				h[op.name] = op.values
-			}
-		}
+// authRefusal refuses a request the gateway cannot let through (a body
+// over forwardBody.maxSize, an auth backend that failed): the usual error
+// answer, or to a gRPC client a gRPC status mapping the HTTP status
+// (PERMISSION_DENIED, RESOURCE_EXHAUSTED).
+func (ex *exchange) authRefusal(w http.ResponseWriter, status int, reason string) {
+	if ex.view.grpc {
+		ex.grpcAuthStatus(w, status, reason)
+		return
 	}
+	ex.writeError(w, status, reason)
 }
 
-// copyDenial copies a denial's headers for the client, without hop-by-hop
-// ones and Content-Length (the body is copied again).
-func copyDenial(w http.ResponseWriter, from http.Header) {
-	for k, v := range from {
-		switch k {
-		case "Connection", "Keep-Alive", "Proxy-Connection", "Te", "Trailer", "Transfer-Encoding", "Upgrade", "Content-Length":
-			continue
+// authDenial passes an auth server's denial to the client: as is to an HTTP
+// client (its status, headers without hop-by-hop ones, body); to a gRPC
+// client as a gRPC status mapping the HTTP status, with the body as message,
+// so that it sees PERMISSION_DENIED rather than a transport error.
+func (ex *exchange) authDenial(w http.ResponseWriter, status int, header http.Header, body []byte) {
+	if ex.view.grpc {
+		msg := strings.TrimSpace(string(body))
+		if msg == "" {
+			msg = ex.trace.Reason
 		}
-		w.Header()[k] = slices.Clone(v)
+		ex.grpcAuthStatus(w, status, msg)
+		return
 	}
+	extauth.CopyDenial(w.Header(), header)
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// grpcAuthStatus answers a gRPC client with a trailers-only status.
+func (ex *exchange) grpcAuthStatus(w http.ResponseWriter, status int, msg string) {
+	code := extauth.GRPCCode(status)
+	h := w.Header()
+	h.Set("Content-Type", "application/grpc")
+	h.Set("Grpc-Status", strconv.Itoa(int(code)))
+	h.Set("Grpc-Message", grpcEscape(msg))
+	w.WriteHeader(http.StatusOK)
+	ex.trace.Reason += " (sent as grpc-status " + code.String() + ")"
 }

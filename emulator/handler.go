@@ -14,6 +14,7 @@ import (
 
 	"github.com/gwdev/gwdev/emulator/clientcert"
 	"github.com/gwdev/gwdev/emulator/cors"
+	"github.com/gwdev/gwdev/emulator/extauth"
 	"github.com/gwdev/gwdev/emulator/h1"
 	"github.com/gwdev/gwdev/engine/table"
 )
@@ -71,7 +72,7 @@ type exchange struct {
 	// forwards or redirects (extauth.go); authHeaders is what they allowed
 	// onto the request to the backend, in order.
 	auths       []*extAuthRoutes
-	authHeaders []authHeaderOp
+	authHeaders []extauth.HeaderOp
 	// preRouted is set once the listener's pre-routing filters have
 	// passed (prerouting.go): the second decide matches the routes.
 	preRouted bool

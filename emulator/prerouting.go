@@ -3,6 +3,8 @@ package emulator
 import (
 	"fmt"
 	"net/http"
+
+	"github.com/gwdev/gwdev/emulator/extauth"
 )
 
 // This file runs a listener's pre-routing filters (GEP-5224,
@@ -50,7 +52,7 @@ func (ex *exchange) passPreRouting(w http.ResponseWriter, r *http.Request) bool 
 	if !ex.authorize(w, r) {
 		return false
 	}
-	ex.applyAuthHeaders(r.Header)
+	extauth.Apply(r.Header, ex.authHeaders)
 	ex.auths, ex.authHeaders = ex.auths[:0], nil
 	ex.preRouted = true
 	ex.view = newReqView(r)

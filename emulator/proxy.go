@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gwdev/gwdev/emulator/clientcert"
+	"github.com/gwdev/gwdev/emulator/extauth"
 	"github.com/gwdev/gwdev/emulator/internal/wire"
 )
 
@@ -121,7 +122,7 @@ func (s *Server) rewriteFor(ex *exchange, pr *httputil.ProxyRequest) {
 	}
 	setXForwarded(pr)
 	out.Host = pr.In.Host
-	ex.applyAuthHeaders(out.Header)
+	extauth.Apply(out.Header, ex.authHeaders)
 	if ex.span != nil {
 		ex.span.inject(out.Header) // telemetry.go
 	}

@@ -127,9 +127,10 @@ var rules = []rule{
 		name: "trace text matched",
 		re:   regexp.MustCompile(`"(pre-routing )?ExternalAuth: |\.End\s*[!=]=\s*"[^"]|strings\.\w+\([^)]*\.Filters\b|slices\.(ContainsFunc|IndexFunc)\(\w+\.Filters,\s*func\(\w+ string\)`),
 		owners: map[string]string{
-			"emulator/extauth.go":      "writes the ExternalAuth filter lines (Trace.AuthAsked carries the names)",
-			"emulator/extauth_grpc.go": "writes the gRPC ExternalAuth filter lines",
-			"emulator/prerouting.go":   "writes the pre-routing ExternalAuth filter line (Trace.AuthAsked carries the names)",
+			"emulator/extauth.go":         "writes the ExternalAuth filter lines (Trace.AuthAsked carries the names)",
+			"emulator/extauth/extauth.go": "words the HTTP check's filter lines (Decision.Filter; emulator/extauth.go writes them)",
+			"emulator/extauth/grpc.go":    "words the gRPC check's filter lines (Decision.Filter; emulator/extauth.go writes them)",
+			"emulator/prerouting.go":      "writes the pre-routing ExternalAuth filter line (Trace.AuthAsked carries the names)",
 		},
 	},
 }

@@ -1,4 +1,4 @@
-package emulator
+package extauth
 
 import (
 	"bytes"
@@ -18,14 +18,16 @@ import (
 	authv3 "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/gwdev/gwdev/engine/table"
 )
 
-// grpcAuthCheckPath is the method an ExternalAuth GRPC backend serves:
-// Envoy's ext_authz protocol.
-const grpcAuthCheckPath = "/envoy.service.auth.v3.Authorization/Check"
+// grpcCheckPath is the method an ExternalAuth GRPC backend serves: Envoy's
+// ext_authz protocol.
+const grpcCheckPath = "/envoy.service.auth.v3.Authorization/Check"
 
-// maxGRPCAuthResponse bounds a CheckResponse message.
-const maxGRPCAuthResponse = 4 << 20
+// maxGRPCResponse bounds a CheckResponse message.
+const maxGRPCResponse = 4 << 20
 
 // checkGRPC asks a GRPC auth backend with Envoy's
 // envoy.service.auth.v3.Authorization/Check: the request's method, path,
@@ -34,55 +36,45 @@ const maxGRPCAuthResponse = 4 << 20
 // request over the backend's upstream (TLS, client certificate and the echo
 // backend included). Status OK allows (its headers go onto the request to
 // the backend); any other status denies with the DeniedHttpResponse
-// (default 403); a failed call denies with extAuthErrorStatus.
-func (ex *exchange) checkGRPC(a *extAuthRoutes, w http.ResponseWriter, r *http.Request) bool {
-	rt, addr, why := a.authUpstream()
-	if why != "" {
-		ex.authFailed(a, w, why)
-		return false
-	}
-	msg, err := proto.Marshal(ex.checkRequest(a, r))
+// (default 403); a failed call refuses with ErrorStatus.
+func checkGRPC(a *table.ExternalAuth, up Upstream, r *http.Request, body []byte) Decision {
+	msg, err := proto.Marshal(checkRequest(a, r, body))
 	if err != nil {
-		ex.authFailed(a, w, "cannot be asked: "+err.Error())
-		return false
+		return failed(a, up, "cannot be asked: "+err.Error())
 	}
 	frame := make([]byte, 5+len(msg))
 	binary.BigEndian.PutUint32(frame[1:5], uint32(len(msg)))
 	copy(frame[5:], msg)
-	ctx, cancel := context.WithTimeout(r.Context(), extAuthTimeout)
+	ctx, cancel := context.WithTimeout(r.Context(), up.Timeout)
 	defer cancel()
-	u := &url.URL{Scheme: a.backend.up.scheme, Host: addr, Path: grpcAuthCheckPath}
+	u := &url.URL{Scheme: up.Scheme, Host: up.Addr, Path: grpcCheckPath}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(frame))
 	if err != nil {
-		ex.authFailed(a, w, "cannot be asked: "+err.Error())
-		return false
+		return failed(a, up, "cannot be asked: "+err.Error())
 	}
 	req.Header = http.Header{"Content-Type": {"application/grpc"}, "Te": {"trailers"}, "User-Agent": {"gwdev-extauth"}}
-	ex.markVia(req.Header)
 	req.Proto, req.ProtoMajor, req.ProtoMinor = "HTTP/2.0", 2, 0 // gRPC is HTTP/2 (the echo backend checks)
-	resp := ex.roundTripAuth(a, w, rt, addr, req)
+	resp, d := roundTrip(a, up, req)
 	if resp == nil {
-		return false
+		return d
 	}
 	cr, err := readCheckResponse(resp)
 	if err != nil {
-		ex.authFailed(a, w, err.Error())
-		return false
+		return failed(a, up, err.Error())
 	}
 	if code := cr.GetStatus().GetCode(); code != int32(codes.OK) {
-		ex.denyGRPC(a, w, cr)
-		return false
+		return denyGRPC(a, up, cr)
 	}
-	n := 0
+	var ops []HeaderOp
 	if ok := cr.GetOkResponse(); ok != nil {
-		n = ex.addGRPCAuthHeaders(ok.GetHeaders())
+		ops = grpcHeaders(ok.GetHeaders())
 	}
-	ex.trace.Filters = append(ex.trace.Filters, fmt.Sprintf("ExternalAuth: %s allowed (gRPC OK), %d header(s) copied to the request", a.backend.service, n))
-	return true
+	return Decision{Kind: Allow, Add: ops,
+		Filter: fmt.Sprintf("ExternalAuth: %s allowed (gRPC OK), %d header(s) copied to the request", up.Service, len(ops))}
 }
 
 // checkRequest builds the CheckRequest for r.
-func (ex *exchange) checkRequest(a *extAuthRoutes, r *http.Request) *authv3.CheckRequest {
+func checkRequest(a *table.ExternalAuth, r *http.Request, body []byte) *authv3.CheckRequest {
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
@@ -91,12 +83,12 @@ func (ex *exchange) checkRequest(a *extAuthRoutes, r *http.Request) *authv3.Chec
 	add := func(k string, v []string) {
 		h[strings.ToLower(k)] = strings.Join(v, ",")
 	}
-	if len(a.a.AllowedHeaders) == 0 {
+	if len(a.AllowedHeaders) == 0 {
 		for k, v := range r.Header {
 			add(k, v)
 		}
 	} else {
-		for _, k := range a.a.AllowedHeaders {
+		for _, k := range a.AllowedHeaders {
 			if v := r.Header.Values(k); len(v) > 0 {
 				add(k, v)
 			}
@@ -105,9 +97,9 @@ func (ex *exchange) checkRequest(a *extAuthRoutes, r *http.Request) *authv3.Chec
 	h[":authority"], h[":method"], h[":path"] = r.Host, r.Method, r.URL.RequestURI()
 	hr := &authv3.AttributeContext_HttpRequest{Method: r.Method, Headers: h, Path: r.URL.RequestURI(),
 		Host: r.Host, Scheme: scheme, Query: r.URL.RawQuery, Protocol: r.Proto, Size: r.ContentLength}
-	if a.a.MaxBodySize > 0 && len(ex.bodyBuf) > 0 {
-		hr.RawBody = ex.bodyBuf
-		hr.Body = string(ex.bodyBuf)
+	if a.MaxBodySize > 0 && len(body) > 0 {
+		hr.RawBody = body
+		hr.Body = string(body)
 	}
 	return &authv3.CheckRequest{Attributes: &authv3.AttributeContext{
 		Source:  &authv3.AttributeContext_Peer{Address: socketAddress(r.RemoteAddr)},
@@ -137,7 +129,7 @@ func readCheckResponse(resp *http.Response) (*authv3.CheckResponse, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("answered HTTP %d to the gRPC call", resp.StatusCode)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxGRPCAuthResponse+5))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxGRPCResponse+5))
 	if err != nil {
 		return nil, fmt.Errorf("failed reading the gRPC answer: %v", err)
 	}
@@ -163,7 +155,7 @@ func readCheckResponse(resp *http.Response) (*authv3.CheckResponse, error) {
 	}
 	n := binary.BigEndian.Uint32(body[1:5])
 	if int(n) != len(body)-5 {
-		return nil, fmt.Errorf("sent a CheckResponse of %d bytes (declared %d, at most %d)", len(body)-5, n, maxGRPCAuthResponse)
+		return nil, fmt.Errorf("sent a CheckResponse of %d bytes (declared %d, at most %d)", len(body)-5, n, maxGRPCResponse)
 	}
 	cr := &authv3.CheckResponse{}
 	if err := proto.Unmarshal(body[5:], cr); err != nil {
@@ -181,9 +173,9 @@ func grpcStatusName(s string) string {
 	return codes.Code(n).String()
 }
 
-// denyGRPC answers the client with a CheckResponse's denial: its HTTP
-// status (403 when unset), headers and body.
-func (ex *exchange) denyGRPC(a *extAuthRoutes, w http.ResponseWriter, cr *authv3.CheckResponse) {
+// denyGRPC reads a CheckResponse's denial: its HTTP status (403 when
+// unset), headers and body.
+func denyGRPC(a *table.ExternalAuth, up Upstream, cr *authv3.CheckResponse) Decision {
 	status, body, h := http.StatusForbidden, "", http.Header{}
 	if d := cr.GetDeniedResponse(); d != nil {
 		if c := int(d.GetStatus().GetCode()); c >= 200 && c <= 599 {
@@ -196,10 +188,10 @@ func (ex *exchange) denyGRPC(a *extAuthRoutes, w http.ResponseWriter, cr *authv3
 		}
 		body = d.GetBody()
 	}
-	ex.trace.Reason = fmt.Sprintf("denied by ExternalAuth %s: %s answered %s (%s)", a.a.Name, a.backend.service,
-		codes.Code(cr.GetStatus().GetCode()), cr.GetStatus().GetMessage())
-	ex.trace.Filters = append(ex.trace.Filters, fmt.Sprintf("ExternalAuth: %s denied (%d)", a.backend.service, status))
-	ex.authDenial(w, status, h, []byte(body))
+	return Decision{Kind: Deny, Status: status, Header: h, Body: []byte(body),
+		Reason: fmt.Sprintf("denied by ExternalAuth %s: %s answered %s (%s)", a.Name, up.Service,
+			codes.Code(cr.GetStatus().GetCode()), cr.GetStatus().GetMessage()),
+		Filter: fmt.Sprintf("ExternalAuth: %s denied (%d)", up.Service, status)}
 }
 
 func envoyHeaderValue(hv *corev3.HeaderValue) string {
@@ -209,46 +201,66 @@ func envoyHeaderValue(hv *corev3.HeaderValue) string {
 	return hv.GetValue()
 }
 
-// addGRPCAuthHeaders keeps an OkHttpResponse's headers for the request to
-// the backend, with their append actions (a set "append" field, which
-// ext_authz servers still send, decides first, as in Envoy; "append"
-// defaults to false in this message).
-func (ex *exchange) addGRPCAuthHeaders(opts []*corev3.HeaderValueOption) int {
-	n := 0
+// grpcHeaders are an OkHttpResponse's headers for the request to the
+// backend, with their append actions (a set "append" field, which ext_authz
+// servers still send, decides first, as in Envoy; "append" defaults to
+// false in this message).
+func grpcHeaders(opts []*corev3.HeaderValueOption) []HeaderOp {
+	var ops []HeaderOp
 	for _, o := range opts {
 		hv := o.GetHeader()
 		if hv == nil {
 			continue
 		}
 		k := textproto.CanonicalMIMEHeaderKey(hv.GetKey())
-		if authResponseSkip[k] {
+		if responseSkip[k] {
 			continue
 		}
-		ex.authHeaders = append(ex.authHeaders, authHeaderOp{k, []string{envoyHeaderValue(hv)}, grpcAppendAction(o)})
-		n++
+		ops = append(ops, HeaderOp{k, []string{envoyHeaderValue(hv)}, grpcAppendAction(o)})
 	}
-	return n
+	return ops
 }
 
 // grpcAppendAction reads a HeaderValueOption's append action.
-func grpcAppendAction(o *corev3.HeaderValueOption) authHeaderAction {
+func grpcAppendAction(o *corev3.HeaderValueOption) Action {
 	//lint:ignore SA1019 ext_authz servers still set the deprecated append field, and Envoy honours it before append_action
 	if ap := o.Append; ap != nil {
 		if ap.GetValue() {
-			return authAppend
+			return Append
 		}
-		return authSet
+		return Set
 	}
 	switch o.GetAppendAction() {
 	case corev3.HeaderValueOption_ADD_IF_ABSENT:
-		return authAddIfAbsent
+		return AddIfAbsent
 	case corev3.HeaderValueOption_OVERWRITE_IF_EXISTS_OR_ADD:
-		return authSet
+		return Set
 	case corev3.HeaderValueOption_OVERWRITE_IF_EXISTS:
-		return authSetIfExists
+		return SetIfExists
 	}
 	// APPEND_IF_EXISTS_OR_ADD is also the value of an unset field, and
 	// "append defaults to false" in OkHttpResponse: the auth server's value
 	// replaces what the client sent (a client cannot add its own).
-	return authSet
+	return Set
+}
+
+// GRPCCode maps an HTTP status to a gRPC status code as gRPC's "HTTP to
+// gRPC Status Code Mapping" does, for answers the gateway gives gRPC
+// clients on behalf of an auth server.
+func GRPCCode(status int) codes.Code {
+	switch status {
+	case http.StatusBadRequest:
+		return codes.Internal
+	case http.StatusUnauthorized:
+		return codes.Unauthenticated
+	case http.StatusForbidden:
+		return codes.PermissionDenied
+	case http.StatusNotFound:
+		return codes.Unimplemented
+	case http.StatusRequestEntityTooLarge:
+		return codes.ResourceExhausted
+	case http.StatusTooManyRequests, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return codes.Unavailable
+	}
+	return codes.Unknown
 }

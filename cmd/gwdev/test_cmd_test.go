@@ -483,3 +483,34 @@ func TestTestUpdateRateLimit(t *testing.T) {
 		t.Errorf("exit %d\n%s%s", code, out, errOut)
 	}
 }
+
+// --update rewrites a wrong basic-auth decision and user to what the data
+// plane decided: refused without credentials, the user let in with them.
+func TestTestUpdateBasicAuth(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "u.gwtest.yaml")
+	in := `cases:
+- name: no credentials
+  request: {url: "http://intranet.example.com/"}
+  expect:
+    auth: {basic: allowed}
+- name: alice
+  request: {url: "http://intranet.example.com/", headers: {Authorization: "Basic YWxpY2U6b3BlbiBzZXNhbWU="}}
+  expect:
+    auth: {basic: none, user: bob}
+`
+	if err := os.WriteFile(file, []byte(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runGwdev(t, "", "test", "--update", "--tests", dir, "../../samples/ingress-basic-auth")
+	b, _ := os.ReadFile(file)
+	got := string(b)
+	for _, want := range []string{"auth: {basic: refused}", "auth: {basic: allowed, user: alice}"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the updated file has no %q:\n%s", want, got)
+		}
+	}
+	if code != 0 || !strings.Contains(errOut, "u.gwtest.yaml:5: auth.basic: allowed → \"refused\"") || !strings.Contains(errOut, "auth.user: bob → \"alice\"") {
+		t.Errorf("exit %d\n%s%s", code, out, errOut)
+	}
+}

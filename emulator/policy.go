@@ -248,6 +248,7 @@ func (s *Server) checkRateLimit(ex *exchange, w http.ResponseWriter) bool {
 // not, it sets the 401 answer.
 func (ex *exchange) checkBasicAuth(ba *table.BasicAuth) (action, bool) {
 	user, pass, ok := ex.req.BasicAuth()
+	ex.trace.BasicAuth = ba.Name
 	switch {
 	case ok && user == "":
 		// nginx refuses credentials without a user name before it reads
@@ -257,6 +258,7 @@ func (ex *exchange) checkBasicAuth(ba *table.BasicAuth) (action, bool) {
 		for _, u := range ba.Users {
 			if u.Name == user && auth.HtpasswdMatches(u.Hash, pass) {
 				ex.trace.Filters = append(ex.trace.Filters, "BasicAuth: "+ba.Name+" user "+strconv.Quote(user)+" allowed")
+				ex.trace.BasicAuthUser = user
 				return 0, false
 			}
 		}

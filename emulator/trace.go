@@ -88,6 +88,11 @@ type Trace struct {
 	// RateLimited is the rate limit (the table's RateLimit name) that
 	// refused the request ("": none did).
 	RateLimited string `json:"rateLimited,omitempty"`
+	// BasicAuth is the basic auth (the table's BasicAuth name) that
+	// checked the request's credentials ("": none did); BasicAuthUser the
+	// user it let in ("": it refused them, 401).
+	BasicAuth     string `json:"basicAuth,omitempty"`
+	BasicAuthUser string `json:"basicAuthUser,omitempty"`
 	// Span is the request's XTelemetryPolicy span: "<trace id>/<span id>"
 	// and whether it was sampled, dropped or not exported ("" : the
 	// Gateway has no tracing).
@@ -453,7 +458,7 @@ func traceSize(t *Trace, headerBytes int) int {
 	for _, s := range [...]string{t.Client, t.Gateway, t.Listener, t.Address, t.Proto, t.SNI,
 		t.NegotiatedProtocol, t.TLSVersion, t.ClientCert, t.Host, t.Method, t.Path, t.GRPCService,
 		t.GRPCMethod, t.GRPCStatus, t.VirtualHost, t.Rule, t.Route, t.Source, t.Reason, t.Backend,
-		t.Service, t.Target, t.Why, t.Upstream, t.BackendFault, t.BackendClientCert, t.Location, string(t.End), t.Truncated, t.Span} {
+		t.Service, t.Target, t.Why, t.Upstream, t.BackendFault, t.BackendClientCert, t.Location, string(t.End), t.Truncated, t.Span, t.BasicAuth, t.BasicAuthUser} {
 		n += len(s)
 	}
 	for _, l := range [...][]string{t.ALPN, t.Filters, t.AuthAsked, t.Candidates} {

@@ -247,6 +247,28 @@ func TestIngressNginxFeatures(t *testing.T) {
 		if !said {
 			t.Errorf("no trace says the credentials had an empty user name")
 		}
+		// The decision is typed in the trace (gwdev test's auth.basic and
+		// auth.user read it): the basic auth that checked and the user it
+		// let in; none on a location denied before it (503, 403).
+		decided := map[string]int{}
+		for _, tr := range s.srv.Traces() {
+			name := "ingress/default/" + strings.TrimSuffix(tr.Host, ".example") + "/basic-auth"
+			switch {
+			case tr.Host == "missing.example" || tr.Host == "digest.example":
+				if tr.BasicAuth != "" || tr.BasicAuthUser != "" {
+					t.Errorf("%s: basic auth %q user %q on a denied location", tr.Host, tr.BasicAuth, tr.BasicAuthUser)
+				}
+			case tr.BasicAuth != name:
+				t.Errorf("%s %d: basic auth %q, want %q", tr.Host, tr.Status, tr.BasicAuth, name)
+			case (tr.Status == 200) != (tr.BasicAuthUser != ""):
+				t.Errorf("%s %d: user %q let in", tr.Host, tr.Status, tr.BasicAuthUser)
+			default:
+				decided[tr.BasicAuthUser]++
+			}
+		}
+		if decided["bob"] != 1 || decided["apr"] != 1 || decided["sha"] != 1 || decided["alice"] != 1 || decided[""] != 9 {
+			t.Errorf("users let in by the traces: %v; want bob, apr, sha, alice once and 9 refusals", decided)
+		}
 	})
 	t.Run("affinity", func(t *testing.T) {
 		// "Session Affinity": affinity cookie sets INGRESSCOOKIE (or

@@ -94,6 +94,9 @@ var mutations = []struct {
 	{"basic", "received.headers.X-Missing", "received: {headers: {X-Missing: v}}", ""},
 	{"basic", "mirrors", "mirrors: [default/frontend]", ""},
 	{"basic", "auth.asked", "auth: {asked: [gateway/x]}", ""},
+	{"ingress-basic-auth", "auth.basic", "auth: {basic: allowed}", "http://intranet.example.com/"},
+	{"ingress-basic-auth", "auth.user", "auth: {user: bob}", "http://intranet.example.com/"},
+	{"basic", "auth.basic", "auth: {basic: refused}", ""},
 	{"ingress-nginx", "rateLimit.limited", "rateLimit: {limited: true}", "https://shop.example.com/api/orders"},
 	{"ingress-nginx", "rateLimit.status", "rateLimit: {status: 429}", "https://shop.example.com/api/orders"},
 	{"gwin", "policies", "policies: [GatewayPolicy default/nope]", "http://shop.example.com:8080/api/orders"},
@@ -477,6 +480,37 @@ func TestTestUpdateRateLimit(t *testing.T) {
 		}
 	}
 	if code != 0 || !strings.Contains(errOut, "u.gwtest.yaml:5: rateLimit.limited: true → false") || !strings.Contains(errOut, "rateLimit.status: 429 → 503") {
+		t.Errorf("exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// --update rewrites a wrong basic-auth decision and user to what the data
+// plane decided: refused without credentials, the user let in with them.
+func TestTestUpdateBasicAuth(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "u.gwtest.yaml")
+	in := `cases:
+- name: no credentials
+  request: {url: "http://intranet.example.com/"}
+  expect:
+    auth: {basic: allowed}
+- name: alice
+  request: {url: "http://intranet.example.com/", headers: {Authorization: "Basic YWxpY2U6b3BlbiBzZXNhbWU="}}
+  expect:
+    auth: {basic: none, user: bob}
+`
+	if err := os.WriteFile(file, []byte(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runGwdev(t, "", "test", "--update", "--tests", dir, "../../samples/ingress-basic-auth")
+	b, _ := os.ReadFile(file)
+	got := string(b)
+	for _, want := range []string{"auth: {basic: refused}", "auth: {basic: allowed, user: alice}"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the updated file has no %q:\n%s", want, got)
+		}
+	}
+	if code != 0 || !strings.Contains(errOut, "u.gwtest.yaml:5: auth.basic: allowed → \"refused\"") || !strings.Contains(errOut, "auth.user: bob → \"alice\"") {
 		t.Errorf("exit %d\n%s%s", code, out, errOut)
 	}
 }

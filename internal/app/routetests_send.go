@@ -81,6 +81,7 @@ func (s *testServer) send(ctx context.Context, c *routetest.Case, p emulatorProb
 		a.Route = &routetest.RouteAt{Kind: m.Route.Kind, Namespace: m.Route.Namespace, Name: m.Route.Name, Rule: m.Rule, Match: m.Match}
 	}
 	a.Reason = tr.Reason
+	a.BasicAuth, a.BasicAuthUser = tr.BasicAuth, tr.BasicAuthUser
 	a.RateLimited = tr.RateLimited // runCase keeps the first refused request's
 	if err != nil && a.Reason == "" {
 		a.Reason = err.Error()

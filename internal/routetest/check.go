@@ -43,6 +43,11 @@ type Actual struct {
 	Policies []string `json:"policies,omitempty"`
 	// AuthAsked are the ExternalAuth filters asked.
 	AuthAsked []string `json:"authAsked,omitempty"`
+	// BasicAuth is the basic auth (by table name) that checked the
+	// request's credentials ("": none did); BasicAuthUser the user it let
+	// in ("": it refused them).
+	BasicAuth     string `json:"basicAuth,omitempty"`
+	BasicAuthUser string `json:"basicAuthUser,omitempty"`
 	// RateLimited is the rate limit (by table name) that refused the
 	// first request refused ("": none was), RateLimitedStatus its status
 	// and RateLimitedAt its number (1: the first request sent).
@@ -55,6 +60,37 @@ type Actual struct {
 	Shares map[string]float64 `json:"shares,omitempty"`
 	// Requests is how many requests were sent.
 	Requests int `json:"requests"`
+}
+
+// The basic-auth decisions (Auth.Basic, Actual.BasicAuthDecision).
+const (
+	BasicAllowed = "allowed"
+	BasicRefused = "refused"
+	BasicNone    = "none"
+)
+
+// BasicAuthDecision is what basic auth decided: BasicAllowed (it let a
+// user in), BasicRefused (it answered 401) or BasicNone (no basic auth
+// checked the request).
+func (a *Actual) BasicAuthDecision() string {
+	switch {
+	case a.BasicAuth == "":
+		return BasicNone
+	case a.BasicAuthUser != "":
+		return BasicAllowed
+	}
+	return BasicRefused
+}
+
+// basicAuthText says the basic-auth decision for a mismatch.
+func basicAuthText(a *Actual) string {
+	switch a.BasicAuthDecision() {
+	case BasicNone:
+		return "no basic auth checked the request"
+	case BasicAllowed:
+		return "basic auth " + a.BasicAuth + " allowed user " + strconv.Quote(a.BasicAuthUser)
+	}
+	return "basic auth " + a.BasicAuth + " refused the credentials"
 }
 
 // RouteAt is a route and the indexes of the rule and match in it.
@@ -159,8 +195,16 @@ func Check(c *Case, a *Actual) []Mismatch {
 			add("mirrors", m+" received a copy", "copies went to "+listText(a.Mirrored))
 		}
 	}
-	if au := e.Auth; au != nil && au.Asked != nil && !slices.Equal(au.Asked, a.AuthAsked) {
-		add("auth.asked", listText(au.Asked), listText(a.AuthAsked))
+	if au := e.Auth; au != nil {
+		if au.Asked != nil && !slices.Equal(au.Asked, a.AuthAsked) {
+			add("auth.asked", listText(au.Asked), listText(a.AuthAsked))
+		}
+		if au.Basic != "" && au.Basic != a.BasicAuthDecision() {
+			add("auth.basic", au.Basic, basicAuthText(a))
+		}
+		if au.User != "" && au.User != a.BasicAuthUser {
+			add("auth.user", au.User, basicAuthText(a))
+		}
 	}
 	if rl := e.RateLimit; rl != nil {
 		limited := a.RateLimited != ""

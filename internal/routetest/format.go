@@ -91,8 +91,8 @@ type Expect struct {
 	// Mirrors are the Services ("namespace/name") that must have received
 	// a copy of the request.
 	Mirrors []string `yaml:"mirrors,omitempty" json:"mirrors,omitempty"`
-	// Auth are the ExternalAuth checks the request asked, by their table
-	// names, in order.
+	// Auth is the authentication decision: the ExternalAuth checks the
+	// request asked and what basic auth decided.
 	Auth *Auth `yaml:"auth,omitempty" json:"auth,omitempty"`
 	// RateLimit is the rate-limit decision over the Count requests sent.
 	RateLimit *RateLimit `yaml:"rateLimit,omitempty" json:"rateLimit,omitempty"`
@@ -141,6 +141,11 @@ type Received struct {
 type Auth struct {
 	// Asked are the ExternalAuth filters asked, by table name.
 	Asked []string `yaml:"asked,omitempty" json:"asked,omitempty"`
+	// Basic is what basic auth decided: allowed, refused (401) or none
+	// (no basic auth checked the request) ("": not checked).
+	Basic string `yaml:"basic,omitempty" json:"basic,omitempty"`
+	// User is the user basic auth let in ("": not checked).
+	User string `yaml:"user,omitempty" json:"user,omitempty"`
 }
 
 // RateLimit is the rate-limit decision over a case's Count requests.

@@ -40,6 +40,8 @@ func TestSchemaValidatesSamples(t *testing.T) {
 		`{cases: [{request: {url: "http://a:8080/"}}]}`,
 		`{cases: []}`,
 		`{cases: [{request: {url: "http://a:8080/"}, expect: {split: {shares: {"default/a": 2}}}}]}`,
+		`{cases: [{request: {url: "http://a:8080/"}, expect: {auth: {basic: maybe}}}]}`,
+		`{cases: [{request: {url: "http://a:8080/"}, expect: {auth: {user: ""}}}]}`,
 	} {
 		var v any
 		if err := yaml.Unmarshal([]byte(bad), &v); err != nil {

@@ -110,7 +110,14 @@ func actualValue(field string, a *Actual) (any, bool) {
 	case "policies":
 		return nonNil(a.Policies), true
 	case "auth":
-		return nonNil(a.AuthAsked), rest == "asked"
+		switch rest {
+		case "asked":
+			return nonNil(a.AuthAsked), true
+		case "basic":
+			return a.BasicAuthDecision(), true
+		case "user":
+			return a.BasicAuthUser, a.BasicAuthUser != ""
+		}
 	case "rateLimit":
 		switch rest {
 		case "limited":

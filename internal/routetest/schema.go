@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // The test file schema is validated here, by the keywords
@@ -31,6 +32,7 @@ type schemaNode struct {
 	exclusiveMinimum     *float64
 	minProperties        *int
 	minItems             *int
+	minLength            *int
 	required             []string
 	properties           map[string]*schemaNode
 	additionalFalse      bool        // additionalProperties: false
@@ -142,6 +144,8 @@ func compileSchema(doc []byte) (*FileSchema, error) {
 				n.minProperties, err = count(k)
 			case "minItems":
 				n.minItems, err = count(k)
+			case "minLength":
+				n.minLength, err = count(k)
 			case "required":
 				r, _ := kv.([]any)
 				for _, e := range r {
@@ -340,6 +344,11 @@ func (n *schemaNode) validate(v any, loc []string, out *[]schemaError) {
 			}
 		}
 	case string:
+		if n.minLength != nil {
+			if got := utf8.RuneCountInString(v); got < *n.minLength {
+				add("minLength: got %d, want %d", got, *n.minLength)
+			}
+		}
 		if n.pattern != nil && !n.pattern.MatchString(v) {
 			add("%s does not match pattern %s", quote(v), quote(n.pattern.String()))
 		}

@@ -61,10 +61,12 @@ func TestSchemaValidatorAgreesWithJSONSchema(t *testing.T) {
 		`{cases: [{` + req + `}]}`,                                  // missing field
 		`{cases: [{name: 1}]}`,                                      // wrong type, two missing
 		`{cases: []}`,                                               // minItems
-		`{cases: {}}`,                                               // not an array
-		`[]`,                                                        // not an object
-		`{}`,                                                        // no cases
-		`{cases: [{` + req + `, expect: {}}]}`,                      // minProperties
+		`{cases: [{` + req + `, expect: {auth: {user: ""}}}]}`,      // minLength
+		`{cases: [{` + req + `, expect: {auth: {user: "é"}}}]}`,     // minLength counts characters, not bytes
+		`{cases: {}}`,                          // not an array
+		`[]`,                                   // not an object
+		`{}`,                                   // no cases
+		`{cases: [{` + req + `, expect: {}}]}`, // minProperties
 		`{cases: [{` + req + `, expect: {status: 99}}]}`,                   // minimum
 		`{cases: [{` + req + `, expect: {status: 600}}]}`,                  // maximum
 		`{cases: [{` + req + `, expect: {status: 200.5}}]}`,                // not an integer

@@ -52,7 +52,7 @@ func startClient(t testing.TB, dir string, m map[string]handler, caps map[string
 	}
 	work := copyTree(t, dir)
 	ctx, cancel := context.WithCancel(context.Background())
-	a, b := net.Pipe()
+	a, b := connPair(t)
 	s := newServer(ctx, a, Options{Debounce: 30 * time.Millisecond}, m)
 	c := &client{t: t, dir: work, diags: map[string][]protocol.Diagnostic{}, pushed: make(chan struct{}, 1000), refreshed: make(chan struct{}, 100)}
 	c.conn = jsonrpc2.NewConn(jsonrpc2.NewStream(b))
@@ -71,6 +71,36 @@ func startClient(t testing.TB, dir string, m map[string]handler, caps map[string
 	}
 	_ = c.conn.Notify(ctx, "initialized", map[string]any{})
 	return c
+}
+
+// connPair is a connected pair of loopback TCP connections: buffered by
+// the kernel, as an editor's stdio pipes are. net.Pipe is not: both read
+// loops write too (the server its replies, the client its answer to the
+// server's workspace/diagnostic/refresh), and two writes at once on an
+// unbuffered pipe wait for each other for ever (TestKustomizeInputBuffer
+// hung 30 s in CI that way).
+func connPair(t testing.TB) (net.Conn, net.Conn) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := l.Accept()
+		accepted <- c
+	}()
+	b, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := <-accepted
+	if a == nil {
+		t.Fatal("no connection accepted")
+	}
+	t.Cleanup(func() { a.Close(); b.Close() })
+	return a, b
 }
 
 // handle takes the server's notifications and requests.

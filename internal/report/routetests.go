@@ -84,7 +84,7 @@ func writeTestsHuman(w io.Writer, run *routetest.Run) {
 	}
 	n, failed := run.Counts()
 	if failed == 0 {
-		fmt.Fprintf(w, "PASS  %d cases in %d files\n", n, len(run.Files))
+		fmt.Fprintf(w, "PASS  %s in %s\n", Plural(n, "case"), Plural(len(run.Files), "file"))
 		return
 	}
 	fmt.Fprintf(w, "FAIL  %d of %d cases failed\n", failed, n)

@@ -108,7 +108,7 @@ func (o *testOptions) runRecord(cmd *cobra.Command, out io.Writer, urls []string
 	if err := os.WriteFile(o.record, b, 0o644); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "recorded %d cases in %s\n", len(f.Cases), o.record)
+	fmt.Fprintf(out, "recorded %s in %s\n", report.Plural(len(f.Cases), "case"), o.record)
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 
 	junit "github.com/joshdk/go-junit"
 
+	"github.com/gwdev/gwdev/internal/report"
 	"github.com/gwdev/gwdev/internal/routetest"
 )
 
@@ -261,7 +262,7 @@ func TestTestRecordThenPass(t *testing.T) {
 			t.Fatalf("%s: record: exit %d\n%s%s", dir, code, out, errOut)
 		}
 		out, errOut, code = runGwdev(t, "", "test", "--tests", rec, dir)
-		if code != 0 || !strings.Contains(out, "PASS  "+strconv.Itoa(len(urls))+" cases") {
+		if code != 0 || !strings.Contains(out, "PASS  "+report.Plural(len(urls), "case")+" in ") {
 			b, _ := os.ReadFile(rec)
 			t.Errorf("%s: the recorded cases: exit %d\n%s%s\n%s", dir, code, out, errOut, b)
 		}

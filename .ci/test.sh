@@ -15,11 +15,14 @@ export flags
 ./.ci/tools.sh >/dev/null &
 others=$($GO list ./... | grep -v '/cmd/gwdev$' | tr '\n' ' ')
 export others
+# The tools' progress goes to this script's stderr through fd 3, past
+# gotestsum, which would list each line among the tests' "errors".
+exec 3>&2
 exec $GO tool gotestsum --format pkgname-and-test-fails --format-hide-empty-pkg --raw-command -- bash -c '
   $GO test -json $flags $others; rc=$?
   # Waits for the background build (tools.sh locks each tool), or builds.
-  if ! ./.ci/tools.sh >/dev/null; then
-    echo "tools: could not build kube-apiserver/helm: the tests that need them will skip, saying so" >&2
+  if ! ./.ci/tools.sh >/dev/null 2>&3; then
+    echo "tools: could not build kube-apiserver/helm: the tests that need them will skip, saying so" >&3
   fi
   $GO test -json $flags ./cmd/gwdev || rc=1
   exit $rc'

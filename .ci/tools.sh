@@ -28,7 +28,7 @@ build_kube_apiserver() {
   [ -x "$out" ] && return 0
   local work
   work=$(mktemp -d)
-  trap 'rm -rf "$work"' RETURN
+  trap 'rm -rf "$work"; trap - RETURN' RETURN
   (
     cd "$work"
     go mod init gwdev-tools/kube-apiserver >/dev/null 2>&1
@@ -54,7 +54,7 @@ build_helm() {
   [ -x "$out" ] && return 0
   local bin
   bin=$(mktemp -d)
-  trap 'rm -rf "$bin"' RETURN
+  trap 'rm -rf "$bin"; trap - RETURN' RETURN
   (cd "$bin" && GOBIN="$bin" GOFLAGS=-mod=mod nice go install -trimpath -ldflags=-s "helm.sh/helm/v4/cmd/helm@$HELM_VERSION")
   mv "$bin/helm" "$out"
 }
@@ -75,7 +75,11 @@ built() {
   if [ ! -x "$out" ]; then
     echo "tools: building $what for the integration tests ($estimate on an idle 2-core machine, once; cached in $dir)" >&2
     local start=$SECONDS ticker
-    ( exec 9>&-; while sleep 60; do echo "tools: still building $what ($(( (SECONDS - start) / 60 )) min so far)" >&2; done ) &
+    # The ticker sleeps in the background and waits for it, so that the
+    # kill below ends it (and its sleep) at once: a subshell in a
+    # foreground sleep would hold the build's end (and stderr) up to 60 s.
+    ( exec 9>&-; s=""; trap '[ -n "$s" ] && kill "$s" 2>/dev/null; exit 0' TERM
+      while :; do sleep 60 & s=$!; wait "$s"; echo "tools: still building $what ($(( (SECONDS - start) / 60 )) min so far)" >&2; done ) &
     ticker=$!
     local rc=0
     "$fn" >&2 || rc=$?

@@ -189,7 +189,9 @@ var docsNotRun = []struct {
 var docsNeeds = []struct {
 	re      *regexp.Regexp
 	program string
-}{}
+}{
+	{regexp.MustCompile(`^gwdev graph --format (svg|png)\b`), "dot"}, // TestGraphSVGWithoutGraphviz tests what it says without
+}
 
 // docsRunnable are the commands besides gwdev that the docs may show and
 // this test runs as printed: they prepare a folder for the gwdev line after

@@ -2,17 +2,20 @@
 # Memory of gwdev up with the web view open under load: gwdev up --no-tui
 # serves samples/basic (on a port of your choice); headless Chromium keeps
 # the web view open (Topology, with the live traces streaming into it);
-# wrk sends requests flat out for the whole run, and every 30 s a save
-# changes a route, so that the open page reloads the topology. gwdev's RSS
+# wrk sends requests flat out for the whole run (to /api/x, forwarded to
+# the api Service's echo backend), and every 30 s a save changes the
+# route's first match between PathPrefix /api and /ap (so that the open
+# page reloads the topology; /api/x is still forwarded, by the first rule
+# or the catch-all). gwdev's RSS
 # (VmRSS) and the admin API's trace stream counters are printed every
 # interval; the last line compares the RSS of the first interval with the
 # last one's, both under load.
 # Needs wrk, chromium and curl:  apt-get install -y wrk chromium curl
-# Usage: bench/web-memory.sh [duration=60m] [interval=60s] [port=18080] [admin=19901]
+# Usage: bench/web-memory.sh [duration=60m] [interval=60s] [port=18080] [admin=19901] [connections=32] [threads=2]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/lib.sh
-dur=${1:-60m}; interval=${2:-60s}; port=${3:-18080}; admin=${4:-19901}
+dur=${1:-60m}; interval=${2:-60s}; port=${3:-18080}; admin=${4:-19901}; conns=${5:-32}; threads=${6:-2}
 need bench/web-memory.sh "wrk chromium curl" wrk chromium curl
 seconds() { case $1 in *m) echo $(( ${1%m} * 60 ));; *s) echo "${1%s}";; *) echo "$1";; esac; }
 total=$(seconds "$dur"); step=$(seconds "$interval")
@@ -32,7 +35,7 @@ chromium --headless --no-sandbox --disable-gpu --disable-background-networking -
 pids+=("$!")
 sleep 3
 
-wrk -t2 -c32 -d"${total}s" -H 'Host: app.example.com' "http://127.0.0.1:$port/api/x" > "$tmp/wrk.log" 2>&1 &
+wrk -t"$threads" -c"$conns" -d"${total}s" --latency -H 'Host: app.example.com' "http://127.0.0.1:$port/api/x" > "$tmp/wrk.log" 2>&1 &
 pids+=("$!")
 
 rss() { awk '/^VmRSS/ {print $2}' "/proc/$gw/status"; }
@@ -42,7 +45,12 @@ first=""; last=""; elapsed=0; next_save=30
 while [ "$elapsed" -lt "$total" ]; do
   sleep 1; elapsed=$((elapsed + 1))
   if [ "$elapsed" -ge "$next_save" ]; then # a save: another path prefix, so the topology changes
-    sed -i "s#value: /api.*#value: /api$elapsed#" "$tmp/basic/app.yaml"; next_save=$((next_save + 30))
+    if grep -q 'value: /api$' "$tmp/basic/app.yaml"; then
+      sed -i 's#value: /api$#value: /ap#' "$tmp/basic/app.yaml"
+    else
+      sed -i 's#value: /ap$#value: /api#' "$tmp/basic/app.yaml"
+    fi
+    next_save=$((next_save + 30))
   fi
   if [ $((elapsed % step)) -eq 0 ]; then
     r=$(rss); last=$r
@@ -51,5 +59,6 @@ while [ "$elapsed" -lt "$total" ]; do
   fi
 done
 sleep 2
-echo "wrk: $(awk '/Requests\/sec/ {print $2}' "$tmp/wrk.log") requests/s"
+echo "wrk: $(awk '/Requests\/sec/ {print $2}' "$tmp/wrk.log") requests/s, $(awk '/requests in/ {print $1}' "$tmp/wrk.log") requests, p99 $(awk '$1=="99%" {print $2}' "$tmp/wrk.log")"
+grep -E 'Non-2xx|Socket errors' "$tmp/wrk.log" || echo "wrk: every answer 2xx, no socket errors"
 awk -v a="$first" -v b="$last" 'BEGIN {printf "RSS under load: after the first interval %d KiB, at the last %d KiB (%+.1f%%)\n", a, b, 100*(b-a)/a}'

@@ -24,6 +24,11 @@
 # `gwdev up`. BACKEND_KIND=nginx replaces the Go backend with a second nginx
 # (one worker) answering the same 256-byte body as a static 200: the
 # backend then costs least, so each proxy's own cost dominates.
+# Caddy (bench/caddy: github.com/caddyserver/caddy/v2 v2.11.9 with its
+# standard modules, built from the module proxy) is a side of its own in
+# every mode: its defaults, the same route, and an upstream keep-alive pool
+# as large as nginx's and haproxy's (256 idle connections); CADDY=0 leaves
+# it out.
 # FHPROXY=1 adds the side "fasthttp" to http1: bench/fhproxy, the same
 # route through fasthttp's Server and HostClient (the prototype of the
 # lane decision in docs/decisions.md).
@@ -46,10 +51,12 @@ declare -A addr=(
   [gwdev.https]=127.0.0.1:18091 [nginx.https]=127.0.0.1:18092 [haproxy.https]=127.0.0.1:18093
   [gwdev.h2c]=127.0.0.1:18081   [nginx.h2c]=127.0.0.1:18102   [haproxy.h2c]=127.0.0.1:18103
   [direct.http1]=$BACKEND [relay.http1]=127.0.0.1:18085 [fasthttp.http1]=127.0.0.1:18086
+  [caddy.http1]=127.0.0.1:18087 [caddy.https]=127.0.0.1:18097 [caddy.h2c]=127.0.0.1:18107
   [base.http1]=127.0.0.1:18084 [base.https]=127.0.0.1:18094 [base.h2c]=127.0.0.1:18084
 )
 [ -n "${GWDEV_BASE:-}" ] || unset 'addr[base.http1]' 'addr[base.https]' 'addr[base.h2c]'
 [ -n "${FHPROXY:-}" ] || unset 'addr[fasthttp.http1]'
+[ "${CADDY:-1}" != 0 ] || unset 'addr[caddy.http1]' 'addr[caddy.https]' 'addr[caddy.h2c]'
 if [ "${BACKEND_KIND:-go}" = nginx ]; then
   body=$(head -c 256 /dev/zero | tr '\0' 'a')
   cat > "$tmp/nginx-backend.conf" <<NGINX
@@ -169,6 +176,45 @@ backend api
 HAP
 haproxy -f "$tmp/haproxy.cfg" & pids+=($!); sidepid[haproxy]=$!
 
+if [ "${CADDY:-1}" != 0 ]; then
+  (cd bench/caddy && go build -o "$tmp/caddy" .)
+  # The same route in Caddy, with its defaults but for the upstream pool
+  # (Caddy keeps 32 idle connections per host by default) and what a local
+  # benchmark does not want (the admin endpoint, automatic HTTPS).
+  route='
+  @api path /api /api/*
+  handle @api {
+    reverse_proxy '$BACKEND' {
+      header_up X-Route api
+      transport http {
+        keepalive_idle_conns 256
+        keepalive_idle_conns_per_host 256
+      }
+    }
+  }
+  respond 404'
+  cat > "$tmp/Caddyfile" <<CADDY
+{
+  admin off
+  auto_https off
+  servers ${addr[caddy.h2c]} {
+    protocols h1 h2c
+  }
+}
+http://api.example.com:${addr[caddy.http1]##*:} {
+  bind 127.0.0.1$route
+}
+https://api.example.com:${addr[caddy.https]##*:} {
+  bind 127.0.0.1
+  tls $tmp/server.crt $tmp/server.key$route
+}
+http://api.example.com:${addr[caddy.h2c]##*:} {
+  bind 127.0.0.1$route
+}
+CADDY
+  (cd "$tmp" && XDG_DATA_HOME="$tmp" XDG_CONFIG_HOME="$tmp" "$tmp/caddy" run --config "$tmp/Caddyfile" --adapter caddyfile >"$tmp/caddy.log" 2>&1) & pids+=($!); sidepid[caddy]=$!
+fi
+
 # Wait for every side to answer.
 for key in "${!addr[@]}"; do
   case $key in
@@ -238,6 +284,7 @@ done
 echo "$(nproc) cores shared by client, proxy and backend; $rounds rounds of $dur per side, -c$conns -t$threads, 256-byte responses"
 echo "(h2c: the latency column is h2load's mean, not p99)"
 sides=(gwdev nginx haproxy)
+[ "${CADDY:-1}" != 0 ] && sides+=(caddy)
 [ -n "${GWDEV_BASE:-}" ] && sides+=(base)
 for round in $(seq "$rounds"); do
   for mode in $modes; do
@@ -260,19 +307,22 @@ awk '
   { rps[$1 " " $2] = rps[$1 " " $2] " " $4; lat[$1 " " $2] = lat[$1 " " $2] " " $5
     p50[$1 " " $2] = p50[$1 " " $2] " " $6; p999[$1 " " $2] = p999[$1 " " $2] " " $7; cpu[$1 " " $2] = cpu[$1 " " $2] " " $8
     # per-round ratios against nginx, paired within the round
-    r[$1, $2, $3] = $4; l[$1, $2, $3] = $5; if (!($1 in seen)) { seen[$1] = 1; order[++nm] = $1 } rounds[$3] = 1 }
+    r[$1, $2, $3] = $4; l[$1, $2, $3] = $5; c[$1, $2, $3] = $8; if (!($1 in seen)) { seen[$1] = 1; order[++nm] = $1 } rounds[$3] = 1 }
   END {
     for (i = 1; i <= nm; i++) {
       m = order[i]
-      split("gwdev base nginx haproxy relay direct fasthttp", ss, " ")
-      for (k = 1; k <= 7; k++) if ((m " " ss[k]) in rps)
+      split("gwdev base nginx haproxy caddy relay direct fasthttp", ss, " ")
+      for (k = 1; k <= 8; k++) if ((m " " ss[k]) in rps)
         printf "%-6s %-8s %12.0f %10.2f %10.2f %10.2f %12.1f\n", m, ss[k], median(rps[m " " ss[k]]), median(lat[m " " ss[k]]), median(p50[m " " ss[k]]), median(p999[m " " ss[k]]), median(cpu[m " " ss[k]])
-      rr = ""; lr = ""; hr = ""; br = ""; bl = ""; fr = ""; fl = ""
-      for (n in rounds) { rr = rr sprintf(" %.2f", r[m, "gwdev", n] / r[m, "nginx", n])
+      rr = ""; lr = ""; hr = ""; br = ""; bl = ""; fr = ""; fl = ""; cr = ""; cl = ""; cc = ""
+      for (n in rounds) { rr = rr sprintf(" %.2f", r[m, "gwdev", n] / r[m, "nginx", n]); cc = cc sprintf(" %.2f", c[m, "gwdev", n] / c[m, "nginx", n])
                           lr = lr " " l[m, "gwdev", n] / l[m, "nginx", n]; hr = hr " " r[m, "gwdev", n] / r[m, "haproxy", n]
+                          if ((m SUBSEP "caddy" SUBSEP n) in r) { cr = cr sprintf(" %.2f", r[m, "gwdev", n] / r[m, "caddy", n]); cl = cl " " l[m, "gwdev", n] / l[m, "caddy", n] }
                           if ((m SUBSEP "relay" SUBSEP n) in r) { fr = fr sprintf(" %.2f", r[m, "relay", n] / r[m, "nginx", n]); fl = fl " " l[m, "relay", n] / l[m, "nginx", n] }
                           if ((m SUBSEP "base" SUBSEP n) in r) { br = br sprintf(" %.2f", r[m, "base", n] / r[m, "nginx", n]); bl = bl " " l[m, "base", n] / l[m, "nginx", n] } }
       printf "%-6s gwdev/nginx req/s %.2f (per round:%s)  p99 %.2fx  gwdev/haproxy req/s %.2f\n", m, median(rr), rr, median(lr), median(hr)
+      printf "%-6s gwdev/nginx CPU per request %.2fx (per round:%s)\n", m, median(cc), cc
+      if (cr != "") printf "%-6s gwdev/caddy req/s %.2f (per round:%s)  p99 %.2fx\n", m, median(cr), cr, median(cl)
       if (fr != "") printf "%-6s relay/nginx req/s %.2f (per round:%s)  p99 %.2fx  (the floor of a Go proxy: bench/relay)\n", m, median(fr), fr, median(fl)
       if (br != "") printf "%-6s base/nginx  req/s %.2f (per round:%s)  p99 %.2fx\n", m, median(br), br, median(bl)
     }

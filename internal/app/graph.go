@@ -87,10 +87,13 @@ func writeDOT(w io.Writer, g *engine.Graph) {
 	for _, n := range g.Nodes {
 		attrs := fmt.Sprintf("label=%s, fillcolor=%s", dotString(strings.Join(nodeLines(n), "\n")), dotString(nodeFill(n)))
 		if n.Policy {
-			attrs += fmt.Sprintf(", shape=note, style=filled, color=%s", dotString(graphPolicyStroke))
+			attrs += ", shape=note, style=filled"
 		}
-		if n.Problem != "" {
+		switch {
+		case n.Problem != "":
 			attrs += fmt.Sprintf(", color=%s, penwidth=2", dotString(graphBadStroke))
+		case n.Policy:
+			attrs += fmt.Sprintf(", color=%s", dotString(graphPolicyStroke))
 		}
 		fmt.Fprintf(w, "  %s [%s];\n", dotString(n.ID), attrs)
 	}

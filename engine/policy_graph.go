@@ -25,6 +25,12 @@ func (b *graphBuilder) policies(r *Result) {
 	for _, e := range r.Policies {
 		effects[e.Policy] = append(effects[e.Policy], e)
 	}
+	ports := map[ObjectKey][]string{} // a backend's port nodes (backends)
+	for _, n := range b.g.Nodes {
+		if n.Kind == "Service" {
+			ports[n.Object] = append(ports[n.Object], n.ID)
+		}
+	}
 	r.Objects.Each(func(k ObjectKey, o metav1.Object) {
 		pt := policyTargetsOf(k, o)
 		if pt == nil {
@@ -38,7 +44,7 @@ func (b *graphBuilder) policies(r *Result) {
 			if e.Applied && !pt.AllowsObject(e.Target) {
 				continue // where the policy acts, not what it names
 			}
-			tos, section := b.policyTargets(r, e.Target, e.Section)
+			tos, section := b.policyTargets(r, ports, e.Target, e.Section)
 			target := e.Target.Kind + " " + e.Target.Namespace + "/" + e.Target.Name
 			if e.Applied {
 				m := e.Message
@@ -86,7 +92,8 @@ func policyTargetsOf(k ObjectKey, o metav1.Object) *PolicyTargets {
 // policyTargets returns the nodes a policy's target k (narrowed to
 // section, "" : all of it) is drawn as, and the section when no node of
 // its own stands for it (an edge to the whole target then names it).
-func (b *graphBuilder) policyTargets(r *Result, k ObjectKey, section string) (ids []string, unresolved string) {
+// ports are the backend port nodes by the object they stand for.
+func (b *graphBuilder) policyTargets(r *Result, ports map[ObjectKey][]string, k ObjectKey, section string) (ids []string, unresolved string) {
 	if section != "" {
 		if id := graphID(k) + "/listener/" + section; b.nodes[id] != nil {
 			return []string{id}, ""
@@ -101,12 +108,7 @@ func (b *graphBuilder) policyTargets(r *Result, k ObjectKey, section string) (id
 	if n := b.nodes[graphID(k)]; n != nil && n.Object == k && !n.Policy {
 		ids = append(ids, n.ID)
 	}
-	for _, n := range b.g.Nodes {
-		if n.Kind == "Service" && n.Object == k { // a backend's port nodes (backends)
-			ids = append(ids, n.ID)
-		}
-	}
-	return ids, unresolved
+	return append(ids, ports[k]...), unresolved
 }
 
 // servicePortNamed is the number of the port named name of the Service k

@@ -29,7 +29,7 @@ func (b *brokenEditor) Write(p []byte) (int, error) {
 	b.gone()
 	return 0, replyWriteError{}
 }
-func (b *brokenEditor) Close() error                { return nil }
+func (b *brokenEditor) Close() error { return nil }
 
 // TestReplyThatCannotBeWritten: an editor that went away while a request
 // ran (the reply's write fails, then the stream ends) ends the server

@@ -441,7 +441,7 @@ func (ex *exchange) beforeResponse(h http.Header) {
 
 // serve answers one request on a bound listener.
 func (s *Server) serve(bl *boundListener, w http.ResponseWriter, r *http.Request) {
-	ex := newExchange(r, time.Now())
+	ex := newExchange(r, requestStart(w))
 	ex.trace.Client, ex.trace.Address = r.RemoteAddr, bl.bound
 	ex.trace.memo = noteRequest(r.Context())           // conntrace.go
 	ex.via, ex.passes = &s.via, s.via.passes(r.Header) // loop.go
@@ -511,6 +511,15 @@ func (s *Server) serve(bl *boundListener, w http.ResponseWriter, r *http.Request
 		}
 		ex.writeError(rec, ex.status, ex.trace.Reason)
 	}
+}
+
+// requestStart is when the request started: the fast path's clock read
+// for it, or now.
+func requestStart(w http.ResponseWriter) time.Time {
+	if fw, ok := w.(*h1.ResponseWriter); ok {
+		return fw.Started()
+	}
+	return time.Now()
 }
 
 // reusable reports whether nothing refers to the exchange once its trace

@@ -210,6 +210,11 @@ type fastConn struct {
 	// hand-over to net/http.
 	writeDeadline time.Time
 	inherited     bool
+	// idleArmed is set while the connection's read deadline is an idle
+	// deadline set by awaitIdle (no later than idleUntil, the one due
+	// now): the next wait for a request keeps it (awaitIdle).
+	idleArmed bool
+	idleUntil time.Time
 }
 
 var fastReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, fastReadBufSize) }}
@@ -295,8 +300,7 @@ func (fc *fastConn) readRequest() (req *http.Request, hdrDeadline time.Time, ok 
 			return nil, hdrDeadline, !fc.f.shutting.Load() // net/http traces it
 		}
 	} else {
-		_ = fc.c.SetReadDeadline(time.Now().Add(fc.f.IdleTimeout))
-		if _, err := fc.br.Peek(4); err != nil {
+		if !fc.awaitIdle() {
 			return nil, time.Time{}, false
 		}
 		// The header deadline is set only when the header needs another
@@ -312,6 +316,7 @@ func (fc *fastConn) readRequest() (req *http.Request, hdrDeadline time.Time, ok 
 	armHeader := func() {
 		if !armed {
 			armed = true
+			fc.idleArmed = false
 			hdrDeadline = time.Now().Add(fc.f.ReadHeaderTimeout)
 			_ = fc.c.SetReadDeadline(hdrDeadline)
 		}
@@ -344,6 +349,33 @@ func (fc *fastConn) readRequest() (req *http.Request, hdrDeadline time.Time, ok 
 		if _, err := fc.br.Peek(fc.br.Buffered() + 1); err != nil {
 			return nil, hdrDeadline, true // net/http answers as it would have
 		}
+	}
+}
+
+// awaitIdle waits up to the idle timeout for the next request's first
+// bytes; false: none came (the timeout, the client closed, an error).
+// The idle deadline is set only when the connection's read deadline is
+// not an earlier idle deadline already (a deadline change is a runtime
+// timer change and two clock reads): an earlier one that fires while the
+// real one (idleUntil) is still ahead is moved to it and the wait goes on,
+// so the connection closes IdleTimeout after the request's start to wait,
+// as when the deadline is set every time.
+func (fc *fastConn) awaitIdle() bool {
+	fc.idleUntil = time.Now().Add(fc.f.IdleTimeout)
+	if !fc.idleArmed {
+		fc.idleArmed = true
+		_ = fc.c.SetReadDeadline(fc.idleUntil)
+	}
+	for {
+		_, err := fc.br.Peek(4)
+		if err == nil {
+			return true
+		}
+		var ne net.Error
+		if !errors.As(err, &ne) || !ne.Timeout() || !time.Now().Before(fc.idleUntil) {
+			return false
+		}
+		_ = fc.c.SetReadDeadline(fc.idleUntil) // an earlier idle deadline fired
 	}
 }
 
@@ -406,6 +438,11 @@ func (fc *fastConn) startWatch(cancel context.CancelFunc) {
 	}
 	fc.watchArmed = true
 }
+
+// Started is when the fast path started the request (the clock read it
+// makes for the client watch): the handler may take it as the request's
+// start instead of reading the clock again.
+func (w *ResponseWriter) Started() time.Time { return w.fc.reqStart }
 
 // watchClient reads the client connection while a handler runs, like
 // net/http's background read, once the request is ClientWatchAfter old:
@@ -509,6 +546,7 @@ func (fc *fastConn) stopWatch() {
 	_ = fc.c.SetReadDeadline(aLongTimeAgo)
 	<-done
 	_ = fc.c.SetReadDeadline(time.Time{})
+	fc.idleArmed = false
 }
 
 // watchedReader is what a fast connection's bufio.Reader reads: the byte

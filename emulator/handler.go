@@ -567,7 +567,11 @@ func (s *Server) finish(ex *exchange, rec *responseRecorder, panicked any) {
 	if ex.span != nil {
 		ex.span.end(ex, rec.Header()) // telemetry.go
 	}
-	s.traces.record(*t)
+	if ex.reusable() {
+		s.traces.recordOwned(t) // the exchange is cleared next (serve)
+	} else {
+		s.traces.record(*t)
+	}
 }
 
 var (

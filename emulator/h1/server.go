@@ -178,6 +178,8 @@ type fastConn struct {
 	tlsState *tls.ConnectionState
 	// remote is the client's address, made at the first request.
 	remote string
+	// lastHead is the last request head read (sameOrString).
+	lastHead string
 	// watch, when it fires, starts watching the client (watchClient)
 	// once the running request is ClientWatchAfter old. It is armed by
 	// the first request that finds it unarmed and re-arms itself while
@@ -323,7 +325,7 @@ func (fc *fastConn) readRequest() (req *http.Request, hdrDeadline time.Time, ok 
 	}
 	for {
 		buf, _ := fc.br.Peek(fc.br.Buffered())
-		head := string(buf) // one allocation; the request's fields are substrings
+		head := sameOrString(&fc.lastHead, buf) // the request's fields are substrings
 		end := scanHeader(head)
 		if end < 0 {
 			armHeader()
@@ -377,6 +379,19 @@ func (fc *fastConn) awaitIdle() bool {
 		}
 		_ = fc.c.SetReadDeadline(fc.idleUntil) // an earlier idle deadline fired
 	}
+}
+
+// sameOrString returns last when it holds b's bytes (a keep-alive client
+// or backend sends the same head again and again), else b as a new string,
+// which becomes last: the one allocation of a head, made once per head
+// that changed. Strings never change, so the head and the substrings made
+// of it are the same whichever copy holds the bytes.
+func sameOrString(last *string, b []byte) string {
+	if string(b) == *last { // compared without a copy
+		return *last
+	}
+	*last = string(b)
+	return *last
 }
 
 // handOver gives the connection to the listener's net/http server, the

@@ -45,7 +45,7 @@ vet:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 # The programs the integration tests drive for real — kube-apiserver (from
-# k8s.io/kubernetes, about 5 minutes on 2 cores the first time) and helm —
+# k8s.io/kubernetes, about 8 minutes on 2 cores the first time) and helm —
 # built once into a cache outside the repository (.ci/tools.sh). A failed
 # build is not fatal here: the tests that need them then skip, saying why.
 tools:

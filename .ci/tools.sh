@@ -3,7 +3,7 @@
 # cache outside the repository (never a dependency of gwdev's go.mod):
 #   kube-apiserver  from k8s.io/kubernetes (cmd/kube-apiserver) through a small
 #                   wrapper module that replaces each k8s.io staging module with
-#                   its release (about 5 minutes on 2 cores, 170 MB);
+#                   its release (about 8 minutes on 2 cores beside the tests, 170 MB);
 #   helm            from helm.sh/helm/v4 (go install).
 # Usage: .ci/tools.sh [kube-apiserver|helm|dir]...  (no argument: both).
 # Prints the path of each tool (built when it is not in the cache yet), or
@@ -73,7 +73,7 @@ built() {
     flock 9
   fi
   if [ ! -x "$out" ]; then
-    echo "tools: building $what for the integration tests ($estimate on an idle 2-core machine, once; cached in $dir)" >&2
+    echo "tools: building $what for the integration tests ($estimate on 2 cores beside the tests, once; cached in $dir)" >&2
     local start=$SECONDS ticker
     # The ticker sleeps in the background and waits for it, so that the
     # kill below ends it (and its sleep) at once: a subshell in a
@@ -94,10 +94,10 @@ built() {
 for t in "$@"; do
   case "$t" in
     kube-apiserver)
-      built build_kube_apiserver "$dir/kube-apiserver-$KUBE_VERSION" "kube-apiserver $KUBE_VERSION" "about 5 minutes"
+      built build_kube_apiserver "$dir/kube-apiserver-$KUBE_VERSION" "kube-apiserver $KUBE_VERSION" "about 8 minutes"
       echo "$dir/kube-apiserver-$KUBE_VERSION" ;;
     helm)
-      built build_helm "$dir/helm-$HELM_VERSION" "helm $HELM_VERSION" "about 1 minute"
+      built build_helm "$dir/helm-$HELM_VERSION" "helm $HELM_VERSION" "about 2 minutes"
       echo "$dir/helm-$HELM_VERSION" ;;
     dir) echo "$dir" ;;
     *) echo "tools.sh: unknown tool $t" >&2; exit 2 ;;

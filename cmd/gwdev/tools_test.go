@@ -10,8 +10,8 @@ import (
 
 // externalTool returns the path of a program the tests drive for real
 // (helm, kube-apiserver), built once by .ci/tools.sh into a cache outside
-// the repository (its first build takes a while: helm about a minute,
-// kube-apiserver about five). The test skips, saying why, when it cannot be
+// the repository (its first build takes a while: helm about two,
+// kube-apiserver about eight). The test skips, saying why, when it cannot be
 // built (no Go module proxy).
 func externalTool(t *testing.T, name string) string {
 	t.Helper()

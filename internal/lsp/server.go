@@ -130,9 +130,22 @@ func newServer(ctx context.Context, rwc io.ReadWriteCloser, o Options, m map[str
 }
 
 // handle dispatches one request or notification. It never returns an
-// error (which would end the connection): a failed request is answered
-// with its error, a failed notification logged.
-func (s *server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) (err error) {
+// error: a failed request is answered with its error, a failed
+// notification logged. A reply that cannot be written (the editor is
+// gone) is logged and the stream closed, so that the read loop ends the
+// connection: go.lsp.dev/jsonrpc2 records each failure in one
+// atomic.Value, and a handler's error followed by the read loop's own, of
+// another type, panics (TestReplyThatCannotBeWritten).
+func (s *server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
+	if err := s.dispatch(ctx, reply, req); err != nil {
+		fmt.Fprintf(s.opts.Log, "gwdev lsp: %s: the reply could not be written: %v\n", req.Method(), err)
+		_ = s.conn.Close()
+	}
+	return nil
+}
+
+// dispatch is handle, returning the error of writing the reply.
+func (s *server) dispatch(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(s.opts.Log, "gwdev lsp: %s: internal error: %v\n", req.Method(), r)

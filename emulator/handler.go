@@ -441,7 +441,7 @@ func (ex *exchange) beforeResponse(h http.Header) {
 
 // serve answers one request on a bound listener.
 func (s *Server) serve(bl *boundListener, w http.ResponseWriter, r *http.Request) {
-	ex := newExchange(r, time.Now())
+	ex := newExchange(r, requestStart(w))
 	ex.trace.Client, ex.trace.Address = r.RemoteAddr, bl.bound
 	ex.trace.memo = noteRequest(r.Context())           // conntrace.go
 	ex.via, ex.passes = &s.via, s.via.passes(r.Header) // loop.go
@@ -513,6 +513,15 @@ func (s *Server) serve(bl *boundListener, w http.ResponseWriter, r *http.Request
 	}
 }
 
+// requestStart is when the request started: the fast path's clock read
+// for it, or now.
+func requestStart(w http.ResponseWriter) time.Time {
+	if fw, ok := w.(*h1.ResponseWriter); ok {
+		return fw.Started()
+	}
+	return time.Now()
+}
+
 // reusable reports whether nothing refers to the exchange once its trace
 // is recorded, so that the next request may take it: the forwarding lane
 // served it (nothing of it outlives the lane's return: the pool's body
@@ -558,7 +567,11 @@ func (s *Server) finish(ex *exchange, rec *responseRecorder, panicked any) {
 	if ex.span != nil {
 		ex.span.end(ex, rec.Header()) // telemetry.go
 	}
-	s.traces.record(*t)
+	if ex.reusable() {
+		s.traces.recordOwned(t) // the exchange is cleared next (serve)
+	} else {
+		s.traces.record(*t)
+	}
 }
 
 var (

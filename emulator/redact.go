@@ -187,6 +187,9 @@ func redactQuery(raw string) string {
 // RedactURI redacts a path with its query, or an absolute URL: the values
 // of sensitive query parameters and a password in the user information.
 func RedactURI(s string) string {
+	if strings.IndexByte(s, '?') < 0 && strings.IndexByte(s, '@') < 0 {
+		return s // no query, no user information: nothing below changes s
+	}
 	if scheme, rest, ok := strings.Cut(s, "://"); ok && !strings.ContainsAny(scheme, "/?") {
 		authority := rest
 		if i := strings.IndexAny(rest, "/?#"); i >= 0 {

@@ -293,9 +293,13 @@ func newTraceRing(size, budget int) *traceRing {
 
 // record redacts t, stores it (forgetting the oldest traces past the count
 // or the byte budget) and queues it for every subscriber without blocking.
-func (r *traceRing) record(t Trace) {
-	headerBytes := redactTrace(&t) // redact.go: the one place credentials are redacted
-	size := traceSize(&t, headerBytes)
+func (r *traceRing) record(t Trace) { r.recordOwned(&t) }
+
+// recordOwned is record for a trace nothing reads after: it is redacted
+// where it is and copied once, into the ring (a trace is about a kilobyte).
+func (r *traceRing) recordOwned(tp *Trace) {
+	headerBytes := redactTrace(tp) // redact.go: the one place credentials are redacted
+	size := traceSize(tp, headerBytes)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for r.n > 0 && (r.n == len(r.buf) || r.bytes+size > r.budget) {
@@ -307,7 +311,8 @@ func (r *traceRing) record(t Trace) {
 		r.n--
 	}
 	i := (r.head + r.n) % len(r.buf)
-	r.buf[i], r.sizes[i] = t, size
+	r.buf[i], r.sizes[i] = *tp, size
+	t := &r.buf[i]
 	r.n++
 	r.bytes += size
 	r.seq++
@@ -326,7 +331,7 @@ func (r *traceRing) record(t Trace) {
 		if s.queue == nil {
 			s.queue, s.spare = s.spare[:0], nil
 		}
-		s.queue = append(s.queue, t)
+		s.queue = append(s.queue, *t)
 		if len(s.queue) == 1 {
 			select {
 			case s.wake <- struct{}{}:

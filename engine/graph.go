@@ -13,11 +13,13 @@ import (
 
 // Graph is the structure of a translation for drawing: Gateways (and
 // ListenerSets) → listeners → routes → rules → backends, each node marked
-// healthy or not with the reason. Routes that are not accepted appear with
+// healthy or not with the reason, and the policies (GEP-713), each with a
+// policy edge to what it targets (policy_graph.go). Routes that are not accepted appear with
 // a failed edge to the listener or Gateway they tried; what is served comes
 // from the routing table. Nodes are in a stable order (Gateways by
 // namespace/name, listeners in spec order, routes and rules in the order
-// they are reached), edges in the order they were found.
+// they are reached, policies last in the registry's order), edges in the
+// order they were found.
 type Graph struct {
 	Nodes []*GraphNode `json:"nodes"`
 	Edges []GraphEdge  `json:"edges"`
@@ -29,7 +31,9 @@ type GraphNode struct {
 	// table names, "<kind>/<ns>/<name>" in lower case for routes, rule names
 	// "<kind>/<ns>/<name>/rule/<i>", "service/<ns>/<name>:<port>".
 	ID string `json:"id"`
-	// Kind is Gateway, ListenerSet, Listener, a route kind, Rule or Service.
+	// Kind is Gateway, ListenerSet, Listener, a route kind, Rule, Service,
+	// or a policy kind ("BackendTLSPolicy"; ID "<kind>/<ns>/<name>" in
+	// lower case, as routes).
 	Kind string `json:"kind"`
 	// Label names the node for people; Detail adds a second line ("" :
 	// none).
@@ -42,20 +46,29 @@ type GraphNode struct {
 	// for rules, reachable).
 	Problem string `json:"problem,omitempty"`
 	// Object is the manifest the node comes from: the Gateway, ListenerSet,
-	// route or Service itself, a listener's owner, a rule's route.
+	// route, Service or policy itself, a listener's owner, a rule's route.
 	Object ObjectKey `json:"object"`
+	// Policy is set on a policy's node (false: any other). Its Detail says
+	// what the policy does where it applies; Problem names the first
+	// target it does not apply to, with the reason (TargetNotFound,
+	// Conflicted, Invalid…).
+	Policy bool `json:"policy,omitempty"`
 }
 
 // GraphEdge links a parent to a child. Problem is set on a route's edge to
 // a parent with a problem condition for it; Refused says the parent did not
 // accept the route (Accepted is not True), while an accepted route with a
 // problem (a reference that does not resolve) still serves through it.
+// Policy is set on an edge from a policy to a target it names (Label: the
+// sectionName when no node of its own stands for the section); Refused,
+// with the reason in Problem, when the policy does not apply there.
 type GraphEdge struct {
 	From    string `json:"from"`
 	To      string `json:"to"`
 	Label   string `json:"label,omitempty"`
 	Problem string `json:"problem,omitempty"`
 	Refused bool   `json:"refused,omitempty"`
+	Policy  bool   `json:"policy,omitempty"`
 }
 
 // Children returns the nodes an edge leads to from id, in edge order, with
@@ -80,12 +93,15 @@ func (g *Graph) Node(id string) *GraphNode {
 	return nil
 }
 
-// Roots are the nodes no edge leads to, where every walk starts: the
-// Gateways, and routes or ListenerSets whose parent does not exist.
+// Roots are the nodes no edge but a policy's leads to, where every walk
+// starts: the Gateways, routes or ListenerSets whose parent does not
+// exist, and the policies.
 func (g *Graph) Roots() []*GraphNode {
 	to := map[string]bool{}
 	for _, e := range g.Edges {
-		to[e.To] = true
+		if !e.Policy {
+			to[e.To] = true
+		}
 	}
 	var out []*GraphNode
 	for _, n := range g.Nodes {
@@ -171,6 +187,7 @@ func (r *Result) Graph() *Graph {
 	b.meshFrontends(r) // mesh_graph.go
 	b.routes(r)
 	b.ingressClasses(r) // frontend_graph.go
+	b.policies(r)       // policy_graph.go
 	return b.g
 }
 
@@ -403,7 +420,7 @@ func (b *graphBuilder) rule(route string, k ObjectKey, tr *tableRule) {
 // them, weighted when there are several.
 func (b *graphBuilder) backends(rule string, bs []*Backend) {
 	for _, be := range bs {
-		id := fmt.Sprintf("service/%s/%s:%d", be.Service.Namespace, be.Service.Name, be.Port)
+		id := backendNodeID(be.Service, be.Port)
 		bn := &GraphNode{ID: id, Kind: "Service", Label: fmt.Sprintf("Service %s/%s:%d", be.Service.Namespace, be.Service.Name, be.Port),
 			Object: be.Service}
 		switch {

@@ -1,8 +1,13 @@
 package engine_test
 
 import (
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
 
 	"github.com/gwdev/gwdev/engine"
 )
@@ -60,5 +65,40 @@ func TestGraphInvariants(t *testing.T) {
 	}
 	if nodes < 1000 {
 		t.Errorf("only %d nodes in %d cases", nodes, len(ins))
+	}
+}
+
+// TestGraphGolden builds the graph of every testdata/graph/<case>.in.yaml
+// and compares it, as YAML, with <case>.graph.yaml (regenerate with
+// -update). The cases are policies on their targets (GEP-713).
+func TestGraphGolden(t *testing.T) {
+	ins, _ := filepath.Glob("testdata/graph/*.in.yaml")
+	if len(ins) == 0 {
+		t.Fatal("no graph cases in testdata/graph")
+	}
+	for _, in := range ins {
+		name := strings.TrimSuffix(filepath.Base(in), ".in.yaml")
+		t.Run(name, func(t *testing.T) {
+			g := translateFile(t, in).Graph()
+			checkGraph(t, g)
+			got, err := yaml.Marshal(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := strings.TrimSuffix(in, ".in.yaml") + ".graph.yaml"
+			if *update {
+				if err := os.WriteFile(out, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(string(want), string(got)); d != "" {
+				t.Errorf("%s (-want +got):\n%s", out, d)
+			}
+		})
 	}
 }

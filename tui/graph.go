@@ -12,7 +12,8 @@ import (
 
 // graphView draws the result's structure (engine.Result.Graph, the same as
 // `gwdev graph`) as a tree: Gateways → listeners → routes → rules →
-// backends, problems in red with their reason. A node reached from two
+// backends, then each policy (⚑) with what it targets under dashed
+// branches, problems in red with their reason. A node reached from two
 // parents appears under each. Enter opens the node's object in Detail;
 // the filter keeps matching lines and their ancestors.
 type graphView struct {
@@ -106,6 +107,9 @@ func (v *graphView) rebuild() {
 				branch, next := "├─ ", "│  "
 				if i == len(kids)-1 {
 					branch, next = "└─ ", "   "
+				}
+				if k.Policy { // a policy on its target: dashed
+					branch = strings.Replace(branch, "─", "┄", 1)
 				}
 				walk(c, k, depth+1, childPrefix+branch, childPrefix+next)
 			}
@@ -228,8 +232,14 @@ func (v *graphView) line(l graphLine) string {
 	if n.Kind == "Rule" || n.Kind == "Service" || n.Kind == "Listener" {
 		label = n.Label
 	}
-	if n.Problem != "" || l.edge.Problem != "" {
+	switch {
+	case n.Problem != "" || l.edge.Problem != "":
 		label = st.Error.Render(n.Label)
+	case n.Policy:
+		label = st.Policy.Render(n.Label)
+	}
+	if n.Policy {
+		label = st.Policy.Render("⚑ ") + label
 	}
 	s := st.Dim.Render(l.prefix) + label
 	if n.Detail != "" {

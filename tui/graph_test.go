@@ -11,8 +11,8 @@ import (
 	"github.com/gwdev/gwdev/engine"
 )
 
-// TestGoldenGraph runs the dashboard (teatest) on the conflicts and
-// shadowed samples, switches to the Graph view (6), moves and filters, and
+// TestGoldenGraph runs the dashboard (teatest) on the conflicts, shadowed
+// and backend-tls (policies) samples, switches to the Graph view (6), moves and filters, and
 // compares the final frame with testdata/TestGoldenGraph/<case>.golden.
 // Regenerate with: go test ./tui -run TestGoldenGraph -update
 func TestGoldenGraph(t *testing.T) {
@@ -25,6 +25,7 @@ func TestGoldenGraph(t *testing.T) {
 		{"shadowed", "shadowed", []string{"6", "j", "j", "j"}, 100, 24},
 		{"shadowed_narrow", "shadowed", []string{"6"}, 60, 16},
 		{"shadowed_filter", "shadowed", []string{"6", "/", "c", "a", "n", "a", "r", "y", "enter"}, 100, 24},
+		{"policies", "backend-tls", []string{"6", "G"}, 100, 24},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -85,5 +86,17 @@ func TestDetailPolicies(t *testing.T) {
 	run(m, showObjectMsg{key: engine.ObjectKey{Kind: "Gateway", Namespace: "default", Name: "web"}})
 	if strings.Contains(m.View(), "Policies:") {
 		t.Errorf("Detail of a Gateway no policy targets shows Policies:\n%s", m.View())
+	}
+}
+
+// TestGraphViewPolicy: a policy is a line of its own in the tree, after
+// the Gateways, with its target under it, and Enter on it opens the
+// policy in Detail.
+func TestGraphViewPolicy(t *testing.T) {
+	m := newTestModel(140, 40, Options{})
+	run(m, sampleState(t, "backend-tls"))
+	press(m, "6", "G", "k", "enter") // the last policy, above its Service
+	if m.active != viewDetail || !strings.Contains(m.View(), "kind: BackendTLSPolicy") || !strings.Contains(m.View(), "name: wrong-ca") {
+		t.Errorf("enter on a policy does not open it in Detail (view %d):\n%s", m.active, m.View())
 	}
 }

@@ -18,6 +18,8 @@ type styles struct {
 	Status, StatusError, StatusFlash, FilterPrompt lipgloss.Style
 	// Text.
 	Title, Dim, Bold, Selected, Cursor, Changed lipgloss.Style
+	// Policy marks a policy (GEP-713) where it is drawn as a node.
+	Policy lipgloss.Style
 	// Severity and conditions.
 	Error, Warning, Info, OK lipgloss.Style
 	// YAML.
@@ -61,6 +63,7 @@ func newStyles(r *lipgloss.Renderer, noColor bool) *styles {
 		Selected: bg(n(), "15", "238"),
 		Cursor:   c(n().Bold(true), "6"),
 		Changed:  bg(n().Bold(true), "0", "3"),
+		Policy:   c(n().Italic(true), "5"),
 
 		Error:   c(n().Bold(true), "1"),
 		Warning: c(n().Bold(true), "3"),

@@ -32,15 +32,18 @@ func newGraphCmd() *cobra.Command {
 	o := &graphOptions{}
 	cmd := &cobra.Command{
 		Use:   "graph [DIR]",
-		Short: "Draw Gateways → listeners → routes → rules → backends as Mermaid, DOT or SVG",
+		Short: "Draw Gateways → listeners → routes → rules → backends, and policies, as Mermaid, DOT or SVG",
 		Long: `graph translates the manifests under DIR (default: the current directory) and prints the
 structure as a Mermaid flowchart (default), a Graphviz DOT digraph, or SVG or PNG (the DOT laid
 out by Graphviz's dot, which must be on PATH; without it gwdev says what to do instead, and the
 web view of gwdev up draws the graph in the browser): Gateways and ListenerSets,
 their listeners, the routes attached to them, the routes' rules with their matches and filters, and the
-backend Services. What is not accepted, programmed or resolved is red, with the reason: a
-listener with a problem condition, a route a parent refused (the edge to the listener or Gateway
-it named), a rule that is shadowed or answers 500, an invalid backend reference.
+backend Services, and the policies (BackendTLSPolicy, XBackendTrafficPolicy, XTelemetryPolicy, a
+profile's), each a node of its own with a dashed edge to every target it names. What is not
+accepted, programmed or resolved is red, with the reason: a listener with a problem condition, a
+route a parent refused (the edge to the listener or Gateway it named), a rule that is shadowed or
+answers 500, an invalid backend reference, a policy that does not apply to a target (a missing
+one, a conflict).
 
   gwdev graph samples/basic > graph.mmd
   gwdev graph --format svg samples/basic > graph.svg

@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/gwdev/gwdev/engine"
 	"github.com/gwdev/gwdev/internal/project"
 )
 
@@ -259,24 +260,61 @@ func TestWebViewMigration(t *testing.T) {
 	}
 }
 
-// TestWebViewPolicies: on samples/backend-tls the Service a
-// BackendTLSPolicy targets carries a policy badge, and its panel says what
-// the policy does there.
+// TestWebViewPolicies: on samples/backend-tls each BackendTLSPolicy is a
+// node of its own with a dashed edge to the Service port it targets; a
+// click on it shows its conditions, its file:line and what it does on
+// each target, and the targeted Service's panel names the policy.
 func TestWebViewPolicies(t *testing.T) {
 	ctx := newBrowser(t, 90*time.Second)
 	dir, _ := copySample(t, "backend-tls")
 	out := runUp(t, &upOptions{noTUI: true, admin: fmt.Sprintf("127.0.0.1:%d", freePort(t))}, dir)
 	url := webViewURL(t, out)
-	sel := `#graph g.node[data-policies]`
-	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(sel+` [data-role=policies]`), chromedp.Click(sel),
-		chromedp.WaitVisible(`#detail .cond`)); err != nil {
-		t.Fatalf("the policy badge: %v\n%s", err, out.String())
-	}
-	detail, err := chromedp.Run(ctx, chromedp.Text(`#detail`))
+	proj, err := project.Open([]string{dir}, project.Flags{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(detail, "policies") || !strings.Contains(detail, "BackendTLSPolicy/") {
-		t.Errorf("the targeted node's panel:\n%s", detail)
+	lr, _, err := proj.LoadAndTranslate(metav1.NewTime(time.Now()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := engine.ObjectKey{Kind: "BackendTLSPolicy", Namespace: "default", Name: "secure-app"}
+	source := lr.Snapshot.SourceOf(policy).String()
+
+	sel := `#graph g.node[data-policy][data-id="backendtlspolicy/default/secure-app"]`
+	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(sel), chromedp.Click(sel),
+		chromedp.WaitVisible(`#detail [data-role=effect]`)); err != nil {
+		t.Fatalf("the policy node: %v\n%s", err, out.String())
+	}
+	dashed, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`[...document.querySelectorAll("#graph g.edge")].some(e =>
+		e.querySelector("title").textContent === "backendtlspolicy/default/secure-app->service/default/secure-app:443" &&
+		e.querySelector("path").getAttribute("stroke-dasharray") !== null)`))
+	if err != nil || !dashed {
+		t.Errorf("no dashed edge from the policy to its Service port (%v)", err)
+	}
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(ctx, chromedp.Text(sel))
+		if err != nil {
+			t.Fatalf("%s: %v", sel, err)
+		}
+		return s
+	}
+	detail := text(`#detail`)
+	for _, want := range []string{"BackendTLSPolicy default/secure-app", "from BackendTLSPolicy/default/secure-app at " + source,
+		"ancestor web", "Accepted=True (Accepted)", "targets", "Service/default/secure-app: Accepted: TLS to the backends, SNI app.internal"} {
+		if !strings.Contains(detail, want) {
+			t.Errorf("the policy's panel lacks %q:\n%s", want, detail)
+		}
+	}
+	if !strings.Contains(source, "gateway.yaml:") {
+		t.Errorf("the policy's source: %q", source)
+	}
+
+	svc := `#graph g.node[data-id="service/default/secure-app:443"]`
+	if err := chromedp.Do(ctx, chromedp.Click(svc), chromedp.WaitVisible(`#detail [data-role=effect]`)); err != nil {
+		t.Fatal(err)
+	}
+	if detail := text(`#detail`); !strings.Contains(detail, "policies") || !strings.Contains(detail, "BackendTLSPolicy/default/secure-app: Accepted") {
+		t.Errorf("the targeted Service's panel:\n%s", detail)
 	}
 }

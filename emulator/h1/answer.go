@@ -203,7 +203,7 @@ func (pc *h1Conn) readAnswer(method string) (*Answer, bool) {
 			return nil, false
 		}
 		if end > 0 {
-			a, ok := pc.parseAnswer(string(buf[:end]), method) // the one allocation: fields are substrings
+			a, ok := pc.parseAnswer(sameOrString(&pc.lastHead, buf[:end]), method) // fields are substrings
 			if ok {
 				_, _ = pc.br.Discard(end)
 			}

@@ -295,7 +295,10 @@ type h1Conn struct {
 	// answer and cl are the current exchange's answer and body reader
 	// when the pool's parser read it (Exchange), reused.
 	answer Answer
-	cl     clReader
+	// lastHead is the last answer head the pool's parser read
+	// (sameOrString).
+	lastHead string
+	cl       clReader
 	// abort makes the exchange's reads and writes fail (made once: an
 	// aborted context calls it).
 	abort func()

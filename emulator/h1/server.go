@@ -178,6 +178,8 @@ type fastConn struct {
 	tlsState *tls.ConnectionState
 	// remote is the client's address, made at the first request.
 	remote string
+	// lastHead is the last request head read (sameOrString).
+	lastHead string
 	// watch, when it fires, starts watching the client (watchClient)
 	// once the running request is ClientWatchAfter old. It is armed by
 	// the first request that finds it unarmed and re-arms itself while
@@ -210,6 +212,11 @@ type fastConn struct {
 	// hand-over to net/http.
 	writeDeadline time.Time
 	inherited     bool
+	// idleArmed is set while the connection's read deadline is an idle
+	// deadline set by awaitIdle (no later than idleUntil, the one due
+	// now): the next wait for a request keeps it (awaitIdle).
+	idleArmed bool
+	idleUntil time.Time
 }
 
 var fastReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, fastReadBufSize) }}
@@ -295,8 +302,7 @@ func (fc *fastConn) readRequest() (req *http.Request, hdrDeadline time.Time, ok 
 			return nil, hdrDeadline, !fc.f.shutting.Load() // net/http traces it
 		}
 	} else {
-		_ = fc.c.SetReadDeadline(time.Now().Add(fc.f.IdleTimeout))
-		if _, err := fc.br.Peek(4); err != nil {
+		if !fc.awaitIdle() {
 			return nil, time.Time{}, false
 		}
 		// The header deadline is set only when the header needs another
@@ -312,13 +318,14 @@ func (fc *fastConn) readRequest() (req *http.Request, hdrDeadline time.Time, ok 
 	armHeader := func() {
 		if !armed {
 			armed = true
+			fc.idleArmed = false
 			hdrDeadline = time.Now().Add(fc.f.ReadHeaderTimeout)
 			_ = fc.c.SetReadDeadline(hdrDeadline)
 		}
 	}
 	for {
 		buf, _ := fc.br.Peek(fc.br.Buffered())
-		head := string(buf) // one allocation; the request's fields are substrings
+		head := sameOrString(&fc.lastHead, buf) // the request's fields are substrings
 		end := scanHeader(head)
 		if end < 0 {
 			armHeader()
@@ -345,6 +352,46 @@ func (fc *fastConn) readRequest() (req *http.Request, hdrDeadline time.Time, ok 
 			return nil, hdrDeadline, true // net/http answers as it would have
 		}
 	}
+}
+
+// awaitIdle waits up to the idle timeout for the next request's first
+// bytes; false: none came (the timeout, the client closed, an error).
+// The idle deadline is set only when the connection's read deadline is
+// not an earlier idle deadline already (a deadline change is a runtime
+// timer change and two clock reads): an earlier one that fires while the
+// real one (idleUntil) is still ahead is moved to it and the wait goes on,
+// so the connection closes IdleTimeout after the request's start to wait,
+// as when the deadline is set every time.
+func (fc *fastConn) awaitIdle() bool {
+	fc.idleUntil = time.Now().Add(fc.f.IdleTimeout)
+	if !fc.idleArmed {
+		fc.idleArmed = true
+		_ = fc.c.SetReadDeadline(fc.idleUntil)
+	}
+	for {
+		_, err := fc.br.Peek(4)
+		if err == nil {
+			return true
+		}
+		var ne net.Error
+		if !errors.As(err, &ne) || !ne.Timeout() || !time.Now().Before(fc.idleUntil) {
+			return false
+		}
+		_ = fc.c.SetReadDeadline(fc.idleUntil) // an earlier idle deadline fired
+	}
+}
+
+// sameOrString returns last when it holds b's bytes (a keep-alive client
+// or backend sends the same head again and again), else b as a new string,
+// which becomes last: the one allocation of a head, made once per head
+// that changed. Strings never change, so the head and the substrings made
+// of it are the same whichever copy holds the bytes.
+func sameOrString(last *string, b []byte) string {
+	if string(b) == *last { // compared without a copy
+		return *last
+	}
+	*last = string(b)
+	return *last
 }
 
 // handOver gives the connection to the listener's net/http server, the
@@ -406,6 +453,11 @@ func (fc *fastConn) startWatch(cancel context.CancelFunc) {
 	}
 	fc.watchArmed = true
 }
+
+// Started is when the fast path started the request (the clock read it
+// makes for the client watch): the handler may take it as the request's
+// start instead of reading the clock again.
+func (w *ResponseWriter) Started() time.Time { return w.fc.reqStart }
 
 // watchClient reads the client connection while a handler runs, like
 // net/http's background read, once the request is ClientWatchAfter old:
@@ -509,6 +561,7 @@ func (fc *fastConn) stopWatch() {
 	_ = fc.c.SetReadDeadline(aLongTimeAgo)
 	<-done
 	_ = fc.c.SetReadDeadline(time.Time{})
+	fc.idleArmed = false
 }
 
 // watchedReader is what a fast connection's bufio.Reader reads: the byte

@@ -41,6 +41,11 @@ var graphFill = map[string]string{
 }
 
 const (
+	// A policy is a note (DOT) or a hexagon (Mermaid) in violet, its
+	// edges to its targets dashed.
+	graphPolicyFill   = "#ede9fe"
+	graphPolicyStroke = "#6d28d9"
+
 	graphRouteFill  = "#fef9c3"
 	graphBadFill    = "#fecaca"
 	graphBadStroke  = "#b91c1c"
@@ -50,6 +55,9 @@ const (
 func nodeFill(n *engine.GraphNode) string {
 	if n.Problem != "" {
 		return graphBadFill
+	}
+	if n.Policy {
+		return graphPolicyFill
 	}
 	if c, ok := graphFill[n.Kind]; ok {
 		return c
@@ -78,8 +86,14 @@ func writeDOT(w io.Writer, g *engine.Graph) {
 	fmt.Fprintf(w, "  edge [color=%s, fontname=\"Helvetica\", fontsize=9];\n", dotString(graphEdgeColour))
 	for _, n := range g.Nodes {
 		attrs := fmt.Sprintf("label=%s, fillcolor=%s", dotString(strings.Join(nodeLines(n), "\n")), dotString(nodeFill(n)))
-		if n.Problem != "" {
+		if n.Policy {
+			attrs += ", shape=note, style=filled"
+		}
+		switch {
+		case n.Problem != "":
 			attrs += fmt.Sprintf(", color=%s, penwidth=2", dotString(graphBadStroke))
+		case n.Policy:
+			attrs += fmt.Sprintf(", color=%s", dotString(graphPolicyStroke))
 		}
 		fmt.Fprintf(w, "  %s [%s];\n", dotString(n.ID), attrs)
 	}
@@ -93,6 +107,8 @@ func writeDOT(w io.Writer, g *engine.Graph) {
 		case e.Problem != "": // accepted, and serving, with a problem: a solid edge, the problem in red
 			label = strings.TrimSpace(label + " ✗ " + e.Problem)
 			attrs = append(attrs, "fontcolor="+dotString(graphBadStroke))
+		case e.Policy: // a policy on its target: dashed violet
+			attrs = append(attrs, "color="+dotString(graphPolicyStroke), "style=dashed")
 		}
 		if label != "" {
 			attrs = append([]string{"label=" + dotString(label)}, attrs...)
@@ -120,9 +136,13 @@ func writeMermaid(w io.Writer, g *engine.Graph) {
 	ids := map[string]string{}
 	for i, n := range g.Nodes {
 		ids[n.ID] = "n" + strconv.Itoa(i)
-		fmt.Fprintf(w, "  %s[\"%s\"]\n", ids[n.ID], mermaidText(strings.Join(nodeLines(n), "\n")))
+		open, end := "[", "]"
+		if n.Policy {
+			open, end = "{{", "}}" // a hexagon
+		}
+		fmt.Fprintf(w, "  %s%s\"%s\"%s\n", ids[n.ID], open, mermaidText(strings.Join(nodeLines(n), "\n")), end)
 	}
-	bad, warn := []string{}, []string{}
+	bad, warn, policy := []string{}, []string{}, []string{}
 	i := -1 // linkStyle counts the links printed
 	for _, e := range g.Edges {
 		from, to := ids[e.From], ids[e.To]
@@ -140,6 +160,9 @@ func writeMermaid(w io.Writer, g *engine.Graph) {
 		case e.Problem != "": // accepted with a problem: solid, the label red
 			label = strings.TrimSpace(label + " ✗ " + e.Problem)
 			warn = append(warn, strconv.Itoa(i))
+		case e.Policy: // a policy on its target: dashed violet
+			arrow = "-.->"
+			policy = append(policy, strconv.Itoa(i))
 		}
 		if label != "" {
 			fmt.Fprintf(w, "  %s %s|\"%s\"| %s\n", from, arrow, mermaidText(label), to)
@@ -153,6 +176,8 @@ func writeMermaid(w io.Writer, g *engine.Graph) {
 		c := strings.ToLower(n.Kind)
 		if n.Problem != "" {
 			c = "bad"
+		} else if n.Policy {
+			c = "policy"
 		} else if _, ok := graphFill[n.Kind]; !ok {
 			c = "route"
 		}
@@ -166,6 +191,8 @@ func writeMermaid(w io.Writer, g *engine.Graph) {
 		switch c {
 		case "bad":
 			fill, stroke = graphBadFill, graphBadStroke
+		case "policy":
+			fill, stroke = graphPolicyFill, graphPolicyStroke
 		case "route":
 		default:
 			for k, v := range graphFill {
@@ -182,6 +209,9 @@ func writeMermaid(w io.Writer, g *engine.Graph) {
 	}
 	if len(warn) > 0 {
 		fmt.Fprintf(w, "  linkStyle %s color:%s\n", strings.Join(warn, ","), graphBadStroke)
+	}
+	if len(policy) > 0 {
+		fmt.Fprintf(w, "  linkStyle %s stroke:%s\n", strings.Join(policy, ","), graphPolicyStroke)
 	}
 }
 

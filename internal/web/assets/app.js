@@ -111,33 +111,10 @@ async function renderGraph() {
     ge.setAttribute("data-id", id);
     ge.setAttribute("data-kind", n.kind);
     if (n.problem) ge.setAttribute("data-problem", n.problem);
+    if (n.policy) ge.setAttribute("data-policy", "true"); // a policy: its dashed edges lead to what it targets
     ge.addEventListener("click", () => selectNode(id));
   }
   g.append(svg);
-  // Policies on what they target: a badge on each node whose object a
-  // policy names (the node's panel says what each one does there).
-  const byTarget = new Map();
-  for (const p of state.policies || []) {
-    const k = objectKey(p.target);
-    byTarget.set(k, (byTarget.get(k) || []).concat([p]));
-  }
-  const ns = "http://www.w3.org/2000/svg";
-  for (const ge of svg.querySelectorAll("g.node[data-id]")) {
-    const n = nodes.get(ge.dataset.id);
-    if (n.kind === "Listener" || n.kind === "Rule") continue; // the owner's policies, not its parts'
-    const ps = byTarget.get(objectKey(n.object));
-    if (!ps) continue;
-    const b = ge.getBBox();
-    const t = document.createElementNS(ns, "text");
-    t.setAttribute("x", b.x + b.width - 2);
-    t.setAttribute("y", b.y - 2);
-    t.setAttribute("text-anchor", "end");
-    t.setAttribute("class", "policy-badge" + (ps.every((p) => p.applied) ? "" : " bad"));
-    t.setAttribute("data-role", "policies");
-    t.textContent = "⚑ " + ps.length + (ps.length === 1 ? " policy" : " policies");
-    ge.append(t);
-    ge.setAttribute("data-policies", ps.length);
-  }
   if (selectedNode && nodes.has(selectedNode)) selectNode(selectedNode); else { selectedNode = null; $("#detail").hidden = true; }
 }
 
@@ -187,10 +164,17 @@ function selectNode(id) {
     }
   }
   d.append(box);
-  const pol = (state.policies || []).filter((p) => objectKey(p.target) === objectKey(n.object));
+  // What the engine recorded (state.policies, check --policies): on a
+  // policy, what it does on each target; on anything else, what each
+  // policy that targets it does there.
+  const mine = objectKey(n.object);
+  const pol = (state.policies || []).filter((p) => objectKey(n.policy ? p.policy : p.target) === mine);
   if (pol.length) {
-    d.append(el("h4", null, "policies"));
-    for (const p of pol) d.append(el("div", { class: "cond " + (p.applied ? "ok" : "bad") }, objectKey(p.policy) + (p.section ? " (" + p.section + ")" : "") + ": " + p.reason + ": " + p.message));
+    d.append(el("h4", null, n.policy ? "targets" : "policies"));
+    for (const p of pol) {
+      d.append(el("div", { class: "cond " + (p.applied ? "ok" : "bad"), "data-role": "effect" },
+        objectKey(n.policy ? p.target : p.policy) + (p.section ? " (" + p.section + ")" : "") + ": " + p.reason + ": " + p.message));
+    }
   }
 }
 

@@ -37,6 +37,9 @@ type celNode struct {
 	additional *celNode
 	allOf      []*celNode
 	memo       celMemo
+	// trace remembers what the rules read of values that passed
+	// (celtrace.go).
+	trace celTraceMemo
 }
 
 // celRule is one compiled x-kubernetes-validations rule.
@@ -114,13 +117,31 @@ func (n *celNode) validateRules(path *field.Path, obj any, errs field.ErrorList)
 			return errs
 		}
 	}
+	var tr *celTracer
+	if n.trace.useful() {
+		if n.trace.known(obj) {
+			return errs
+		}
+		tr = &celTracer{}
+	}
 	before := len(errs)
 	defer func() {
-		if memoizable && len(out) == before {
+		if len(out) != before {
+			return
+		}
+		if memoizable {
 			n.memo.remember(key)
 		}
+		if tr != nil {
+			n.trace.remember(tr)
+		}
 	}()
-	self := celValue(obj, n.schema)
+	var self ref.Val
+	if tr != nil {
+		self = tracedCELValue(obj, n.schema, tr)
+	} else {
+		self = celValue(obj, n.schema)
+	}
 	activation := &celActivation{self: self}
 	optional := &celActivation{self: self, hasOldSelf: true}
 	for i := range n.rules {

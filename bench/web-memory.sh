@@ -35,12 +35,16 @@ chromium --headless --no-sandbox --disable-gpu --disable-background-networking -
 pids+=("$!")
 sleep 3
 
-wrk -t"$threads" -c"$conns" -d"${total}s" --latency -H 'Host: app.example.com' "http://127.0.0.1:$port/api/x" > "$tmp/wrk.log" 2>&1 &
-pids+=("$!")
+# wrk runs a little past the last sample, so that every sample is under load.
+wrk -t"$threads" -c"$conns" -d"$((total + 10))s" --latency -H 'Host: app.example.com' "http://127.0.0.1:$port/api/x" > "$tmp/wrk.log" 2>&1 &
+wrkpid=$!; pids+=("$wrkpid")
 
 rss() { awk '/^VmRSS/ {print $2}' "/proc/$gw/status"; }
 metric() { curl -s "http://127.0.0.1:$admin/metrics" | awk -v m="$1" '$1==m {print $2}'; }
-printf "%8s %10s %8s %10s %10s\n" elapsed rss_kib streams queued_b reloads
+# live_kib is the heap the last collection kept: the next one's target
+# (go_memstats_next_gc_bytes) over 1 + GOGC/100 (go_gc_gogc_percent, which
+# gwdev changes while it loads): a leak shows there before it shows in RSS.
+printf "%8s %10s %10s %8s %10s %10s\n" elapsed rss_kib live_kib streams queued_b reloads
 first=""; last=""; elapsed=0; next_save=30
 while [ "$elapsed" -lt "$total" ]; do
   sleep 1; elapsed=$((elapsed + 1))
@@ -55,10 +59,18 @@ while [ "$elapsed" -lt "$total" ]; do
   if [ $((elapsed % step)) -eq 0 ]; then
     r=$(rss); last=$r
     [ -z "$first" ] && first=$r
-    printf "%8s %10s %8s %10s %10s\n" "${elapsed}s" "$r" "$(metric gwdev_trace_streams)" "$(metric gwdev_trace_stream_queued_bytes)" "$(metric gwdev_reloads_total)"
+    live=$(awk -v b="$(metric go_memstats_next_gc_bytes)" -v p="$(metric go_gc_gogc_percent)" 'BEGIN { print b / 1024 / (1 + p / 100) }')
+    printf "%8s %10s %10.0f %8s %10s %10s\n" "${elapsed}s" "$r" "$live" \
+      "$(metric gwdev_trace_streams)" "$(metric gwdev_trace_stream_queued_bytes)" "$(metric gwdev_reloads_total)" | tee -a "$tmp/samples"
   fi
 done
-sleep 2
+wait "$wrkpid" || true
 echo "wrk: $(awk '/Requests\/sec/ {print $2}' "$tmp/wrk.log") requests/s, $(awk '/requests in/ {print $1}' "$tmp/wrk.log") requests, p99 $(awk '$1=="99%" {print $2}' "$tmp/wrk.log")"
 grep -E 'Non-2xx|Socket errors' "$tmp/wrk.log" || echo "wrk: every answer 2xx, no socket errors"
 awk -v a="$first" -v b="$last" 'BEGIN {printf "RSS under load: after the first interval %d KiB, at the last %d KiB (%+.1f%%)\n", a, b, 100*(b-a)/a}'
+# The means of the first and the last sixth of the samples (at least one),
+# RSS and live heap, and the extremes of RSS.
+awk '{ r[NR] = $2; g[NR] = $3 } END { k = int(NR / 6); if (k < 1) k = 1
+  for (i = 1; i <= k; i++) { ra += r[i]; ga += g[i]; rb += r[NR - k + i]; gb += g[NR - k + i] }
+  min = r[1]; max = r[1]; for (i = 1; i <= NR; i++) { if (r[i] < min) min = r[i]; if (r[i] > max) max = r[i] }
+  printf "means of the first and last %d samples: RSS %.1f -> %.1f MiB, live heap %.1f -> %.1f MiB; RSS between %.1f and %.1f MiB\n", k, ra / k / 1024, rb / k / 1024, ga / k / 1024, gb / k / 1024, min / 1024, max / 1024 }' "$tmp/samples"

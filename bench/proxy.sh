@@ -212,7 +212,8 @@ http://api.example.com:${addr[caddy.h2c]##*:} {
   bind 127.0.0.1$route
 }
 CADDY
-  (cd "$tmp" && XDG_DATA_HOME="$tmp" XDG_CONFIG_HOME="$tmp" "$tmp/caddy" run --config "$tmp/Caddyfile" --adapter caddyfile >"$tmp/caddy.log" 2>&1) & pids+=($!); sidepid[caddy]=$!
+  # exec: the pid killed at the end is Caddy's own, not a subshell's.
+  (cd "$tmp" && XDG_DATA_HOME="$tmp" XDG_CONFIG_HOME="$tmp" exec "$tmp/caddy" run --config "$tmp/Caddyfile" --adapter caddyfile >"$tmp/caddy.log" 2>&1) & pids+=($!); sidepid[caddy]=$!
 fi
 
 # Wait for every side to answer.

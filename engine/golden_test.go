@@ -65,6 +65,26 @@ func dropColumns(s *engine.Snapshot) {
 	}
 }
 
+// matchGoldenFile compares got with the golden file out, or writes it
+// there under -update (and returns false: nothing more to check).
+func matchGoldenFile(t *testing.T, out string, got []byte) bool {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(out, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return false
+	}
+	want, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("%v (run go test ./engine -update)", err)
+	}
+	if d := cmp.Diff(string(want), string(got)); d != "" {
+		t.Errorf("%s differs (-want +got):\n%s", out, d)
+	}
+	return true
+}
+
 // TestGolden translates every testdata/*.in.yaml and compares the result with
 // the matching *.out.yaml. Run `go test ./engine -update` to regenerate.
 func TestGolden(t *testing.T) {
@@ -86,19 +106,8 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out := strings.TrimSuffix(in, ".in.yaml") + ".out.yaml"
-			if *update {
-				if err := os.WriteFile(out, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
+			if !matchGoldenFile(t, strings.TrimSuffix(in, ".in.yaml")+".out.yaml", got) {
 				return
-			}
-			want, err := os.ReadFile(out)
-			if err != nil {
-				t.Fatalf("%v (run go test ./engine -update)", err)
-			}
-			if d := cmp.Diff(string(want), string(got)); d != "" {
-				t.Errorf("%s differs (-want +got):\n%s", out, d)
 			}
 			// Translating twice gives the same bytes: the engine is deterministic.
 			again, _ := report.ResultYAML(translateFile(t, in))

@@ -1,12 +1,10 @@
 package engine_test
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
 	"github.com/gwdev/gwdev/engine"
@@ -85,20 +83,7 @@ func TestGraphGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out := strings.TrimSuffix(in, ".in.yaml") + ".graph.yaml"
-			if *update {
-				if err := os.WriteFile(out, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := cmp.Diff(string(want), string(got)); d != "" {
-				t.Errorf("%s (-want +got):\n%s", out, d)
-			}
+			matchGoldenFile(t, strings.TrimSuffix(in, ".in.yaml")+".graph.yaml", got)
 		})
 	}
 }

@@ -160,14 +160,7 @@ func TestWebViewInBrowser(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") || len(want) < 7 {
 		t.Errorf("nodes on the page:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(sel))
-		if err != nil {
-			t.Fatalf("%s: %v", sel, err)
-		}
-		return s
-	}
+	text := func(sel string) string { t.Helper(); return pageText(t, ctx, sel) }
 
 	// A conflict, clicked.
 	if err := chromedp.Do(ctx,
@@ -291,14 +284,7 @@ func TestWebViewPolicies(t *testing.T) {
 	if err != nil || !dashed {
 		t.Errorf("no dashed edge from the policy to its Service port (%v)", err)
 	}
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(sel))
-		if err != nil {
-			t.Fatalf("%s: %v", sel, err)
-		}
-		return s
-	}
+	text := func(sel string) string { t.Helper(); return pageText(t, ctx, sel) }
 	detail := text(`#detail`)
 	for _, want := range []string{"BackendTLSPolicy default/secure-app", "from BackendTLSPolicy/default/secure-app at " + source,
 		"ancestor web", "Accepted=True (Accepted)", "targets", "Service/default/secure-app: Accepted: TLS to the backends, SNI app.internal"} {
@@ -317,4 +303,14 @@ func TestWebViewPolicies(t *testing.T) {
 	if detail := text(`#detail`); !strings.Contains(detail, "policies") || !strings.Contains(detail, "BackendTLSPolicy/default/secure-app: Accepted") {
 		t.Errorf("the targeted Service's panel:\n%s", detail)
 	}
+}
+
+// pageText is the text of the element sel selects on the page.
+func pageText(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Text(sel))
+	if err != nil {
+		t.Fatalf("%s: %v", sel, err)
+	}
+	return s
 }

@@ -66,12 +66,10 @@ func relaxGC() (restore func()) {
 // 10,000 HTTPRoutes, from 45 to about 95 MB: the table, the status copies,
 // the per-route state), so the default target lets the heap reach twice
 // the live data of its last cycle, and check's peak memory is reached
-// there. At 50% the heap stays within one and a half times, at 25% within
-// a quarter over; the extra cycles run on the idle core while the
-// translation, which is single-threaded, goes on. 25 (issue 42, part 3):
-// peak RSS of check -o yaml at 10,000 routes ~3 MB lower than at 50,
-// within the noise of CPU time; 15 was no lower than 25.
-const translateGCPercent = 25
+// there. At 50% the heap stays within one and a half times; the extra
+// cycles run on the idle core while the translation, which is
+// single-threaded, goes on.
+const translateGCPercent = 50
 
 // serveHeadroom is how much the heap may grow between collections while
 // `gwdev up` serves, at least: the collector's target is the larger of

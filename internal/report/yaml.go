@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
@@ -80,23 +79,11 @@ func ResultYAML(r *engine.Result) ([]byte, error) {
 // yaml` users know it (`gwdev check -o yaml`, the admin API's /status).
 // Secret data is redacted.
 func WriteObjectsYAML(w io.Writer, res *engine.Result) error {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	var enc YAMLEncoder
-	err := res.EachOutput(func(obj any) error {
-		b, err := enc.Encode(obj)
-		if err != nil {
-			return err
-		}
-		if _, err := bw.WriteString("---\n"); err != nil {
-			return err
-		}
-		_, err = bw.Write(b)
-		return err
-	})
-	if err != nil {
+	var objs []any
+	if err := res.EachOutput(func(obj any) error { objs = append(objs, obj); return nil }); err != nil {
 		return err
 	}
-	return bw.Flush()
+	return writeYAMLDocs(w, objs, yamlWorkers())
 }
 
 // ObjectsYAML is WriteObjectsYAML into memory.

@@ -20,6 +20,9 @@ type conditionSet struct {
 	// inOrder is set while conds are in list's order (sort sorts them
 	// there; a new condition clears it).
 	inOrder bool
+	// handedOut is set while a status holds conds itself (handOut): the
+	// next change copies them first.
+	handedOut bool
 }
 
 func newConditionSet(gen int64, now metav1.Time) *conditionSet {
@@ -35,6 +38,7 @@ func (c *conditionSet) set(typ string, status metav1.ConditionStatus, reason, ms
 // setAt is set for a condition about the field at path (a field path
 // inside the object, "" for the object as a whole).
 func (c *conditionSet) setAt(path, typ string, status metav1.ConditionStatus, reason, msg string) {
+	c.own()
 	for i := range c.conds {
 		if c.conds[i].Type != typ {
 			continue
@@ -82,6 +86,7 @@ func (c *conditionSet) setDefault(typ string, status metav1.ConditionStatus, rea
 	if c.has(typ) {
 		return
 	}
+	c.own()
 	c.conds = append(c.conds, c.make(typ, status, reason, msg))
 	c.inOrder = false
 }
@@ -151,6 +156,28 @@ func (c *conditionSet) list() []metav1.Condition {
 	out := make([]metav1.Condition, len(c.conds)) // never nil
 	copy(out, c.sort())
 	return out
+}
+
+// handOut returns the set's own conditions in list's order for a status
+// that keeps them and never changes them (a route's parent status): no
+// copy, 1.9 MB for 10,000 routes held from the translation's end until
+// check has written its output. A later change to the set copies them
+// first (own), so the status keeps what it was given.
+func (c *conditionSet) handOut() []metav1.Condition {
+	if len(c.conds) == 0 {
+		return c.list() // never nil
+	}
+	c.handedOut = true
+	return c.sort()
+}
+
+// own gives the set a copy of its conditions of its own if a status holds
+// them (handOut), before they change.
+func (c *conditionSet) own() {
+	if c.handedOut {
+		c.conds = slices.Clone(c.conds)
+		c.handedOut = false
+	}
 }
 
 // sort puts the set's own conditions in list's order and returns them,

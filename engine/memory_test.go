@@ -74,3 +74,28 @@ func TestTranslatorKeepsNoServiceIndex(t *testing.T) {
 		t.Errorf("of two Services ns/svc-00001 the translator found %v, want the last", got)
 	}
 }
+
+// A route parent's status takes the set's own conditions (handOut), no
+// copy: 1.9 MB for 10,000 routes until check has written them (issue 42,
+// part 3). A change to the set afterwards leaves the status as it was.
+func TestConditionHandOutWithoutCopy(t *testing.T) {
+	c := newConditionSet(1, metav1.Time{})
+	c.setDefault("ResolvedRefs", metav1.ConditionTrue, "ResolvedRefs", "resolved")
+	c.setDefault("Accepted", metav1.ConditionTrue, "Accepted", "ok")
+	c.sort()
+	if n := testing.AllocsPerRun(10, func() { _ = c.handOut() }); n != 0 {
+		t.Errorf("handOut: %v allocations, want 0", n)
+	}
+	status := c.handOut()
+	c.fail("Accepted", "NotAllowedByListeners", "no")
+	c.setDefault("PartiallyInvalid", metav1.ConditionTrue, "UnsupportedValue", "dropped")
+	if status[0].Type != "Accepted" || status[0].Status != metav1.ConditionTrue || len(status) != 2 {
+		t.Errorf("the status changed with the set: %+v", status)
+	}
+	if got := c.sort(); len(got) != 3 || got[0].Status != metav1.ConditionFalse {
+		t.Errorf("the set after the changes: %+v", got)
+	}
+	if empty := newConditionSet(1, metav1.Time{}).handOut(); empty == nil {
+		t.Error("an empty set handed out nil")
+	}
+}

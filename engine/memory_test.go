@@ -2,10 +2,13 @@ package engine
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
+	"weak"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
 
 // Findings read a condition set in list's order without copying it (issue
@@ -97,5 +100,25 @@ func TestConditionHandOutWithoutCopy(t *testing.T) {
 	}
 	if empty := newConditionSet(1, metav1.Time{}).handOut(); empty == nil {
 		t.Error("an empty set handed out nil")
+	}
+}
+
+// A translation that keeps no incremental cache holds none of its input's
+// objects once it has copied them (issue 42, part 3): while the rest is
+// computed, check lets go of the routes it replaced by status copies.
+func TestTranslationHoldsNoInputObjects(t *testing.T) {
+	route := &gwv1.HTTPRoute{TypeMeta: metav1.TypeMeta{APIVersion: "gateway.networking.k8s.io/v1", Kind: "HTTPRoute"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "r"}}
+	snap := &Snapshot{HTTPRoutes: []*gwv1.HTTPRoute{route}}
+	original := weak.Make(route)
+	res, finish := translateTableFirst(snap, Options{}, nil)
+	snap, route = nil, nil
+	runtime.GC()
+	if original.Value() != nil {
+		t.Error("the input HTTPRoute is still held while the translation finishes")
+	}
+	finish()
+	if n := len(res.Objects.HTTPRoutes); n != 1 {
+		t.Errorf("%d HTTPRoutes in the result, want 1", n)
 	}
 }

@@ -93,6 +93,13 @@ func translateWithTable(snap *Snapshot, opts Options, cache *routeCache, patched
 	t := newTranslator(snap, opts)
 	if cache != nil {
 		t.startIncremental(cache)
+	} else if patched == nil {
+		// Past copySnapshot a translation reads the input's Sources only
+		// (the incremental ones read its objects too): holding no more of
+		// it lets a caller that drops its own reference (check) free the
+		// objects replaced by status copies while the translation builds
+		// the rest, 3.8 MB for 10,000 HTTPRoutes at check's peak.
+		t.in = &Snapshot{Sources: snap.Sources}
 	}
 	t.processGatewayClasses()
 	t.processGateways()

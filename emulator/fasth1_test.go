@@ -382,7 +382,7 @@ func (s *Server) bound(t *testing.T) *boundListener {
 // fast path watches the client (the watch reads its first byte): both are
 // answered, in order, on the one connection.
 func TestFastPathPipelinedBehindSlowRequest(t *testing.T) {
-	pipelinedBehindSlow(t, 2*h1.ClientWatchAfter) // the watch is reading now (it only matters for coverage)
+	pipelinedBehindSlow(t, 2*h1.ClientWatchAfter, false) // the watch is reading now (it only matters for coverage)
 }
 
 // A request pipelined behind a slow one that arrives before the client
@@ -390,13 +390,24 @@ func TestFastPathPipelinedBehindSlowRequest(t *testing.T) {
 // answered at once, not after the idle timeout (a wait for the next request
 // that clears the socket's readiness first would miss it).
 func TestFastPathPipelinedBeforeTheWatch(t *testing.T) {
-	pipelinedBehindSlow(t, h1.ClientWatchAfter/5)
+	pipelinedBehindSlow(t, h1.ClientWatchAfter/5, false)
+}
+
+// The same two after a first request, when the connection is served from
+// inside raw reads of its socket (h1's serveRaw): the handler runs inside
+// the read that waits for the next request, and the client watch reads a
+// duplicate of the connection.
+func TestFastPathPipelinedAfterAFirstRequest(t *testing.T) {
+	for _, pause := range []time.Duration{h1.ClientWatchAfter / 5, 2 * h1.ClientWatchAfter} {
+		pipelinedBehindSlow(t, pause, true)
+	}
 }
 
 // pipelinedBehindSlow sends a request the backend holds, then after pause
 // a second one, then lets the backend answer; both answers must come, in
-// order, on the one connection, within a few seconds.
-func pipelinedBehindSlow(t *testing.T, pause time.Duration) {
+// order, on the one connection, within a few seconds. warm: a first
+// request is answered on the connection before.
+func pipelinedBehindSlow(t *testing.T, pause time.Duration, warm bool) {
 	got, release := make(chan struct{}, 1), make(chan struct{})
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/api/slow" {
@@ -413,13 +424,23 @@ func pipelinedBehindSlow(t *testing.T, pause time.Duration) {
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	br := bufio.NewReader(c)
+	if warm {
+		io.WriteString(c, "GET /api/first HTTP/1.1\r\nHost: api.example.com\r\n\r\n")
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if body, _ := io.ReadAll(resp.Body); string(body) != "/api/first" {
+			t.Fatalf("first answer %q", body)
+		}
+	}
 	io.WriteString(c, "GET /api/slow HTTP/1.1\r\nHost: api.example.com\r\n\r\n")
 	<-got
 	time.Sleep(pause)
 	io.WriteString(c, "GET /api/next HTTP/1.1\r\nHost: api.example.com\r\n\r\n")
 	time.Sleep(5 * time.Millisecond) // the second request is in the gateway's socket
 	close(release)
-	br := bufio.NewReader(c)
 	for _, want := range []string{"/api/slow", "/api/next"} {
 		resp, err := http.ReadResponse(br, nil)
 		if err != nil {

@@ -247,6 +247,10 @@ func fastDiff(t *testing.T, tab *table.Table, conf *tls.Config) {
 		{"head", []string{"HEAD /api/big HTTP/1.1\r\n" + host + "\r\n"}, 1, true, true},
 		{"pipelined", []string{"GET /api/big HTTP/1.1\r\n" + host + "\r\nGET /api/chunked HTTP/1.1\r\n" + host + "\r\nGET /api/204 HTTP/1.1\r\n" + host + "\r\n"}, 3, false, true},
 		{"split across segments", []string{"GET /api/heade", "rs HTTP/1.1\r\nHost: api.exa", "mple.com\r\n\r\n"}, 1, false, true},
+		// A second request is read from inside raw reads of the socket (h1's serveRaw): its head
+		// waits for more bytes there.
+		{"second request split across segments", []string{"GET /api/headers HTTP/1.1\r\n" + host + "\r\nGET /api/heade", "rs HTTP/1.1\r\nHost: api.exa", "mple.com\r\n\r\n"}, 2, false, true},
+		{"second request's first bytes alone", []string{"GET /api/headers HTTP/1.1\r\n" + host + "\r\nGE", "T /api/headers HTTP/1.1\r\n" + host + "\r\n"}, 2, false, true},
 		{"chunked answer", []string{"GET /api/chunked HTTP/1.1\r\n" + host + "\r\n"}, 1, false, true},
 		{"sniffed type", []string{"GET /api/sniff HTTP/1.1\r\n" + host + "\r\n"}, 1, false, true},
 		{"204 and 304", []string{"GET /api/204 HTTP/1.1\r\n" + host + "\r\nGET /api/304 HTTP/1.1\r\n" + host + "\r\n"}, 2, false, true},
@@ -279,6 +283,7 @@ func fastDiff(t *testing.T, tab *table.Table, conf *tls.Config) {
 		{"malformed request line, header unfinished", []string{"hello there friend\r\nX: y\r\n"}, 0, false, false},
 		{"long header", []string{"GET /api/headers HTTP/1.1\r\n" + host + long + "\r\n"}, 1, false, false},
 		{"fast then handed over", []string{"GET /api/headers HTTP/1.1\r\n" + host + "\r\nPOST /api/headers HTTP/1.1\r\n" + host + "Content-Length: 2\r\n\r\nhi"}, 2, false, false},
+		{"fast then handed over after a wait", []string{"GET /api/headers HTTP/1.1\r\n" + host + "\r\nPOST /api/headers HTTP/1.1\r\n", host + "Content-Length: 2\r\n\r\nhi"}, 2, false, false},
 		{"cut short", []string{"GET /api/headers HTTP/1.1\r\nHost: api.exa"}, -1, false, false},
 	}
 	for _, tc := range cases {

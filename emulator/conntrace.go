@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/gwdev/gwdev/emulator/h1"
@@ -162,14 +164,34 @@ type countingConn struct {
 // headSize is how many first bytes a countingConn keeps each way.
 const headSize = 32
 
+var _ h1.RawReadable = (*countingConn)(nil)
+
 func (c *countingConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
+	c.CountRead(p[:max(n, 0)])
+	return n, err
+}
+
+// CountRead counts bytes read from the connection's socket, whether by
+// Read or by the fast path's own system calls (h1.RawReadable).
+func (c *countingConn) CountRead(p []byte) {
+	n := len(p)
 	if n > 0 && c.in.Add(int64(n)) == int64(n) {
 		c.mu.Lock()
 		c.head = append([]byte(nil), p[:min(n, headSize)]...)
 		c.mu.Unlock()
 	}
-	return n, err
+}
+
+// SyscallConn is the socket's, when the connection has one.
+func (c *countingConn) SyscallConn() (syscall.RawConn, error) { return syscallConn(c.Conn) }
+
+// syscallConn returns c's socket (errors.ErrUnsupported: none).
+func syscallConn(c net.Conn) (syscall.RawConn, error) {
+	if sc, ok := c.(syscall.Conn); ok {
+		return sc.SyscallConn()
+	}
+	return nil, errors.ErrUnsupported
 }
 
 func (c *countingConn) Write(p []byte) (int, error) {

@@ -247,6 +247,10 @@ func fastDiff(t *testing.T, tab *table.Table, conf *tls.Config) {
 		{"head", []string{"HEAD /api/big HTTP/1.1\r\n" + host + "\r\n"}, 1, true, true},
 		{"pipelined", []string{"GET /api/big HTTP/1.1\r\n" + host + "\r\nGET /api/chunked HTTP/1.1\r\n" + host + "\r\nGET /api/204 HTTP/1.1\r\n" + host + "\r\n"}, 3, false, true},
 		{"split across segments", []string{"GET /api/heade", "rs HTTP/1.1\r\nHost: api.exa", "mple.com\r\n\r\n"}, 1, false, true},
+		// A second request is read from inside raw reads of the socket (h1's serveRaw): its head
+		// waits for more bytes there.
+		{"second request split across segments", []string{"GET /api/headers HTTP/1.1\r\n" + host + "\r\nGET /api/heade", "rs HTTP/1.1\r\nHost: api.exa", "mple.com\r\n\r\n"}, 2, false, true},
+		{"second request's first bytes alone", []string{"GET /api/headers HTTP/1.1\r\n" + host + "\r\nGE", "T /api/headers HTTP/1.1\r\n" + host + "\r\n"}, 2, false, true},
 		{"chunked answer", []string{"GET /api/chunked HTTP/1.1\r\n" + host + "\r\n"}, 1, false, true},
 		{"sniffed type", []string{"GET /api/sniff HTTP/1.1\r\n" + host + "\r\n"}, 1, false, true},
 		{"204 and 304", []string{"GET /api/204 HTTP/1.1\r\n" + host + "\r\nGET /api/304 HTTP/1.1\r\n" + host + "\r\n"}, 2, false, true},
@@ -279,6 +283,7 @@ func fastDiff(t *testing.T, tab *table.Table, conf *tls.Config) {
 		{"malformed request line, header unfinished", []string{"hello there friend\r\nX: y\r\n"}, 0, false, false},
 		{"long header", []string{"GET /api/headers HTTP/1.1\r\n" + host + long + "\r\n"}, 1, false, false},
 		{"fast then handed over", []string{"GET /api/headers HTTP/1.1\r\n" + host + "\r\nPOST /api/headers HTTP/1.1\r\n" + host + "Content-Length: 2\r\n\r\nhi"}, 2, false, false},
+		{"fast then handed over after a wait", []string{"GET /api/headers HTTP/1.1\r\n" + host + "\r\nPOST /api/headers HTTP/1.1\r\n", host + "Content-Length: 2\r\n\r\nhi"}, 2, false, false},
 		{"cut short", []string{"GET /api/headers HTTP/1.1\r\nHost: api.exa"}, -1, false, false},
 	}
 	for _, tc := range cases {
@@ -382,7 +387,7 @@ func (s *Server) bound(t *testing.T) *boundListener {
 // fast path watches the client (the watch reads its first byte): both are
 // answered, in order, on the one connection.
 func TestFastPathPipelinedBehindSlowRequest(t *testing.T) {
-	pipelinedBehindSlow(t, 2*h1.ClientWatchAfter) // the watch is reading now (it only matters for coverage)
+	pipelinedBehindSlow(t, 2*h1.ClientWatchAfter, false) // the watch is reading now (it only matters for coverage)
 }
 
 // A request pipelined behind a slow one that arrives before the client
@@ -390,13 +395,24 @@ func TestFastPathPipelinedBehindSlowRequest(t *testing.T) {
 // answered at once, not after the idle timeout (a wait for the next request
 // that clears the socket's readiness first would miss it).
 func TestFastPathPipelinedBeforeTheWatch(t *testing.T) {
-	pipelinedBehindSlow(t, h1.ClientWatchAfter/5)
+	pipelinedBehindSlow(t, h1.ClientWatchAfter/5, false)
+}
+
+// The same two after a first request, when the connection is served from
+// inside raw reads of its socket (h1's serveRaw): the handler runs inside
+// the read that waits for the next request, and the client watch reads a
+// duplicate of the connection.
+func TestFastPathPipelinedAfterAFirstRequest(t *testing.T) {
+	for _, pause := range []time.Duration{h1.ClientWatchAfter / 5, 2 * h1.ClientWatchAfter} {
+		pipelinedBehindSlow(t, pause, true)
+	}
 }
 
 // pipelinedBehindSlow sends a request the backend holds, then after pause
 // a second one, then lets the backend answer; both answers must come, in
-// order, on the one connection, within a few seconds.
-func pipelinedBehindSlow(t *testing.T, pause time.Duration) {
+// order, on the one connection, within a few seconds. warm: a first
+// request is answered on the connection before.
+func pipelinedBehindSlow(t *testing.T, pause time.Duration, warm bool) {
 	got, release := make(chan struct{}, 1), make(chan struct{})
 	backend := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/api/slow" {
@@ -413,13 +429,23 @@ func pipelinedBehindSlow(t *testing.T, pause time.Duration) {
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	br := bufio.NewReader(c)
+	if warm {
+		io.WriteString(c, "GET /api/first HTTP/1.1\r\nHost: api.example.com\r\n\r\n")
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if body, _ := io.ReadAll(resp.Body); string(body) != "/api/first" {
+			t.Fatalf("first answer %q", body)
+		}
+	}
 	io.WriteString(c, "GET /api/slow HTTP/1.1\r\nHost: api.example.com\r\n\r\n")
 	<-got
 	time.Sleep(pause)
 	io.WriteString(c, "GET /api/next HTTP/1.1\r\nHost: api.example.com\r\n\r\n")
 	time.Sleep(5 * time.Millisecond) // the second request is in the gateway's socket
 	close(release)
-	br := bufio.NewReader(c)
 	for _, want := range []string{"/api/slow", "/api/next"} {
 		resp, err := http.ReadResponse(br, nil)
 		if err != nil {

@@ -434,15 +434,27 @@ func TestForwardLaneClientLeavesAbortsUpstream(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		answer string // what the backend sends before it waits
+		// warm: the connections carry a first request before, so the
+		// fast path serves the second from inside raw reads of the
+		// client's socket and its watch reads a duplicate (h1's serveRaw).
+		warm bool
 	}{
-		{"before the answer", ""},
-		{"during the body", "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\nxx"},
+		{"before the answer", "", false},
+		{"during the body", "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\nxx", false},
+		{"before the answer, second request", "", true},
+		{"during the body, second request", "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\nxx", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			closed := make(chan struct{})
 			addr := rawBackend(t, func(c net.Conn, br *bufio.Reader) {
 				if !skipRequestHead(br) {
 					return
+				}
+				if tc.warm {
+					_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+					if !skipRequestHead(br) {
+						return
+					}
 				}
 				_, _ = c.Write([]byte(tc.answer))
 				var b [1]byte
@@ -457,6 +469,21 @@ func TestForwardLaneClientLeavesAbortsUpstream(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			served := int64(1)
+			if tc.warm {
+				served = 2
+				_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+				if _, err := c.Write([]byte("GET /first HTTP/1.1\r\nHost: api.example.com\r\n\r\n")); err != nil {
+					t.Fatal(err)
+				}
+				resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if body, _ := io.ReadAll(resp.Body); string(body) != "ok" {
+					t.Fatalf("first answer %q", body)
+				}
+			}
 			if _, err := c.Write([]byte("GET / HTTP/1.1\r\nHost: api.example.com\r\n\r\n")); err != nil {
 				t.Fatal(err)
 			}
@@ -470,8 +497,8 @@ func TestForwardLaneClientLeavesAbortsUpstream(t *testing.T) {
 			case <-time.After(5 * time.Second):
 				t.Fatal("the backend's connection stayed open after the client left")
 			}
-			if h.s.laneServed.Load() != 1 {
-				t.Fatalf("the lane served %d requests, want 1", h.s.laneServed.Load())
+			if h.s.laneServed.Load() != served {
+				t.Fatalf("the lane served %d requests, want %d", h.s.laneServed.Load(), served)
 			}
 		})
 	}

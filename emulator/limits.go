@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -154,6 +155,9 @@ func (c *limitConn) Close() error {
 	c.once.Do(func() { c.l.active.Add(-1) })
 	return err
 }
+
+// SyscallConn is the socket's, when the connection has one.
+func (c *limitConn) SyscallConn() (syscall.RawConn, error) { return syscallConn(c.Conn) }
 
 // CloseWrite half-closes the connection.
 func (c *limitConn) CloseWrite() error {

@@ -280,7 +280,7 @@ func (cw fastChunkWriter) Write(p []byte) (int, error) {
 	bw := w.fc.bw
 	if w.chunking {
 		if _, err := fmt.Fprintf(bw, "%x\r\n", len(p)); err != nil {
-			_ = w.fc.c.Close()
+			w.fc.closeOwn()
 			return 0, err
 		}
 	}
@@ -289,7 +289,7 @@ func (cw fastChunkWriter) Write(p []byte) (int, error) {
 		_, err = bw.WriteString("\r\n")
 	}
 	if err != nil {
-		_ = w.fc.c.Close()
+		w.fc.closeOwn()
 	}
 	return n, err
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/gwdev/gwdev/emulator/internal/wire"
@@ -75,13 +76,27 @@ type Server struct {
 	wg       sync.WaitGroup
 }
 
+// RawReadable is a plain client connection that lets the fast path read
+// its socket with system calls of its own (a *net.TCPConn needs not say
+// so): CountRead is told the bytes read that way, which its Read would
+// have seen. The connection's Read is not called once the connection
+// carried a request.
+type RawReadable interface {
+	net.Conn
+	syscall.Conn
+	CountRead(p []byte)
+}
+
 // HandedOver is the number of connections handed to net/http so far.
 func (f *Server) HandedOver() int64 { return f.handedOver.Load() }
 
 // Start serves a new connection, accepted at start; a connection whose
 // TLS handshake is done is a *tls.Conn.
 func (f *Server) Start(c net.Conn, start time.Time) {
-	fc := &fastConn{f: f, c: c, start: start}
+	fc := &fastConn{f: f, c: c, start: start, raw: newRawClient(c)}
+	if fc.raw != nil {
+		fc.rawFn = fc.rawStep
+	}
 	f.mu.Lock()
 	if f.shutting.Load() {
 		f.mu.Unlock()
@@ -128,23 +143,56 @@ func (f *Server) Stop(ctx context.Context) error {
 // many are left.
 func (f *Server) closeIdle() int {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	now := time.Now()
+	var idle []*fastConn
 	for fc := range f.conns {
 		if fc.idle.Load() && (fc.requests.Load() > 0 || now.Sub(fc.start) > shutdownNewConnGrace) {
-			_ = fc.c.Close()
+			idle = append(idle, fc)
 		}
 	}
-	return len(f.conns)
+	left := len(f.conns)
+	f.mu.Unlock()
+	for _, fc := range idle {
+		fc.kill()
+	}
+	return left
 }
 
 // closeAll closes every connection.
 func (f *Server) closeAll() {
 	f.mu.Lock()
-	defer f.mu.Unlock()
+	all := make([]*fastConn, 0, len(f.conns))
 	for fc := range f.conns {
-		_ = fc.c.Close()
+		all = append(all, fc)
 	}
+	f.mu.Unlock()
+	for _, fc := range all {
+		fc.kill()
+	}
+}
+
+// kill closes the connection from another goroutine (a shutdown). One
+// served inside a raw read (serveRaw) is shut down first, which a handler's
+// writes and the client watch see at once, and closed in the background:
+// its Close waits for the raw read, which the handler runs in, to end.
+func (fc *fastConn) kill() {
+	if fc.raw == nil {
+		_ = fc.c.Close()
+		return
+	}
+	fc.raw.shutdown()
+	go func() { _ = fc.c.Close() }()
+}
+
+// closeOwn closes the connection from its own goroutine (a write broke
+// off). Inside a raw read a Close would wait for that raw read to end: the
+// socket is shut down instead, and serve closes it.
+func (fc *fastConn) closeOwn() {
+	if fc.src.raw != nil {
+		fc.raw.shutdown()
+		return
+	}
+	_ = fc.c.Close()
 }
 
 func (f *Server) forget(fc *fastConn) {
@@ -217,7 +265,35 @@ type fastConn struct {
 	// now): the next wait for a request keeps it (awaitIdle).
 	idleArmed bool
 	idleUntil time.Time
+	// hdrArmed is set while the connection's read deadline is the request
+	// header's deadline, hdrDeadline (armHeader).
+	hdrArmed    bool
+	hdrDeadline time.Time
+
+	// raw reads the socket with system calls of its own once the
+	// connection carried a request (serveRaw; nil: a TLS connection, or one
+	// that must be read through its Read). rawFn is rawStep, made once;
+	// rawEnd is how rawStep ended; idleWait is set while rawStep waits for
+	// a request's first bytes.
+	raw      *rawClient
+	rawFn    func(fd uintptr) bool
+	rawEnd   rawEnd
+	idleWait bool
+	// rawMode is set once serveRaw serves the connection (under
+	// watchMu); watchConn is then the duplicate of the connection the
+	// client watch reads (nil: none made yet; under watchMu).
+	rawMode   bool
+	watchConn net.Conn
 }
+
+// rawEnd is how serveRaw's callback ended.
+type rawEnd int
+
+const (
+	rawWaitFailed rawEnd = iota // the wait for the socket failed (a deadline, a close)
+	rawClose                    // the connection closes
+	rawHandOver                 // the connection goes to net/http
+)
 
 var fastReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, fastReadBufSize) }}
 var fastWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, fastWriteBufSize) }}
@@ -235,6 +311,11 @@ func (fc *fastConn) serve() {
 			fc.stopWatch()
 			fc.watch.Stop()
 		}
+		fc.watchMu.Lock()
+		if fc.watchConn != nil {
+			_ = fc.watchConn.Close()
+		}
+		fc.watchMu.Unlock()
 		fc.release()
 		if !handedOver {
 			_ = fc.c.Close()
@@ -258,6 +339,14 @@ func (fc *fastConn) serve() {
 	}
 	fc.watchable = fc.ctx.Done() == nil
 	for {
+		if fc.raw != nil && fc.requests.Load() > 0 {
+			var hdrDeadline time.Time
+			handedOver, hdrDeadline = fc.serveRaw()
+			if handedOver {
+				fc.handOver(hdrDeadline)
+			}
+			return
+		}
 		req, hdrDeadline, ok := fc.readRequest()
 		if !ok {
 			return
@@ -293,13 +382,13 @@ func (fc *fastConn) release() {
 func (fc *fastConn) readRequest() (req *http.Request, hdrDeadline time.Time, ok bool) {
 	n := fc.requests.Load()
 	fc.idle.Store(true)
-	armed := true // the connection's read deadline is hdrDeadline
+	fc.hdrArmed, fc.hdrDeadline = true, time.Time{}
 	if n == 0 {
-		hdrDeadline = fc.start.Add(fc.f.ReadHeaderTimeout)
-		_ = fc.c.SetReadDeadline(hdrDeadline)
+		fc.hdrDeadline = fc.start.Add(fc.f.ReadHeaderTimeout)
+		_ = fc.c.SetReadDeadline(fc.hdrDeadline)
 		if _, err := fc.br.Peek(1); err != nil {
 			fc.idle.Store(false)
-			return nil, hdrDeadline, !fc.f.shutting.Load() // net/http traces it
+			return nil, fc.hdrDeadline, !fc.f.shutting.Load() // net/http traces it
 		}
 	} else {
 		if !fc.awaitIdle() {
@@ -309,47 +398,141 @@ func (fc *fastConn) readRequest() (req *http.Request, hdrDeadline time.Time, ok 
 		// read or the connection goes to net/http (armHeader): a header
 		// that came whole needs none, and setting it costs a timer change
 		// (and reading the clock).
-		armed = false
+		fc.hdrArmed = false
 	}
 	fc.idle.Store(false)
 	if fc.f.shutting.Load() {
-		return nil, hdrDeadline, false
+		return nil, fc.hdrDeadline, false
 	}
-	armHeader := func() {
-		if !armed {
-			armed = true
-			fc.idleArmed = false
-			hdrDeadline = time.Now().Add(fc.f.ReadHeaderTimeout)
-			_ = fc.c.SetReadDeadline(hdrDeadline)
-		}
-	}
+	req, _ = fc.readHead() // reads wait here: never told to
+	return req, fc.hdrDeadline, true
+}
+
+// readHead parses the request head in the buffer, reading more while it
+// is incomplete: the request when the fast path takes it; nil with wait
+// when the raw reader has nothing more now (serveRaw then waits); nil
+// otherwise when the connection goes to net/http (fc.hdrDeadline is the
+// header deadline running, zero: none).
+func (fc *fastConn) readHead() (req *http.Request, wait bool) {
 	for {
 		buf, _ := fc.br.Peek(fc.br.Buffered())
 		head := sameOrString(&fc.lastHead, buf) // the request's fields are substrings
 		end := scanHeader(head)
 		if end < 0 {
-			armHeader()
-			return nil, hdrDeadline, true // net/http answers at once
+			fc.armHeader()
+			return nil, false // net/http answers at once
 		}
 		if end > 0 {
 			r := parseFastRequest(head[:end], &fc.parsed)
 			if r == nil {
-				armHeader()
-				return nil, hdrDeadline, true
+				fc.armHeader()
+				return nil, false
 			}
 			_, _ = fc.br.Discard(end)
 			if fc.remote == "" {
 				fc.remote = fc.c.RemoteAddr().String()
 			}
 			r.RemoteAddr, r.TLS = fc.remote, fc.tlsState
-			return r, hdrDeadline, true
+			return r, false
 		}
-		armHeader()
+		fc.armHeader()
 		if fc.br.Buffered() == fc.br.Size() {
-			return nil, hdrDeadline, true // a header this long: net/http
+			return nil, false // a header this long: net/http
 		}
 		if _, err := fc.br.Peek(fc.br.Buffered() + 1); err != nil {
-			return nil, hdrDeadline, true // net/http answers as it would have
+			return nil, err == errWouldBlock // else net/http answers as it would have
+		}
+	}
+}
+
+// armHeader sets the header deadline, unless it is set already.
+func (fc *fastConn) armHeader() {
+	if !fc.hdrArmed {
+		fc.hdrArmed = true
+		fc.idleArmed = false
+		fc.hdrDeadline = time.Now().Add(fc.f.ReadHeaderTimeout)
+		_ = fc.c.SetReadDeadline(fc.hdrDeadline)
+	}
+}
+
+// errWouldBlock is what the raw reader returns when the socket has nothing
+// to read now.
+var errWouldBlock = errors.New("nothing to read now")
+
+// serveRaw serves the connection's requests once it carried one, each wait
+// for bytes inside one raw read of its socket (rawClient): rawStep reads,
+// runs the handler and writes the answer inside the raw read's callback and
+// waits only when its last read emptied the socket, so the read after an
+// answer that would find nothing (and park) is not made. handOver: the
+// connection goes to net/http, hdrDeadline being the header deadline
+// running.
+func (fc *fastConn) serveRaw() (handOver bool, hdrDeadline time.Time) {
+	fc.watchMu.Lock()
+	fc.rawMode = true
+	fc.watchMu.Unlock()
+	fc.src.raw, fc.src.limit = fc.raw, 0
+	fc.hdrArmed, fc.hdrDeadline, fc.idleWait = false, time.Time{}, false
+	fc.armIdle() // the read deadline may be the first request's header deadline
+	for {
+		fc.rawEnd = rawWaitFailed
+		err := fc.raw.wait(fc.rawFn)
+		fc.idle.Store(false)
+		switch {
+		case fc.rawEnd == rawClose:
+			return false, time.Time{}
+		case fc.rawEnd == rawHandOver:
+			return true, fc.hdrDeadline
+		case fc.hdrArmed:
+			return true, fc.hdrDeadline // the header's wait failed: net/http answers as it would have
+		}
+		var ne net.Error
+		if err == nil || !errors.As(err, &ne) || !ne.Timeout() || !time.Now().Before(fc.idleUntil) {
+			return false, time.Time{}
+		}
+		_ = fc.c.SetReadDeadline(fc.idleUntil) // an earlier idle deadline fired
+	}
+}
+
+// rawStep is serveRaw's callback, inside a raw read of the socket fd: it
+// serves every request it can read without waiting. false: wait until the
+// socket is readable (the raw read calls it again); true: done, fc.rawEnd
+// says how.
+func (fc *fastConn) rawStep(fd uintptr) bool {
+	fc.raw.enter(fd)
+	for {
+		if !fc.hdrArmed {
+			// A request's first bytes, within the idle timeout.
+			if _, err := fc.br.Peek(4); err != nil {
+				if err != errWouldBlock {
+					fc.rawEnd = rawClose
+					return true
+				}
+				if !fc.idleWait {
+					fc.idleWait = true
+					fc.armIdle()
+				}
+				fc.idle.Store(true)
+				return false
+			}
+			fc.idle.Store(false)
+			fc.idleWait = false
+			if fc.f.shutting.Load() {
+				fc.rawEnd = rawClose
+				return true
+			}
+		}
+		req, wait := fc.readHead()
+		if wait {
+			return false
+		}
+		if req == nil {
+			fc.rawEnd = rawHandOver
+			return true
+		}
+		fc.hdrArmed, fc.hdrDeadline = false, time.Time{}
+		if !fc.serveRequest(req) {
+			fc.rawEnd = rawClose
+			return true
 		}
 	}
 }
@@ -363,11 +546,7 @@ func (fc *fastConn) readRequest() (req *http.Request, hdrDeadline time.Time, ok 
 // so the connection closes IdleTimeout after the request's start to wait,
 // as when the deadline is set every time.
 func (fc *fastConn) awaitIdle() bool {
-	fc.idleUntil = time.Now().Add(fc.f.IdleTimeout)
-	if !fc.idleArmed {
-		fc.idleArmed = true
-		_ = fc.c.SetReadDeadline(fc.idleUntil)
-	}
+	fc.armIdle()
 	for {
 		_, err := fc.br.Peek(4)
 		if err == nil {
@@ -378,6 +557,17 @@ func (fc *fastConn) awaitIdle() bool {
 			return false
 		}
 		_ = fc.c.SetReadDeadline(fc.idleUntil) // an earlier idle deadline fired
+	}
+}
+
+// armIdle starts the idle timeout: the connection closes when no request
+// starts before fc.idleUntil. The read deadline is set only when it is not
+// an (earlier) idle deadline already (see awaitIdle).
+func (fc *fastConn) armIdle() {
+	fc.idleUntil = time.Now().Add(fc.f.IdleTimeout)
+	if !fc.idleArmed {
+		fc.idleArmed = true
+		_ = fc.c.SetReadDeadline(fc.idleUntil)
 	}
 }
 
@@ -481,13 +671,36 @@ func (fc *fastConn) watchClient() {
 		fc.watchMu.Unlock()
 		return
 	}
+	src := fc.c
+	if fc.rawMode {
+		// The handler runs inside a raw read, which holds the
+		// connection's read lock: the watch reads a duplicate of it.
+		if fc.watchConn == nil {
+			wc, err := fc.raw.dup()
+			if err != nil {
+				closed, cancel := errors.Is(err, net.ErrClosed), fc.cancel
+				if closed { // a shutdown closes it (kill)
+					fc.src.gone = true // read by the request's goroutine after stopWatch
+				}
+				fc.watchMu.Unlock()
+				if closed {
+					cancel()
+					fc.abortUpstream()
+				}
+				return // else no descriptor for it: this request goes unwatched
+			}
+			fc.watchConn = wc
+		}
+		src = fc.watchConn
+	} else {
+		_ = fc.c.SetReadDeadline(time.Time{}) // before stopWatch can end the read
+	}
 	done := make(chan struct{})
 	fc.watching = done
 	cancel := fc.cancel
-	_ = fc.c.SetReadDeadline(time.Time{}) // before stopWatch can end the read
 	fc.watchMu.Unlock()
 	defer close(done)
-	n, err := fc.c.Read(fc.src.b[:])
+	n, err := src.Read(fc.src.b[:])
 	if n == 1 {
 		fc.src.pending = true
 		return
@@ -550,10 +763,18 @@ func (fc *fastConn) stopWatch() {
 	fc.cancel = nil
 	done := fc.watching
 	fc.watching = nil
+	raw, wc := fc.rawMode, fc.watchConn
 	fc.watchMu.Unlock()
 	if done == nil {
 		// No watch reads; one that fires with no request running
 		// returns at once.
+		return
+	}
+	if raw {
+		// The watch reads the duplicate: the connection's deadlines stay.
+		_ = wc.SetReadDeadline(aLongTimeAgo)
+		<-done
+		_ = wc.SetReadDeadline(time.Time{})
 		return
 	}
 	// A watch reads, possibly one an earlier firing of the timer started
@@ -567,7 +788,9 @@ func (fc *fastConn) stopWatch() {
 // watchedReader is what a fast connection's bufio.Reader reads: the byte
 // the client watch read first, then the connection.
 type watchedReader struct {
-	c       net.Conn
+	c net.Conn
+	// raw, when set, reads the socket instead of c (serveRaw).
+	raw     *rawClient
 	b       [1]byte
 	pending bool
 	// gone is set when the client watch saw the client leave.
@@ -584,6 +807,9 @@ func (r *watchedReader) Read(p []byte) (int, error) {
 		p[0] = r.b[0]
 		r.pending = false
 		return 1, nil
+	}
+	if r.raw != nil {
+		return r.raw.read(p)
 	}
 	if r.limit > 0 {
 		p = p[:min(len(p), r.limit)]

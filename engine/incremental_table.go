@@ -65,7 +65,7 @@ type tableState struct {
 // findings, conditions, profile verdicts).
 func (t *translator) keepForPatch() *tableState {
 	t.inc.prev = nil
-	t.notes, t.effects, t.conditionOwners = nil, nil, nil
+	t.notes, t.effects, t.conditionOwners, t.routeObjects = nil, nil, nil, nil
 	t.prof.routeVerdicts = nil
 	for _, r := range t.routes {
 		for _, p := range r.parents {

@@ -13,17 +13,13 @@ import (
 
 // noteShadowedL4 adds the warnings for every listener of the table.
 func (t *translator) noteShadowedL4(tab *Table) {
-	routes := make(map[ObjectKey]object, len(t.routes))
-	for _, r := range t.routes {
-		routes[r.key] = r.obj
-	}
 	EachListener(tab, func(l *ListenerTable) {
 		place := shadowPlace(l, &VirtualHost{Hostname: l.Hostname})
 		if len(l.StreamRoutes) > 1 {
 			first := l.StreamRoutes[0]
 			for _, s := range l.StreamRoutes[1:] {
 				t.noteL4(s.Route, s.Source, s.Name, first.Route, first.Name, place,
-					"only the first rule of a "+string(l.Protocol)+" listener serves connections; "+l4Order(first.Route, first.Name, s.Route, s.Name, routes))
+					"only the first rule of a "+string(l.Protocol)+" listener serves connections; "+l4Order(first.Route, first.Name, s.Route, s.Name, t.routeObject))
 			}
 		}
 		firstFor := map[string]*SNIRoute{}
@@ -35,7 +31,7 @@ func (t *translator) noteShadowedL4(tab *Table) {
 				continue
 			}
 			t.noteL4(s.Route, s.Source, s.Name, w.Route, w.Name, fmt.Sprintf("%s, SNI %q", place, displayVHost(h)),
-				"the first TLSRoute for a hostname serves its connections; "+l4Order(w.Route, w.Name, s.Route, s.Name, routes))
+				"the first TLSRoute for a hostname serves its connections; "+l4Order(w.Route, w.Name, s.Route, s.Name, t.routeObject))
 		}
 	})
 }
@@ -51,13 +47,13 @@ func (t *translator) noteL4(route ObjectKey, src Source, name string, winner Obj
 
 // l4Order says why rule a comes before rule b: the same route's rule
 // order, the older route, or namespace/name.
-func l4Order(a ObjectKey, an string, b ObjectKey, bn string, routes map[ObjectKey]object) string {
+func l4Order(a ObjectKey, an string, b ObjectKey, bn string, route func(ObjectKey) object) string {
 	if a == b {
 		i, _ := ruleIndexes(an)
 		j, _ := ruleIndexes(bn)
 		return fmt.Sprintf("rules[%d] comes before rules[%d]", i, j)
 	}
-	ra, rb := routes[a], routes[b]
+	ra, rb := route(a), route(b)
 	if ra == nil || rb == nil {
 		return "table order decides"
 	}

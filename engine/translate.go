@@ -197,6 +197,9 @@ type translator struct {
 	tracing map[ObjectKey]*table.Tracing
 	// inc is the incremental translation's state (incremental.go).
 	inc incremental
+	// routeObjects are the routes' objects by key (nil: not made yet;
+	// routeObject).
+	routeObjects map[ObjectKey]object
 }
 
 // service is the Service ns/name of the output (nil: none), found in

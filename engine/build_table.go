@@ -120,6 +120,10 @@ func (l *listenerState) rulesByHost() map[string][]rulePosition {
 // appendPositions appends to rs the route's rules as served on hostname h.
 func (r *routeState) appendPositions(rs []rulePosition, h string) []rulePosition {
 	rank := hostnameRank(routeHostnameFor(r, h))
+	// Grown once: a host's first route's rules were one allocation per
+	// doubling (0.5 MB more for 10,000 routes of two rules, at the end of
+	// check's translation).
+	rs = slices.Grow(rs, len(r.rules))
 	for i, rr := range r.rules {
 		rs = append(rs, rulePosition{rule: rr, route: r, order: i, pathLen: r.pathLens[i], hostRank: rank})
 	}

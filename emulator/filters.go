@@ -38,14 +38,32 @@ type filterStep struct {
 }
 
 // headerMod is the table's header change, with the data plane's methods.
-type headerMod table.HeaderModifier
+type headerMod struct {
+	*table.HeaderModifier
+	// setValues is each Set entry's value as a header map holds it, made
+	// once: one element, capped so that an append copies it, shared by
+	// every request (nothing writes into a header map's value slice).
+	setValues [][]string
+}
+
+// newHeaderMod readies m (nil: no header change).
+func newHeaderMod(m *table.HeaderModifier) *headerMod {
+	if m == nil {
+		return nil
+	}
+	hm := &headerMod{HeaderModifier: m, setValues: make([][]string, len(m.Set))}
+	for i, s := range m.Set {
+		hm.setValues[i] = []string{s.Value}[:1:1]
+	}
+	return hm
+}
 
 func compileFilters(fs []table.Filter, rc *regexCache) []filterStep {
 	var out []filterStep
 	for i := range fs {
 		f := &fs[i]
 		s := filterStep{typ: f.Type, mirror: -1, extAuth: -1, unsupported: f.Unsupported,
-			reqHeaders: (*headerMod)(f.RequestHeaderModifier), respHeaders: (*headerMod)(f.ResponseHeaderModifier),
+			reqHeaders: newHeaderMod(f.RequestHeaderModifier), respHeaders: newHeaderMod(f.ResponseHeaderModifier),
 			redirect: f.RequestRedirect, rewrite: f.URLRewrite}
 		switch {
 		case s.reqHeaders != nil:
@@ -74,12 +92,12 @@ func compileFilters(fs []table.Filter, rc *regexCache) []filterStep {
 // Added values are appended to an existing value with a comma, as the
 // HTTPHeaderFilter documentation shows (Set-Cookie gets its own line).
 func (m *headerMod) apply(h http.Header, host *string) {
-	for _, s := range m.Set {
+	for i, s := range m.Set {
 		if s.Name == "Host" && host != nil {
 			*host = s.Value
 			continue
 		}
-		h[s.Name] = []string{s.Value}
+		h[s.Name] = m.setValues[i]
 	}
 	for _, a := range m.Add {
 		if a.Name == "Host" && host != nil {

@@ -60,14 +60,19 @@ type exchange struct {
 	// location is the redirect target.
 	location string
 
-	reqMods     []*headerMod
-	respMods    []*headerMod
-	modsArr     [4]*headerMod // the first reqMods and respMods, without an allocation
-	rewriteHost string
-	rewritePath string
-	cors        *cors.Policy
-	corsOrigin  string // set when the request's Origin is allowed
-	mirrors     []*backendRoutes
+	reqMods  []*headerMod
+	respMods []*headerMod
+	modsArr  [4]*headerMod // the first reqMods and respMods, without an allocation
+	// forwardedVals holds the outbound request's X-Forwarded-For, -Host
+	// and -Proto values (setXForwarded). The exchange is taken again only
+	// after the lane's outbound header was emptied (reusable), so nothing
+	// refers to them then.
+	forwardedVals [3]string
+	rewriteHost   string
+	rewritePath   string
+	cors          *cors.Policy
+	corsOrigin    string // set when the request's Origin is allowed
+	mirrors       []*backendRoutes
 	// auths are the ExternalAuth checks to pass before the gateway
 	// forwards or redirects (extauth.go); authHeaders is what they allowed
 	// onto the request to the backend, in order.

@@ -32,6 +32,10 @@ type filterStep struct {
 	unsupported string
 	// note is the trace's line for a header modifier, made once.
 	note string
+	// notes, when this step and every one before it in its list are
+	// header modifiers, is their notes in order, made once: the trace's
+	// filter list they write (addNote), capped so that an append copies it.
+	notes []string
 	// rewriteRE is the compiled Pattern of a ReplaceRegexMatch rewrite
 	// (nil: none, or it does not compile: the path is kept).
 	rewriteRE *regexp.Regexp
@@ -85,7 +89,29 @@ func compileFilters(fs []table.Filter, rc *regexCache) []filterStep {
 		}
 		out = append(out, s)
 	}
+	var notes []string
+	for i := range out {
+		s := &out[i]
+		if s.note == "" || s.unsupported != "" {
+			break
+		}
+		notes = append(notes, s.note)
+	}
+	for i := range notes {
+		out[i].notes = notes[: i+1 : i+1]
+	}
 	return out
+}
+
+// addNote appends the header modifier's note to the trace's filter list l,
+// f being the i-th step of its list. When l is what the steps before it
+// wrote (nothing, at the list's start), the result is the list
+// compileFilters made (notes): no allocation per request.
+func (f *filterStep) addNote(l []string, i int) []string {
+	if f.notes != nil && len(l) == i && (i == 0 || &l[0] == &f.notes[0]) {
+		return f.notes
+	}
+	return append(l, f.note)
 }
 
 // apply modifies h; a Host header (requests only) goes to *host instead.

@@ -283,10 +283,10 @@ func (ex *exchange) collect(fs []filterStep, mirrors []*backendRoutes, auths []*
 			return actUnsupported, true
 		case f.reqHeaders != nil:
 			ex.reqMods = append(ex.reqMods, f.reqHeaders)
-			t.Filters = append(t.Filters, f.note)
+			t.Filters = f.addNote(t.Filters, i)
 		case f.respHeaders != nil:
 			ex.respMods = append(ex.respMods, f.respHeaders)
-			t.Filters = append(t.Filters, f.note)
+			t.Filters = f.addNote(t.Filters, i)
 		case f.rewrite != nil:
 			ex.applyRewrite(f)
 		case f.redirect != nil:

@@ -524,7 +524,7 @@ func requestStart(w http.ResponseWriter) time.Time {
 	if fw, ok := w.(*h1.ResponseWriter); ok {
 		return fw.Started()
 	}
-	return time.Now()
+	return clockNow()
 }
 
 // reusable reports whether nothing refers to the exchange once its trace
@@ -540,7 +540,7 @@ func (ex *exchange) reusable() bool {
 // finish completes and records the trace.
 func (s *Server) finish(ex *exchange, rec *responseRecorder, panicked any) {
 	t := &ex.trace
-	t.Duration = Duration(time.Since(ex.start))
+	t.Duration = Duration(clockSince(ex.start))
 	t.Status = rec.status
 	switch {
 	case ex.upgraded && rec.status == 0:
@@ -632,7 +632,7 @@ func (w *responseRecorder) Write(b []byte) (int, error) {
 	w.extendWriteDeadline()
 	n, err := w.ResponseWriter.Write(b)
 	w.bytes += int64(n)
-	if err != nil && w.stall > 0 && !time.Now().Before(w.deadline) {
+	if err != nil && w.stall > 0 && clockSince(w.deadline) >= 0 { // the deadline passed
 		w.stalled = true
 	}
 	return n, err

@@ -564,7 +564,7 @@ func (fc *fastConn) awaitIdle() bool {
 // starts before fc.idleUntil. The read deadline is set only when it is not
 // an (earlier) idle deadline already (see awaitIdle).
 func (fc *fastConn) armIdle() {
-	fc.idleUntil = time.Now().Add(fc.f.IdleTimeout)
+	fc.idleUntil = clockAfter(fc.reqStart).Add(fc.f.IdleTimeout) // one clock read after a request
 	if !fc.idleArmed {
 		fc.idleArmed = true
 		_ = fc.c.SetReadDeadline(fc.idleUntil)
@@ -630,7 +630,7 @@ func (fc *fastConn) serveRequest(req *http.Request) bool {
 // it is armed already (it then fires for an earlier request and waits
 // again for this one).
 func (fc *fastConn) startWatch(cancel context.CancelFunc) {
-	now := time.Now()
+	now := clockNow() // the wall clock too: the request's time in its trace
 	fc.watchMu.Lock()
 	defer fc.watchMu.Unlock()
 	fc.cancel, fc.reqStart = cancel, now

@@ -59,7 +59,7 @@ func (t *translator) resolveBackendRef(r *routeState, name string, ref gwv1.Back
 		return fail(gwv1.RouteReasonRefNotPermitted,
 			fmt.Sprintf("backendRef %s is in another namespace and no ReferenceGrant in %s allows %s from %s", display(), ns, r.kind, r.key.Namespace))
 	}
-	svc := t.services[nsName{ns, string(ref.Name)}]
+	svc := t.service(ns, string(ref.Name))
 	if svc == nil {
 		return fail(gwv1.RouteReasonBackendNotFound, "backendRef "+display()+" not found"+
 			knownNames("the Services in "+ns, string(ref.Name), t.namesIn("Service", ns), nil))

@@ -56,7 +56,7 @@ func (t *translator) processBackendTLSPolicies() {
 			if tr.SectionName != nil {
 				pt.section = string(*tr.SectionName)
 			}
-			if svc := t.services[nsName{pt.ns, pt.service}]; svc != nil && pt.section != "" && !hasPortNamed(svc, pt.section) {
+			if svc := t.service(pt.ns, pt.service); svc != nil && pt.section != "" && !hasPortNamed(svc, pt.section) {
 				// "If a SectionName is specified, but does not exist on the
 				// targeted object, the Policy must fail to attach."
 				msg := fmt.Sprintf("targetRef Service %s/%s sectionName %q: the Service has no port of that name", pt.ns, pt.service, pt.section)
@@ -72,7 +72,7 @@ func (t *translator) processBackendTLSPolicies() {
 				continue
 			}
 			won++
-			if t.services[nsName{pt.ns, pt.service}] == nil {
+			if t.service(pt.ns, pt.service) == nil {
 				t.noteKind(NoteRefNotFound, SeverityWarning, ps.key, "targetRefs", "target Service "+pt.ns+"/"+pt.service+" not found")
 			}
 		}
@@ -122,7 +122,7 @@ func (t *translator) applyPolicy(b *Backend, winners map[policyTarget]*policySta
 		return
 	}
 	section := ""
-	if svc := t.services[nsName{b.Service.Namespace, b.Service.Name}]; svc != nil {
+	if svc := t.service(b.Service.Namespace, b.Service.Name); svc != nil {
 		for _, sp := range svc.Spec.Ports {
 			if sp.Port == b.Port {
 				section = sp.Name

@@ -230,7 +230,7 @@ func (t *translator) noteReportedFields() {
 		if len(fields) == 0 {
 			continue
 		}
-		k.Each(t.in, func(key ObjectKey, o metav1.Object) {
+		k.Each(t.out, func(key ObjectKey, o metav1.Object) {
 			v := reflect.ValueOf(o)
 			for i := range fields {
 				if at := fields[i].firstSet(v); at != "" {

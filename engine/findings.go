@@ -24,7 +24,7 @@ func (t *translator) collectFindings() []Finding {
 		}
 	}
 	add := func(k ObjectKey, path, scope string, cs *conditionSet) {
-		addParent(k, ObjectKey{}, path, scope, cs, problemConditions(cs.list()))
+		addParent(k, ObjectKey{}, path, scope, cs, problemConditions(cs.sort()))
 	}
 	addListener := func(k ObjectKey, i int, l *listenerState) {
 		from := len(fs)
@@ -63,7 +63,7 @@ func (t *translator) collectFindings() []Finding {
 	}
 	for _, r := range t.routes {
 		for _, p := range r.parents {
-			problems := problemConditions(p.cond.list())
+			problems := problemConditions(p.cond.sort())
 			if len(problems) == 0 {
 				continue // the common case: skip building the scope
 			}

@@ -83,7 +83,7 @@ func NewTranslation(snap *Snapshot, opts Options) *Translation {
 
 // Service is the Service ns/name of the output (nil: none).
 func (tr *Translation) Service(ns, name string) *corev1.Service {
-	return tr.t.services[nsName{ns, name}]
+	return tr.t.service(ns, name)
 }
 
 // Secret is the Secret ns/name of the output (nil: none).

@@ -233,11 +233,12 @@ func (t *translator) namesIn(kind, ns string) []string {
 			add(k)
 		}
 	case "Service":
-		for k := range t.services {
-			add(k)
+		for _, s := range t.out.Services {
+			add(nsName{s.Namespace, s.Name})
 		}
 	}
 	slices.Sort(names)
+	names = slices.Compact(names) // a name twice in Services: once, as a map's keys had it
 	if t.names == nil {
 		t.names = map[string][]string{}
 	}

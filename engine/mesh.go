@@ -86,7 +86,7 @@ func (t *translator) attachMesh(r *routeState, idx int, ref gwv1.ParentReference
 			fmt.Sprintf("gwdev's mesh binds HTTPRoutes and GRPCRoutes to Services, not %ss", r.kind))
 		return p
 	}
-	svc := t.services[nsName{ns, name}]
+	svc := t.service(ns, name)
 	switch {
 	case svc == nil:
 		p.cond.fail(acc, string(gwv1.RouteReasonNoMatchingParent), "Service "+ns+"/"+name+" not found")

@@ -87,7 +87,7 @@ func (t *translator) recordBackendTLSWinners(winners map[policyTarget]*policySta
 		e := PolicyEffect{Policy: ps.key, Target: backendTLSTarget(pt), Section: pt.section}
 		acc := ps.cond.get(string(gwv1.PolicyConditionAccepted))
 		switch {
-		case t.services[nsName{pt.ns, pt.service}] == nil:
+		case t.service(pt.ns, pt.service) == nil:
 			e.Reason, e.Message = string(gwv1.PolicyReasonTargetNotFound), "the Service is not in the manifests"
 		case ps.invalid != "":
 			e.Reason, e.Message = "Invalid", "backends of the Service answer 5xx: "+ps.invalid

@@ -131,7 +131,7 @@ func (t *translator) writeRouteStatus(r *routeState) {
 			controller = MeshControllerName
 		}
 		parents = append(parents, gwv1.RouteParentStatus{
-			ParentRef: p.ref, ControllerName: gwv1.GatewayController(controller), Conditions: p.cond.list(),
+			ParentRef: p.ref, ControllerName: gwv1.GatewayController(controller), Conditions: p.cond.handOut(),
 		})
 	}
 	r.route.RouteStatus().Parents = parents

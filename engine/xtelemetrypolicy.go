@@ -207,7 +207,7 @@ func (t *translator) resolveTelemetryProvider(ps *telemetryPolicyState, p *gwxv1
 	if !t.refPermitted(reference{ExperimentalGroup, "XTelemetryPolicy", ps.key.Namespace, "", "Service", ns, string(ref.Name)}) {
 		return fail(gwxv1a1.TelemetryPolicyReasonRefNotPermitted, fmt.Sprintf("%s is in another namespace and no ReferenceGrant in %s allows XTelemetryPolicy from %s", display, ns, ps.key.Namespace))
 	}
-	svc := t.services[nsName{ns, string(ref.Name)}]
+	svc := t.service(ns, string(ref.Name))
 	if svc == nil {
 		return fail(gwxv1a1.TelemetryPolicyReasonBackendNotFound, display+" not found")
 	}

@@ -3,8 +3,10 @@ package watch
 import (
 	"fmt"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
+	"weak"
 
 	"github.com/gwdev/gwdev/engine"
 )
@@ -115,5 +117,25 @@ func TestLoaderReleaseValidators(t *testing.T) {
 	}
 	if got := problemStrings("", l.LoadBytes("r.yaml", []byte(bad)).Problems); !reflect.DeepEqual(got, want) {
 		t.Errorf("after release: %v, want %v", got, want)
+	}
+}
+
+// ReleaseValidators lets go of the decoded embedded CRD bundles too (issue
+// 42, part 3: 1.6 MB held while check translates), and the loader's
+// channel notes decode them again.
+func TestReleaseValidatorsReleasesBundles(t *testing.T) {
+	std := embeddedStandardBundles()
+	if len(std) == 0 {
+		t.Skip("no embedded standard bundle")
+	}
+	first := weak.Make(std[0])
+	std = nil
+	ReleaseValidators()
+	runtime.GC()
+	if first.Value() != nil {
+		t.Error("a decoded standard bundle is still held after ReleaseValidators")
+	}
+	if again := embeddedStandardBundles(); len(again) == 0 {
+		t.Error("no standard bundles after the release")
 	}
 }

@@ -98,12 +98,14 @@ func processCRDs() *crdSet {
 // ReleaseValidators lets go of the process-wide compiled validators, for a
 // process that will load no more (gwdev check, after its one load: 6 MB
 // for the Gateway and HTTPRoute CRDs, held otherwise while the result is
-// computed). Loaders made before keep theirs; the next NewLoader compiles
-// them again.
+// computed), and of the decoded embedded CRD bundles (1.6 MB;
+// releaseEmbeddedBundles). Loaders made before keep theirs; the next
+// NewLoader compiles them again.
 func ReleaseValidators() {
 	sharedCRDsMu.Lock()
-	defer sharedCRDsMu.Unlock()
 	sharedCRDs = nil
+	sharedCRDsMu.Unlock()
+	releaseEmbeddedBundles()
 }
 
 // ReleaseValidators is the package's ReleaseValidators and lets go of l's

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
@@ -152,21 +153,44 @@ func (b *CRDBundle) misfit(g gvk, u map[string]any) string {
 }
 
 var (
-	standardBundlesOnce sync.Once
-	standardBundles     []*CRDBundle
+	standardBundlesMu sync.Mutex
+	// standardBundles holds embeddedStandardBundles' answer (nil: not
+	// decoded yet, or released by releaseEmbeddedBundles).
+	standardBundles atomic.Pointer[[]*CRDBundle]
 )
 
 // embeddedStandardBundles returns the embedded standard-channel bundles,
-// oldest first.
+// oldest first, decoded once until releaseEmbeddedBundles.
 func embeddedStandardBundles() []*CRDBundle {
-	standardBundlesOnce.Do(func() {
-		for _, name := range CRDBundleNames() {
-			if b, err := EmbeddedCRDBundle(name); err == nil && b.Channel == "standard" {
-				standardBundles = append(standardBundles, b)
-			}
+	if p := standardBundles.Load(); p != nil {
+		return *p
+	}
+	standardBundlesMu.Lock()
+	defer standardBundlesMu.Unlock()
+	if p := standardBundles.Load(); p != nil {
+		return *p
+	}
+	var bs []*CRDBundle
+	for _, name := range CRDBundleNames() {
+		if b, err := EmbeddedCRDBundle(name); err == nil && b.Channel == "standard" {
+			bs = append(bs, b)
 		}
-	})
-	return standardBundles
+	}
+	standardBundles.Store(&bs)
+	return bs
+}
+
+// releaseEmbeddedBundles lets go of the decoded embedded bundles (the
+// loader decodes the standard ones for every load's channel notes: 1.6 MB
+// held while check translates); the next use decodes them again. Who holds
+// a bundle keeps it.
+func releaseEmbeddedBundles() {
+	standardBundlesMu.Lock()
+	standardBundles.Store(nil)
+	standardBundlesMu.Unlock()
+	embeddedBundlesMu.Lock()
+	clear(embeddedBundles)
+	embeddedBundlesMu.Unlock()
 }
 
 // channelNote says what an object of g as written (u, not modified) needs

@@ -108,7 +108,8 @@ func nodeAt(n *yaml.Node, path string, kind yaml.Kind) *yaml.Node {
 		return nil
 	}
 	cur := deref(n)
-	for _, seg := range parsePath(path) {
+	var buf [4]pathSegment
+	for _, seg := range appendPath(buf[:0], path) {
 		if cur.Kind != yaml.MappingNode {
 			return nil
 		}

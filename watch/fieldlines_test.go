@@ -41,3 +41,16 @@ func TestFieldLines(t *testing.T) {
 		t.Errorf("%d keys, want %d: %v", len(got), len(want), got)
 	}
 }
+
+// Finding the list nodes of an object walks fixed paths without allocating
+// for their segments (issue 42, part 3).
+func TestNodeAtAllocatesNothing(t *testing.T) {
+	n := parseForTest(t, "spec:\n  rules:\n  - backendRefs: [{name: a}]\n")
+	if n := testing.AllocsPerRun(20, func() {
+		if listNode(n, "spec.rules") == nil {
+			t.Fatal("spec.rules not found")
+		}
+	}); n != 0 {
+		t.Errorf("listNode: %v allocations, want 0", n)
+	}
+}

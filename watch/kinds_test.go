@@ -262,3 +262,25 @@ func TestLookupGroupVersions(t *testing.T) {
 		}
 	}
 }
+
+// Every loaded object of a kind shares one apiVersion string (issue 42,
+// part 3): asking a kind for it allocates nothing.
+func TestKindAPIVersionShared(t *testing.T) {
+	for _, k := range allKinds {
+		want := k.version
+		if k.group != "" {
+			want = k.group + "/" + k.version
+		}
+		if got := k.apiVersion(); got != want {
+			t.Errorf("%s: apiVersion %q, want %q", k.kind, got, want)
+		}
+		if n := testing.AllocsPerRun(10, func() { _ = k.apiVersion() }); n != 0 {
+			t.Errorf("%s: apiVersion allocates %v times", k.kind, n)
+		}
+	}
+	for _, pk := range implementationPolicyKinds {
+		if n := testing.AllocsPerRun(10, func() { _ = pk.spec.apiVersion() }); n != 0 {
+			t.Errorf("%s: apiVersion allocates %v times", pk.spec.kind, n)
+		}
+	}
+}

@@ -44,8 +44,8 @@ var implementationPolicyKinds = func() []*policyKind {
 	var out []*policyKind
 	for _, pk := range engine.ProfilePolicyKinds() {
 		out = append(out, &policyKind{
-			spec: &kindSpec{kind: pk.Kind, group: pk.Group, version: pk.Version, namespaced: true,
-				newObject: func() metav1.Object { return &engine.ImplementationPolicy{} }},
+			spec: (&kindSpec{kind: pk.Kind, group: pk.Group, version: pk.Version, namespaced: true,
+				newObject: func() metav1.Object { return &engine.ImplementationPolicy{} }}).withAPIVersion(),
 			targets: &pk.PolicyTargets,
 		})
 	}

@@ -1,7 +1,10 @@
 package watch
 
 import (
+	"strconv"
 	"testing"
+
+	yaml "go.yaml.in/yaml/v4"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -104,5 +107,67 @@ func TestSplitDocuments(t *testing.T) {
 	}
 	if !cmp.Equal(lines, []int{1, 3, 5}) || !cmp.Equal(texts, []string{"a: 1\n", "b: 2\n", "---x: 3\n"}) {
 		t.Errorf("chunks = %v %q", lines, texts)
+	}
+}
+
+// Converting a document allocates the values it returns, not one path
+// element per field and list item (the paths are only rendered for errors):
+// a list of n items costs, per item past the first, what the item's own
+// value costs (issue 42, part 3).
+func TestConvertAllocatesNoPathPerField(t *testing.T) {
+	list := func(n int, item string) *yaml.Node {
+		s := "items:\n"
+		for range n {
+			s += "- " + item + "\n"
+		}
+		return parseForTest(t, s)
+	}
+	allocs := func(n *yaml.Node) float64 {
+		strs := &strTable{}
+		return testing.AllocsPerRun(20, func() {
+			if _, err := toUnstructured(n, strs); err != nil {
+				t.Fatal(err.msg)
+			}
+		})
+	}
+	// A small integer in an any allocates nothing: each item is free.
+	if one, many := allocs(list(1, "7")), allocs(list(101, "7")); many != one {
+		t.Errorf("a list of 101 small integers: %v allocations, one of 1: %v; want the same", many, one)
+	}
+	// A mapping item costs what building its map costs.
+	perMap := testing.AllocsPerRun(20, func() {
+		m := make(map[string]any, 1)
+		m["a"] = int64(7)
+		sinkMap = m
+	})
+	one, many := allocs(list(1, "{a: 7}")), allocs(list(101, "{a: 7}"))
+	if per := (many - one) / 100; per > perMap {
+		t.Errorf("a list of mappings: %v allocations per item, building the map alone %v", per, perMap)
+	}
+}
+
+var sinkMap map[string]any
+
+// A problem deep in a document names its whole path, also past the depth
+// the converter's path stack starts with and after siblings were converted.
+func TestConvertErrorPathDeep(t *testing.T) {
+	s := "a:\n  x: [1, 2, {y: 1}]\n  b:\n"
+	indent := "    "
+	for i := range 20 {
+		s += indent + "l" + strconv.Itoa(i) + ":\n"
+		indent += "  "
+	}
+	s += indent + "- {q: 1}\n" + indent + "- {q: 1, q: 2}\n"
+	_, err := toUnstructured(parseForTest(t, s), nil)
+	if err == nil {
+		t.Fatal("no error for a duplicate field")
+	}
+	want := "a.b"
+	for i := range 20 {
+		want += ".l" + strconv.Itoa(i)
+	}
+	want += "[1].q"
+	if err.path != want || err.msg != "duplicate field \""+want+"\"" {
+		t.Errorf("path %q, message %q; want %q", err.path, err.msg, want)
 	}
 }

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
@@ -20,11 +19,25 @@ type YAMLEncoder struct {
 	tree jsonTree
 	em   yamlEmitter
 	buf  []byte
+	// jbuf holds the JSON of the value being encoded, written by jenc
+	// (nil until the first Encode): json.Marshal's copy per object was
+	// 20 MB of garbage while check -o yaml wrote 10,000 HTTPRoutes with
+	// their Services, the collector's work while its output is written.
+	jbuf bytes.Buffer
+	jenc *json.Encoder
 }
 
 // Encode returns the YAML of v. The bytes are valid until the next call.
 func (e *YAMLEncoder) Encode(v any) ([]byte, error) {
-	b, err := appendObjectYAML(&e.tree, &e.em, e.buf[:0], v)
+	if e.jenc == nil {
+		e.jenc = json.NewEncoder(&e.jbuf)
+	}
+	e.jbuf.Reset()
+	if err := e.jenc.Encode(v); err != nil { // json.Marshal's text and a newline
+		return nil, err
+	}
+	j := e.jbuf.Bytes()
+	b, err := appendJSONYAML(&e.tree, &e.em, e.buf[:0], j[:len(j)-1])
 	if err != nil {
 		return nil, err
 	}
@@ -45,6 +58,12 @@ func appendObjectYAML(tree *jsonTree, em *yamlEmitter, buf []byte, obj any) ([]b
 	if err != nil {
 		return nil, err
 	}
+	return appendJSONYAML(tree, em, buf, j)
+}
+
+// appendJSONYAML renders the JSON text j as YAML in buf's space, as
+// appendObjectYAML does; nothing it returns refers to j.
+func appendJSONYAML(tree *jsonTree, em *yamlEmitter, buf, j []byte) ([]byte, error) {
 	root, err := tree.parse(j)
 	if err == nil {
 		em.out = buf
@@ -80,23 +99,11 @@ func ResultYAML(r *engine.Result) ([]byte, error) {
 // yaml` users know it (`gwdev check -o yaml`, the admin API's /status).
 // Secret data is redacted.
 func WriteObjectsYAML(w io.Writer, res *engine.Result) error {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	var enc YAMLEncoder
-	err := res.EachOutput(func(obj any) error {
-		b, err := enc.Encode(obj)
-		if err != nil {
-			return err
-		}
-		if _, err := bw.WriteString("---\n"); err != nil {
-			return err
-		}
-		_, err = bw.Write(b)
-		return err
-	})
-	if err != nil {
+	var objs []any
+	if err := res.EachOutput(func(obj any) error { objs = append(objs, obj); return nil }); err != nil {
 		return err
 	}
-	return bw.Flush()
+	return writeYAMLDocs(w, objs, yamlWorkers())
 }
 
 // ObjectsYAML is WriteObjectsYAML into memory.

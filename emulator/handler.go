@@ -468,6 +468,9 @@ func (s *Server) serve(bl *boundListener, w http.ResponseWriter, r *http.Request
 		if ex.reusable() {
 			*ex = exchange{}
 			exchanges.Put(ex)
+			if fw, ok := w.(*h1.ResponseWriter); ok {
+				fw.Release() // nothing refers to it either (reusable)
+			}
 		}
 	}()
 	routes := bl.routes.Load()

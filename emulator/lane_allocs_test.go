@@ -17,8 +17,8 @@ func TestLaneAllocationsPerRequest(t *testing.T) {
 		name, framing string
 		limit         float64
 	}{
-		{"content-length", "Content-Length: 256\r\n\r\n" + strings.Repeat("x", 256), 10},
-		{"chunked", "Transfer-Encoding: chunked\r\n\r\n100\r\n" + strings.Repeat("x", 256) + "\r\n0\r\n\r\n", 14},
+		{"content-length", "Content-Length: 256\r\n\r\n" + strings.Repeat("x", 256), 9},
+		{"chunked", "Transfer-Encoding: chunked\r\n\r\n100\r\n" + strings.Repeat("x", 256) + "\r\n0\r\n\r\n", 13},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, roundTrip := laneRawSetup(t, c.framing)

@@ -212,6 +212,10 @@ type fastConn struct {
 	bw    *bufio.Writer
 	// bodyBuf is the response body's buffer (ResponseWriter.w), reused.
 	bodyBuf *bufio.Writer
+	// spare is the last request's response writer when its handler
+	// released it (ResponseWriter.Release), for the next request (nil:
+	// none).
+	spare *ResponseWriter
 	// fields holds a forwarded answer's header fields
 	// (ResponseWriter.WriteForwarded), reused.
 	fields []Field
@@ -623,7 +627,11 @@ func (fc *fastConn) serveRequest(req *http.Request) bool {
 	cancel()
 	fc.abortUpstream()
 	w.finish()
-	return w.reuse() && !fc.f.shutting.Load() && !fc.src.gone
+	again := w.reuse() && !fc.f.shutting.Load() && !fc.src.gone
+	if w.released {
+		fc.spare = w
+	}
+	return again
 }
 
 // startWatch arms the watch of the client for the request running, unless

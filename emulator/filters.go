@@ -32,20 +32,42 @@ type filterStep struct {
 	unsupported string
 	// note is the trace's line for a header modifier, made once.
 	note string
+	// notes, when this step and every one before it in its list are
+	// header modifiers, is their notes in order, made once: the trace's
+	// filter list they write (addNote), capped so that an append copies it.
+	notes []string
 	// rewriteRE is the compiled Pattern of a ReplaceRegexMatch rewrite
 	// (nil: none, or it does not compile: the path is kept).
 	rewriteRE *regexp.Regexp
 }
 
 // headerMod is the table's header change, with the data plane's methods.
-type headerMod table.HeaderModifier
+type headerMod struct {
+	*table.HeaderModifier
+	// setValues is each Set entry's value as a header map holds it, made
+	// once: one element, capped so that an append copies it, shared by
+	// every request (nothing writes into a header map's value slice).
+	setValues [][]string
+}
+
+// newHeaderMod readies m (nil: no header change).
+func newHeaderMod(m *table.HeaderModifier) *headerMod {
+	if m == nil {
+		return nil
+	}
+	hm := &headerMod{HeaderModifier: m, setValues: make([][]string, len(m.Set))}
+	for i, s := range m.Set {
+		hm.setValues[i] = []string{s.Value}[:1:1]
+	}
+	return hm
+}
 
 func compileFilters(fs []table.Filter, rc *regexCache) []filterStep {
 	var out []filterStep
 	for i := range fs {
 		f := &fs[i]
 		s := filterStep{typ: f.Type, mirror: -1, extAuth: -1, unsupported: f.Unsupported,
-			reqHeaders: (*headerMod)(f.RequestHeaderModifier), respHeaders: (*headerMod)(f.ResponseHeaderModifier),
+			reqHeaders: newHeaderMod(f.RequestHeaderModifier), respHeaders: newHeaderMod(f.ResponseHeaderModifier),
 			redirect: f.RequestRedirect, rewrite: f.URLRewrite}
 		switch {
 		case s.reqHeaders != nil:
@@ -67,19 +89,41 @@ func compileFilters(fs []table.Filter, rc *regexCache) []filterStep {
 		}
 		out = append(out, s)
 	}
+	var notes []string
+	for i := range out {
+		s := &out[i]
+		if s.note == "" || s.unsupported != "" {
+			break
+		}
+		notes = append(notes, s.note)
+	}
+	for i := range notes {
+		out[i].notes = notes[: i+1 : i+1]
+	}
 	return out
+}
+
+// addNote appends the header modifier's note to the trace's filter list l,
+// f being the i-th step of its list. When l is what the steps before it
+// wrote (nothing, at the list's start), the result is the list
+// compileFilters made (notes): no allocation per request.
+func (f *filterStep) addNote(l []string, i int) []string {
+	if f.notes != nil && len(l) == i && (i == 0 || &l[0] == &f.notes[0]) {
+		return f.notes
+	}
+	return append(l, f.note)
 }
 
 // apply modifies h; a Host header (requests only) goes to *host instead.
 // Added values are appended to an existing value with a comma, as the
 // HTTPHeaderFilter documentation shows (Set-Cookie gets its own line).
 func (m *headerMod) apply(h http.Header, host *string) {
-	for _, s := range m.Set {
+	for i, s := range m.Set {
 		if s.Name == "Host" && host != nil {
 			*host = s.Value
 			continue
 		}
-		h[s.Name] = []string{s.Value}
+		h[s.Name] = m.setValues[i]
 	}
 	for _, a := range m.Add {
 		if a.Name == "Host" && host != nil {

@@ -60,14 +60,19 @@ type exchange struct {
 	// location is the redirect target.
 	location string
 
-	reqMods     []*headerMod
-	respMods    []*headerMod
-	modsArr     [4]*headerMod // the first reqMods and respMods, without an allocation
-	rewriteHost string
-	rewritePath string
-	cors        *cors.Policy
-	corsOrigin  string // set when the request's Origin is allowed
-	mirrors     []*backendRoutes
+	reqMods  []*headerMod
+	respMods []*headerMod
+	modsArr  [4]*headerMod // the first reqMods and respMods, without an allocation
+	// forwardedVals holds the outbound request's X-Forwarded-For, -Host
+	// and -Proto values (setXForwarded). The exchange is taken again only
+	// after the lane's outbound header was emptied (reusable), so nothing
+	// refers to them then.
+	forwardedVals [3]string
+	rewriteHost   string
+	rewritePath   string
+	cors          *cors.Policy
+	corsOrigin    string // set when the request's Origin is allowed
+	mirrors       []*backendRoutes
 	// auths are the ExternalAuth checks to pass before the gateway
 	// forwards or redirects (extauth.go); authHeaders is what they allowed
 	// onto the request to the backend, in order.
@@ -278,10 +283,10 @@ func (ex *exchange) collect(fs []filterStep, mirrors []*backendRoutes, auths []*
 			return actUnsupported, true
 		case f.reqHeaders != nil:
 			ex.reqMods = append(ex.reqMods, f.reqHeaders)
-			t.Filters = append(t.Filters, f.note)
+			t.Filters = f.addNote(t.Filters, i)
 		case f.respHeaders != nil:
 			ex.respMods = append(ex.respMods, f.respHeaders)
-			t.Filters = append(t.Filters, f.note)
+			t.Filters = f.addNote(t.Filters, i)
 		case f.rewrite != nil:
 			ex.applyRewrite(f)
 		case f.redirect != nil:
@@ -463,6 +468,9 @@ func (s *Server) serve(bl *boundListener, w http.ResponseWriter, r *http.Request
 		if ex.reusable() {
 			*ex = exchange{}
 			exchanges.Put(ex)
+			if fw, ok := w.(*h1.ResponseWriter); ok {
+				fw.Release() // nothing refers to it either (reusable)
+			}
 		}
 	}()
 	routes := bl.routes.Load()
@@ -519,7 +527,7 @@ func requestStart(w http.ResponseWriter) time.Time {
 	if fw, ok := w.(*h1.ResponseWriter); ok {
 		return fw.Started()
 	}
-	return time.Now()
+	return clockNow()
 }
 
 // reusable reports whether nothing refers to the exchange once its trace
@@ -535,7 +543,7 @@ func (ex *exchange) reusable() bool {
 // finish completes and records the trace.
 func (s *Server) finish(ex *exchange, rec *responseRecorder, panicked any) {
 	t := &ex.trace
-	t.Duration = Duration(time.Since(ex.start))
+	t.Duration = Duration(clockSince(ex.start))
 	t.Status = rec.status
 	switch {
 	case ex.upgraded && rec.status == 0:
@@ -627,7 +635,7 @@ func (w *responseRecorder) Write(b []byte) (int, error) {
 	w.extendWriteDeadline()
 	n, err := w.ResponseWriter.Write(b)
 	w.bytes += int64(n)
-	if err != nil && w.stall > 0 && !time.Now().Before(w.deadline) {
+	if err != nil && w.stall > 0 && clockSince(w.deadline) >= 0 { // the deadline passed
 		w.stalled = true
 	}
 	return n, err

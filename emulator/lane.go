@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
 	"golang.org/x/net/http/httpguts"
 
@@ -338,7 +337,7 @@ func (s *Server) forwardLane(ctx context.Context, ex *exchange, w http.ResponseW
 	addr := up.addrs[i]
 	ex.upstreamAddr = addr
 	ex.attempts++
-	ex.upstreamStart = time.Now()
+	ex.upstreamStart = clockAfter(ex.start) // one clock read: no one prints it as a wall clock
 	ex.backend.budget.request(ex.upstreamStart)
 	got1xx := func(code int, hdr textproto.MIMEHeader) error {
 		h := w.Header()
@@ -361,7 +360,7 @@ func (s *Server) forwardLane(ctx context.Context, ex *exchange, w http.ResponseW
 		_ = resp.Body.Close()
 		resp, err = nil, &badStatusError{code: resp.StatusCode} // statusGuard's refusal
 	}
-	ex.upstreamDur = time.Since(ex.upstreamStart)
+	ex.upstreamDur = clockSince(ex.upstreamStart)
 	if err != nil {
 		errorHandler(w, r.WithContext(ctx), err)
 		return true

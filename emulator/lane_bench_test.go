@@ -16,8 +16,8 @@ import (
 // rawLaneBackend answers every request on its connections with answer,
 // reading requests with reused buffers only, so that a benchmark's
 // allocations are the gateway's.
-func rawLaneBackend(b *testing.B, answer []byte) string {
-	return rawBackend(b, func(c net.Conn, br *bufio.Reader) {
+func rawLaneBackend(t testing.TB, answer []byte) string {
+	return rawBackend(t, func(c net.Conn, br *bufio.Reader) {
 		_ = c.SetDeadline(time.Time{}) // a benchmark may run longer than a test's connection
 		for {
 			if !skipRequestHead(br) {
@@ -107,32 +107,7 @@ func BenchmarkLaneRawChunked(b *testing.B) {
 // benchLaneRaw runs the lane benchmark with a backend answering
 // framing (the framing fields and the body) after its other fields.
 func benchLaneRaw(b *testing.B, framing string) {
-	answer := []byte("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nDate: Mon, 02 Jan 2006 15:04:05 GMT\r\n" + framing)
-	addr := rawLaneBackend(b, answer)
-	h := serve(b, func(p int32) *table.Table {
-		r := rule("api", prefix("/api"), mapped("api", 1, addr))
-		r.Filters = []table.Filter{{Type: table.FilterRequestHeaderModifier,
-			RequestHeaderModifier: &table.HeaderModifier{Set: []table.Header{{Name: "X-Route", Value: "api"}}}}}
-		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("api.example.com", r)))))
-	})
-	c, err := net.Dial("tcp", net.JoinHostPort(h.ip, strconv.Itoa(int(h.port))))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
-	req := []byte("GET /api/users HTTP/1.1\r\nHost: api.example.com\r\nUser-Agent: bench\r\nAccept: */*\r\n\r\n")
-	br := bufio.NewReaderSize(c, 8<<10)
-	roundTrip := func() {
-		if _, err := c.Write(req); err != nil {
-			b.Fatal(err)
-		}
-		if st, err := readRawAnswer(br); err != nil || st != 200 {
-			b.Fatalf("status %d, %v", st, err)
-		}
-	}
-	for range 100 {
-		roundTrip() // warm the pools
-	}
+	h, roundTrip := laneRawSetup(b, framing)
 	served := h.s.laneServed.Load()
 	cpu0, measured := cputime.Process()
 	b.ReportAllocs()
@@ -147,4 +122,38 @@ func benchLaneRaw(b *testing.B, framing string) {
 	if got := h.s.laneServed.Load() - served; got != int64(n) {
 		b.Fatalf("the lane served %d of %d requests", got, n)
 	}
+}
+
+// laneRawSetup serves bench/proxy.sh's route (a PathPrefix match, a
+// request header set) with a raw backend answering framing after its other
+// fields, and returns a round trip of one request on a raw keep-alive
+// client, the pools warmed.
+func laneRawSetup(t testing.TB, framing string) (*harness, func()) {
+	answer := []byte("HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nDate: Mon, 02 Jan 2006 15:04:05 GMT\r\n" + framing)
+	addr := rawLaneBackend(t, answer)
+	h := serve(t, func(p int32) *table.Table {
+		r := rule("api", prefix("/api"), mapped("api", 1, addr))
+		r.Filters = []table.Filter{{Type: table.FilterRequestHeaderModifier,
+			RequestHeaderModifier: &table.HeaderModifier{Set: []table.Header{{Name: "X-Route", Value: "api"}}}}}
+		return newTable(gateway("gw", "127.0.0.1", port(p, listener("http", "", vhost("api.example.com", r)))))
+	})
+	c, err := net.Dial("tcp", net.JoinHostPort(h.ip, strconv.Itoa(int(h.port))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	req := []byte("GET /api/users HTTP/1.1\r\nHost: api.example.com\r\nUser-Agent: bench\r\nAccept: */*\r\n\r\n")
+	br := bufio.NewReaderSize(c, 8<<10)
+	roundTrip := func() {
+		if _, err := c.Write(req); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := readRawAnswer(br); err != nil || st != 200 {
+			t.Fatalf("status %d, %v", st, err)
+		}
+	}
+	for range 100 {
+		roundTrip() // warm the pools
+	}
+	return h, roundTrip
 }

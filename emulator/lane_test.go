@@ -507,6 +507,7 @@ func TestForwardLaneClientLeavesAbortsUpstream(t *testing.T) {
 // setXForwarded sets what httputil's SetXForwarded sets: prior
 // X-Forwarded-For values joined, a remote address without a port, TLS.
 func TestSetXForwardedMatchesHTTPUtil(t *testing.T) {
+	var vals [3]string // one array for every case, as an exchange's for its requests
 	for _, tc := range []struct {
 		remote string
 		prior  []string
@@ -526,7 +527,7 @@ func TestSetXForwardedMatchesHTTPUtil(t *testing.T) {
 			want["X-Forwarded-For"], got["X-Forwarded-For"] = slices.Clone(tc.prior), slices.Clone(tc.prior)
 		}
 		(&httputil.ProxyRequest{In: in, Out: &http.Request{Header: want}}).SetXForwarded()
-		setXForwarded(&httputil.ProxyRequest{In: in, Out: &http.Request{Header: got}})
+		setXForwarded(&httputil.ProxyRequest{In: in, Out: &http.Request{Header: got}}, vals[:])
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%+v: got %v, want %v", tc, got, want)
 		}

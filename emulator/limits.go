@@ -193,10 +193,9 @@ func (w *responseRecorder) extendWriteDeadline() {
 			w.deadline = a.AdoptWriteDeadline() // the previous response's, still set on the connection
 		}
 	}
-	now := time.Now()
-	if w.deadline.Sub(now) > w.stall/2 {
+	if -clockSince(w.deadline) > w.stall/2 { // one clock read, monotonic: the deadline has one
 		return
 	}
-	w.deadline = now.Add(w.stall)
+	w.deadline = clockNow().Add(w.stall)
 	_ = http.NewResponseController(w.ResponseWriter).SetWriteDeadline(w.deadline)
 }

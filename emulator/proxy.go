@@ -120,7 +120,7 @@ func (s *Server) rewriteFor(ex *exchange, pr *httputil.ProxyRequest) {
 	if xff, ok := pr.In.Header["X-Forwarded-For"]; ok {
 		out.Header["X-Forwarded-For"] = slices.Clone(xff)
 	}
-	setXForwarded(pr)
+	setXForwarded(pr, ex.forwardedVals[:])
 	out.Host = pr.In.Host
 	extauth.Apply(out.Header, ex.authHeaders)
 	if ex.span != nil {
@@ -149,10 +149,10 @@ func (s *Server) rewriteFor(ex *exchange, pr *httputil.ProxyRequest) {
 }
 
 // setXForwarded is httputil.ProxyRequest.SetXForwarded with the three
-// fields' values in one array (each field's slice capped: an Add copies).
-func setXForwarded(pr *httputil.ProxyRequest) {
+// fields' values in vals's array (three long: the exchange's, so that no
+// request allocates one; each field's slice capped: an Add copies).
+func setXForwarded(pr *httputil.ProxyRequest, vals []string) {
 	h := pr.Out.Header
-	vals := make([]string, 3)
 	if clientIP, _, err := net.SplitHostPort(pr.In.RemoteAddr); err == nil {
 		if prior := h["X-Forwarded-For"]; len(prior) > 0 {
 			clientIP = strings.Join(prior, ", ") + ", " + clientIP

@@ -50,6 +50,9 @@ type Pool struct {
 	idle   map[string][]*h1Conn // by address, most recently used last
 	sweep  *time.Timer          // closes connections idle past next.IdleConnTimeout
 	closed bool                 // closeIdle was called: no more idle connections
+	// epoch is when the pool was made: a connection's idleSince is read
+	// from it with one clock read (zero: a pool not made by NewPool).
+	epoch time.Time
 }
 
 var _ http.RoundTripper = (*Pool)(nil)
@@ -59,7 +62,7 @@ var _ http.RoundTripper = (*Pool)(nil)
 // told what a backend did wrong on a pooled connection (stray bytes), with
 // the context of the request that found it.
 func NewPool(next *http.Transport, fault func(ctx context.Context, what string)) *Pool {
-	return &Pool{next: next, fault: fault, idle: map[string][]*h1Conn{}}
+	return &Pool{next: next, fault: fault, idle: map[string][]*h1Conn{}, epoch: clockNow()}
 }
 
 // handles reports whether the pool sends req itself.
@@ -212,7 +215,7 @@ func (p *Pool) get(ctx context.Context, addr string) (*h1Conn, error) {
 
 // put keeps a connection whose exchange ended cleanly for the next request.
 func (p *Pool) put(pc *h1Conn) {
-	pc.idleSince = time.Now()
+	pc.idleSince = clockAfter(p.epoch)
 	p.mu.Lock()
 	list := p.idle[pc.addr]
 	if p.closed || len(list) >= p.next.MaxIdleConnsPerHost {
@@ -230,7 +233,7 @@ func (p *Pool) put(pc *h1Conn) {
 // closeStale closes connections idle for longer than the idle timeout, and
 // comes back while any connection is idle.
 func (p *Pool) closeStale() {
-	limit := time.Now().Add(-p.next.IdleConnTimeout)
+	limit := clockAfter(p.epoch).Add(-p.next.IdleConnTimeout)
 	var stale []*h1Conn
 	p.mu.Lock()
 	for addr, list := range p.idle {

@@ -46,6 +46,9 @@ type ResponseWriter struct {
 	// the handler's map; handlerHeader is then made from them when asked.
 	forwarded bool
 	fields    []Field
+	// released is set when the handler said nothing refers to the writer
+	// once it returns (Release).
+	released bool
 }
 
 // bufferBeforeChunking is the body net/http buffers before it chooses
@@ -59,7 +62,12 @@ var (
 )
 
 func newFastResponse(fc *fastConn, req *http.Request) *ResponseWriter {
-	w := &ResponseWriter{fc: fc, req: req, contentLength: -1,
+	w := fc.spare
+	if w == nil {
+		w = new(ResponseWriter)
+	}
+	fc.spare = nil
+	*w = ResponseWriter{fc: fc, req: req, contentLength: -1,
 		wantsClose: req.Close || hasToken(headerGet(req.Header, "Connection"), "close")}
 	if fc.bodyBuf == nil {
 		fc.bodyBuf = bufio.NewWriterSize(fastChunkWriter{w}, bufferBeforeChunking)
@@ -69,6 +77,13 @@ func newFastResponse(fc *fastConn, req *http.Request) *ResponseWriter {
 	w.w = fc.bodyBuf
 	return w
 }
+
+// Release tells the fast path that nothing refers to w once the handler
+// returns (no goroutine, timer or value kept), so that the connection's
+// next request may take it instead of a new one: a write to it after that
+// would land in another request's answer. A handler that cannot be sure
+// does not call it.
+func (w *ResponseWriter) Release() { w.released = true }
 
 // Header returns the response header map. After WriteForwarded it holds
 // the forwarded fields (made at the first call); changing it then changes

@@ -212,6 +212,10 @@ type fastConn struct {
 	bw    *bufio.Writer
 	// bodyBuf is the response body's buffer (ResponseWriter.w), reused.
 	bodyBuf *bufio.Writer
+	// spare is the last request's response writer when its handler
+	// released it (ResponseWriter.Release), for the next request (nil:
+	// none).
+	spare *ResponseWriter
 	// fields holds a forwarded answer's header fields
 	// (ResponseWriter.WriteForwarded), reused.
 	fields []Field
@@ -564,7 +568,7 @@ func (fc *fastConn) awaitIdle() bool {
 // starts before fc.idleUntil. The read deadline is set only when it is not
 // an (earlier) idle deadline already (see awaitIdle).
 func (fc *fastConn) armIdle() {
-	fc.idleUntil = time.Now().Add(fc.f.IdleTimeout)
+	fc.idleUntil = clockAfter(fc.reqStart).Add(fc.f.IdleTimeout) // one clock read after a request
 	if !fc.idleArmed {
 		fc.idleArmed = true
 		_ = fc.c.SetReadDeadline(fc.idleUntil)
@@ -623,14 +627,18 @@ func (fc *fastConn) serveRequest(req *http.Request) bool {
 	cancel()
 	fc.abortUpstream()
 	w.finish()
-	return w.reuse() && !fc.f.shutting.Load() && !fc.src.gone
+	again := w.reuse() && !fc.f.shutting.Load() && !fc.src.gone
+	if w.released {
+		fc.spare = w
+	}
+	return again
 }
 
 // startWatch arms the watch of the client for the request running, unless
 // it is armed already (it then fires for an earlier request and waits
 // again for this one).
 func (fc *fastConn) startWatch(cancel context.CancelFunc) {
-	now := time.Now()
+	now := clockNow() // the wall clock too: the request's time in its trace
 	fc.watchMu.Lock()
 	defer fc.watchMu.Unlock()
 	fc.cancel, fc.reqStart = cancel, now

@@ -90,12 +90,6 @@ func (k *kubelet) reconcile(ctx context.Context) error {
 		return fmt.Errorf("listing Pods: %w", err)
 	}
 	want := map[string]bool{}
-	// Every missing Pod is created before any is started, as a Deployment
-	// controller creates them before a kubelet runs them: a readiness wait
-	// over a namespace (the suite's) then sees each Pod, not yet ready,
-	// instead of passing when the first was ready and the others were not
-	// created yet (MeshGRPCRouteRequestHeaderModifier found no echo-v2 Pod).
-	var start []*corev1.Pod
 	for i := range deps.Items {
 		d := &deps.Items[i]
 		replicas := 1
@@ -105,18 +99,9 @@ func (k *kubelet) reconcile(ctx context.Context) error {
 		for r := range replicas {
 			name := podName(d, r)
 			want[d.Namespace+"/"+name] = true
-			pod, err := k.ensurePod(ctx, d, name, &pods)
-			if err != nil {
+			if err := k.ensurePod(ctx, d, name, &pods); err != nil {
 				return err
 			}
-			if pod != nil {
-				start = append(start, pod)
-			}
-		}
-	}
-	for _, pod := range start {
-		if err := k.runPod(ctx, pod); err != nil {
-			return err
 		}
 	}
 	var running []corev1.Pod
@@ -226,16 +211,10 @@ func podName(d *appsv1.Deployment, replica int) string {
 	return d.Name + "-" + hash(string(d.UID), 10) + "-" + hash(string(d.UID)+"/"+strconv.Itoa(replica), 5)
 }
 
-// ensurePod creates Deployment d's Pod name unless it exists, and returns
-// the Pod to start (runPod): the one it created, or one that exists and
-// was never started (nil: it runs).
-func (k *kubelet) ensurePod(ctx context.Context, d *appsv1.Deployment, name string, existing *corev1.PodList) (*corev1.Pod, error) {
-	for i := range existing.Items {
-		if p := &existing.Items[i]; p.Namespace == d.Namespace && p.Name == name {
-			if p.Status.Phase == corev1.PodRunning || p.DeletionTimestamp != nil {
-				return nil, nil
-			}
-			return p.DeepCopy(), nil
+func (k *kubelet) ensurePod(ctx context.Context, d *appsv1.Deployment, name string, existing *corev1.PodList) error {
+	for _, p := range existing.Items {
+		if p.Namespace == d.Namespace && p.Name == name {
+			return nil
 		}
 	}
 	lbls := map[string]string{"pod-template-hash": strings.Split(strings.TrimPrefix(name, d.Name+"-"), "-")[0]}
@@ -252,15 +231,10 @@ func (k *kubelet) ensurePod(ctx context.Context, d *appsv1.Deployment, name stri
 	pod.Spec.NodeName = "gwdev"
 	if err := k.api.Create(ctx, pod); err != nil {
 		if apierrors.IsAlreadyExists(err) {
-			return nil, nil
+			return nil
 		}
-		return nil, fmt.Errorf("creating Pod %s/%s: %w", d.Namespace, name, err)
+		return fmt.Errorf("creating Pod %s/%s: %w", d.Namespace, name, err)
 	}
-	return pod, nil
-}
-
-// runPod starts pod's containers and marks it running and ready.
-func (k *kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 	ip := k.podIP(slices.ContainsFunc(pod.Spec.Containers, isEchoAdvanced))
 	pod.Status.PodIP = ip
 	// The containers run before the Pod is Ready, so its endpoints answer
@@ -287,7 +261,7 @@ func (k *kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 		})
 	}
 	if err := k.api.Status().Update(ctx, pod); err != nil {
-		return fmt.Errorf("marking Pod %s/%s ready: %w", pod.Namespace, pod.Name, err)
+		return fmt.Errorf("marking Pod %s/%s ready: %w", d.Namespace, name, err)
 	}
 	return nil
 }

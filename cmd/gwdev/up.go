@@ -50,10 +50,14 @@ type upOptions struct {
 	// limits are the connection, session and trace limits and the admin
 	// API's exposure (limits.go).
 	limits limitOptions
+	// serveProcs serves on half the cores (project.ServeProcs). The
+	// command sets it; tests that run up in their own process leave it
+	// off, as the setting is the whole process's.
+	serveProcs bool
 }
 
 func newUpCmd() *cobra.Command {
-	o := &upOptions{}
+	o := &upOptions{serveProcs: true}
 	cmd := &cobra.Command{
 		Use:   "up [DIR]",
 		Short: "Watch manifests, translate on every save and serve the routes on loopback",
@@ -144,7 +148,7 @@ func (o *upOptions) run(ctx context.Context, out, errOut io.Writer, dir string) 
 		_ = srv.Close(sctx)
 	}()
 	sess, err := app.NewSession(ctx, proj, app.SessionOptions{Dir: dir, Server: srv, CRDsFlag: o.crds != "",
-		Watch: watch.WatchOptions{Debounce: o.debounce, EmptyGrace: grace}})
+		Watch: watch.WatchOptions{Debounce: o.debounce, EmptyGrace: grace}, ServeProcs: o.serveProcs})
 	if err != nil {
 		return err
 	}

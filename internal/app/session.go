@@ -97,10 +97,15 @@ type SessionOptions struct {
 	// Watch are the watcher's options (debounce, empty-file grace); the
 	// render: commands are the project's.
 	Watch watch.WatchOptions
+	// ServeProcs serves on half the cores, loads and reloads on all of
+	// them (project.ServeProcs), with a Server. It is the process's
+	// setting: a test running Sessions beside other tests leaves it off.
+	ServeProcs bool
 }
 
 // NewSession starts watching proj's folder and its gwdev.yaml until ctx
-// ends, and keeps the heap's headroom for serving (serveGC) until Close.
+// ends, and keeps the heap's headroom for serving (serveGC) and, with
+// o.ServeProcs, the data plane on half the cores until Close.
 // Nothing is translated before Start.
 func NewSession(ctx context.Context, proj *project.Project, o SessionOptions) (*Session, error) {
 	w, err := proj.WatchDir(ctx, o.Watch)
@@ -119,15 +124,21 @@ func NewSession(ctx context.Context, proj *project.Project, o SessionOptions) (*
 		defer close(gcDone)
 		project.ServeGC(gcCtx) // gc.go: heap headroom while serving
 	}()
+	restoreProcs := func() {}
+	if o.ServeProcs {
+		restoreProcs = project.ServeProcs() // procs.go: half the cores while serving
+	}
 	s.stopGC = func() {
 		stopGC()
 		<-gcDone
+		restoreProcs()
 	}
 	return s, nil
 }
 
 // Close stops what the Session runs beside its loop (the serving GC
-// target); the watchers stop with NewSession's ctx.
+// target) and puts back the process's GOMAXPROCS; the watchers stop with
+// NewSession's ctx.
 func (s *Session) Close() { s.stopGC() }
 
 // Subscribe adds a function told of every State, in the order subscribed,

@@ -41,6 +41,7 @@ func relaxGC() (restore func()) {
 	gcMu.Lock()
 	defer gcMu.Unlock()
 	if gcLoads == 0 {
+		procsForLoad(true)
 		prev := debug.SetGCPercent(loadGCPercent)
 		if prev == gcServing && prev != 0 {
 			prev, gcServing = 100, 0
@@ -57,6 +58,7 @@ func relaxGC() (restore func()) {
 		gcLoads--
 		if gcLoads == 0 {
 			debug.SetGCPercent(gcRestore)
+			procsForLoad(false)
 		}
 	}
 }
@@ -178,6 +180,7 @@ func HoldGC() (restore func()) {
 	gcMu.Lock()
 	defer gcMu.Unlock()
 	if gcLoads == 0 {
+		procsForLoad(true)
 		prev := debug.SetGCPercent(-1)
 		if prev == gcServing && prev != 0 {
 			prev, gcServing = 100, 0
@@ -214,6 +217,7 @@ func releaseGC() {
 		return
 	}
 	debug.SetGCPercent(gcRestore)
+	procsForLoad(false)
 	if gcHeld {
 		debug.SetMemoryLimit(gcLimitRestore)
 		gcHeld = false

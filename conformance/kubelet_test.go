@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"hash/fnv"
@@ -54,7 +55,31 @@ type kubelet struct {
 	// namespaces finalises deleted namespaces on a real API server (nil:
 	// the fake deletes them at once).
 	namespaces *namespaceFinalizer
+	// created is when the kubelet created each Pod ("namespace/name")
+	// that it has not started yet (startDelay).
+	created map[string]time.Time
+	// now is the clock (nil: time.Now).
+	now func() time.Time
 }
+
+// startDelay is how long a Pod the kubelet created waits before it is
+// started and marked Ready: it is started only by a pass whose list of
+// Deployments was read at least this long after the Pod was created.
+//
+// The suite applies a namespace's manifest one object at a time (the
+// mesh's echo-v1 and echo-v2 Deployments about 50 ms apart) and then
+// waits for the Pods that exist there to be Ready. A pass of the
+// controller loop may read the Deployments between two of them; if it
+// then made echo-v1's Pod Ready, the wait could pass before the next pass
+// created echo-v2's, and MeshGRPCRouteRequestHeaderModifier found no
+// echo-v2 Pod (the real-API-server run of CI). Creating every missing Pod
+// before starting any closes that window within one pass only; the delay
+// closes it across passes: the pass that makes echo-v1's Pod Ready read
+// the Deployments after echo-v2's was created (when the manifest took
+// less than startDelay to apply), so echo-v2's Pod exists, not Ready,
+// before echo-v1's is Ready. In a cluster the container's start gives
+// the Deployment controller that time.
+const startDelay = time.Second
 
 // podNet is the /16 the pod IPs are taken from: loopback by default, so
 // that nothing could ever leave the machine. A real API server refuses
@@ -75,12 +100,19 @@ func (k *kubelet) podIP(mesh bool) string {
 	return fmt.Sprintf("%s.%d.%d", prefix, k.nextIP/250, k.nextIP%250+1)
 }
 
+// reconcile runs one pass: it creates every missing Pod of every
+// Deployment (not Ready), then starts the Pods created at least
+// startDelay before this pass read the Deployments and marks them Ready,
+// as a Deployment controller creates Pods before a kubelet runs them; it
+// deletes the Pods no Deployment wants and writes the EndpointSlices of
+// the running ones. A Pod that fails to start does not hold up the others.
 func (k *kubelet) reconcile(ctx context.Context) error {
 	if k.namespaces != nil {
 		if err := k.namespaces.finalize(ctx); err != nil {
 			return err
 		}
 	}
+	listed := k.clock()
 	var deps appsv1.DeploymentList
 	if err := k.api.List(ctx, &deps); err != nil {
 		return fmt.Errorf("listing Deployments: %w", err)
@@ -90,6 +122,7 @@ func (k *kubelet) reconcile(ctx context.Context) error {
 		return fmt.Errorf("listing Pods: %w", err)
 	}
 	want := map[string]bool{}
+	var pending []*corev1.Pod
 	for i := range deps.Items {
 		d := &deps.Items[i]
 		replicas := 1
@@ -98,17 +131,45 @@ func (k *kubelet) reconcile(ctx context.Context) error {
 		}
 		for r := range replicas {
 			name := podName(d, r)
+			if want[d.Namespace+"/"+name] {
+				continue
+			}
 			want[d.Namespace+"/"+name] = true
-			if err := k.ensurePod(ctx, d, name, &pods); err != nil {
+			pod, err := k.ensurePod(ctx, d, name, &pods)
+			if err != nil {
 				return err
 			}
+			if pod != nil {
+				pending = append(pending, pod)
+			}
 		}
+	}
+	// Every Pod the Deployments want exists now: start those old enough.
+	var errs []error
+	started := map[string]*corev1.Pod{}
+	for _, pod := range pending {
+		key := pod.Namespace + "/" + pod.Name
+		if at, ok := k.created[key]; ok && listed.Sub(at) < startDelay {
+			continue
+		}
+		if err := k.runPod(ctx, pod); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		delete(k.created, key)
+		started[key] = pod
 	}
 	var running []corev1.Pod
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if want[p.Namespace+"/"+p.Name] && p.DeletionTimestamp == nil {
-			running = append(running, *p)
+		key := p.Namespace + "/" + p.Name
+		if want[key] && p.DeletionTimestamp == nil {
+			if s := started[key]; s != nil {
+				p = s
+			}
+			if p.Status.Phase == corev1.PodRunning {
+				running = append(running, *p)
+			}
 			continue
 		}
 		// At once: there is no kubelet whose confirmation a graceful
@@ -116,12 +177,24 @@ func (k *kubelet) reconcile(ctx context.Context) error {
 		if err := k.api.Delete(ctx, p, client.GracePeriodSeconds(0)); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("deleting Pod %s/%s: %w", p.Namespace, p.Name, err)
 		}
-		k.stopContainers(p.Namespace + "/" + p.Name)
+		k.stopContainers(key)
+		delete(k.created, key)
 	}
 	if err := k.reconcileEndpoints(ctx, running); err != nil {
 		return err
 	}
-	return k.serveWorkloads(running)
+	if err := k.serveWorkloads(running); err != nil {
+		return err
+	}
+	return errors.Join(errs...)
+}
+
+// clock returns the kubelet's time.
+func (k *kubelet) clock() time.Time {
+	if k.now != nil {
+		return k.now()
+	}
+	return time.Now()
 }
 
 // meshEchoPorts are the HTTP and gRPC (h2c) ports of the mesh echo image
@@ -197,7 +270,11 @@ func podTable(p corev1.Pod, app string, ports []int32) *engine.GatewayTable {
 }
 
 // podName is <deployment>-<10 chars>-<5 chars>, stable for a Deployment
-// (by uid) and replica.
+// (by uid) and replica, and distinct for its replicas. Each part is the
+// low-order base-36 digits of an FNV-1a hash: inputs that differ in their
+// last byte (replica 0 and 1) differ there, while the leading digits,
+// used before, were equal for almost half the Deployments' replica pairs,
+// which then had one Pod for two replicas.
 func podName(d *appsv1.Deployment, replica int) string {
 	hash := func(s string, n int) string {
 		h := fnv.New64a()
@@ -206,15 +283,22 @@ func podName(d *appsv1.Deployment, replica int) string {
 		for len(v) < n {
 			v = "0" + v
 		}
-		return v[:n]
+		return v[len(v)-n:]
 	}
 	return d.Name + "-" + hash(string(d.UID), 10) + "-" + hash(string(d.UID)+"/"+strconv.Itoa(replica), 5)
 }
 
-func (k *kubelet) ensurePod(ctx context.Context, d *appsv1.Deployment, name string, existing *corev1.PodList) error {
-	for _, p := range existing.Items {
-		if p.Namespace == d.Namespace && p.Name == name {
-			return nil
+// ensurePod creates Deployment d's Pod name unless it exists, and returns
+// the Pod to start (runPod): the one it created, or one that exists and
+// is not running (a start that failed); nil when it runs or is being
+// deleted.
+func (k *kubelet) ensurePod(ctx context.Context, d *appsv1.Deployment, name string, existing *corev1.PodList) (*corev1.Pod, error) {
+	for i := range existing.Items {
+		if p := &existing.Items[i]; p.Namespace == d.Namespace && p.Name == name {
+			if p.Status.Phase == corev1.PodRunning || p.DeletionTimestamp != nil {
+				return nil, nil
+			}
+			return p.DeepCopy(), nil
 		}
 	}
 	lbls := map[string]string{"pod-template-hash": strings.Split(strings.TrimPrefix(name, d.Name+"-"), "-")[0]}
@@ -229,21 +313,30 @@ func (k *kubelet) ensurePod(ctx context.Context, d *appsv1.Deployment, name stri
 		Spec: *d.Spec.Template.Spec.DeepCopy(),
 	}
 	pod.Spec.NodeName = "gwdev"
+	at := k.clock()
 	if err := k.api.Create(ctx, pod); err != nil {
 		if apierrors.IsAlreadyExists(err) {
-			return nil
+			return nil, nil // started by the pass that lists it
 		}
-		return fmt.Errorf("creating Pod %s/%s: %w", d.Namespace, name, err)
+		return nil, fmt.Errorf("creating Pod %s/%s: %w", d.Namespace, name, err)
 	}
+	if k.created == nil {
+		k.created = map[string]time.Time{}
+	}
+	k.created[pod.Namespace+"/"+pod.Name] = at
+	return pod, nil
+}
+
+// runPod starts pod's containers and marks it running and Ready.
+func (k *kubelet) runPod(ctx context.Context, pod *corev1.Pod) error {
 	ip := k.podIP(slices.ContainsFunc(pod.Spec.Containers, isEchoAdvanced))
 	pod.Status.PodIP = ip
 	// The containers run before the Pod is Ready, so its endpoints answer
 	// once they are published.
 	if err := k.startContainers(ctx, pod); err != nil {
-		_ = k.api.Delete(ctx, pod) // created again on the next pass
-		return err
+		return err // started again by the next pass
 	}
-	pod.Status = corev1.PodStatus{
+	status := corev1.PodStatus{
 		Phase:  corev1.PodRunning,
 		HostIP: "127.0.0.1", PodIP: ip, PodIPs: []corev1.PodIP{{IP: ip}},
 		StartTime: &pod.CreationTimestamp,
@@ -255,13 +348,15 @@ func (k *kubelet) ensurePod(ctx context.Context, d *appsv1.Deployment, name stri
 		},
 	}
 	for _, c := range pod.Spec.Containers {
-		pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, corev1.ContainerStatus{
+		status.ContainerStatuses = append(status.ContainerStatuses, corev1.ContainerStatus{
 			Name: c.Name, Image: c.Image, Ready: true, Started: new(true),
 			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: pod.CreationTimestamp}},
 		})
 	}
+	pod.Status = status
 	if err := k.api.Status().Update(ctx, pod); err != nil {
-		return fmt.Errorf("marking Pod %s/%s ready: %w", d.Namespace, name, err)
+		k.stopContainers(pod.Namespace + "/" + pod.Name)
+		return fmt.Errorf("marking Pod %s/%s ready: %w", pod.Namespace, pod.Name, err)
 	}
 	return nil
 }

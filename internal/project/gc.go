@@ -20,8 +20,8 @@ import (
 // memory: 255 MB peak RSS of check -o yaml at 200% against 230 MB at 100%.
 // At 100% the load's highest point (84 MB of heap for 10,000 HTTPRoutes and
 // 20,000 Services) was level with the translation's end; at 50% it is 75 MB,
-// and peak RSS 145 -> 138 MB, for about the same CPU time (the collections
-// run on the second core while the load's workers wait on each other;
+// and peak RSS 143 -> 137 MB, for ~6% more CPU and wall time (6 interleaved
+// runs at load average ~2.5: user+sys 5.14 -> 5.45 s, wall 3.05 -> 3.26 s;
 // issue 42). A lower GOGC, or GOGC=off, stands.
 const loadGCPercent = 50
 

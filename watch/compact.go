@@ -2,6 +2,7 @@ package watch
 
 import (
 	"maps"
+	"reflect"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -58,8 +59,9 @@ type copier interface {
 
 // compact replaces each object in objs, and its map of item lines, with a
 // copy. Services with one port share their Ports with the other Services
-// of the load whose port is the same (ports).
-func compact(objs []loaded, ports *sharedPorts) {
+// of the load whose port is the same (ports); the other objects share
+// their optional scalars (scalars).
+func compact(objs []loaded, ports *sharedPorts, scalars *sharedScalars) {
 	for i := range objs {
 		o := &objs[i]
 		if svc, ok := o.obj.(*corev1.Service); ok {
@@ -67,6 +69,7 @@ func compact(objs []loaded, ports *sharedPorts) {
 		} else if c, ok := o.obj.(copier); ok {
 			if cp, ok := c.DeepCopyObject().(metav1.Object); ok {
 				o.obj = cp
+				scalars.share(reflect.ValueOf(cp))
 			}
 		}
 		if o.src.Fields != nil {
@@ -121,4 +124,58 @@ func (s *sharedPorts) copyService(svc *corev1.Service) *corev1.Service {
 	svc.Spec.Ports = own
 	cp.Spec.Ports = shared
 	return cp
+}
+
+// sharedScalars hands out one pointer for every optional scalar field of a
+// large load's objects with the same type and value: an HTTPRoute's
+// backendRef holds *Group, *Kind, *Namespace, *PortNumber and its weight
+// *int32, a path match its *PathMatchType and *string, and each loaded
+// object kept a small allocation for each (~2.5 MB for bench/genroutes'
+// 10,000 HTTPRoutes; issue 42). As for sharedPorts, loaded objects are
+// never written through. The zero value is ready; it is not safe for
+// concurrent use.
+type sharedScalars struct {
+	m map[any]reflect.Value
+}
+
+// share replaces, in the object v points to, every pointer to a scalar
+// (string, bool, integer, each of any named type) with the shared pointer
+// to an equal value, walking structs, pointers to structs and slices;
+// maps and unexported fields are left alone.
+func (s *sharedScalars) share(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return
+		}
+		e := v.Elem()
+		switch e.Kind() {
+		case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			if !v.CanSet() {
+				return
+			}
+			k := e.Interface()
+			if p, ok := s.m[k]; ok {
+				v.Set(p)
+				return
+			}
+			if s.m == nil {
+				s.m = map[any]reflect.Value{}
+			}
+			s.m[k] = reflect.ValueOf(v.Interface()) // the pointer, not the field holding it
+		case reflect.Struct:
+			s.share(e)
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if f := v.Field(i); f.CanSet() {
+				s.share(f)
+			}
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			s.share(v.Index(i))
+		}
+	}
 }

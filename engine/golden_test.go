@@ -52,7 +52,7 @@ func loadGolden(t testing.TB, path string) *engine.Snapshot {
 // (TestFieldLines) and, through the findings, in cmd/gwdev
 // (TestCheckFindingColumns).
 func dropColumns(s *engine.Snapshot) {
-	for k, src := range s.Sources {
+	drop := func(src *engine.Source) {
 		src.Column = 0
 		if src.Fields != nil {
 			fields := make(map[string]engine.FieldPos, len(src.Fields))
@@ -61,7 +61,13 @@ func dropColumns(s *engine.Snapshot) {
 			}
 			src.Fields = fields
 		}
+	}
+	for k, src := range s.Sources {
+		drop(&src)
 		s.Sources[k] = src
+	}
+	for i := range s.SourceList {
+		drop(&s.SourceList[i].Source)
 	}
 }
 

@@ -198,7 +198,8 @@ type editor struct {
 }
 
 func newEditor(s *engine.Snapshot, rng *rand.Rand) *editor {
-	e := &editor{rng: rng, sources: s.Sources}
+	e := &editor{rng: rng, sources: map[engine.ObjectKey]engine.Source{}}
+	s.EachSource(func(k engine.ObjectKey, src engine.Source) { e.sources[k] = src })
 	s.Each(func(_ engine.ObjectKey, o metav1.Object) { e.objs = append(e.objs, o) })
 	return e
 }

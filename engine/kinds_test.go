@@ -15,7 +15,7 @@ func TestKindsCoverSnapshot(t *testing.T) {
 	v := reflect.ValueOf(&s).Elem()
 	slices := 0
 	for i := 0; i < v.NumField(); i++ {
-		if v.Field(i).Kind() == reflect.Slice {
+		if v.Field(i).Kind() == reflect.Slice && v.Type().Field(i).Name != "SourceList" {
 			slices++
 		}
 	}
@@ -156,5 +156,37 @@ func TestPolicyOf(t *testing.T) {
 	}
 	if _, ok := (*PolicyTargets)(nil).GroupOf("Service"); ok {
 		t.Error("a nil PolicyTargets has a target")
+	}
+}
+
+// TestSourceListLookup checks SourceOf, LookupSource and EachSource on a
+// Snapshot whose sources are a list (a load's) and one whose are a map.
+func TestSourceListLookup(t *testing.T) {
+	keys := []ObjectKey{{Kind: "HTTPRoute", Namespace: "a", Name: "r"}, {Kind: "Service", Namespace: "a", Name: "s"}, {Kind: "Service", Namespace: "b", Name: "s"}}
+	list := &Snapshot{}
+	m := &Snapshot{Sources: map[ObjectKey]Source{}}
+	for i, k := range keys {
+		src := Source{File: "f.yaml", Line: i + 1}
+		list.SourceList = append(list.SourceList, SourceEntry{Key: k, Source: src})
+		m.Sources[k] = src
+	}
+	for _, s := range []*Snapshot{list, m} {
+		for i, k := range keys {
+			if src, ok := s.LookupSource(k); !ok || src.Line != i+1 || s.SourceOf(k).Line != i+1 {
+				t.Errorf("%s: %+v, %v; want line %d", k, src, ok, i+1)
+			}
+		}
+		if _, ok := s.LookupSource(ObjectKey{Kind: "Service", Namespace: "a", Name: "t"}); ok {
+			t.Error("found a key that is not there")
+		}
+		n := 0
+		s.EachSource(func(ObjectKey, Source) { n++ })
+		if n != len(keys) {
+			t.Errorf("EachSource: %d, want %d", n, len(keys))
+		}
+	}
+	var none *Snapshot
+	if _, ok := none.LookupSource(keys[0]); ok {
+		t.Error("a nil Snapshot found a source")
 	}
 }

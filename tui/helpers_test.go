@@ -40,6 +40,10 @@ func loadSample(t testing.TB, name string) *watch.LoadResult {
 		src.File = strings.TrimPrefix(src.File, "../")
 		lr.Snapshot.Sources[k] = src
 	}
+	for i := range lr.Snapshot.SourceList {
+		src := &lr.Snapshot.SourceList[i].Source
+		src.File = strings.TrimPrefix(src.File, "../")
+	}
 	for i := range lr.Problems {
 		lr.Problems[i].File = strings.TrimPrefix(lr.Problems[i].File, "../")
 	}

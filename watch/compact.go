@@ -2,9 +2,13 @@ package watch
 
 import (
 	"maps"
+	"reflect"
+	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // A loaded object is many small allocations (the typed object, its slices,
@@ -54,17 +58,124 @@ type copier interface {
 }
 
 // compact replaces each object in objs, and its map of item lines, with a
-// copy.
-func compact(objs []loaded) {
+// copy. Services with one port share their Ports with the other Services
+// of the load whose port is the same (ports); the other objects share
+// their optional scalars (scalars).
+func compact(objs []loaded, ports *sharedPorts, scalars *sharedScalars) {
 	for i := range objs {
 		o := &objs[i]
-		if c, ok := o.obj.(copier); ok {
+		if svc, ok := o.obj.(*corev1.Service); ok {
+			o.obj = ports.copyService(svc)
+		} else if c, ok := o.obj.(copier); ok {
 			if cp, ok := c.DeepCopyObject().(metav1.Object); ok {
 				o.obj = cp
+				scalars.share(reflect.ValueOf(cp))
 			}
 		}
 		if o.src.Fields != nil {
 			o.src.Fields = maps.Clone(o.src.Fields)
+		}
+	}
+}
+
+// sharedPorts hands out one Ports slice for every Service of a load with
+// the same single port: a typical folder has thousands of Services that
+// each declare {name: http, port: 8080}, and each kept a slice of its own
+// (96 bytes; 1.9 MB for bench/genroutes' 20,000 Services, held until check
+// ends; issue 42). Loaded objects are never written (the engine and the
+// watcher's last-known-good share them already), so neither is a shared
+// slice. The zero value is ready; it is not safe for concurrent use.
+type sharedPorts struct {
+	m map[portKey][]corev1.ServicePort
+}
+
+// portKey is a ServicePort's fields, comparable (AppProtocol by value).
+type portKey struct {
+	name, protocol, appProtocol string
+	hasAppProtocol              bool
+	port, nodePort              int32
+	targetPort                  intstr.IntOrString
+}
+
+// copyService returns a deep copy of svc, whose Ports are shared when it
+// has one port.
+func (s *sharedPorts) copyService(svc *corev1.Service) *corev1.Service {
+	if len(svc.Spec.Ports) != 1 {
+		return svc.DeepCopy()
+	}
+	p := svc.Spec.Ports[0]
+	k := portKey{name: p.Name, protocol: string(p.Protocol), port: p.Port, nodePort: p.NodePort, targetPort: p.TargetPort}
+	if p.AppProtocol != nil {
+		k.appProtocol, k.hasAppProtocol = *p.AppProtocol, true
+	}
+	shared, ok := s.m[k]
+	if !ok {
+		shared = slices.Clip(svc.DeepCopy().Spec.Ports)
+		if s.m == nil {
+			s.m = map[portKey][]corev1.ServicePort{}
+		}
+		s.m[k] = shared
+	}
+	// svc is the load's own until compact replaces it: copy it without
+	// its Ports (a copy of the struct to clear them would escape).
+	own := svc.Spec.Ports
+	svc.Spec.Ports = nil
+	cp := svc.DeepCopy()
+	svc.Spec.Ports = own
+	cp.Spec.Ports = shared
+	return cp
+}
+
+// sharedScalars hands out one pointer for every optional scalar field of a
+// large load's objects with the same type and value: an HTTPRoute's
+// backendRef holds *Group, *Kind, *Namespace, *PortNumber and its weight
+// *int32, a path match its *PathMatchType and *string, and each loaded
+// object kept a small allocation for each (~2.5 MB for bench/genroutes'
+// 10,000 HTTPRoutes; issue 42). As for sharedPorts, loaded objects are
+// never written through. The zero value is ready; it is not safe for
+// concurrent use.
+type sharedScalars struct {
+	m map[any]reflect.Value
+}
+
+// share replaces, in the object v points to, every pointer to a scalar
+// (string, bool, integer, each of any named type) with the shared pointer
+// to an equal value, walking structs, pointers to structs and slices;
+// maps and unexported fields are left alone.
+func (s *sharedScalars) share(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return
+		}
+		e := v.Elem()
+		switch e.Kind() {
+		case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			if !v.CanSet() {
+				return
+			}
+			k := e.Interface()
+			if p, ok := s.m[k]; ok {
+				v.Set(p)
+				return
+			}
+			if s.m == nil {
+				s.m = map[any]reflect.Value{}
+			}
+			s.m[k] = reflect.ValueOf(v.Interface()) // the pointer, not the field holding it
+		case reflect.Struct:
+			s.share(e)
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if f := v.Field(i); f.CanSet() {
+				s.share(f)
+			}
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			s.share(v.Index(i))
 		}
 	}
 }

@@ -48,12 +48,12 @@ func TestLoadAllKinds(t *testing.T) {
 		{Kind: "Namespace", Name: "infra"}:                                 {File: file, Line: 164, Column: 1},
 		{Kind: "EndpointSlice", Namespace: "default", Name: "web-1"}:       {File: file, Line: 171, Column: 1},
 	}
-	if diff := cmp.Diff(wantSources, r.Snapshot.Sources, cmpopts.IgnoreFields(engine.Source{}, "Fields")); diff != "" {
+	if diff := cmp.Diff(wantSources, sourceMap(r.Snapshot), cmpopts.IgnoreFields(engine.Source{}, "Fields")); diff != "" {
 		t.Errorf("Sources (-want +got):\n%s", diff)
 	}
 	// List items that findings and traces point at carry their own lines and columns.
 	wantFields := map[string]engine.FieldPos{"spec.parentRefs[0]": {Line: 60, Column: 5}, "spec.rules[0]": {Line: 63, Column: 5}, "spec.rules[0].backendRefs[0]": {Line: 67, Column: 7}}
-	if diff := cmp.Diff(wantFields, r.Snapshot.Sources[engine.ObjectKey{Kind: "GRPCRoute", Namespace: "default", Name: "grpc"}].Fields); diff != "" {
+	if diff := cmp.Diff(wantFields, r.Snapshot.SourceOf(engine.ObjectKey{Kind: "GRPCRoute", Namespace: "default", Name: "grpc"}).Fields); diff != "" {
 		t.Errorf("GRPCRoute field lines (-want +got):\n%s", diff)
 	}
 	s := r.Snapshot
@@ -137,7 +137,7 @@ func TestOldVersionsConverted(t *testing.T) {
 		{Kind: "BackendTLSPolicy", Namespace: "default", Name: "alpha3"}:  {File: file, Line: 107, Column: 1, APIVersion: "gateway.networking.k8s.io/v1alpha3"},
 		{Kind: "ListenerSet", Namespace: "default", Name: "experimental"}: {File: file, Line: 123, Column: 1, APIVersion: "gateway.networking.x-k8s.io/v1alpha1"},
 	}
-	if diff := cmp.Diff(wantSources, s.Sources, cmpopts.IgnoreFields(engine.Source{}, "Fields")); diff != "" {
+	if diff := cmp.Diff(wantSources, sourceMap(s), cmpopts.IgnoreFields(engine.Source{}, "Fields")); diff != "" {
 		t.Errorf("Sources (-want +got):\n%s", diff)
 	}
 	if got := *s.GatewayClasses[0].Spec.Description; got != "from v1beta1" || s.GatewayClasses[0].APIVersion != "gateway.networking.k8s.io/v1" {

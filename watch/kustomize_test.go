@@ -51,7 +51,7 @@ func TestKustomizeOverlayIsBuilt(t *testing.T) {
 	if _, ok := route.Annotations[originAnnotation]; ok {
 		t.Errorf("the origin annotation gwdev asked for stays on the object: %v", route.Annotations)
 	}
-	src := r.Snapshot.Sources[engine.ObjectKey{Kind: "HTTPRoute", Namespace: "dev", Name: "shop"}]
+	src := r.Snapshot.SourceOf(engine.ObjectKey{Kind: "HTTPRoute", Namespace: "dev", Name: "shop"})
 	want := filepath.Join("testdata", "kustomize", "base", "route.yaml")
 	if src.File != want || src.Line != 1 || src.Column != 1 || src.Fields["spec.parentRefs[0]"] != (engine.FieldPos{Line: 7, Column: 7}) {
 		t.Errorf("source = %s col %d (fields %v), want %s:1 col 1 with spec.parentRefs[0] at line 7 column 7", src, src.Column, src.Fields, want)

@@ -207,6 +207,8 @@ func (l *Loader) loadFiles(inputs []fileInput, problems []Problem) collected {
 		parts   [][]loaded
 		n       int
 		skipped []Skipped
+		ports   sharedPorts
+		scalars sharedScalars
 	)
 	for lo := 0; lo < len(jobs); lo += batch {
 		hi := min(lo+batch, len(jobs))
@@ -219,7 +221,7 @@ func (l *Loader) loadFiles(inputs []fileInput, problems []Problem) collected {
 		if batch < len(jobs) {
 			l.Collect()
 			for i := range hi - lo {
-				compact(results[i].objs)
+				compact(results[i].objs, &ports, &scalars)
 			}
 		}
 		part := gatherBatch(results[:hi-lo], &problems, &skipped)

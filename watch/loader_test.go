@@ -34,11 +34,18 @@ func routeNames(s *engine.Snapshot) []string {
 	return out
 }
 
+// sourceMap is s's sources as a map, whether s holds a map or a list.
+func sourceMap(s *engine.Snapshot) map[engine.ObjectKey]engine.Source {
+	out := map[engine.ObjectKey]engine.Source{}
+	s.EachSource(func(k engine.ObjectKey, src engine.Source) { out[k] = src })
+	return out
+}
+
 func sourceLines(s *engine.Snapshot) map[string]string {
 	out := map[string]string{}
-	for k, src := range s.Sources {
+	s.EachSource(func(k engine.ObjectKey, src engine.Source) {
 		out[k.String()] = filepath.Base(src.File) + ":" + fmt.Sprint(src.Line)
-	}
+	})
 	return out
 }
 

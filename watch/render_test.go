@@ -42,7 +42,7 @@ func TestRenderOutputIsLoadedAndRerunOnChange(t *testing.T) {
 		t.Fatalf("Load: problems %v, %d routes (the template must not load as a manifest)", res.Problems, len(res.Snapshot.HTTPRoutes))
 	}
 	key := res.Snapshot.HTTPRoutes[0]
-	if src := res.Snapshot.Sources[objectKey(kindHTTPRoute, key.Namespace, key.Name)]; src.File != r.Name() || src.Line != 1 {
+	if src := res.Snapshot.SourceOf(objectKey(kindHTTPRoute, key.Namespace, key.Name)); src.File != r.Name() || src.Line != 1 {
 		t.Errorf("source = %s, want %s:1", src, r.Name())
 	}
 

@@ -153,7 +153,7 @@ func convertedSnapshot(folder, conv *engine.Snapshot, classOf map[engine.ObjectK
 			o = g
 		}
 		out.AddObject(o)
-		if src, ok := from.Sources[k]; ok {
+		if src, ok := from.LookupSource(k); ok {
 			out.Sources[k] = src
 		}
 	}

@@ -27,9 +27,9 @@ func TestServingGCPercent(t *testing.T) {
 	}
 }
 
-// A load while ServeGC has raised the target runs at Go's default, and
-// ServeGC sizes the target again afterwards; it never raises it during a
-// load.
+// A load while ServeGC has raised the target runs at loadGCPercent, and
+// ServeGC sizes the target again afterwards from Go's default; it never
+// raises it during a load.
 func TestServingGCYieldsToLoads(t *testing.T) {
 	t.Setenv("GOGC", "") // ServeGC's own decisions, whatever the environment
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
@@ -37,12 +37,12 @@ func TestServingGCYieldsToLoads(t *testing.T) {
 	if got := gcPercent(); got != 800 {
 		t.Fatalf("after setServingGC(800): GOGC %d", got)
 	}
-	restore := relaxGC()
-	if got := gcPercent(); got != 100 {
-		t.Errorf("during a load: GOGC %d, want 100 (the serving raise dropped)", got)
+	restore := loadGC()
+	if got := gcPercent(); got != loadGCPercent {
+		t.Errorf("during a load: GOGC %d, want %d (the serving raise dropped)", got, loadGCPercent)
 	}
 	setServingGC(900)
-	if got := gcPercent(); got != 100 {
+	if got := gcPercent(); got != loadGCPercent {
 		t.Errorf("ServeGC raised the target during a load: %d", got)
 	}
 	restore()
@@ -98,7 +98,7 @@ func TestHoldGC(t *testing.T) {
 		t.Errorf("during a reload: memory limit %d, want the heap plus at least %d", limit, reloadHeadroom)
 	}
 	setServingGC(900)
-	inner := relaxGC() // a load of many files while the reload runs
+	inner := loadGC() // a load of many files while the reload runs
 	if got := gcPercent(); got != -1 {
 		t.Errorf("a load within the reload: GOGC %d, want off", got)
 	}
@@ -130,5 +130,23 @@ func TestHoldGC(t *testing.T) {
 	restore()
 	if got := gcPercent(); got != -1 {
 		t.Errorf("GOGC=off: after a reload %d", got)
+	}
+}
+
+// A load lowers Go's default target to loadGCPercent and puts it back
+// after; a lower target, or GC off, stands (issue 42: the load's highest
+// point of heap follows the target).
+func TestLoadGCLowersTheTarget(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	for _, c := range []struct{ before, during int }{{100, loadGCPercent}, {200, loadGCPercent}, {30, 30}, {-1, -1}} {
+		debug.SetGCPercent(c.before)
+		restore := loadGC()
+		if got := gcPercent(); got != c.during {
+			t.Errorf("GOGC %d: %d during a load, want %d", c.before, got, c.during)
+		}
+		restore()
+		if got := gcPercent(); got != c.before {
+			t.Errorf("GOGC %d: %d after the load", c.before, got)
+		}
 	}
 }

@@ -272,7 +272,7 @@ func NewLoader(crds *watch.CRDBundle) (*watch.Loader, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.BulkLoad = relaxGC
+	l.BulkLoad = loadGC
 	l.Collect = runtime.GC
 	return l, nil
 }

@@ -99,11 +99,11 @@ func newPageState(st *app.State, mig *app.MigrationState, dir string) (*pageStat
 		ps.Stale = append(ps.Stale, s.Object.String())
 	}
 	if lr.Snapshot != nil {
-		for k, src := range lr.Snapshot.Sources {
+		lr.Snapshot.EachSource(func(k engine.ObjectKey, src engine.Source) {
 			if src.File != "" {
 				ps.Sources[k.String()] = src.String()
 			}
-		}
+		})
 	}
 	var dot strings.Builder
 	if err := app.WriteGraph(&dot, ps.Graph, "dot"); err != nil {

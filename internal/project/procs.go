@@ -35,7 +35,7 @@ func servingProcs(all int) int { return max(1, all/2) }
 
 // ServeProcs sets GOMAXPROCS to servingProcs of what it is until the
 // returned function is called, which puts it back; loads and reloads
-// (relaxGC, HoldGC) raise it again while they run. It does nothing when
+// (loadGC, HoldGC) raise it again while they run. It does nothing when
 // GOMAXPROCS is set in the environment or there is one core.
 func ServeProcs() (restore func()) {
 	if os.Getenv("GOMAXPROCS") != "" {

@@ -28,7 +28,7 @@ func TestServeProcs(t *testing.T) {
 			t.Errorf("the second ServeProcs' restore set %d, want the first's 2 to stand", got)
 		}
 	}
-	load := relaxGC() // a load of many files
+	load := loadGC() // a load of many files
 	if got := procs(); got != 4 {
 		t.Errorf("during a load: GOMAXPROCS %d, want all 4", got)
 	}
@@ -45,14 +45,14 @@ func TestServeProcs(t *testing.T) {
 	if got := procs(); got != 4 {
 		t.Errorf("after serving: GOMAXPROCS %d, want the 4 found", got)
 	}
-	load = relaxGC()
+	load = loadGC()
 	load()
 	if got := procs(); got != 4 {
 		t.Errorf("a load when not serving: GOMAXPROCS %d, want 4 untouched", got)
 	}
 
 	// A load in progress when serving starts keeps all Ps until it ends.
-	load = relaxGC()
+	load = loadGC()
 	restore = ServeProcs()
 	if got := procs(); got != 4 {
 		t.Errorf("serving began during a load: GOMAXPROCS %d, want 4 until it ends", got)

@@ -222,7 +222,11 @@ func (s *Server) checkRateLimit(ex *exchange, w http.ResponseWriter) bool {
 	if err != nil {
 		return true // not an IP client (a test's pipe): nothing to count by
 	}
-	release, refused := r.limiter.Admit(addr.Unmap(), ex.start)
+	now := ex.start
+	if s.cfg.RateLimitClock != nil {
+		now = s.cfg.RateLimitClock()
+	}
+	release, refused := r.limiter.Admit(addr.Unmap(), now)
 	if refused != "" {
 		ex.trace.Reason = "rate limit " + r.limiter.Limit().Name + ": " + addr.String() + " " + refused
 		ex.trace.RateLimited = r.limiter.Limit().Name

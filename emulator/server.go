@@ -74,6 +74,11 @@ type Config struct {
 	// requests sent one after another get the same backends every run
 	// (gwdev test). 0: random picks.
 	PickSeed uint64
+	// RateLimitClock, when set, is the time rate limits count a request
+	// at instead of its arrival: gwdev test counts a case's requests as
+	// one burst, whatever the machine's speed, and starts each case with
+	// every client's bucket drained. nil: the request's arrival.
+	RateLimitClock func() time.Time
 }
 
 // DefaultPortOffset is the port offset the gwdev command uses.

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,6 +32,10 @@ type TestOptions struct {
 	// Seed seeds the data plane's weighted picks, so that a split's shares
 	// are the same on every run (0: DefaultTestSeed).
 	Seed uint64
+
+	// sendPause is a pause between a case's requests (tests: a slow
+	// machine).
+	sendPause time.Duration
 }
 
 // DefaultTestSeed is the seed of weighted picks when none is given.
@@ -129,7 +134,7 @@ func runOnResult(ctx context.Context, res *engine.Result, dir string, o TestOpti
 		return nil, err
 	}
 	defer tr.close()
-	tr.res, tr.timeout = res, o.RequestTimeout
+	tr.res, tr.timeout, tr.sendPause = res, o.RequestTimeout, o.sendPause
 	if tr.timeout == 0 {
 		tr.timeout = 5 * time.Second
 	}
@@ -155,9 +160,16 @@ type testServer struct {
 	dir string
 	// bound is where each Gateway port is served, by table Gateway name
 	// and the port in the manifests; moved maps a served port back.
-	bound   map[string]map[int32]string
-	moved   map[int]int32
-	timeout time.Duration
+	bound     map[string]map[int32]string
+	moved     map[int]int32
+	timeout   time.Duration
+	sendPause time.Duration
+	// caseClock is the instant the data plane's rate limits count the
+	// running case's requests at (Unix nanoseconds): a case's requests are
+	// one burst however slowly the machine sends them, and each case
+	// starts a day after the one before, every bucket drained, so that no
+	// case depends on the cases before it.
+	caseClock atomic.Int64
 }
 
 func startTestServer(tab *table.Table, dir string, seed uint64) (*testServer, error) {
@@ -196,7 +208,8 @@ func startTestServerOnce(tab *table.Table, dir string, seed uint64) (*testServer
 			served.Gateways = append(served.Gateways, &gc)
 		}
 	}
-	s.srv = emulator.New(emulator.Config{Via: "test", TraceBuffer: 20000, UDPSessionTimeout: 200 * time.Millisecond, PickSeed: seed})
+	s.srv = emulator.New(emulator.Config{Via: "test", TraceBuffer: 20000, UDPSessionTimeout: 200 * time.Millisecond, PickSeed: seed,
+		RateLimitClock: func() time.Time { return time.Unix(0, s.caseClock.Load()) }})
 	if err := s.srv.Apply(served).Err(); err != nil {
 		s.close()
 		return nil, err
@@ -226,6 +239,7 @@ func (s *testServer) close() {
 // runCase sends one case (Count times) and checks it.
 func (s *testServer) runCase(ctx context.Context, f *routetest.File, c *routetest.Case) routetest.CaseResult {
 	start := time.Now()
+	s.caseClock.Add(int64(24 * time.Hour))
 	cr := routetest.CaseResult{Name: c.Name, Line: c.Line, Column: c.Column}
 	defer func() { cr.Duration = time.Since(start) }()
 	o := testProbeFlags(&c.Request, filepath.Dir(f.Path))
@@ -246,6 +260,9 @@ func (s *testServer) runCase(ctx context.Context, f *routetest.File, c *routetes
 	var limited *routetest.Actual
 	limitedAt := 0
 	for i := range n {
+		if i > 0 && s.sendPause > 0 {
+			time.Sleep(s.sendPause)
+		}
 		one := s.send(ctx, c, probe, ex.Trace.Gateway)
 		if a == nil {
 			a = one

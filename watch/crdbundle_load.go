@@ -6,8 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -84,7 +82,7 @@ func (l *Loader) loadBundleObject(u map[string]any, v *servedVersion, g gvk) (me
 		return nil, append(issues, issue{msg: fmt.Sprintf("internal error: loading the %s schema of %s: %v", g.kind, l.bundle.Name, err)})
 	}
 	var pruned []issue
-	for _, path := range pruning.PruneWithOptions(u, s.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}) {
+	for _, path := range s.quick.prune(u, s.structural) {
 		pruned = append(pruned, issue{field: path, msg: l.bundle.unknownField(g, path), pruned: true, kind: ProblemUnknownField})
 	}
 	issues = append(issues, s.admit(u)...)
@@ -99,7 +97,7 @@ func (l *Loader) loadBundleObject(u map[string]any, v *servedVersion, g gvk) (me
 		return nil, []issue{{msg: fmt.Sprintf("internal error: loading the %s schema: %v", spec.kind, err)}}
 	}
 	u["apiVersion"], u["kind"] = spec.apiVersion(), spec.kind
-	for _, path := range pruning.PruneWithOptions(u, hub.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}) {
+	for _, path := range hub.quick.prune(u, hub.structural) {
 		pruned = append(pruned, issue{field: path, pruned: true, kind: ProblemUnknownField, msg: fmt.Sprintf(
 			"field %q is in %s but not in gwdev's Gateway API types (%s): gwdev cannot serve it as that cluster's controller would, and loads the object without it",
 			path, l.bundle.Name, gwdevRelease)})

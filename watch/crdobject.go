@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
 	schemaobjectmeta "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
-	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	apivalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -39,7 +37,7 @@ func (l *Loader) loadCRDObject(u map[string]any, v *servedVersion, g gvk) (metav
 	if err != nil {
 		return nil, append(issues, issue{msg: fmt.Sprintf("internal error: loading the %s schema: %v", spec.kind, err)})
 	}
-	for _, path := range pruning.PruneWithOptions(u, s.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true}) {
+	for _, path := range s.quick.prune(u, s.structural) {
 		msg := fmt.Sprintf("unknown field %q", path)
 		if hint := migrationHint(spec.kind, path); hint != "" {
 			msg += ": " + hint
@@ -60,7 +58,7 @@ func (l *Loader) loadCRDObject(u map[string]any, v *servedVersion, g gvk) (metav
 			return nil, []issue{{msg: fmt.Sprintf("internal error: loading the %s schema: %v", spec.kind, err)}}
 		}
 		u["apiVersion"] = spec.apiVersion()
-		pruning.Prune(u, hub.structural, true)
+		hub.quick.prune(u, hub.structural)
 		hub.quick.applyDefaults(u, hub.structural)
 		delete(u, "status")
 	}

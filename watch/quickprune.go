@@ -1,0 +1,168 @@
+package watch
+
+import (
+	"slices"
+	"strconv"
+
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+)
+
+// pruning.PruneWithOptions, which drops the fields a CRD's schema does not
+// know and names them, walks Structural.Properties, a map of values, and
+// copies the Structural of every field it visits (232 bytes each): 66 MB
+// allocated for 10,000 HTTPRoutes, 7% of the load's CPU. prune does the same
+// walk over quickSchema.properties and builds a field path only for a field
+// it drops. TestQuickPruneMatchesAPIServer and FuzzQuickPrune keep the two
+// equal.
+
+// metaField reports whether k is one of the fields pruning never drops at
+// the root of a resource (pruning's metaFields).
+func metaField(k string) bool { return k == "apiVersion" || k == "kind" || k == "metadata" }
+
+// pruneWalk is one walk of prune: the path of the node it is at and the
+// unknown fields found so far.
+type pruneWalk struct {
+	q       *quickSchema
+	path    []byte
+	unknown []string
+}
+
+// prune removes the fields of obj that s does not specify, as
+// pruning.PruneWithOptions(obj, s, true, {TrackUnknownFieldPaths: true})
+// does (obj is a resource: apiVersion, kind and metadata at its root, and
+// at embedded resources, are left alone), and returns their paths, sorted
+// ("spec.rules[0].matches[1].typo"). s must be q's root or one of its
+// descendants.
+func (q *quickSchema) prune(obj any, s *structuralschema.Structural) []string {
+	if s == nil {
+		s = &structuralschema.Structural{}
+	}
+	w := pruneWalk{q: q, path: make([]byte, 0, 64)}
+	w.prune(obj, s, true)
+	slices.Sort(w.unknown)
+	return w.unknown
+}
+
+// record notes the field k of the node at w.path as unknown.
+func (w *pruneWalk) record(k string) {
+	l := len(w.path)
+	w.appendKey(k)
+	w.unknown = append(w.unknown, string(w.path))
+	w.path = w.path[:l]
+}
+
+// appendKey extends the path by the field k, as
+// UnknownFieldPathOptions.AppendKey does.
+func (w *pruneWalk) appendKey(k string) {
+	if len(w.path) > 0 {
+		w.path = append(w.path, '.')
+	}
+	w.path = append(w.path, k...)
+}
+
+// appendIndex extends the path by the list index i.
+func (w *pruneWalk) appendIndex(i int) {
+	w.path = append(w.path, '[')
+	w.path = strconv.AppendInt(w.path, int64(i), 10)
+	w.path = append(w.path, ']')
+}
+
+// prune is pruning's prune; embedded is s.XEmbeddedResource, which
+// PruneWithOptions forces to true at the root.
+func (w *pruneWalk) prune(x any, s *structuralschema.Structural, embedded bool) {
+	if s != nil && s.XPreserveUnknownFields {
+		w.skipPrune(x, s, embedded)
+		return
+	}
+	l := len(w.path)
+	switch x := x.(type) {
+	case map[string]any:
+		if s == nil {
+			for k := range x {
+				w.record(k)
+				delete(x, k)
+			}
+			return
+		}
+		props := w.q.propertiesOf(s)
+		for k, v := range x {
+			if embedded && metaField(k) {
+				continue
+			}
+			if p, ok := props[k]; ok {
+				w.appendKey(k)
+				w.prune(v, p, p.XEmbeddedResource)
+				w.path = w.path[:l]
+			} else if s.AdditionalProperties != nil {
+				w.appendKey(k)
+				ap := s.AdditionalProperties.Structural
+				w.prune(v, ap, ap != nil && ap.XEmbeddedResource)
+				w.path = w.path[:l]
+			} else {
+				if !metaField(k) || l > 0 {
+					w.record(k)
+				}
+				delete(x, k)
+			}
+		}
+	case []any:
+		var items *structuralschema.Structural
+		if s != nil {
+			items = s.Items
+		}
+		for i, v := range x {
+			w.appendIndex(i)
+			w.prune(v, items, items != nil && items.XEmbeddedResource)
+			w.path = w.path[:l]
+		}
+	}
+}
+
+// skipPrune is pruning's skipPrune, for a node that preserves unknown
+// fields: its known fields are pruned, the others kept.
+func (w *pruneWalk) skipPrune(x any, s *structuralschema.Structural, embedded bool) {
+	if s == nil {
+		return
+	}
+	l := len(w.path)
+	switch x := x.(type) {
+	case map[string]any:
+		props := w.q.propertiesOf(s)
+		for k, v := range x {
+			if embedded && metaField(k) {
+				continue
+			}
+			if p, ok := props[k]; ok {
+				w.appendKey(k)
+				w.prune(v, p, p.XEmbeddedResource)
+				w.path = w.path[:l]
+			} else if s.AdditionalProperties != nil {
+				w.appendKey(k)
+				ap := s.AdditionalProperties.Structural
+				w.prune(v, ap, ap != nil && ap.XEmbeddedResource)
+				w.path = w.path[:l]
+			}
+		}
+	case []any:
+		for i, v := range x {
+			w.appendIndex(i)
+			w.skipPrune(v, s.Items, s.Items != nil && s.Items.XEmbeddedResource)
+			w.path = w.path[:l]
+		}
+	}
+}
+
+// propertiesOf returns pointers to the properties of s: q.properties's,
+// or, for a schema q did not prepare, pointers to copies.
+func (q *quickSchema) propertiesOf(s *structuralschema.Structural) map[string]*structuralschema.Structural {
+	props, ok := q.properties[s]
+	if ok || len(s.Properties) == 0 {
+		return props
+	}
+	props = make(map[string]*structuralschema.Structural, len(s.Properties))
+	for k := range s.Properties {
+		p := s.Properties[k]
+		props[k] = &p
+	}
+	return props
+}

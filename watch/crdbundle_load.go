@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // This file judges objects against a CRDBundle (a Loader made with
@@ -103,8 +102,8 @@ func (l *Loader) loadBundleObject(u map[string]any, v *servedVersion, g gvk) (me
 			path, l.bundle.Name, gwdevRelease)})
 	}
 	delete(u, "status")
-	obj := spec.newObject()
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u, obj); err != nil {
+	obj, err := decodeTyped(u, spec.newObject)
+	if err != nil {
 		return nil, []issue{{msg: fmt.Sprintf("internal error: converting to the %s type: %v", spec.kind, err)}}
 	}
 	return obj, pruned

@@ -8,7 +8,6 @@ import (
 	schemaobjectmeta "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
 	apivalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -63,8 +62,8 @@ func (l *Loader) loadCRDObject(u map[string]any, v *servedVersion, g gvk) (metav
 		delete(u, "status")
 	}
 	u["apiVersion"], u["kind"] = spec.apiVersion(), spec.kind
-	obj := spec.newObject()
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u, obj); err != nil {
+	obj, err := decodeTyped(u, spec.newObject)
+	if err != nil {
 		return nil, []issue{{msg: fmt.Sprintf("internal error: converting to the %s type: %v", spec.kind, err)}}
 	}
 	return obj, nil

@@ -220,4 +220,3 @@ func FuzzDecodeTyped(f *testing.F) {
 		}
 	})
 }
-

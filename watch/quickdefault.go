@@ -66,15 +66,12 @@ func (q *quickSchema) applyDefaults(x any, s *structuralschema.Structural) {
 	}
 	switch x := x.(type) {
 	case map[string]any:
-		props := q.properties[s]
-		for k, p := range props {
-			if p.Default.Object == nil {
-				continue
-			}
-			if v, found := x[k]; !found || isNonNullableNull(v, p) {
-				x[k] = runtime.DeepCopyJSONValue(p.Default.Object)
+		for _, d := range q.defaulted[s] {
+			if v, found := x[d.name]; !found || isNonNullableNull(v, d.schema) {
+				x[d.name] = runtime.DeepCopyJSONValue(d.schema.Default.Object)
 			}
 		}
+		props := q.properties[s]
 		for k := range x {
 			if p, found := props[k]; found {
 				q.applyDefaults(x[k], p)

@@ -23,11 +23,22 @@ type quickSchema struct {
 	// its properties: Structural.Properties holds values, and taking the
 	// address of a copy on every visit allocated 100 MB for 10,000 routes.
 	properties map[*structuralschema.Structural]map[string]*structuralschema.Structural
+	// defaulted holds, for every schema node with properties that have
+	// a default, those properties (applyDefaults went through every
+	// property of every object it visited to find them).
+	defaulted map[*structuralschema.Structural][]namedSchema
+}
+
+// namedSchema is a property's name and schema.
+type namedSchema struct {
+	name   string
+	schema *structuralschema.Structural
 }
 
 func newQuickSchema(s *structuralschema.Structural) *quickSchema {
 	q := &quickSchema{root: s, patterns: map[string]*regexp.Regexp{},
-		properties: map[*structuralschema.Structural]map[string]*structuralschema.Structural{}}
+		properties: map[*structuralschema.Structural]map[string]*structuralschema.Structural{},
+		defaulted:  map[*structuralschema.Structural][]namedSchema{}}
 	q.prepare(s)
 	return q
 }
@@ -53,6 +64,9 @@ func (q *quickSchema) prepare(s *structuralschema.Structural) {
 		for k := range s.Properties {
 			p := s.Properties[k]
 			props[k] = &p
+			if p.Default.Object != nil {
+				q.defaulted[s] = append(q.defaulted[s], namedSchema{k, &p})
+			}
 			q.prepare(&p)
 		}
 		q.properties[s] = props

@@ -55,7 +55,7 @@ type celRule struct {
 
 // validate evaluates the rules at and below n against obj (create
 // semantics: there is no old object).
-func (n *celNode) validate(path *field.Path, obj any, errs field.ErrorList) field.ErrorList {
+func (n *celNode) validate(path *celPath, obj any, errs field.ErrorList) field.ErrorList {
 	if n == nil || obj == nil {
 		return errs
 	}
@@ -67,22 +67,70 @@ func (n *celNode) validate(path *field.Path, obj any, errs field.ErrorList) fiel
 	case []any:
 		if n.items != nil {
 			for i, v := range obj {
-				errs = n.items.validate(path.Index(i), v, errs)
+				path.push(celPathStep{index: i, kind: celIndex})
+				errs = n.items.validate(path, v, errs)
+				path.pop()
 			}
 		}
 	case map[string]any:
 		if n.additional != nil {
 			for k, v := range obj {
-				errs = n.additional.validate(path.Key(k), v, errs)
+				path.push(celPathStep{name: k, kind: celKey})
+				errs = n.additional.validate(path, v, errs)
+				path.pop()
 			}
 		}
 		for k, child := range n.properties {
 			if v, ok := obj[k]; ok {
-				errs = child.validate(path.Child(k), v, errs)
+				path.push(celPathStep{name: k, kind: celChild})
+				errs = child.validate(path, v, errs)
+				path.pop()
 			}
 		}
 	}
 	return errs
+}
+
+// celPath is the path of the value validate is at, as steps from the
+// root, made into a field.Path only for an error: building the field.Path
+// of every value visited allocated 20 MB for 10,000 HTTPRoutes.
+type celPath struct{ steps []celPathStep }
+
+// celPathStep is one step of a celPath: a field, a list item or a map's
+// value.
+type celPathStep struct {
+	kind  celPathKind
+	name  string // a field's name or a map's key
+	index int    // a list item's index
+}
+
+// celPathKind says how a celPathStep goes down.
+type celPathKind uint8
+
+const (
+	celChild celPathKind = iota // a field
+	celIndex                    // a list item
+	celKey                      // a map's value
+)
+
+func (p *celPath) push(s celPathStep) { p.steps = append(p.steps, s) }
+func (p *celPath) pop()               { p.steps = p.steps[:len(p.steps)-1] }
+
+// fieldPath is p as a field.Path, as validate built it before (nil at the
+// root).
+func (p *celPath) fieldPath() *field.Path {
+	var out *field.Path
+	for _, s := range p.steps {
+		switch s.kind {
+		case celIndex:
+			out = out.Index(s.index)
+		case celKey:
+			out = out.Key(s.name)
+		default:
+			out = out.Child(s.name)
+		}
+	}
+	return out
 }
 
 // celActivation resolves self (and oldSelf, which is never set on create).
@@ -103,7 +151,7 @@ func (a *celActivation) ResolveName(name string) (any, bool) {
 
 func (a *celActivation) Parent() interpreter.Activation { return nil }
 
-func (n *celNode) validateRules(path *field.Path, obj any, errs field.ErrorList) (out field.ErrorList) {
+func (n *celNode) validateRules(at *celPath, obj any, errs field.ErrorList) (out field.ErrorList) {
 	if len(n.rules) == 0 {
 		return errs
 	}
@@ -147,7 +195,7 @@ func (n *celNode) validateRules(path *field.Path, obj any, errs field.ErrorList)
 	for i := range n.rules {
 		r := &n.rules[i]
 		if r.compileErr != nil {
-			errs = append(errs, field.Invalid(path, n.typ, fmt.Sprintf("rule compile error: %v", r.compileErr)))
+			errs = append(errs, field.Invalid(at.fieldPath(), n.typ, fmt.Sprintf("rule compile error: %v", r.compileErr)))
 			continue
 		}
 		if r.program == nil || (r.usesOldSelf && !r.optionalOldSelf) {
@@ -160,25 +208,25 @@ func (n *celNode) validateRules(path *field.Path, obj any, errs field.ErrorList)
 		result, _, err := r.program.Eval(act)
 		if err != nil {
 			if strings.HasPrefix(err.Error(), "no such overload") {
-				errs = append(errs, field.Invalid(path, n.typ, fmt.Sprintf("'%v': call arguments did not match a supported operator, function or macro signature for rule: %v", err, ruleErrorString(r.rule))))
+				errs = append(errs, field.Invalid(at.fieldPath(), n.typ, fmt.Sprintf("'%v': call arguments did not match a supported operator, function or macro signature for rule: %v", err, ruleErrorString(r.rule))))
 			} else {
-				errs = append(errs, field.Invalid(path, n.typ, fmt.Sprintf("%v evaluating rule: %v", err, ruleErrorString(r.rule))))
+				errs = append(errs, field.Invalid(at.fieldPath(), n.typ, fmt.Sprintf("%v evaluating rule: %v", err, ruleErrorString(r.rule))))
 			}
 			continue
 		}
 		if result == types.True {
 			continue
 		}
-		at := path
+		path := at.fieldPath()
 		if r.fieldPath != "" {
-			at = at.Child(r.fieldPath)
+			path = path.Child(r.fieldPath)
 		}
 		detail := r.messageFor(activation)
 		var value any = obj
 		if n.typ == "object" || n.typ == "array" {
 			value = field.OmitValueType{}
 		}
-		errs = append(errs, fieldErrorForReason(at, value, detail, r.rule.Reason))
+		errs = append(errs, fieldErrorForReason(path, value, detail, r.rule.Reason))
 	}
 	return errs
 }

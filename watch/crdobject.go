@@ -93,7 +93,7 @@ func (s *crdSchema) admit(u map[string]any) []issue {
 		if hasBlockingErr(errs) {
 			issues = append(issues, issue{msg: celSkipped})
 		} else {
-			errs = s.cel.validate(nil, u, errs)
+			errs = s.cel.validate(&celPath{steps: make([]celPathStep, 0, 16)}, u, errs)
 		}
 	}
 	return append(issues, nameDuplicateListeners(u, fieldIssues(errs))...)

@@ -3,6 +3,7 @@ package watch
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	celgo "github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
@@ -96,6 +97,9 @@ func (n *celNode) validate(path *celPath, obj any, errs field.ErrorList) field.E
 // of every value visited allocated 20 MB for 10,000 HTTPRoutes.
 type celPath struct{ steps []celPathStep }
 
+// celPaths holds empty celPaths for validate's callers to reuse.
+var celPaths = sync.Pool{New: func() any { return &celPath{steps: make([]celPathStep, 0, 16)} }}
+
 // celPathStep is one step of a celPath: a field, a list item or a map's
 // value.
 type celPathStep struct {
@@ -156,12 +160,13 @@ func (n *celNode) validateRules(at *celPath, obj any, errs field.ErrorList) (out
 		return errs
 	}
 	var (
-		key        string
+		buf        [128]byte
+		key        []byte
 		memoizable bool
 	)
 	if n.memo.useful() {
-		key, memoizable = memoKey(obj)
-		if memoizable && n.memo.known(key) {
+		key, memoizable = appendCanonical(buf[:0], obj)
+		if memoizable && n.memo.known(bytesView(key)) {
 			return errs
 		}
 	}
@@ -178,7 +183,7 @@ func (n *celNode) validateRules(at *celPath, obj any, errs field.ErrorList) (out
 			return
 		}
 		if memoizable {
-			n.memo.remember(key)
+			n.memo.remember(string(key))
 		}
 		if tr != nil {
 			n.trace.remember(tr)

@@ -93,7 +93,10 @@ func (s *crdSchema) admit(u map[string]any) []issue {
 		if hasBlockingErr(errs) {
 			issues = append(issues, issue{msg: celSkipped})
 		} else {
-			errs = s.cel.validate(&celPath{steps: make([]celPathStep, 0, 16)}, u, errs)
+			path := celPaths.Get().(*celPath)
+			errs = s.cel.validate(path, u, errs)
+			path.steps = path.steps[:0]
+			celPaths.Put(path)
 		}
 	}
 	return append(issues, nameDuplicateListeners(u, fieldIssues(errs))...)

@@ -37,6 +37,7 @@ func (d docPos) problem(n *yaml.Node, key engine.ObjectKey, is issue) Problem {
 type docScratch struct {
 	nodes nodeArena
 	strs  strTable
+	maps  mapFreeList
 }
 
 // loadDocument parses one chunk (normally one YAML document) and loads the
@@ -54,7 +55,7 @@ func (l *Loader) loadDocument(file string, c chunk) docResult {
 	}()
 	if doc, ok := fastParseInto(c.data, &scratch.nodes); ok {
 		if doc != nil {
-			l.loadNode(&r, pos, doc, &scratch.strs)
+			l.loadNode(&r, pos, doc, scratch)
 		}
 		return r
 	}
@@ -73,7 +74,7 @@ func (l *Loader) loadDocument(file string, c chunk) docResult {
 			r.problems = append(r.problems, syntaxProblem(pos, c, err))
 			return r
 		}
-		l.loadNode(&r, pos, &n, &scratch.strs)
+		l.loadNode(&r, pos, &n, scratch)
 	}
 }
 
@@ -91,7 +92,7 @@ func syntaxProblem(pos docPos, c chunk, err error) Problem {
 }
 
 // loadNode loads one parsed document.
-func (l *Loader) loadNode(r *docResult, pos docPos, n *yaml.Node, strs *strTable) {
+func (l *Loader) loadNode(r *docResult, pos docPos, n *yaml.Node, scratch *docScratch) {
 	if n.Kind == yaml.DocumentNode && len(n.Content) == 0 {
 		return
 	}
@@ -103,7 +104,7 @@ func (l *Loader) loadNode(r *docResult, pos docPos, n *yaml.Node, strs *strTable
 		r.problems = append(r.problems, pos.problem(bad, keyFromNode(root), issue{msg: msg, kind: ProblemYAML}))
 		return
 	}
-	v, nerr := toUnstructured(root, strs)
+	v, nerr := toUnstructuredFrom(root, &scratch.strs, &scratch.maps)
 	if nerr != nil {
 		r.problems = append(r.problems, pos.problem(nerr.node, keyFromNode(root), issue{field: nerr.path, msg: nerr.msg, kind: ProblemYAML}))
 		return
@@ -114,12 +115,13 @@ func (l *Loader) loadNode(r *docResult, pos docPos, n *yaml.Node, strs *strTable
 			issue{msg: fmt.Sprintf("a manifest must be an object with apiVersion and kind, found a %s", kindName(root)), kind: ProblemHeader}))
 		return
 	}
-	l.loadObject(r, pos, root, u)
+	l.loadObject(r, pos, root, u, &scratch.maps)
 }
 
 // loadObject loads one object (or the items of a List) from u, whose source
-// is node.
-func (l *Loader) loadObject(r *docResult, pos docPos, node *yaml.Node, u map[string]any) {
+// is node. The maps of a Gateway API object loaded without issues go to
+// free (mapfree.go).
+func (l *Loader) loadObject(r *docResult, pos docPos, node *yaml.Node, u map[string]any, free *mapFreeList) {
 	apiVersion, _ := u["apiVersion"].(string)
 	kind, _ := u["kind"].(string)
 	namespace, name := metaString(u, "namespace"), metaString(u, "name")
@@ -129,7 +131,7 @@ func (l *Loader) loadObject(r *docResult, pos docPos, node *yaml.Node, u map[str
 	}
 
 	if items, isList := u["items"]; isList && strings.HasSuffix(kind, "List") {
-		l.loadList(r, pos, node, u, items)
+		l.loadList(r, pos, node, u, items, free)
 		return
 	}
 	var missing []issue
@@ -198,6 +200,9 @@ func (l *Loader) loadObject(r *docResult, pos docPos, node *yaml.Node, u map[str
 	for _, is := range issues {
 		r.problems = append(r.problems, pos.problem(locate(node, is.field), key, is))
 	}
+	if obj != nil && len(issues) == 0 && v.spec.crd != "" && !l.noMapReuse && !decodeKeepsMaps(v.spec) {
+		free.recycle(u)
+	}
 	if obj == nil {
 		return // issues say why; an object with issues but loaded is pruned (loadBundleObject)
 	}
@@ -211,7 +216,7 @@ func (l *Loader) loadObject(r *docResult, pos docPos, node *yaml.Node, u map[str
 // loadList loads the items of a List (kind: List, or HTTPRouteList and the
 // like). As with kubectl, items of a typed list may leave out apiVersion
 // and kind.
-func (l *Loader) loadList(r *docResult, pos docPos, node *yaml.Node, u map[string]any, items any) {
+func (l *Loader) loadList(r *docResult, pos docPos, node *yaml.Node, u map[string]any, items any, free *mapFreeList) {
 	apiVersion, _ := u["apiVersion"].(string)
 	kind, _ := u["kind"].(string)
 	list, ok := items.([]any)
@@ -242,7 +247,7 @@ func (l *Loader) loadList(r *docResult, pos docPos, node *yaml.Node, u map[strin
 				m["kind"] = strings.TrimSuffix(kind, "List")
 			}
 		}
-		l.loadObject(r, pos, itemNode, m)
+		l.loadObject(r, pos, itemNode, m, free)
 	}
 }
 

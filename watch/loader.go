@@ -32,6 +32,9 @@ type Loader struct {
 	NoKustomize bool
 	// scratch holds *docScratch, one per document being loaded.
 	scratch sync.Pool
+	// noMapReuse makes every document's maps anew (mapfree.go); tests
+	// compare the two.
+	noMapReuse bool
 }
 
 // NewLoader returns a Loader. It fails only if the embedded CRDs are

@@ -309,3 +309,43 @@ func (p *typePlan) decodeMap(src any, dv reflect.Value) bool {
 	dv.Set(out)
 	return true
 }
+
+// keepsMaps caches decodeKeepsMaps, by *kindSpec.
+var keepsMaps sync.Map
+
+// decodeKeepsMaps reports whether an object of spec's kind, once decoded,
+// may refer to maps or lists of the unstructured object it was read from:
+// only an interface field does (given the value as it is, by decodeTyped
+// and the library alike); types with UnmarshalJSON get a JSON copy, and
+// maps, lists and structs are made anew.
+func decodeKeepsMaps(spec *kindSpec) bool {
+	if v, ok := keepsMaps.Load(spec); ok {
+		return v.(bool)
+	}
+	keeps := planHoldsInterface(planOf(reflect.TypeOf(spec.newObject()).Elem()), map[*typePlan]bool{})
+	keepsMaps.Store(spec, keeps)
+	return keeps
+}
+
+// planHoldsInterface reports whether a value of p's type may hold an
+// interface; seen ends recursive types. A type left to the library
+// (planGiveUp) may.
+func planHoldsInterface(p *typePlan, seen map[*typePlan]bool) bool {
+	if seen[p] {
+		return false
+	}
+	seen[p] = true
+	switch p.kind {
+	case planInterface, planGiveUp:
+		return true
+	case planPointer, planSlice, planMap:
+		return planHoldsInterface(p.elem, seen)
+	case planStruct:
+		for _, f := range p.fields {
+			if planHoldsInterface(f.plan, seen) {
+				return true
+			}
+		}
+	}
+	return false
+}

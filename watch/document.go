@@ -37,12 +37,12 @@ func (d docPos) problem(n *yaml.Node, key engine.ObjectKey, is issue) Problem {
 type docScratch struct {
 	nodes nodeArena
 	strs  strTable
-	maps  mapFreeList
 }
 
 // loadDocument parses one chunk (normally one YAML document) and loads the
 // objects in it. A syntax error ends the chunk; other chunks are unaffected.
-func (l *Loader) loadDocument(file string, c chunk) docResult {
+// Maps come from and go back to free (nil: none are reused).
+func (l *Loader) loadDocument(file string, c chunk, free *mapFreeList) docResult {
 	var r docResult
 	pos := docPos{file: file, offset: c.line - 1}
 	scratch, _ := l.scratch.Get().(*docScratch)
@@ -55,7 +55,7 @@ func (l *Loader) loadDocument(file string, c chunk) docResult {
 	}()
 	if doc, ok := fastParseInto(c.data, &scratch.nodes); ok {
 		if doc != nil {
-			l.loadNode(&r, pos, doc, scratch)
+			l.loadNode(&r, pos, doc, &scratch.strs, free)
 		}
 		return r
 	}
@@ -74,7 +74,7 @@ func (l *Loader) loadDocument(file string, c chunk) docResult {
 			r.problems = append(r.problems, syntaxProblem(pos, c, err))
 			return r
 		}
-		l.loadNode(&r, pos, &n, scratch)
+		l.loadNode(&r, pos, &n, &scratch.strs, free)
 	}
 }
 
@@ -92,7 +92,7 @@ func syntaxProblem(pos docPos, c chunk, err error) Problem {
 }
 
 // loadNode loads one parsed document.
-func (l *Loader) loadNode(r *docResult, pos docPos, n *yaml.Node, scratch *docScratch) {
+func (l *Loader) loadNode(r *docResult, pos docPos, n *yaml.Node, strs *strTable, free *mapFreeList) {
 	if n.Kind == yaml.DocumentNode && len(n.Content) == 0 {
 		return
 	}
@@ -104,7 +104,7 @@ func (l *Loader) loadNode(r *docResult, pos docPos, n *yaml.Node, scratch *docSc
 		r.problems = append(r.problems, pos.problem(bad, keyFromNode(root), issue{msg: msg, kind: ProblemYAML}))
 		return
 	}
-	v, nerr := toUnstructuredFrom(root, &scratch.strs, &scratch.maps)
+	v, nerr := toUnstructuredFrom(root, strs, free)
 	if nerr != nil {
 		r.problems = append(r.problems, pos.problem(nerr.node, keyFromNode(root), issue{field: nerr.path, msg: nerr.msg, kind: ProblemYAML}))
 		return
@@ -115,7 +115,7 @@ func (l *Loader) loadNode(r *docResult, pos docPos, n *yaml.Node, scratch *docSc
 			issue{msg: fmt.Sprintf("a manifest must be an object with apiVersion and kind, found a %s", kindName(root)), kind: ProblemHeader}))
 		return
 	}
-	l.loadObject(r, pos, root, u, &scratch.maps)
+	l.loadObject(r, pos, root, u, free)
 }
 
 // loadObject loads one object (or the items of a List) from u, whose source
@@ -200,7 +200,7 @@ func (l *Loader) loadObject(r *docResult, pos docPos, node *yaml.Node, u map[str
 	for _, is := range issues {
 		r.problems = append(r.problems, pos.problem(locate(node, is.field), key, is))
 	}
-	if obj != nil && len(issues) == 0 && v.spec.crd != "" && !l.noMapReuse && !decodeKeepsMaps(v.spec) {
+	if free != nil && obj != nil && len(issues) == 0 && v.spec.crd != "" && !decodeKeepsMaps(v.spec) {
 		free.recycle(u)
 	}
 	if obj == nil {

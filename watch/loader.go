@@ -213,10 +213,18 @@ func (l *Loader) loadFiles(inputs []fileInput, problems []Problem) collected {
 		ports   sharedPorts
 		scalars sharedScalars
 	)
+	// Each worker reuses the maps of the objects it loaded (mapfree.go),
+	// for this load only: lists kept with the worker's scratch outlived
+	// the load (up to 1,024 maps each).
+	free := make([]mapFreeList, workersFor(batch))
 	for lo := 0; lo < len(jobs); lo += batch {
 		hi := min(lo+batch, len(jobs))
-		parallel(hi-lo, func(i int) {
-			results[i] = l.loadDocument(jobs[lo+i].file, jobs[lo+i].chunk)
+		parallelWorkers(hi-lo, func(w, i int) {
+			var maps *mapFreeList
+			if !l.noMapReuse {
+				maps = &free[w]
+			}
+			results[i] = l.loadDocument(jobs[lo+i].file, jobs[lo+i].chunk, maps)
 			// Nothing loaded keeps the text, so a file's bytes can go as
 			// soon as its last document is loaded.
 			jobs[lo+i].chunk.data = nil
@@ -268,11 +276,18 @@ func gatherBatch(results []docResult, problems *[]Problem, skipped *[]Skipped) [
 }
 
 // parallel calls fn(0) … fn(n-1) on up to GOMAXPROCS goroutines.
-func parallel(n int, fn func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
+func parallel(n int, fn func(i int)) { parallelWorkers(n, func(_, i int) { fn(i) }) }
+
+// workersFor is how many goroutines parallel runs for n jobs (at least 1).
+func workersFor(n int) int { return max(1, min(runtime.GOMAXPROCS(0), n)) }
+
+// parallelWorkers is parallel telling fn which of its workersFor(n)
+// workers runs it, from 0.
+func parallelWorkers(n int, fn func(worker, i int)) {
+	workers := workersFor(n)
 	if workers <= 1 {
 		for i := range n {
-			fn(i)
+			fn(0, i)
 		}
 		return
 	}
@@ -280,14 +295,14 @@ func parallel(n int, fn func(i int)) {
 		next atomic.Int64
 		wg   sync.WaitGroup
 	)
-	for range workers {
+	for w := range workers {
 		wg.Go(func() {
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= n {
 					return
 				}
-				fn(i)
+				fn(w, i)
 			}
 		})
 	}

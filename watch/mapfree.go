@@ -5,14 +5,14 @@ package watch
 // HTTPRoutes, is garbage from then on: ~5 KB a route, for a collector that
 // marks the whole growing load at every cycle. The loader gives those maps
 // back to its worker's mapFreeList, and the converter takes the next
-// document's maps from there.
+// document's maps from there. The lists live as long as one load.
 
 // maxFreeMaps bounds a free list (a few hundred bytes a map).
 const maxFreeMaps = 1024
 
 // mapFreeList holds cleared maps for toUnstructured to fill again. The
 // zero value is ready; a nil list hands out new maps and keeps none. It is
-// not safe for concurrent use (one per loader worker, in docScratch).
+// not safe for concurrent use (one per worker of a load, in loadFiles).
 type mapFreeList struct {
 	maps []map[string]any
 }

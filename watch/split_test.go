@@ -265,7 +265,7 @@ func checkBlankLoadsNothing(t *testing.T, chunks []chunk) {
 		if !blankDocument(c.data) {
 			continue
 		}
-		if r := l.loadDocument("f.yaml", c); len(r.objs)+len(r.problems)+len(r.skipped) > 0 {
+		if r := l.loadDocument("f.yaml", c, nil); len(r.objs)+len(r.problems)+len(r.skipped) > 0 {
 			t.Fatalf("chunk %d %q is skipped as blank but loads %d objects, problems %v, skipped %v", i, c.data, len(r.objs), r.problems, r.skipped)
 		}
 	}

@@ -54,9 +54,11 @@ type ServiceSpec struct {
 	// targetPort the port). A large load's Services with the same single
 	// port share one slice.
 	Ports []corev1.ServicePort
-	// full is the whole loaded spec when the Service keeps its whole object
-	// (Service.full's Spec; nil: none), so that two ServiceSpecs compare
-	// equal (reflect.DeepEqual) exactly when the loaded specs do.
+	// full is the whole loaded spec when it sets a field this struct does
+	// not hold (Service.full's Spec; nil: it sets none, and its
+	// sessionAffinity is None), so that two ServiceSpecs compare equal
+	// (reflect.DeepEqual, as the TUI compares specs) exactly when the loaded
+	// specs do.
 	full *corev1.ServiceSpec
 }
 
@@ -77,20 +79,21 @@ func NewService(c *corev1.Service) *Service {
 	s := &Service{Name: c.Name, Namespace: c.Namespace, Labels: c.Labels, Annotations: c.Annotations,
 		Spec: ServiceSpec{Type: c.Spec.Type, ClusterIP: c.Spec.ClusterIP, ExternalName: c.Spec.ExternalName,
 			Selector: c.Spec.Selector, Ports: c.Spec.Ports}}
-	if !heldWhole(c) {
-		s.full, s.Spec.full = c, &c.Spec
+	specHeld := specHeldWhole(&c.Spec)
+	if !specHeld {
+		s.Spec.full = &c.Spec
+	}
+	if !specHeld || !zeroBut(reflect.ValueOf(&c.ObjectMeta).Elem(), serviceHeldMeta) ||
+		!reflect.ValueOf(&c.Status).Elem().IsZero() {
+		s.full = c
 	}
 	return s
 }
 
-// heldWhole reports whether Service's own fields hold all of c: every other
-// field of c is zero, but spec.sessionAffinity, which is None.
-func heldWhole(c *corev1.Service) bool {
-	if c.Spec.SessionAffinity != corev1.ServiceAffinityNone || !reflect.ValueOf(&c.Status).Elem().IsZero() {
-		return false
-	}
-	return zeroBut(reflect.ValueOf(&c.ObjectMeta).Elem(), serviceHeldMeta) &&
-		zeroBut(reflect.ValueOf(&c.Spec).Elem(), serviceHeldSpec)
+// specHeldWhole reports whether ServiceSpec's own fields hold all of spec:
+// every other field is zero, but sessionAffinity, which is None.
+func specHeldWhole(spec *corev1.ServiceSpec) bool {
+	return spec.SessionAffinity == corev1.ServiceAffinityNone && zeroBut(reflect.ValueOf(spec).Elem(), serviceHeldSpec)
 }
 
 // serviceHeldMeta and serviceHeldSpec mark the fields of metav1.ObjectMeta
@@ -215,7 +218,6 @@ func (s *Service) meta() metav1.ObjectMeta {
 func (s *Service) wholeMeta() *metav1.ObjectMeta {
 	if s.full == nil {
 		s.full = s.Object()
-		s.Spec.full = &s.full.Spec
 	}
 	return &s.full.ObjectMeta
 }

@@ -61,6 +61,9 @@ func TestServiceIsTheLoadedObject(t *testing.T) {
 		if (s.full == nil) != c.whole {
 			t.Errorf("%s: keeps the whole object: %v, want %v", c.what, s.full != nil, !c.whole)
 		}
+		if specWhole := c.whole || c.what == "a uid" || c.what == "a status"; (s.Spec.full == nil) != specWhole {
+			t.Errorf("%s: keeps the whole spec: %v, want %v", c.what, s.Spec.full != nil, !specWhole)
+		}
 		want := *c.svc
 		want.TypeMeta = serviceTypeMeta
 		wj, err := json.Marshal(&want)
@@ -110,7 +113,8 @@ func TestServiceCopiesShareNothing(t *testing.T) {
 			s.Spec.Selector["app"] == "changed" {
 			t.Errorf("%s: the copy shares with the original", c.what)
 		}
-		if cp.full != nil && (cp.full == s.full || cp.Spec.full != &cp.full.Spec) {
+		if cp.full != nil && (cp.full == s.full || (cp.Spec.full != nil) != (s.Spec.full != nil) ||
+			cp.Spec.full != nil && cp.Spec.full != &cp.full.Spec) {
 			t.Errorf("%s: the copy's whole object is not its own", c.what)
 		}
 	}

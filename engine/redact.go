@@ -11,12 +11,7 @@ const Redacted = "<redacted>"
 // redact is RedactSecret (output.go), and a Service's corev1.Service,
 // which is what its MarshalJSON renders, without the second copy of its
 // JSON that an encoder makes of a Marshaler's.
-func redact(o metav1.Object) any {
-	if s, ok := o.(*Service); ok {
-		return s.Object()
-	}
-	return RedactSecret(o)
-}
+func redact(o metav1.Object) any { return RedactSecret(asDecoded(o)) }
 
 // RedactSecret returns o, or for a Secret a copy whose values are replaced
 // by Redacted and their size: every output of objects (check -o yaml/json,

@@ -145,6 +145,15 @@ func (s *Service) Object() *corev1.Service {
 			Selector: s.Spec.Selector, Ports: s.Spec.Ports, SessionAffinity: corev1.ServiceAffinityNone}}
 }
 
+// asDecoded returns o as an object of its kind's New type: a Service's
+// Object, any other object itself.
+func asDecoded(o metav1.Object) metav1.Object {
+	if s, ok := o.(*Service); ok {
+		return s.Object()
+	}
+	return o
+}
+
 // MarshalJSON renders the Service as its corev1.Service (Object).
 func (s *Service) MarshalJSON() ([]byte, error) { return json.Marshal(s.Object()) }
 

@@ -176,8 +176,9 @@ func (s *Service) DeepCopy() *Service {
 }
 
 // CopyWithPorts returns a copy of s whose Ports are ports, which the copy
-// shares with the caller; with deepPorts, each port's AppProtocol is copied
-// too. Everything else is copied.
+// shares with the caller; with deepPorts, each port's AppProtocol in ports
+// is replaced by a copy first (ports must then be the caller's own).
+// Everything else is copied.
 func (s *Service) CopyWithPorts(ports []corev1.ServicePort, deepPorts bool) *Service {
 	if deepPorts {
 		for i := range ports {

@@ -90,7 +90,7 @@ func (t *translator) resolveBackendRef(r *routeState, name string, ref gwv1.Back
 // targetKey is a Service port a route's backendRef resolved to
 // (sharedTarget).
 type targetKey struct {
-	svc  *corev1.Service
+	svc  *Service
 	sp   *corev1.ServicePort
 	port int32
 }
@@ -101,7 +101,7 @@ type targetKey struct {
 // A Service naming an echo TLS Secret is resolved every time, since each
 // resolution notes its Secret. For 10,000 HTTPRoutes with three backendRefs
 // to two Services each, that is 10,000 Targets (and their Why) fewer.
-func (t *translator) sharedTarget(svc *corev1.Service, sp *corev1.ServicePort, port int32) *Target {
+func (t *translator) sharedTarget(svc *Service, sp *corev1.ServicePort, port int32) *Target {
 	if svc.Annotations[EchoTLSSecretAnnotation] != "" {
 		return t.backendTarget(svc, sp, port)
 	}
@@ -149,7 +149,7 @@ func appProtocolSupported(routeKind, appProtocol string) bool {
 }
 
 // backendTarget picks where traffic for a Service port goes.
-func (t *translator) backendTarget(svc *corev1.Service, sp *corev1.ServicePort, port int32) *Target {
+func (t *translator) backendTarget(svc *Service, sp *corev1.ServicePort, port int32) *Target {
 	key := svc.Namespace + "/" + svc.Name + ":" + itoa(int(port))
 	if addr, ok := t.opts.BackendMappings[key]; ok {
 		return &Target{Kind: TargetMapped, Addresses: []string{addr}, Why: "mapped by the user (" + key + "=" + addr + ")"}

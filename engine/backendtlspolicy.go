@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sort"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
@@ -107,7 +106,7 @@ func (t *translator) processBackendTLSPolicies() {
 func backendTLSPolicyTargets() *PolicyTargets { return PolicyOf(Group, "BackendTLSPolicy") }
 
 // hasPortNamed reports whether the Service has a port with that name.
-func hasPortNamed(svc *corev1.Service, name string) bool {
+func hasPortNamed(svc *Service, name string) bool {
 	for _, sp := range svc.Spec.Ports {
 		if sp.Name == name {
 			return true

@@ -1,9 +1,5 @@
 package engine
 
-import (
-	corev1 "k8s.io/api/core/v1"
-)
-
 // EchoTLSSecretAnnotation, on a Service, names a kubernetes.io/tls Secret in
 // the Service's namespace whose certificate gwdev's echo backend serves when
 // it is reached over TLS: from a BackendTLSPolicy, or through a TLS
@@ -13,7 +9,7 @@ const EchoTLSSecretAnnotation = "gwdev.dev/echo-tls-secret"
 
 // echoTarget is the echo backend of a Service port, with the certificate the
 // Service's EchoTLSSecretAnnotation names, if any.
-func (t *translator) echoTarget(svc *corev1.Service, key string) *Target {
+func (t *translator) echoTarget(svc *Service, key string) *Target {
 	tg := &Target{Kind: TargetEcho, Why: "no mapping, EndpointSlice or ExternalName for " + key + ": gwdev's echo backend answers",
 		EchoAuthHeader: svc.Annotations[EchoAuthHeaderAnnotation]}
 	name := svc.Annotations[EchoTLSSecretAnnotation]

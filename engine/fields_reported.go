@@ -231,7 +231,7 @@ func (t *translator) noteReportedFields() {
 			continue
 		}
 		k.Each(t.out, func(key ObjectKey, o metav1.Object) {
-			v := reflect.ValueOf(o)
+			v := reflect.ValueOf(asDecoded(o)) // the type fields were compiled against (New's)
 			for i := range fields {
 				if at := fields[i].firstSet(v); at != "" {
 					t.notes = append(t.notes, Finding{Severity: SeverityWarning, Object: key,

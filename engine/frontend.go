@@ -82,7 +82,7 @@ func NewTranslation(snap *Snapshot, opts Options) *Translation {
 }
 
 // Service is the Service ns/name of the output (nil: none).
-func (tr *Translation) Service(ns, name string) *corev1.Service {
+func (tr *Translation) Service(ns, name string) *Service {
 	return tr.t.service(ns, name)
 }
 
@@ -101,7 +101,7 @@ func (tr *Translation) EndpointSlices(ns, service string) []*discoveryv1.Endpoin
 
 // ServiceBackend is a backend named name+"/backend/0" that is the
 // Service's port sp, with its endpoints resolved as a route's backend's.
-func (tr *Translation) ServiceBackend(name string, svc *corev1.Service, sp corev1.ServicePort) *Backend {
+func (tr *Translation) ServiceBackend(name string, svc *Service, sp corev1.ServicePort) *Backend {
 	return tr.t.serviceItself(name, svc, sp)
 }
 

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -138,9 +137,9 @@ func TestPatchedTableRebuildsOnlyChangedHosts(t *testing.T) {
 		}},
 		{"a Service changes", func() {
 			for i, o := range e.objs {
-				if s, ok := o.(*corev1.Service); ok {
+				if s, ok := o.(*engine.Service); ok {
 					s = s.DeepCopy()
-					s.Labels = map[string]string{"edit": "1"}
+					s.SetLabels(map[string]string{"edit": "1"})
 					e.objs[i] = s
 				}
 			}

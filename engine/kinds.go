@@ -67,6 +67,7 @@ type kindOps interface {
 	// (pointer equality), and how many those are.
 	samePrefix(s *Snapshot, prev []metav1.Object) (n int, same bool)
 	add(s *Snapshot, o metav1.Object) bool
+	hold(o metav1.Object) metav1.Object
 	copyTo(out, in *Snapshot, k *Kind)
 	route(k *Kind, o metav1.Object) Route
 }
@@ -104,14 +105,23 @@ func (k *Kind) CRD() string {
 	return k.Group + "_" + k.Resource + ".yaml"
 }
 
-// New returns an empty object of the kind's Go type.
+// New returns an empty object of the Go type the kind's manifests decode
+// into: the kind's Kubernetes type (corev1.Service for Service, which a
+// Snapshot holds as the engine's own Service; see Hold).
 func (k *Kind) New() metav1.Object { return k.ops.newObject() }
+
+// Hold returns o, an object of the kind decoded into New's type, as the
+// kind's Snapshot slice holds it: o itself, or for a kind held in a type of
+// the engine's own (Service) o converted, which o is then part of and must
+// not be written. Any other object is returned as it is.
+func (k *Kind) Hold(o metav1.Object) metav1.Object { return k.ops.hold(o) }
 
 // Each calls fn for every object of the kind in s, in stored order.
 func (k *Kind) Each(s *Snapshot, fn func(ObjectKey, metav1.Object)) { k.ops.each(s, k, fn) }
 
 // Add appends o to the Snapshot slice of the kind and reports whether o is
-// of the kind's Go type (false: s is unchanged).
+// of the kind's Go type, or of New's, which it converts (Hold) (false: s is
+// unchanged).
 func (k *Kind) Add(s *Snapshot, o metav1.Object) bool { return k.ops.add(s, o) }
 
 // IsRoute reports whether the kind is a route kind.
@@ -372,7 +382,7 @@ var kinds = []*Kind{
 	{Kind: "Namespace", Version: "v1", Resource: "namespaces",
 		ops: kindOf(func(s *Snapshot) *[]*corev1.Namespace { return &s.Namespaces }, nil)},
 	{Kind: "Service", Version: "v1", Resource: "services", Namespaced: true,
-		ops: kindOf(func(s *Snapshot) *[]*corev1.Service { return &s.Services }, nil)},
+		ops: heldAs(kindOf(func(s *Snapshot) *[]*Service { return &s.Services }, nil), NewService)},
 	{Kind: "EndpointSlice", Group: discoveryv1.GroupName, Version: "v1", Resource: "endpointslices", Namespaced: true,
 		ops: kindOf(func(s *Snapshot) *[]*discoveryv1.EndpointSlice { return &s.EndpointSlices }, nil)},
 	{Kind: "Pod", Version: "v1", Resource: "pods", Namespaced: true,
@@ -393,6 +403,41 @@ type typedKind[O any, T interface {
 }] struct {
 	list   func(*Snapshot) *[]T
 	routes *routeAccess[T]
+	// decoded is set for a kind a Snapshot holds in a type of the engine's
+	// own, T, rather than the Kubernetes type its manifests decode into
+	// (nil: T is that type).
+	decoded *decodedAs[T]
+}
+
+// decodedAs is the Kubernetes type of a kind held as T, and its
+// conversion.
+type decodedAs[T any] struct {
+	newObject func() metav1.Object
+	// convert converts an object of newObject's type (ok false: o is not).
+	convert func(o metav1.Object) (T, bool)
+}
+
+// heldAs makes tk's kind one whose manifests decode into *D, which convert
+// turns into the T a Snapshot holds (Service: corev1.Service, held as
+// Service).
+func heldAs[O any, T interface {
+	*O
+	kubeObject
+}, D any, DP interface {
+	*D
+	kubeObject
+}](tk typedKind[O, T], convert func(DP) T) typedKind[O, T] {
+	tk.decoded = &decodedAs[T]{
+		newObject: func() metav1.Object { return DP(new(D)) },
+		convert: func(o metav1.Object) (T, bool) {
+			d, ok := o.(DP)
+			if !ok {
+				return nil, false
+			}
+			return convert(d), true
+		},
+	}
+	return tk
 }
 
 // kindOf builds the typed operations of a kind held in the Snapshot slice
@@ -404,7 +449,21 @@ func kindOf[O any, T interface {
 	return typedKind[O, T]{list: list, routes: routes}
 }
 
-func (typedKind[O, T]) newObject() metav1.Object { return T(new(O)) }
+func (tk typedKind[O, T]) newObject() metav1.Object {
+	if tk.decoded != nil {
+		return tk.decoded.newObject()
+	}
+	return T(new(O))
+}
+
+func (tk typedKind[O, T]) hold(o metav1.Object) metav1.Object {
+	if tk.decoded != nil {
+		if x, ok := tk.decoded.convert(o); ok {
+			return x
+		}
+	}
+	return o
+}
 
 func (tk typedKind[O, T]) each(s *Snapshot, k *Kind, fn func(ObjectKey, metav1.Object)) {
 	for _, o := range *tk.list(s) {
@@ -436,6 +495,9 @@ func keyOf(k *Kind, o kubeObject) ObjectKey {
 
 func (tk typedKind[O, T]) add(s *Snapshot, o metav1.Object) bool {
 	x, ok := o.(T)
+	if !ok && tk.decoded != nil {
+		x, ok = tk.decoded.convert(o)
+	}
 	if ok {
 		l := tk.list(s)
 		*l = append(*l, x)

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"weak"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -53,8 +52,7 @@ func TestTranslatorKeepsNoServiceIndex(t *testing.T) {
 	snap := func(n int) *Snapshot {
 		s := &Snapshot{}
 		for i := range n {
-			svc := &corev1.Service{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-				ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprintf("svc-%05d", i)}}
+			svc := &Service{Namespace: "ns", Name: fmt.Sprintf("svc-%05d", i)}
 			s.Services = append(s.Services, svc)
 		}
 		return s

@@ -27,7 +27,7 @@ const reasonMeshConflicted = "Conflicted"
 type meshAttachment struct {
 	route *routeState
 	p     *parentResult
-	svc   *corev1.Service
+	svc   *Service
 	// ports are the Service ports the route applies to (empty once refused).
 	ports []corev1.ServicePort
 	// consumer is the route's namespace for a consumer route (the Service
@@ -293,7 +293,7 @@ func (t *translator) meshServices() []*meshService {
 
 // meshService is a Service with the mesh routes bound to it.
 type meshService struct {
-	svc       *corev1.Service
+	svc       *Service
 	producer  []*meshAttachment
 	consumers map[string][]*meshAttachment
 }

@@ -11,7 +11,7 @@ import (
 
 // meshAddressKey is the key of a mesh frontend in Result.addresses: it
 // cannot clash with a Gateway's "<ns>/<name>" (names hold no ':').
-func meshAddressKey(svc *corev1.Service, client string) string {
+func meshAddressKey(svc *Service, client string) string {
 	k := "mesh:" + svc.Namespace + "/" + svc.Name
 	if client != "" {
 		k += "@" + client
@@ -184,7 +184,7 @@ func httpServicePort(sp corev1.ServicePort) bool {
 
 // serviceItself is a backend that is the Service's own port: where a mesh
 // sends a request no route takes.
-func (t *translator) serviceItself(name string, svc *corev1.Service, sp corev1.ServicePort) *Backend {
+func (t *translator) serviceItself(name string, svc *Service, sp corev1.ServicePort) *Backend {
 	b := &Backend{Name: name + "/backend/0", Service: ObjectKey{Kind: "Service", Namespace: svc.Namespace, Name: svc.Name},
 		Port: sp.Port, Weight: 1, Target: t.backendTarget(svc, &sp, sp.Port)}
 	if sp.AppProtocol != nil {
@@ -195,7 +195,7 @@ func (t *translator) serviceItself(name string, svc *corev1.Service, sp corev1.S
 
 // serviceItselfRule is the one rule of an HTTP port no mesh route binds:
 // every request goes to the Service itself.
-func (t *translator) serviceItselfRule(lt *ListenerTable, svc *corev1.Service, sp corev1.ServicePort) *RouteRule {
+func (t *translator) serviceItselfRule(lt *ListenerTable, svc *Service, sp corev1.ServicePort) *RouteRule {
 	name := lt.Name + "/service"
 	return &RouteRule{Name: name, Route: lt.Owner, Source: lt.Source,
 		HTTP:     &table.HTTPMatch{Path: table.PathMatch{Type: table.MatchPathPrefix}}, // every path

@@ -8,8 +8,10 @@ import (
 // Redacted replaces every Secret value in output: gwdev never prints keys.
 const Redacted = "<redacted>"
 
-// redact is RedactSecret (output.go).
-func redact(o metav1.Object) any { return RedactSecret(o) }
+// redact is RedactSecret (output.go), and a Service's corev1.Service,
+// which is what its MarshalJSON renders, without the second copy of its
+// JSON that an encoder makes of a Marshaler's.
+func redact(o metav1.Object) any { return RedactSecret(asDecoded(o)) }
 
 // RedactSecret returns o, or for a Secret a copy whose values are replaced
 // by Redacted and their size: every output of objects (check -o yaml/json,

@@ -17,7 +17,7 @@ func routeTransport(routeKind string) corev1.Protocol {
 // the port number with the route's transport protocol (a Service may
 // declare one number for TCP and UDP). other is a port with the number but
 // another protocol, when there is no match.
-func servicePort(svc *corev1.Service, port int32, routeKind string) (sp, other *corev1.ServicePort) {
+func servicePort(svc *Service, port int32, routeKind string) (sp, other *corev1.ServicePort) {
 	want := routeTransport(routeKind)
 	for i := range svc.Spec.Ports {
 		p := &svc.Spec.Ports[i]

@@ -63,9 +63,11 @@ type Snapshot struct {
 	// XTelemetryPolicies are the experimental TelemetryPolicy
 	// (xtelemetrypolicy.go).
 	XTelemetryPolicies []*gwxv1a1.XTelemetryPolicy
-	Services           []*corev1.Service
-	Secrets            []*corev1.Secret
-	ConfigMaps         []*corev1.ConfigMap
+	// Services are core/v1 Services, held as the engine's Service (the
+	// fields gwdev reads; service.go).
+	Services   []*Service
+	Secrets    []*corev1.Secret
+	ConfigMaps []*corev1.ConfigMap
 	// ClusterTrustBundles are certificates.k8s.io/v1 CA bundles
 	// (cluster-scoped), usable as caCertificateRefs.
 	ClusterTrustBundles []*certificatesv1.ClusterTrustBundle

@@ -206,7 +206,7 @@ type translator struct {
 // out.Services, which copySnapshot sorted by namespace/name; of several
 // with the same name, the last. A map of them took 1.5 MB for 20,000
 // Services at check's peak (issue 42, part 3).
-func (t *translator) service(ns, name string) *corev1.Service {
+func (t *translator) service(ns, name string) *Service {
 	svcs := t.out.Services
 	i := sort.Search(len(svcs), func(i int) bool {
 		return cmp.Or(cmp.Compare(svcs[i].Namespace, ns), cmp.Compare(svcs[i].Name, name)) > 0

@@ -49,8 +49,8 @@ func bigSnapshot(n int) *engine.Snapshot {
 			},
 		})
 		for _, svc := range []string{name + "-api", name + "-web"} {
-			s.Services = append(s.Services, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: svc, Namespace: ns},
-				Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 8080}}}})
+			s.Services = append(s.Services, &engine.Service{Name: svc, Namespace: ns,
+				Spec: engine.ServiceSpec{Ports: []corev1.ServicePort{{Port: 8080}}}})
 		}
 		s.Sources[engine.ObjectKey{Kind: "HTTPRoute", Namespace: ns, Name: name}] = engine.Source{File: fmt.Sprintf("routes-%04d.yaml", i/50), Line: 1 + 20*(i%50)}
 	}

@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/gwdev/gwdev/engine"
 )
 
 // A loaded object is many small allocations (the typed object, its slices,
@@ -64,7 +66,7 @@ type copier interface {
 func compact(objs []loaded, ports *sharedPorts, scalars *sharedScalars) {
 	for i := range objs {
 		o := &objs[i]
-		if svc, ok := o.obj.(*corev1.Service); ok {
+		if svc, ok := o.obj.(*engine.Service); ok {
 			o.obj = ports.copyService(svc)
 		} else if c, ok := o.obj.(copier); ok {
 			if cp, ok := c.DeepCopyObject().(metav1.Object); ok {
@@ -99,7 +101,7 @@ type portKey struct {
 
 // copyService returns a deep copy of svc, whose Ports are shared when it
 // has one port.
-func (s *sharedPorts) copyService(svc *corev1.Service) *corev1.Service {
+func (s *sharedPorts) copyService(svc *engine.Service) *engine.Service {
 	if len(svc.Spec.Ports) != 1 {
 		return svc.DeepCopy()
 	}
@@ -116,14 +118,7 @@ func (s *sharedPorts) copyService(svc *corev1.Service) *corev1.Service {
 		}
 		s.m[k] = shared
 	}
-	// svc is the load's own until compact replaces it: copy it without
-	// its Ports (a copy of the struct to clear them would escape).
-	own := svc.Spec.Ports
-	svc.Spec.Ports = nil
-	cp := svc.DeepCopy()
-	svc.Spec.Ports = own
-	cp.Spec.Ports = shared
-	return cp
+	return svc.CopyWithPorts(shared, false)
 }
 
 // sharedScalars hands out one pointer for every optional scalar field of a

@@ -66,6 +66,11 @@ func loadCoreObject(u map[string]any, spec *kindSpec) (metav1.Object, []issue) {
 		return nil, fieldIssues(errs)
 	}
 	setTypeMeta(obj, spec)
+	if spec.entry != nil {
+		// A Service becomes the engine's own here, per document: its
+		// corev1.Service (640 bytes) is garbage before the load ends.
+		obj = spec.entry.Hold(obj)
+	}
 	return obj, nil
 }
 

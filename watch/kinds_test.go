@@ -104,8 +104,9 @@ func TestLoadAllKinds(t *testing.T) {
 	// Core defaults (hand-written, see README).
 	svc := s.Services[0]
 	if svc.Spec.Type != corev1.ServiceTypeClusterIP || svc.Spec.Ports[0].Protocol != corev1.ProtocolTCP ||
-		svc.Spec.Ports[0].TargetPort != intstr.FromInt32(80) || svc.APIVersion != "v1" || svc.Kind != "Service" {
-		t.Errorf("Service defaults: %+v %+v", svc.TypeMeta, svc.Spec)
+		svc.Spec.Ports[0].TargetPort != intstr.FromInt32(80) || svc.Object().APIVersion != "v1" || svc.Object().Kind != "Service" ||
+		svc.Object().Spec.SessionAffinity != corev1.ServiceAffinityNone {
+		t.Errorf("Service defaults: %+v", svc.Object())
 	}
 	sec := s.Secrets[0]
 	if string(sec.Data["tls.key"]) != "key" || string(sec.Data["tls.crt"]) != "cert" || sec.StringData != nil {

@@ -50,16 +50,17 @@ func TestLoadKeepsSourcesPacked(t *testing.T) {
 // issue 42): a copied Service is one allocation, and the copies keep their
 // own fields and ports.
 func TestCompactSharesServicePorts(t *testing.T) {
-	mk := func(name string, port int32) *corev1.Service {
-		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Labels: map[string]string{"app": name}},
-			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, Ports: []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: port, TargetPort: intstr.FromInt32(port)}}}}
+	mk := func(name string, port int32) *engine.Service {
+		return engine.NewService(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", Labels: map[string]string{"app": name}},
+			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeClusterIP, SessionAffinity: corev1.ServiceAffinityNone,
+				Ports: []corev1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: port, TargetPort: intstr.FromInt32(port)}}}})
 	}
 	var ports sharedPorts
 	objs := []loaded{{obj: mk("a", 8080)}, {obj: mk("b", 8080)}, {obj: mk("c", 9090)}}
 	orig := []metav1.Object{objs[0].obj, objs[1].obj, objs[2].obj}
 	compact(objs, &ports, nil)
-	a, b, c := objs[0].obj.(*corev1.Service), objs[1].obj.(*corev1.Service), objs[2].obj.(*corev1.Service)
-	for i, o := range []*corev1.Service{a, b, c} {
+	a, b, c := objs[0].obj.(*engine.Service), objs[1].obj.(*engine.Service), objs[2].obj.(*engine.Service)
+	for i, o := range []*engine.Service{a, b, c} {
 		if o == orig[i] {
 			t.Fatalf("%s was not copied", o.Name)
 		}
@@ -92,7 +93,7 @@ func TestCompactSharesServicePorts(t *testing.T) {
 
 // serviceSink keeps TestCompactSharesServicePorts' deep copies on the heap,
 // as compact's are.
-var serviceSink *corev1.Service
+var serviceSink *engine.Service
 
 // TestCompactSharesScalars checks that a large load's objects share their
 // optional scalars (~2.5 MB for 10,000 HTTPRoutes; issue 42): two routes'

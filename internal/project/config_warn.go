@@ -43,7 +43,7 @@ func mappingFindings(objs *engine.Snapshot, mappings, where map[string]string) [
 	return out
 }
 
-func serviceNamed(objs *engine.Snapshot, ns, name string) *corev1.Service {
+func serviceNamed(objs *engine.Snapshot, ns, name string) *engine.Service {
 	for _, s := range objs.Services {
 		if s.Namespace == ns && s.Name == name {
 			return s
@@ -52,7 +52,7 @@ func serviceNamed(objs *engine.Snapshot, ns, name string) *corev1.Service {
 	return nil
 }
 
-func hasPort(s *corev1.Service, port int) bool {
+func hasPort(s *engine.Service, port int) bool {
 	return slices.ContainsFunc(s.Spec.Ports, func(p corev1.ServicePort) bool { return int(p.Port) == port })
 }
 

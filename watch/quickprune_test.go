@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strconv"
 	"testing"
 
 	yaml "go.yaml.in/yaml/v4"
@@ -40,51 +39,22 @@ func checkPrune(t *testing.T, name string, q *quickSchema, s *structuralschema.S
 // with the apiserver's pruning.
 func TestQuickPruneMatchesAPIServer(t *testing.T) {
 	l := newTestLoader(t)
-	var files []string
-	for _, pattern := range []string{"../engine/testdata/*.in.yaml", "../samples/*/*.yaml", "testdata/*.yaml"} {
-		m, err := filepath.Glob(pattern)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, m...)
-	}
 	objects, unknown := 0, 0
-	for _, file := range files {
-		data, err := os.ReadFile(file)
-		if err != nil {
+	eachCorpusCRDObject(t, func(name string, u map[string]any, sv *servedVersion) {
+		if _, err := l.crds.schema(sv.spec.crd, sv.schemaVersion); err != nil {
 			t.Fatal(err)
 		}
-		for _, c := range splitDocuments(data) {
-			var n yaml.Node
-			if yaml.Unmarshal(c.data, &n) != nil || n.Kind != yaml.DocumentNode {
-				continue
-			}
-			v, nerr := toUnstructured(&n, nil)
-			u, ok := v.(map[string]any)
-			if nerr != nil || !ok {
-				continue
-			}
-			apiVersion, _ := u["apiVersion"].(string)
-			kind, _ := u["kind"].(string)
-			sv, found := lookup(parseGVK(apiVersion, kind))
-			if found != lookupServed || sv.spec.crd == "" {
-				continue
-			}
-			if _, err := l.crds.schema(sv.spec.crd, sv.schemaVersion); err != nil {
+		for version := range l.crds.files[sv.spec.crd].versions {
+			s, err := l.crds.schema(sv.spec.crd, version)
+			if err != nil {
 				t.Fatal(err)
 			}
-			for version := range l.crds.files[sv.spec.crd].versions {
-				s, err := l.crds.schema(sv.spec.crd, version)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for variant, obj := range map[string]any{"as written": u, "unknown fields": addUnknownFields(u, 0)} {
-					objects++
-					unknown += checkPrune(t, file+":"+strconv.Itoa(c.line)+" "+version+" "+variant, s.quick, s.structural, obj)
-				}
+			for variant, obj := range map[string]any{"as written": u, "unknown fields": addUnknownFields(u, 0)} {
+				objects++
+				unknown += checkPrune(t, name+" "+version+" "+variant, s.quick, s.structural, obj)
 			}
 		}
-	}
+	})
 	if objects < 1000 || unknown < 10000 {
 		t.Fatalf("pruned %d objects, %d unknown fields: the corpus is too small", objects, unknown)
 	}

@@ -49,64 +49,34 @@ func crdKinds() []*kindSpec {
 // the library); and each of them as every other kind with a CRD too.
 func TestDecodeTypedMatchesConverter(t *testing.T) {
 	l := newTestLoader(t)
-	var files []string
-	for _, pattern := range []string{"../engine/testdata/*.in.yaml", "../samples/*/*.yaml", "testdata/*.yaml"} {
-		m, err := filepath.Glob(pattern)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, m...)
-	}
 	kinds := crdKinds()
 	objects, fast := 0, 0
-	for _, file := range files {
-		data, err := os.ReadFile(file)
+	eachCorpusCRDObject(t, func(name string, u map[string]any, sv *servedVersion) {
+		s, err := l.crds.schema(sv.spec.crd, sv.schemaVersion)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, c := range splitDocuments(data) {
-			var n yaml.Node
-			if yaml.Unmarshal(c.data, &n) != nil || n.Kind != yaml.DocumentNode {
-				continue
+		loaded := runtime.DeepCopyJSON(u)
+		s.quick.prune(loaded, s.structural)
+		s.admit(loaded)
+		variants := map[string]map[string]any{
+			"loaded": loaded, "as written": u,
+			"scalars null":       nullScalars(u).(map[string]any),
+			"scalars mistyped":   mistype(u).(map[string]any),
+			"unknown fields too": addUnknownFields(u, 0).(map[string]any),
+		}
+		for variant, obj := range variants {
+			objects++
+			if checkDecodeTyped(t, name+" "+variant, sv.spec, obj) {
+				fast++
 			}
-			v, nerr := toUnstructured(&n, nil)
-			u, ok := v.(map[string]any)
-			if nerr != nil || !ok {
-				continue
-			}
-			apiVersion, _ := u["apiVersion"].(string)
-			kind, _ := u["kind"].(string)
-			sv, found := lookup(parseGVK(apiVersion, kind))
-			if found != lookupServed || sv.spec.crd == "" {
-				continue
-			}
-			s, err := l.crds.schema(sv.spec.crd, sv.schemaVersion)
-			if err != nil {
-				t.Fatal(err)
-			}
-			loaded := runtime.DeepCopyJSON(u)
-			s.quick.prune(loaded, s.structural)
-			s.admit(loaded)
-			name := file + ":" + strconv.Itoa(c.line)
-			variants := map[string]map[string]any{
-				"loaded": loaded, "as written": u,
-				"scalars null":       nullScalars(u).(map[string]any),
-				"scalars mistyped":   mistype(u).(map[string]any),
-				"unknown fields too": addUnknownFields(u, 0).(map[string]any),
-			}
-			for variant, obj := range variants {
-				objects++
-				if checkDecodeTyped(t, name+" "+variant, sv.spec, obj) {
-					fast++
-				}
-				if variant == "as written" {
-					for _, k := range kinds {
-						checkDecodeTyped(t, name+" "+variant, k, obj)
-					}
+			if variant == "as written" {
+				for _, k := range kinds {
+					checkDecodeTyped(t, name+" "+variant, k, obj)
 				}
 			}
 		}
-	}
+	})
 	if objects < 1000 || fast < objects/2 {
 		t.Fatalf("decoded %d objects, %d by decodeTyped's own path: the corpus is too small", objects, fast)
 	}

@@ -89,16 +89,7 @@ func (w *pruneWalk) prune(x any, s *structuralschema.Structural, embedded bool) 
 			if embedded && metaField(k) {
 				continue
 			}
-			if p, ok := props[k]; ok {
-				w.appendKey(k)
-				w.prune(v, p, p.XEmbeddedResource)
-				w.path = w.path[:l]
-			} else if s.AdditionalProperties != nil {
-				w.appendKey(k)
-				ap := s.AdditionalProperties.Structural
-				w.prune(v, ap, ap != nil && ap.XEmbeddedResource)
-				w.path = w.path[:l]
-			} else {
+			if !w.pruneKnown(k, v, s, props) {
 				if !metaField(k) || l > 0 {
 					w.record(k)
 				}
@@ -118,6 +109,25 @@ func (w *pruneWalk) prune(x any, s *structuralschema.Structural, embedded bool) 
 	}
 }
 
+// pruneKnown prunes the value v of field k of an object of schema s
+// (props: its properties) when s knows the field, by name or as an
+// additional property, and reports whether it did.
+func (w *pruneWalk) pruneKnown(k string, v any, s *structuralschema.Structural, props map[string]*structuralschema.Structural) bool {
+	var fs *structuralschema.Structural
+	if p, ok := props[k]; ok {
+		fs = p
+	} else if s.AdditionalProperties != nil {
+		fs = s.AdditionalProperties.Structural
+	} else {
+		return false
+	}
+	l := len(w.path)
+	w.appendKey(k)
+	w.prune(v, fs, fs != nil && fs.XEmbeddedResource)
+	w.path = w.path[:l]
+	return true
+}
+
 // skipPrune is pruning's skipPrune, for a node that preserves unknown
 // fields: its known fields are pruned, the others kept.
 func (w *pruneWalk) skipPrune(x any, s *structuralschema.Structural, embedded bool) {
@@ -132,16 +142,7 @@ func (w *pruneWalk) skipPrune(x any, s *structuralschema.Structural, embedded bo
 			if embedded && metaField(k) {
 				continue
 			}
-			if p, ok := props[k]; ok {
-				w.appendKey(k)
-				w.prune(v, p, p.XEmbeddedResource)
-				w.path = w.path[:l]
-			} else if s.AdditionalProperties != nil {
-				w.appendKey(k)
-				ap := s.AdditionalProperties.Structural
-				w.prune(v, ap, ap != nil && ap.XEmbeddedResource)
-				w.path = w.path[:l]
-			}
+			w.pruneKnown(k, v, s, props)
 		}
 	case []any:
 		for i, v := range x {

@@ -157,18 +157,7 @@ func TestQuickPruneEveryKeyword(t *testing.T) {
 // documents read as HTTPRoutes (whatever their kind) and as the schema of
 // pruneTestSchema.
 func FuzzQuickPrune(f *testing.F) {
-	for _, glob := range []string{"../samples/*/*.yaml", "testdata/*.yaml"} {
-		files, _ := filepath.Glob(glob)
-		for _, file := range files {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				f.Fatal(err)
-			}
-			for _, c := range splitDocuments(data) {
-				f.Add(c.data)
-			}
-		}
-	}
+	addSampleSeeds(f)
 	route, err := newTestLoader(f).crds.schema("gateway.networking.k8s.io_httproutes.yaml", "v1")
 	if err != nil {
 		f.Fatal(err)
@@ -187,4 +176,22 @@ func FuzzQuickPrune(f *testing.F) {
 		checkPrune(t, "HTTPRoute", route.quick, route.structural, v)
 		checkPrune(t, "test schema", testQuick, testSchema, v)
 	})
+}
+
+// addSampleSeeds adds every document of the samples and watch's test data
+// to a fuzz target's corpus.
+func addSampleSeeds(f *testing.F) {
+	f.Helper()
+	for _, glob := range []string{"../samples/*/*.yaml", "testdata/*.yaml"} {
+		files, _ := filepath.Glob(glob)
+		for _, file := range files {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				f.Fatal(err)
+			}
+			for _, c := range splitDocuments(data) {
+				f.Add(c.data)
+			}
+		}
+	}
 }

@@ -2,8 +2,6 @@ package watch
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"testing"
@@ -162,18 +160,7 @@ func kindSpecOf(t testing.TB, kind string) *kindSpec {
 // FuzzDecodeTyped decodes documents as every kind with a CRD with
 // decodeTyped and with FromUnstructured.
 func FuzzDecodeTyped(f *testing.F) {
-	for _, glob := range []string{"../samples/*/*.yaml", "testdata/*.yaml"} {
-		files, _ := filepath.Glob(glob)
-		for _, file := range files {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				f.Fatal(err)
-			}
-			for _, c := range splitDocuments(data) {
-				f.Add(c.data)
-			}
-		}
-	}
+	addSampleSeeds(f)
 	kinds := crdKinds()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var n yaml.Node

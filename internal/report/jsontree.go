@@ -23,6 +23,8 @@ const (
 // keys (jsonString nodes) and each key's value is nodes[value].
 type jsonNode struct {
 	kind       jsonKind
+	sorted     bool // an object whose keys are in yaml.v2's order (build)
+	plain      bool // a key the emitter writes plain (build)
 	s          string
 	start, len int32
 	value      int32
@@ -42,8 +44,14 @@ var errBadJSON = errors.New("malformed JSON")
 
 // parse parses data, which must hold one JSON value, and returns its node.
 func (t *jsonTree) parse(data []byte) (int32, error) {
-	t.data, t.pos = data, 0
 	t.nodes, t.kids, t.stack = t.nodes[:0], t.kids[:0], t.stack[:0]
+	return t.parseMore(data)
+}
+
+// parseMore parses data into the tree beside what it holds (build's parts
+// that encoding/json writes) and returns its node.
+func (t *jsonTree) parseMore(data []byte) (int32, error) {
+	t.data, t.pos = data, 0
 	v, err := t.value(0)
 	if err != nil {
 		return 0, err

@@ -29,6 +29,23 @@ type YAMLEncoder struct {
 
 // Encode returns the YAML of v. The bytes are valid until the next call.
 func (e *YAMLEncoder) Encode(v any) ([]byte, error) {
+	root, err := e.tree.build(v)
+	if err == nil {
+		e.em.out = e.buf[:0]
+		if err = e.em.document(&e.tree, root); err == nil {
+			e.buf = e.em.out[:0]
+			return e.em.out, nil
+		}
+	}
+	if err != errOutsideSubset {
+		return nil, err
+	}
+	return e.encodeViaJSON(v)
+}
+
+// encodeViaJSON is Encode by way of encoding/json's text, for what build
+// does not follow.
+func (e *YAMLEncoder) encodeViaJSON(v any) ([]byte, error) {
 	if e.jenc == nil {
 		e.jenc = json.NewEncoder(&e.jbuf)
 	}

@@ -121,6 +121,30 @@ func (e *yamlEmitter) mapping(t *jsonTree, n *jsonNode, indent int) error {
 		indent += 2
 	}
 	keys := t.kids[n.start : n.start+n.len]
+	if !n.sorted {
+		sortKeys(t, keys)
+	}
+	for _, k := range keys {
+		key := &t.nodes[k]
+		if len(key.s) > maxSimpleKey {
+			return errOutsideSubset
+		}
+		e.writeIndent(indent)
+		if key.plain {
+			e.plain(key.s, indent+2, false)
+		} else if err := e.str(key.s, indent+2, true); err != nil {
+			return err
+		}
+		e.indicator(":", false, false, false)
+		if err := e.node(t, key.value, indent, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sortKeys puts an object's keys in yaml.v2's order.
+func sortKeys(t *jsonTree, keys []int32) {
 	slices.SortFunc(keys, func(a, b int32) int {
 		switch ka, kb := t.nodes[a].s, t.nodes[b].s; {
 		case yamlKeyLess(ka, kb):
@@ -130,21 +154,6 @@ func (e *yamlEmitter) mapping(t *jsonTree, n *jsonNode, indent int) error {
 		}
 		return 0
 	})
-	for _, k := range keys {
-		key := &t.nodes[k]
-		if len(key.s) > maxSimpleKey {
-			return errOutsideSubset
-		}
-		e.writeIndent(indent)
-		if err := e.str(key.s, indent+2, true); err != nil {
-			return err
-		}
-		e.indicator(":", false, false, false)
-		if err := e.node(t, key.value, indent, true); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func (e *yamlEmitter) sequence(t *jsonTree, n *jsonNode, indent int, inMapping bool) error {
@@ -256,7 +265,7 @@ func (e *yamlEmitter) plain(s string, indent int, allowBreaks bool) {
 		e.put(' ')
 	}
 	spaces := false
-	for i := 0; i < len(s); i++ {
+	for i := 0; i < len(s); {
 		if s[i] == ' ' {
 			if allowBreaks && !spaces && e.col > yamlBestWidth && !(i+1 < len(s) && s[i+1] == ' ') {
 				e.writeIndent(indent)
@@ -264,10 +273,18 @@ func (e *yamlEmitter) plain(s string, indent int, allowBreaks bool) {
 				e.put(' ')
 			}
 			spaces = true
+			i++
 			continue
 		}
-		e.put(s[i])
+		// The run of non-spaces up to the next space, at once.
+		j := strings.IndexByte(s[i:], ' ')
+		if j < 0 {
+			j = len(s) - i
+		}
+		e.out = append(e.out, s[i:i+j]...)
+		e.col += j
 		e.indention, spaces = false, false
+		i += j
 	}
 	e.whitespace, e.indention = false, false
 }

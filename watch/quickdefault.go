@@ -35,12 +35,7 @@ func (q *quickSchema) pruneNulls(x any, s *structuralschema.Structural) {
 	switch x := x.(type) {
 	case map[string]any:
 		for k, v := range x {
-			schema := q.fieldSchema(s, k)
-			if v == nil && schema != nil && !schema.Nullable && schema.Default.Object == nil {
-				delete(x, k)
-			} else {
-				q.pruneNulls(v, schema)
-			}
+			q.pruneNullField(x, k, v, s)
 		}
 	case []any:
 		var items *structuralschema.Structural
@@ -51,6 +46,23 @@ func (q *quickSchema) pruneNulls(x any, s *structuralschema.Structural) {
 			q.pruneNulls(v, items)
 		}
 	}
+}
+
+// pruneNullField is pruneNulls for the field k of x (v: its value), an
+// object of schema s.
+func (q *quickSchema) pruneNullField(x map[string]any, k string, v any, s *structuralschema.Structural) {
+	schema := q.fieldSchema(s, k)
+	if dropsNull(v, schema) {
+		delete(x, k)
+	} else {
+		q.pruneNulls(v, schema)
+	}
+}
+
+// dropsNull reports whether pruneNulls drops a field of schema s whose
+// value is v: a null of a field neither nullable nor defaulted.
+func dropsNull(v any, s *structuralschema.Structural) bool {
+	return v == nil && s != nil && !s.Nullable && s.Default.Object == nil
 }
 
 // isNonNullableNull is defaulting's test for a null to replace by the

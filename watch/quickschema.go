@@ -83,7 +83,11 @@ func (q *quickSchema) prepare(s *structuralschema.Structural) {
 	}
 }
 
-// valid reports whether obj certainly passes OpenAPI validation.
+// valid reports whether obj certainly passes OpenAPI validation and
+// list-type validation (listTypesValid's check, made in the same walk: the
+// two walks were 10% of the load's CPU). When it returns false the caller
+// runs both of the apiserver's validators, which find and word what is
+// wrong (or find nothing: false only means "not certain").
 func (q *quickSchema) valid(obj any) bool { return q.check(obj, q.root) }
 
 func (q *quickSchema) check(x any, s *structuralschema.Structural) bool {
@@ -116,6 +120,11 @@ func (q *quickSchema) check(x any, s *structuralschema.Structural) bool {
 				if !q.check(val, p) {
 					return false
 				}
+				// listTypesValid checks a field against additional
+				// properties too (a structural schema has not both).
+				if ap := s.AdditionalProperties; ap != nil && ap.Structural != nil && !q.listTypesValidValue(val, ap.Structural) {
+					return false
+				}
 			} else if s.AdditionalProperties != nil && s.AdditionalProperties.Structural != nil {
 				if !q.check(val, s.AdditionalProperties.Structural) {
 					return false
@@ -123,6 +132,9 @@ func (q *quickSchema) check(x any, s *structuralschema.Structural) bool {
 			}
 		}
 	case []any:
+		if s.XListType != nil && !listItemsDistinct(x, *s.XListType, s.XListMapKeys) {
+			return false
+		}
 		for _, item := range x {
 			if !q.check(item, s.Items) {
 				return false

@@ -74,12 +74,15 @@ func (l *Loader) loadCRDObject(u map[string]any, v *servedVersion, g gvk) (metav
 // dropped and generation set, ObjectMeta, OpenAPI schema and list-type
 // validation, then CEL rules.
 func (s *crdSchema) admit(u map[string]any) []issue {
-	s.quick.applyDefaults(u, s.structural)
+	// Defaulting and the quick checks are one walk (defaultAndCheck); the
+	// root's own defaults are filled in before status is dropped, as the
+	// apiserver defaults status and then drops it.
+	s.quick.applyOwnDefaults(u, s.structural)
 	delete(u, "status")
 	u["metadata"].(map[string]any)["generation"] = int64(1)
+	quick := s.quick.defaultAndCheck(u, s.structural, false) // the OpenAPI schema and list types
 
 	var errs field.ErrorList
-	quick := s.quick.valid(u) // the OpenAPI schema and list types
 	if !quick {
 		errs = append(errs, apivalidation.ValidateCustomResource(nil, u, s.validator)...)
 	}

@@ -94,22 +94,7 @@ func (q *quickSchema) check(x any, s *structuralschema.Structural) bool {
 	if s == nil {
 		return true
 	}
-	if x == nil {
-		return s.Nullable
-	}
-	if s.XEmbeddedResource {
-		return false
-	}
-	if s.XIntOrString {
-		switch x.(type) {
-		case int64, string:
-		default:
-			return false
-		}
-	} else if !checkType(x, s.Type) {
-		return false
-	}
-	if v := s.ValueValidation; v != nil && !q.checkValue(x, v) {
+	if !q.checkNode(x, s) {
 		return false
 	}
 	switch x := x.(type) {
@@ -132,14 +117,38 @@ func (q *quickSchema) check(x any, s *structuralschema.Structural) bool {
 			}
 		}
 	case []any:
-		if s.XListType != nil && !listItemsDistinct(x, *s.XListType, s.XListMapKeys) {
-			return false
-		}
 		for _, item := range x {
 			if !q.check(item, s.Items) {
 				return false
 			}
 		}
+	}
+	return true
+}
+
+// checkNode is check of x alone, not of its fields or items (s is not
+// nil): its type, value validations and list type.
+func (q *quickSchema) checkNode(x any, s *structuralschema.Structural) bool {
+	if x == nil {
+		return s.Nullable
+	}
+	if s.XEmbeddedResource {
+		return false
+	}
+	if s.XIntOrString {
+		switch x.(type) {
+		case int64, string:
+		default:
+			return false
+		}
+	} else if !checkType(x, s.Type) {
+		return false
+	}
+	if v := s.ValueValidation; v != nil && !q.checkValue(x, v) {
+		return false
+	}
+	if list, ok := x.([]any); ok && s.XListType != nil && !listItemsDistinct(list, *s.XListType, s.XListMapKeys) {
+		return false
 	}
 	return true
 }

@@ -1,9 +1,11 @@
 package watch
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
 	apivalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -35,7 +37,8 @@ func restring(v any, change func(string) string) any {
 	return v
 }
 
-// TestQuickSchemaMatchesAPIServer checks quickSchema.valid against the
+// TestQuickSchemaMatchesAPIServer checks quickSchema.valid (and
+// defaultAndCheck, which admit uses, against defaulting then valid) against the
 // apiserver's OpenAPI and list-type validation on every Gateway API object
 // of the corpus, defaulted as admit defaults it, as written and changed to
 // break it (lists doubled, scalars null or of another type, strings
@@ -63,17 +66,31 @@ func TestQuickSchemaMatchesAPIServer(t *testing.T) {
 			variants[name] = restring(u, change)
 		}
 		for variant, v := range variants {
+			// admit's steps, and the walks they replaced beside them.
 			obj := runtime.DeepCopyJSON(v.(map[string]any))
 			s.quick.pruneWithNulls(obj, s.structural)
-			s.quick.applyDefaults(obj, s.structural)
+			before := runtime.DeepCopyJSON(obj)
+			s.quick.applyOwnDefaults(obj, s.structural)
 			delete(obj, "status")
+			combined := s.quick.defaultAndCheck(obj, s.structural, false)
+			library := runtime.DeepCopyJSON(before)
+			s.quick.applyDefaults(before, s.structural)
+			delete(before, "status")
+			defaulting.Default(library, s.structural)
+			delete(library, "status")
+			if !reflect.DeepEqual(obj, before) || !reflect.DeepEqual(obj, library) {
+				t.Fatalf("%s %s: defaultAndCheck\n got %v\nwant %v", where, variant, obj, library)
+			}
+			if walks := s.quick.valid(before); combined != walks {
+				t.Fatalf("%s %s: defaultAndCheck says %v, applyDefaults then valid %v", where, variant, combined, walks)
+			}
 			objects++
 			errs := apivalidation.ValidateCustomResource(nil, obj, s.validator)
 			errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.structural, obj)...)
 			if len(errs) > 0 {
 				invalid++
 			}
-			ok := s.quick.valid(obj)
+			ok := combined
 			if variant == "as written" {
 				written++
 				if ok {

@@ -24,7 +24,9 @@ const (
 // It is not safe for concurrent use (the loader keeps one per worker, in
 // Loader.strs).
 type strTable struct {
-	m map[string]string
+	// m holds each shared string in an interface (a string), so that a
+	// value the converter puts into an object is boxed once.
+	m map[string]any
 }
 
 // str returns s with storage of its own.
@@ -32,15 +34,29 @@ func (t *strTable) str(s string) string {
 	if len(s) > maxTableString || s == "" {
 		return strings.Clone(s)
 	}
+	return t.shared(s).(string)
+}
+
+// value is str(s) in an interface, the same one for the same string.
+func (t *strTable) value(s string) any {
+	if len(s) > maxTableString || s == "" {
+		return strings.Clone(s)
+	}
+	return t.shared(s)
+}
+
+// shared returns the table's copy of the short string s.
+func (t *strTable) shared(s string) any {
 	if v, ok := t.m[s]; ok {
 		return v
 	}
 	if t.m == nil {
-		t.m = make(map[string]string, 256)
+		t.m = make(map[string]any, 256)
 	} else if len(t.m) >= maxTableStrings {
 		clear(t.m)
 	}
 	v := strings.Clone(s)
-	t.m[v] = v
-	return v
+	var boxed any = v
+	t.m[v] = boxed
+	return boxed
 }

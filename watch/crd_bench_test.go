@@ -75,7 +75,7 @@ func BenchmarkCRDObjectStages(b *testing.B) {
 		b.Fatal(err)
 	}
 	admitted := runtime.DeepCopyJSON(written)
-	s.quick.prune(admitted, s.structural)
+	s.quick.pruneWithNulls(admitted, s.structural)
 	s.admit(admitted)
 	stage := func(name string, u map[string]any, f func(map[string]any)) {
 		b.Run(name, func(b *testing.B) {
@@ -86,7 +86,7 @@ func BenchmarkCRDObjectStages(b *testing.B) {
 		})
 	}
 	stage("copy", written, func(map[string]any) {})
-	stage("prune", written, func(u map[string]any) { s.quick.prune(u, s.structural) })
+	stage("prune", written, func(u map[string]any) { s.quick.pruneWithNulls(u, s.structural) })
 	stage("prune-library", written, func(u map[string]any) {
 		pruning.PruneWithOptions(u, s.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})
 	})

@@ -81,7 +81,7 @@ func (l *Loader) loadBundleObject(u map[string]any, v *servedVersion, g gvk) (me
 		return nil, append(issues, issue{msg: fmt.Sprintf("internal error: loading the %s schema of %s: %v", g.kind, l.bundle.Name, err)})
 	}
 	var pruned []issue
-	for _, path := range s.quick.prune(u, s.structural) {
+	for _, path := range s.quick.pruneWithNulls(u, s.structural) {
 		pruned = append(pruned, issue{field: path, msg: l.bundle.unknownField(g, path), pruned: true, kind: ProblemUnknownField})
 	}
 	issues = append(issues, s.admit(u)...)

@@ -36,7 +36,7 @@ func (l *Loader) loadCRDObject(u map[string]any, v *servedVersion, g gvk) (metav
 	if err != nil {
 		return nil, append(issues, issue{msg: fmt.Sprintf("internal error: loading the %s schema: %v", spec.kind, err)})
 	}
-	for _, path := range s.quick.prune(u, s.structural) {
+	for _, path := range s.quick.pruneWithNulls(u, s.structural) {
 		msg := fmt.Sprintf("unknown field %q", path)
 		if hint := migrationHint(spec.kind, path); hint != "" {
 			msg += ": " + hint
@@ -69,23 +69,27 @@ func (l *Loader) loadCRDObject(u map[string]any, v *servedVersion, g gvk) (metav
 	return obj, nil
 }
 
-// admit runs the steps of a create after pruning on u: structural
-// defaulting, status dropped and generation set, ObjectMeta, OpenAPI
-// schema and list-type validation, then CEL rules.
+// admit runs the steps of a create on u after pruning unknown fields and
+// nulls (quickSchema.pruneWithNulls): structural defaulting, status
+// dropped and generation set, ObjectMeta, OpenAPI schema and list-type
+// validation, then CEL rules.
 func (s *crdSchema) admit(u map[string]any) []issue {
-	s.quick.pruneNulls(u, s.structural)
-	s.quick.applyDefaults(u, s.structural)
+	// Defaulting and the quick checks are one walk (defaultAndCheck); the
+	// root's own defaults are filled in before status is dropped, as the
+	// apiserver defaults status and then drops it.
+	s.quick.applyOwnDefaults(u, s.structural)
 	delete(u, "status")
 	u["metadata"].(map[string]any)["generation"] = int64(1)
+	quick := s.quick.defaultAndCheck(u, s.structural, false) // the OpenAPI schema and list types
 
 	var errs field.ErrorList
-	if !s.quick.valid(u) {
+	if !quick {
 		errs = append(errs, apivalidation.ValidateCustomResource(nil, u, s.validator)...)
 	}
 	if s.hasEmbedded {
 		errs = append(errs, schemaobjectmeta.Validate(context.Background(), nil, u, s.structural, false)...)
 	}
-	if !s.quick.listTypesValid(u, s.structural) {
+	if !quick {
 		errs = append(errs, listtype.ValidateListSetsAndMaps(nil, s.structural, u)...)
 	}
 	var issues []issue

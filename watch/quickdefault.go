@@ -35,12 +35,7 @@ func (q *quickSchema) pruneNulls(x any, s *structuralschema.Structural) {
 	switch x := x.(type) {
 	case map[string]any:
 		for k, v := range x {
-			schema := q.fieldSchema(s, k)
-			if v == nil && schema != nil && !schema.Nullable && schema.Default.Object == nil {
-				delete(x, k)
-			} else {
-				q.pruneNulls(v, schema)
-			}
+			q.pruneNullField(x, k, v, s)
 		}
 	case []any:
 		var items *structuralschema.Structural
@@ -51,6 +46,23 @@ func (q *quickSchema) pruneNulls(x any, s *structuralschema.Structural) {
 			q.pruneNulls(v, items)
 		}
 	}
+}
+
+// pruneNullField is pruneNulls for the field k of x (v: its value), an
+// object of schema s.
+func (q *quickSchema) pruneNullField(x map[string]any, k string, v any, s *structuralschema.Structural) {
+	schema := q.fieldSchema(s, k)
+	if dropsNull(v, schema) {
+		delete(x, k)
+	} else {
+		q.pruneNulls(v, schema)
+	}
+}
+
+// dropsNull reports whether pruneNulls drops a field of schema s whose
+// value is v: a null of a field neither nullable nor defaulted.
+func dropsNull(v any, s *structuralschema.Structural) bool {
+	return v == nil && s != nil && !s.Nullable && s.Default.Object == nil
 }
 
 // isNonNullableNull is defaulting's test for a null to replace by the
@@ -66,11 +78,7 @@ func (q *quickSchema) applyDefaults(x any, s *structuralschema.Structural) {
 	}
 	switch x := x.(type) {
 	case map[string]any:
-		for _, d := range q.defaulted[s] {
-			if v, found := x[d.name]; !found || isNonNullableNull(v, d.schema) {
-				x[d.name] = runtime.DeepCopyJSONValue(d.schema.Default.Object)
-			}
-		}
+		q.applyOwnDefaults(x, s)
 		props := q.properties[s]
 		for k := range x {
 			if p, found := props[k]; found {
@@ -91,6 +99,68 @@ func (q *quickSchema) applyDefaults(x any, s *structuralschema.Structural) {
 			q.applyDefaults(x[i], s.Items)
 		}
 	}
+}
+
+// applyOwnDefaults fills in the defaults of x's own fields (x is an object
+// of schema s), the first step of applyDefaults at x.
+func (q *quickSchema) applyOwnDefaults(x map[string]any, s *structuralschema.Structural) {
+	for _, d := range q.defaulted[s] {
+		if v, found := x[d.name]; !found || isNonNullableNull(v, d.schema) {
+			x[d.name] = runtime.DeepCopyJSONValue(d.schema.Default.Object)
+		}
+	}
+}
+
+// defaultAndCheck is applyDefaults(x, s) followed by check(x, s) in one
+// walk: it fills in defaults as applyDefaults does and reports what check
+// would report of the result (the two walks were 13% of the load's CPU).
+// own false takes x's own defaults as filled in already (admit fills them
+// in at the root before it drops status). A node is checked after its
+// fields and items are defaulted, so that it is checked as it ends up (a
+// list-map's keys can be defaulted); the walk goes on where the check has
+// failed, since the defaults are still to be filled in.
+func (q *quickSchema) defaultAndCheck(x any, s *structuralschema.Structural, own bool) bool {
+	if s == nil {
+		return true
+	}
+	ok := true
+	switch x := x.(type) {
+	case map[string]any:
+		if own {
+			q.applyOwnDefaults(x, s)
+		}
+		props := q.properties[s]
+		for k := range x {
+			if p, found := props[k]; found {
+				if !q.defaultAndCheck(x[k], p, true) {
+					ok = false
+				}
+				// check's list-type check against additional properties
+				// (a structural schema has not both).
+				if ap := s.AdditionalProperties; ap != nil && ap.Structural != nil && !q.listTypesValidValue(x[k], ap.Structural) {
+					ok = false
+				}
+			} else if s.AdditionalProperties != nil {
+				ap := s.AdditionalProperties.Structural
+				if isNonNullableNull(x[k], ap) {
+					x[k] = runtime.DeepCopyJSONValue(ap.Default.Object)
+				}
+				if !q.defaultAndCheck(x[k], ap, true) {
+					ok = false
+				}
+			}
+		}
+	case []any:
+		for i := range x {
+			if isNonNullableNull(x[i], s.Items) {
+				x[i] = runtime.DeepCopyJSONValue(s.Items.Default.Object)
+			}
+			if !q.defaultAndCheck(x[i], s.Items, true) {
+				ok = false
+			}
+		}
+	}
+	return ok && q.checkNode(x, s)
 }
 
 // listTypesValid reports whether listtype.ValidateListSetsAndMaps certainly

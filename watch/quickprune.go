@@ -25,6 +25,8 @@ type pruneWalk struct {
 	q       *quickSchema
 	path    []byte
 	unknown []string
+	// nulls: drop nulls as pruneNulls does, in the same walk.
+	nulls bool
 }
 
 // prune removes the fields of obj that s does not specify, as
@@ -38,6 +40,18 @@ func (q *quickSchema) prune(obj any, s *structuralschema.Structural) []string {
 		s = &structuralschema.Structural{}
 	}
 	w := pruneWalk{q: q, path: make([]byte, 0, 64)}
+	w.prune(obj, s, true)
+	slices.Sort(w.unknown)
+	return w.unknown
+}
+
+// pruneWithNulls is prune followed by pruneNulls (the apiserver's order:
+// unknown fields are pruned when the object is decoded, nulls before it
+// is defaulted) in one walk: the two walks were 7% of the load's CPU.
+// Each drops fields the other keeps (unknown ones; known ones set to
+// null), so one walk drops what the two did. s must be q's root.
+func (q *quickSchema) pruneWithNulls(obj any, s *structuralschema.Structural) []string {
+	w := pruneWalk{q: q, path: make([]byte, 0, 64), nulls: true}
 	w.prune(obj, s, true)
 	slices.Sort(w.unknown)
 	return w.unknown
@@ -87,9 +101,12 @@ func (w *pruneWalk) prune(x any, s *structuralschema.Structural, embedded bool) 
 		props := w.q.propertiesOf(s)
 		for k, v := range x {
 			if embedded && metaField(k) {
+				if w.nulls {
+					w.q.pruneNullField(x, k, v, s)
+				}
 				continue
 			}
-			if !w.pruneKnown(k, v, s, props) {
+			if !w.pruneKnown(x, k, v, s, props) {
 				if !metaField(k) || l > 0 {
 					w.record(k)
 				}
@@ -109,10 +126,11 @@ func (w *pruneWalk) prune(x any, s *structuralschema.Structural, embedded bool) 
 	}
 }
 
-// pruneKnown prunes the value v of field k of an object of schema s
-// (props: its properties) when s knows the field, by name or as an
-// additional property, and reports whether it did.
-func (w *pruneWalk) pruneKnown(k string, v any, s *structuralschema.Structural, props map[string]*structuralschema.Structural) bool {
+// pruneKnown prunes the value v of field k of x, an object of schema s
+// (props: its properties), when s knows the field, by name or as an
+// additional property, and reports whether it did. With w.nulls it drops
+// the field when pruneNulls would.
+func (w *pruneWalk) pruneKnown(x map[string]any, k string, v any, s *structuralschema.Structural, props map[string]*structuralschema.Structural) bool {
 	var fs *structuralschema.Structural
 	if p, ok := props[k]; ok {
 		fs = p
@@ -120,6 +138,10 @@ func (w *pruneWalk) pruneKnown(k string, v any, s *structuralschema.Structural, 
 		fs = s.AdditionalProperties.Structural
 	} else {
 		return false
+	}
+	if w.nulls && dropsNull(v, fs) {
+		delete(x, k)
+		return true
 	}
 	l := len(w.path)
 	w.appendKey(k)
@@ -140,9 +162,12 @@ func (w *pruneWalk) skipPrune(x any, s *structuralschema.Structural, embedded bo
 		props := w.q.propertiesOf(s)
 		for k, v := range x {
 			if embedded && metaField(k) {
+				if w.nulls {
+					w.q.pruneNullField(x, k, v, s)
+				}
 				continue
 			}
-			w.pruneKnown(k, v, s, props)
+			w.pruneKnown(x, k, v, s, props)
 		}
 	case []any:
 		for i, v := range x {

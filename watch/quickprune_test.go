@@ -9,13 +9,17 @@ import (
 
 	yaml "go.yaml.in/yaml/v4"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // checkPrune prunes a copy of obj with quickSchema.prune and another with
 // pruning.PruneWithOptions and fails unless both drop the same fields and
-// name the same paths. It returns how many fields were found unknown.
+// name the same paths. When s is q's root it also compares
+// quickSchema.pruneWithNulls with PruneWithOptions followed by
+// defaulting.PruneNonNullableNullsWithoutDefaults. It returns how many
+// fields were found unknown.
 func checkPrune(t *testing.T, name string, q *quickSchema, s *structuralschema.Structural, obj any) int {
 	t.Helper()
 	want := runtime.DeepCopyJSONValue(obj)
@@ -27,6 +31,17 @@ func checkPrune(t *testing.T, name string, q *quickSchema, s *structuralschema.S
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("%s: pruned object\n got %v\nwant %v", name, got, want)
+	}
+	if s == q.root {
+		defaulting.PruneNonNullableNullsWithoutDefaults(want, s)
+		got = runtime.DeepCopyJSONValue(obj)
+		gotPaths = q.pruneWithNulls(got, s)
+		if !slices.Equal(gotPaths, wantPaths) {
+			t.Fatalf("%s: pruneWithNulls: unknown fields\n got %q\nwant %q", name, gotPaths, wantPaths)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: pruneWithNulls: pruned object\n got %v\nwant %v", name, got, want)
+		}
 	}
 	return len(wantPaths)
 }
@@ -49,7 +64,8 @@ func TestQuickPruneMatchesAPIServer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for variant, obj := range map[string]any{"as written": u, "unknown fields": addUnknownFields(u, 0)} {
+			for variant, obj := range map[string]any{"as written": u, "unknown fields": addUnknownFields(u, 0),
+				"unknown fields, scalars null": nullScalars(addUnknownFields(u, 0))} {
 				objects++
 				unknown += checkPrune(t, name+" "+version+" "+variant, s.quick, s.structural, obj)
 			}

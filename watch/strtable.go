@@ -24,7 +24,24 @@ const (
 // It is not safe for concurrent use (the loader keeps one per worker, in
 // Loader.strs).
 type strTable struct {
-	m map[string]string
+	// m holds each shared string in an interface (a string), so that a
+	// value the converter puts into an object is boxed once.
+	m map[string]any
+	// recent holds strings of m by their length and end bytes, looked at
+	// first: field names repeat in every object, and a lookup in m (up to
+	// 4,096 strings, hashed) cost more than comparing with one candidate.
+	recent [256]recentString
+}
+
+// recentString is a string of strTable.m and its boxed copy.
+type recentString struct {
+	s string
+	v any
+}
+
+// recentSlot is the slot of recent that the non-empty s goes in.
+func recentSlot(s string) int {
+	return (len(s)*31 + int(s[0])*7 + int(s[len(s)-1])) & 255
 }
 
 // str returns s with storage of its own.
@@ -32,15 +49,35 @@ func (t *strTable) str(s string) string {
 	if len(s) > maxTableString || s == "" {
 		return strings.Clone(s)
 	}
+	return t.shared(s).(string)
+}
+
+// value is str(s) in an interface, the same one for the same string.
+func (t *strTable) value(s string) any {
+	if len(s) > maxTableString || s == "" {
+		return strings.Clone(s)
+	}
+	return t.shared(s)
+}
+
+// shared returns the table's copy of the short string s.
+func (t *strTable) shared(s string) any {
+	r := &t.recent[recentSlot(s)]
+	if r.s == s {
+		return r.v
+	}
 	if v, ok := t.m[s]; ok {
+		r.s, r.v = v.(string), v
 		return v
 	}
 	if t.m == nil {
-		t.m = make(map[string]string, 256)
+		t.m = make(map[string]any, 256)
 	} else if len(t.m) >= maxTableStrings {
 		clear(t.m)
 	}
 	v := strings.Clone(s)
-	t.m[v] = v
-	return v
+	var boxed any = v
+	t.m[v] = boxed
+	r.s, r.v = v, boxed
+	return boxed
 }

@@ -128,11 +128,12 @@ func (c *converter) value(n *yaml.Node, path *pathElem, depth int) any {
 	case yaml.MappingNode:
 		return c.mapping(n, path, depth)
 	case yaml.ScalarNode:
-		v := scalarValue(n)
-		if s, ok := v.(string); ok {
-			return c.strs.str(s)
+		if v, isString := scalarResolve(n); !isString {
+			return v
 		}
-		return v
+		// The table's boxed string: putting the string into an interface
+		// allocated, twice (the document's slice, then the copy).
+		return c.strs.value(n.Value)
 	}
 	return nil
 }
@@ -211,23 +212,32 @@ const quotedStyles = yaml.DoubleQuotedStyle | yaml.SingleQuotedStyle | yaml.Lite
 // scalarValue resolves a scalar like go.yaml.in/yaml/v2 (which kubectl uses
 // through sigs.k8s.io/yaml) followed by a JSON round trip.
 func scalarValue(n *yaml.Node) any {
+	if v, isString := scalarResolve(n); !isString {
+		return v
+	}
+	return n.Value
+}
+
+// scalarResolve is scalarValue without putting a string into an interface:
+// isString reports that the value is n.Value (v is then nil).
+func scalarResolve(n *yaml.Node) (v any, isString bool) {
 	if n.Style&quotedStyles != 0 {
-		return n.Value
+		return nil, true
 	}
 	switch tag := explicitTag(n); tag {
 	case "":
-		return resolvePlain(n.Value)
+		return plainScalar(n.Value)
 	case "!!str", "!!binary", "!!timestamp":
-		return n.Value
+		return nil, true
 	case "!!null":
-		return nil
+		return nil, false
 	case "!!bool", "!!int", "!!float":
-		if v := resolvePlain(n.Value); v != nil {
-			return v
+		if v, isString := plainScalar(n.Value); !isString && v != nil {
+			return v, false
 		}
-		return n.Value
+		return nil, true
 	default:
-		return n.Value
+		return nil, true
 	}
 }
 
@@ -245,33 +255,42 @@ func explicitTag(n *yaml.Node) string {
 
 // resolvePlain resolves an untagged plain scalar with YAML 1.1 rules.
 func resolvePlain(s string) any {
+	if v, isString := plainScalar(s); !isString {
+		return v
+	}
+	return s
+}
+
+// plainScalar is resolvePlain without putting a string into an interface:
+// isString reports that the value is s (v is then nil).
+func plainScalar(s string) (v any, isString bool) {
 	switch s {
 	case "", "~", "null", "Null", "NULL":
-		return nil
+		return nil, false
 	case "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON":
-		return true
+		return true, false
 	case "n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF":
-		return false
+		return false, false
 	}
 	c := s[0]
 	if c != '-' && c != '+' && c != '.' && (c < '0' || c > '9') {
-		return s
+		return nil, true
 	}
 	plain := strings.ReplaceAll(s, "_", "")
 	if i, err := strconv.ParseInt(plain, 0, 64); err == nil {
-		return i
+		return i, false
 	}
 	if isYAMLFloat(plain) {
 		if f, err := strconv.ParseFloat(plain, 64); err == nil {
 			// kubectl sends JSON: an integral float is written without a
 			// fraction and read back by the apiserver as an integer.
 			if f == math.Trunc(f) && math.Abs(f) < 1<<63 {
-				return int64(f)
+				return int64(f), false
 			}
-			return f
+			return f, false
 		}
 	}
-	return s
+	return nil, true
 }
 
 // isYAMLFloat matches YAML 1.1 floats: [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?

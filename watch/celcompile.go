@@ -19,9 +19,13 @@ import (
 // This file compiles x-kubernetes-validations into the celNode tree that
 // celrules.go evaluates. Compiling a rule (parse, type-check, plan) is most
 // of the cost of setting up a CRD, so the tree is built first, cheaply, and
-// then every rule is compiled at once on GOMAXPROCS goroutines. A cel-go
-// Env is safe for concurrent use once built, and each rule writes only its
-// own celRule, so the result does not depend on the order of compilation.
+// a node's rules are compiled when a value first reaches them (celLazy):
+// rules of fields no manifest sets are never compiled (for a folder of
+// HTTPRoutes that use matches, filters and weights, most of HTTPRoute's
+// rules), and the rules that are reached compile on the load's workers. A
+// cel-go Env is safe for concurrent use once built, and each rule writes
+// only its own celRule, so the result does not depend on the order of
+// compilation.
 //
 // Gateway API schemas repeat themselves (parentRefs, backendRefs and filters
 // appear at several places with the same rules), so nodes with identical
@@ -34,7 +38,6 @@ var selfTypeCounter atomic.Int64
 
 // celCompiler collects the rules of a schema while the tree is built.
 type celCompiler struct {
-	jobs []celCompileJob
 	// ruleSets holds the distinct rule sets queued so far, by celRulesKey.
 	ruleSets map[string][]*celRuleSet
 }
@@ -54,21 +57,34 @@ type celCompileJob struct {
 	env    func() (*celgo.Env, error)   // shared by the rules of the node
 }
 
-// compileCEL compiles every rule of a CRD version's schema; nil when there
-// are none.
+// compileCEL makes the tree of a CRD version's rules, each node's rules
+// compiled on first use (celLazy); nil when there are none.
 func compileCEL(s *structuralschema.Structural) *celNode {
 	var c celCompiler
-	root := c.compileCELNode(s, s, true, model.SchemaDeclType(s, true))
-	parallel(len(c.jobs), func(i int) {
-		j := &c.jobs[i]
-		env, err := j.env()
-		if err != nil {
-			j.rule.compileErr = err
-			return
+	return c.compileCELNode(s, s, true, model.SchemaDeclType(s, true))
+}
+
+// celLazy compiles the rules of a node (and of every node sharing them)
+// once, when validateRules first needs them.
+type celLazy struct {
+	once sync.Once
+	jobs []celCompileJob
+}
+
+// compile compiles the rules; every caller returns after they are.
+func (l *celLazy) compile() {
+	l.once.Do(func() {
+		for i := range l.jobs {
+			j := &l.jobs[i]
+			env, err := j.env()
+			if err != nil {
+				j.rule.compileErr = err
+				continue
+			}
+			j.rule.compile(j.schema, env)
 		}
-		j.rule.compile(j.schema, env)
+		l.jobs = nil
 	})
-	return root
 }
 
 func (c *celCompiler) compileCELNode(validation, node *structuralschema.Structural, isRoot bool, declType *apiservercel.DeclType) *celNode {
@@ -76,14 +92,15 @@ func (c *celCompiler) compileCELNode(validation, node *structuralschema.Structur
 	if len(validation.XValidations) > 0 {
 		set := c.ruleSet(celRulesKey(validation, isRoot, declType), node)
 		if set.first != nil {
-			n.schema, n.rules = set.first.schema, set.first.rules
+			n.schema, n.rules, n.lazy = set.first.schema, set.first.rules, set.first.lazy
 		} else {
 			schema := node
 			if isRoot {
 				schema = model.WithTypeAndObjectMeta(node)
 			}
 			n.schema = newCachedSchema(&model.Structural{Structural: schema})
-			n.rules = c.compileRules(node, validation.XValidations, declType)
+			n.lazy = &celLazy{}
+			n.rules = compileRules(n.lazy, node, validation.XValidations, declType)
 			set.first = n
 		}
 	}
@@ -210,10 +227,11 @@ func nestedStructural(nvv *structuralschema.NestedValueValidation) *structuralsc
 	return s
 }
 
-// compileRules returns the rules of one node and queues their compilation.
+// compileRules returns the rules of one node and queues their compilation
+// on lazy.
 // The rules share the node's environment (one with oldSelf plain, one with
 // oldSelf optional), built once, when the first rule needing it compiles.
-func (c *celCompiler) compileRules(s *structuralschema.Structural, rules apiextensionsv1.ValidationRules, declType *apiservercel.DeclType) []celRule {
+func compileRules(lazy *celLazy, s *structuralschema.Structural, rules apiextensionsv1.ValidationRules, declType *apiservercel.DeclType) []celRule {
 	out := make([]celRule, len(rules))
 	if declType == nil {
 		for i, r := range rules {
@@ -235,7 +253,7 @@ func (c *celCompiler) compileRules(s *structuralschema.Structural, rules apiexte
 		if optional {
 			env = envs[1]
 		}
-		c.jobs = append(c.jobs, celCompileJob{rule: &out[i], schema: s, env: env})
+		lazy.jobs = append(lazy.jobs, celCompileJob{rule: &out[i], schema: s, env: env})
 	}
 	return out
 }

@@ -33,6 +33,7 @@ type celNode struct {
 	schema     common.Schema // schema seen by the rules (cached adapter)
 	typ        string
 	rules      []celRule
+	lazy       *celLazy // compiles rules on first use; nil without rules
 	properties map[string]*celNode
 	items      *celNode
 	additional *celNode
@@ -177,6 +178,7 @@ func (n *celNode) validateRules(at *celPath, obj any, errs field.ErrorList) (out
 		}
 		tr = &celTracer{}
 	}
+	n.lazy.compile()
 	before := len(errs)
 	defer func() {
 		if len(out) != before {

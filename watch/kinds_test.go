@@ -217,6 +217,9 @@ func TestCELRulesCompile(t *testing.T) {
 				t.Fatalf("%s %s: %v", spec.kind, v, err)
 			}
 			eachCELNode(s.cel, func(n *celNode) {
+				if n.lazy != nil {
+					n.lazy.compile() // what a value reaching the node does first
+				}
 				for _, r := range n.rules {
 					count++
 					if r.compileErr != nil || (r.program == nil && r.rule.Rule != "") {

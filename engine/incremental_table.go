@@ -66,7 +66,7 @@ type tableState struct {
 func (t *translator) keepForPatch() *tableState {
 	t.inc.prev = nil
 	t.notes, t.effects, t.conditionOwners, t.routeObjects = nil, nil, nil, nil
-	t.prof.routeVerdicts = nil
+	t.prof.routeVerdicts, t.prof.verdicts = nil, nil
 	for _, r := range t.routes {
 		for _, p := range r.parents {
 			p.cond = nil

@@ -35,6 +35,9 @@ type routeState struct {
 	compiled
 
 	parents []*parentResult
+	// verdict is the first profile verdict on the route (profileRoute's
+	// memo; nil: none yet), shared by every route with the same one.
+	verdict *routeVerdict
 	// shared is set when rules, sni and stream are shared with the
 	// incremental cache: ownRules copies them before an edit.
 	shared bool

@@ -218,7 +218,7 @@ func sameSource(a, b Source) bool {
 // are clipped, so that a later append to r's (listenerfilters.go) copies.
 func (c *compiledRoute) save(r *routeState) {
 	r.refFailures, r.dropped = slices.Clip(r.refFailures), slices.Clip(r.dropped)
-	r.entries, r.pathLens = slices.Clip(r.entries), slices.Clip(r.pathLens)
+	r.pathLens = slices.Clip(r.pathLens)
 	c.out = r.compiled
 	r.shared = true
 }

@@ -49,7 +49,6 @@ func (t *translator) compileRoute(r *routeState) { r.route.compile(t, r) }
 func (t *translator) compileTLSRoute(r *routeState, o *gwv1.TLSRoute) {
 	for i, rule := range o.Spec.Rules {
 		name := ruleName(r, i)
-		r.addEntry(name, i, -1)
 		r.sni = append(r.sni, &SNIRoute{Name: name, Route: r.key, Source: r.ruleSource(i), Index: &table.RuleIndex{Rule: i, Match: -1},
 			Backends: t.resolveBackendRefs(r, i, name, rule.BackendRefs)})
 	}
@@ -72,7 +71,6 @@ func (t *translator) compileUDPRoute(r *routeState, o *gwv1.UDPRoute) {
 // compileStreamRule builds the StreamRoute of rule i of a TCP or UDP route.
 func (t *translator) compileStreamRule(r *routeState, i int, refs []gwv1.BackendRef) {
 	name := ruleName(r, i)
-	r.addEntry(name, i, -1)
 	r.stream = append(r.stream, &StreamRoute{Name: name, Route: r.key, Source: r.ruleSource(i), Index: &table.RuleIndex{Rule: i, Match: -1},
 		Backends: t.resolveBackendRefs(r, i, name, refs)})
 }
@@ -125,7 +123,6 @@ func (t *translator) compileHTTPRoute(r *routeState, o *gwv1.HTTPRoute) {
 		for j := range matches {
 			rr := *proto
 			rr.Name = name + "/match/" + itoa(j)
-			r.addEntry(rr.Name, i, j)
 			rr.Index = &table.RuleIndex{Rule: i, Match: j}
 			rr.HTTP = compileHTTPMatch(&matches[j])
 			rr.Filters = compileFilters(rule.Filters, rr.HTTP)
@@ -195,7 +192,6 @@ func (t *translator) compileGRPCRoute(r *routeState, o *gwv1.GRPCRoute) {
 		for j := range matches {
 			rr := *proto
 			rr.Name = name + "/match/" + itoa(j)
-			r.addEntry(rr.Name, i, j)
 			rr.Index = &table.RuleIndex{Rule: i, Match: j}
 			rr.GRPC = compileGRPCMatch(&matches[j])
 			r.rules = append(r.rules, &rr)

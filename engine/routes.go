@@ -56,10 +56,6 @@ type compiled struct {
 	// rule is dropped).
 	dropped []droppedRule
 
-	// entries are the name, rule and match index of each compiled entry,
-	// in the order compiled (see addEntry).
-	entries []entryIndex
-
 	// compiled route content, one of these per kind.
 	rules []*RouteRule
 	// pathLens parallels rules: each HTTP match's path length as written,

@@ -171,9 +171,11 @@ func appProtocolSupported(routeKind, appProtocol string) bool {
 
 // backendTarget picks where traffic for a Service port goes.
 func (t *translator) backendTarget(svc *Service, sp *corev1.ServicePort, port int32) *Target {
-	key := svc.Namespace + "/" + svc.Name + ":" + itoa(int(port))
-	if addr, ok := t.opts.BackendMappings[key]; ok {
-		return &Target{Kind: TargetMapped, Addresses: []string{addr}, Why: "mapped by the user (" + key + "=" + addr + ")"}
+	if len(t.opts.BackendMappings) > 0 {
+		key := svc.Namespace + "/" + svc.Name + ":" + itoa(int(port))
+		if addr, ok := t.opts.BackendMappings[key]; ok {
+			return &Target{Kind: TargetMapped, Addresses: []string{addr}, Why: "mapped by the user (" + key + "=" + addr + ")"}
+		}
 	}
 	if slices := t.endpointSlices[nsName{svc.Namespace, svc.Name}]; len(slices) > 0 && sp != nil {
 		addrs, pods := endpointAddresses(slices, sp)
@@ -186,7 +188,7 @@ func (t *translator) backendTarget(svc *Service, sp *corev1.ServicePort, port in
 		addr := net.JoinHostPort(svc.Spec.ExternalName, strconv.Itoa(int(port)))
 		return &Target{Kind: TargetExternalName, Addresses: []string{addr}, Why: "ExternalName Service " + svc.Namespace + "/" + svc.Name}
 	}
-	return t.echoTarget(svc, key)
+	return t.echoTarget(svc, port)
 }
 
 // endpointAddresses lists ready endpoint addresses (ip:port) for a Service

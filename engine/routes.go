@@ -210,8 +210,17 @@ func (t *translator) attachRoute(r *routeState, idx int, ref gwv1.ParentReferenc
 		return nil
 	}
 	sref := ref
-	g, k := gwv1.Group(group), gwv1.Kind(kind)
-	sref.Group, sref.Kind = &g, &k
+	// The loaded ref's own group and kind where it names them (defaulted
+	// on load, shared; nothing writes through them): a pair of each
+	// route's was 0.3 MB for 10,000 HTTPRoutes.
+	if ref.Group == nil || string(*ref.Group) != group {
+		g := gwv1.Group(group)
+		sref.Group = &g
+	}
+	if ref.Kind == nil || string(*ref.Kind) != kind {
+		k := gwv1.Kind(kind)
+		sref.Kind = &k
+	}
 	where := parentDisplay(kind, ns, string(ref.Name), ref)
 	p := &parentResult{index: idx, ref: sref, cond: newConditionSet(r.gen, t.opts.Now), where: where}
 	acc := string(gwv1.RouteConditionAccepted)

@@ -105,12 +105,16 @@ func (t *translator) compileHTTPRoute(r *routeState, o *gwv1.HTTPRoute) {
 		}
 		proto := &RouteRule{Route: r.key, Source: r.ruleSource(i), Timeouts: compileTimeouts(rule.Timeouts), Retry: compileRetry(rule.Retry),
 			SessionPersistence: compileSession(rule.SessionPersistence)}
-		t.noteSessionDeprecated(r.key, rule.SessionPersistence, "spec.rules["+itoa(i)+"].sessionPersistence")
+		if rule.SessionPersistence != nil {
+			t.noteSessionDeprecated(r.key, rule.SessionPersistence, "spec.rules["+itoa(i)+"].sessionPersistence")
+		}
 		if rule.Name != nil {
 			proto.RuleName = string(*rule.Name)
 		}
 		t.applyRuleFilters(r, proto, name, rule.Filters)
-		var backendFilters [][]gwv1.HTTPRouteFilter
+		if len(rule.BackendRefs) > 0 {
+			proto.Backends = slices.Grow(proto.Backends, len(rule.BackendRefs))
+		}
 		for k, br := range rule.BackendRefs {
 			b, f := t.resolveBackendRef(r, name+"/backend/"+itoa(k), br.BackendObjectReference, br.Weight)
 			if f != nil {
@@ -118,7 +122,6 @@ func (t *translator) compileHTTPRoute(r *routeState, o *gwv1.HTTPRoute) {
 			}
 			t.applyBackendFilters(r, b, br.Filters)
 			proto.Backends = append(proto.Backends, b)
-			backendFilters = append(backendFilters, br.Filters)
 		}
 		matches := rule.Matches
 		if len(matches) == 0 {
@@ -133,7 +136,7 @@ func (t *translator) compileHTTPRoute(r *routeState, o *gwv1.HTTPRoute) {
 			rr.Index = &table.RuleIndex{Rule: i, Match: j}
 			rr.HTTP = compileHTTPMatch(&matches[j])
 			rr.Filters = compileFilters(rule.Filters, rr.HTTP)
-			rr.Backends = backendsForMatch(proto.Backends, backendFilters, rr.HTTP, j)
+			rr.Backends = backendsForMatch(proto.Backends, rule.BackendRefs, rr.HTTP, j)
 			finishRuleResponse(&rr)
 			r.rules = append(r.rules, &rr)
 			r.pathLens = append(r.pathLens, writtenPathLen(&matches[j]))
@@ -144,18 +147,18 @@ func (t *translator) compileHTTPRoute(r *routeState, o *gwv1.HTTPRoute) {
 // backendsForMatch gives the rule's backends their filters compiled for
 // match j (m): the first match's are set on the backends themselves; a
 // backend whose filters depend on the match is copied for every later one.
-func backendsForMatch(bs []*Backend, filters [][]gwv1.HTTPRouteFilter, m *table.HTTPMatch, j int) []*Backend {
+func backendsForMatch(bs []*Backend, refs []gwv1.HTTPBackendRef, m *table.HTTPMatch, j int) []*Backend {
 	out, copied := bs, false
 	for k, b := range bs {
 		switch {
 		case j == 0:
-			b.Filters = compileFilters(filters[k], m)
-		case filtersDependOnMatch(filters[k]):
+			b.Filters = compileFilters(refs[k].Filters, m)
+		case filtersDependOnMatch(refs[k].Filters):
 			if !copied {
 				out, copied = slices.Clone(bs), true
 			}
 			c := *b
-			c.Filters = compileFilters(filters[k], m)
+			c.Filters = compileFilters(refs[k].Filters, m)
 			out[k] = &c
 		}
 	}
@@ -177,7 +180,9 @@ func (t *translator) compileGRPCRoute(r *routeState, o *gwv1.GRPCRoute) {
 		filters := grpcFilters(rule.Filters)
 		proto := &RouteRule{Route: r.key, Source: r.ruleSource(i), SessionPersistence: compileSession(rule.SessionPersistence),
 			Filters: compileFilters(filters, nil)}
-		t.noteSessionDeprecated(r.key, rule.SessionPersistence, "spec.rules["+itoa(i)+"].sessionPersistence")
+		if rule.SessionPersistence != nil {
+			t.noteSessionDeprecated(r.key, rule.SessionPersistence, "spec.rules["+itoa(i)+"].sessionPersistence")
+		}
 		if rule.Name != nil {
 			proto.RuleName = string(*rule.Name)
 		}

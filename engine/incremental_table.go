@@ -148,7 +148,7 @@ func (st *tableState) diffRoutes(s *Snapshot, max int) (d routeDelta, ok bool) {
 			if j > 0 && !lastSame && byName(in[j-1], in[j]) >= 0 {
 				return d, false
 			}
-			if !sameSource(prev[i].src, s.SourceOf(prev[i].key)) {
+			if !sameSource(*prev[i].src, s.SourceOf(prev[i].key)) {
 				d.gone[prev[i]] = true
 				d.added = append(d.added, in[j])
 			}
@@ -238,7 +238,7 @@ func patchTable(prev *Result, snap *Snapshot, opts Options) (*Table, int) {
 	}
 	for _, o := range d.added {
 		rt := RouteOf(o)
-		r := newRouteState(rt, -1, snap.SourceOf(rt.Key()))
+		r := newRouteState(rt, -1, snap.sourceRef(rt.Key()))
 		if defaultScope(r.useDefaultGateways) != "" {
 			return nil, 0
 		}

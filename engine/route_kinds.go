@@ -15,20 +15,32 @@ import (
 // order: by kind (registry order), then namespace/name.
 func (t *translator) collectRoutes() {
 	t.out.EachRoute(func(rt Route) {
-		t.routes = append(t.routes, newRouteState(rt, len(t.routes), t.in.SourceOf(rt.Key())))
+		t.routes = append(t.routes, newRouteState(rt, len(t.routes), t.in.sourceRef(rt.Key())))
 	})
 }
 
 // newRouteState wraps a route read from src, the index-th route of its
 // translation.
-func newRouteState(rt Route, index int, src Source) *routeState {
+func newRouteState(rt Route, index int, src *Source) *routeState {
 	o, key := rt.Object(), rt.Key()
-	r := &routeState{kind: key.Kind, key: key, index: index, src: src, name: strings.ToLower(key.Kind) + "/" + key.Namespace + "/" + key.Name,
+	r := &routeState{kind: key.Kind, key: key, index: int32(index), src: src, name: lowerKind(key.Kind) + "/" + key.Namespace + "/" + key.Name,
 		obj: o, route: rt, gen: o.GetGeneration(), parentRefs: rt.ParentRefs(), useDefaultGateways: rt.commonSpec().UseDefaultGateways}
 	for _, h := range rt.Hostnames() {
 		r.hostnames = append(r.hostnames, strings.ToLower(string(h)))
 	}
 	return r
+}
+
+// lowerKind is a route kind in lower case, as names start (the kinds'
+// own without a copy each).
+func lowerKind(kind string) string {
+	switch kind {
+	case KindHTTPRoute:
+		return "httproute"
+	case KindGRPCRoute:
+		return "grpcroute"
+	}
+	return strings.ToLower(kind)
 }
 
 // ruleName builds "<kind>/<ns>/<name>/rule/<i>".
@@ -38,6 +50,9 @@ func ruleName(r *routeState, i int) string {
 
 // ruleSource is where rule i of the route was read from.
 func (r *routeState) ruleSource(i int) Source {
+	if r.src == nil {
+		return Source{}
+	}
 	return r.src.At(rulePath(i))
 }
 

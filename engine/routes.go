@@ -13,10 +13,9 @@ import (
 type routeState struct {
 	kind string // HTTPRoute, GRPCRoute, TLSRoute, TCPRoute, UDPRoute
 	key  ObjectKey
-	// index is the route's position in translator.routes (collectRoutes).
-	index int
-	// src is where the route was read from (its rules' sources narrow it).
-	src Source
+	// src is where the route was read from (its rules' sources narrow it):
+	// the input snapshot's entry, shared (never nil).
+	src *Source
 	// name is "<kind>/<ns>/<name>" with the kind in lower case: the start of
 	// its rule names (see ruleName).
 	name       string
@@ -28,8 +27,13 @@ type routeState struct {
 	useDefaultGateways gwv1.GatewayDefaultScope
 	// hostnames are the route's spec.hostnames (nil for TCP/UDP routes).
 	hostnames []string
+	// index is the route's position in translator.routes (collectRoutes).
+	index int32
 	// meshOnly is true when every parentRef names a Service (see meshOnly).
 	meshOnly bool
+	// shared is set when rules, sni and stream are shared with the
+	// incremental cache: ownRules copies them before an edit.
+	shared bool
 
 	// compiled is what compileRoute makes of the route's rules.
 	compiled
@@ -38,9 +42,6 @@ type routeState struct {
 	// verdict is the first profile verdict on the route (profileRoute's
 	// memo; nil: none yet), shared by every route with the same one.
 	verdict *routeVerdict
-	// shared is set when rules, sni and stream are shared with the
-	// incremental cache: ownRules copies them before an edit.
-	shared bool
 }
 
 // compiled is a route's compile output (compileRoute), which an

@@ -223,6 +223,7 @@ func patchTable(prev *Result, snap *Snapshot, opts Options) (*Table, int) {
 	// one's read-only indices, listeners and Gateways.
 	nt := *pt
 	nt.notes, nt.effects, nt.conditionOwners, nt.xbackends = nil, nil, nil, nil
+	nt.words = parentWords{} // the patch's own, pt's read only
 	nt.routes, nt.inc = nil, incremental{}
 	nt.prof = profileRun{byClass: maps.Clone(pt.prof.byClass), routeVerdicts: map[routeProfileKey]string{}, runs: maps.Clone(pt.prof.runs)}
 

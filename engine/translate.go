@@ -178,7 +178,9 @@ type translator struct {
 	// none yet), and the others in moreTargets (sharedTarget).
 	targets     []serviceTarget
 	moreTargets map[targetKey]*Target
-	policies    []*policyState
+	// words are messages about route parents, made once (parentWhere).
+	words    parentWords
+	policies []*policyState
 	// addresses is the Gateways' address assignment (assignAddresses).
 	addresses map[string]string
 	// prof is the implementation profiles' state (profile.go).

@@ -11,8 +11,9 @@ import (
 // conditions are recorded first; positive ones are set last and only where no
 // negative one of the same type exists (see setDefault).
 type conditionSet struct {
-	gen   int64
-	now   metav1.Time
+	gen int64
+	// now is the translation's time (Options.Now, shared; nil: zero).
+	now   *metav1.Time
 	conds []metav1.Condition
 	// paths is the field path each condition type is about, where the
 	// code that set it knew one (see setAt); findings point there.
@@ -25,7 +26,7 @@ type conditionSet struct {
 	handedOut bool
 }
 
-func newConditionSet(gen int64, now metav1.Time) *conditionSet {
+func newConditionSet(gen int64, now *metav1.Time) *conditionSet {
 	return &conditionSet{gen: gen, now: now}
 }
 
@@ -127,11 +128,15 @@ func (c *conditionSet) isFalseWith(typ, reason string) bool {
 }
 
 func (c *conditionSet) make(typ string, status metav1.ConditionStatus, reason, msg string) metav1.Condition {
+	var now metav1.Time
+	if c.now != nil {
+		now = *c.now
+	}
 	return metav1.Condition{
 		Type:               typ,
 		Status:             status,
 		ObservedGeneration: c.gen,
-		LastTransitionTime: c.now,
+		LastTransitionTime: now,
 		Reason:             reason,
 		Message:            msg,
 	}

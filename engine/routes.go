@@ -274,7 +274,7 @@ func (t *translator) attachRoute(r *routeState, idx int, ref gwv1.ParentReferenc
 		sref.Kind = &k
 	}
 	where := t.parentWhere(kind, ns, ref)
-	p := &parentResult{index: idx, ref: sref, cond: newConditionSet(r.gen, t.opts.Now), where: where}
+	p := &parentResult{index: idx, ref: sref, cond: newConditionSet(r.gen, &t.opts.Now), where: where}
 	acc := string(gwv1.RouteConditionAccepted)
 
 	var candidates []*listenerState

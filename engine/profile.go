@@ -466,7 +466,8 @@ func (t *translator) memoVerdict(r *routeState, key routeProfileKey, why string)
 		if t.prof.verdicts == nil {
 			t.prof.verdicts = map[routeVerdict]*routeVerdict{}
 		}
-		r.verdict = &v
+		r.verdict = new(routeVerdict) // not &v: v would be on the heap for every route
+		*r.verdict = v
 		t.prof.verdicts[v] = r.verdict
 		return
 	}

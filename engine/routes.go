@@ -339,7 +339,7 @@ func (t *translator) attachRoute(r *routeState, idx int, ref gwv1.ParentReferenc
 			notAllowed = append(notAllowed, fmt.Sprintf("listener %q: %s", l.name, why))
 			continue
 		}
-		hosts := []string{""}
+		var hosts []string
 		if r.hostnames != nil || RouteHasHostnames(r.kind) {
 			var ok bool
 			hosts, ok = effectiveHostnames(l.hostname, r.hostnames)
@@ -347,6 +347,8 @@ func (t *translator) attachRoute(r *routeState, idx int, ref gwv1.ParentReferenc
 				noHost = append(noHost, fmt.Sprintf("listener %q (hostname %s)", l.name, displayHost(l.hostname)))
 				continue
 			}
+		} else {
+			hosts = []string{""} // made only here: most routes have hostnames
 		}
 		p.attachments = append(p.attachments, &attachment{route: r, l: l, hosts: hosts})
 	}

@@ -34,7 +34,7 @@ func (t *translator) processBackendTLSPolicies() {
 	pols := make([]*policyState, 0, len(t.out.BackendTLSPolicies))
 	for _, p := range t.out.BackendTLSPolicies {
 		ps := &policyState{obj: p, key: ObjectKey{Kind: "BackendTLSPolicy", Namespace: p.Namespace, Name: p.Name},
-			cond: newConditionSet(p.Generation, t.opts.Now)}
+			cond: newConditionSet(p.Generation, &t.opts.Now)}
 		t.resolvePolicy(ps)
 		pols = append(pols, ps)
 	}

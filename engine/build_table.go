@@ -87,6 +87,9 @@ func (t *translator) virtualHosts(listener string, l *listenerState) []*VirtualH
 	}
 	slices.SortFunc(hosts, compareRankedHosts)
 	var out []*VirtualHost
+	if len(hosts) > 0 {
+		out = make([]*VirtualHost, 0, len(hosts))
+	}
 	for _, rh := range hosts {
 		out = append(out, t.virtualHost(listener, l, rh.name, byHost[rh.name]))
 	}
@@ -134,7 +137,7 @@ func (r *routeState) appendPositions(rs []rulePosition, h string) []rulePosition
 // rules that serve h there, which it sorts by precedence.
 func (t *translator) virtualHost(listener string, l *listenerState, h string, rs []rulePosition) *VirtualHost {
 	sortRules(rs)
-	vh := &VirtualHost{Name: listener + "/vhost/" + displayVHost(h), Hostname: h}
+	vh := &VirtualHost{Name: listener + "/vhost/" + displayVHost(h), Hostname: h, Rules: make([]*RouteRule, 0, len(rs))}
 	for _, p := range rs {
 		vh.Rules = append(vh.Rules, t.profileRule(l, h, p.route, p.rule))
 	}

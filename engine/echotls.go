@@ -9,8 +9,8 @@ const EchoTLSSecretAnnotation = "gwdev.dev/echo-tls-secret"
 
 // echoTarget is the echo backend of a Service port, with the certificate the
 // Service's EchoTLSSecretAnnotation names, if any.
-func (t *translator) echoTarget(svc *Service, key string) *Target {
-	tg := &Target{Kind: TargetEcho, Why: "no mapping, EndpointSlice or ExternalName for " + key + ": gwdev's echo backend answers",
+func (t *translator) echoTarget(svc *Service, port int32) *Target {
+	tg := &Target{Kind: TargetEcho, Why: "no mapping, EndpointSlice or ExternalName for " + svc.Namespace + "/" + svc.Name + ":" + itoa(int(port)) + ": gwdev's echo backend answers",
 		EchoAuthHeader: svc.Annotations[EchoAuthHeaderAnnotation]}
 	name := svc.Annotations[EchoTLSSecretAnnotation]
 	if name == "" {

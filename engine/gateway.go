@@ -61,7 +61,7 @@ func (t *translator) processGateways() {
 			t.noteKind(NoteClassNotManaged, SeverityInfo, t.gatewayKey(gw), "", "GatewayClass "+string(gw.Spec.GatewayClassName)+" is not managed by gwdev: no status, not served")
 			continue
 		}
-		g := &gatewayState{obj: gw, key: t.gatewayKey(gw), class: cs, cond: newConditionSet(gw.Generation, t.opts.Now)}
+		g := &gatewayState{obj: gw, key: t.gatewayKey(gw), class: cs, cond: newConditionSet(gw.Generation, &t.opts.Now)}
 		t.gateways = append(t.gateways, g)
 		t.gatewayByKey[nsName{gw.Namespace, gw.Name}] = g
 		if !cs.accepted {
@@ -78,7 +78,7 @@ func (t *translator) processGateways() {
 			g.own = append(g.own, &listenerState{
 				gateway: g, index: i, name: string(l.Name), hostname: hostnameValue(l.Hostname),
 				port: int32(l.Port), protocol: l.Protocol, tls: l.TLS, allowed: l.AllowedRoutes, filters: l.Filters,
-				cond: newConditionSet(gw.Generation, t.opts.Now),
+				cond: newConditionSet(gw.Generation, &t.opts.Now),
 			})
 		}
 		t.profileGateway(g)

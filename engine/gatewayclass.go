@@ -21,7 +21,7 @@ type classState struct {
 func (t *translator) processGatewayClasses() {
 	for _, gc := range t.out.GatewayClasses {
 		cs := &classState{name: gc.Name, obj: gc, accepted: true,
-			cond: newConditionSet(gc.Generation, t.opts.Now)}
+			cond: newConditionSet(gc.Generation, &t.opts.Now)}
 		cs.managed = t.classAllowed(gc.Name) &&
 			(!t.opts.OnlyOwnClasses || string(gc.Spec.ControllerName) == t.opts.controllerName())
 		t.classes[gc.Name] = cs

@@ -108,7 +108,7 @@ func (t *translator) startIncremental(prev *routeCache) {
 // input is the snapshot's object r was copied from (nil: none; r is not
 // one of the collected routes).
 func (inc *incremental) input(r *routeState) metav1.Object {
-	if r.index < len(inc.inputs) {
+	if int(r.index) < len(inc.inputs) {
 		if o := inc.inputs[r.index]; o.GetName() == r.key.Name && o.GetNamespace() == r.key.Namespace {
 			return o
 		}
@@ -166,7 +166,7 @@ func (t *translator) compileOrReuse(r *routeState) {
 	}
 	in := t.inc.input(r)
 	if p := t.inc.prev; p != nil {
-		if c := p.routes[r.key]; c != nil && c.obj == in && sameSource(c.src, r.src) {
+		if c := p.routes[r.key]; c != nil && c.obj == in && sameSource(c.src, *r.src) {
 			c.restore(t, r)
 			t.inc.next.routes[r.key] = c
 			t.inc.reused++
@@ -179,7 +179,7 @@ func (t *translator) compileOrReuse(r *routeState) {
 	if in == nil || !cacheable(r) {
 		return
 	}
-	c := &compiledRoute{obj: in, src: r.src, notes: slices.Clip(t.notes[notes:len(t.notes):len(t.notes)])}
+	c := &compiledRoute{obj: in, src: *r.src, notes: slices.Clip(t.notes[notes:len(t.notes):len(t.notes)])}
 	c.save(r)
 	t.inc.next.routes[r.key] = c
 }
@@ -218,7 +218,7 @@ func sameSource(a, b Source) bool {
 // are clipped, so that a later append to r's (listenerfilters.go) copies.
 func (c *compiledRoute) save(r *routeState) {
 	r.refFailures, r.dropped = slices.Clip(r.refFailures), slices.Clip(r.dropped)
-	r.entries, r.pathLens = slices.Clip(r.entries), slices.Clip(r.pathLens)
+	r.pathLens = slices.Clip(r.pathLens)
 	c.out = r.compiled
 	r.shared = true
 }

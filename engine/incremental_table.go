@@ -66,7 +66,7 @@ type tableState struct {
 func (t *translator) keepForPatch() *tableState {
 	t.inc.prev = nil
 	t.notes, t.effects, t.conditionOwners, t.routeObjects = nil, nil, nil, nil
-	t.prof.routeVerdicts = nil
+	t.prof.routeVerdicts, t.prof.verdicts = nil, nil
 	for _, r := range t.routes {
 		for _, p := range r.parents {
 			p.cond = nil
@@ -148,7 +148,7 @@ func (st *tableState) diffRoutes(s *Snapshot, max int) (d routeDelta, ok bool) {
 			if j > 0 && !lastSame && byName(in[j-1], in[j]) >= 0 {
 				return d, false
 			}
-			if !sameSource(prev[i].src, s.SourceOf(prev[i].key)) {
+			if !sameSource(*prev[i].src, s.SourceOf(prev[i].key)) {
 				d.gone[prev[i]] = true
 				d.added = append(d.added, in[j])
 			}
@@ -223,6 +223,7 @@ func patchTable(prev *Result, snap *Snapshot, opts Options) (*Table, int) {
 	// one's read-only indices, listeners and Gateways.
 	nt := *pt
 	nt.notes, nt.effects, nt.conditionOwners, nt.xbackends = nil, nil, nil, nil
+	nt.words = parentWords{} // the patch's own, pt's read only
 	nt.routes, nt.inc = nil, incremental{}
 	nt.prof = profileRun{byClass: maps.Clone(pt.prof.byClass), routeVerdicts: map[routeProfileKey]string{}, runs: maps.Clone(pt.prof.runs)}
 
@@ -238,7 +239,7 @@ func patchTable(prev *Result, snap *Snapshot, opts Options) (*Table, int) {
 	}
 	for _, o := range d.added {
 		rt := RouteOf(o)
-		r := newRouteState(rt, -1, snap.SourceOf(rt.Key()))
+		r := newRouteState(rt, -1, snap.sourceRef(rt.Key()))
 		if defaultScope(r.useDefaultGateways) != "" {
 			return nil, 0
 		}

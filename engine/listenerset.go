@@ -33,13 +33,13 @@ func (t *translator) processListenerSets() {
 	sort.SliceStable(sets, func(i, j int) bool { return olderFirst(sets[i], sets[j]) })
 	for _, ls := range sets {
 		s := &listenerSetState{obj: ls, key: ObjectKey{Kind: "ListenerSet", Namespace: ls.Namespace, Name: ls.Name},
-			cond: newConditionSet(ls.Generation, t.opts.Now)}
+			cond: newConditionSet(ls.Generation, &t.opts.Now)}
 		for i := range ls.Spec.Listeners {
 			e := &ls.Spec.Listeners[i]
 			s.listeners = append(s.listeners, &listenerState{
 				set: s, index: i, name: string(e.Name), hostname: hostnameValue(e.Hostname),
 				port: int32(e.Port), protocol: e.Protocol, tls: e.TLS, allowed: e.AllowedRoutes, filters: e.Filters,
-				cond: newConditionSet(ls.Generation, t.opts.Now),
+				cond: newConditionSet(ls.Generation, &t.opts.Now),
 			})
 		}
 		t.attachListenerSet(s)

@@ -17,7 +17,7 @@ import (
 // 42, part 3: status and findings both read every set), and a condition
 // added later is read in order too; list's copies are the caller's.
 func TestConditionSortReadsWithoutCopy(t *testing.T) {
-	c := newConditionSet(1, metav1.Time{})
+	c := newConditionSet(1, nil)
 	c.fail("ResolvedRefs", "BackendNotFound", "gone")
 	c.setDefault("Accepted", metav1.ConditionTrue, "Accepted", "ok")
 	want := c.list()
@@ -83,7 +83,7 @@ func TestTranslatorKeepsNoServiceIndex(t *testing.T) {
 // copy: 1.9 MB for 10,000 routes until check has written them (issue 42,
 // part 3). A change to the set afterwards leaves the status as it was.
 func TestConditionHandOutWithoutCopy(t *testing.T) {
-	c := newConditionSet(1, metav1.Time{})
+	c := newConditionSet(1, nil)
 	c.setDefault("ResolvedRefs", metav1.ConditionTrue, "ResolvedRefs", "resolved")
 	c.setDefault("Accepted", metav1.ConditionTrue, "Accepted", "ok")
 	c.sort()
@@ -99,7 +99,7 @@ func TestConditionHandOutWithoutCopy(t *testing.T) {
 	if got := c.sort(); len(got) != 3 || got[0].Status != metav1.ConditionFalse {
 		t.Errorf("the set after the changes: %+v", got)
 	}
-	if empty := newConditionSet(1, metav1.Time{}).handOut(); empty == nil {
+	if empty := newConditionSet(1, nil).handOut(); empty == nil {
 		t.Error("an empty set handed out nil")
 	}
 }

@@ -74,7 +74,7 @@ func (t *translator) attachMesh(r *routeState, idx int, ref gwv1.ParentReference
 	sref.Group, sref.Kind = &g, &k
 	name := string(ref.Name)
 	where := parentDisplay("Service", ns, name, ref)
-	p := &parentResult{index: idx, ref: sref, cond: newConditionSet(r.gen, t.opts.Now), where: where}
+	p := &parentResult{index: idx, ref: sref, cond: newConditionSet(r.gen, &t.opts.Now), where: where}
 	a := &meshAttachment{route: r, p: p}
 	p.mesh = a
 	if ns != r.key.Namespace {

@@ -56,7 +56,7 @@ func (tr *Translation) Effect(e PolicyEffect) { tr.t.effect(e) }
 func (tr *Translation) SetPolicyAccepted(p *ImplementationPolicy, accepted bool, reason, msg string) {
 	t := tr.t
 	key := ObjectKey{Kind: p.Kind, Namespace: p.Namespace, Name: p.Name}
-	cond := newConditionSet(p.Generation, t.opts.Now)
+	cond := newConditionSet(p.Generation, &t.opts.Now)
 	const acc = "Accepted"
 	if accepted {
 		cond.setDefault(acc, metav1.ConditionTrue, reason, msg)

@@ -63,12 +63,14 @@ type routeAccess[T any] struct {
 // typedRoute is a route of type T seen as a Route.
 type typedRoute[T kubeObject] struct {
 	obj T
-	key ObjectKey
-	acc *routeAccess[T]
+	// kind makes Key (a key of its own was 40 bytes more for each route:
+	// 0.4 MB for 10,000 HTTPRoutes).
+	kind *Kind
+	acc  *routeAccess[T]
 }
 
 func (r typedRoute[T]) Object() metav1.Object              { return r.obj }
-func (r typedRoute[T]) Key() ObjectKey                     { return r.key }
+func (r typedRoute[T]) Key() ObjectKey                     { return keyOf(r.kind, r.obj) }
 func (r typedRoute[T]) Spec() any                          { return r.acc.specOf(r.obj) }
 func (r typedRoute[T]) ParentRefs() []gwv1.ParentReference { return r.acc.spec(r.obj).ParentRefs }
 func (r typedRoute[T]) RouteStatus() *gwv1.RouteStatus     { return r.acc.status(r.obj) }
@@ -86,7 +88,7 @@ func (tk typedKind[O, T]) route(k *Kind, o metav1.Object) Route {
 	if !ok || tk.routes == nil {
 		return nil
 	}
-	return typedRoute[T]{obj: x, key: keyOf(k, x), acc: tk.routes}
+	return typedRoute[T]{obj: x, kind: k, acc: tk.routes}
 }
 
 func (r typedRoute[T]) compile(t *translator, rs *routeState) { r.acc.compile(t, rs, r.obj) }

@@ -15,20 +15,32 @@ import (
 // order: by kind (registry order), then namespace/name.
 func (t *translator) collectRoutes() {
 	t.out.EachRoute(func(rt Route) {
-		t.routes = append(t.routes, newRouteState(rt, len(t.routes), t.in.SourceOf(rt.Key())))
+		t.routes = append(t.routes, newRouteState(rt, len(t.routes), t.in.sourceRef(rt.Key())))
 	})
 }
 
 // newRouteState wraps a route read from src, the index-th route of its
 // translation.
-func newRouteState(rt Route, index int, src Source) *routeState {
+func newRouteState(rt Route, index int, src *Source) *routeState {
 	o, key := rt.Object(), rt.Key()
-	r := &routeState{kind: key.Kind, key: key, index: index, src: src, name: strings.ToLower(key.Kind) + "/" + key.Namespace + "/" + key.Name,
+	r := &routeState{kind: key.Kind, key: key, index: int32(index), src: src, name: lowerKind(key.Kind) + "/" + key.Namespace + "/" + key.Name,
 		obj: o, route: rt, gen: o.GetGeneration(), parentRefs: rt.ParentRefs(), useDefaultGateways: rt.commonSpec().UseDefaultGateways}
 	for _, h := range rt.Hostnames() {
 		r.hostnames = append(r.hostnames, strings.ToLower(string(h)))
 	}
 	return r
+}
+
+// lowerKind is a route kind in lower case, as names start (the kinds'
+// own without a copy each).
+func lowerKind(kind string) string {
+	switch kind {
+	case KindHTTPRoute:
+		return "httproute"
+	case KindGRPCRoute:
+		return "grpcroute"
+	}
+	return strings.ToLower(kind)
 }
 
 // ruleName builds "<kind>/<ns>/<name>/rule/<i>".
@@ -38,6 +50,9 @@ func ruleName(r *routeState, i int) string {
 
 // ruleSource is where rule i of the route was read from.
 func (r *routeState) ruleSource(i int) Source {
+	if r.src == nil {
+		return Source{}
+	}
 	return r.src.At(rulePath(i))
 }
 
@@ -49,7 +64,6 @@ func (t *translator) compileRoute(r *routeState) { r.route.compile(t, r) }
 func (t *translator) compileTLSRoute(r *routeState, o *gwv1.TLSRoute) {
 	for i, rule := range o.Spec.Rules {
 		name := ruleName(r, i)
-		r.addEntry(name, i, -1)
 		r.sni = append(r.sni, &SNIRoute{Name: name, Route: r.key, Source: r.ruleSource(i), Index: &table.RuleIndex{Rule: i, Match: -1},
 			Backends: t.resolveBackendRefs(r, i, name, rule.BackendRefs)})
 	}
@@ -72,7 +86,6 @@ func (t *translator) compileUDPRoute(r *routeState, o *gwv1.UDPRoute) {
 // compileStreamRule builds the StreamRoute of rule i of a TCP or UDP route.
 func (t *translator) compileStreamRule(r *routeState, i int, refs []gwv1.BackendRef) {
 	name := ruleName(r, i)
-	r.addEntry(name, i, -1)
 	r.stream = append(r.stream, &StreamRoute{Name: name, Route: r.key, Source: r.ruleSource(i), Index: &table.RuleIndex{Rule: i, Match: -1},
 		Backends: t.resolveBackendRefs(r, i, name, refs)})
 }
@@ -96,19 +109,27 @@ func (t *translator) compileHTTPRoute(r *routeState, o *gwv1.HTTPRoute) {
 	r.ruleCount = len(o.Spec.Rules)
 	for i := range o.Spec.Rules {
 		rule := &o.Spec.Rules[i]
-		name := ruleName(r, i)
+		// The rule's name is its first match's without "/match/0" (a rule
+		// has one at least): one string for both (0.6 MB fewer for 10,000
+		// HTTPRoutes).
+		match0 := r.name + "/rule/" + itoa(i) + "/match/0" // ruleName, then the match
+		name := match0[:len(match0)-len("/match/0")]
 		if why := httpRuleUnsupported(rule); why != "" {
 			r.dropRule(i, rule.Name, why)
 			continue
 		}
 		proto := &RouteRule{Route: r.key, Source: r.ruleSource(i), Timeouts: compileTimeouts(rule.Timeouts), Retry: compileRetry(rule.Retry),
 			SessionPersistence: compileSession(rule.SessionPersistence)}
-		t.noteSessionDeprecated(r.key, rule.SessionPersistence, "spec.rules["+itoa(i)+"].sessionPersistence")
+		if rule.SessionPersistence != nil {
+			t.noteSessionDeprecated(r.key, rule.SessionPersistence, "spec.rules["+itoa(i)+"].sessionPersistence")
+		}
 		if rule.Name != nil {
 			proto.RuleName = string(*rule.Name)
 		}
 		t.applyRuleFilters(r, proto, name, rule.Filters)
-		var backendFilters [][]gwv1.HTTPRouteFilter
+		if len(rule.BackendRefs) > 0 {
+			proto.Backends = slices.Grow(proto.Backends, len(rule.BackendRefs))
+		}
 		for k, br := range rule.BackendRefs {
 			b, f := t.resolveBackendRef(r, name+"/backend/"+itoa(k), br.BackendObjectReference, br.Weight)
 			if f != nil {
@@ -116,7 +137,6 @@ func (t *translator) compileHTTPRoute(r *routeState, o *gwv1.HTTPRoute) {
 			}
 			t.applyBackendFilters(r, b, br.Filters)
 			proto.Backends = append(proto.Backends, b)
-			backendFilters = append(backendFilters, br.Filters)
 		}
 		matches := rule.Matches
 		if len(matches) == 0 {
@@ -124,12 +144,14 @@ func (t *translator) compileHTTPRoute(r *routeState, o *gwv1.HTTPRoute) {
 		}
 		for j := range matches {
 			rr := *proto
-			rr.Name = name + "/match/" + itoa(j)
-			r.addEntry(rr.Name, i, j)
+			rr.Name = match0
+			if j > 0 {
+				rr.Name = name + "/match/" + itoa(j)
+			}
 			rr.Index = &table.RuleIndex{Rule: i, Match: j}
 			rr.HTTP = compileHTTPMatch(&matches[j])
 			rr.Filters = compileFilters(rule.Filters, rr.HTTP)
-			rr.Backends = backendsForMatch(proto.Backends, backendFilters, rr.HTTP, j)
+			rr.Backends = backendsForMatch(proto.Backends, rule.BackendRefs, rr.HTTP, j)
 			finishRuleResponse(&rr)
 			r.rules = append(r.rules, &rr)
 			r.pathLens = append(r.pathLens, writtenPathLen(&matches[j]))
@@ -140,18 +162,18 @@ func (t *translator) compileHTTPRoute(r *routeState, o *gwv1.HTTPRoute) {
 // backendsForMatch gives the rule's backends their filters compiled for
 // match j (m): the first match's are set on the backends themselves; a
 // backend whose filters depend on the match is copied for every later one.
-func backendsForMatch(bs []*Backend, filters [][]gwv1.HTTPRouteFilter, m *table.HTTPMatch, j int) []*Backend {
+func backendsForMatch(bs []*Backend, refs []gwv1.HTTPBackendRef, m *table.HTTPMatch, j int) []*Backend {
 	out, copied := bs, false
 	for k, b := range bs {
 		switch {
 		case j == 0:
-			b.Filters = compileFilters(filters[k], m)
-		case filtersDependOnMatch(filters[k]):
+			b.Filters = compileFilters(refs[k].Filters, m)
+		case filtersDependOnMatch(refs[k].Filters):
 			if !copied {
 				out, copied = slices.Clone(bs), true
 			}
 			c := *b
-			c.Filters = compileFilters(filters[k], m)
+			c.Filters = compileFilters(refs[k].Filters, m)
 			out[k] = &c
 		}
 	}
@@ -164,7 +186,8 @@ func (t *translator) compileGRPCRoute(r *routeState, o *gwv1.GRPCRoute) {
 	r.ruleCount = len(o.Spec.Rules)
 	for i := range o.Spec.Rules {
 		rule := &o.Spec.Rules[i]
-		name := ruleName(r, i)
+		match0 := r.name + "/rule/" + itoa(i) + "/match/0" // as for HTTPRoutes (ruleName)
+		name := match0[:len(match0)-len("/match/0")]
 		if why := grpcRuleUnsupported(rule); why != "" {
 			r.dropRule(i, rule.Name, why)
 			continue
@@ -172,7 +195,9 @@ func (t *translator) compileGRPCRoute(r *routeState, o *gwv1.GRPCRoute) {
 		filters := grpcFilters(rule.Filters)
 		proto := &RouteRule{Route: r.key, Source: r.ruleSource(i), SessionPersistence: compileSession(rule.SessionPersistence),
 			Filters: compileFilters(filters, nil)}
-		t.noteSessionDeprecated(r.key, rule.SessionPersistence, "spec.rules["+itoa(i)+"].sessionPersistence")
+		if rule.SessionPersistence != nil {
+			t.noteSessionDeprecated(r.key, rule.SessionPersistence, "spec.rules["+itoa(i)+"].sessionPersistence")
+		}
 		if rule.Name != nil {
 			proto.RuleName = string(*rule.Name)
 		}
@@ -194,8 +219,10 @@ func (t *translator) compileGRPCRoute(r *routeState, o *gwv1.GRPCRoute) {
 		}
 		for j := range matches {
 			rr := *proto
-			rr.Name = name + "/match/" + itoa(j)
-			r.addEntry(rr.Name, i, j)
+			rr.Name = match0
+			if j > 0 {
+				rr.Name = name + "/match/" + itoa(j)
+			}
 			rr.Index = &table.RuleIndex{Rule: i, Match: j}
 			rr.GRPC = compileGRPCMatch(&matches[j])
 			r.rules = append(r.rules, &rr)

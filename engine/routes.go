@@ -13,10 +13,9 @@ import (
 type routeState struct {
 	kind string // HTTPRoute, GRPCRoute, TLSRoute, TCPRoute, UDPRoute
 	key  ObjectKey
-	// index is the route's position in translator.routes (collectRoutes).
-	index int
-	// src is where the route was read from (its rules' sources narrow it).
-	src Source
+	// src is where the route was read from (its rules' sources narrow it):
+	// the input snapshot's entry, shared (never nil).
+	src *Source
 	// name is "<kind>/<ns>/<name>" with the kind in lower case: the start of
 	// its rule names (see ruleName).
 	name       string
@@ -28,16 +27,21 @@ type routeState struct {
 	useDefaultGateways gwv1.GatewayDefaultScope
 	// hostnames are the route's spec.hostnames (nil for TCP/UDP routes).
 	hostnames []string
+	// index is the route's position in translator.routes (collectRoutes).
+	index int32
 	// meshOnly is true when every parentRef names a Service (see meshOnly).
 	meshOnly bool
+	// shared is set when rules, sni and stream are shared with the
+	// incremental cache: ownRules copies them before an edit.
+	shared bool
 
 	// compiled is what compileRoute makes of the route's rules.
 	compiled
 
 	parents []*parentResult
-	// shared is set when rules, sni and stream are shared with the
-	// incremental cache: ownRules copies them before an edit.
-	shared bool
+	// verdict is the first profile verdict on the route (profileRoute's
+	// memo; nil: none yet), shared by every route with the same one.
+	verdict *routeVerdict
 }
 
 // compiled is a route's compile output (compileRoute), which an
@@ -52,10 +56,6 @@ type compiled struct {
 	// left out of the table (PartiallyInvalid, or Accepted=False when every
 	// rule is dropped).
 	dropped []droppedRule
-
-	// entries are the name, rule and match index of each compiled entry,
-	// in the order compiled (see addEntry).
-	entries []entryIndex
 
 	// compiled route content, one of these per kind.
 	rules []*RouteRule
@@ -195,6 +195,57 @@ func parentDisplay(kind, ns, name string, ref gwv1.ParentReference) string {
 	return s
 }
 
+// parentKey is what parentDisplay renders of a parentRef.
+type parentKey struct {
+	kind, ns, name, section string
+	port                    int32
+	hasSection, hasPort     bool
+}
+
+// parentWhere renders a Gateway or ListenerSet parentRef for messages
+// (parentDisplay) once per translation: the routes attached to one parent
+// share the string.
+func (t *translator) parentWhere(kind, ns string, ref gwv1.ParentReference) string {
+	k := parentKey{kind: kind, ns: ns, name: string(ref.Name)}
+	if ref.SectionName != nil {
+		k.section, k.hasSection = string(*ref.SectionName), true
+	}
+	if ref.Port != nil {
+		k.port, k.hasPort = int32(*ref.Port), true
+	}
+	if w, ok := t.words.where[k]; ok {
+		return w
+	}
+	w := parentDisplay(kind, ns, string(ref.Name), ref)
+	if t.words.where == nil {
+		t.words.where = map[parentKey]string{}
+	}
+	t.words.where[k] = w
+	return w
+}
+
+// acceptedBy is the message of Accepted=True for the parent displayed as
+// where, made once per translation: the routes attached to one parent
+// share it (with parentWhere, 0.7 MB fewer for 10,000 HTTPRoutes).
+func (t *translator) acceptedBy(where string) string {
+	if m, ok := t.words.accepted[where]; ok {
+		return m
+	}
+	m := "accepted by " + where
+	if t.words.accepted == nil {
+		t.words.accepted = map[string]string{}
+	}
+	t.words.accepted[where] = m
+	return m
+}
+
+// parentWords are the messages about route parents a translation made
+// once (parentWhere, acceptedBy).
+type parentWords struct {
+	where    map[parentKey]string
+	accepted map[string]string
+}
+
 // attachRoute evaluates one parentRef. It returns nil when the parent is not
 // something gwdev manages (no status is written for it then).
 func (t *translator) attachRoute(r *routeState, idx int, ref gwv1.ParentReference) *parentResult {
@@ -211,10 +262,19 @@ func (t *translator) attachRoute(r *routeState, idx int, ref gwv1.ParentReferenc
 		return nil
 	}
 	sref := ref
-	g, k := gwv1.Group(group), gwv1.Kind(kind)
-	sref.Group, sref.Kind = &g, &k
-	where := parentDisplay(kind, ns, string(ref.Name), ref)
-	p := &parentResult{index: idx, ref: sref, cond: newConditionSet(r.gen, t.opts.Now), where: where}
+	// The loaded ref's own group and kind where it names them (defaulted
+	// on load, shared; nothing writes through them): a pair of each
+	// route's was 0.3 MB for 10,000 HTTPRoutes.
+	if ref.Group == nil || string(*ref.Group) != group {
+		g := gwv1.Group(group)
+		sref.Group = &g
+	}
+	if ref.Kind == nil || string(*ref.Kind) != kind {
+		k := gwv1.Kind(kind)
+		sref.Kind = &k
+	}
+	where := t.parentWhere(kind, ns, ref)
+	p := &parentResult{index: idx, ref: sref, cond: newConditionSet(r.gen, &t.opts.Now), where: where}
 	acc := string(gwv1.RouteConditionAccepted)
 
 	var candidates []*listenerState
@@ -279,7 +339,7 @@ func (t *translator) attachRoute(r *routeState, idx int, ref gwv1.ParentReferenc
 			notAllowed = append(notAllowed, fmt.Sprintf("listener %q: %s", l.name, why))
 			continue
 		}
-		hosts := []string{""}
+		var hosts []string
 		if r.hostnames != nil || RouteHasHostnames(r.kind) {
 			var ok bool
 			hosts, ok = effectiveHostnames(l.hostname, r.hostnames)
@@ -287,6 +347,8 @@ func (t *translator) attachRoute(r *routeState, idx int, ref gwv1.ParentReferenc
 				noHost = append(noHost, fmt.Sprintf("listener %q (hostname %s)", l.name, displayHost(l.hostname)))
 				continue
 			}
+		} else {
+			hosts = []string{""} // made only here: most routes have hostnames
 		}
 		p.attachments = append(p.attachments, &attachment{route: r, l: l, hosts: hosts})
 	}
@@ -320,7 +382,9 @@ func (t *translator) finishParent(r *routeState, p *parentResult) {
 	if len(p.conflicts) > 0 {
 		t.noteKind(NoteCrossKindHostname, SeverityWarning, r.key, "parent "+p.where, strings.Join(p.conflicts, "; "))
 	}
-	p.cond.setDefault(acc, metav1.ConditionTrue, string(gwv1.RouteReasonAccepted), "accepted by "+p.where)
+	if !p.cond.has(acc) {
+		p.cond.setDefault(acc, metav1.ConditionTrue, string(gwv1.RouteReasonAccepted), t.acceptedBy(p.where))
+	}
 	if len(r.dropped) > 0 {
 		p.cond.set(string(gwv1.RouteConditionPartiallyInvalid), metav1.ConditionTrue,
 			string(gwv1.RouteReasonUnsupportedValue), r.droppedMessage())
@@ -468,6 +532,18 @@ type crossServingCandidate struct {
 // exactly one of these two routes": the oldest, then by namespace/name. The
 // loser's attachment to that listener is removed.
 func (t *translator) resolveCrossServing() {
+	// A route only competes with the other kind: with routes of one kind
+	// there is nothing to resolve (for 10,000 HTTPRoutes the candidate
+	// lists were 1 MB, and their sort the rest).
+	var grpc, plain bool
+	for _, r := range t.routes {
+		if RoutesRequests(r.kind) {
+			grpc, plain = grpc || RoutesGRPC(r.kind), plain || !RoutesGRPC(r.kind)
+		}
+	}
+	if !grpc || !plain {
+		return
+	}
 	var order []*listenerState
 	byListener := map[*listenerState][]crossServingCandidate{}
 	for _, r := range t.routes {

@@ -125,6 +125,19 @@ func (s *Snapshot) LookupSource(k ObjectKey) (Source, bool) {
 	return s.SourceList[i].Source, true
 }
 
+// sourceRef is SourceOf as a pointer: to the entry of SourceList, or to a
+// copy of the Sources map's (or of an empty Source when s does not know).
+// A route's state holds it: 48 bytes fewer each than a copy.
+func (s *Snapshot) sourceRef(k ObjectKey) *Source {
+	if s != nil && s.Sources == nil {
+		if i, ok := slices.BinarySearchFunc(s.SourceList, k, func(e SourceEntry, k ObjectKey) int { return compareSourceKeys(e.Key, k) }); ok {
+			return &s.SourceList[i].Source
+		}
+	}
+	src := s.SourceOf(k)
+	return &src
+}
+
 // EachSource calls f with every object's key and source: Sources' in no
 // order, or SourceList's in its order.
 func (s *Snapshot) EachSource(f func(ObjectKey, Source)) {

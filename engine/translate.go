@@ -173,9 +173,13 @@ type translator struct {
 	// backendUses records, per Service, the gateways whose routes use it, for
 	// BackendTLSPolicy ancestor status (empty when there is no policy).
 	backendUses map[nsName][]*gatewayState
-	// targets are the route backends' Targets by Service port (nil: none
-	// yet; sharedTarget).
-	targets  map[targetKey]*Target
+	// targets are the route backends' Targets by Service port: the first
+	// port resolved of each Service in out.Services, at its index (nil:
+	// none yet), and the others in moreTargets (sharedTarget).
+	targets     []serviceTarget
+	moreTargets map[targetKey]*Target
+	// words are messages about route parents, made once (parentWhere).
+	words    parentWords
 	policies []*policyState
 	// addresses is the Gateways' address assignment (assignAddresses).
 	addresses map[string]string
@@ -207,14 +211,23 @@ type translator struct {
 // with the same name, the last. A map of them took 1.5 MB for 20,000
 // Services at check's peak (issue 42, part 3).
 func (t *translator) service(ns, name string) *Service {
+	if i := t.serviceIndex(ns, name); i >= 0 {
+		return t.out.Services[i]
+	}
+	return nil
+}
+
+// serviceIndex is the index of the Service ns/name in out.Services (-1:
+// none).
+func (t *translator) serviceIndex(ns, name string) int {
 	svcs := t.out.Services
 	i := sort.Search(len(svcs), func(i int) bool {
 		return cmp.Or(cmp.Compare(svcs[i].Namespace, ns), cmp.Compare(svcs[i].Name, name)) > 0
 	})
 	if i > 0 && svcs[i-1].Namespace == ns && svcs[i-1].Name == name {
-		return svcs[i-1]
+		return i - 1
 	}
-	return nil
+	return -1
 }
 
 // conditionOwner is an object and its conditions, for collectFindings.

@@ -96,7 +96,7 @@ func (t *translator) xbackendState(ns, name string) *xbackendState {
 	if t.xbackends == nil {
 		t.xbackends = map[nsName]*xbackendState{}
 	}
-	xs := &xbackendState{obj: obj, key: ObjectKey{Kind: "XBackend", Namespace: ns, Name: name}, cond: newConditionSet(obj.Generation, t.opts.Now)}
+	xs := &xbackendState{obj: obj, key: ObjectKey{Kind: "XBackend", Namespace: ns, Name: name}, cond: newConditionSet(obj.Generation, &t.opts.Now)}
 	t.xbackends[nsName{ns, name}] = xs
 	t.resolveXBackend(xs)
 	return xs

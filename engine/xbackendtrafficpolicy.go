@@ -59,7 +59,7 @@ func (t *translator) processXBackendTrafficPolicies() {
 	pols := make([]*trafficPolicyState, 0, len(t.out.XBackendTrafficPolicies))
 	for _, p := range t.out.XBackendTrafficPolicies {
 		ps := &trafficPolicyState{obj: p, key: ObjectKey{Kind: "XBackendTrafficPolicy", Namespace: p.Namespace, Name: p.Name},
-			cond: newConditionSet(p.Generation, t.opts.Now)}
+			cond: newConditionSet(p.Generation, &t.opts.Now)}
 		ps.budget = retryBudgetOf(ps.key, p.Spec.RetryConstraint)
 		ps.session = compileSession(p.Spec.SessionPersistence)
 		t.noteSessionDeprecated(ps.key, p.Spec.SessionPersistence, "spec.sessionPersistence")

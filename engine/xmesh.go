@@ -48,7 +48,7 @@ func (t *translator) processXMeshes() {
 				"; gwdev's mesh is "+quote(MeshControllerName)+", so gwdev leaves this XMesh alone")
 			continue
 		}
-		cs := newConditionSet(m.Generation, t.opts.Now)
+		cs := newConditionSet(m.Generation, &t.opts.Now)
 		acc := string(gwxv1a1.MeshConditionAccepted)
 		if ref := m.Spec.ParametersRef; ref != nil {
 			cs.fail(acc, string(gwxv1a1.MeshReasonInvalidParameters),

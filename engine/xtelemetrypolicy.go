@@ -70,7 +70,7 @@ func (t *translator) processXTelemetryPolicies() {
 	pols := make([]*telemetryPolicyState, 0, len(t.out.XTelemetryPolicies))
 	for _, p := range t.out.XTelemetryPolicies {
 		ps := &telemetryPolicyState{obj: p, key: ObjectKey{Kind: "XTelemetryPolicy", Namespace: p.Namespace, Name: p.Name},
-			cond: newConditionSet(p.Generation, t.opts.Now)}
+			cond: newConditionSet(p.Generation, &t.opts.Now)}
 		t.compileTelemetryPolicy(ps)
 		pols = append(pols, ps)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gwdev/gwdev/internal/typegraph"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
@@ -75,48 +76,25 @@ type fieldPlan struct {
 	plan  *typePlan
 }
 
-var (
-	// typePlans holds the complete plans, by reflect.Type.
-	typePlans sync.Map
-	// typePlansMu serialises making plans.
-	typePlansMu sync.Mutex
-)
+// typePlans holds the plans, by reflect.Type.
+var typePlans typegraph.Cache[typePlan]
 
 // planOf returns the plan of t, making it (and the plans of the types t
 // holds) on first use.
-func planOf(t reflect.Type) *typePlan {
-	if p, ok := typePlans.Load(t); ok {
-		return p.(*typePlan)
-	}
-	typePlansMu.Lock()
-	defer typePlansMu.Unlock()
-	made := map[reflect.Type]*typePlan{}
-	p := makePlan(t, made)
-	for t, p := range made { // published whole, never half made
-		typePlans.Store(t, p)
-	}
-	return p
-}
+func planOf(t reflect.Type) *typePlan { return typePlans.Of(t, fillPlan) }
 
 var jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
 
-// makePlan makes the plan of t, registering it in made before its
-// element plans so that recursive types end.
-func makePlan(t reflect.Type, made map[reflect.Type]*typePlan) *typePlan {
-	if p, ok := typePlans.Load(t); ok {
-		return p.(*typePlan)
-	}
-	if p, ok := made[t]; ok {
-		return p
-	}
-	p := &typePlan{typ: t}
-	made[t] = p
+// fillPlan fills in the plan of t, linking the plans of the types it
+// holds.
+func fillPlan(t reflect.Type, p *typePlan, of func(reflect.Type) *typePlan) {
+	p.typ = t
 	switch t.Kind() {
 	case reflect.Map, reflect.Slice, reflect.Pointer, reflect.Struct, reflect.Interface:
 		// As fromUnstructured: these read themselves from JSON when they can.
 		if reflect.PointerTo(t).Implements(jsonUnmarshaler) {
 			p.kind, p.entry = planUnmarshaler, value.TypeReflectEntryOf(t)
-			return p
+			return
 		}
 	}
 	switch t.Kind() {
@@ -133,12 +111,12 @@ func makePlan(t reflect.Type, made map[reflect.Type]*typePlan) *typePlan {
 	case reflect.Interface:
 		p.kind = planInterface
 	case reflect.Pointer:
-		p.kind, p.elem = planPointer, makePlan(t.Elem(), made)
+		p.kind, p.elem = planPointer, of(t.Elem())
 	case reflect.Slice:
-		p.kind, p.elem = planSlice, makePlan(t.Elem(), made)
+		p.kind, p.elem = planSlice, of(t.Elem())
 	case reflect.Map:
 		if t.Key().Kind() == reflect.String {
-			p.kind, p.elem = planMap, makePlan(t.Elem(), made)
+			p.kind, p.elem = planMap, of(t.Elem())
 		}
 	case reflect.Struct:
 		p.fields = make([]fieldPlan, 0, t.NumField())
@@ -146,13 +124,12 @@ func makePlan(t reflect.Type, made map[reflect.Type]*typePlan) *typePlan {
 			f := t.Field(i)
 			if !f.IsExported() {
 				p.fields = nil
-				return p // the library would not set it either; leave it the error
+				return // the library would not set it either; leave it the error
 			}
-			p.fields = append(p.fields, fieldPlan{index: i, name: jsonFieldName(f), plan: makePlan(f.Type, made)})
+			p.fields = append(p.fields, fieldPlan{index: i, name: jsonFieldName(f), plan: of(f.Type)})
 		}
 		p.kind = planStruct
 	}
-	return p
 }
 
 // jsonFieldName is the name runtime's fieldInfoFromField gives a struct

@@ -7,12 +7,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/gwdev/gwdev/internal/typegraph"
 )
 
 // build fills the tree straight from a Go value, as parse would from the
@@ -282,37 +283,15 @@ var (
 	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
 	metav1TimeType    = reflect.TypeFor[metav1.Time]()
 	intOrStringType   = reflect.TypeFor[intstr.IntOrString]()
-	// typeInfos holds every typeInfo made (reflect.Type -> *typeInfo);
-	// typeInfoMu makes one type's graph at a time.
-	typeInfos  sync.Map
-	typeInfoMu sync.Mutex
+	typeInfos         typegraph.Cache[typeInfo]
 )
 
-func typeInfoOf(t reflect.Type) *typeInfo {
-	if ti, ok := typeInfos.Load(t); ok {
-		return ti.(*typeInfo)
-	}
-	typeInfoMu.Lock()
-	defer typeInfoMu.Unlock()
-	made := map[reflect.Type]*typeInfo{}
-	ti := makeTypeInfo(t, made)
-	for t, ti := range made {
-		typeInfos.LoadOrStore(t, ti)
-	}
-	return ti
-}
+func typeInfoOf(t reflect.Type) *typeInfo { return typeInfos.Of(t, fillTypeInfo) }
 
-// makeTypeInfo makes t's typeInfo and those of the types it holds, using
-// the ones made before (in typeInfos or made) so that recursive types end.
-func makeTypeInfo(t reflect.Type, made map[reflect.Type]*typeInfo) *typeInfo {
-	if ti, ok := typeInfos.Load(t); ok {
-		return ti.(*typeInfo)
-	}
-	if ti, ok := made[t]; ok {
-		return ti
-	}
-	ti := &typeInfo{t: t}
-	made[t] = ti
+// fillTypeInfo fills in t's typeInfo and links those of the types it
+// holds.
+func fillTypeInfo(t reflect.Type, ti *typeInfo, of func(reflect.Type) *typeInfo) {
+	ti.t = t
 	switch {
 	case t.Implements(jsonMarshalerType) || t.Implements(textMarshalerType):
 		ti.marshal = marshalsAlways
@@ -322,15 +301,14 @@ func makeTypeInfo(t reflect.Type, made map[reflect.Type]*typeInfo) *typeInfo {
 	}
 	switch t.Kind() {
 	case reflect.Pointer, reflect.Slice, reflect.Array:
-		ti.elem = makeTypeInfo(t.Elem(), made)
+		ti.elem = of(t.Elem())
 	case reflect.Map:
-		k := makeTypeInfo(t.Key(), made)
+		k := of(t.Key())
 		ti.stringKeys = t.Key().Kind() == reflect.String && k.marshal == marshalsNever
-		ti.elem = makeTypeInfo(t.Elem(), made)
+		ti.elem = of(t.Elem())
 	case reflect.Struct:
-		ti.plan = makeStructPlan(t, made)
+		ti.plan = makeStructPlan(t, of)
 	}
-	return ti
 }
 
 // structPlan is how build writes a struct type: its fields in yaml.v2's
@@ -402,9 +380,9 @@ func isZero(v reflect.Value, z zeroer) bool {
 	return v.IsZero()
 }
 
-func makeStructPlan(t reflect.Type, made map[reflect.Type]*typeInfo) *structPlan {
+func makeStructPlan(t reflect.Type, of func(reflect.Type) *typeInfo) *structPlan {
 	p := &structPlan{}
-	if !p.add(t, nil, 0, made) || hasRepeatedName(p.fields) {
+	if !p.add(t, nil, 0, of) || hasRepeatedName(p.fields) {
 		return &structPlan{viaJSON: true}
 	}
 	slices.SortStableFunc(p.fields, func(a, b structField) int {
@@ -431,7 +409,7 @@ func makeStructPlan(t reflect.Type, made map[reflect.Type]*typeInfo) *structPlan
 
 // add appends the fields of struct type t, reached through index, and
 // reports whether build can follow every one of them.
-func (p *structPlan) add(t reflect.Type, index []int, depth int, made map[reflect.Type]*typeInfo) bool {
+func (p *structPlan) add(t reflect.Type, index []int, depth int, of func(reflect.Type) *typeInfo) bool {
 	if depth > 8 {
 		return false
 	}
@@ -461,10 +439,10 @@ func (p *structPlan) add(t reflect.Type, index []int, depth int, made map[reflec
 		idx := append(append([]int(nil), index...), i)
 		if sf.Anonymous && name == "" {
 			ft := sf.Type
-			if ft.Kind() != reflect.Struct || makeTypeInfo(ft, made).marshal != marshalsNever {
+			if ft.Kind() != reflect.Struct || of(ft).marshal != marshalsNever {
 				return false // embedded pointers, non-structs and types with methods
 			}
-			if !p.add(ft, idx, depth+1, made) {
+			if !p.add(ft, idx, depth+1, of) {
 				return false
 			}
 			continue
@@ -480,7 +458,7 @@ func (p *structPlan) add(t reflect.Type, index []int, depth int, made map[reflec
 		} else if !plainJSONName(name) {
 			return false
 		}
-		f := structField{name: name, index: idx, omitEmpty: omitEmpty, omitZero: omitZero, typ: makeTypeInfo(sf.Type, made)}
+		f := structField{name: name, index: idx, omitEmpty: omitEmpty, omitZero: omitZero, typ: of(sf.Type)}
 		if omitZero {
 			f.zeroer = zeroerOf(sf.Type)
 		}

@@ -14,27 +14,12 @@ import (
 // restring returns a copy of v with every string below metadata changed
 // by change (patterns, lengths and enums then refuse many of them).
 func restring(v any, change func(string) string) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, x := range v {
-			if k == "apiVersion" || k == "kind" || k == "metadata" {
-				out[k] = x
-			} else {
-				out[k] = restring(x, change)
-			}
+	return mapScalars(v, func(x any) any {
+		if s, ok := x.(string); ok {
+			return change(s)
 		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, x := range v {
-			out[i] = restring(x, change)
-		}
-		return out
-	case string:
-		return change(v)
-	}
-	return v
+		return x
+	})
 }
 
 // TestQuickSchemaMatchesAPIServer checks quickSchema.valid (and

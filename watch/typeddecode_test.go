@@ -85,6 +85,25 @@ func TestDecodeTypedMatchesConverter(t *testing.T) {
 // one of another type (a string by a number, a number by a float or a
 // string, a bool by a string).
 func mistype(v any) any {
+	return mapScalars(v, func(x any) any {
+		switch x := x.(type) {
+		case string:
+			return int64(len(x))
+		case int64:
+			if x%2 == 0 {
+				return float64(x) + 0.5
+			}
+			return strconv.FormatInt(x, 10)
+		case bool:
+			return "true"
+		}
+		return x
+	})
+}
+
+// mapScalars returns a copy of v with each scalar below metadata (and
+// apiVersion and kind) replaced by change's result for it.
+func mapScalars(v any, change func(any) any) any {
 	switch v := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(v))
@@ -92,27 +111,18 @@ func mistype(v any) any {
 			if k == "apiVersion" || k == "kind" || k == "metadata" {
 				out[k] = x
 			} else {
-				out[k] = mistype(x)
+				out[k] = mapScalars(x, change)
 			}
 		}
 		return out
 	case []any:
 		out := make([]any, len(v))
 		for i, x := range v {
-			out[i] = mistype(x)
+			out[i] = mapScalars(x, change)
 		}
 		return out
-	case string:
-		return int64(len(v))
-	case int64:
-		if v%2 == 0 {
-			return float64(v) + 0.5
-		}
-		return strconv.FormatInt(v, 10)
-	case bool:
-		return "true"
 	}
-	return v
+	return change(v)
 }
 
 // TestDecodeTypedEdges covers what the corpus does not: times (a type

@@ -95,6 +95,8 @@ type Watcher struct {
 	// fsw is replaced whenever the root changes, dropping every old watch.
 	fsw     *fsnotify.Watcher
 	watched rootWatch
+	// stopped is closed when the run goroutine has returned.
+	stopped chan struct{}
 	// realRoot is the root with symlinks resolved; linkDirs are the
 	// directories outside it watched for symlinked files (see
 	// watchLinkTarget). Both are owned like fsw.
@@ -189,6 +191,7 @@ func (l *Loader) Watch(ctx context.Context, root string, opts WatchOptions) (*Wa
 	if ev == RootMissing {
 		go l.warm()
 	}
+	w.stopped = make(chan struct{})
 	go w.run(ctx)
 	return w, nil
 }
@@ -300,6 +303,7 @@ func (w *Watcher) watchLinkTarget(link string) {
 }
 
 func (w *Watcher) run(ctx context.Context) {
+	defer close(w.stopped)
 	defer func() { w.fsw.Close() }()
 	var timer, graceTimer *time.Timer
 	var fire, graceFire <-chan time.Time

@@ -253,16 +253,9 @@ func explicitTag(n *yaml.Node) string {
 	return n.Tag
 }
 
-// resolvePlain resolves an untagged plain scalar with YAML 1.1 rules.
-func resolvePlain(s string) any {
-	if v, isString := plainScalar(s); !isString {
-		return v
-	}
-	return s
-}
-
-// plainScalar is resolvePlain without putting a string into an interface:
-// isString reports that the value is s (v is then nil).
+// plainScalar resolves an untagged plain scalar with YAML 1.1 rules,
+// without putting a string into an interface: isString reports that the
+// value is s (v is then nil).
 func plainScalar(s string) (v any, isString bool) {
 	switch s {
 	case "", "~", "null", "Null", "NULL":

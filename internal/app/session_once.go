@@ -3,6 +3,7 @@ package app
 import (
 	"io"
 	"runtime"
+	"runtime/debug"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,6 +50,12 @@ func Once(sources []string, flags project.Flags, o OnceOptions) (*State, error) 
 	// check loads once: the compiled validators can go before the
 	// translation, when the process holds the most.
 	proj.ReleaseValidators()
+	// The load leaves the heap it grew to (up to loadHeadroom over what
+	// is live, project/gc.go) mapped: hand its free pages back before the
+	// translation grows the heap again, or they add to the translation's
+	// highest point (check -o yaml, 10,000 routes: peak RSS 110 MB with
+	// this against 117-120 MB without; one more collection, ~15 ms).
+	debug.FreeOSMemory()
 	// The snapshot is the translation's alone from here (dropUnprinted):
 	// the objects the result copies to write their status can go while
 	// it is computed.

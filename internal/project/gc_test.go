@@ -3,8 +3,10 @@ package project
 import (
 	"context"
 	"math"
+	"runtime"
 	"runtime/debug"
 	"testing"
+	"time"
 )
 
 func TestServingGCPercent(t *testing.T) {
@@ -38,12 +40,13 @@ func TestServingGCYieldsToLoads(t *testing.T) {
 		t.Fatalf("after setServingGC(800): GOGC %d", got)
 	}
 	restore := loadGC()
-	if got := gcPercent(); got != loadGCPercent {
-		t.Errorf("during a load: GOGC %d, want %d (the serving raise dropped)", got, loadGCPercent)
+	during := gcPercent()
+	if want := loadPercentFor(liveHeap()); during != want {
+		t.Errorf("during a load: GOGC %d, want %d (the serving raise dropped)", during, want)
 	}
-	setServingGC(900)
-	if got := gcPercent(); got != loadGCPercent {
-		t.Errorf("ServeGC raised the target during a load: %d", got)
+	setServingGC(during * 2)
+	if got := gcPercent(); got != during {
+		t.Errorf("ServeGC changed the target during a load: %d, want %d", got, during)
 	}
 	restore()
 	if got := gcPercent(); got != 100 {
@@ -138,9 +141,12 @@ func TestHoldGC(t *testing.T) {
 // point of heap follows the target).
 func TestLoadGCLowersTheTarget(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	for _, c := range []struct{ before, during int }{{100, loadGCPercent}, {200, loadGCPercent}, {30, 30}, {-1, -1}} {
+	for _, c := range []struct{ before, during int }{{100, 0}, {200, 0}, {30, 30}, {-1, -1}} {
 		debug.SetGCPercent(c.before)
 		restore := loadGC()
+		if c.during == 0 {
+			c.during = loadPercentFor(liveHeap())
+		}
 		if got := gcPercent(); got != c.during {
 			t.Errorf("GOGC %d: %d during a load, want %d", c.before, got, c.during)
 		}
@@ -149,4 +155,74 @@ func TestLoadGCLowersTheTarget(t *testing.T) {
 			t.Errorf("GOGC %d: %d after the load", c.before, got)
 		}
 	}
+}
+
+func TestLoadPercentFor(t *testing.T) {
+	for _, c := range []struct {
+		live uint64
+		want int
+	}{
+		{0, math.MaxInt32},            // nothing live: no collection for the first 32 MiB
+		{4 << 20, 800},                // a small heap grows by loadHeadroom
+		{32 << 20, 100},               //
+		{loadHeadroom * 2, 50},        // from here on loadGCPercent
+		{loadHeadroom * 100 / 51, 51}, // just under twice
+		{1 << 30, loadGCPercent},      // a large load
+		{loadHeadroom * 3, 50},        //
+		{loadHeadroom/2 + 1, 199},     // rounds down
+		{loadHeadroom / 3, 300},       //
+		{loadHeadroom * 100 / 49, 50}, // 49% is below the floor
+	} {
+		if got := loadPercentFor(c.live); got != c.want {
+			t.Errorf("loadPercentFor(%d) = %d, want %d", c.live, got, c.want)
+		}
+	}
+}
+
+// A load sizes the target again after every collection from the heap that
+// collection found live, and stops when the load ends: the target put
+// back stays (issue 42, session 19).
+func TestLoadGCSizesAfterEachCollection(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	restore := loadGC()
+	keep := make([]*[1 << 20]byte, 0, 48)
+	for range 48 { // 48 MiB live: loadHeadroom is 2/3 of it
+		keep = append(keep, new([1 << 20]byte))
+	}
+	runtime.GC()
+	want := loadPercentFor(liveHeap())
+	if want >= 100 || want <= loadGCPercent {
+		t.Fatalf("with 48 MiB live the target should be between %d and 100, is %d", loadGCPercent, want)
+	}
+	if !waitPercent(want) {
+		t.Errorf("after a collection with %d bytes live: GOGC %d, want %d", liveHeap(), gcPercent(), want)
+	}
+	runtime.KeepAlive(keep)
+	keep = nil
+	runtime.GC()
+	if want := loadPercentFor(liveHeap()); !waitPercent(want) {
+		t.Errorf("after the heap was let go: GOGC %d, want %d", gcPercent(), want)
+	}
+	restore()
+	if got := gcPercent(); got != 100 {
+		t.Fatalf("after the load: GOGC %d, want 100", got)
+	}
+	for range 3 {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond) // room for a sizer that should not run
+	}
+	if got := gcPercent(); got != 100 {
+		t.Errorf("collections after the load changed GOGC to %d", got)
+	}
+}
+
+// waitPercent waits up to 5 s for the target to become want (the sizer
+// runs on the cleanup goroutine, after the collection).
+func waitPercent(want int) bool {
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if gcPercent() == want {
+			return true
+		}
+	}
+	return false
 }

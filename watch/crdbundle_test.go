@@ -329,3 +329,47 @@ func TestMisfitIsDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// channelNote decodes the newer standard bundles only for an object the
+// oldest does not take (issue 42, session 19: decoding all of them was a
+// tenth of a check of one route), and its notes are the same either way.
+func TestChannelNoteDecodesNewerBundlesOnlyWhenNeeded(t *testing.T) {
+	names := standardNames().names
+	if len(names) < 2 {
+		t.Skip("fewer than two embedded standard bundles")
+	}
+	decoded := func() []string {
+		embeddedBundlesMu.Lock()
+		defer embeddedBundlesMu.Unlock()
+		var got []string
+		for _, n := range names {
+			if embeddedBundles[n] != nil {
+				got = append(got, n)
+			}
+		}
+		return got
+	}
+	releaseEmbeddedBundles()
+	defer releaseEmbeddedBundles()
+	route := gvk{group: "gateway.networking.k8s.io", version: "v1", kind: "HTTPRoute"}
+	fits := map[string]any{"spec": map[string]any{"hostnames": []any{"a.example.com"}}}
+	if note := channelNote(route, fits); note != "" {
+		t.Fatalf("a route every standard release takes: note %q", note)
+	}
+	if got := decoded(); len(got) != 1 || got[0] != names[0] {
+		t.Errorf("after a route the oldest bundle takes, decoded %v, want only %s", got, names[0])
+	}
+	// A field no standard release has: every bundle is looked at.
+	odd := map[string]any{"spec": map[string]any{"noSuchField": "x"}}
+	note := channelNote(route, odd)
+	if !strings.HasPrefix(note, "experimental channel only: ") {
+		t.Errorf("a field of no standard release: note %q", note)
+	}
+	if got := decoded(); len(got) != len(names) {
+		t.Errorf("after a route the oldest bundle refuses, decoded %v, want all of %v", got, names)
+	}
+	releaseEmbeddedBundles()
+	if again := channelNote(route, odd); again != note {
+		t.Errorf("decoded again: note %q, want %q", again, note)
+	}
+}

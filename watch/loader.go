@@ -210,13 +210,16 @@ func (l *Loader) loadFiles(inputs []fileInput, problems []Problem) collected {
 		parts   [][]loaded
 		n       int
 		skipped []Skipped
-		ports   sharedPorts
-		scalars sharedScalars
 	)
+	// Each worker shares ports and scalars among the objects it copies
+	// (compact.go): a value is then held once per worker, not once.
+	workers := workersFor(batch)
+	ports := make([]sharedPorts, workers)
+	scalars := make([]sharedScalars, workers)
 	// Each worker reuses the maps of the objects it loaded (mapfree.go),
 	// for this load only: lists kept with the worker's scratch outlived
 	// the load (up to 1,024 maps each).
-	free := make([]mapFreeList, workersFor(batch))
+	free := make([]mapFreeList, workers)
 	for lo := 0; lo < len(jobs); lo += batch {
 		hi := min(lo+batch, len(jobs))
 		parallelWorkers(hi-lo, func(w, i int) {
@@ -231,9 +234,12 @@ func (l *Loader) loadFiles(inputs []fileInput, problems []Problem) collected {
 		})
 		if batch < len(jobs) {
 			l.Collect()
-			for i := range hi - lo {
-				compact(results[i].objs, &ports, &scalars)
-			}
+			// The copies are made on every worker: one goroutine
+			// copying while the others waited was a tenth of a large
+			// load's wall time (10,000 HTTPRoutes: 8 batches of ~13 ms).
+			parallelWorkers(hi-lo, func(w, i int) {
+				compact(results[i].objs, &ports[w], &scalars[w])
+			})
 		}
 		part := gatherBatch(results[:hi-lo], &problems, &skipped)
 		n += len(part)

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,15 +32,25 @@ func nameRule(spec *kindSpec) apimachineryvalidation.ValidateNameFunc {
 // of the same patterns (patternDFA) and the same lengths; anything else
 // goes to ValidateObjectMeta. TestSimpleMetaValidMatchesAPIServer keeps it
 // within what ValidateObjectMeta accepts.
-var (
-	dnsLabelDFA     = compilePatternDFA(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-	dns1035LabelDFA = compilePatternDFA(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
-	dnsSubdomainDFA = compilePatternDFA(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
-	// labelNameDFA is a label key without a prefix (IsQualifiedName's name
-	// part); labelValueDFA a label's value (IsValidLabelValue).
-	labelNameDFA  = compilePatternDFA(`^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$`)
-	labelValueDFA = compilePatternDFA(`^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`)
-)
+//
+// The automata are built on first use (3 ms and 90 KB at every process
+// start otherwise, `gwdev version` included; issue 42, session 19).
+var metaAutomata = sync.OnceValue(func() *metaDFAs {
+	return &metaDFAs{
+		dnsLabel:     compilePatternDFA(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`),
+		dns1035Label: compilePatternDFA(`^[a-z]([-a-z0-9]*[a-z0-9])?$`),
+		dnsSubdomain: compilePatternDFA(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`),
+		labelName:    compilePatternDFA(`^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$`),
+		labelValue:   compilePatternDFA(`^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$`),
+	}
+})
+
+// metaDFAs are the automata of simpleMetaValid. labelName is a label key
+// without a prefix (IsQualifiedName's name part); labelValue a label's
+// value (IsValidLabelValue).
+type metaDFAs struct {
+	dnsLabel, dns1035Label, dnsSubdomain, labelName, labelValue *patternDFA
+}
 
 // simpleMetaValid reports whether ValidateObjectMeta(meta, spec.namespaced,
 // nameRule(spec)) certainly finds nothing, for metadata decodeSimpleMeta
@@ -50,23 +61,24 @@ func simpleMetaValid(meta *metav1.ObjectMeta, spec *kindSpec) bool {
 	if meta.GenerateName != "" || len(meta.Annotations) > 0 || meta.Generation != 0 {
 		return false
 	}
+	a := metaAutomata()
 	for k, v := range meta.Labels {
-		if len(k) > 63 || len(v) > 63 || !dfaMatches(labelNameDFA, k) || !dfaMatches(labelValueDFA, v) {
+		if len(k) > 63 || len(v) > 63 || !dfaMatches(a.labelName, k) || !dfaMatches(a.labelValue, v) {
 			return false
 		}
 	}
-	name, limit := dnsSubdomainDFA, 253 // NameIsDNSSubdomain
+	name, limit := a.dnsSubdomain, 253 // NameIsDNSSubdomain
 	switch spec {
 	case kindService:
-		name, limit = dns1035LabelDFA, 63 // NameIsDNS1035Label
+		name, limit = a.dns1035Label, 63 // NameIsDNS1035Label
 	case kindNamespace:
-		name, limit = dnsLabelDFA, 63 // NameIsDNSLabel
+		name, limit = a.dnsLabel, 63 // NameIsDNSLabel
 	}
 	if len(meta.Name) > limit || !dfaMatches(name, meta.Name) {
 		return false
 	}
 	if spec.namespaced {
-		return len(meta.Namespace) <= 63 && dfaMatches(dnsLabelDFA, meta.Namespace)
+		return len(meta.Namespace) <= 63 && dfaMatches(a.dnsLabel, meta.Namespace)
 	}
 	return meta.Namespace == ""
 }

@@ -151,7 +151,7 @@ func (rn *run) gatewaySettings(g *engine.GatewayView) *gwinSettings {
 		return gs
 	}
 	obj := g.Object()
-	gs := rn.settingsOf(gwinGatewaySchema, g.Key(), obj.Annotations, obj.Labels)
+	gs := rn.settingsOf(gwinGatewaySchema(), g.Key(), obj.Annotations, obj.Labels)
 	rn.gateways[g.Key()] = gs
 	return gs
 }
@@ -215,7 +215,7 @@ func (rn *run) reportSettings(key engine.ObjectKey, gs *gwinSettings) {
 // inherited).
 func (rn *run) CheckListenerSet(s *engine.ListenerSetView) string {
 	obj := s.Object()
-	gs := rn.settingsOf(gwinListenerSetSchema, s.Key(), obj.Annotations, obj.Labels)
+	gs := rn.settingsOf(gwinListenerSetSchema(), s.Key(), obj.Annotations, obj.Labels)
 	rn.sets[s.Key()] = gs
 	own := s.ListenerNames()
 	for _, n := range gs.names("listener") {
@@ -292,7 +292,7 @@ func (rn *run) routeSettings(r *engine.RouteView) *gwinSettings {
 		return gs
 	}
 	m := r.Object()
-	gs := rn.settingsOf(gwinRouteSchema, r.Key(), m.GetAnnotations(), m.GetLabels())
+	gs := rn.settingsOf(gwinRouteSchema(), r.Key(), m.GetAnnotations(), m.GetLabels())
 	rn.routes[r.Key()] = gs
 	return gs
 }
@@ -406,7 +406,7 @@ func (rn *run) Finish() {
 func (rn *run) checkServices() {
 	for _, svc := range rn.tr.Output().Services {
 		key := engine.ObjectKey{Kind: "Service", Namespace: svc.Namespace, Name: svc.Name}
-		gs := rn.settingsOf(gwinServiceSchema, key, svc.Annotations, svc.Labels)
+		gs := rn.settingsOf(gwinServiceSchema(), key, svc.Annotations, svc.Labels)
 		if len(gs.byKey) == 0 && len(gs.errs) == 0 {
 			continue
 		}

@@ -41,11 +41,11 @@ type gwinPolicy struct {
 type policyKind struct {
 	engine.PolicyKind
 	// schema holds the settings of the kind's spec.policy.
-	schema *gwinSchema
+	schema func() *gwinSchema
 }
 
 // gwinPolicyKind is a gwin policy kind that may target targets.
-func gwinPolicyKind(kind string, schema *gwinSchema, targets ...metav1.GroupKind) policyKind {
+func gwinPolicyKind(kind string, schema func() *gwinSchema, targets ...metav1.GroupKind) policyKind {
 	return policyKind{engine.PolicyKind{Group: Group, Version: "v1", Kind: kind,
 		PolicyTargets: engine.PolicyTargets{Targets: targets}}, schema}
 }
@@ -95,7 +95,7 @@ func newGwinPolicy(p *engine.ImplementationPolicy) *gwinPolicy {
 	if !ok || policyGroup(p) != Group {
 		return nil
 	}
-	gp := &gwinPolicy{obj: p, key: engine.ObjectKey{Kind: p.Kind, Namespace: p.Namespace, Name: p.Name}, schema: pk.schema}
+	gp := &gwinPolicy{obj: p, key: engine.ObjectKey{Kind: p.Kind, Namespace: p.Namespace, Name: p.Name}, schema: pk.schema()}
 	for _, t := range pk.Targets {
 		gp.targetKinds = append(gp.targetKinds, t.Kind)
 	}
@@ -118,10 +118,10 @@ func newGwinPolicy(p *engine.ImplementationPolicy) *gwinPolicy {
 	}
 	policy, _ := p.Spec["policy"].(map[string]any)
 	var errs []string
-	gp.settings, errs = parsePolicy(pk.schema, gp.key, policy)
+	gp.settings, errs = parsePolicy(pk.schema(), gp.key, policy)
 	gp.errs = append(gp.errs, errs...)
 	if len(gp.errs) == 0 {
-		gs := newGwinSettings(pk.schema, gp.settings)
+		gs := newGwinSettings(pk.schema(), gp.settings)
 		for _, sc := range []string{"listener", "rule", "host"} {
 			gs.checkScope(sc, false)
 		}

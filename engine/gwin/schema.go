@@ -173,35 +173,43 @@ func concatDefs(lists ...[]settingDef) []settingDef {
 	return out
 }
 
-// The schemas of the kinds gwin reads settings from.
+// The schemas of the kinds gwin reads settings from, built on first use
+// (2,200 allocations at every process start otherwise, `gwdev version`
+// included; issue 42, session 19).
 var (
-	gwinGatewaySchema = buildSchema("Gateway", concatDefs([]settingDef{
-		{path: "subnets", kind: vStringList},
-		{path: "securityGroups", kind: vStringList},
-		{path: "allowZonalShift", kind: vBool},
-		{path: "logs.logGroupID", kind: vString},
-		{path: "logs.disable", kind: vBool, emulated: true},
-		{path: "logs.discardRule.{rule}.httpCodes", kind: vIntList, min: 100, max: 599, emulated: true},
-		{path: "logs.discardRule.{rule}.httpCodeIntervals", kind: vEnumList, enum: httpCodeIntervals, emulated: true},
-		{path: "logs.discardRule.{rule}.grpcCodes", kind: vEnumList, enum: grpcCodeNames, emulated: true},
-		{path: "logs.discardRule.{rule}.discardPercent", kind: vInt, min: 0, max: 100, emulated: true},
-		{path: "autoScale.minZoneSize", kind: vInt, min: 2, max: maxInt32},
-		{path: "autoScale.maxSize", kind: vInt, min: 0, max: maxInt32},
-		{path: "zone.{zone}.receiveTraffic", kind: vBool},
-	}, scoped("listener", concatDefs(listenerDefs, routerDefs))))
-	gwinListenerSetSchema = buildSchema("ListenerSet", scoped("listener", listenerDefs))
-	gwinRouteSchema       = buildSchema("route", concatDefs(scoped("rule", ruleDefs), scoped("host", hostDefs)))
-	gwinServiceSchema     = buildSchema("Service", []settingDef{
-		{path: "targets.type", kind: vEnum, enum: []string{"Node", "Pod"}},
-		{path: "targets.ipFamily", kind: vEnum, enum: []string{"IPv4"}},
-		{path: "targets.cidrs", kind: vCIDRList},
-		{path: "targets.albZoneMatch", kind: vBool},
-		{path: "targets.node.onlyWithPods", kind: vBool},
-		{path: "targets.node.addressType", kind: vEnum, enum: []string{"InternalIP", "ExternalIP"}},
-		{path: "attach.targetGroup.id", kind: vString},
-		{path: "attach.targetGroup.dontUpdatePaths", kind: vStringList},
-		{path: "attach.gatewayClass", kind: vString},
-		{path: "albTargetGroupName", kind: vString},
+	gwinGatewaySchema = sync.OnceValue(func() *gwinSchema {
+		return buildSchema("Gateway", concatDefs([]settingDef{
+			{path: "subnets", kind: vStringList},
+			{path: "securityGroups", kind: vStringList},
+			{path: "allowZonalShift", kind: vBool},
+			{path: "logs.logGroupID", kind: vString},
+			{path: "logs.disable", kind: vBool, emulated: true},
+			{path: "logs.discardRule.{rule}.httpCodes", kind: vIntList, min: 100, max: 599, emulated: true},
+			{path: "logs.discardRule.{rule}.httpCodeIntervals", kind: vEnumList, enum: httpCodeIntervals, emulated: true},
+			{path: "logs.discardRule.{rule}.grpcCodes", kind: vEnumList, enum: grpcCodeNames, emulated: true},
+			{path: "logs.discardRule.{rule}.discardPercent", kind: vInt, min: 0, max: 100, emulated: true},
+			{path: "autoScale.minZoneSize", kind: vInt, min: 2, max: maxInt32},
+			{path: "autoScale.maxSize", kind: vInt, min: 0, max: maxInt32},
+			{path: "zone.{zone}.receiveTraffic", kind: vBool},
+		}, scoped("listener", concatDefs(listenerDefs, routerDefs))))
+	})
+	gwinListenerSetSchema = sync.OnceValue(func() *gwinSchema { return buildSchema("ListenerSet", scoped("listener", listenerDefs)) })
+	gwinRouteSchema       = sync.OnceValue(func() *gwinSchema {
+		return buildSchema("route", concatDefs(scoped("rule", ruleDefs), scoped("host", hostDefs)))
+	})
+	gwinServiceSchema = sync.OnceValue(func() *gwinSchema {
+		return buildSchema("Service", []settingDef{
+			{path: "targets.type", kind: vEnum, enum: []string{"Node", "Pod"}},
+			{path: "targets.ipFamily", kind: vEnum, enum: []string{"IPv4"}},
+			{path: "targets.cidrs", kind: vCIDRList},
+			{path: "targets.albZoneMatch", kind: vBool},
+			{path: "targets.node.onlyWithPods", kind: vBool},
+			{path: "targets.node.addressType", kind: vEnum, enum: []string{"InternalIP", "ExternalIP"}},
+			{path: "attach.targetGroup.id", kind: vString},
+			{path: "attach.targetGroup.dontUpdatePaths", kind: vStringList},
+			{path: "attach.gatewayClass", kind: vString},
+			{path: "albTargetGroupName", kind: vString},
+		})
 	})
 )
 

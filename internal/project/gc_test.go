@@ -190,18 +190,17 @@ func TestLoadGCSizesAfterEachCollection(t *testing.T) {
 		keep = append(keep, new([1 << 20]byte))
 	}
 	runtime.GC()
-	want := loadPercentFor(liveHeap())
-	if want >= 100 || want <= loadGCPercent {
+	if want := loadPercentFor(liveHeap()); want >= 100 || want <= loadGCPercent {
 		t.Fatalf("with 48 MiB live the target should be between %d and 100, is %d", loadGCPercent, want)
 	}
-	if !waitPercent(want) {
-		t.Errorf("after a collection with %d bytes live: GOGC %d, want %d", liveHeap(), gcPercent(), want)
+	if got, want := waitSized(); got != want {
+		t.Errorf("after a collection with %d bytes live: GOGC %d, want %d", liveHeap(), got, want)
 	}
 	runtime.KeepAlive(keep)
 	keep = nil
 	runtime.GC()
-	if want := loadPercentFor(liveHeap()); !waitPercent(want) {
-		t.Errorf("after the heap was let go: GOGC %d, want %d", gcPercent(), want)
+	if got, want := waitSized(); got != want || want <= 100 {
+		t.Errorf("after the heap was let go: GOGC %d, want %d (over 100)", got, want)
 	}
 	restore()
 	if got := gcPercent(); got != 100 {
@@ -216,13 +215,15 @@ func TestLoadGCSizesAfterEachCollection(t *testing.T) {
 	}
 }
 
-// waitPercent waits up to 5 s for the target to become want (the sizer
-// runs on the cleanup goroutine, after the collection).
-func waitPercent(want int) bool {
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if gcPercent() == want {
-			return true
+// waitSized waits up to 5 s for the target to be loadPercentFor the live
+// heap the last collection found (the sizer runs on the cleanup goroutine,
+// after the collection; a collection meanwhile moves both) and returns the
+// target and that.
+func waitSized() (got, want int) {
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		got, want = gcPercent(), loadPercentFor(liveHeap())
+		if got == want || time.Now().After(deadline) {
+			return got, want
 		}
 	}
-	return false
 }

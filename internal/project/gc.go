@@ -76,7 +76,9 @@ func liveHeap() uint64 {
 // while a load sizes the target: it sets the target from the live heap
 // that collection found and arms a new sizer. It holds a pointer so that
 // it is not a tiny allocation (those share a block, and a block is freed
-// only when all its objects are).
+// only when all its objects are). A sizer armed while the next collection
+// marks lives through it: that collection is sized after the one after,
+// with the live heap it found.
 type gcSizer struct{ _ *gcSizer }
 
 // armGCSizer arranges for sizeLoadGC(gen) to run after the next

@@ -216,14 +216,21 @@ func TestLoadGCSizesAfterEachCollection(t *testing.T) {
 }
 
 // waitSized waits up to 5 s for the target to be loadPercentFor the live
-// heap the last collection found (the sizer runs on the cleanup goroutine,
-// after the collection; a collection meanwhile moves both) and returns the
-// target and that.
+// heap the last collection found, and returns the target and that. The
+// sizer runs on the cleanup goroutine after a collection, and the sizer it
+// arms is allocated then: when that falls within the next collection's
+// marking it lives through it, and sizes after the one after. So the wait
+// collects again every 50 ms.
 func waitSized() (got, want int) {
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+	deadline := time.Now().Add(5 * time.Second)
+	for i := 1; ; i++ {
 		got, want = gcPercent(), loadPercentFor(liveHeap())
 		if got == want || time.Now().After(deadline) {
 			return got, want
+		}
+		time.Sleep(time.Millisecond)
+		if i%50 == 0 {
+			runtime.GC()
 		}
 	}
 }

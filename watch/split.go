@@ -86,15 +86,20 @@ func blankDocument(data []byte) bool {
 }
 
 // yamlPrintable reports whether a comment is made of characters YAML
-// allows (valid UTF-8, printable: YAML 1.2 §5.1): a comment that is not
-// still goes through the parser, which reports it as a problem.
+// allows (valid UTF-8, printable: YAML 1.2 §5.1) and ends with its line: a
+// comment that is not still goes through the parser, which reports it as a
+// problem. A carriage return (but the one before the newline), NEL, LS or PS
+// inside the line is a line break to the parser, which reads what follows
+// it as content ("#\r0" is the scalar 0, found by FuzzSplitDocuments).
 func yamlPrintable(line []byte) bool {
 	for len(line) > 0 {
 		r, n := utf8.DecodeRune(line)
 		switch {
 		case r == utf8.RuneError && n <= 1:
 			return false
-		case r == '\t' || r == '\r' || r == 0x85:
+		case r == '\r' && n < len(line), r == 0x85, r == 0x2028, r == 0x2029:
+			return false
+		case r == '\t' || r == '\r':
 		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || (r >= 0xd800 && r < 0xe000) || r == 0xfffe || r == 0xffff:
 			return false
 		}

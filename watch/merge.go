@@ -3,7 +3,9 @@ package watch
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -80,27 +82,52 @@ type collected struct {
 // of each object and reports the others as duplicates.
 func collect(files int, objs []loaded, problems []Problem, skipped []Skipped) collected {
 	// Sort positions rather than the (large) records; the position breaks
-	// ties, which keeps the input order of objects on the same line.
-	order := make([]int32, len(objs))
-	for i := range order {
-		order[i] = int32(i)
+	// ties, which keeps the input order of objects on the same line. The
+	// positions are first grouped by kind, in input order, and the kinds'
+	// groups sorted side by side (parallel): a kind is the first thing
+	// compared, and 30,000 objects of two kinds sorted in one list on one
+	// core were 50 ms of a load that ran on two (issue 42, session 19).
+	byKind := map[string][]int32{}
+	for i := range objs {
+		k := objs[i].key.Kind
+		byKind[k] = append(byKind[k], int32(i))
 	}
-	slices.SortFunc(order, func(i, j int32) int {
-		a, b := &objs[i], &objs[j]
-		return cmp.Or(
-			cmp.Compare(a.key.Kind, b.key.Kind),
-			cmp.Compare(a.key.Namespace, b.key.Namespace),
-			cmp.Compare(a.key.Name, b.key.Name),
-			cmp.Compare(a.src.File, b.src.File),
-			cmp.Compare(a.src.Line, b.src.Line),
-			cmp.Compare(i, j),
-		)
+	kinds := slices.Sorted(maps.Keys(byKind))
+	groups := make([][]int32, len(kinds))
+	for i, k := range kinds {
+		groups[i] = byKind[k]
+	}
+	parallel(len(groups), func(g int) {
+		slices.SortFunc(groups[g], func(i, j int32) int { return compareLoaded(&objs[i], &objs[j], i, j) })
 	})
-	sorted := make([]*loaded, len(order))
-	for k, i := range order {
-		sorted[k] = &objs[i]
+	sorted := make([]*loaded, 0, len(objs))
+	for _, g := range groups {
+		for _, i := range g {
+			sorted = append(sorted, &objs[i])
+		}
 	}
 	return collectSorted(files, sorted, problems, skipped)
+}
+
+// compareLoaded orders objects by key, then file and line, then position
+// (i and j, a's and b's), comparing only as far as they differ.
+func compareLoaded(a, b *loaded, i, j int32) int {
+	if c := strings.Compare(a.key.Kind, b.key.Kind); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.key.Namespace, b.key.Namespace); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.key.Name, b.key.Name); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.src.File, b.src.File); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.src.Line, b.src.Line); c != 0 {
+		return c
+	}
+	return cmp.Compare(i, j)
 }
 
 // collectSorted is collect for objects already in its order (by key, then

@@ -38,14 +38,15 @@ var (
 // load, at least: the target is the larger of loadGCPercent and
 // loadHeadroom over the live heap (loadPercentFor), sized again after
 // every cycle. At loadGCPercent alone a load starting from a few megabytes
-// of live heap collected every few megabytes: 30 cycles for 10,000
+// of live heap collected every few megabytes: 32 cycles for 10,000
 // HTTPRoutes and 20,000 Services, each marking everything kept so far,
 // and a check of one route spent a quarter of its CPU collecting while
 // the CRD validators were compiled. Past twice loadHeadroom of live heap
 // loadGCPercent governs as before, so the highest point of a large load is
 // where it was; below that the heap stays within loadHeadroom of what is
-// live (issue 42, session 19: 30 -> 15 cycles for those routes, peak RSS
-// of check the same, which the writing of the objects sets).
+// live (issue 42, session 19: 32 -> 14 cycles for those routes; check's
+// peak RSS is the same because app.Once hands the load's free pages back
+// before translating).
 const loadHeadroom = 32 << 20
 
 // loadPercentFor is the GC target during a load with live bytes of live

@@ -204,11 +204,13 @@ func (s *standardSet) bundle(i int) *CRDBundle {
 
 // embeddedStandardBundles returns the embedded standard-channel bundles,
 // oldest first, decoded once until releaseEmbeddedBundles.
-func embeddedStandardBundles() []*CRDBundle {
-	set := standardNames()
+func embeddedStandardBundles() []*CRDBundle { return standardNames().all() }
+
+// all returns the set's bundles that decode, oldest first.
+func (s *standardSet) all() []*CRDBundle {
 	var bs []*CRDBundle
-	for i := range set.names {
-		if b := set.bundle(i); b != nil {
+	for i := range s.names {
+		if b := s.bundle(i); b != nil {
 			bs = append(bs, b)
 		}
 	}
@@ -246,7 +248,7 @@ func channelNote(g gvk, u map[string]any) string {
 	if why == "" {
 		return ""
 	}
-	std := embeddedStandardBundles()
+	std := set.all() // the same set: a release meanwhile does not change it
 	if len(std) == 0 || std[0] != oldest {
 		return ""
 	}

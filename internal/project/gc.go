@@ -56,12 +56,10 @@ func loadPercentFor(live uint64) int {
 	return max(loadGCPercent, int(min(loadHeadroom*100/max(live, 1), math.MaxInt32)))
 }
 
-var (
-	// gcSized is true while loadGC sizes the target after every cycle
-	// (gcSizer); gcGen tells a sizer of an earlier load to stop.
-	gcSized bool
-	gcGen   uint64
-)
+// gcGen is the generation of the load whose sizer may run (gcSizer);
+// it moves when a load starts and when it ends, which stops the sizers
+// armed before.
+var gcGen uint64
 
 // liveHeap is the heap the last collection found live.
 func liveHeap() uint64 {
@@ -93,7 +91,7 @@ func armGCSizer(gen uint64) {
 func sizeLoadGC(gen uint64) {
 	gcMu.Lock()
 	defer gcMu.Unlock()
-	if !gcSized || gen != gcGen {
+	if gen != gcGen {
 		return
 	}
 	debug.SetGCPercent(loadPercentFor(liveHeap()))
@@ -122,7 +120,6 @@ func loadGC() (restore func()) {
 			debug.SetGCPercent(prev)
 		} else {
 			debug.SetGCPercent(loadPercentFor(liveHeap()))
-			gcSized = true
 			gcGen++
 			armGCSizer(gcGen)
 		}
@@ -134,7 +131,7 @@ func loadGC() (restore func()) {
 		defer gcMu.Unlock()
 		gcLoads--
 		if gcLoads == 0 {
-			gcSized = false
+			gcGen++
 			debug.SetGCPercent(gcRestore)
 			procsForLoad(false)
 		}
@@ -294,6 +291,7 @@ func releaseGC() {
 	if gcLoads > 0 {
 		return
 	}
+	gcGen++ // a load that started first is over too: its sizer stops
 	debug.SetGCPercent(gcRestore)
 	procsForLoad(false)
 	if gcHeld {

@@ -234,3 +234,25 @@ func waitSized() (got, want int) {
 		}
 	}
 }
+
+// A load's sizer stops when the last of the nested holds ends, whichever
+// it is: here a reload's hold, taken during the load, ends after it.
+func TestLoadSizerStopsWhenAReloadEndsLast(t *testing.T) {
+	t.Setenv("GOGC", "")
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+	load := loadGC()
+	hold := HoldGC()
+	load()
+	hold()
+	if got := gcPercent(); got != 100 {
+		t.Fatalf("after both: GOGC %d, want 100", got)
+	}
+	for range 3 {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond) // room for a sizer that should not run
+	}
+	if got := gcPercent(); got != 100 {
+		t.Errorf("collections after both ended changed GOGC to %d", got)
+	}
+}

@@ -167,8 +167,8 @@ type standardSet struct {
 	bundles []atomic.Pointer[CRDBundle]
 }
 
-// standardNames returns the embedded standard-channel bundles' set.
-func standardNames() *standardSet {
+// standardBundleSet returns the embedded standard-channel bundles' set.
+func standardBundleSet() *standardSet {
 	if p := standardBundles.Load(); p != nil {
 		return p
 	}
@@ -204,7 +204,7 @@ func (s *standardSet) bundle(i int) *CRDBundle {
 
 // embeddedStandardBundles returns the embedded standard-channel bundles,
 // oldest first, decoded once until releaseEmbeddedBundles.
-func embeddedStandardBundles() []*CRDBundle { return standardNames().all() }
+func embeddedStandardBundles() []*CRDBundle { return standardBundleSet().all() }
 
 // all returns the set's bundles that decode, oldest first.
 func (s *standardSet) all() []*CRDBundle {
@@ -236,7 +236,7 @@ func releaseEmbeddedBundles() {
 // "experimental channel only: …". Served versions, unknown fields and
 // enums are considered, not CEL rules.
 func channelNote(g gvk, u map[string]any) string {
-	set := standardNames()
+	set := standardBundleSet()
 	if len(set.names) == 0 {
 		return ""
 	}
@@ -248,10 +248,7 @@ func channelNote(g gvk, u map[string]any) string {
 	if why == "" {
 		return ""
 	}
-	std := set.all() // the same set: a release meanwhile does not change it
-	if len(std) == 0 || std[0] != oldest {
-		return ""
-	}
+	std := set.all() // the same set: std[0] is oldest, whatever a release does meanwhile
 	var fits []string
 	suffix := true // the bundles that take it are the newest ones
 	for _, b := range std[1:] {

@@ -334,7 +334,7 @@ func TestMisfitIsDeterministic(t *testing.T) {
 // oldest does not take (issue 42, session 19: decoding all of them was a
 // tenth of a check of one route), and its notes are the same either way.
 func TestChannelNoteDecodesNewerBundlesOnlyWhenNeeded(t *testing.T) {
-	names := standardNames().names
+	names := standardBundleSet().names
 	if len(names) < 2 {
 		t.Skip("fewer than two embedded standard bundles")
 	}

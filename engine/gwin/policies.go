@@ -118,10 +118,10 @@ func newGwinPolicy(p *engine.ImplementationPolicy) *gwinPolicy {
 	}
 	policy, _ := p.Spec["policy"].(map[string]any)
 	var errs []string
-	gp.settings, errs = parsePolicy(pk.schema(), gp.key, policy)
+	gp.settings, errs = parsePolicy(gp.schema, gp.key, policy)
 	gp.errs = append(gp.errs, errs...)
 	if len(gp.errs) == 0 {
-		gs := newGwinSettings(pk.schema(), gp.settings)
+		gs := newGwinSettings(gp.schema, gp.settings)
 		for _, sc := range []string{"listener", "rule", "host"} {
 			gs.checkScope(sc, false)
 		}

@@ -11,9 +11,9 @@
 package engine
 
 import (
-	"cmp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/gwdev/gwdev/engine/table"
 
@@ -99,7 +99,16 @@ type SourceEntry struct {
 
 // compareSourceKeys is SourceList's order: kind, namespace, name.
 func compareSourceKeys(a, b ObjectKey) int {
-	return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	// Not cmp.Or of three cmp.Compare: its arguments are all evaluated,
+	// up to six string comparisons where the first usually decides
+	// (a translation looks up every route's source this way).
+	if c := strings.Compare(a.Kind, b.Kind); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
+		return c
+	}
+	return strings.Compare(a.Name, b.Name)
 }
 
 // SourceOf returns where the object named by k was read from.

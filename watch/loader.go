@@ -173,28 +173,54 @@ func (l *Loader) loadFiles(inputs []fileInput, problems []Problem) collected {
 		file  string
 		chunk chunk
 	}
-	var jobs []job
-	for i, in := range inputs {
-		inputs[i].data = nil // the chunks hold it now
+	// Each file is checked and split on its own, side by side: one
+	// goroutine splitting 9 MB of YAML (10,000 HTTPRoutes and their
+	// Services) took 20-45 ms while the other cores waited.
+	type split struct {
+		chunks  []chunk
+		problem *Problem
+	}
+	splits := make([]split, len(inputs))
+	parallel(len(inputs), func(i int) {
+		in := &inputs[i]
+		data := in.data
+		in.data = nil // the chunks hold it now
 		if in.problem != nil {
-			problems = append(problems, *in.problem)
-			continue
+			splits[i].problem = in.problem
+			return
 		}
-		data, p := checkContent(in.path, in.data)
+		data, p := checkContent(in.path, data)
 		if p != nil {
-			problems = append(problems, *p)
-			continue
+			splits[i].problem = p
+			return
 		}
 		chunks, docs := splitDocumentsAtMost(data, MaxFileDocuments)
 		if chunks == nil {
-			problems = append(problems, *tooManyDocuments(in.path, docs))
-			continue
+			splits[i].problem = tooManyDocuments(in.path, docs)
+			return
 		}
+		kept := chunks[:0]
 		for _, c := range chunks {
 			if !blankDocument(c.data) {
-				jobs = append(jobs, job{file: in.path, chunk: c})
+				kept = append(kept, c)
 			}
 		}
+		splits[i].chunks = kept
+	})
+	docs := 0
+	for _, sp := range splits {
+		docs += len(sp.chunks)
+	}
+	jobs := make([]job, 0, docs)
+	for i, sp := range splits {
+		if sp.problem != nil {
+			problems = append(problems, *sp.problem)
+			continue
+		}
+		for _, c := range sp.chunks {
+			jobs = append(jobs, job{file: inputs[i].path, chunk: c})
+		}
+		splits[i] = split{}
 	}
 	batch := len(jobs)
 	if l.Collect != nil && len(jobs) > compactBatchDocs {

@@ -37,6 +37,8 @@ func (d docPos) problem(n *yaml.Node, key engine.ObjectKey, is issue) Problem {
 type docScratch struct {
 	nodes nodeArena
 	strs  strTable
+	// path is the converter's path stack (toUnstructuredPath).
+	path []pathElem
 }
 
 // loadDocument parses one chunk (normally one YAML document) and loads the
@@ -55,7 +57,7 @@ func (l *Loader) loadDocument(file string, c chunk, free *mapFreeList) docResult
 	}()
 	if doc, ok := fastParseInto(c.data, &scratch.nodes); ok {
 		if doc != nil {
-			l.loadNode(&r, pos, doc, &scratch.strs, free)
+			l.loadNode(&r, pos, doc, scratch, free)
 		}
 		return r
 	}
@@ -74,7 +76,7 @@ func (l *Loader) loadDocument(file string, c chunk, free *mapFreeList) docResult
 			r.problems = append(r.problems, syntaxProblem(pos, c, err))
 			return r
 		}
-		l.loadNode(&r, pos, &n, &scratch.strs, free)
+		l.loadNode(&r, pos, &n, scratch, free)
 	}
 }
 
@@ -92,7 +94,7 @@ func syntaxProblem(pos docPos, c chunk, err error) Problem {
 }
 
 // loadNode loads one parsed document.
-func (l *Loader) loadNode(r *docResult, pos docPos, n *yaml.Node, strs *strTable, free *mapFreeList) {
+func (l *Loader) loadNode(r *docResult, pos docPos, n *yaml.Node, scratch *docScratch, free *mapFreeList) {
 	if n.Kind == yaml.DocumentNode && len(n.Content) == 0 {
 		return
 	}
@@ -104,7 +106,7 @@ func (l *Loader) loadNode(r *docResult, pos docPos, n *yaml.Node, strs *strTable
 		r.problems = append(r.problems, pos.problem(bad, keyFromNode(root), issue{msg: msg, kind: ProblemYAML}))
 		return
 	}
-	v, nerr := toUnstructuredFrom(root, strs, free)
+	v, nerr := toUnstructuredPath(root, &scratch.strs, free, &scratch.path)
 	if nerr != nil {
 		r.problems = append(r.problems, pos.problem(nerr.node, keyFromNode(root), issue{field: nerr.path, msg: nerr.msg, kind: ProblemYAML}))
 		return
@@ -200,7 +202,11 @@ func (l *Loader) loadObject(r *docResult, pos docPos, node *yaml.Node, u map[str
 	for _, is := range issues {
 		r.problems = append(r.problems, pos.problem(locate(node, is.field), key, is))
 	}
-	if free != nil && obj != nil && len(issues) == 0 && v.spec.crd != "" && !decodeKeepsMaps(v.spec) {
+	// The maps of an object decoded without issues go back to the free
+	// list unless its type can hold them (decodeKeepsMaps): core objects'
+	// too (20,000 Services' maps were 20 MB of check's allocations for
+	// bench/genroutes' folder).
+	if free != nil && obj != nil && len(issues) == 0 && !decodeKeepsMaps(v.spec) {
 		free.recycle(u)
 	}
 	if obj == nil {

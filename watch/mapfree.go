@@ -5,7 +5,8 @@ package watch
 // HTTPRoutes, is garbage from then on: ~5 KB a route, for a collector that
 // marks the whole growing load at every cycle. The loader gives those maps
 // back to its worker's mapFreeList, and the converter takes the next
-// document's maps from there. The lists live as long as one load.
+// document's maps from there; a core object's (a Service's), decoded by a
+// copy, too. The lists live as long as one load.
 
 // maxFreeMaps bounds a free list (a few hundred bytes a map).
 const maxFreeMaps = 1024

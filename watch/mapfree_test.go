@@ -14,7 +14,8 @@ import (
 // objects with defaults to fill in, with and without problems) with a
 // loader that reuses maps and with one that does not, and fails unless
 // both load the same objects and problems: an object that kept a map
-// handed out again would differ.
+// handed out again would differ. The corpus has Services, Secrets and
+// other core objects, whose maps are reused as well.
 func TestMapReuseLoadsTheSame(t *testing.T) {
 	var files []string
 	for _, pattern := range []string{"../engine/testdata/*.in.yaml", "../samples/*/*.yaml", "testdata/*.yaml"} {

@@ -157,6 +157,38 @@ func TestLoadGCLowersTheTarget(t *testing.T) {
 	}
 }
 
+// check's translation is sized as a load is: with little live heap the
+// target is loadHeadroom over it (far above 50%), and it is sized again
+// after each collection; a lower GOGC stands, and the setting comes back.
+func TestTranslateGCSizesAsALoad(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	runtime.GC()
+	restore := translateGC()
+	if got, want := gcPercent(), loadPercentFor(liveHeap()); got != want || got <= loadGCPercent {
+		t.Errorf("during the translation: GOGC %d, want %d (over %d)", got, want, loadGCPercent)
+	}
+	keep := make([]*[1 << 20]byte, 0, 48)
+	for range 48 {
+		keep = append(keep, new([1 << 20]byte))
+	}
+	runtime.GC()
+	if got, want := waitSized(); got != want {
+		t.Errorf("after a collection with %d bytes live: GOGC %d, want %d", liveHeap(), got, want)
+	}
+	runtime.KeepAlive(keep)
+	restore()
+	if got := gcPercent(); got != 100 {
+		t.Fatalf("after the translation: GOGC %d, want 100", got)
+	}
+	checkNoSizerRuns(t, "the translation")
+	debug.SetGCPercent(30)
+	restore = translateGC()
+	if got := gcPercent(); got != 30 {
+		t.Errorf("GOGC=30: %d during the translation", got)
+	}
+	restore()
+}
+
 func TestLoadPercentFor(t *testing.T) {
 	for _, c := range []struct {
 		live uint64

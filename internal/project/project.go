@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"runtime/debug"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -198,7 +197,8 @@ type Translation struct {
 	Prev *engine.Result
 	// NoServing leaves Result.Routes out (check).
 	NoServing bool
-	// Tight translates with a low GC target (check, a one-shot process).
+	// Tight translates with the collector sized as for a load (check, a
+	// one-shot process: translateGC).
 	Tight bool
 	// IngressHTTPPort and IngressHTTPSPort are the ingress-nginx classes'
 	// ports (0: 80 and 443).
@@ -277,14 +277,10 @@ func NewLoader(crds *watch.CRDBundle) (*watch.Loader, error) {
 	return l, nil
 }
 
-// translateTight translates with the garbage collector target at
-// translateGCPercent (gc.go); a lower GOGC, or GOGC=off, is left alone.
+// translateTight translates with the garbage collector sized as for a
+// load (translateGC, gc.go).
 func translateTight(snap *engine.Snapshot, opts engine.Options) *engine.Result {
-	prev := debug.SetGCPercent(translateGCPercent)
-	if prev < translateGCPercent {
-		debug.SetGCPercent(prev)
-	}
-	defer debug.SetGCPercent(prev)
+	defer translateGC()()
 	return Translate(snap, opts)
 }
 

@@ -14,8 +14,9 @@ import (
 // collectRoutes wraps every route of every kind in a routeState, in a fixed
 // order: by kind (registry order), then namespace/name.
 func (t *translator) collectRoutes() {
+	finger := -1 // the routes come in the order of their sources
 	t.out.EachRoute(func(rt Route) {
-		t.routes = append(t.routes, newRouteState(rt, len(t.routes), t.in.sourceRef(rt.Key())))
+		t.routes = append(t.routes, newRouteState(rt, len(t.routes), t.in.sourceRefFrom(rt.Key(), &finger)))
 	})
 }
 

@@ -138,9 +138,20 @@ func (s *Snapshot) LookupSource(k ObjectKey) (Source, bool) {
 // copy of the Sources map's (or of an empty Source when s does not know).
 // A route's state holds it: 48 bytes fewer each than a copy.
 func (s *Snapshot) sourceRef(k ObjectKey) *Source {
+	finger := -1
+	return s.sourceRefFrom(k, &finger)
+}
+
+// sourceRefFrom is sourceRef for a caller that looks up many keys in
+// order: finger is where the last one was found in SourceList, and is
+// moved (fingerSearch).
+func (s *Snapshot) sourceRefFrom(k ObjectKey, finger *int) *Source {
 	if s != nil && s.Sources == nil {
-		if i, ok := slices.BinarySearchFunc(s.SourceList, k, func(e SourceEntry, k ObjectKey) int { return compareSourceKeys(e.Key, k) }); ok {
-			return &s.SourceList[i].Source
+		l := s.SourceList
+		i := fingerSearch(len(l), *finger, func(i int) bool { return compareSourceKeys(l[i].Key, k) >= 0 })
+		if i < len(l) && l[i].Key == k {
+			*finger = i
+			return &l[i].Source
 		}
 	}
 	src := s.SourceOf(k)

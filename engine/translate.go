@@ -2,7 +2,6 @@ package engine
 
 import (
 	"slices"
-	"sort"
 	"strings"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
@@ -145,6 +144,8 @@ type translator struct {
 	in   *Snapshot
 	out  *Snapshot
 	opts Options
+	// svcFinger is where serviceIndex found the last Service.
+	svcFinger int
 
 	secrets        map[nsName]*corev1.Secret
 	configMaps     map[nsName]*corev1.ConfigMap
@@ -217,10 +218,11 @@ func (t *translator) service(ns, name string) *Service {
 }
 
 // serviceIndex is the index of the Service ns/name in out.Services (-1:
-// none).
+// none; of two with that name, the last, as a map's last write). The
+// search starts from the last Service found (fingerSearch).
 func (t *translator) serviceIndex(ns, name string) int {
 	svcs := t.out.Services
-	i := sort.Search(len(svcs), func(i int) bool {
+	i := fingerSearch(len(svcs), t.svcFinger, func(i int) bool {
 		// The name is compared only in ns: cmp.Or evaluates every
 		// comparison, and each route's backendRefs search 20,000
 		// Services this way in bench/genroutes' folder.
@@ -230,6 +232,7 @@ func (t *translator) serviceIndex(ns, name string) int {
 		return svcs[i].Name > name
 	})
 	if i > 0 && svcs[i-1].Namespace == ns && svcs[i-1].Name == name {
+		t.svcFinger = i - 1
 		return i - 1
 	}
 	return -1

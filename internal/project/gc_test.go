@@ -167,20 +167,8 @@ func TestTranslateGCSizesAsALoad(t *testing.T) {
 	if got, want := gcPercent(), loadPercentFor(liveHeap()); got != want || got <= loadGCPercent {
 		t.Errorf("during the translation: GOGC %d, want %d (over %d)", got, want, loadGCPercent)
 	}
-	keep := make([]*[1 << 20]byte, 0, 48)
-	for range 48 {
-		keep = append(keep, new([1 << 20]byte))
-	}
-	runtime.GC()
-	if got, want := waitSized(); got != want {
-		t.Errorf("after a collection with %d bytes live: GOGC %d, want %d", liveHeap(), got, want)
-	}
-	runtime.KeepAlive(keep)
 	restore()
-	if got := gcPercent(); got != 100 {
-		t.Fatalf("after the translation: GOGC %d, want 100", got)
-	}
-	checkNoSizerRuns(t, "the translation")
+	checkSizedAfterEachCollection(t, "the translation", translateGC)
 	debug.SetGCPercent(30)
 	restore = translateGC()
 	if got := gcPercent(); got != 30 {
@@ -216,7 +204,16 @@ func TestLoadPercentFor(t *testing.T) {
 // back stays (issue 42, session 19).
 func TestLoadGCSizesAfterEachCollection(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	restore := loadGC()
+	checkSizedAfterEachCollection(t, "the load", loadGC)
+}
+
+// checkSizedAfterEachCollection checks that while start's setting holds
+// the target follows the live heap after each collection, that the
+// setting it put back (GOGC 100) comes back, and that no sizer runs after
+// what ended.
+func checkSizedAfterEachCollection(t *testing.T, what string, start func() (restore func())) {
+	t.Helper()
+	restore := start()
 	keep := make([]*[1 << 20]byte, 0, 48)
 	for range 48 { // 48 MiB live: loadHeadroom is 2/3 of it
 		keep = append(keep, new([1 << 20]byte))
@@ -236,9 +233,9 @@ func TestLoadGCSizesAfterEachCollection(t *testing.T) {
 	}
 	restore()
 	if got := gcPercent(); got != 100 {
-		t.Fatalf("after the load: GOGC %d, want 100", got)
+		t.Fatalf("after %s: GOGC %d, want 100", what, got)
 	}
-	checkNoSizerRuns(t, "the load")
+	checkNoSizerRuns(t, what)
 }
 
 // checkNoSizerRuns collects three times and fails if the target moved

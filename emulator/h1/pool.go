@@ -134,6 +134,10 @@ func (p *Pool) ExchangeFor(w *ResponseWriter, ctx context.Context, req *http.Req
 func (p *Pool) exchange(ctx context.Context, fc *fastConn, req *http.Request, addr string, write func(*http.Request, io.Writer) error,
 	got1xx func(int, textproto.MIMEHeader) error, own bool) (*Answer, *http.Response, error) {
 	for try := 0; ; try++ {
+		// The round's requests go out together; the yield comes before the
+		// connection is taken, so that its idle probe stays right before
+		// the request is written.
+		yieldRound()
 		pc, err := p.get(ctx, addr)
 		if err != nil {
 			return nil, nil, err

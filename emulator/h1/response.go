@@ -268,6 +268,7 @@ func (w *ResponseWriter) finish() {
 		}
 		_, _ = bw.WriteString("\r\n")
 	}
+	yieldRound() // the round's answers go out together
 	_ = bw.Flush()
 }
 

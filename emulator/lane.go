@@ -142,14 +142,32 @@ func (h *laneHead) sortValid() bool {
 				return false
 			}
 		}
-		if !laneWritesFirst(k) {
-			keys = append(keys, laneField{k, vs})
+		if laneWritesFirst(k) {
+			continue
+		}
+		keys = append(keys, laneField{k, vs})
+		if len(keys) <= laneInsertMax {
+			// In place while the map is walked: map order is random, so
+			// the few fields of a usual head are sorted by insertion,
+			// comparing names directly (a sort's comparison is a call).
+			i := len(keys) - 1
+			for ; i > 0 && keys[i-1].name > k; i-- {
+				keys[i] = keys[i-1]
+			}
+			keys[i] = laneField{k, vs}
 		}
 	}
-	slices.SortFunc(keys, func(a, b laneField) int { return strings.Compare(a.name, b.name) })
+	if len(keys) > laneInsertMax {
+		// Insertion is quadratic: a 4 KiB head can carry hundreds of fields.
+		slices.SortFunc(keys, func(a, b laneField) int { return strings.Compare(a.name, b.name) })
+	}
 	h.keys = keys
 	return true
 }
+
+// laneInsertMax is how many fields sortValid sorts by insertion; past it
+// the whole list is sorted once.
+const laneInsertMax = 16
 
 // write puts the head on w as net/http's request writer does for a request
 // without a body: request line, Host, User-Agent, a zero Content-Length for

@@ -560,3 +560,44 @@ func TestLaneDropsHopByHopAndForwarding(t *testing.T) {
 		}
 	}
 }
+
+// TestLaneHeadSortValidOrder: sortValid lists the fields write writes in
+// name order (as http.Header.WriteSubset writes them) whatever the map's
+// order and however many there are (by insertion up to laneInsertMax, a
+// sort past it), leaves out those written first, and refuses a head with
+// an invalid name or value.
+func TestLaneHeadSortValidOrder(t *testing.T) {
+	for n := 0; n <= 3*laneInsertMax; n++ {
+		for round := range 4 {
+			h := http.Header{}
+			var want []string
+			for i := range n {
+				// Names share prefixes and arrive in the map's random order.
+				name := fmt.Sprintf("X-F%d-%d", (i*7+round)%5, i)
+				h[name] = []string{strconv.Itoa(i)}
+				want = append(want, name)
+			}
+			h["Host"], h["User-Agent"] = []string{"h"}, []string{"u"}
+			slices.Sort(want)
+			head := laneHead{header: h}
+			if !head.sortValid() {
+				t.Fatalf("%d fields: refused a valid head", n)
+			}
+			var got []string
+			for _, f := range head.keys {
+				got = append(got, f.name)
+				if len(f.values) != 1 || f.values[0] != h[f.name][0] {
+					t.Fatalf("%d fields: %s has values %q, want the map's %q", n, f.name, f.values, h[f.name])
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("%d fields: order %q, want %q", n, got, want)
+			}
+		}
+	}
+	for _, bad := range []http.Header{{"X Bad": {"v"}}, {"X-Ok": {"a\r\nb"}}} {
+		if (&laneHead{header: bad}).sortValid() {
+			t.Errorf("accepted %q", bad)
+		}
+	}
+}

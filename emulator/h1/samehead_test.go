@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 	"unsafe"
@@ -59,6 +60,19 @@ func TestFastPathSameLengthRequestsOnOneConnection(t *testing.T) {
 		body, _ := io.ReadAll(resp.Body)
 		if string(body) != p {
 			t.Fatalf("request for %s served as %s", p, body)
+		}
+	}
+}
+
+// TestWireValueMatchesHeaderWrite: a value goes on the wire as
+// http.Header.Write puts it (line breaks made spaces, surrounding
+// whitespace trimmed), wherever its line breaks are.
+func TestWireValueMatchesHeaderWrite(t *testing.T) {
+	for _, v := range []string{"", "a", " a b ", "a\rb", "a\nb", "a\r\nb", "\r\n", "\ra", "a\n", " \t a\r\n\tb \r", strings.Repeat("x", 70) + "\n" + strings.Repeat("y", 70)} {
+		var b strings.Builder
+		_ = http.Header{"X": {v}}.Write(&b)
+		if want := strings.TrimSuffix(strings.TrimPrefix(b.String(), "X: "), "\r\n"); WireValue(v) != want {
+			t.Errorf("WireValue(%q) = %q, want %q", v, WireValue(v), want)
 		}
 	}
 }

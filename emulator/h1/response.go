@@ -268,8 +268,10 @@ func (w *ResponseWriter) finish() {
 		}
 		_, _ = bw.WriteString("\r\n")
 	}
-	yieldRound() // the round's answers go out together
-	_ = bw.Flush()
+	if bw.Buffered() > 0 {
+		yieldRound() // the round's answers go out together
+		_ = bw.Flush()
+	}
 }
 
 // reuse reports whether the connection may carry another request.

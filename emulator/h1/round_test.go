@@ -90,7 +90,6 @@ func TestPooledRequestWaitsForTheRound(t *testing.T) {
 		conns = append(conns, rc)
 		return rc, nil
 	}}
-	defer tr.CloseIdleConnections()
 	p := NewPool(tr, nil)
 	defer p.CloseIdle()
 	send := func() {

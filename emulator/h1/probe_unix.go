@@ -13,14 +13,19 @@ const CanProbeIdle = true
 
 // idleProbe looks at one idle connection before each reuse with one
 // non-blocking peek. It is made once per connection, so that a look
-// allocates nothing.
+// allocates nothing. The peek runs under RawConn.Control (the descriptor
+// held open, nothing else): a call that never waits needs neither the
+// read lock nor the poller's read state that RawConn.Read takes and
+// resets (no deadline is set on an idle connection: an aborted exchange's
+// connection is closed, not pooled). On Linux the peek is a raw system
+// call (peek_linux.go).
 type idleProbe struct {
 	rc  syscall.RawConn // nil: the connection has no socket to peek at
 	err error           // the error getting rc
 	buf [strayPeek]byte
 	n   int
 	st  idleState
-	fn  func(fd uintptr) bool
+	fn  func(fd uintptr)
 	// flushAwait's state: the request to flush, whether it was, the
 	// flush's error, and the wait's callback (made once).
 	w       *bufio.Writer
@@ -69,17 +74,6 @@ func (p *idleProbe) await(uintptr) bool {
 	return p.werr != nil
 }
 
-func (p *idleProbe) peek(fd uintptr) bool {
-	var err error
-	p.n, _, err = syscall.Recvfrom(int(fd), p.buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-	switch {
-	case err == syscall.EAGAIN || err == syscall.EWOULDBLOCK:
-		p.st = idleOpen
-	case err == nil && p.n > 0:
-		p.st = idleStray
-	}
-	return true
-}
 
 // look returns idleOpen when nothing is there to read, idleClosed when the
 // backend closed the connection, idleStray (with the first bytes) when the
@@ -92,7 +86,7 @@ func (p *idleProbe) look() (idleState, []byte) {
 		return idleOpen, nil
 	}
 	p.st = idleClosed
-	if err := p.rc.Read(p.fn); err != nil {
+	if err := p.rc.Control(p.fn); err != nil {
 		return idleClosed, nil
 	}
 	if p.st == idleStray {

@@ -74,7 +74,6 @@ func (p *idleProbe) await(uintptr) bool {
 	return p.werr != nil
 }
 
-
 // look returns idleOpen when nothing is there to read, idleClosed when the
 // backend closed the connection, idleStray (with the first bytes) when the
 // backend sent bytes no request asked for.

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/textproto"
 	"strings"
+	"unsafe"
 
 	"golang.org/x/net/http/httpguts"
 )
@@ -219,8 +220,43 @@ func (pc *h1Conn) readAnswer(method string) (*Answer, bool) {
 }
 
 // parseAnswer parses a complete head (answerHeadEnd's bytes) to a request
-// of method as ReadResponse would, for the answers the parser takes.
+// of method as ReadResponse would, for the answers the parser takes. A
+// keep-alive backend sends the same head again and again (sameOrString
+// then gives the same string): the same string for the same method gives
+// the last result again, its fields copied from the connection's memo
+// (what a consumer did to the last answer's fields does not reach it).
 func (pc *h1Conn) parseAnswer(head, method string) (*Answer, bool) {
+	m := &pc.memo
+	if len(head) > 0 && len(head) == len(m.head) && unsafe.StringData(head) == unsafe.StringData(m.head) && method == m.method {
+		if !m.ok {
+			return nil, false
+		}
+		a := &pc.answer
+		fields := append(a.Fields[:0], m.answer.Fields...)
+		*a = m.answer
+		a.Fields = fields
+		return a, true
+	}
+	a, ok := pc.parseAnswerHead(head, method)
+	m.head, m.method, m.ok = head, method, ok
+	if ok {
+		fields := append(m.answer.Fields[:0], a.Fields...)
+		m.answer = *a
+		m.answer.Fields = fields
+	}
+	return a, ok
+}
+
+// answerMemo is the last head parseAnswer parsed on a connection, for
+// which method, and what it made of it (ok false: refused).
+type answerMemo struct {
+	head, method string
+	ok           bool
+	answer       Answer // its own fields; Body nil
+}
+
+// parseAnswerHead is parseAnswer's parse.
+func (pc *h1Conn) parseAnswerHead(head, method string) (*Answer, bool) {
 	a := &pc.answer
 	*a = Answer{Fields: a.Fields[:0], ContentLength: -1}
 	line, rest, _ := strings.Cut(head, "\r\n")

@@ -131,3 +131,51 @@ func FuzzAnswerMatchesReadResponse(f *testing.F) {
 		checkAnswer(t, method, raw)
 	})
 }
+
+// TestAnswerMemoGivesAFreshParse: the same head string again on one
+// connection gives what a fresh parse makes of it, whatever the consumer
+// did to the last answer, and another method or another head is parsed
+// anew.
+func TestAnswerMemoGivesAFreshParse(t *testing.T) {
+	fresh := func(head, method string) (Answer, bool) {
+		a, ok := (&h1Conn{}).parseAnswer(head, method)
+		if !ok {
+			return Answer{}, false
+		}
+		return *a, true
+	}
+	same := func(got *Answer, gotOK bool, want Answer, wantOK bool) bool {
+		if gotOK != wantOK {
+			return false
+		}
+		if !gotOK {
+			return true
+		}
+		return got.Status == want.Status && got.ContentLength == want.ContentLength && got.Close == want.Close &&
+			got.NoBody == want.NoBody && got.chunked == want.chunked && got.Body == want.Body && slices.Equal(got.Fields, want.Fields)
+	}
+	pc := &h1Conn{}
+	for _, s := range answerSeeds {
+		end, bad := answerHeadEnd([]byte(s.raw))
+		if bad || end == 0 {
+			continue
+		}
+		head := s.raw[:end]
+		for _, method := range []string{s.method, http.MethodHead, s.method} {
+			want, wantOK := fresh(head, method)
+			for range 2 { // parsed, then the memo's
+				a, ok := pc.parseAnswer(head, method)
+				if !same(a, ok, want, wantOK) {
+					t.Fatalf("%s %q: %+v %v, want %+v %v", method, head, a, ok, want, wantOK)
+				}
+				if ok { // what a consumer may do to the answer it was given
+					a.Fields = append(DropFields(a.Fields, "Content-Length"), Field{"X-Added", "1"})
+					if len(a.Fields) > 0 {
+						a.Fields[0] = Field{"X-Changed", "2"}
+					}
+					a.Status, a.ContentLength, a.Close, a.NoBody, a.chunked = 1, 12345, !a.Close, !a.NoBody, !a.chunked
+				}
+			}
+		}
+	}
+}

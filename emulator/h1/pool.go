@@ -305,7 +305,9 @@ type h1Conn struct {
 	// lastHead is the last answer head the pool's parser read
 	// (sameOrString).
 	lastHead string
-	cl       clReader
+	// memo is the last answer head parsed and what it made (parseAnswer).
+	memo answerMemo
+	cl   clReader
 	// abort makes the exchange's reads and writes fail (made once: an
 	// aborted context calls it).
 	abort func()

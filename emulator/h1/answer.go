@@ -231,20 +231,22 @@ func (pc *h1Conn) parseAnswer(head, method string) (*Answer, bool) {
 		if !m.ok {
 			return nil, false
 		}
-		a := &pc.answer
-		fields := append(a.Fields[:0], m.answer.Fields...)
-		*a = m.answer
-		a.Fields = fields
-		return a, true
+		pc.answer.copyFrom(&m.answer)
+		return &pc.answer, true
 	}
 	a, ok := pc.parseAnswerHead(head, method)
 	m.head, m.method, m.ok = head, method, ok
 	if ok {
-		fields := append(m.answer.Fields[:0], a.Fields...)
-		m.answer = *a
-		m.answer.Fields = fields
+		m.answer.copyFrom(a)
 	}
 	return a, ok
+}
+
+// copyFrom makes a src, its fields copied into a's own array.
+func (a *Answer) copyFrom(src *Answer) {
+	fields := append(a.Fields[:0], src.Fields...)
+	*a = *src
+	a.Fields = fields
 }
 
 // answerMemo is the last head parseAnswer parsed on a connection, for

@@ -12,10 +12,5 @@ import (
 func (p *idleProbe) peek(fd uintptr) {
 	n, _, errno := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&p.buf[0])), uintptr(len(p.buf)),
 		syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
-	switch {
-	case errno == syscall.EAGAIN || errno == syscall.EWOULDBLOCK:
-		p.st = idleOpen
-	case errno == 0 && n > 0:
-		p.st, p.n = idleStray, int(n)
-	} // else the end of the connection (0) or an error: idleClosed
+	p.saw(int(n), errno)
 }

@@ -74,6 +74,16 @@ func (p *idleProbe) await(uintptr) bool {
 	return p.werr != nil
 }
 
+// saw records what a peek found: n bytes, or the call's error (0: none).
+func (p *idleProbe) saw(n int, errno syscall.Errno) {
+	switch {
+	case errno == syscall.EAGAIN || errno == syscall.EWOULDBLOCK:
+		p.st = idleOpen
+	case errno == 0 && n > 0:
+		p.st, p.n = idleStray, n
+	} // else the end of the connection (0) or an error: idleClosed
+}
+
 // look returns idleOpen when nothing is there to read, idleClosed when the
 // backend closed the connection, idleStray (with the first bytes) when the
 // backend sent bytes no request asked for.

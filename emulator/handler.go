@@ -576,7 +576,9 @@ func (s *Server) finish(ex *exchange, rec *responseRecorder, panicked any) {
 		ex.span.end(ex, rec.Header()) // telemetry.go
 	}
 	if ex.reusable() {
-		s.traces.recordOwned(t) // the exchange is cleared next (serve)
+		// The exchange is cleared next, and the request released (serve).
+		_, t.headerReused = rec.ResponseWriter.(*h1.ResponseWriter)
+		s.traces.recordOwned(t)
 	} else {
 		s.traces.record(*t)
 	}

@@ -447,8 +447,8 @@ func redactTrace(t *Trace) (headerBytes int) {
 // fields) with their redacted copies, or with the copies its connection's
 // memo made of the same headers.
 func redactTraceHeaders(t *Trace) (req, resp headerCounts) {
-	m := t.memo
-	t.memo = nil
+	m, reused := t.memo, t.headerReused
+	t.memo, t.headerReused = nil, false
 	reqDone, respDone := false, false
 	if m != nil {
 		if e := m.req.Load(); e != nil && sameHeader(e.src, t.RequestHeaders) {
@@ -476,6 +476,9 @@ func redactTraceHeaders(t *Trace) (req, resp headerCounts) {
 		t.RequestHeaders, req, vals = redactHeader(src, vals)
 		req.size = headerSize(t.RequestHeaders)
 		if m != nil && len(src) > 0 {
+			if reused {
+				src = src.Clone() // the map and its values are the next request's
+			}
 			m.req.Store(&memoHeader{src: src, out: t.RequestHeaders, n: req})
 		}
 	}
@@ -510,7 +513,7 @@ type headerMemo struct {
 }
 
 // memoHeader is a request header (a request's own map, not written after
-// its request) and its redaction.
+// its request, or a copy of one the fast path reuses) and its redaction.
 type memoHeader struct {
 	src, out http.Header
 	n        headerCounts

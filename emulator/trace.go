@@ -160,6 +160,10 @@ type Trace struct {
 	// memo, until the trace is recorded, is the redaction memo of the
 	// request's connection (nil: none; redactTraceHeaders).
 	memo *headerMemo
+	// headerReused, until the trace is recorded, is set when the
+	// request's header map serves the connection's next request (the fast
+	// path reuses a released request's): the memo keeps a copy of it.
+	headerReused bool
 	// Truncated says which header values the trace cut or left out to stay
 	// within TraceValueLimit and TraceHeaderLimit ("" : none).
 	Truncated string `json:"truncated,omitempty"`

@@ -123,6 +123,8 @@ func (p *Pool) Exchange(ctx context.Context, req *http.Request, addr string, wri
 // only (no deadline, no cancel of its own): the client's connection aborts
 // the exchange when the request ends (the client left, the handler
 // returned) as ctx's end would, without a context.AfterFunc per request.
+// The answer's body is the connection's (one per request): it is not used
+// once the handler returned.
 func (p *Pool) ExchangeFor(w *ResponseWriter, ctx context.Context, req *http.Request, addr string,
 	write func(*http.Request, io.Writer) error, got1xx func(int, textproto.MIMEHeader) error) (*Answer, *http.Response, error) {
 	return p.exchange(ctx, w.fc, req, addr, write, got1xx, true)
@@ -406,7 +408,16 @@ func (pc *h1Conn) roundTrip(ctx context.Context, fc *fastConn, req *http.Request
 			}
 			// Even an answer without a body ends its exchange on the
 			// first Read or Close: the Answer is the connection's until then.
-			a.Body = &Body{pc: pc, ctx: ctx, body: &pc.cl, stop: stop, keep: !a.Close && !req.Close}
+			// The client connection's request reads the body before it
+			// ends (ExchangeFor): the connection's body serves each.
+			var b *Body
+			if fc != nil {
+				b = &fc.answerBody
+			} else {
+				b = new(Body)
+			}
+			*b = Body{pc: pc, ctx: ctx, body: &pc.cl, stop: stop, keep: !a.Close && !req.Close}
+			a.Body = b
 			if a.chunked && !a.NoBody {
 				a.Body.body = &chunkedBody{br: pc.br, cr: httputil.NewChunkedReader(pc.br)}
 			}

@@ -67,10 +67,9 @@ func fastFieldLine(line string) bool {
 // the request is not one of them — malformed, or something net/http
 // treats specially (a body, Expect, Upgrade, a version other than
 // HTTP/1.1, a target not in origin form, CONNECT, a header net/http would
-// refuse or fold) — and net/http serves it. The request is written into
-// into (the connection's: serveRequest copies it with its context) and
-// returned.
-func parseFastRequest(block string, into *http.Request) *http.Request {
+// refuse or fold) — and net/http serves it. The request is slot's, made of
+// its parts (the slot is new or reset).
+func parseFastRequest(block string, slot *reqSlot) *http.Request {
 	nl := indexLF(block, 0)
 	line := trimCR(block[:nl])
 	if !fastRequestLine(line) {
@@ -78,14 +77,14 @@ func parseFastRequest(block string, into *http.Request) *http.Request {
 	}
 	method, rest, _ := strings.Cut(line, " ")
 	target, proto, _ := strings.Cut(rest, " ")
-	u := plainPathURL(target)
+	u := plainPathURL(target, &slot.url)
 	if u == nil {
 		var err error
 		if u, err = url.ParseRequestURI(target); err != nil {
 			return nil
 		}
 	}
-	h, f := parseFastHeader(block, nl+1)
+	h, f := parseFastHeader(block, nl+1, slot)
 	if h == nil || f.hosts != 1 || !httpguts.ValidHostHeader(f.host) {
 		return nil
 	}
@@ -93,20 +92,20 @@ func parseFastRequest(block string, into *http.Request) *http.Request {
 		h["Cache-Control"] = []string{"no-cache"} // as net/http does
 	}
 	closing := f.connection && httpguts.HeaderValuesContainsToken(h["Connection"], "close")
-	*into = http.Request{
-		Method: method, URL: u, Proto: proto, ProtoMajor: 1, ProtoMinor: 1,
-		Header: h, Body: http.NoBody, Host: f.host, RequestURI: target, Close: closing,
-	}
-	return into
+	r := &slot.req
+	*r = slot.start // the context alone
+	r.Method, r.URL, r.Proto, r.ProtoMajor, r.ProtoMinor = method, u, proto, 1, 1
+	r.Header, r.Body, r.Host, r.RequestURI, r.Close = h, http.NoBody, f.host, target, closing
+	return r
 }
 
 // plainPathURL is url.ParseRequestURI's result for a target made of '/'
 // and unreserved characters only (RFC 3986: letters, digits, "-._~"),
 // the common case, without its scan for a scheme, a query and escapes:
 // such a path unescapes to itself and escapes back to itself, so the URL
-// is the path alone (TestPlainPathURLMatchesParseRequestURI). nil: any
-// other target, for ParseRequestURI.
-func plainPathURL(target string) *url.URL {
+// is the path alone (TestPlainPathURLMatchesParseRequestURI), written into
+// into. nil: any other target, for ParseRequestURI.
+func plainPathURL(target string, into *url.URL) *url.URL {
 	if len(target) == 0 || target[0] != '/' {
 		return nil
 	}
@@ -118,7 +117,8 @@ func plainPathURL(target string) *url.URL {
 			return nil
 		}
 	}
-	return &url.URL{Path: target}
+	*into = url.URL{Path: target}
+	return into
 }
 
 // fastHeaderFacts is what parseFastHeader notes of the fields it reads, so
@@ -134,12 +134,20 @@ type fastHeaderFacts struct {
 
 // parseFastHeader parses the header fields from block[i:] up to the empty
 // line, Host left out (nil: a field the fast path leaves to net/http: a
-// body's framing, Expect, Upgrade, a folded or odd line).
-func parseFastHeader(block string, i int) (http.Header, fastHeaderFacts) {
+// body's framing, Expect, Upgrade, a folded or odd line), into the slot's
+// map and value array (made when it has none, or one too short).
+func parseFastHeader(block string, i int, slot *reqSlot) (http.Header, fastHeaderFacts) {
 	var f fastHeaderFacts
 	n := strings.Count(block[i:], "\n")
-	h := make(http.Header, n)
-	strs := make([]string, n)
+	h := slot.header
+	if h == nil {
+		h = make(http.Header, n)
+		slot.header = h
+	}
+	if cap(slot.values) < n {
+		slot.values = make([]string, n)
+	}
+	strs := slot.values[:n]
 	for {
 		nl := indexLF(block, i)
 		line := trimCR(block[i:nl])

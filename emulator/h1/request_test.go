@@ -28,7 +28,7 @@ func FuzzPlainPathURL(f *testing.F) {
 }
 
 func checkPlainPathURL(t *testing.T, target string) {
-	got := plainPathURL(target)
+	got := plainPathURL(target, new(url.URL))
 	if got == nil {
 		return
 	}

@@ -78,11 +78,13 @@ func newFastResponse(fc *fastConn, req *http.Request) *ResponseWriter {
 	return w
 }
 
-// Release tells the fast path that nothing refers to w once the handler
-// returns (no goroutine, timer or value kept), so that the connection's
-// next request may take it instead of a new one: a write to it after that
-// would land in another request's answer. A handler that cannot be sure
-// does not call it.
+// Release tells the fast path that nothing refers to w, nor to the request
+// it answers (its header map and values, URL and context), once the
+// handler returns (no goroutine, timer or value kept), so that the
+// connection's next request may take them instead of new ones: a write to
+// w after that would land in another request's answer, and the request's
+// header, URL and context would be the next request's. A handler that
+// cannot be sure does not call it.
 func (w *ResponseWriter) Release() { w.released = true }
 
 // Header returns the response header map. After WriteForwarded it holds
@@ -540,8 +542,7 @@ var excludedNoBody = map[string]bool{"Content-Length": true, "Transfer-Encoding"
 func writeStatusLine(bw *bufio.Writer, code int) {
 	_, _ = bw.WriteString("HTTP/1.1 ")
 	if text := http.StatusText(code); text != "" {
-		var scratch [4]byte
-		_, _ = bw.Write(strconv.AppendInt(scratch[:0], int64(code), 10))
+		_, _ = bw.Write(strconv.AppendInt(bw.AvailableBuffer(), int64(code), 10))
 		_ = bw.WriteByte(' ')
 		_, _ = bw.WriteString(text)
 		_, _ = bw.WriteString("\r\n")

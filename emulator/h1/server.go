@@ -246,9 +246,12 @@ type fastConn struct {
 	reqStart time.Time
 	// watching is closed by the watch once it stopped reading.
 	watching chan struct{}
-	// parsed is the request readRequest parsed last, until serveRequest
-	// copies it with its context.
-	parsed http.Request
+	// slot is what the next request is made of (nil: a new one is
+	// made): the last request's, emptied, when its handler released it.
+	slot *reqSlot
+	// answerBody is the body of the answer the running request's
+	// exchange got (ExchangeFor), reused by the next request.
+	answerBody Body
 	// upstream is the pool connection of the running request's exchange
 	// (Pool.ExchangeFor; nil: none): the request's end aborts it.
 	upstream *h1Conn
@@ -427,7 +430,10 @@ func (fc *fastConn) readHead() (req *http.Request, wait bool) {
 			return nil, false // net/http answers at once
 		}
 		if end > 0 {
-			r := parseFastRequest(head[:end], &fc.parsed)
+			if fc.slot == nil {
+				fc.slot = newReqSlot(fc.ctx)
+			}
+			r := parseFastRequest(head[:end], fc.slot)
 			if r == nil {
 				fc.armHeader()
 				return nil, false
@@ -591,6 +597,9 @@ func sameOrString(last *string, b []byte) string {
 // handOver gives the connection to the listener's net/http server, the
 // bytes read so far first.
 func (fc *fastConn) handOver(hdrDeadline time.Time) {
+	if fc.slot != nil {
+		fc.slot.cancel() // a parsed request net/http serves instead: its context's end
+	}
 	var rest []byte
 	if n := fc.br.Buffered(); n > 0 {
 		b, _ := fc.br.Peek(n)
@@ -614,22 +623,27 @@ func (fc *fastConn) handOver(hdrDeadline time.Time) {
 
 // serveRequest runs the handler for req and writes its answer; false: the
 // connection closes.
+// req is fc.slot's request: a released one leaves the slot, emptied, to
+// the next request.
 func (fc *fastConn) serveRequest(req *http.Request) bool {
 	fc.requests.Add(1)
-	ctx, cancel := context.WithCancel(fc.ctx)
-	req = req.WithContext(ctx) // the request's one allocation: req is fc.parsed
-	fc.parsed = http.Request{}
+	slot := fc.slot
 	w := newFastResponse(fc, req)
-	fc.startWatch(cancel)
+	fc.startWatch(slot.cancel)
 	fc.inherited = !fc.writeDeadline.IsZero()
 	fc.f.Handler.ServeHTTP(w, req)
 	fc.stopWatch()
-	cancel()
+	slot.cancel()
 	fc.abortUpstream()
 	w.finish()
 	again := w.reuse() && !fc.f.shutting.Load() && !fc.src.gone
 	if w.released {
 		fc.spare = w
+	}
+	if w.released && slot.reusable {
+		slot.reset()
+	} else {
+		fc.slot = nil
 	}
 	return again
 }

@@ -2,7 +2,8 @@
 // of HTTP and HTTPS listeners and the upstream connection pool.
 //
 // [Server] reads the common HTTP/1.1 requests with its own parser into
-// reused buffers (request.go), runs the listener's handler with its own
+// reused buffers and, once a handler released its request, the request of
+// the last (request.go, slot.go), runs the listener's handler with its own
 // [ResponseWriter] (response.go), which puts on the wire what net/http's
 // would, and hands every other connection, with the bytes read so far
 // replayed ([ReplayConn]), to the listener's net/http server

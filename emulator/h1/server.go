@@ -29,7 +29,9 @@ import (
 // What net/http does per request and the fast path does not: a background
 // read of the client connection while the handler runs (the fast path
 // starts one only when the handler takes longer than ClientWatchAfter),
-// and a per-request bufio.Writer and response object from pools.
+// a per-request bufio.Writer and response object from pools, and — when
+// the handler released the last request (ResponseWriter.Release) — a new
+// request, context, header map and URL (slot.go).
 
 const (
 	// fastReadBufSize is the size of a connection's read buffer: a request

@@ -1,9 +1,7 @@
 package h1
 
 import (
-	"bufio"
 	"io"
-	"net"
 	"net/http"
 	"testing"
 	"time"
@@ -15,26 +13,11 @@ import (
 // per request (awaitIdle); once idle that long it closes.
 func TestIdleTimeoutCountsFromTheLastRequest(t *testing.T) {
 	const idle = 600 * time.Millisecond
-	client, server := net.Pipe()
-	defer client.Close()
 	f := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = io.WriteString(w, "ok")
 	}), ReadHeaderTimeout: 5 * time.Second, IdleTimeout: idle}
-	f.Start(server, time.Now())
-	defer func() { _ = f.Stop(t.Context()) }()
-	br := bufio.NewReader(client)
-	ask := func(i int) {
-		t.Helper()
-		_ = client.SetDeadline(time.Now().Add(5 * time.Second))
-		if _, err := io.WriteString(client, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
-			t.Fatalf("request %d: %v", i, err)
-		}
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
-			t.Fatalf("request %d: %v", i, err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-	}
+	client, br, get := pipeServe(t, f)
+	ask := func(int) { get("GET / HTTP/1.1\r\nHost: x\r\n\r\n") }
 	ask(1)
 	time.Sleep(idle * 2 / 3)
 	ask(2)

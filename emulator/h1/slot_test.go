@@ -1,10 +1,8 @@
 package h1
 
 import (
-	"bufio"
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"reflect"
 	"testing"
@@ -17,8 +15,6 @@ import (
 // field, value, URL or ended context of the last); one not released is not
 // taken again, and keeps what it held and its ended context.
 func TestReleasedRequestServesTheNextRequest(t *testing.T) {
-	client, server := net.Pipe()
-	defer client.Close()
 	type seen struct {
 		r                *http.Request
 		header           uintptr
@@ -35,21 +31,7 @@ func TestReleasedRequestServesTheNextRequest(t *testing.T) {
 			w.(*ResponseWriter).Release()
 		}
 	}), ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 5 * time.Second}
-	f.Start(server, time.Now())
-	defer func() { _ = f.Stop(t.Context()) }()
-	br := bufio.NewReader(client)
-	ask := func(head string) {
-		t.Helper()
-		_ = client.SetDeadline(time.Now().Add(5 * time.Second))
-		if _, err := io.WriteString(client, head); err != nil {
-			t.Fatal(err)
-		}
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-	}
+	_, _, ask := pipeServe(t, f)
 	ask("GET /first HTTP/1.1\r\nHost: one\r\nX-A: 1\r\nX-A: 2\r\n\r\n")
 	ask("GET /kept HTTP/1.1\r\nHost: two\r\nX-B: 3\r\n\r\n")
 	kept := *got[1].r

@@ -1,9 +1,7 @@
 package h1
 
 import (
-	"bufio"
 	"io"
-	"net"
 	"net/http"
 	"testing"
 	"time"
@@ -14,8 +12,6 @@ import (
 // status, header or length of the last answer); one not released is not
 // taken again.
 func TestReleasedResponseWriterServesTheNextRequest(t *testing.T) {
-	client, server := net.Pipe()
-	defer client.Close()
 	var seen []*ResponseWriter
 	f := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fw := w.(*ResponseWriter)
@@ -31,21 +27,11 @@ func TestReleasedResponseWriterServesTheNextRequest(t *testing.T) {
 			_, _ = io.WriteString(w, "next")
 		}
 	}), ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 5 * time.Second}
-	f.Start(server, time.Now())
-	defer func() { _ = f.Stop(t.Context()) }()
-	br := bufio.NewReader(client)
+	_, _, get := pipeServe(t, f)
 	ask := func(path string) *http.Response {
 		t.Helper()
-		_ = client.SetDeadline(time.Now().Add(5 * time.Second))
-		if _, err := io.WriteString(client, "GET "+path+" HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
-			t.Fatal(err)
-		}
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Header.Set("Body", string(b))
+		resp, body := get("GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n")
+		resp.Header.Set("Body", body)
 		return resp
 	}
 	if resp := ask("/first"); resp.StatusCode != http.StatusAccepted || resp.Header.Get("Body") != "first" {

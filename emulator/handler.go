@@ -535,7 +535,11 @@ func requestStart(w http.ResponseWriter) time.Time {
 // served it (nothing of it outlives the lane's return: the pool's body
 // reader ended and reads nothing of it after), without a span, a body, a
 // connection-limit count, a mirror or an upgrade, each of which may hand
-// it (or its context) to code that runs later.
+// it (or its context) to code that runs later. Nothing refers to its
+// request then either (its header map, URL and context): the fast path
+// reuses them for the connection's next request (h1.ResponseWriter.Release),
+// and the trace's redaction memo keeps a copy of the header
+// (Trace.headerReused).
 func (ex *exchange) reusable() bool {
 	return ex.laneServed && ex.span == nil && ex.body == nil && ex.release == nil && len(ex.mirrors) == 0 && !ex.upgrade
 }

@@ -465,12 +465,13 @@ func (s *Server) serve(bl *boundListener, w http.ResponseWriter, r *http.Request
 		if p != nil {
 			panic(p)
 		}
+		fw := ex.releasedWriter(w)
 		if ex.reusable() {
 			*ex = exchange{}
 			exchanges.Put(ex)
-			if fw, ok := w.(*h1.ResponseWriter); ok {
-				fw.Release() // nothing refers to it either (reusable)
-			}
+		}
+		if fw != nil {
+			fw.Release() // nothing refers to it or its request either (reusable)
 		}
 	}()
 	routes := bl.routes.Load()
@@ -544,6 +545,17 @@ func (ex *exchange) reusable() bool {
 	return ex.laneServed && ex.span == nil && ex.body == nil && ex.release == nil && len(ex.mirrors) == 0 && !ex.upgrade
 }
 
+// releasedWriter is the fast path's writer w is when the exchange is
+// reusable: serve releases it, and its request, once the trace is recorded
+// (nil: nothing is released).
+func (ex *exchange) releasedWriter(w http.ResponseWriter) *h1.ResponseWriter {
+	if !ex.reusable() {
+		return nil
+	}
+	fw, _ := w.(*h1.ResponseWriter)
+	return fw
+}
+
 // finish completes and records the trace.
 func (s *Server) finish(ex *exchange, rec *responseRecorder, panicked any) {
 	t := &ex.trace
@@ -581,7 +593,7 @@ func (s *Server) finish(ex *exchange, rec *responseRecorder, panicked any) {
 	}
 	if ex.reusable() {
 		// The exchange is cleared next, and the request released (serve).
-		_, t.headerReused = rec.ResponseWriter.(*h1.ResponseWriter)
+		t.headerReused = ex.releasedWriter(rec.ResponseWriter) != nil
 		s.traces.recordOwned(t)
 	} else {
 		s.traces.record(*t)

@@ -642,7 +642,7 @@ func (fc *fastConn) serveRequest(req *http.Request) bool {
 	if w.released {
 		fc.spare = w
 	}
-	if w.released && slot.reusable {
+	if w.released && slot.reusable() {
 		slot.reset()
 	} else {
 		fc.slot = nil

@@ -27,13 +27,14 @@ type reqSlot struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	rc     reqContext
-	// reusable is set when the slot may serve another request once
-	// released (its context is rc).
-	reusable bool
-	header   http.Header
-	values   []string
-	url      url.URL
+	header http.Header
+	values []string
+	url    url.URL
 }
+
+// reusable reports whether the slot may serve another request once
+// released: its context is rc (the connection's never ends).
+func (s *reqSlot) reusable() bool { return s.rc.parent != nil }
 
 // maxSlotHeader is the most header names a slot's map keeps room for
 // across requests: a larger one is left to the collector.
@@ -46,7 +47,7 @@ func newReqSlot(parent context.Context) *reqSlot {
 	s := &reqSlot{}
 	if parent.Done() == nil {
 		s.rc.parent = parent
-		s.ctx, s.cancel, s.reusable = &s.rc, s.rc.end, true
+		s.ctx, s.cancel = &s.rc, s.rc.end
 	} else {
 		s.ctx, s.cancel = context.WithCancel(parent)
 	}

@@ -129,7 +129,7 @@ func TestFastRequestContextEndsWithTheRequest(t *testing.T) {
 	// context package's, ended by the connection's too.
 	parent, stopParent := context.WithCancel(context.Background())
 	p := newReqSlot(parent)
-	if p.reusable {
+	if p.reusable() {
 		t.Fatal("a slot under a connection context that may end is reusable")
 	}
 	stopParent()
